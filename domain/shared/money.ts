@@ -1,0 +1,66 @@
+// Money is integer micro-USD (6 decimals, the precision of USDC). Conversions from and to the
+// API's decimal numbers go through strings: no floating point arithmetic on money.
+
+export type MicroUsd = number;
+export const MICRO = 1_000_000;
+const MICRO_BIG = 1_000_000n;
+
+/** The exact decimal digits of a JS number (handles exponent notation). */
+function decimalString(value: number): string {
+  const s = String(value);
+  const m = /^(-?)(\d+)(?:\.(\d+))?(?:e([+-]\d+))?$/i.exec(s);
+  if (!m) throw new RangeError(`not a finite number: ${s}`);
+  const [, sign, int, frac = '', exp = '0'] = m;
+  const e = Number(exp);
+  let digits = int + frac;
+  let point = int.length + e;
+  if (point <= 0) {
+    digits = '0'.repeat(1 - point) + digits;
+    point = 1;
+  } else if (point > digits.length) {
+    digits = digits + '0'.repeat(point - digits.length);
+  }
+  return `${sign}${digits.slice(0, point)}.${digits.slice(point) || '0'}`;
+}
+
+/** Parses a decimal amount (USD or token) to integer units of 10^-decimals, rounding half up. */
+export function toUnits(value: number, decimals: number): bigint {
+  const [whole, frac] = decimalString(value).split('.') as [string, string];
+  const negative = whole.startsWith('-');
+  const padded = (frac + '0'.repeat(decimals + 1)).slice(0, decimals + 1);
+  let units = BigInt(whole.replace('-', '')) * 10n ** BigInt(decimals) + BigInt(padded.slice(0, decimals) || '0');
+  if (Number(padded[decimals]) >= 5) units += 1n;
+  return negative ? -units : units;
+}
+
+/** USD number → micro-USD integer; throws RangeError outside the safe integer range. */
+export function usdToMicro(usd: number): MicroUsd {
+  const units = toUnits(usd, 6);
+  if (units > BigInt(Number.MAX_SAFE_INTEGER) || units < -BigInt(Number.MAX_SAFE_INTEGER)) {
+    throw new RangeError('amount out of range');
+  }
+  return Number(units);
+}
+
+/** micro-USD → USD number with 6 decimals, for JSON. */
+export function microToUsd(micro: MicroUsd | bigint): number {
+  const big = BigInt(micro);
+  const negative = big < 0n;
+  const abs = negative ? -big : big;
+  const text = `${negative ? '-' : ''}${abs / MICRO_BIG}.${(abs % MICRO_BIG).toString().padStart(6, '0')}`;
+  return Number(text);
+}
+
+/** floor(amount × numerator / denominator), exact. */
+export function mulDiv(amount: MicroUsd, numerator: bigint, denominator: bigint): MicroUsd {
+  const big = BigInt(amount) * numerator;
+  const q = big / denominator;
+  // BigInt division truncates toward zero; floor for negatives.
+  return Number(big < 0n && big % denominator !== 0n ? q - 1n : q);
+}
+
+/** A percentage given as a number (e.g. 12.5) as an exact fraction [numerator, denominator] of 1. */
+export function percentFraction(percent: number): [bigint, bigint] {
+  const units = toUnits(percent, 6); // percent in millionths
+  return [units, 100n * MICRO_BIG];
+}

@@ -1,0 +1,67 @@
+import { z } from 'zod';
+
+const DEV_JWT_SECRET = 'dev-only-jwt-secret-change-me-0123456789';
+
+const schema = z.object({
+  NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  HOST: z.string().default('127.0.0.1'),
+  PUBLIC_BASE_URL: z.string().url().optional(),
+  DATABASE_URL: z.string().url().default('postgres://postgres@127.0.0.1:5432/postgres'),
+  DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(20),
+  REDIS_URL: z.string().url().default('redis://127.0.0.1:6379'),
+  EVENT_STORE: z.enum(['postgres', 'esdb']).default('postgres'),
+  EVENTSTORE_URL: z.string().optional(),
+  SMTP_URL: z.string().url().optional(),
+  MAIL_FROM: z.string().default('Agent Trading <no-reply@localhost>'),
+  ADMIN_EMAILS: z
+    .string()
+    .default('')
+    .transform((s) => s.split(',').map((e) => e.trim().toLowerCase()).filter(Boolean)),
+  JWT_SECRET: z.string().min(32, 'must be at least 32 characters').default(DEV_JWT_SECRET),
+  RECAPTCHA_SECRET: z.string().optional(),
+  RECAPTCHA_VERIFY_URL: z.string().url().default('https://www.google.com/recaptcha/api/siteverify'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  VIRTUAL_START_USD: z.coerce.number().int().positive().default(10000),
+  SOL_PRICE_USD: z.coerce.number().positive().default(150),
+  READ_YOUR_WRITES_TIMEOUT_MS: z.coerce.number().int().positive().default(5000),
+  ACCESS_TOKEN_TTL_SECONDS: z.coerce.number().int().positive().default(900),
+  REFRESH_TOKEN_TTL_DAYS: z.coerce.number().int().positive().default(30),
+  LOGIN_CODE_TTL_SECONDS: z.coerce.number().int().positive().default(600),
+});
+
+export type Config = z.infer<typeof schema>;
+
+export class ConfigError extends Error {}
+
+/**
+ * Parses the environment once. In production every secret must be set and no development
+ * default may be left; the error names the variable in one line.
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = schema.safeParse(env);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new ConfigError(`configuration: ${issue.path.join('.')} ${issue.message}`);
+  }
+  const config = parsed.data;
+  if (config.EVENT_STORE === 'esdb' && !config.EVENTSTORE_URL) {
+    throw new ConfigError('configuration: EVENTSTORE_URL is required when EVENT_STORE=esdb');
+  }
+  if (config.NODE_ENV === 'production') {
+    const required: Array<[keyof Config, string]> = [
+      ['JWT_SECRET', 'must be set to a secret of your own in production'],
+      ['SMTP_URL', 'must be set in production (login codes are mailed)'],
+      ['RECAPTCHA_SECRET', 'must be set in production'],
+      ['DATABASE_URL', 'must be set in production'],
+      ['REDIS_URL', 'must be set in production'],
+    ];
+    for (const [name, message] of required) {
+      if (!env[name]) throw new ConfigError(`configuration: ${name} ${message}`);
+    }
+    if (config.JWT_SECRET === DEV_JWT_SECRET) {
+      throw new ConfigError('configuration: JWT_SECRET is the development default; set a secret of your own');
+    }
+  }
+  return config;
+}

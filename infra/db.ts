@@ -1,0 +1,65 @@
+import pg from 'pg';
+
+// int8 (bigint) columns come back as strings by default; money and positions are parsed by
+// the code that reads them, never as JS numbers.
+export type Pool = pg.Pool;
+export type PoolClient = pg.PoolClient;
+
+export function createPool(connectionString: string, max = 20): pg.Pool {
+  const pool = new pg.Pool({ connectionString, max });
+  // An idle client that loses its server must not crash the process.
+  pool.on('error', () => {});
+  return pool;
+}
+
+export interface Migration {
+  /** unique and stable, e.g. `eventstore/001-events` */
+  id: string;
+  sql: string;
+}
+
+/**
+ * Applies migrations not yet recorded, each in its own transaction, under an advisory lock so
+ * several processes starting at once apply each exactly once.
+ */
+export async function migrate(pool: pg.Pool, migrations: Migration[]): Promise<void> {
+  const client = await pool.connect();
+  try {
+    await client.query('SELECT pg_advisory_lock(727001)');
+    await client.query(`CREATE TABLE IF NOT EXISTS schema_migrations (
+      id text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())`);
+    const { rows } = await client.query<{ id: string }>('SELECT id FROM schema_migrations');
+    const done = new Set(rows.map((r) => r.id));
+    for (const m of migrations) {
+      if (done.has(m.id)) continue;
+      await client.query('BEGIN');
+      try {
+        await client.query(m.sql);
+        await client.query('INSERT INTO schema_migrations (id) VALUES ($1)', [m.id]);
+        await client.query('COMMIT');
+      } catch (err) {
+        await client.query('ROLLBACK');
+        throw err;
+      }
+    }
+  } finally {
+    await client.query('SELECT pg_advisory_unlock(727001)').catch(() => {});
+    client.release();
+  }
+}
+
+/** Runs `fn` in one transaction on one client. */
+export async function inTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    const result = await fn(client);
+    await client.query('COMMIT');
+    return result;
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => {});
+    throw err;
+  } finally {
+    client.release();
+  }
+}

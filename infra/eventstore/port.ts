@@ -1,0 +1,107 @@
+// The one event-store port every part of the service uses. Two adapters implement it:
+// PostgreSQL (postgres.ts, the default) and EventStoreDB (esdb.ts).
+
+/** `no_stream`: the stream must not exist; `stream_exists`: it must; `any`: no check; a bigint: its last revision. */
+export type ExpectedRevision = 'no_stream' | 'any' | 'stream_exists' | bigint;
+
+/**
+ * A place in the global log. Ordering is lexicographic on (commit, prepare).
+ * PostgreSQL: commit = the appending transaction's id (xid8), prepare = the row's sequence.
+ * EventStoreDB: the server's own commit and prepare positions.
+ */
+export interface Position {
+  commit: bigint;
+  prepare: bigint;
+}
+
+export const START: Position = Object.freeze({ commit: -1n, prepare: -1n });
+
+export function comparePositions(a: Position, b: Position): number {
+  if (a.commit !== b.commit) return a.commit < b.commit ? -1 : 1;
+  if (a.prepare !== b.prepare) return a.prepare < b.prepare ? -1 : 1;
+  return 0;
+}
+
+export interface EventMetadata {
+  correlationId: string;
+  causationId?: string;
+  /** user id, API key id or `system:<worker>` */
+  actor: string;
+  occurredAt: string;
+  [key: string]: unknown;
+}
+
+export interface EventData<T extends string = string, D = unknown> {
+  /** uuid; generated when absent. A retry with the same ids is idempotent on EventStoreDB. */
+  id?: string;
+  type: T;
+  data: D;
+  metadata: EventMetadata;
+}
+
+export interface RecordedEvent<T extends string = string, D = unknown> {
+  id: string;
+  streamName: string;
+  revision: bigint;
+  position: Position;
+  type: T;
+  data: D;
+  metadata: EventMetadata;
+  createdAt: Date;
+}
+
+export interface AppendResult {
+  /** revision of the last event written */
+  nextRevision: bigint;
+  /** global position of the last event written */
+  position: Position;
+}
+
+export interface ReadStreamOptions {
+  fromRevision?: bigint;
+  direction?: 'forwards' | 'backwards';
+  maxCount?: number;
+}
+
+export interface ReadAllOptions {
+  /** exclusive: events strictly after this position; START (default) reads from the first event */
+  fromPosition?: Position;
+  maxCount: number;
+}
+
+export interface Subscription extends AsyncIterable<RecordedEvent> {
+  /** Stops the subscription; a pending iteration ends. */
+  close(): Promise<void>;
+}
+
+export interface SubscribeOptions {
+  /** exclusive, like readAll */
+  fromPosition?: Position;
+}
+
+export interface EventStore {
+  readonly kind: 'postgres' | 'esdb';
+  append(streamName: string, events: EventData[], options: { expectedRevision: ExpectedRevision }): Promise<AppendResult>;
+  /** Empty array when the stream does not exist. */
+  readStream(streamName: string, options?: ReadStreamOptions): Promise<RecordedEvent[]>;
+  /** Global order; never skips an event that commits late. */
+  readAll(options: ReadAllOptions): Promise<RecordedEvent[]>;
+  /** Catches up from `fromPosition`, then follows live appends, each event exactly once, in readAll order. */
+  subscribeAll(options?: SubscribeOptions): Subscription;
+  /** Health probe. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** A wrong expected revision. `actualRevision` is -1n when the stream does not exist. */
+export class ConcurrencyError extends Error {
+  readonly code = 'CONCURRENCY_CONFLICT';
+  constructor(
+    readonly streamName: string,
+    readonly expectedRevision: ExpectedRevision,
+    readonly actualRevision: bigint,
+  ) {
+    super(`wrong expected revision on ${streamName}: expected ${String(expectedRevision)}, actual ${actualRevision}`);
+    this.name = 'ConcurrencyError';
+  }
+}

@@ -1,0 +1,22 @@
+import { pino, type Logger } from 'pino';
+import type { Config } from './config.ts';
+
+// Header and body fields that must never reach a log line.
+const REDACT = [
+  'req.headers.authorization',
+  'req.headers.cookie',
+  'req.headers["x-api-key"]',
+  'req.headers["x-signature"]',
+  '*.refreshToken',
+  '*.accessToken',
+  '*.code',
+  '*.recaptcha',
+  '*.secret',
+  '*.secretKey',
+  '*.apiKey',
+  '*.inboundWebhookSigningSecretReveal',
+];
+
+export function createLogger(config: Pick<Config, 'LOG_LEVEL'>): Logger {
+  return pino({ level: config.LOG_LEVEL, redact: { paths: REDACT, censor: '[redacted]' } });
+}

@@ -1,0 +1,38 @@
+import type { Migration, Pool, PoolClient } from '../infra/db.ts';
+import { START, type Position } from '../infra/eventstore/port.ts';
+
+export const checkpointMigrations: Migration[] = [
+  {
+    id: 'projections/000-checkpoints',
+    sql: `CREATE TABLE projection_checkpoints (
+      name text PRIMARY KEY,
+      commit_position bigint NOT NULL,
+      prepare_position bigint NOT NULL,
+      updated_at timestamptz NOT NULL DEFAULT now())`,
+  },
+];
+
+/** A stable advisory lock key per projector, so one batch at a time applies across processes. */
+export function lockKey(name: string): number {
+  let h = 0x811c9dc5;
+  for (const ch of `projector:${name}`) h = Math.imul(h ^ ch.charCodeAt(0), 0x01000193);
+  return h | 0;
+}
+
+export async function readCheckpoint(db: Pool | PoolClient, name: string): Promise<Position> {
+  const { rows } = await db.query<{ commit_position: string; prepare_position: string }>(
+    'SELECT commit_position, prepare_position FROM projection_checkpoints WHERE name = $1',
+    [name],
+  );
+  const row = rows[0];
+  return row ? { commit: BigInt(row.commit_position), prepare: BigInt(row.prepare_position) } : START;
+}
+
+export async function writeCheckpoint(client: PoolClient, name: string, position: Position): Promise<void> {
+  await client.query(
+    `INSERT INTO projection_checkpoints (name, commit_position, prepare_position, updated_at)
+     VALUES ($1, $2, $3, now())
+     ON CONFLICT (name) DO UPDATE SET commit_position = $2, prepare_position = $3, updated_at = now()`,
+    [name, position.commit.toString(), position.prepare.toString()],
+  );
+}

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { DomainEvent } from '../domain/shared/decider.ts';
-import { conflict } from '../domain/shared/errors.ts';
+import { conflict, DomainError } from '../domain/shared/errors.ts';
+import { commandsTotal } from '../infra/metrics.ts';
 import {
   ConcurrencyError,
   type EventMetadata,
@@ -65,6 +66,24 @@ const MAX_ATTEMPTS = 5;
  * When the conflict outlasts the attempts it is a 409, never a silent loss.
  */
 export async function handle<State, Event extends DomainEvent>(
+  store: EventStore,
+  streamName: string,
+  folder: Folder<State, Event>,
+  decide: (state: State, revision: bigint) => Event[],
+  ctx: CommandContext,
+): Promise<HandleResult<State, Event>> {
+  const aggregate = streamName.split('-', 1)[0]!;
+  try {
+    const result = await decideAndAppend(store, streamName, folder, decide, ctx);
+    commandsTotal.inc({ aggregate, outcome: result.events.length ? 'appended' : 'unchanged' });
+    return result;
+  } catch (err) {
+    commandsTotal.inc({ aggregate, outcome: err instanceof DomainError ? 'rejected' : 'failed' });
+    throw err;
+  }
+}
+
+async function decideAndAppend<State, Event extends DomainEvent>(
   store: EventStore,
   streamName: string,
   folder: Folder<State, Event>,

@@ -32,7 +32,9 @@ const schema = z.object({
 
 export type Config = z.infer<typeof schema>;
 
-export class ConfigError extends Error {}
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
 
 /**
  * Parses the environment once. In production every secret must be set and no development

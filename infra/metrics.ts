@@ -14,8 +14,8 @@ export const httpDuration = new client.Histogram({
 
 export const commandsTotal = new client.Counter({
   name: 'commands_total',
-  help: 'Commands handled, by name and outcome',
-  labelNames: ['command', 'outcome'],
+  help: 'Commands handled, by aggregate (stream category) and outcome',
+  labelNames: ['aggregate', 'outcome'],
   registers: [registry],
 });
 

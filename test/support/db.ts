@@ -12,13 +12,14 @@ export interface TestDatabase {
 }
 
 /** A database of its own for one test file, so parallel runs never see each other. */
-export async function freshDatabase(prefix = 't'): Promise<TestDatabase> {
+export async function freshDatabase(prefix = 't', options: { durable?: boolean } = {}): Promise<TestDatabase> {
   const name = `${prefix}_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`.toLowerCase();
   const admin = new pg.Client({ connectionString: ADMIN_URL });
   await admin.connect();
   await admin.query(`CREATE DATABASE "${name}"`);
   // Tests do not need each commit flushed to disk; visibility and ordering are unchanged.
-  await admin.query(`ALTER DATABASE "${name}" SET synchronous_commit = off`);
+  // Benchmarks ask for durable commits, as in production.
+  if (!options.durable) await admin.query(`ALTER DATABASE "${name}" SET synchronous_commit = off`);
   await admin.end();
   const url = new URL(ADMIN_URL);
   url.pathname = `/${name}`;

@@ -1,0 +1,56 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { forbidden, unauthorized } from '../../domain/shared/errors.ts';
+import { findIdentity } from '../../projections/users/queries.ts';
+import '../types.ts';
+
+/** What an access token carries: the user and the session it was issued for. */
+export interface AccessTokenPayload {
+  sub: string;
+  sid: string;
+}
+
+const BEARER = /^Bearer\s+(\S+)$/i;
+const JWT_SHAPE = /^[\w-]+\.[\w-]+\.[\w-]+$/;
+
+/**
+ * User JWT mode: a bearer token signed by us names a user and a session; the session must not be
+ * ended (signed out, or ended because its refresh token was reused). A token that is not one of
+ * ours leaves `request.identity` null, so later auth hooks (API keys, OAuth) can recognise it.
+ */
+async function authPlugin(app: FastifyInstance): Promise<void> {
+  if (!app.hasRequestDecorator('identity')) app.decorateRequest('identity', null);
+
+  app.addHook('onRequest', async (request) => {
+    if (request.identity) return;
+    const token = bearerToken(request);
+    if (!token) return;
+    let payload: AccessTokenPayload;
+    try {
+      payload = app.jwt.verify<AccessTokenPayload>(token);
+    } catch {
+      return;
+    }
+    if (typeof payload.sub !== 'string' || typeof payload.sid !== 'string') return;
+    request.identity = await findIdentity(app.deps.pool, payload.sub, payload.sid);
+  });
+
+  app.decorate('requireUser', async function requireUser(request: FastifyRequest) {
+    if (!request.identity) throw unauthorized();
+  });
+  app.decorate('requireAdmin', async function requireAdmin(request: FastifyRequest) {
+    if (!request.identity) throw unauthorized();
+    if (request.identity.role !== 'admin') throw forbidden('administrator role required');
+  });
+}
+
+function bearerToken(request: FastifyRequest): string | undefined {
+  const header = request.headers.authorization;
+  const match = header ? BEARER.exec(header) : null;
+  return match && JWT_SHAPE.test(match[1]!) ? match[1] : undefined;
+}
+
+// Same semantics as fastify-plugin: the decorations and hook apply to the whole app, not a child scope.
+(authPlugin as unknown as Record<symbol, boolean>)[Symbol.for('skip-override')] = true;
+(authPlugin as unknown as Record<symbol, string>)[Symbol.for('fastify.display-name')] = 'auth';
+
+export default authPlugin;

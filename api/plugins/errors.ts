@@ -1,0 +1,67 @@
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
+import { DomainError, type ErrorKind } from '../../domain/shared/errors.ts';
+
+const STATUS: Record<ErrorKind, number> = {
+  BAD_REQUEST: 400,
+  UNAUTHORIZED: 401,
+  FORBIDDEN: 403,
+  NOT_FOUND: 404,
+  CONFLICT: 409,
+  UNPROCESSABLE_ENTITY: 422,
+  TOO_MANY_REQUESTS: 429,
+};
+
+const CODE_BY_STATUS: Record<number, string> = {
+  400: 'BAD_REQUEST',
+  401: 'UNAUTHORIZED',
+  403: 'FORBIDDEN',
+  404: 'NOT_FOUND',
+  405: 'METHOD_NOT_ALLOWED',
+  406: 'NOT_ACCEPTABLE',
+  409: 'CONFLICT',
+  413: 'PAYLOAD_TOO_LARGE',
+  415: 'UNSUPPORTED_MEDIA_TYPE',
+  422: 'UNPROCESSABLE_ENTITY',
+  429: 'TOO_MANY_REQUESTS',
+};
+
+export function errorBody(status: number, message: string, code?: string, details?: Record<string, unknown>) {
+  return {
+    success: false as const,
+    error: { ...details, code: code ?? CODE_BY_STATUS[status] ?? 'INTERNAL_SERVER_ERROR', message },
+  };
+}
+
+function send(reply: FastifyReply, status: number, message: string, code?: string, details?: Record<string, unknown>) {
+  return reply.code(status).send(errorBody(status, message, code, details));
+}
+
+/** The one place errors become HTTP: DomainError by kind, validation 400, framework 4xx, else 500. */
+export function registerErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+    if (error instanceof DomainError) {
+      return send(reply, STATUS[error.kind], error.message, error.code, error.details);
+    }
+    if (hasZodFastifySchemaValidationErrors(error)) {
+      const message = error.validation
+        .map((v) => {
+          const field = v.instancePath.replace(/^\//, '').replace(/\//g, '.');
+          return field ? `${field}: ${v.message}` : v.message;
+        })
+        .join(', ');
+      return send(reply, 400, message);
+    }
+    const status = error.statusCode ?? 500;
+    if (status >= 400 && status < 500) {
+      // Framework errors (malformed JSON, wrong content type, body too large): their message is safe.
+      return send(reply, status, error.message);
+    }
+    request.log.error({ err: error }, 'unhandled error');
+    return send(reply, 500, 'internal server error');
+  });
+
+  app.setNotFoundHandler((request, reply) =>
+    send(reply, 404, `route ${request.method} ${request.url.split('?')[0]} not found`),
+  );
+}

@@ -1,0 +1,44 @@
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { venueSchema } from '../../../domain/agent/index.ts';
+import { notFound } from '../../../domain/shared/errors.ts';
+import {
+  getFollowableAgentRow,
+  listFollowableAgents,
+  publicAgentRecord,
+  toPublicAgentRecord,
+} from '../../../projections/agents/queries.ts';
+import { envelopeOf, ok, paginated, paginationQuery } from '../../envelope.ts';
+import { agentIdParams, paginatedOf } from '../developers/record.ts';
+
+const tags = ['Agent'];
+
+const followableQuery = paginationQuery.extend({
+  venue: venueSchema.optional(),
+  betaStatus: z.enum(['beta', 'live']).optional(),
+});
+
+/** The marketplace: agents a user can follow (beta and live). Public: nothing here is private. */
+export default async function agentRoutes(root: FastifyInstance): Promise<void> {
+  const app = root.withTypeProvider<ZodTypeProvider>();
+
+  app.get(
+    '/api/v1/agents',
+    { schema: { tags, summary: 'Followable agents (beta and live), newest first', querystring: followableQuery, response: { 200: paginatedOf(publicAgentRecord) } } },
+    async (request) => {
+      const { rows, total } = await listFollowableAgents(app.deps.pool, request.query);
+      return paginated(rows.map(toPublicAgentRecord), total, request.query);
+    },
+  );
+
+  app.get(
+    '/api/v1/agents/:id',
+    { schema: { tags, summary: 'One followable agent', params: agentIdParams, response: { 200: envelopeOf(publicAgentRecord) } } },
+    async (request) => {
+      const row = await getFollowableAgentRow(app.deps.pool, request.params.id);
+      if (!row) throw notFound('agent not found');
+      return ok(toPublicAgentRecord(row));
+    },
+  );
+}

@@ -1,0 +1,59 @@
+import type { FastifyInstance } from 'fastify';
+import { registry, projectorLagEvents, projectorLagMs } from '../../../infra/metrics.ts';
+import { errorBody } from '../../plugins/errors.ts';
+import { ok } from '../../envelope.ts';
+
+type Status = 'up' | 'down';
+
+async function probe(fn: () => Promise<unknown>): Promise<Status> {
+  try {
+    await Promise.race([fn(), new Promise((_, reject) => setTimeout(() => reject(new Error('timeout')), 2000))]);
+    return 'up';
+  } catch {
+    return 'down';
+  }
+}
+
+async function projectorLag(app: FastifyInstance) {
+  const { rows } = await app.deps.pool.query<{ name: string; updated_at: Date }>(
+    'SELECT name, updated_at FROM projection_checkpoints ORDER BY name',
+  );
+  const events = new Map((await projectorLagEvents.get()).values.map((v) => [v.labels.projector, v.value]));
+  const ms = new Map((await projectorLagMs.get()).values.map((v) => [v.labels.projector, v.value]));
+  return rows.map((r) => ({
+    name: r.name,
+    lagEvents: events.get(r.name) ?? null,
+    lagMs: ms.get(r.name) ?? null,
+    checkpointUpdatedAt: r.updated_at.toISOString(),
+  }));
+}
+
+export default async function healthRoutes(app: FastifyInstance): Promise<void> {
+  app.get('/api', { schema: { tags: ['Health'], summary: 'Service health' } }, async (_request, reply) => {
+    const { store, pool, redis } = app.deps;
+    const [eventStore, postgres, redisStatus] = await Promise.all([
+      probe(() => store.ping()),
+      probe(() => pool.query('SELECT 1')),
+      probe(() => redis.ping()),
+    ]);
+    const projections = postgres === 'up' ? await projectorLag(app).catch(() => []) : [];
+    const up = eventStore === 'up' && postgres === 'up' && redisStatus === 'up';
+    const data = {
+      status: up ? 'ok' : 'degraded',
+      eventStore: { kind: store.kind, status: eventStore },
+      postgres: { status: postgres },
+      redis: { status: redisStatus },
+      projections,
+    };
+    if (up) return ok(data);
+    const down = Object.entries({ eventStore, postgres, redis: redisStatus })
+      .filter(([, s]) => s === 'down')
+      .map(([n]) => n);
+    return reply.code(503).send({ ...errorBody(503, `degraded: ${down.join(', ')} down`, 'SERVICE_UNAVAILABLE'), data });
+  });
+
+  app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
+    reply.header('content-type', registry.contentType);
+    return registry.metrics();
+  });
+}

@@ -1,0 +1,17 @@
+import type { FastifyInstance } from 'fastify';
+import authRoutes from './auth/index.ts';
+import userRoutes from './users/index.ts';
+import agentRoutes from './agents/index.ts';
+import developerRoutes from './developers/index.ts';
+import adminRoutes from './admin/index.ts';
+import subscriptionRoutes from './subscriptions/index.ts';
+
+// Every route group of the spec, one plugin each; app.ts registers them in this order.
+export const routeGroups: Array<(app: FastifyInstance) => Promise<void>> = [
+  authRoutes,
+  userRoutes,
+  agentRoutes,
+  developerRoutes,
+  adminRoutes,
+  subscriptionRoutes,
+];

@@ -1,0 +1,69 @@
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { subscribe, subscribeInput } from '../../../commands/subscriptions/subscribe.ts';
+import { walletContextSchema } from '../../../domain/wallet/events.ts';
+import { getSubscription, listSubscriptions } from '../../../projections/subscriptions/queries.ts';
+import { subscriptionRecordSchema } from '../../../projections/subscriptions/record.ts';
+import { commandContext } from '../../context.ts';
+import { envelopeOf, ok } from '../../envelope.ts';
+
+const tags = ['User'];
+
+/** Spec: "Subscription action result". */
+const subscriptionActionResult = z.object({
+  success: z.boolean(),
+  message: z.string(),
+  subscription: subscriptionRecordSchema.optional(),
+  agentName: z.string().optional(),
+  agentImageUrl: z.string().optional(),
+  strategyCount: z.number().optional(),
+});
+
+export default async function subscriptionRoutes(root: FastifyInstance): Promise<void> {
+  const app = root.withTypeProvider<ZodTypeProvider>();
+
+  app.post(
+    '/api/v1/users/me/subscriptions',
+    {
+      preHandler: app.requireUser,
+      schema: {
+        tags,
+        summary: 'Follow an agent with a capital allocation (following again updates the same subscription)',
+        security: [{ bearerAuth: [] }],
+        body: subscribeInput,
+        response: { 200: envelopeOf(subscriptionActionResult) },
+      },
+    },
+    async (request) => {
+      const userId = request.identity!.userId;
+      const { config, store, pool } = app.deps;
+      const result = await subscribe({ store, config }, userId, request.body, commandContext(request));
+      await app.deps.readYourWrites(result.position);
+      const subscription = await getSubscription(pool, userId, result.agent.id, result.pool.walletContext);
+      const { agentName, agentImageUrl } = result.pool.terms;
+      return ok({
+        success: true,
+        message: result.created ? `Now following ${agentName}` : `Subscription to ${agentName} updated`,
+        ...(subscription ? { subscription } : {}),
+        agentName,
+        ...(agentImageUrl ? { agentImageUrl } : {}),
+      });
+    },
+  );
+
+  app.get(
+    '/api/v1/users/me/subscriptions',
+    {
+      preHandler: app.requireUser,
+      schema: {
+        tags,
+        summary: "The caller's subscriptions (one per agent and wallet context)",
+        security: [{ bearerAuth: [] }],
+        querystring: z.object({ walletContext: walletContextSchema.optional() }),
+        response: { 200: envelopeOf(z.array(subscriptionRecordSchema)) },
+      },
+    },
+    async (request) => ok(await listSubscriptions(app.deps.pool, request.identity!.userId, request.query.walletContext)),
+  );
+}

@@ -1,0 +1,63 @@
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { updateProfile } from '../../../commands/users/update-profile.ts';
+import { notFound } from '../../../domain/shared/errors.ts';
+import { avatarFilenameSchema, languageCodeSchema, usernameSchema } from '../../../domain/user/fields.ts';
+import { getUser, listActiveSessions, sessionDocument, userDocument } from '../../../projections/users/queries.ts';
+import { commandContext } from '../../context.ts';
+import { envelopeOf, ok } from '../../envelope.ts';
+
+const tags = ['User'];
+const security = [{ bearerAuth: [] }];
+
+const profilePatch = z
+  .object({
+    avatarFilename: avatarFilenameSchema.optional(),
+    languageCode: languageCodeSchema.optional(),
+    username: usernameSchema.optional(),
+    virtualWalletMode: z.boolean().optional(),
+  })
+  .strict();
+
+export default async function userRoutes(root: FastifyInstance): Promise<void> {
+  const app = root.withTypeProvider<ZodTypeProvider>();
+
+  const me = async (userId: string) => {
+    const user = await getUser(app.deps.pool, userId);
+    if (!user) throw notFound('user not found');
+    return user;
+  };
+
+  app.get(
+    '/api/v1/users/me',
+    { preHandler: app.requireUser, schema: { tags, security, summary: 'The caller’s user document', response: { 200: envelopeOf(userDocument) } } },
+    async (request) => ok(await me(request.identity!.userId)),
+  );
+
+  app.patch(
+    '/api/v1/users/me',
+    {
+      preHandler: app.requireUser,
+      schema: { tags, security, summary: 'Update the caller’s profile', body: profilePatch, response: { 200: envelopeOf(userDocument) } },
+    },
+    async (request) => {
+      const userId = request.identity!.userId;
+      const result = await updateProfile(app.deps.store, userId, request.body, commandContext(request));
+      await app.deps.readYourWrites(result.position);
+      return ok(await me(userId));
+    },
+  );
+
+  app.get(
+    '/api/v1/users/me/sessions',
+    {
+      preHandler: app.requireUser,
+      schema: { tags, security, summary: 'The caller’s active sessions', response: { 200: envelopeOf(z.array(sessionDocument)) } },
+    },
+    async (request) => {
+      const { userId, sessionId } = request.identity!;
+      return ok(await listActiveSessions(app.deps.pool, userId, app.deps.clock(), sessionId));
+    },
+  );
+}

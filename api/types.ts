@@ -1,0 +1,25 @@
+import type { preHandlerHookHandler } from 'fastify';
+import type { AppDeps } from './deps.ts';
+
+export type Role = 'user' | 'developer' | 'admin';
+
+/** The caller, resolved by the auth plugin from a bearer JWT (later also API keys and OAuth). */
+export interface Identity {
+  userId: string;
+  email: string;
+  role: Role;
+  sessionId?: string;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    deps: AppDeps;
+    /** 401 unless a valid caller is attached */
+    requireUser: preHandlerHookHandler;
+    /** 401 without a caller, 403 unless the caller is an administrator */
+    requireAdmin: preHandlerHookHandler;
+  }
+  interface FastifyRequest {
+    identity: Identity | null;
+  }
+}

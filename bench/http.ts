@@ -1,0 +1,89 @@
+// Issue 2 figures through the real app over HTTP: (b) POST subscribe at 16 concurrent users,
+// (c) b / the raw ceiling (a) measured on the same server in the same run, (d) projector lag
+// while (b) runs, (e) GET subscriptions; then (f) rebuilding the subscription read model.
+import { allProjectors } from '../projections/index.ts';
+import { rebuild } from '../projections/rebuild.ts';
+import { api, startTestApp } from '../test/support/app.ts';
+import { signIn } from '../test/support/auth.ts';
+import { rawCeiling } from './eventstore.ts';
+import { closedLoop, fmt, percentile, report, verdict } from './measure.ts';
+
+const CLIENTS = 16;
+const AGENTS = 40;
+const ADMIN = 'bench-admin@example.test';
+
+export async function httpBench(seconds: number) {
+  let measuring = false;
+  const lagsMs: number[] = [];
+  const app = await startTestApp({
+    durable: true,
+    config: { ADMIN_EMAILS: ADMIN, DATABASE_POOL_SIZE: '24' },
+    runnerOptions: {
+      onCommitted: (_name, events, committedAt) => {
+        if (!measuring) return;
+        for (const e of events) lagsMs.push(committedAt - e.createdAt.getTime());
+      },
+    },
+  });
+  try {
+    const admin = await signIn(app, ADMIN);
+    const developer = await signIn(app, 'bench-dev@example.test');
+    const agentIds: string[] = [];
+    for (let i = 0; i < AGENTS; i++) {
+      const listed = await api(app, 'POST', '/api/v1/developers/agents', {
+        token: developer.accessToken,
+        body: { name: `Bench ${i}`, venue: i % 2 ? 'PERP_VENUE' : 'SPOT_VENUE', ...(i % 2 ? { maxLeverage: 10 } : {}) },
+      });
+      const id = listed.body.data.id as string;
+      await api(app, 'POST', `/api/admin/developer-agents/${id}/approve`, { token: admin.accessToken, body: {} });
+      await api(app, 'POST', `/api/admin/developer-agents/${id}/promote`, { token: admin.accessToken, body: {} });
+      agentIds.push(id);
+    }
+    const users: Awaited<ReturnType<typeof signIn>>[] = [];
+    for (let i = 0; i < CLIENTS; i++) users.push(await signIn(app, `bench-user-${i}@example.test`));
+
+    const raw = await rawCeiling(app.databaseUrl, seconds);
+
+    // Each call follows an agent or follows it again with a larger allocation: always a change.
+    let failures = 0;
+    measuring = true;
+    const subscribe = await closedLoop(CLIENTS, seconds, async (c, i) => {
+      const res = await api(app, 'POST', '/api/v1/users/me/subscriptions', {
+        token: users[c]!.accessToken,
+        body: {
+          agentId: agentIds[i % AGENTS],
+          allocationMode: 'USD_AMOUNT',
+          allocationAmountUsd: 1 + Math.floor(i / AGENTS),
+        },
+      });
+      if (res.status !== 200) failures++;
+    });
+    measuring = false;
+
+    const list = await closedLoop(CLIENTS, seconds, async (c) => {
+      const res = await api(app, 'GET', '/api/v1/users/me/subscriptions', { token: users[c]!.accessToken });
+      if (res.status !== 200) failures++;
+    });
+
+    const projector = allProjectors.find((p) => p.name === 'subscriptions')!;
+    const events = (await app.deps.pool.query<{ n: string }>('SELECT count(*) AS n FROM events')).rows[0]!.n;
+    const r0 = performance.now();
+    await rebuild(app.deps.store, app.deps.pool, projector);
+    const rebuildSeconds = (performance.now() - r0) / 1000;
+
+    const ratio = subscribe.perSecond / raw;
+    const lagP99 = percentile(lagsMs, 99);
+    console.log('\nThe first flow over HTTP (real Fastify app, PostgreSQL store, durable commits, 16 concurrent users)');
+    report([
+      ['(a) raw ceiling: INSERT autocommit', `${fmt(raw)} /s`, 'baseline, same server, same run'],
+      ['(b) POST subscribe', `${fmt(subscribe.perSecond)} /s`, `p50 ${fmt(percentile(subscribe.latenciesMs, 50), 1)} ms, p99 ${fmt(percentile(subscribe.latenciesMs, 99), 1)} ms; ${subscribe.count} calls`],
+      ['(c) b / a', fmt(ratio, 2), `target >= 0.25: ${verdict(ratio >= 0.25)}`],
+      ['(d) projector lag during (b)', `${fmt(lagP99, 1)} ms`, `p99 (p50 ${fmt(percentile(lagsMs, 50), 1)} ms); target <= 100 ms: ${verdict(lagP99 <= 100)}`],
+      ['(e) GET subscriptions', `${fmt(list.perSecond)} /s`, `p50 ${fmt(percentile(list.latenciesMs, 50), 1)} ms, p99 ${fmt(percentile(list.latenciesMs, 99), 1)} ms`],
+      ['(f) rebuild subscriptions model', `${fmt(Number(events) / rebuildSeconds)} ev/s`, `${events} events in ${fmt(rebuildSeconds, 2)} s`],
+      ['failed requests', String(failures), failures ? 'UNEXPECTED' : ''],
+    ]);
+  } finally {
+    await app.close();
+  }
+}

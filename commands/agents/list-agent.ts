@@ -1,0 +1,111 @@
+import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
+import {
+  agentFolder,
+  agentStream,
+  channelSchema,
+  decide,
+  MAX_LEVERAGE,
+  MAX_SUCCESS_FEE_PERCENT,
+  signalDetectionRuleSchema,
+  signalExecutionDefaultsSchema,
+  venueSchema,
+  type AgentState,
+} from '../../domain/agent/index.ts';
+import { usdToMicro } from '../../domain/shared/money.ts';
+import type { EventStore, Position } from '../../infra/eventstore/port.ts';
+import { AGENT_SIGNING_SECRET, encryptSecret, generateSecret } from '../../infra/secrets.ts';
+import { handle, type CommandContext } from '../handle.ts';
+import { becomeDeveloper } from '../users/roles.ts';
+
+const MAX_USD = 1_000_000_000;
+const url = (field: string) => z.url({ message: `${field} must be a valid URL` }).max(2000);
+const usd = (field: string) =>
+  z.number({ message: `${field} must be a number` }).min(0, `${field} must not be negative`).max(MAX_USD, `${field} is too large`);
+const percent = (field: string, max = 100) =>
+  z.number({ message: `${field} must be a number` }).min(0, `${field} must be between 0 and ${max}`).max(max, `${field} must be between 0 and ${max}`);
+const count = (field: string) =>
+  z.number({ message: `${field} must be a number` }).int(`${field} must be a whole number`).min(1, `${field} must be at least 1`).max(1000, `${field} must be at most 1000`);
+
+/** What a developer sends to list an agent (USD amounts as numbers, like every API amount). */
+export const listAgentInput = z
+  .object({
+    name: z.string({ message: 'name is required' }).trim().min(1, 'name must be 1 to 80 characters').max(80, 'name must be 1 to 80 characters'),
+    description: z.string().max(2000, 'description must be at most 2000 characters').optional(),
+    strategyDescription: z.string().max(5000, 'strategyDescription must be at most 5000 characters').optional(),
+    avatarUrl: url('avatarUrl').optional(),
+    tags: z.array(z.string().trim().min(1).max(40), { message: 'tags must be an array of strings' }).max(20, 'at most 20 tags').default([]),
+    monthlyPrice: usd('monthlyPrice').default(0),
+    successFeePercent: percent('successFeePercent', MAX_SUCCESS_FEE_PERCENT).default(0),
+    maxBetaUsers: count('maxBetaUsers').optional(),
+    webhookUrl: url('webhookUrl').optional(),
+    connectedChannels: z.array(channelSchema).max(20, 'at most 20 connected channels').default([]),
+    signalDetectionRule: signalDetectionRuleSchema.optional(),
+    signalExecutionDefaults: signalExecutionDefaultsSchema.optional(),
+    membershipGated: z.boolean().default(false),
+    externalSignupUrl: url('externalSignupUrl').optional(),
+    venue: venueSchema.default('SPOT_VENUE'),
+    maxLeverage: z
+      .number({ message: 'maxLeverage must be a number' })
+      .int('maxLeverage must be a whole number')
+      .min(1, `maxLeverage must be from 1 to ${MAX_LEVERAGE}`)
+      .max(MAX_LEVERAGE, `maxLeverage must be from 1 to ${MAX_LEVERAGE}`)
+      .optional(),
+    minAllocationUsd: usd('minAllocationUsd').default(0),
+    minTradeUsd: usd('minTradeUsd').default(0),
+    minPerTradePercent: percent('minPerTradePercent').default(0),
+    recommendedPerTradePercent: percent('recommendedPerTradePercent').default(10),
+    maxConcurrentPositions: count('maxConcurrentPositions').default(10),
+    maxEntriesPerTrade: count('maxEntriesPerTrade').default(3),
+  })
+  .superRefine((v, ctx) => {
+    if (v.venue === 'PERP_VENUE' && v.maxLeverage === undefined) {
+      ctx.addIssue({ code: 'custom', path: ['maxLeverage'], message: 'maxLeverage is required for PERP_VENUE' });
+    }
+    if (v.venue === 'SPOT_VENUE' && v.maxLeverage !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['maxLeverage'], message: 'maxLeverage is not allowed for SPOT_VENUE' });
+    }
+    if (v.recommendedPerTradePercent < v.minPerTradePercent) {
+      ctx.addIssue({ code: 'custom', path: ['recommendedPerTradePercent'], message: 'recommendedPerTradePercent must not be below minPerTradePercent' });
+    }
+  });
+export type ListAgentInput = z.infer<typeof listAgentInput>;
+
+export interface ListedAgentResult {
+  agentId: string;
+  /** shown to the developer once, in the creation response; only its ciphertext is stored */
+  signingSecret: string;
+  state: AgentState;
+  position?: Position;
+}
+
+/** The caller lists a new agent, which starts in pending-review; listing makes the caller a developer. */
+export async function listAgent(
+  store: EventStore,
+  masterSecret: string,
+  developerId: string,
+  input: ListAgentInput,
+  ctx: CommandContext,
+): Promise<ListedAgentResult> {
+  const agentId = randomUUID();
+  const signingSecret = generateSecret('whsec_');
+  const { minAllocationUsd, minTradeUsd, monthlyPrice, ...rest } = input;
+  const data = {
+    ...rest,
+    agentId,
+    developerId,
+    monthlyPriceMicroUsd: usdToMicro(monthlyPrice),
+    minAllocationMicroUsd: usdToMicro(minAllocationUsd),
+    minTradeMicroUsd: usdToMicro(minTradeUsd),
+    signingSecretCiphertext: encryptSecret(signingSecret, masterSecret, AGENT_SIGNING_SECRET),
+  };
+  await becomeDeveloper(store, developerId, ctx);
+  const result = await handle(
+    store,
+    agentStream(agentId),
+    agentFolder,
+    (state) => decide({ type: 'ListAgent', data, metadata: { now: ctx.now } }, state),
+    ctx,
+  );
+  return { agentId, signingSecret, state: result.state, position: result.position };
+}

@@ -1,0 +1,75 @@
+// Facts of the agent stream `agent-{agentId}`. Money is integer micro-USD; times are ISO strings
+// taken from the command, never from a clock here.
+import { z } from 'zod';
+import type { DomainEvent } from '../shared/decider.ts';
+import {
+  channelSchema,
+  reviewRecordSchema,
+  signalDetectionRuleSchema,
+  signalExecutionDefaultsSchema,
+  venueSchema,
+} from './record.ts';
+
+const microUsd = z.number().int().min(0);
+
+export const agentListedSchema = z.object({
+  agentId: z.string(),
+  developerId: z.string(),
+  name: z.string(),
+  description: z.string().optional(),
+  strategyDescription: z.string().optional(),
+  avatarUrl: z.string().optional(),
+  tags: z.array(z.string()),
+  monthlyPriceMicroUsd: microUsd,
+  successFeePercent: z.number(),
+  maxBetaUsers: z.number().int().optional(),
+  webhookUrl: z.string().optional(),
+  connectedChannels: z.array(channelSchema),
+  signalDetectionRule: signalDetectionRuleSchema.optional(),
+  signalExecutionDefaults: signalExecutionDefaultsSchema.optional(),
+  membershipGated: z.boolean(),
+  externalSignupUrl: z.string().optional(),
+  venue: venueSchema,
+  /** PERP_VENUE only */
+  maxLeverage: z.number().int().optional(),
+  minAllocationMicroUsd: microUsd,
+  minTradeMicroUsd: microUsd,
+  minPerTradePercent: z.number(),
+  recommendedPerTradePercent: z.number(),
+  maxConcurrentPositions: z.number().int(),
+  maxEntriesPerTrade: z.number().int(),
+  /** AES-256-GCM ciphertext of the inbound signing secret (infra/secrets.ts); the plaintext never enters an event */
+  signingSecretCiphertext: z.string(),
+  listedAt: z.string(),
+});
+export type AgentListed = z.infer<typeof agentListedSchema>;
+
+export const agentApprovedSchema = z.object({ review: reviewRecordSchema, betaStartDate: z.string() });
+export const agentReviewedSchema = z.object({ review: reviewRecordSchema });
+export const agentResubmittedSchema = z.object({ resubmittedAt: z.string(), notes: z.string() });
+export const betaSeatSchema = z.object({ userId: z.string(), at: z.string() });
+
+export type AgentEvent =
+  | DomainEvent<'AgentListed', AgentListed>
+  | DomainEvent<'AgentApproved', z.infer<typeof agentApprovedSchema>>
+  | DomainEvent<'AgentRejected', z.infer<typeof agentReviewedSchema>>
+  | DomainEvent<'AgentPromoted', z.infer<typeof agentReviewedSchema>>
+  | DomainEvent<'AgentResubmitted', z.infer<typeof agentResubmittedSchema>>
+  | DomainEvent<'BetaSeatTaken', z.infer<typeof betaSeatSchema>>
+  | DomainEvent<'BetaSeatReleased', z.infer<typeof betaSeatSchema>>;
+
+export type AgentEventType = AgentEvent['type'];
+
+export const agentEventTypes: readonly AgentEventType[] = [
+  'AgentListed',
+  'AgentApproved',
+  'AgentRejected',
+  'AgentPromoted',
+  'AgentResubmitted',
+  'BetaSeatTaken',
+  'BetaSeatReleased',
+];
+
+export function isAgentEvent(event: { type: string }): event is AgentEvent {
+  return (agentEventTypes as readonly string[]).includes(event.type);
+}

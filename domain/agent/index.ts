@@ -1,0 +1,4 @@
+export * from './record.ts';
+export * from './events.ts';
+export * from './state.ts';
+export * from './decide.ts';

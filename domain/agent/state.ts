@@ -1,0 +1,50 @@
+import { assertNever } from '../shared/decider.ts';
+import type { AgentEvent, AgentListed } from './events.ts';
+import type { BetaStatus } from './record.ts';
+
+export const agentStream = (agentId: string): string => `agent-${agentId}`;
+
+/** An agent as its stream tells it; limits are integer micro-USD. */
+export type ListedAgent = Omit<AgentListed, 'agentId'> & {
+  exists: true;
+  id: string;
+  betaStatus: BetaStatus;
+  betaStartDate?: string;
+  /** users holding a beta seat, in the order they took it */
+  betaSeats: readonly string[];
+  updatedAt: string;
+};
+
+export type AgentState = { exists: false } | ListedAgent;
+
+export const initialState = (): AgentState => ({ exists: false });
+
+/** Only beta and live agents can be followed (domain.md, Agent review). */
+export const isFollowable = (state: AgentState): state is ListedAgent =>
+  state.exists && (state.betaStatus === 'beta' || state.betaStatus === 'live');
+
+export function evolve(state: AgentState, event: AgentEvent): AgentState {
+  if (event.type === 'AgentListed') {
+    const { agentId, ...rest } = event.data;
+    return { ...rest, exists: true, id: agentId, betaStatus: 'pending-review', betaSeats: [], updatedAt: rest.listedAt };
+  }
+  if (!state.exists) return state;
+  switch (event.type) {
+    case 'AgentApproved':
+      return { ...state, betaStatus: 'beta', betaStartDate: event.data.betaStartDate, updatedAt: event.data.review.reviewedAt };
+    case 'AgentRejected':
+      return { ...state, betaStatus: 'rejected', updatedAt: event.data.review.reviewedAt };
+    case 'AgentPromoted':
+      return { ...state, betaStatus: 'live', updatedAt: event.data.review.reviewedAt };
+    case 'AgentResubmitted':
+      return { ...state, betaStatus: 'pending-review', updatedAt: event.data.resubmittedAt };
+    case 'BetaSeatTaken':
+      return { ...state, betaSeats: [...state.betaSeats, event.data.userId] };
+    case 'BetaSeatReleased':
+      return { ...state, betaSeats: state.betaSeats.filter((u) => u !== event.data.userId) };
+    default:
+      return assertNever(event);
+  }
+}
+
+export const agentFolder = { initialState, evolve };

@@ -1,0 +1,95 @@
+// What a follow asks for: the settings it leaves on the pool and the capital it wants there.
+import type { ListedAgent } from '../agent/state.ts';
+import { badRequest } from '../shared/errors.ts';
+import { microToUsd, mulDiv, percentFraction, type MicroUsd } from '../shared/money.ts';
+import type { AgentTerms, AllocationSettings, FollowSettings, TradeMode } from './events.ts';
+import { allocatedUsd } from './ledger.ts';
+import type { PoolState } from './state.ts';
+
+const LAMPORTS_PER_SOL = 1_000_000_000n;
+
+/** The follower's explicit choices; an absent one keeps the pool's current value (or the default on a first follow). */
+export interface FollowChoices {
+  tradeMode?: TradeMode;
+  allocation?: AllocationSettings;
+  goLiveUponConfirmation?: boolean;
+  isPaused?: boolean;
+}
+
+/**
+ * Merges the choices over the current settings. A first follow without an allocation asks for the
+ * agent's minimum in USD: the least capital the agent accepts, never more than the user chose.
+ */
+export function resolveSettings(choices: FollowChoices, current: FollowSettings | null, terms: AgentTerms): FollowSettings {
+  const tradeMode = choices.tradeMode ?? current?.tradeMode ?? 'AUTO_TRADING';
+  const allocation: AllocationSettings = choices.allocation ??
+    (current && {
+      allocationMode: current.allocationMode,
+      allocationPercentageMin: current.allocationPercentageMin,
+      allocationPercentageMax: current.allocationPercentageMax,
+      allocationAmountUsd: current.allocationAmountUsd,
+      allocationAmountSol: current.allocationAmountSol,
+    }) ?? {
+      allocationMode: 'USD_AMOUNT',
+      allocationPercentageMin: null,
+      allocationPercentageMax: null,
+      allocationAmountUsd: terms.minAllocationUsd,
+      allocationAmountSol: null,
+    };
+  return {
+    ...allocation,
+    tradeMode,
+    subscriptionType: tradeMode,
+    goLiveUponConfirmation: choices.goLiveUponConfirmation ?? current?.goLiveUponConfirmation ?? true,
+    isPaused: choices.isPaused ?? current?.isPaused ?? false,
+  };
+}
+
+/**
+ * The capital the settings ask for, in micro-USD, floored. A percentage range takes its maximum
+ * (its minimum when no maximum is given) of the wallet context's current balance.
+ */
+export function targetAllocationMicro(a: AllocationSettings, walletBalanceMicro: MicroUsd, solPriceMicro: MicroUsd): MicroUsd {
+  switch (a.allocationMode) {
+    case 'USD_AMOUNT':
+      return a.allocationAmountUsd ?? 0;
+    case 'SOL_AMOUNT':
+      return mulDiv(solPriceMicro, BigInt(a.allocationAmountSol ?? 0), LAMPORTS_PER_SOL);
+    case 'PERCENTAGE_RANGE': {
+      const percent = a.allocationPercentageMax ?? a.allocationPercentageMin ?? 0;
+      return mulDiv(Math.max(0, walletBalanceMicro), ...percentFraction(percent));
+    }
+  }
+}
+
+/**
+ * How much to add so the pool holds the target. A follow never withdraws: a target below what is
+ * allocated adds nothing. The pool must end at or above the agent's minimum.
+ */
+export function topUpMicro(state: PoolState, targetMicro: MicroUsd, minAllocationMicro: MicroUsd): MicroUsd {
+  const allocated = state.followed ? allocatedUsd(state.ledger) : 0;
+  if (Math.max(allocated, targetMicro) < minAllocationMicro) {
+    throw badRequest(
+      `the allocation of ${microToUsd(targetMicro)} USD is below the agent's minimum allocation of ${microToUsd(minAllocationMicro)} USD`,
+      { minAllocationUsd: microToUsd(minAllocationMicro) },
+    );
+  }
+  return Math.max(0, targetMicro - allocated);
+}
+
+/** The agent's terms a first follow keeps (limits in micro-USD; leverage 1 on the spot venue). */
+export function termsOf(agent: ListedAgent): AgentTerms {
+  return {
+    agentName: agent.name,
+    agentImageUrl: agent.avatarUrl ?? null,
+    venue: agent.venue,
+    maxLeverage: agent.maxLeverage ?? 1,
+    successFeePercent: agent.successFeePercent,
+    minAllocationUsd: agent.minAllocationMicroUsd,
+    minTradeUsd: agent.minTradeMicroUsd,
+    minPerTradePercent: agent.minPerTradePercent,
+    recommendedPerTradePercent: agent.recommendedPerTradePercent,
+    maxConcurrentPositions: agent.maxConcurrentPositions,
+    maxEntriesPerTrade: agent.maxEntriesPerTrade,
+  };
+}

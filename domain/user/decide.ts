@@ -1,0 +1,194 @@
+import { assertNever } from '../shared/decider.ts';
+import { badRequest, conflict, notFound, unauthorized } from '../shared/errors.ts';
+import type { Role, SignupFields, UserEvent } from './events.ts';
+import { sameDigest } from './secret-compare.ts';
+import type { RegisteredUser, SessionState, UserState } from './state.ts';
+
+export type UserCommand =
+  | {
+      type: 'RegisterUser';
+      data: { userId: string; email: string; username: string; isAdminEmail: boolean; languageCode?: string; signup: SignupFields };
+      now: Date;
+    }
+  | {
+      type: 'UpdateProfile';
+      data: { avatarFilename?: string; languageCode?: string; virtualWalletMode?: boolean; username?: string };
+      now: Date;
+    }
+  | { type: 'GrantRole'; data: { role: Exclude<Role, 'user'>; reason: string }; now: Date }
+  | {
+      type: 'StartSession';
+      data: { sessionId: string; refreshTokenHash: string; userAgent: string; userAgentHash: string; expiresAt: Date };
+      now: Date;
+    }
+  | {
+      type: 'RefreshSession';
+      data: { refreshTokenHash: string; userAgentHash: string; newRefreshTokenHash: string; expiresAt: Date };
+      now: Date;
+    }
+  | { type: 'EndSession'; data: { refreshTokenHash: string }; now: Date };
+
+export const DEFAULT_TIER = 'free';
+export const DEFAULT_LANGUAGE = 'en';
+
+export function decide(command: UserCommand, state: UserState): UserEvent[] {
+  if (command.type === 'RegisterUser') return register(command, state);
+  if (state.status !== 'registered') {
+    // A refresh token or sign-out naming an unknown user reveals nothing: same answer as a bad token.
+    if (command.type === 'RefreshSession') throw unauthorized('invalid or expired refresh token');
+    if (command.type === 'EndSession') return [];
+    throw notFound('user not found');
+  }
+  switch (command.type) {
+    case 'UpdateProfile':
+      return updateProfile(command, state);
+    case 'GrantRole':
+      return grantRole(command, state);
+    case 'StartSession':
+      return startSession(command, state);
+    case 'RefreshSession':
+      return refreshSession(command, state);
+    case 'EndSession':
+      return endSession(command, state);
+    default:
+      return assertNever(command);
+  }
+}
+
+type Cmd<T extends UserCommand['type']> = Extract<UserCommand, { type: T }>;
+
+function register({ data, now }: Cmd<'RegisterUser'>, state: UserState): UserEvent[] {
+  if (state.status === 'registered') {
+    // The same email registering twice (two verifies racing) is one registration.
+    if (state.email === data.email) return [];
+    throw conflict('user id already taken');
+  }
+  return [
+    {
+      type: 'UserRegistered',
+      data: {
+        userId: data.userId,
+        email: data.email,
+        username: data.username,
+        role: data.isAdminEmail ? 'admin' : 'user',
+        tier: DEFAULT_TIER,
+        virtualWalletMode: true,
+        languageCode: data.languageCode ?? DEFAULT_LANGUAGE,
+        registeredAt: now.toISOString(),
+        signup: data.signup,
+      },
+    },
+  ];
+}
+
+function updateProfile({ data, now }: Cmd<'UpdateProfile'>, state: RegisteredUser): UserEvent[] {
+  const at = now.toISOString();
+  const events: UserEvent[] = [];
+  if (data.username !== undefined && data.username !== state.username) {
+    events.push({
+      type: 'UsernameChanged',
+      data: { userId: state.userId, username: data.username, previousUsername: state.username, changedAt: at },
+    });
+  }
+  const changes = {
+    ...(data.avatarFilename !== undefined && data.avatarFilename !== state.avatarFilename ? { avatarFilename: data.avatarFilename } : {}),
+    ...(data.languageCode !== undefined && data.languageCode !== state.languageCode ? { languageCode: data.languageCode } : {}),
+    ...(data.virtualWalletMode !== undefined && data.virtualWalletMode !== state.virtualWalletMode
+      ? { virtualWalletMode: data.virtualWalletMode }
+      : {}),
+  };
+  if (Object.keys(changes).length > 0) {
+    events.push({ type: 'UserProfileUpdated', data: { userId: state.userId, ...changes, updatedAt: at } });
+  }
+  return events;
+}
+
+const RANK: Record<Role, number> = { user: 0, developer: 1, admin: 2 };
+
+/** Roles only go up: listing an agent never takes an administrator's role away. */
+function grantRole({ data, now }: Cmd<'GrantRole'>, state: RegisteredUser): UserEvent[] {
+  if (RANK[data.role] <= RANK[state.role]) return [];
+  return [
+    {
+      type: 'RoleGranted',
+      data: { userId: state.userId, role: data.role, previousRole: state.role, reason: data.reason, grantedAt: now.toISOString() },
+    },
+  ];
+}
+
+function startSession({ data, now }: Cmd<'StartSession'>, state: RegisteredUser): UserEvent[] {
+  if (state.sessions[data.sessionId]) throw badRequest('session already exists');
+  if (data.expiresAt <= now) throw badRequest('a session must expire in the future');
+  return [
+    {
+      type: 'SessionStarted',
+      data: {
+        userId: state.userId,
+        sessionId: data.sessionId,
+        refreshTokenHash: data.refreshTokenHash,
+        userAgent: data.userAgent,
+        userAgentHash: data.userAgentHash,
+        startedAt: now.toISOString(),
+        expiresAt: data.expiresAt.toISOString(),
+      },
+    },
+  ];
+}
+
+/** The session a presented token hash belongs to, and whether it is its current token. */
+export function findSession(
+  state: RegisteredUser,
+  tokenHash: string,
+): { sessionId: string; session: SessionState; current: boolean } | undefined {
+  let found: { sessionId: string; session: SessionState; current: boolean } | undefined;
+  // Every session is compared (no early exit), so timing does not tell which one matched.
+  for (const [sessionId, session] of Object.entries(state.sessions)) {
+    if (sameDigest(session.refreshTokenHash, tokenHash)) found = { sessionId, session, current: true };
+    else if (session.rotatedHashes.some((h) => sameDigest(h, tokenHash))) found ??= { sessionId, session, current: false };
+  }
+  return found;
+}
+
+/**
+ * Rotation: the presented token is replaced. A token that was already rotated away means it was
+ * copied; the session ends (the caller answers 401 after recording that).
+ */
+function refreshSession({ data, now }: Cmd<'RefreshSession'>, state: RegisteredUser): UserEvent[] {
+  const found = findSession(state, data.refreshTokenHash);
+  const invalid = unauthorized('invalid or expired refresh token');
+  if (!found || found.session.ended) throw invalid;
+  if (!found.current) {
+    return [
+      {
+        type: 'SessionEnded',
+        data: { userId: state.userId, sessionId: found.sessionId, reason: 'refresh_token_reused', endedAt: now.toISOString() },
+      },
+    ];
+  }
+  if (new Date(found.session.expiresAt) <= now) throw invalid;
+  if (!sameDigest(found.session.userAgentHash, data.userAgentHash)) throw invalid;
+  return [
+    {
+      type: 'SessionRefreshed',
+      data: {
+        userId: state.userId,
+        sessionId: found.sessionId,
+        refreshTokenHash: data.newRefreshTokenHash,
+        refreshedAt: now.toISOString(),
+        expiresAt: data.expiresAt.toISOString(),
+      },
+    },
+  ];
+}
+
+/** Sign-out is idempotent: an unknown or ended session changes nothing. */
+function endSession({ data, now }: Cmd<'EndSession'>, state: RegisteredUser): UserEvent[] {
+  const found = findSession(state, data.refreshTokenHash);
+  if (!found || found.session.ended) return [];
+  return [
+    {
+      type: 'SessionEnded',
+      data: { userId: state.userId, sessionId: found.sessionId, reason: 'signed_out', endedAt: now.toISOString() },
+    },
+  ];
+}

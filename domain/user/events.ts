@@ -1,0 +1,121 @@
+import { z } from 'zod';
+
+export const roles = ['user', 'developer', 'admin'] as const;
+export const roleSchema = z.enum(roles);
+export type Role = z.infer<typeof roleSchema>;
+
+/** Optional fields a new user gives with POST /api/auth/lookup. */
+export const signupFieldsSchema = z.object({
+  receiveMarketingOffers: z.boolean().optional(),
+  agreedToTerms: z.boolean().optional(),
+  promoCode: z.string().optional(),
+  referralCode: z.string().optional(),
+  referrerUsername: z.string().optional(),
+  referrerUserId: z.string().optional(),
+});
+export type SignupFields = z.infer<typeof signupFieldsSchema>;
+
+export const userRegistered = z.object({
+  type: z.literal('UserRegistered'),
+  data: z.object({
+    userId: z.string(),
+    email: z.string(),
+    username: z.string(),
+    role: roleSchema,
+    tier: z.string(),
+    virtualWalletMode: z.boolean(),
+    languageCode: z.string(),
+    registeredAt: z.string(),
+    signup: signupFieldsSchema,
+  }),
+});
+
+export const userProfileUpdated = z.object({
+  type: z.literal('UserProfileUpdated'),
+  data: z.object({
+    userId: z.string(),
+    avatarFilename: z.string().optional(),
+    languageCode: z.string().optional(),
+    virtualWalletMode: z.boolean().optional(),
+    updatedAt: z.string(),
+  }),
+});
+
+export const usernameChanged = z.object({
+  type: z.literal('UsernameChanged'),
+  data: z.object({ userId: z.string(), username: z.string(), previousUsername: z.string(), changedAt: z.string() }),
+});
+
+export const roleGranted = z.object({
+  type: z.literal('RoleGranted'),
+  data: z.object({
+    userId: z.string(),
+    role: roleSchema,
+    previousRole: roleSchema,
+    /** why: `admin_grant` (the CLI) or `agent_listed` */
+    reason: z.string(),
+    grantedAt: z.string(),
+  }),
+});
+
+export const sessionStarted = z.object({
+  type: z.literal('SessionStarted'),
+  data: z.object({
+    userId: z.string(),
+    sessionId: z.string(),
+    /** sha256 hex of the refresh token; the token itself is never stored */
+    refreshTokenHash: z.string(),
+    userAgent: z.string(),
+    userAgentHash: z.string(),
+    startedAt: z.string(),
+    expiresAt: z.string(),
+  }),
+});
+
+export const sessionRefreshed = z.object({
+  type: z.literal('SessionRefreshed'),
+  data: z.object({
+    userId: z.string(),
+    sessionId: z.string(),
+    refreshTokenHash: z.string(),
+    refreshedAt: z.string(),
+    expiresAt: z.string(),
+  }),
+});
+
+export const sessionEndReasons = ['signed_out', 'refresh_token_reused'] as const;
+
+export const sessionEnded = z.object({
+  type: z.literal('SessionEnded'),
+  data: z.object({
+    userId: z.string(),
+    sessionId: z.string(),
+    reason: z.enum(sessionEndReasons),
+    endedAt: z.string(),
+  }),
+});
+
+export const userEvent = z.discriminatedUnion('type', [
+  userRegistered,
+  userProfileUpdated,
+  usernameChanged,
+  roleGranted,
+  sessionStarted,
+  sessionRefreshed,
+  sessionEnded,
+]);
+export type UserEvent = z.infer<typeof userEvent>;
+export type UserEventType = UserEvent['type'];
+export const userEventTypes: readonly UserEventType[] = userEvent.options.map((o) => o.shape.type.value);
+
+/** Events of a `username-{lowercased}` reservation stream. */
+export const usernameReserved = z.object({
+  type: z.literal('UsernameReserved'),
+  data: z.object({ username: z.string(), userId: z.string(), reservedAt: z.string() }),
+});
+export const usernameReleased = z.object({
+  type: z.literal('UsernameReleased'),
+  data: z.object({ username: z.string(), userId: z.string(), releasedAt: z.string() }),
+});
+export const usernameEvent = z.discriminatedUnion('type', [usernameReserved, usernameReleased]);
+export type UsernameEvent = z.infer<typeof usernameEvent>;

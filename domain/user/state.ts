@@ -1,0 +1,94 @@
+import { assertNever } from '../shared/decider.ts';
+import type { Role, UserEvent } from './events.ts';
+
+export interface SessionState {
+  refreshTokenHash: string;
+  /** hashes of tokens this session already rotated away: presenting one again is reuse */
+  rotatedHashes: string[];
+  userAgentHash: string;
+  expiresAt: string;
+  ended: boolean;
+}
+
+export type UserState =
+  | { status: 'unregistered' }
+  | {
+      status: 'registered';
+      userId: string;
+      email: string;
+      username: string;
+      role: Role;
+      languageCode: string;
+      virtualWalletMode: boolean;
+      avatarFilename?: string;
+      sessions: Record<string, SessionState>;
+    };
+
+export type RegisteredUser = Extract<UserState, { status: 'registered' }>;
+
+export const initialState = (): UserState => ({ status: 'unregistered' });
+
+export function evolve(state: UserState, event: UserEvent): UserState {
+  if (event.type === 'UserRegistered') {
+    const d = event.data;
+    return {
+      status: 'registered',
+      userId: d.userId,
+      email: d.email,
+      username: d.username,
+      role: d.role,
+      languageCode: d.languageCode,
+      virtualWalletMode: d.virtualWalletMode,
+      sessions: {},
+    };
+  }
+  if (state.status !== 'registered') return state;
+  return evolveRegistered(state, event);
+}
+
+function evolveRegistered(state: RegisteredUser, event: Exclude<UserEvent, { type: 'UserRegistered' }>): UserState {
+  switch (event.type) {
+    case 'UserProfileUpdated': {
+      const { avatarFilename, languageCode, virtualWalletMode } = event.data;
+      return {
+        ...state,
+        ...(avatarFilename !== undefined ? { avatarFilename } : {}),
+        ...(languageCode !== undefined ? { languageCode } : {}),
+        ...(virtualWalletMode !== undefined ? { virtualWalletMode } : {}),
+      };
+    }
+    case 'UsernameChanged':
+      return { ...state, username: event.data.username };
+    case 'RoleGranted':
+      return { ...state, role: event.data.role };
+    case 'SessionStarted': {
+      const d = event.data;
+      const session: SessionState = {
+        refreshTokenHash: d.refreshTokenHash,
+        rotatedHashes: [],
+        userAgentHash: d.userAgentHash,
+        expiresAt: d.expiresAt,
+        ended: false,
+      };
+      return { ...state, sessions: { ...state.sessions, [d.sessionId]: session } };
+    }
+    case 'SessionRefreshed': {
+      const d = event.data;
+      return withSession(state, d.sessionId, (s) => ({
+        ...s,
+        refreshTokenHash: d.refreshTokenHash,
+        rotatedHashes: [...s.rotatedHashes, s.refreshTokenHash],
+        expiresAt: d.expiresAt,
+      }));
+    }
+    case 'SessionEnded':
+      return withSession(state, event.data.sessionId, (s) => ({ ...s, ended: true }));
+    default:
+      return assertNever(event);
+  }
+}
+
+function withSession(state: RegisteredUser, id: string, change: (s: SessionState) => SessionState): UserState {
+  const session = state.sessions[id];
+  return session ? { ...state, sessions: { ...state.sessions, [id]: change(session) } } : state;
+}

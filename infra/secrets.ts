@@ -1,0 +1,39 @@
+// Secrets the service must show again to itself (signing secrets) but never store in the clear:
+// AES-256-GCM under a key derived by HKDF-SHA256 from the master secret (config.JWT_SECRET).
+// Each purpose derives its own key, so a ciphertext of one purpose never opens under another.
+import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
+
+const VERSION = 'v1';
+const SALT = 'agent-trading/secrets/v1';
+const IV_BYTES = 12;
+
+function deriveKey(masterSecret: string, purpose: string): Buffer {
+  return Buffer.from(hkdfSync('sha256', masterSecret, SALT, purpose, 32));
+}
+
+/** `v1.<iv>.<tag>.<ciphertext>`, base64url parts. */
+export function encryptSecret(plaintext: string, masterSecret: string, purpose: string): string {
+  const iv = randomBytes(IV_BYTES);
+  const cipher = createCipheriv('aes-256-gcm', deriveKey(masterSecret, purpose), iv);
+  cipher.setAAD(Buffer.from(purpose));
+  const body = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final()]);
+  return [VERSION, iv, cipher.getAuthTag(), body].map((p) => (typeof p === 'string' ? p : p.toString('base64url'))).join('.');
+}
+
+/** Throws when the ciphertext was altered or sealed under another key or purpose. */
+export function decryptSecret(sealed: string, masterSecret: string, purpose: string): string {
+  const [version, iv, tag, body] = sealed.split('.');
+  if (version !== VERSION || !iv || !tag || body === undefined) throw new Error('unsupported secret format');
+  const decipher = createDecipheriv('aes-256-gcm', deriveKey(masterSecret, purpose), Buffer.from(iv, 'base64url'));
+  decipher.setAAD(Buffer.from(purpose));
+  decipher.setAuthTag(Buffer.from(tag, 'base64url'));
+  return Buffer.concat([decipher.update(Buffer.from(body, 'base64url')), decipher.final()]).toString('utf8');
+}
+
+/** A fresh random secret: `prefix` + 32 random bytes, base64url. */
+export function generateSecret(prefix: string): string {
+  return prefix + randomBytes(32).toString('base64url');
+}
+
+/** Purpose of an agent's inbound webhook signing secret. */
+export const AGENT_SIGNING_SECRET = 'agent-inbound-signing-secret';

@@ -1,0 +1,181 @@
+import { z } from 'zod';
+import {
+  betaStatusSchema,
+  channelSchema,
+  signalDetectionRuleSchema,
+  signalExecutionDefaultsSchema,
+  venueSchema,
+  type AgentListed,
+  type ListedAgent,
+  type BetaStatus,
+  type Venue,
+} from '../../domain/agent/index.ts';
+import { microToUsd } from '../../domain/shared/money.ts';
+import type { Pool } from '../../infra/db.ts';
+
+/** Fields every reader of an agent may see (GET /api/v1/agents). */
+export const publicAgentRecord = z.object({
+  id: z.string(),
+  developerId: z.string(),
+  name: z.string(),
+  betaStatus: betaStatusSchema,
+  performanceStats: z.object({ betaSeatsTaken: z.number() }),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+  description: z.string().optional(),
+  strategyDescription: z.string().optional(),
+  avatarUrl: z.string().optional(),
+  tags: z.array(z.string()),
+  monthlyPrice: z.number(),
+  successFeePercent: z.number(),
+  betaStartDate: z.string().optional(),
+  maxBetaUsers: z.number().optional(),
+  membershipGated: z.boolean(),
+  externalSignupUrl: z.string().optional(),
+  venue: venueSchema,
+  maxLeverage: z.number().optional(),
+  minAllocationUsd: z.number(),
+  minTradeUsd: z.number(),
+  minPerTradePercent: z.number(),
+  recommendedPerTradePercent: z.number(),
+  maxConcurrentPositions: z.number(),
+  maxEntriesPerTrade: z.number(),
+});
+export type PublicAgentRecord = z.infer<typeof publicAgentRecord>;
+
+/** The developer agent record of the spec: the public fields plus the developer's own configuration. */
+export const developerAgentRecord = publicAgentRecord.extend({
+  webhookUrl: z.string().optional(),
+  inboundSignalsHttpUrl: z.string(),
+  /** set only in the response that created the agent */
+  inboundWebhookSigningSecretReveal: z.string().optional(),
+  connectedChannels: z.array(channelSchema),
+  signalDetectionRule: signalDetectionRuleSchema.optional(),
+  signalExecutionDefaults: signalExecutionDefaultsSchema.optional(),
+});
+export type DeveloperAgentRecord = z.infer<typeof developerAgentRecord>;
+
+type StoredRecord = Omit<AgentListed, 'agentId' | 'signingSecretCiphertext' | 'listedAt'>;
+
+export interface AgentRow {
+  id: string;
+  developer_id: string;
+  record: StoredRecord;
+  beta_status: BetaStatus;
+  beta_start_date: Date | null;
+  beta_seats_taken: number;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const columns = 'id, developer_id, record, beta_status, beta_start_date, beta_seats_taken, created_at, updated_at';
+
+export function toPublicAgentRecord(row: AgentRow): PublicAgentRecord {
+  const r = row.record;
+  return {
+    id: row.id,
+    developerId: row.developer_id,
+    name: r.name,
+    betaStatus: row.beta_status,
+    performanceStats: { betaSeatsTaken: row.beta_seats_taken },
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
+    ...(r.description !== undefined ? { description: r.description } : {}),
+    ...(r.strategyDescription !== undefined ? { strategyDescription: r.strategyDescription } : {}),
+    ...(r.avatarUrl !== undefined ? { avatarUrl: r.avatarUrl } : {}),
+    tags: r.tags,
+    monthlyPrice: microToUsd(r.monthlyPriceMicroUsd),
+    successFeePercent: r.successFeePercent,
+    ...(row.beta_start_date ? { betaStartDate: row.beta_start_date.toISOString() } : {}),
+    ...(r.maxBetaUsers !== undefined ? { maxBetaUsers: r.maxBetaUsers } : {}),
+    membershipGated: r.membershipGated,
+    ...(r.externalSignupUrl !== undefined ? { externalSignupUrl: r.externalSignupUrl } : {}),
+    venue: r.venue,
+    ...(r.maxLeverage !== undefined ? { maxLeverage: r.maxLeverage } : {}),
+    minAllocationUsd: microToUsd(r.minAllocationMicroUsd),
+    minTradeUsd: microToUsd(r.minTradeMicroUsd),
+    minPerTradePercent: r.minPerTradePercent,
+    recommendedPerTradePercent: r.recommendedPerTradePercent,
+    maxConcurrentPositions: r.maxConcurrentPositions,
+    maxEntriesPerTrade: r.maxEntriesPerTrade,
+  };
+}
+
+/** `baseUrl` is where this deployment is reached: the signal URL is built from it at read time. */
+export function toDeveloperAgentRecord(row: AgentRow, baseUrl: string): DeveloperAgentRecord {
+  const r = row.record;
+  return {
+    ...toPublicAgentRecord(row),
+    ...(r.webhookUrl !== undefined ? { webhookUrl: r.webhookUrl } : {}),
+    inboundSignalsHttpUrl: `${baseUrl}/api/v1/signals/${row.id}`,
+    connectedChannels: r.connectedChannels,
+    ...(r.signalDetectionRule !== undefined ? { signalDetectionRule: r.signalDetectionRule } : {}),
+    ...(r.signalExecutionDefaults !== undefined ? { signalExecutionDefaults: r.signalExecutionDefaults } : {}),
+  };
+}
+
+export async function getAgentRow(pool: Pool, agentId: string): Promise<AgentRow | null> {
+  const { rows } = await pool.query<AgentRow>(`SELECT ${columns} FROM agent_records WHERE id = $1`, [agentId]);
+  return rows[0] ?? null;
+}
+
+export interface Page {
+  page: number;
+  limit: number;
+}
+
+/** The caller's own agents, newest first. */
+export async function listDeveloperAgents(pool: Pool, developerId: string, { page, limit }: Page) {
+  const [rows, total] = await Promise.all([
+    pool.query<AgentRow>(
+      `SELECT ${columns} FROM agent_records WHERE developer_id = $1
+       ORDER BY created_at DESC, listed_commit DESC, listed_prepare DESC LIMIT $2 OFFSET $3`,
+      [developerId, limit, (page - 1) * limit],
+    ),
+    pool.query<{ n: number }>('SELECT count(*)::int AS n FROM agent_records WHERE developer_id = $1', [developerId]),
+  ]);
+  return { rows: rows.rows, total: total.rows[0]!.n };
+}
+
+export interface FollowableFilter extends Page {
+  venue?: Venue;
+  betaStatus?: 'beta' | 'live';
+}
+
+/** Agents a user can follow (beta and live), newest first. */
+export async function listFollowableAgents(pool: Pool, { page, limit, venue, betaStatus }: FollowableFilter) {
+  const where = `beta_status IN ('beta', 'live') AND ($1::text IS NULL OR record->>'venue' = $1) AND ($2::text IS NULL OR beta_status = $2)`;
+  const params = [venue ?? null, betaStatus ?? null];
+  const [rows, total] = await Promise.all([
+    pool.query<AgentRow>(`SELECT ${columns} FROM agent_records WHERE ${where} ORDER BY created_at DESC, listed_commit DESC, listed_prepare DESC LIMIT $3 OFFSET $4`, [
+      ...params,
+      limit,
+      (page - 1) * limit,
+    ]),
+    pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM agent_records WHERE ${where}`, params),
+  ]);
+  return { rows: rows.rows, total: total.rows[0]!.n };
+}
+
+export async function getFollowableAgentRow(pool: Pool, agentId: string): Promise<AgentRow | null> {
+  const row = await getAgentRow(pool, agentId);
+  return row && (row.beta_status === 'beta' || row.beta_status === 'live') ? row : null;
+}
+
+/**
+ * The row the projector builds, derived from the stream's state instead: a command's response is
+ * shaped from the state it produced, so it never depends on how fast the read model catches up.
+ */
+export function agentRowOf(state: ListedAgent): AgentRow {
+  const { exists: _e, id, betaStatus, betaStartDate, betaSeats, updatedAt, listedAt, signingSecretCiphertext: _s, ...record } = state;
+  return {
+    id,
+    developer_id: record.developerId,
+    record,
+    beta_status: betaStatus,
+    beta_start_date: betaStartDate ? new Date(betaStartDate) : null,
+    beta_seats_taken: betaSeats.length,
+    created_at: new Date(listedAt),
+    updated_at: new Date(updatedAt),
+  };
+}

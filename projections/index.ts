@@ -1,0 +1,13 @@
+import type { Projector } from './projector.ts';
+import { usersProjector } from './users/projector.ts';
+import { agentsProjector } from './agents/projector.ts';
+import { reviewsProjector } from './reviews/projector.ts';
+import { subscriptionsProjector } from './subscriptions/projector.ts';
+
+// Every read model; the runner feeds each one, `npm run projections:rebuild` rebuilds them.
+export const allProjectors: Projector[] = [
+  usersProjector,
+  agentsProjector,
+  reviewsProjector,
+  subscriptionsProjector,
+];

@@ -1,0 +1,121 @@
+// One row per (user, agent, wallet context): the follower's settings, the agent terms they
+// followed under and the ledger inputs. The figures are not stored: queries compute them with
+// the domain's ledger functions, so there is one copy of the maths.
+import { assertNever } from '../../domain/shared/decider.ts';
+import { poolEventSchemas, type PoolEvent } from '../../domain/pool/events.ts';
+import type { Migration, PoolClient } from '../../infra/db.ts';
+import type { RecordedEvent } from '../../infra/eventstore/port.ts';
+import type { Projector } from '../projector.ts';
+
+const migrations: Migration[] = [
+  {
+    id: 'subscriptions/001-subscriptions',
+    sql: `CREATE TABLE subscriptions (
+      user_id text NOT NULL,
+      agent_id text NOT NULL,
+      wallet_context text NOT NULL,
+      pool_id text NOT NULL UNIQUE,
+      agent_name text NOT NULL,
+      agent_image_url text,
+      venue text NOT NULL,
+      max_leverage double precision NOT NULL,
+      success_fee_percent double precision NOT NULL,
+      min_allocation_micro bigint NOT NULL,
+      min_trade_micro bigint NOT NULL,
+      min_per_trade_percent double precision NOT NULL,
+      recommended_per_trade_percent double precision NOT NULL,
+      max_concurrent_positions integer NOT NULL,
+      max_entries_per_trade integer NOT NULL,
+      trade_mode text NOT NULL,
+      allocation_mode text NOT NULL,
+      allocation_percentage_min double precision,
+      allocation_percentage_max double precision,
+      allocation_amount_usd_micro bigint,
+      allocation_amount_sol_lamports bigint,
+      go_live_upon_confirmation boolean NOT NULL,
+      is_paused boolean NOT NULL,
+      confirmed_in_micro bigint NOT NULL DEFAULT 0,
+      confirmed_out_micro bigint NOT NULL DEFAULT 0,
+      realized_micro bigint NOT NULL DEFAULT 0,
+      unrealized_micro bigint NOT NULL DEFAULT 0,
+      locked_micro bigint NOT NULL DEFAULT 0,
+      pending_in_micro bigint NOT NULL DEFAULT 0,
+      pending_out_micro bigint NOT NULL DEFAULT 0,
+      fees_charged_micro bigint NOT NULL DEFAULT 0,
+      bridge_status text,
+      bridge_transaction_id text,
+      reconciliation_status text,
+      subscribed_at timestamptz NOT NULL,
+      created_at timestamptz NOT NULL,
+      updated_at timestamptz NOT NULL,
+      PRIMARY KEY (user_id, agent_id, wallet_context)
+    );
+    CREATE INDEX subscriptions_agent ON subscriptions (agent_id, subscribed_at);`,
+  },
+];
+
+/** The pool id is the stream name without its `pool-` prefix. */
+const poolIdOf = (event: RecordedEvent): string => event.streamName.slice('pool-'.length);
+
+function parse(event: RecordedEvent): PoolEvent | null {
+  if (!event.streamName.startsWith('pool-') || !Object.hasOwn(poolEventSchemas, event.type)) return null;
+  const schema = poolEventSchemas[event.type as PoolEvent['type']];
+  return { type: event.type, data: schema.parse(event.data) } as PoolEvent;
+}
+
+async function insertFollowed(client: PoolClient, e: Extract<PoolEvent, { type: 'AgentFollowed' }>['data']): Promise<void> {
+  const t = e.terms;
+  await client.query(
+    `INSERT INTO subscriptions (user_id, agent_id, wallet_context, pool_id, agent_name, agent_image_url, venue, max_leverage,
+       success_fee_percent, min_allocation_micro, min_trade_micro, min_per_trade_percent, recommended_per_trade_percent,
+       max_concurrent_positions, max_entries_per_trade, trade_mode, allocation_mode, allocation_percentage_min,
+       allocation_percentage_max, allocation_amount_usd_micro, allocation_amount_sol_lamports, go_live_upon_confirmation,
+       is_paused, subscribed_at, created_at, updated_at)
+     VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23,$24,$24,$24)`,
+    [
+      e.userId, e.agentId, e.walletContext, e.poolId, t.agentName, t.agentImageUrl, t.venue, t.maxLeverage,
+      t.successFeePercent, t.minAllocationUsd, t.minTradeUsd, t.minPerTradePercent, t.recommendedPerTradePercent,
+      t.maxConcurrentPositions, t.maxEntriesPerTrade, e.tradeMode, e.allocationMode, e.allocationPercentageMin,
+      e.allocationPercentageMax, e.allocationAmountUsd, e.allocationAmountSol, e.goLiveUponConfirmation,
+      e.isPaused, e.subscribedAt,
+    ],
+  );
+}
+
+async function updateSettings(client: PoolClient, poolId: string, e: Extract<PoolEvent, { type: 'FollowSettingsUpdated' }>['data']) {
+  await client.query(
+    `UPDATE subscriptions SET trade_mode = $2, allocation_mode = $3, allocation_percentage_min = $4,
+       allocation_percentage_max = $5, allocation_amount_usd_micro = $6, allocation_amount_sol_lamports = $7,
+       go_live_upon_confirmation = $8, is_paused = $9, updated_at = $10
+     WHERE pool_id = $1`,
+    [
+      poolId, e.tradeMode, e.allocationMode, e.allocationPercentageMin, e.allocationPercentageMax, e.allocationAmountUsd,
+      e.allocationAmountSol, e.goLiveUponConfirmation, e.isPaused, e.updatedAt,
+    ],
+  );
+}
+
+export const subscriptionsProjector: Projector = {
+  name: 'subscriptions',
+  migrations,
+  tables: ['subscriptions'],
+  async apply(client, recorded) {
+    const event = parse(recorded);
+    if (!event) return;
+    const poolId = poolIdOf(recorded);
+    switch (event.type) {
+      case 'AgentFollowed':
+        return insertFollowed(client, event.data);
+      case 'FollowSettingsUpdated':
+        return updateSettings(client, poolId, event.data);
+      case 'AllocationAdded':
+        await client.query(
+          'UPDATE subscriptions SET confirmed_in_micro = confirmed_in_micro + $2, updated_at = $3 WHERE pool_id = $1',
+          [poolId, event.data.amountMicro, recorded.metadata.occurredAt],
+        );
+        return;
+      default:
+        return assertNever(event);
+    }
+  },
+};

@@ -1,0 +1,113 @@
+import { z } from 'zod';
+import { roleSchema } from '../../domain/user/events.ts';
+import { usernameKey } from '../../domain/user/fields.ts';
+import type { Pool } from '../../infra/db.ts';
+
+/** The user document of GET/PATCH /api/v1/users/me (and the admin user details). */
+export const userDocument = z.object({
+  id: z.string(),
+  email: z.string(),
+  username: z.string(),
+  role: roleSchema,
+  tier: z.string(),
+  virtualWalletMode: z.boolean(),
+  languageCode: z.string(),
+  avatarFilename: z.string().nullable(),
+  receiveMarketingOffers: z.boolean().nullable(),
+  agreedToTerms: z.boolean().nullable(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+export type UserDocument = z.infer<typeof userDocument>;
+
+export const sessionDocument = z.object({
+  id: z.string(),
+  userAgent: z.string(),
+  createdAt: z.string(),
+  lastUsedAt: z.string(),
+  expiresAt: z.string(),
+  current: z.boolean(),
+});
+export type SessionDocument = z.infer<typeof sessionDocument>;
+
+interface UserRow {
+  id: string;
+  email: string;
+  username: string;
+  role: z.infer<typeof roleSchema>;
+  tier: string;
+  virtual_wallet_mode: boolean;
+  language_code: string;
+  avatar_filename: string | null;
+  receive_marketing_offers: boolean | null;
+  agreed_to_terms: boolean | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+const toDocument = (r: UserRow): UserDocument => ({
+  id: r.id,
+  email: r.email,
+  username: r.username,
+  role: r.role,
+  tier: r.tier,
+  virtualWalletMode: r.virtual_wallet_mode,
+  languageCode: r.language_code,
+  avatarFilename: r.avatar_filename,
+  receiveMarketingOffers: r.receive_marketing_offers,
+  agreedToTerms: r.agreed_to_terms,
+  createdAt: r.created_at.toISOString(),
+  updatedAt: r.updated_at.toISOString(),
+});
+
+export async function getUser(pool: Pool, userId: string): Promise<UserDocument | null> {
+  const { rows } = await pool.query<UserRow>('SELECT * FROM users WHERE id = $1', [userId]);
+  return rows[0] ? toDocument(rows[0]) : null;
+}
+
+export async function getUserByEmail(pool: Pool, email: string): Promise<UserDocument | null> {
+  const { rows } = await pool.query<UserRow>('SELECT * FROM users WHERE email = $1', [email]);
+  return rows[0] ? toDocument(rows[0]) : null;
+}
+
+export async function usernameExists(pool: Pool, username: string): Promise<boolean> {
+  const { rowCount } = await pool.query('SELECT 1 FROM users WHERE username_key = $1 LIMIT 1', [usernameKey(username)]);
+  return (rowCount ?? 0) > 0;
+}
+
+/**
+ * The caller behind an access token: its user and a session that has not ended. Null when the
+ * user is unknown or the session was signed out (or ended for a reused refresh token).
+ */
+export async function findIdentity(
+  pool: Pool,
+  userId: string,
+  sessionId: string,
+): Promise<{ userId: string; email: string; role: UserDocument['role']; sessionId: string } | null> {
+  const { rows } = await pool.query<{ id: string; email: string; role: UserDocument['role'] }>(
+    `SELECT u.id, u.email, u.role FROM users u
+       JOIN user_sessions s ON s.user_id = u.id AND s.id = $2 AND s.ended_at IS NULL
+      WHERE u.id = $1`,
+    [userId, sessionId],
+  );
+  const row = rows[0];
+  return row ? { userId: row.id, email: row.email, role: row.role, sessionId } : null;
+}
+
+/** The user's sessions that are neither ended nor expired, most recently used first. */
+export async function listActiveSessions(pool: Pool, userId: string, now: Date, currentSessionId?: string): Promise<SessionDocument[]> {
+  const { rows } = await pool.query<{ id: string; user_agent: string; created_at: Date; last_used_at: Date; expires_at: Date }>(
+    `SELECT id, user_agent, created_at, last_used_at, expires_at FROM user_sessions
+      WHERE user_id = $1 AND ended_at IS NULL AND expires_at > $2
+      ORDER BY last_used_at DESC, created_at DESC`,
+    [userId, now],
+  );
+  return rows.map((r) => ({
+    id: r.id,
+    userAgent: r.user_agent,
+    createdAt: r.created_at.toISOString(),
+    lastUsedAt: r.last_used_at.toISOString(),
+    expiresAt: r.expires_at.toISOString(),
+    current: r.id === currentSessionId,
+  }));
+}

@@ -1,0 +1,40 @@
+import type { Migration } from '../../infra/db.ts';
+
+export const usersMigrations: Migration[] = [
+  {
+    id: 'users/001-users-and-sessions',
+    sql: `
+      CREATE TABLE users (
+        id uuid PRIMARY KEY,
+        email text NOT NULL UNIQUE,
+        username text NOT NULL,
+        username_key text NOT NULL,
+        role text NOT NULL,
+        tier text NOT NULL,
+        virtual_wallet_mode boolean NOT NULL,
+        language_code text NOT NULL,
+        avatar_filename text,
+        receive_marketing_offers boolean,
+        agreed_to_terms boolean,
+        promo_code text,
+        referral_code text,
+        referrer_username text,
+        referrer_user_id text,
+        created_at timestamptz NOT NULL,
+        updated_at timestamptz NOT NULL
+      );
+      -- not unique: the reservation streams guarantee uniqueness, the read model only answers
+      CREATE INDEX users_username_key ON users (username_key);
+      CREATE TABLE user_sessions (
+        id uuid PRIMARY KEY,
+        user_id uuid NOT NULL,
+        user_agent text NOT NULL,
+        created_at timestamptz NOT NULL,
+        last_used_at timestamptz NOT NULL,
+        expires_at timestamptz NOT NULL,
+        ended_at timestamptz,
+        end_reason text
+      );
+      CREATE INDEX user_sessions_user ON user_sessions (user_id, last_used_at DESC);`,
+  },
+];

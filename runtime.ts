@@ -1,0 +1,108 @@
+import type { FastifyInstance } from 'fastify';
+import type { DestinationStream } from 'pino';
+import { buildApp } from './api/app.ts';
+import type { AppDeps } from './api/deps.ts';
+import { createCaptcha } from './infra/captcha.ts';
+import type { Config } from './infra/config.ts';
+import { createPool } from './infra/db.ts';
+import { createEventStore } from './infra/eventstore/index.ts';
+import type { EventStore } from './infra/eventstore/port.ts';
+import { createLogger } from './infra/logger.ts';
+import { migrateAll } from './infra/migrations.ts';
+import { createRedis } from './infra/redis.ts';
+import { allProjectors } from './projections/index.ts';
+import { ProjectionRunner, type RunnerOptions } from './projections/runner.ts';
+import { createReadYourWrites } from './projections/wait.ts';
+import { bullConnection, queuePrefix, startWorkers, type Workers } from './workers/index.ts';
+import { createQueuedMailer } from './workers/mail.ts';
+
+export interface Roles {
+  api: boolean;
+  projections: boolean;
+  workers: boolean;
+}
+
+export interface Runtime {
+  deps: AppDeps;
+  app?: FastifyInstance;
+  runner?: ProjectionRunner;
+  workers?: Workers;
+  /** address the API listens on, when it runs */
+  url?: string;
+  close(): Promise<void>;
+}
+
+export interface RuntimeOptions {
+  config: Config;
+  roles: Roles;
+  /** tests give each run its own Redis key space */
+  redisKeyPrefix?: string;
+  /** tests swap the store (e.g. the EventStoreDB peer) */
+  store?: EventStore;
+  runnerOptions?: RunnerOptions;
+  /** where log lines go (stdout by default); tests read them */
+  logDestination?: DestinationStream;
+}
+
+/** The composition root: `npm start` runs all three roles in one process, or one role each. */
+export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
+  const { config, roles } = options;
+  const logger = createLogger(config, options.logDestination);
+  const pool = createPool(config.DATABASE_URL, config.DATABASE_POOL_SIZE);
+  const store = options.store ?? createEventStore(config, pool);
+  await migrateAll(pool, config, allProjectors);
+  const redis = createRedis(config.REDIS_URL, options.redisKeyPrefix);
+
+  const runner = roles.projections
+    ? new ProjectionRunner(store, pool, allProjectors, {
+        onError: (name, err) => logger.error({ err, projector: name }, 'projection batch failed; retrying'),
+        ...options.runnerOptions,
+      })
+    : undefined;
+  await runner?.start();
+  const queueConnection = bullConnection(config.REDIS_URL);
+  const mailer = createQueuedMailer(queueConnection, queuePrefix(options.redisKeyPrefix));
+
+  const deps: AppDeps = {
+    config,
+    pool,
+    store,
+    redis,
+    logger,
+    mailer,
+    captcha: createCaptcha(config, logger),
+    clock: () => new Date(),
+    readYourWrites: createReadYourWrites({
+      runner,
+      pool,
+      projectorNames: allProjectors.map((p) => p.name),
+      timeoutMs: config.READ_YOUR_WRITES_TIMEOUT_MS,
+    }),
+  };
+
+  const workers = roles.workers ? await startWorkers(deps, options.redisKeyPrefix) : undefined;
+  let app: FastifyInstance | undefined;
+  let url: string | undefined;
+  if (roles.api) {
+    app = await buildApp(deps);
+    url = await app.listen({ port: config.PORT, host: config.HOST });
+  }
+
+  return {
+    deps,
+    app,
+    runner,
+    workers,
+    url,
+    async close() {
+      await app?.close();
+      await workers?.close();
+      await runner?.stop();
+      await mailer.close();
+      queueConnection.disconnect();
+      await store.close();
+      redis.disconnect();
+      await pool.end();
+    },
+  };
+}

@@ -1,0 +1,124 @@
+import t from 'tap';
+import { takeBetaSeat } from '../../commands/agents/beta-seat.ts';
+import { DomainError } from '../../domain/shared/errors.ts';
+import { agentsProjector } from '../../projections/agents/projector.ts';
+import { rebuild } from '../../projections/rebuild.ts';
+import { reviewsProjector } from '../../projections/reviews/projector.ts';
+import { api, startTestApp } from '../support/app.ts';
+import { signIn } from '../support/auth.ts';
+
+t.test('followable agents', async (t) => {
+  const app = await startTestApp({ config: { ADMIN_EMAILS: 'admin@example.test' } });
+  t.teardown(() => app.close());
+  const admin = await signIn(app, 'admin@example.test');
+  const dev = await signIn(app, 'dev@example.test');
+  const ctx = () => ({ correlationId: 'test', actor: 'test', now: new Date() });
+
+  const list = async (body: Record<string, unknown>) => {
+    const res = await api(app, 'POST', '/api/v1/developers/agents', { token: dev.accessToken, body });
+    t.equal(res.status, 201);
+    return res.body.data as { id: string; inboundWebhookSigningSecretReveal: string };
+  };
+  const decide = async (id: string, ...decisions: string[]) => {
+    for (const d of decisions) t.equal((await api(app, 'POST', `/api/admin/developer-agents/${id}/${d}`, { token: admin.accessToken, body: {} })).status, 200);
+  };
+
+  const pending = await list({ name: 'Pending' });
+  const rejected = await list({ name: 'Rejected' });
+  await decide(rejected.id, 'reject');
+  const beta = await list({
+    name: 'Beta perp',
+    venue: 'PERP_VENUE',
+    maxLeverage: 10,
+    maxBetaUsers: 2,
+    minAllocationUsd: 100,
+    minTradeUsd: 10,
+    successFeePercent: 20,
+    webhookUrl: 'https://dev.example.test/private-hook',
+    signalDetectionRule: { longKeywords: ['SECRET_RULE'] },
+  });
+  await decide(beta.id, 'approve');
+  const live = await list({ name: 'Live spot' });
+  await decide(live.id, 'approve', 'promote');
+
+  await t.test('the listing holds beta and live agents only, newest first, without private fields', async (t) => {
+    const res = await api(app, 'GET', '/api/v1/agents');
+    t.equal(res.status, 200);
+    t.same(res.body.data.items.map((a: { name: string }) => a.name), ['Live spot', 'Beta perp']);
+    t.match(res.body.data.items[1], {
+      id: beta.id,
+      developerId: dev.userId,
+      betaStatus: 'beta',
+      venue: 'PERP_VENUE',
+      maxLeverage: 10,
+      maxBetaUsers: 2,
+      minAllocationUsd: 100,
+      minTradeUsd: 10,
+      minPerTradePercent: 0,
+      recommendedPerTradePercent: 10,
+      maxConcurrentPositions: 10,
+      maxEntriesPerTrade: 3,
+      successFeePercent: 20,
+      monthlyPrice: 0,
+      performanceStats: { betaSeatsTaken: 0 },
+    });
+    const text = JSON.stringify(res.body);
+    for (const hidden of [beta.inboundWebhookSigningSecretReveal, live.inboundWebhookSigningSecretReveal, 'inboundWebhookSigningSecretReveal', 'private-hook', 'SECRET_RULE', 'inboundSignalsHttpUrl']) {
+      t.notOk(text.includes(hidden), `no ${hidden.slice(0, 20)} in the public listing`);
+    }
+    t.match(res.body.data.pagination, { total: 2, page: 1, totalPages: 1 });
+  });
+
+  await t.test('the listing is paginated and can be filtered', async (t) => {
+    const page2 = await api(app, 'GET', '/api/v1/agents?limit=1&page=2');
+    t.same(page2.body.data.items.map((a: { id: string }) => a.id), [beta.id]);
+    t.same(page2.body.data.pagination, { total: 2, limit: 1, page: 2, totalPages: 2, hasNextPage: false, hasPreviousPage: true });
+    const perp = await api(app, 'GET', '/api/v1/agents?venue=PERP_VENUE');
+    t.same(perp.body.data.items.map((a: { id: string }) => a.id), [beta.id]);
+    const liveOnly = await api(app, 'GET', '/api/v1/agents?betaStatus=live');
+    t.same(liveOnly.body.data.items.map((a: { id: string }) => a.id), [live.id]);
+    t.equal((await api(app, 'GET', '/api/v1/agents?betaStatus=pending-review')).status, 400, 'pending agents cannot be asked for');
+    t.equal((await api(app, 'GET', '/api/v1/agents?limit=101')).status, 400);
+  });
+
+  await t.test('one followable agent by id; 404 when unknown or not followable', async (t) => {
+    const res = await api(app, 'GET', `/api/v1/agents/${live.id}`);
+    t.equal(res.status, 200);
+    t.match(res.body.data, { id: live.id, betaStatus: 'live', venue: 'SPOT_VENUE' });
+    t.notOk(JSON.stringify(res.body).includes(live.inboundWebhookSigningSecretReveal));
+    for (const id of [pending.id, rejected.id, 'no-such-agent']) {
+      const missing = await api(app, 'GET', `/api/v1/agents/${id}`);
+      t.equal(missing.status, 404);
+      t.equal(missing.body.error.code, 'NOT_FOUND');
+    }
+  });
+
+  await t.test('beta seats: taken once per user, counted, refused when full', async (t) => {
+    const first = await takeBetaSeat(app.deps.store, beta.id, 'user-1', ctx());
+    t.same(first.events.map((e) => e.type), ['BetaSeatTaken']);
+    t.same((await takeBetaSeat(app.deps.store, beta.id, 'user-1', ctx())).events, [], 'the same user again takes no seat');
+    const second = await takeBetaSeat(app.deps.store, beta.id, 'user-2', ctx());
+    await app.deps.readYourWrites(second.position);
+    const res = await api(app, 'GET', `/api/v1/agents/${beta.id}`);
+    t.same(res.body.data.performanceStats, { betaSeatsTaken: 2 });
+
+    const full = await takeBetaSeat(app.deps.store, beta.id, 'user-3', ctx()).catch((e: unknown) => e);
+    t.ok(full instanceof DomainError && full.kind === 'CONFLICT', 'a third user finds the beta full');
+    t.same((await takeBetaSeat(app.deps.store, live.id, 'user-3', ctx())).events, [], 'a live agent has no seats');
+    const notFollowable = await takeBetaSeat(app.deps.store, pending.id, 'user-3', ctx()).catch((e: unknown) => e);
+    t.ok(notFollowable instanceof DomainError && notFollowable.kind === 'CONFLICT', 'a pending agent cannot be followed');
+  });
+
+  await t.test('the agent and review read models rebuild row for row', async (t) => {
+    const snapshot = async () => ({
+      agents: (await app.deps.pool.query('SELECT * FROM agent_records ORDER BY id')).rows,
+      reviews: (await app.deps.pool.query('SELECT * FROM agent_reviews ORDER BY id')).rows,
+    });
+    const before = await snapshot();
+    t.equal(before.agents.length, 4);
+    t.equal(before.reviews.length, 4);
+    await rebuild(app.deps.store, app.deps.pool, agentsProjector);
+    await rebuild(app.deps.store, app.deps.pool, reviewsProjector);
+    t.same(await snapshot(), before);
+  });
+});

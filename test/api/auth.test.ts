@@ -1,0 +1,217 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import t from 'tap';
+import { api, startTestApp, type TestApp } from '../support/app.ts';
+import { codeOf, signIn, TEST_USER_AGENT } from '../support/auth.ts';
+
+const ua = { 'user-agent': TEST_USER_AGENT };
+const lookupBody = (email: string, extra: Record<string, unknown> = {}) => ({ email, recaptcha: 'tok', fingerprint: 'fp', ...extra });
+const lookup = (app: TestApp, email: string, extra: Record<string, unknown> = {}) =>
+  api(app, 'POST', '/api/auth/lookup', { headers: ua, body: lookupBody(email, extra) });
+const verify = (app: TestApp, email: string, code: string, headers: Record<string, string> = ua) =>
+  api(app, 'POST', '/api/auth/verify', { headers, body: { email, code, recaptcha: 'tok' } });
+const refresh = (app: TestApp, refreshToken: string, userAgent = TEST_USER_AGENT) =>
+  api(app, 'POST', '/api/auth/refresh', { headers: { 'user-agent': userAgent }, body: { refreshToken } });
+const secondsFromNow = (iso: string) => (new Date(iso).getTime() - Date.now()) / 1000;
+const wrongCode = (code: string) => String((Number(code) + 1) % 1_000_000).padStart(6, '0');
+
+t.test('auth routes', async (t) => {
+  const app = await startTestApp({ config: { ADMIN_EMAILS: 'boss@example.com' } });
+  t.teardown(() => app.close());
+
+  await t.test('username-exists answers 400 without a username, then false / true case-insensitively', async (t) => {
+    t.equal((await api(app, 'GET', '/api/auth/username-exists')).status, 400);
+    t.same((await api(app, 'GET', '/api/auth/username-exists?username=Ueno')).body, { success: true, data: { exists: false } });
+    await signIn(app, 'ueno@example.com', { username: 'Ueno' });
+    t.same((await api(app, 'GET', '/api/auth/username-exists?username=ueno')).body.data, { exists: true });
+  });
+
+  await t.test('lookup of a new email mails a registration code and never returns it', async (t) => {
+    const res = await lookup(app, 'New.Person@Example.com ');
+    t.equal(res.status, 200);
+    t.equal(res.body.data.isNewUser, true);
+    t.equal(res.body.data.codeSentTo, 'n***@example.com');
+    t.ok(secondsFromNow(res.body.data.nextRequestAt) > 25, 'nextRequestAt about 30 s ahead');
+    const mail = await app.waitForMail('new.person@example.com');
+    t.match(mail.subject, /registration code/);
+    t.notOk(JSON.stringify(res.body).includes(codeOf(mail)), 'the code is only in the mail');
+  });
+
+  await t.test('lookup of a registered email mails a sign-in code', async (t) => {
+    const { userId } = await signIn(app, 'known@example.com');
+    await app.deps.redis.del(`auth:lookup-recent:${userId}`); // as if 30 s had passed since signing in
+    const again = await lookup(app, 'known@example.com');
+    t.equal(again.status, 200);
+    t.equal(again.body.data.isNewUser, false);
+    t.match((await app.waitForMail('known@example.com')).subject, /sign-in code/);
+  });
+
+  await t.test('lookup validates its body: 400', async (t) => {
+    const bad = await api(app, 'POST', '/api/auth/lookup', { body: { email: 'not-an-email', fingerprint: 'fp' } });
+    t.equal(bad.status, 400);
+    t.equal(bad.body.error.code, 'BAD_REQUEST');
+    t.equal((await api(app, 'POST', '/api/auth/lookup', { body: { email: 'a@example.com' } })).status, 400, 'fingerprint required');
+    t.equal((await lookup(app, 'b@example.com', { username: 'x' })).status, 400, 'username too short');
+  });
+
+  await t.test('lookup for a new user with a taken username is 400', async (t) => {
+    await signIn(app, 'holder@example.com', { username: 'holder' });
+    const res = await lookup(app, 'other@example.com', { username: 'HOLDER' });
+    t.equal(res.status, 400);
+    t.match(res.body.error.message, /taken/);
+  });
+
+  await t.test('a second lookup within 30 s is 429 with nextRequestAt', async (t) => {
+    t.equal((await lookup(app, 'eager@example.com')).status, 200);
+    const res = await lookup(app, 'eager@example.com');
+    t.equal(res.status, 429);
+    t.equal(res.body.success, false);
+    t.equal(res.body.error.code, 'TOO_MANY_REQUESTS');
+    const wait = secondsFromNow(res.body.error.nextRequestAt);
+    t.ok(wait > 20 && wait <= 30, `nextRequestAt ${wait} s ahead`);
+  });
+
+  await t.test('more than 5 lookups in an hour is 429 until the hour ends', async (t) => {
+    const email = 'hourly@example.com';
+    const { userId } = await signIn(app, email); // one lookup
+    for (let i = 2; i <= 5; i++) {
+      await app.deps.redis.del(`auth:lookup-recent:${userId}`); // as if 30 s had passed
+      t.equal((await lookup(app, email)).status, 200, `lookup ${i}`);
+    }
+    await app.deps.redis.del(`auth:lookup-recent:${userId}`);
+    const res = await lookup(app, email);
+    t.equal(res.status, 429);
+    t.ok(secondsFromNow(res.body.error.nextRequestAt) > 3000, 'retry after about an hour');
+  });
+
+  await t.test('verify returns tokens and the code works once', async (t) => {
+    t.equal((await lookup(app, 'once@example.com')).status, 200);
+    const code = codeOf(await app.waitForMail('once@example.com'));
+    const res = await verify(app, 'once@example.com', code);
+    t.equal(res.status, 200);
+    t.equal(res.body.data.mfaRequired, false);
+    t.type(res.body.data.tokens.accessToken, 'string');
+    t.type(res.body.data.tokens.refreshToken, 'string');
+    const me = await api(app, 'GET', '/api/v1/users/me', { token: res.body.data.tokens.accessToken });
+    t.equal(me.body.data.email, 'once@example.com');
+    t.equal((await verify(app, 'once@example.com', code)).status, 400, 'a used code is refused');
+  });
+
+  await t.test('verify answers 400 for a wrong code and for an invalid body', async (t) => {
+    t.equal((await lookup(app, 'wrong@example.com')).status, 200);
+    const code = codeOf(await app.waitForMail('wrong@example.com'));
+    const res = await verify(app, 'wrong@example.com', wrongCode(code));
+    t.equal(res.status, 400);
+    t.match(res.body.error.message, /invalid or expired code/);
+    t.equal((await verify(app, 'wrong@example.com', '12ab')).status, 400);
+    t.equal((await api(app, 'POST', '/api/auth/verify', { body: { code } })).status, 400, 'email missing');
+    t.equal((await verify(app, 'wrong@example.com', code)).status, 200, 'the right code still works');
+  });
+
+  await t.test('5 wrong codes lock the account for 15 minutes: 429', async (t) => {
+    const email = 'guesser@example.com';
+    t.equal((await lookup(app, email)).status, 200);
+    const code = codeOf(await app.waitForMail(email));
+    for (let i = 1; i <= 4; i++) t.equal((await verify(app, email, wrongCode(code))).status, 400, `wrong code ${i}`);
+    const locked = await verify(app, email, wrongCode(code));
+    t.equal(locked.status, 429);
+    t.equal(locked.body.error.code, 'TOO_MANY_REQUESTS');
+    const wait = secondsFromNow(locked.body.error.nextRequestAt);
+    t.ok(wait > 14 * 60 && wait <= 15 * 60, `locked for ${wait} s`);
+    t.equal((await verify(app, email, code)).status, 429, 'even the right code while locked');
+    t.equal((await lookup(app, email)).status, 429, 'no new code while locked');
+  });
+
+  await t.test('registration keeps the signup fields; ADMIN_EMAILS makes an administrator', async (t) => {
+    const boss = await signIn(app, 'Boss@Example.com', { username: 'the_boss' });
+    const me = await api(app, 'GET', '/api/v1/users/me', { token: boss.accessToken });
+    t.match(me.body.data, { email: 'boss@example.com', username: 'the_boss', role: 'admin', tier: 'free', virtualWalletMode: true, languageCode: 'en' });
+    t.equal((await lookup(app, 'fan@example.com', { agreedToTerms: true, receiveMarketingOffers: false, referrerUsername: 'the_boss' })).status, 200);
+    const res = await verify(app, 'fan@example.com', codeOf(await app.waitForMail('fan@example.com')));
+    const fan = await api(app, 'GET', '/api/v1/users/me', { token: res.body.data.tokens.accessToken });
+    t.match(fan.body.data, { role: 'user', agreedToTerms: true, receiveMarketingOffers: false });
+    t.match(fan.body.data.username, /^user_[0-9a-f]{10}$/, 'a username is derived when none was given');
+  });
+
+  await t.test('refresh rotates the refresh token; reusing the old one ends the session', async (t) => {
+    const first = await signIn(app, 'rotor@example.com');
+    const res = await refresh(app, first.refreshToken);
+    t.equal(res.status, 200);
+    const { accessToken, refreshToken } = res.body.data.tokens;
+    t.not(refreshToken, first.refreshToken);
+    t.equal((await api(app, 'GET', '/api/v1/users/me', { token: accessToken })).status, 200);
+    const reused = await refresh(app, first.refreshToken);
+    t.equal(reused.status, 401, 'the rotated token stops working');
+    t.equal(reused.body.error.code, 'UNAUTHORIZED');
+    t.equal((await refresh(app, refreshToken)).status, 401, 'its reuse ended the session: the new token is dead too');
+    t.equal((await api(app, 'GET', '/api/v1/users/me', { token: accessToken })).status, 401, 'and its access tokens');
+  });
+
+  await t.test('refresh is bound to the user agent; unknown tokens are 401; a missing one 400', async (t) => {
+    const session = await signIn(app, 'agent@example.com', { userAgent: 'browser-A' });
+    t.equal((await refresh(app, session.refreshToken, 'browser-B')).status, 401, 'another user agent');
+    t.equal((await refresh(app, session.refreshToken, 'browser-A')).status, 200, 'its own user agent');
+    t.equal((await refresh(app, 'garbage')).status, 401);
+    t.equal((await refresh(app, `${session.userId}.${'A'.repeat(43)}`)).status, 401);
+    t.equal((await api(app, 'POST', '/api/auth/refresh', { body: {} })).status, 400);
+  });
+
+  await t.test('sign-out ends the session and is idempotent', async (t) => {
+    const session = await signIn(app, 'leaver@example.com');
+    const out = () => api(app, 'POST', '/api/auth/sign-out', { body: { refreshToken: session.refreshToken } });
+    t.same((await out()).body, { success: true, data: { success: true } });
+    t.same((await out()).body, { success: true, data: { success: true } }, 'again');
+    t.equal((await api(app, 'GET', '/api/v1/users/me', { token: session.accessToken })).status, 401);
+    t.equal((await refresh(app, session.refreshToken)).status, 401);
+    const unknown = await api(app, 'POST', '/api/auth/sign-out', { body: { refreshToken: 'never-issued' } });
+    t.same(unknown.body, { success: true, data: { success: true } });
+    t.equal((await api(app, 'POST', '/api/auth/sign-out', { body: {} })).status, 400);
+  });
+});
+
+t.test('an expired code is refused with 400', async (t) => {
+  const app = await startTestApp({ config: { LOGIN_CODE_TTL_SECONDS: '1' } });
+  t.teardown(() => app.close());
+  t.equal((await lookup(app, 'slow@example.com')).status, 200);
+  const code = codeOf(await app.waitForMail('slow@example.com'));
+  await new Promise((r) => setTimeout(r, 1300));
+  const res = await verify(app, 'slow@example.com', code);
+  t.equal(res.status, 400);
+  t.match(res.body.error.message, /expired/);
+});
+
+t.test('captcha (stand-in provider over HTTP)', async (t) => {
+  const seen: URLSearchParams[] = [];
+  const provider = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c) => (body += c));
+    req.on('end', () => {
+      const form = new URLSearchParams(body);
+      seen.push(form);
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ success: form.get('secret') === 'captcha-secret' && form.get('response') === 'human' }));
+    });
+  });
+  await new Promise<void>((resolve) => provider.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => new Promise<void>((resolve) => provider.close(() => resolve())));
+  const { port } = provider.address() as AddressInfo;
+  const app = await startTestApp({
+    config: { RECAPTCHA_SECRET: 'captcha-secret', RECAPTCHA_VERIFY_URL: `http://127.0.0.1:${port}/siteverify` },
+  });
+  t.teardown(() => app.close());
+
+  const email = 'human@example.com';
+  const robot = await lookup(app, email, { recaptcha: 'robot' });
+  t.equal(robot.status, 403, 'lookup with a failing token');
+  t.equal(robot.body.error.code, 'FORBIDDEN');
+  t.equal((await api(app, 'POST', '/api/auth/lookup', { body: { email, fingerprint: 'fp' } })).status, 403, 'lookup without a token');
+  t.equal(seen[0]?.get('secret'), 'captcha-secret');
+  t.equal(seen[0]?.get('response'), 'robot');
+  t.equal(seen[0]?.get('remoteip'), '127.0.0.1');
+
+  t.equal((await lookup(app, email, { recaptcha: 'human' })).status, 200, 'lookup with a passing token');
+  const code = codeOf(await app.waitForMail(email));
+  const body = (recaptcha: string) => ({ email, code, recaptcha });
+  t.equal((await api(app, 'POST', '/api/auth/verify', { body: body('robot') })).status, 403, 'verify with a failing token');
+  t.equal((await api(app, 'POST', '/api/auth/verify', { body: body('human') })).status, 200, 'verify with a passing token');
+});

@@ -1,0 +1,160 @@
+import t, { type Test } from 'tap';
+import { decide, type UserCommand } from '../../../domain/user/decide.ts';
+import type { DomainError } from '../../../domain/shared/errors.ts';
+import type { UserEvent } from '../../../domain/user/events.ts';
+import { evolve, initialState } from '../../../domain/user/state.ts';
+
+// Given past events, when a command, then new events (or an error of a kind).
+const given = (events: UserEvent[]) => ({
+  when: (command: UserCommand) => {
+    const state = events.reduce(evolve, initialState());
+    return {
+      then: (t: Test, expected: UserEvent[]) => t.same(decide(command, state), expected),
+      thenError: (t: Test, kind: DomainError['kind']) => t.throws(() => decide(command, state), { name: 'DomainError', kind }),
+      thenEvents: () => decide(command, state),
+    };
+  },
+});
+
+const now = new Date('2025-01-01T00:00:00.000Z');
+const later = (ms: number) => new Date(now.getTime() + ms);
+const DAY = 86_400_000;
+const userId = '11111111-1111-5111-8111-111111111111';
+const h = (c: string) => c.repeat(64);
+
+const registered: UserEvent = {
+  type: 'UserRegistered',
+  data: {
+    userId,
+    email: 'ann@example.com',
+    username: 'ann',
+    role: 'user',
+    tier: 'free',
+    virtualWalletMode: true,
+    languageCode: 'en',
+    registeredAt: now.toISOString(),
+    signup: {},
+  },
+};
+const started: UserEvent = {
+  type: 'SessionStarted',
+  data: {
+    userId,
+    sessionId: 's1',
+    refreshTokenHash: h('a'),
+    userAgent: 'ua',
+    userAgentHash: h('0'),
+    startedAt: now.toISOString(),
+    expiresAt: later(30 * DAY).toISOString(),
+  },
+};
+const refreshed: UserEvent = {
+  type: 'SessionRefreshed',
+  data: { userId, sessionId: 's1', refreshTokenHash: h('b'), refreshedAt: later(1000).toISOString(), expiresAt: later(31 * DAY).toISOString() },
+};
+const refresh = (hash: string, uaHash = h('0'), at = later(2000)): UserCommand => ({
+  type: 'RefreshSession',
+  data: { refreshTokenHash: hash, userAgentHash: uaHash, newRefreshTokenHash: h('c'), expiresAt: new Date(at.getTime() + 30 * DAY) },
+  now: at,
+});
+const register = (isAdminEmail: boolean): UserCommand => ({
+  type: 'RegisterUser',
+  data: { userId, email: 'ann@example.com', username: 'ann', isAdminEmail, signup: { agreedToTerms: true } },
+  now,
+});
+
+t.test('registration makes a free user in the virtual wallet, English by default', async (t) => {
+  given([]).when(register(false)).then(t, [
+    { ...registered, data: { ...registered.data, signup: { agreedToTerms: true } } } as UserEvent,
+  ]);
+});
+
+t.test('an email in ADMIN_EMAILS registers as an administrator', async (t) => {
+  const [event] = given([]).when(register(true)).thenEvents();
+  t.equal(event?.type === 'UserRegistered' && event.data.role, 'admin');
+});
+
+t.test('registering the same email again changes nothing', async (t) => {
+  given([registered]).when(register(false)).then(t, []);
+});
+
+t.test('a command for an unregistered user is 404', async (t) => {
+  given([]).when({ type: 'UpdateProfile', data: { languageCode: 'de' }, now }).thenError(t, 'NOT_FOUND');
+});
+
+t.test('a profile update records only what changed', async (t) => {
+  given([registered])
+    .when({ type: 'UpdateProfile', data: { languageCode: 'de', virtualWalletMode: true, username: 'bob' }, now })
+    .then(t, [
+      { type: 'UsernameChanged', data: { userId, username: 'bob', previousUsername: 'ann', changedAt: now.toISOString() } },
+      { type: 'UserProfileUpdated', data: { userId, languageCode: 'de', updatedAt: now.toISOString() } },
+    ]);
+  given([registered]).when({ type: 'UpdateProfile', data: { languageCode: 'en' }, now }).then(t, []);
+});
+
+t.test('listing an agent makes a user a developer, once', async (t) => {
+  const grant: UserCommand = { type: 'GrantRole', data: { role: 'developer', reason: 'agent_listed' }, now };
+  given([registered]).when(grant).then(t, [
+    { type: 'RoleGranted', data: { userId, role: 'developer', previousRole: 'user', reason: 'agent_listed', grantedAt: now.toISOString() } },
+  ]);
+  const developer: UserEvent = { type: 'RoleGranted', data: { userId, role: 'developer', previousRole: 'user', reason: 'x', grantedAt: now.toISOString() } };
+  given([registered, developer]).when(grant).then(t, []);
+});
+
+t.test('becoming a developer never downgrades an administrator', async (t) => {
+  const admin: UserEvent = { type: 'RoleGranted', data: { userId, role: 'admin', previousRole: 'user', reason: 'admin_grant', grantedAt: now.toISOString() } };
+  given([registered, admin]).when({ type: 'GrantRole', data: { role: 'developer', reason: 'agent_listed' }, now }).then(t, []);
+  given([registered, admin]).when({ type: 'GrantRole', data: { role: 'admin', reason: 'admin_grant' }, now }).then(t, []);
+});
+
+t.test('a session starts with the digests of its refresh token and user agent', async (t) => {
+  given([registered])
+    .when({
+      type: 'StartSession',
+      data: { sessionId: 's1', refreshTokenHash: h('a'), userAgent: 'ua', userAgentHash: h('0'), expiresAt: later(30 * DAY) },
+      now,
+    })
+    .then(t, [started]);
+});
+
+t.test('a refresh with the current token from the same user agent rotates it', async (t) => {
+  given([registered, started]).when(refresh(h('a'))).then(t, [
+    {
+      type: 'SessionRefreshed',
+      data: { userId, sessionId: 's1', refreshTokenHash: h('c'), refreshedAt: later(2000).toISOString(), expiresAt: later(2000 + 30 * DAY).toISOString() },
+    },
+  ]);
+});
+
+t.test('a refresh from another user agent is 401', async (t) => {
+  given([registered, started]).when(refresh(h('a'), h('9'))).thenError(t, 'UNAUTHORIZED');
+});
+
+t.test('an unknown refresh token is 401', async (t) => {
+  given([registered, started]).when(refresh(h('e'))).thenError(t, 'UNAUTHORIZED');
+  given([]).when(refresh(h('e'))).thenError(t, 'UNAUTHORIZED');
+});
+
+t.test('an expired refresh token is 401', async (t) => {
+  given([registered, started]).when(refresh(h('a'), h('0'), later(30 * DAY))).thenError(t, 'UNAUTHORIZED');
+});
+
+t.test('reusing a rotated refresh token ends the session', async (t) => {
+  given([registered, started, refreshed]).when(refresh(h('a'))).then(t, [
+    { type: 'SessionEnded', data: { userId, sessionId: 's1', reason: 'refresh_token_reused', endedAt: later(2000).toISOString() } },
+  ]);
+});
+
+t.test('a refresh of an ended session is 401', async (t) => {
+  const ended: UserEvent = { type: 'SessionEnded', data: { userId, sessionId: 's1', reason: 'signed_out', endedAt: now.toISOString() } };
+  given([registered, started, ended]).when(refresh(h('a'))).thenError(t, 'UNAUTHORIZED');
+});
+
+t.test('sign-out ends the session once; unknown and ended tokens change nothing', async (t) => {
+  const signOut = (hash: string): UserCommand => ({ type: 'EndSession', data: { refreshTokenHash: hash }, now });
+  const ended: UserEvent = { type: 'SessionEnded', data: { userId, sessionId: 's1', reason: 'signed_out', endedAt: now.toISOString() } };
+  given([registered, started]).when(signOut(h('a'))).then(t, [ended]);
+  given([registered, started, ended]).when(signOut(h('a'))).then(t, []);
+  given([registered, started]).when(signOut(h('e'))).then(t, []);
+  given([]).when(signOut(h('e'))).then(t, []);
+});

@@ -1,0 +1,4 @@
+import t from 'tap';
+import { flowSuite } from './flow.ts';
+
+flowSuite(t, 'postgres');

@@ -1,0 +1,45 @@
+import { spawnSync } from 'node:child_process';
+import t from 'tap';
+import { loadConfig } from '../../infra/config.ts';
+
+t.test('development defaults work on a developer machine', async (t) => {
+  const config = loadConfig({});
+  t.equal(config.PORT, 3000);
+  t.equal(config.EVENT_STORE, 'postgres');
+  t.equal(config.DATABASE_URL, 'postgres://postgres@127.0.0.1:5432/postgres');
+  t.equal(config.REDIS_URL, 'redis://127.0.0.1:6379');
+});
+
+t.test('a wrong value names the variable', async (t) => {
+  t.throws(() => loadConfig({ PORT: 'eighty' }), { message: /^configuration: PORT / });
+  t.throws(() => loadConfig({ EVENT_STORE: 'mongo' }), { message: /^configuration: EVENT_STORE / });
+  t.throws(() => loadConfig({ EVENT_STORE: 'esdb' }), { message: 'configuration: EVENTSTORE_URL is required when EVENT_STORE=esdb' });
+});
+
+t.test('production refuses development defaults and missing secrets', async (t) => {
+  const full = {
+    NODE_ENV: 'production',
+    JWT_SECRET: 'a-production-secret-of-at-least-32-chars!',
+    SMTP_URL: 'smtp://mail.example.com:587',
+    RECAPTCHA_SECRET: 'captcha',
+    DATABASE_URL: 'postgres://db/x',
+    REDIS_URL: 'redis://cache:6379',
+  };
+  t.ok(loadConfig(full), 'a complete production environment starts');
+  for (const name of ['JWT_SECRET', 'SMTP_URL', 'RECAPTCHA_SECRET', 'DATABASE_URL', 'REDIS_URL'] as const) {
+    const env: Record<string, string> = { ...full };
+    delete env[name];
+    t.throws(() => loadConfig(env), { name: 'ConfigError' }, `missing ${name}`);
+    t.throws(() => loadConfig(env), { message: new RegExp(`^configuration: ${name} `) });
+  }
+  t.throws(() => loadConfig({ ...full, JWT_SECRET: 'dev-only-jwt-secret-change-me-0123456789' }), {
+    message: /JWT_SECRET is the development default/,
+  });
+});
+
+t.test('npm start in production without a secret stops with one clear line', async (t) => {
+  const env: Record<string, string> = { PATH: process.env.PATH!, NODE_ENV: 'production' };
+  const res = spawnSync(process.execPath, ['--import=tsx', 'main.ts'], { env, encoding: 'utf8', timeout: 30_000 });
+  t.equal(res.status, 1);
+  t.equal(res.stderr.trim(), 'configuration: JWT_SECRET must be set to a secret of your own in production');
+});

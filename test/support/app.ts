@@ -1,0 +1,112 @@
+import { randomBytes } from 'node:crypto';
+import { loadConfig } from '../../infra/config.ts';
+import type { AppDeps } from '../../api/deps.ts';
+import { createEsdbEventStore } from '../../infra/eventstore/esdb.ts';
+import { startRuntime, type Runtime } from '../../runtime.ts';
+import type { RunnerOptions } from '../../projections/runner.ts';
+import { freshDatabase } from './db.ts';
+import { startEsdbPeer } from './esdb-peer/index.ts';
+import { startSmtpServer, type ReceivedMail } from './smtp.ts';
+
+export interface TestAppOptions {
+  /** `esdb` runs the app on the protocol-level EventStoreDB peer (test/support/esdb-peer) */
+  eventStore?: 'postgres' | 'esdb';
+  /** environment overrides, as strings like the real environment */
+  config?: Record<string, string>;
+  runnerOptions?: RunnerOptions;
+  /** durable commits (benchmarks); tests skip the flush to disk */
+  durable?: boolean;
+  /** collect log lines (sets LOG_LEVEL to info unless config says otherwise) */
+  captureLogs?: boolean;
+}
+
+export interface TestApp {
+  url: string;
+  deps: AppDeps;
+  runtime: Runtime;
+  databaseUrl: string;
+  redisKeyPrefix: string;
+  mails: ReceivedMail[];
+  /** log lines, when captureLogs was set */
+  logs: string[];
+  waitForMail(to: string, timeoutMs?: number): Promise<ReceivedMail>;
+  close(): Promise<void>;
+}
+
+/**
+ * The real service for one test file: Fastify listening on 127.0.0.1, its own PostgreSQL
+ * database, its own Redis key space, an in-process SMTP server, projectors and workers running.
+ */
+export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
+  const db = await freshDatabase('app', { durable: options.durable });
+  await db.pool.end();
+  const smtp = await startSmtpServer();
+  const peer = options.eventStore === 'esdb' ? await startEsdbPeer() : undefined;
+  const redisKeyPrefix = `test:${randomBytes(6).toString('hex')}:`;
+  const config = loadConfig({
+    NODE_ENV: 'test',
+    PORT: '0',
+    HOST: '127.0.0.1',
+    LOG_LEVEL: options.captureLogs ? 'info' : (process.env.TEST_LOG_LEVEL ?? 'silent'),
+    DATABASE_URL: db.url,
+    DATABASE_POOL_SIZE: '6',
+    REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
+    SMTP_URL: smtp.url,
+    EVENT_STORE: peer ? 'esdb' : 'postgres',
+    ...(peer ? { EVENTSTORE_URL: peer.url } : {}),
+    ...options.config,
+  });
+  const logs: string[] = [];
+  const runtime = await startRuntime({
+    logDestination: options.captureLogs ? { write: (line: string) => void logs.push(line) } : undefined,
+    config,
+    roles: { api: true, projections: true, workers: true },
+    redisKeyPrefix,
+    store: peer ? createEsdbEventStore(peer.url) : undefined,
+    runnerOptions: options.runnerOptions,
+  });
+  let closed = false;
+  return {
+    url: runtime.url!,
+    deps: runtime.deps,
+    runtime,
+    databaseUrl: db.url,
+    redisKeyPrefix,
+    mails: smtp.mails,
+    logs,
+    waitForMail: (to, timeoutMs) => smtp.waitForMail(to, timeoutMs),
+    async close() {
+      if (closed) return;
+      closed = true;
+      await runtime.close();
+      await smtp.close();
+      await peer?.stop();
+      await db.drop();
+    },
+  };
+}
+
+/** fetch against the test app with JSON in and out. */
+export async function api(
+  app: Pick<TestApp, 'url'>,
+  method: string,
+  path: string,
+  options: { body?: unknown; token?: string; headers?: Record<string, string>; rawBody?: string } = {},
+): Promise<{ status: number; body: any; headers: Headers }> {
+  const headers: Record<string, string> = { ...options.headers };
+  if (options.token) headers.authorization = `Bearer ${options.token}`;
+  let body: string | undefined = options.rawBody;
+  if (options.body !== undefined) {
+    body = JSON.stringify(options.body);
+    headers['content-type'] ??= 'application/json';
+  } else if (body !== undefined) headers['content-type'] ??= 'application/json';
+  const res = await fetch(`${app.url}${path}`, { method, headers, body });
+  const text = await res.text();
+  let parsed: unknown = text;
+  try {
+    parsed = text ? JSON.parse(text) : undefined;
+  } catch {
+    // non-JSON bodies (metrics, docs) stay text
+  }
+  return { status: res.status, body: parsed, headers: res.headers };
+}

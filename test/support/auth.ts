@@ -1,0 +1,48 @@
+import { loginKeys } from '../../commands/users/login-codes.ts';
+import { normalizeEmail } from '../../domain/user/fields.ts';
+import { userIdForEmail } from '../../infra/tokens.ts';
+import { api, type TestApp } from './app.ts';
+
+export interface SignedIn {
+  accessToken: string;
+  refreshToken: string;
+  userId: string;
+}
+
+export const TEST_USER_AGENT = 'test-agent/1.0';
+
+/** The 6-digit code in a login mail. */
+export function codeOf(mail: { text: string }): string {
+  const match = /\b(\d{6})\b/.exec(mail.text);
+  if (!match) throw new Error('no code in the mail');
+  return match[1]!;
+}
+
+/**
+ * Signs `email` in (registering it when new) through the real routes: POST /api/auth/lookup, the
+ * code from the mail the SMTP server received, POST /api/auth/verify. The lookup throttle of that
+ * email is cleared first, so a test may sign the same user in more than once.
+ */
+export async function signIn(
+  testApp: Pick<TestApp, 'url' | 'deps' | 'waitForMail'>,
+  email: string,
+  opts: { username?: string; userAgent?: string } = {},
+): Promise<SignedIn> {
+  const keys = loginKeys(userIdForEmail(normalizeEmail(email)));
+  await testApp.deps.redis.del(keys.recent, keys.hourly);
+  const headers = { 'user-agent': opts.userAgent ?? TEST_USER_AGENT };
+  const lookup = await api(testApp, 'POST', '/api/auth/lookup', {
+    headers,
+    body: { email, recaptcha: 'test-captcha', fingerprint: 'test-fingerprint', ...(opts.username ? { username: opts.username } : {}) },
+  });
+  if (lookup.status !== 200) throw new Error(`lookup ${email}: ${lookup.status} ${JSON.stringify(lookup.body)}`);
+  const mail = await testApp.waitForMail(email);
+  const verify = await api(testApp, 'POST', '/api/auth/verify', {
+    headers,
+    body: { email, code: codeOf(mail), recaptcha: 'test-captcha' },
+  });
+  if (verify.status !== 200) throw new Error(`verify ${email}: ${verify.status} ${JSON.stringify(verify.body)}`);
+  const { accessToken, refreshToken } = verify.body.data.tokens as { accessToken: string; refreshToken: string };
+  const payload = JSON.parse(Buffer.from(accessToken.split('.')[1]!, 'base64url').toString('utf8')) as { sub: string };
+  return { accessToken, refreshToken, userId: payload.sub };
+}

@@ -1,0 +1,31 @@
+import type { Worker } from 'bullmq';
+import { Redis } from 'ioredis';
+import type { AppDeps } from '../api/deps.ts';
+import { createMailer } from '../infra/mailer.ts';
+import { startMailWorker } from './mail.ts';
+
+export interface Workers {
+  close(): Promise<void>;
+}
+
+/** BullMQ key prefix: BullMQ refuses ioredis keyPrefix, so tests separate runs by this instead. */
+export function queuePrefix(redisKeyPrefix?: string): string {
+  return `bull${redisKeyPrefix ? `:${redisKeyPrefix.replace(/:$/, '')}` : ''}`;
+}
+
+export function bullConnection(url: string): Redis {
+  return new Redis(url, { maxRetriesPerRequest: null });
+}
+
+export async function startWorkers(deps: AppDeps, redisKeyPrefix?: string): Promise<Workers> {
+  const connection = bullConnection(deps.config.REDIS_URL);
+  const prefix = queuePrefix(redisKeyPrefix);
+  const workers: Worker[] = [startMailWorker(connection, prefix, createMailer(deps.config, deps.logger))];
+  for (const w of workers) w.on('failed', (job, err) => deps.logger.warn({ err, queue: w.name, jobId: job?.id }, 'job failed'));
+  return {
+    async close() {
+      await Promise.all(workers.map((w) => w.close()));
+      connection.disconnect();
+    },
+  };
+}

@@ -1,0 +1,36 @@
+import { createHash } from 'node:crypto';
+import { Queue, Worker, type ConnectionOptions } from 'bullmq';
+import { z } from 'zod';
+import type { Mail, Mailer } from '../infra/mailer.ts';
+
+export const MAIL_QUEUE = 'mail';
+
+export const mailJob = z.object({
+  to: z.string().email(),
+  subject: z.string().min(1),
+  text: z.string(),
+});
+
+const JOB_OPTIONS = {
+  attempts: 5,
+  backoff: { type: 'exponential', delay: 1000 },
+  removeOnComplete: true, // a sent mail (it may hold a login code) is not kept
+  removeOnFail: { age: 24 * 3600 }, // failures are kept a day for inspection
+} as const;
+
+/** The mail outbox: the API enqueues, the worker delivers over SMTP with retries. */
+export function createQueuedMailer(connection: ConnectionOptions, prefix: string): Mailer & { close(): Promise<void> } {
+  const queue = new Queue(MAIL_QUEUE, { connection, prefix });
+  return {
+    async send(mail: Mail) {
+      // The same mail enqueued twice (a retried request) is delivered once.
+      const jobId = createHash('sha256').update(`${mail.to}\n${mail.subject}\n${mail.text}`).digest('hex');
+      await queue.add('send', mailJob.parse(mail), { ...JOB_OPTIONS, jobId });
+    },
+    close: () => queue.close(),
+  };
+}
+
+export function startMailWorker(connection: ConnectionOptions, prefix: string, smtp: Mailer): Worker {
+  return new Worker(MAIL_QUEUE, async (job) => smtp.send(mailJob.parse(job.data)), { connection, prefix, concurrency: 4 });
+}

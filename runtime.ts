@@ -55,13 +55,13 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
 
   const runner = roles.projections
     ? new ProjectionRunner(store, pool, allProjectors, {
-        onError: (name, err) => logger.error({ err, projector: name }, 'projection batch failed; retrying'),
+        onError: (stage, err) => logger.error({ err, stage }, 'projection failed; retrying'),
         ...options.runnerOptions,
       })
     : undefined;
   await runner?.start();
   const queueConnection = bullConnection(config.REDIS_URL);
-  const mailer = createQueuedMailer(queueConnection, queuePrefix(options.redisKeyPrefix));
+  const mailer = createQueuedMailer(queueConnection, queuePrefix(options.redisKeyPrefix), config.JWT_SECRET);
 
   const deps: AppDeps = {
     config,

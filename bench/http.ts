@@ -19,7 +19,7 @@ export async function httpBench(seconds: number) {
     durable: true,
     config: { ADMIN_EMAILS: ADMIN, DATABASE_POOL_SIZE: '24' },
     runnerOptions: {
-      onCommitted: (_name, events, committedAt) => {
+      onCommitted: (events, committedAt) => {
         if (!measuring) return;
         for (const e of events) lagsMs.push(committedAt - e.createdAt.getTime());
       },

@@ -18,7 +18,8 @@ export async function rebuild(
 ): Promise<number> {
   return inTransaction(pool, async (client) => {
     await client.query('SELECT pg_advisory_xact_lock($1)', [lockKey(projector.name)]);
-    if (projector.tables.length) await client.query(`TRUNCATE ${projector.tables.join(', ')}`);
+    // DELETE, not TRUNCATE: readers keep seeing the old rows (MVCC) until the rebuild commits.
+    for (const table of projector.tables) await client.query(`DELETE FROM ${table}`);
     let position: Position = START;
     let applied = 0;
     for (;;) {

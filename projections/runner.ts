@@ -1,30 +1,37 @@
 import { EventEmitter } from 'node:events';
-import type { Pool } from '../infra/db.ts';
+import type { Pool, PoolClient } from '../infra/db.ts';
 import { comparePositions, type EventStore, type Position, type RecordedEvent, type Subscription } from '../infra/eventstore/port.ts';
 import { projectorLagEvents, projectorLagMs, projectorLagSeconds } from '../infra/metrics.ts';
 import { lockKey, readCheckpoint, writeCheckpoint } from './checkpoints.ts';
 import { applyAll, type Projector } from './projector.ts';
 
-const MAX_BATCH = 500;
-const MAX_BUFFER = 5000;
+const MAX_BATCH = 1000;
+const MAX_BUFFER = 10_000;
+const RETRY_MS = 200;
 
 export interface RunnerOptions {
   /** called after each committed batch, e.g. by tests and the bench to observe lag */
-  onCommitted?: (projector: string, events: RecordedEvent[], committedAt: number) => void;
-  onError?: (projector: string, err: unknown) => void;
+  onCommitted?: (events: RecordedEvent[], committedAt: number) => void;
+  onError?: (stage: 'read' | 'apply', err: unknown) => void;
 }
 
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
 /**
- * Runs projectors. Each follows the global log from its checkpoint; events are buffered while
- * a batch is being applied, so the next batch takes everything that arrived meanwhile. A batch
- * and its checkpoint commit in one transaction under the projector's advisory lock, and events
- * at or before the stored checkpoint are skipped: several processes can run the same projector
- * and nothing is applied twice; a crash loses only an uncommitted batch, which is read again.
+ * Runs projectors over one subscription to the global log. Events are buffered while a batch
+ * is applied, so the next batch takes everything that arrived meanwhile. Each batch is applied
+ * to every projector in ONE transaction with their checkpoints, under each projector's advisory
+ * lock; events at or before a projector's stored checkpoint are skipped for it. So several
+ * processes can run the same projectors and nothing is applied twice, a crash loses only an
+ * uncommitted batch, and one short transaction per batch (not one per read model) keeps the
+ * event store's visibility horizon moving. A failed read resubscribes from the last buffered
+ * event; a failed batch is retried; both are reported through onError.
  */
 export class ProjectionRunner {
   private readonly emitter = new EventEmitter();
-  private readonly loops: Array<{ stop(): Promise<void> }> = [];
   private readonly positions = new Map<string, Position>();
+  private loop?: { stop(): Promise<void> };
+  private readonly keys: number[];
 
   constructor(
     private readonly store: EventStore,
@@ -33,32 +40,33 @@ export class ProjectionRunner {
     private readonly options: RunnerOptions = {},
   ) {
     this.emitter.setMaxListeners(0);
+    // Locks are always taken in the same order, so two runners can never deadlock.
+    this.keys = projectors.map((p) => lockKey(p.name)).sort((a, b) => a - b);
   }
 
   async start(): Promise<void> {
+    let from: Position | undefined;
     for (const p of this.projectors) {
-      const from = await readCheckpoint(this.pool, p.name);
-      this.positions.set(p.name, from);
-      this.loops.push(this.run(p, from));
+      const at = await readCheckpoint(this.pool, p.name);
+      this.positions.set(p.name, at);
+      if (!from || comparePositions(at, from) < 0) from = at;
     }
+    if (from) this.loop = this.run(from);
   }
 
   async stop(): Promise<void> {
-    await Promise.all(this.loops.splice(0).map((l) => l.stop()));
+    await this.loop?.stop();
+    this.loop = undefined;
   }
 
-  /** Last position this process committed (or loaded) per projector. */
+  /** Last position this process committed (or loaded) for a projector. */
   position(name: string): Position | undefined {
     return this.positions.get(name);
   }
 
-  /** Resolves once every projector of this runner has committed past `position`. */
+  /** Resolves true once every projector of this runner has committed past `position`. */
   async waitFor(position: Position, timeoutMs: number): Promise<boolean> {
-    const passed = () =>
-      this.projectors.every((p) => {
-        const at = this.positions.get(p.name);
-        return at !== undefined && comparePositions(at, position) >= 0;
-      });
+    const passed = () => this.projectors.every((p) => comparePositions(this.positions.get(p.name)!, position) >= 0);
     if (passed()) return true;
     return new Promise<boolean>((resolve) => {
       const timer = setTimeout(() => finish(false), timeoutMs);
@@ -72,7 +80,7 @@ export class ProjectionRunner {
     });
   }
 
-  private run(projector: Projector, from: Position) {
+  private run(from: Position) {
     const buffer: RecordedEvent[] = [];
     let subscription: Subscription | null = null;
     let stopped = false;
@@ -83,41 +91,50 @@ export class ProjectionRunner {
       s?.();
     };
     const waitSignal = () => new Promise<void>((resolve) => (signal = resolve));
-    const labels = { projector: projector.name };
+    let lastRead = from;
 
     const reader = (async () => {
-      subscription = this.store.subscribeAll({ fromPosition: from });
-      for await (const event of subscription) {
-        buffer.push(event);
-        projectorLagEvents.set(labels, buffer.length);
-        notify();
-        while (buffer.length >= MAX_BUFFER && !stopped) await waitSignal();
-        if (stopped) break;
+      while (!stopped) {
+        try {
+          subscription = this.store.subscribeAll({ fromPosition: lastRead });
+          for await (const event of subscription) {
+            buffer.push(event);
+            lastRead = event.position;
+            this.setLag(buffer);
+            notify();
+            while (buffer.length >= MAX_BUFFER && !stopped) await waitSignal();
+            if (stopped) break;
+          }
+        } catch (err) {
+          this.options.onError?.('read', err);
+          await sleep(RETRY_MS);
+        }
       }
     })();
 
     const applier = (async () => {
       while (!stopped) {
         if (buffer.length === 0) {
-          projectorLagMs.set(labels, 0);
+          this.setLag(buffer);
           await waitSignal();
           continue;
         }
         const batch = buffer.splice(0, MAX_BATCH);
         notify();
         try {
-          await this.applyBatch(projector, batch);
+          await this.applyBatch(batch);
         } catch (err) {
-          this.options.onError?.(projector.name, err);
+          this.options.onError?.('apply', err);
           buffer.unshift(...batch);
-          await new Promise((r) => setTimeout(r, 200));
+          await sleep(RETRY_MS);
           continue;
         }
         const committedAt = Date.now();
-        for (const e of batch) projectorLagSeconds.observe(labels, Math.max(0, committedAt - e.createdAt.getTime()) / 1000);
-        projectorLagEvents.set(labels, buffer.length);
-        projectorLagMs.set(labels, buffer[0] ? committedAt - buffer[0].createdAt.getTime() : 0);
-        this.options.onCommitted?.(projector.name, batch, committedAt);
+        for (const p of this.projectors) {
+          for (const e of batch) projectorLagSeconds.observe({ projector: p.name }, Math.max(0, committedAt - e.createdAt.getTime()) / 1000);
+        }
+        this.setLag(buffer);
+        this.options.onCommitted?.(batch, committedAt);
       }
     })();
 
@@ -131,22 +148,26 @@ export class ProjectionRunner {
     };
   }
 
-  private async applyBatch(projector: Projector, batch: RecordedEvent[]): Promise<void> {
+  private setLag(buffer: RecordedEvent[]) {
+    const oldest = buffer[0] ? Date.now() - buffer[0].createdAt.getTime() : 0;
+    for (const p of this.projectors) {
+      projectorLagEvents.set({ projector: p.name }, buffer.length);
+      projectorLagMs.set({ projector: p.name }, oldest);
+    }
+  }
+
+  private async applyBatch(batch: RecordedEvent[]): Promise<void> {
     const client = await this.pool.connect();
-    let last: Position | undefined;
     try {
       await client.query('BEGIN');
-      await client.query('SELECT pg_advisory_xact_lock($1)', [lockKey(projector.name)]);
-      const stored = await readCheckpoint(client, projector.name);
-      // Events at or before the stored checkpoint were applied by another process.
-      const fresh = batch.filter((event) => comparePositions(event.position, stored) > 0);
-      await applyAll(projector, client, fresh);
-      last = fresh.at(-1)?.position;
-      if (last) await writeCheckpoint(client, projector.name, last);
+      await client.query('SELECT pg_advisory_xact_lock(k) FROM unnest($1::int[]) AS k ORDER BY k', [this.keys]);
+      const reached = new Map<string, Position>();
+      for (const projector of this.projectors) reached.set(projector.name, await this.applyTo(client, projector, batch));
       await client.query('COMMIT');
-      const at = last ?? stored;
-      const known = this.positions.get(projector.name);
-      if (!known || comparePositions(at, known) > 0) this.positions.set(projector.name, at);
+      for (const [name, at] of reached) {
+        const known = this.positions.get(name);
+        if (!known || comparePositions(at, known) > 0) this.positions.set(name, at);
+      }
       this.emitter.emit('committed');
     } catch (err) {
       await client.query('ROLLBACK').catch(() => {});
@@ -154,5 +175,16 @@ export class ProjectionRunner {
     } finally {
       client.release();
     }
+  }
+
+  /** Applies the events after the projector's stored checkpoint; returns where it now stands. */
+  private async applyTo(client: PoolClient, projector: Projector, batch: RecordedEvent[]): Promise<Position> {
+    const stored = await readCheckpoint(client, projector.name);
+    const fresh = batch.filter((event) => comparePositions(event.position, stored) > 0);
+    if (fresh.length === 0) return stored;
+    await applyAll(projector, client, fresh);
+    const last = fresh[fresh.length - 1]!.position;
+    await writeCheckpoint(client, projector.name, last);
+    return last;
   }
 }

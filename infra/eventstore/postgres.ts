@@ -24,7 +24,7 @@ const SUBSCRIPTION_BATCH = 1000;
 
 interface EventRow {
   position: string;
-  transaction_id: string;
+  tx_text: string;
   stream_name: string;
   revision: string;
   event_id: string;
@@ -34,14 +34,23 @@ interface EventRow {
   created_at: Date;
 }
 
-const COLUMNS = 'position, transaction_id::text AS transaction_id, stream_name, revision, event_id, event_type, data, metadata, created_at';
+// The transaction id travels as text (xid8 has no JS type) under its own name: ordering must use
+// the xid8 column itself, never the text (as text, "100000" sorts before "99999").
+const COLUMNS = 'position, transaction_id::text AS tx_text, stream_name, revision, event_id, event_type, data, metadata, created_at';
+
+/** The global read: an index range scan on the primary key (transaction_id, position). */
+export const READ_ALL_SQL = `SELECT ${COLUMNS} FROM events
+  WHERE (transaction_id, position) > ($1::xid8, $2::bigint)
+    AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
+  ORDER BY events.transaction_id, events.position
+  LIMIT $3`;
 
 function toRecorded(row: EventRow): RecordedEvent {
   return {
     id: row.event_id,
     streamName: row.stream_name,
     revision: BigInt(row.revision),
-    position: { commit: BigInt(row.transaction_id), prepare: BigInt(row.position) },
+    position: { commit: BigInt(row.tx_text), prepare: BigInt(row.position) },
     type: row.event_type,
     data: row.data,
     metadata: row.metadata,
@@ -112,14 +121,7 @@ export function createPostgresEventStore(options: PostgresEventStoreOptions): Ev
 
   async function readAll({ fromPosition = START, maxCount }: ReadAllOptions): Promise<RecordedEvent[]> {
     const commit = fromPosition.commit < 0n ? '0' : fromPosition.commit.toString();
-    const { rows } = await pool.query<EventRow>(
-      `SELECT ${COLUMNS} FROM events
-        WHERE (transaction_id, position) > ($1::xid8, $2::bigint)
-          AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
-        ORDER BY transaction_id, position
-        LIMIT $3`,
-      [commit, fromPosition.prepare.toString(), maxCount],
-    );
+    const { rows } = await pool.query<EventRow>(READ_ALL_SQL, [commit, fromPosition.prepare.toString(), maxCount]);
     return rows.map(toRecorded);
   }
 

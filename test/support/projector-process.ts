@@ -26,7 +26,7 @@ const projector: Projector = {
 const pool = createPool(url, 4);
 const store = createPostgresEventStore({ pool, connectionString: url });
 const runner = new ProjectionRunner(store, pool, [projector], {
-  onCommitted: (_name, events) => process.stdout.write(`committed ${events.length}\n`),
+  onCommitted: (events) => process.stdout.write(`committed ${events.length}\n`),
 });
 await runner.start();
 process.stdout.write('started\n');

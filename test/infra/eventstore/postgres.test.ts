@@ -1,7 +1,7 @@
 import t from 'tap';
 import pg from 'pg';
 import { migrate } from '../../../infra/db.ts';
-import { createPostgresEventStore } from '../../../infra/eventstore/postgres.ts';
+import { createPostgresEventStore, READ_ALL_SQL } from '../../../infra/eventstore/postgres.ts';
 import { eventStoreMigrations } from '../../../infra/eventstore/postgres-schema.ts';
 import { START, type RecordedEvent } from '../../../infra/eventstore/port.ts';
 import { freshDatabase } from '../../support/db.ts';
@@ -54,16 +54,26 @@ t.test('postgres store', async (t) => {
     await db.pool.query(`INSERT INTO events (stream_name, revision, event_id, event_type, data, metadata)
       SELECT 'bulk-' || g, 0, gen_random_uuid(), 'Bulk', '{}', '{}' FROM generate_series(1, 20000) g`);
     await db.pool.query('ANALYZE events');
-    const { rows } = await db.pool.query(
-      `EXPLAIN SELECT * FROM events
-        WHERE (transaction_id, position) > ($1::xid8, $2::bigint)
-          AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
-        ORDER BY transaction_id, position LIMIT 1000`,
-      ['0', '5'],
-    );
+    const { rows } = await db.pool.query(`EXPLAIN ${READ_ALL_SQL}`, ['0', '5', 1000]);
     const plan = rows.map((r) => r['QUERY PLAN']).join('\n');
     t.match(plan, /Index Scan using events_pkey/, plan);
     t.notMatch(plan, /Seq Scan|Sort/, 'no scan of the whole table, no sort');
+  });
+
+  await t.test('the global order follows transaction ids as numbers, not as text', async (t) => {
+    // Rows whose transaction ids cross a power of ten: 9 < 10 as numbers, not as text.
+    await db.pool.query(`INSERT INTO events (transaction_id, stream_name, revision, event_id, event_type, data, metadata) VALUES
+      ('10', 'digits-b', 0, gen_random_uuid(), 'B', '{}', '{}'),
+      ('9', 'digits-a', 0, gen_random_uuid(), 'A', '{}', '{}')`);
+    const all: string[] = [];
+    let from;
+    for (;;) {
+      const batch = await store.readAll({ fromPosition: from, maxCount: 7 });
+      all.push(...batch.map((e) => e.streamName));
+      if (batch.length < 7) break;
+      from = batch.at(-1)!.position;
+    }
+    t.ok(all.indexOf('digits-a') >= 0 && all.indexOf('digits-a') < all.indexOf('digits-b'), 'xid 9 comes before xid 10');
   });
 
   await t.test('readAll starts after the given position', async (t) => {

@@ -15,12 +15,14 @@ const ADMIN = 'bench-admin@example.test';
 export async function httpBench(seconds: number) {
   let measuring = false;
   const lagsMs: number[] = [];
+  const batchSizes: number[] = [];
   const app = await startTestApp({
     durable: true,
     config: { ADMIN_EMAILS: ADMIN, DATABASE_POOL_SIZE: '24' },
     runnerOptions: {
       onCommitted: (events, committedAt) => {
         if (!measuring) return;
+        batchSizes.push(events.length);
         for (const e of events) lagsMs.push(committedAt - e.createdAt.getTime());
       },
     },
@@ -79,6 +81,7 @@ export async function httpBench(seconds: number) {
       ['(b) POST subscribe', `${fmt(subscribe.perSecond)} /s`, `p50 ${fmt(percentile(subscribe.latenciesMs, 50), 1)} ms, p99 ${fmt(percentile(subscribe.latenciesMs, 99), 1)} ms; ${subscribe.count} calls`],
       ['(c) b / a', fmt(ratio, 2), `target >= 0.25: ${verdict(ratio >= 0.25)}`],
       ['(d) projector lag during (b)', `${fmt(lagP99, 1)} ms`, `p99 (p50 ${fmt(percentile(lagsMs, 50), 1)} ms); target <= 100 ms: ${verdict(lagP99 <= 100)}`],
+      ['    projector batches during (b)', fmt(batchSizes.length), `mean ${fmt(batchSizes.reduce((a, b) => a + b, 0) / Math.max(1, batchSizes.length), 1)} events per batch (one transaction for all read models)`],
       ['(e) GET subscriptions', `${fmt(list.perSecond)} /s`, `p50 ${fmt(percentile(list.latenciesMs, 50), 1)} ms, p99 ${fmt(percentile(list.latenciesMs, 99), 1)} ms`],
       ['(f) rebuild subscriptions model', `${fmt(Number(events) / rebuildSeconds)} ev/s`, `${events} events in ${fmt(rebuildSeconds, 2)} s`],
       ['failed requests', String(failures), failures ? 'UNEXPECTED' : ''],

@@ -1,4 +1,4 @@
-// npm run bench [-- --seconds N --events N]: every figure from one run on this machine, each
+// npm run bench [-- --seconds N --events N --only eventstore|http]: every figure from one run on this machine, each
 // compared with a baseline measured in the same run.
 import { eventStoreBench } from './eventstore.ts';
 import { httpBench } from './http.ts';
@@ -10,7 +10,9 @@ function arg(name: string, fallback: number): number {
 
 const seconds = arg('seconds', 8);
 const events = arg('events', 300_000);
+const onlyAt = process.argv.indexOf('--only');
+const only = onlyAt > 0 ? process.argv[onlyAt + 1] : undefined;
 console.log(`bench: ${seconds} s per measurement, exactly-once run at ${events} events`);
-await eventStoreBench(seconds, events);
-await httpBench(seconds);
+if (!only || only === 'eventstore') await eventStoreBench(seconds, events);
+if (!only || only === 'http') await httpBench(seconds);
 process.exit(0);

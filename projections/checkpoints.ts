@@ -36,3 +36,25 @@ export async function writeCheckpoint(client: PoolClient, name: string, position
     [name, position.commit.toString(), position.prepare.toString()],
   );
 }
+
+/** Checkpoints of several projectors in one round trip (START for those never written). */
+export async function readCheckpoints(db: Pool | PoolClient, names: string[]): Promise<Map<string, Position>> {
+  const { rows } = await db.query<{ name: string; commit_position: string; prepare_position: string }>(
+    'SELECT name, commit_position, prepare_position FROM projection_checkpoints WHERE name = ANY($1::text[])',
+    [names],
+  );
+  const found = new Map(rows.map((r) => [r.name, { commit: BigInt(r.commit_position), prepare: BigInt(r.prepare_position) }]));
+  return new Map(names.map((n) => [n, found.get(n) ?? START]));
+}
+
+export async function writeCheckpoints(client: PoolClient, positions: Map<string, Position>): Promise<void> {
+  if (positions.size === 0) return;
+  const entries = [...positions.entries()];
+  await client.query(
+    `INSERT INTO projection_checkpoints (name, commit_position, prepare_position, updated_at)
+     SELECT n, c, p, now() FROM unnest($1::text[], $2::bigint[], $3::bigint[]) AS x(n, c, p)
+     ON CONFLICT (name) DO UPDATE SET commit_position = excluded.commit_position,
+       prepare_position = excluded.prepare_position, updated_at = now()`,
+    [entries.map(([n]) => n), entries.map(([, p]) => p.commit.toString()), entries.map(([, p]) => p.prepare.toString())],
+  );
+}

@@ -1,8 +1,8 @@
 import { EventEmitter } from 'node:events';
-import type { Pool, PoolClient } from '../infra/db.ts';
+import type { Pool } from '../infra/db.ts';
 import { comparePositions, type EventStore, type Position, type RecordedEvent, type Subscription } from '../infra/eventstore/port.ts';
 import { projectorLagEvents, projectorLagMs, projectorLagSeconds } from '../infra/metrics.ts';
-import { lockKey, readCheckpoint, writeCheckpoint } from './checkpoints.ts';
+import { lockKey, readCheckpoint, readCheckpoints, writeCheckpoints } from './checkpoints.ts';
 import { applyAll, type Projector } from './projector.ts';
 
 const MAX_BATCH = 1000;
@@ -161,10 +161,18 @@ export class ProjectionRunner {
     try {
       await client.query('BEGIN');
       await client.query('SELECT pg_advisory_xact_lock(k) FROM unnest($1::int[]) AS k ORDER BY k', [this.keys]);
+      const stored = await readCheckpoints(client, this.projectors.map((p) => p.name));
       const reached = new Map<string, Position>();
-      for (const projector of this.projectors) reached.set(projector.name, await this.applyTo(client, projector, batch));
+      for (const projector of this.projectors) {
+        const from = stored.get(projector.name)!;
+        const fresh = batch.filter((event) => comparePositions(event.position, from) > 0);
+        if (fresh.length === 0) continue;
+        await applyAll(projector, client, fresh);
+        reached.set(projector.name, fresh[fresh.length - 1]!.position);
+      }
+      await writeCheckpoints(client, reached);
       await client.query('COMMIT');
-      for (const [name, at] of reached) {
+      for (const [name, at] of [...stored, ...reached]) {
         const known = this.positions.get(name);
         if (!known || comparePositions(at, known) > 0) this.positions.set(name, at);
       }
@@ -175,16 +183,5 @@ export class ProjectionRunner {
     } finally {
       client.release();
     }
-  }
-
-  /** Applies the events after the projector's stored checkpoint; returns where it now stands. */
-  private async applyTo(client: PoolClient, projector: Projector, batch: RecordedEvent[]): Promise<Position> {
-    const stored = await readCheckpoint(client, projector.name);
-    const fresh = batch.filter((event) => comparePositions(event.position, stored) > 0);
-    if (fresh.length === 0) return stored;
-    await applyAll(projector, client, fresh);
-    const last = fresh[fresh.length - 1]!.position;
-    await writeCheckpoint(client, projector.name, last);
-    return last;
   }
 }

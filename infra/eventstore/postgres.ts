@@ -290,7 +290,7 @@ function pollingSubscription(
       // Shortly after a wake-up, an append may still be hidden behind an older open transaction:
       // look again soon rather than at the next fallback poll.
       if (Date.now() - lastWakeAt < AFTER_WAKE_WINDOW_MS) {
-        retryDelay = Math.min(retryDelay === 0 ? 2 : retryDelay * 2, 50);
+        retryDelay = Math.min(retryDelay === 0 ? 1 : retryDelay * 2, 5);
         await sleep(retryDelay);
         continue;
       }

@@ -95,10 +95,92 @@ async function updateSettings(client: PoolClient, poolId: string, e: Extract<Poo
   );
 }
 
+const FOLLOW_COLUMNS = 24;
+
+/** All first follows of a batch in one multi-row INSERT. */
+async function insertFollows(client: PoolClient, follows: Array<Extract<PoolEvent, { type: 'AgentFollowed' }>['data']>) {
+  if (follows.length === 0) return;
+  const rows: string[] = [];
+  const values: unknown[] = [];
+  for (const e of follows) {
+    const t = e.terms;
+    const at = values.length;
+    rows.push(`(${Array.from({ length: FOLLOW_COLUMNS }, (_, i) => `$${at + i + 1}`).join(',')},$${at + 24},$${at + 24})`);
+    values.push(
+      e.userId, e.agentId, e.walletContext, e.poolId, t.agentName, t.agentImageUrl, t.venue, t.maxLeverage,
+      t.successFeePercent, t.minAllocationUsd, t.minTradeUsd, t.minPerTradePercent, t.recommendedPerTradePercent,
+      t.maxConcurrentPositions, t.maxEntriesPerTrade, e.tradeMode, e.allocationMode, e.allocationPercentageMin,
+      e.allocationPercentageMax, e.allocationAmountUsd, e.allocationAmountSol, e.goLiveUponConfirmation,
+      e.isPaused, e.subscribedAt,
+    );
+  }
+  await client.query(
+    `INSERT INTO subscriptions (user_id, agent_id, wallet_context, pool_id, agent_name, agent_image_url, venue, max_leverage,
+       success_fee_percent, min_allocation_micro, min_trade_micro, min_per_trade_percent, recommended_per_trade_percent,
+       max_concurrent_positions, max_entries_per_trade, trade_mode, allocation_mode, allocation_percentage_min,
+       allocation_percentage_max, allocation_amount_usd_micro, allocation_amount_sol_lamports, go_live_upon_confirmation,
+       is_paused, subscribed_at, created_at, updated_at)
+     VALUES ${rows.join(',')}`,
+    values,
+  );
+}
+
+/**
+ * A batch in a few statements. Per pool the events compose: the follow comes first (it creates
+ * the row), the last settings update wins, allocations add up, and `updated_at` is the time of
+ * the pool's last event after its follow. The result equals applying the events one by one
+ * (test/projections/subscriptions-batch.test.ts).
+ */
+async function applyBatch(client: PoolClient, events: RecordedEvent[]): Promise<void> {
+  const follows: Array<Extract<PoolEvent, { type: 'AgentFollowed' }>['data']> = [];
+  const settings = new Map<string, Extract<PoolEvent, { type: 'FollowSettingsUpdated' }>['data']>();
+  const added = new Map<string, bigint>();
+  const lastTouch = new Map<string, string>();
+  for (const recorded of events) {
+    const event = parse(recorded);
+    if (!event) continue;
+    const poolId = poolIdOf(recorded);
+    if (event.type !== 'AgentFollowed') {
+      lastTouch.set(poolId, event.type === 'FollowSettingsUpdated' ? event.data.updatedAt : recorded.metadata.occurredAt);
+    }
+    switch (event.type) {
+      case 'AgentFollowed':
+        follows.push(event.data);
+        break;
+      case 'FollowSettingsUpdated':
+        settings.set(poolId, event.data);
+        break;
+      case 'AllocationAdded':
+        added.set(poolId, (added.get(poolId) ?? 0n) + BigInt(event.data.amountMicro));
+        break;
+      default:
+        return assertNever(event);
+    }
+  }
+  await insertFollows(client, follows);
+  for (const [poolId, data] of settings) await updateSettings(client, poolId, data);
+  if (added.size) {
+    const entries = [...added.entries()];
+    await client.query(
+      `UPDATE subscriptions s SET confirmed_in_micro = s.confirmed_in_micro + v.amount
+       FROM unnest($1::text[], $2::bigint[]) AS v(pool_id, amount) WHERE s.pool_id = v.pool_id`,
+      [entries.map(([p]) => p), entries.map(([, amount]) => amount.toString())],
+    );
+  }
+  if (lastTouch.size) {
+    const entries = [...lastTouch.entries()];
+    await client.query(
+      `UPDATE subscriptions s SET updated_at = v.at FROM unnest($1::text[], $2::timestamptz[]) AS v(pool_id, at) WHERE s.pool_id = v.pool_id`,
+      [entries.map(([p]) => p), entries.map(([, at]) => at)],
+    );
+  }
+}
+
 export const subscriptionsProjector: Projector = {
   name: 'subscriptions',
   migrations,
   tables: ['subscriptions'],
+  applyBatch,
   async apply(client, recorded) {
     const event = parse(recorded);
     if (!event) return;

@@ -63,25 +63,6 @@ function parse(event: RecordedEvent): PoolEvent | null {
   return { type: event.type, data: schema.parse(event.data) } as PoolEvent;
 }
 
-async function insertFollowed(client: PoolClient, e: Extract<PoolEvent, { type: 'AgentFollowed' }>['data']): Promise<void> {
-  const t = e.terms;
-  await client.query(
-    `INSERT INTO subscriptions (user_id, agent_id, wallet_context, pool_id, agent_name, agent_image_url, venue, max_leverage,
-       success_fee_percent, min_allocation_micro, min_trade_micro, min_per_trade_percent, recommended_per_trade_percent,
-       max_concurrent_positions, max_entries_per_trade, trade_mode, allocation_mode, allocation_percentage_min,
-       allocation_percentage_max, allocation_amount_usd_micro, allocation_amount_sol_lamports, go_live_upon_confirmation,
-       is_paused, subscribed_at, created_at, updated_at)
-     VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22,$23,$24,$24,$24)`,
-    [
-      e.userId, e.agentId, e.walletContext, e.poolId, t.agentName, t.agentImageUrl, t.venue, t.maxLeverage,
-      t.successFeePercent, t.minAllocationUsd, t.minTradeUsd, t.minPerTradePercent, t.recommendedPerTradePercent,
-      t.maxConcurrentPositions, t.maxEntriesPerTrade, e.tradeMode, e.allocationMode, e.allocationPercentageMin,
-      e.allocationPercentageMax, e.allocationAmountUsd, e.allocationAmountSol, e.goLiveUponConfirmation,
-      e.isPaused, e.subscribedAt,
-    ],
-  );
-}
-
 async function updateSettings(client: PoolClient, poolId: string, e: Extract<PoolEvent, { type: 'FollowSettingsUpdated' }>['data']) {
   await client.query(
     `UPDATE subscriptions SET trade_mode = $2, allocation_mode = $3, allocation_percentage_min = $4,
@@ -187,7 +168,7 @@ export const subscriptionsProjector: Projector = {
     const poolId = poolIdOf(recorded);
     switch (event.type) {
       case 'AgentFollowed':
-        return insertFollowed(client, event.data);
+        return insertFollows(client, [event.data]);
       case 'FollowSettingsUpdated':
         return updateSettings(client, poolId, event.data);
       case 'AllocationAdded':

@@ -4,7 +4,7 @@ import { buildApp } from './api/app.ts';
 import type { AppDeps } from './api/deps.ts';
 import { createCaptcha } from './infra/captcha.ts';
 import type { Config } from './infra/config.ts';
-import { createPool } from './infra/db.ts';
+import { createPool, ensureDatabase } from './infra/db.ts';
 import { createEventStore } from './infra/eventstore/index.ts';
 import type { EventStore } from './infra/eventstore/port.ts';
 import { createLogger } from './infra/logger.ts';
@@ -48,6 +48,7 @@ export interface RuntimeOptions {
 export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   const { config, roles } = options;
   const logger = createLogger(config, options.logDestination);
+  await ensureDatabase(config.DATABASE_URL);
   const pool = createPool(config.DATABASE_URL, config.DATABASE_POOL_SIZE);
   const store = options.store ?? createEventStore(config, pool);
   await migrateAll(pool, config, allProjectors);

@@ -2,12 +2,22 @@ import { z } from 'zod';
 
 const DEV_JWT_SECRET = 'dev-only-jwt-secret-change-me-0123456789';
 
+/** `true`/`false` as an environment string (also 1/0, yes/no, on/off; empty is false). */
+const booleanish = z
+  .string()
+  .trim()
+  .toLowerCase()
+  .pipe(z.enum(['true', 'false', '1', '0', 'yes', 'no', 'on', 'off', '']))
+  .transform((v) => ['true', '1', 'yes', 'on'].includes(v));
+
 const schema = z.object({
   NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   HOST: z.string().default('127.0.0.1'),
   PUBLIC_BASE_URL: z.string().url().optional(),
-  DATABASE_URL: z.string().url().default('postgres://postgres@127.0.0.1:5432/postgres'),
+  /** trust X-Forwarded-* (client IP, protocol) only behind a proxy that sets them */
+  TRUST_PROXY: booleanish.default(false),
+  DATABASE_URL: z.string().url().default('postgres://postgres@127.0.0.1:5432/agent_trading'),
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(20),
   REDIS_URL: z.string().url().default('redis://127.0.0.1:6379'),
   EVENT_STORE: z.enum(['postgres', 'esdb']).default('postgres'),
@@ -28,6 +38,8 @@ const schema = z.object({
   ACCESS_TOKEN_TTL_SECONDS: z.coerce.number().int().positive().default(900),
   REFRESH_TOKEN_TTL_DAYS: z.coerce.number().int().positive().default(30),
   LOGIN_CODE_TTL_SECONDS: z.coerce.number().int().positive().default(600),
+  TRANSFER_RECOVERY_INTERVAL_MS: z.coerce.number().int().positive().default(5000),
+  TRANSFER_RECOVERY_GRACE_MS: z.coerce.number().int().positive().default(10000),
 });
 
 export type Config = z.infer<typeof schema>;
@@ -57,6 +69,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       ['RECAPTCHA_SECRET', 'must be set in production'],
       ['DATABASE_URL', 'must be set in production'],
       ['REDIS_URL', 'must be set in production'],
+      ['PUBLIC_BASE_URL', 'must be set in production (the public address in generated URLs)'],
     ];
     for (const [name, message] of required) {
       if (!env[name]) throw new ConfigError(`configuration: ${name} ${message}`);

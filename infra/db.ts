@@ -48,6 +48,34 @@ export async function migrate(pool: pg.Pool, migrations: Migration[]): Promise<v
   }
 }
 
+/**
+ * Creates the database named in `connectionString` when it does not exist yet, so a first
+ * `npm start` needs no manual step. It connects to the server's `postgres` database for that.
+ */
+export async function ensureDatabase(connectionString: string): Promise<void> {
+  const probe = new pg.Client({ connectionString });
+  try {
+    await probe.connect();
+    return;
+  } catch (err) {
+    if ((err as pg.DatabaseError).code !== '3D000') throw err; // anything but "database does not exist"
+  } finally {
+    await probe.end().catch(() => {});
+  }
+  const url = new URL(connectionString);
+  const name = decodeURIComponent(url.pathname.slice(1));
+  url.pathname = '/postgres';
+  const admin = new pg.Client({ connectionString: url.toString() });
+  await admin.connect();
+  try {
+    await admin.query(`CREATE DATABASE ${pg.escapeIdentifier(name)}`);
+  } catch (err) {
+    if ((err as pg.DatabaseError).code !== '42P04') throw err; // another process created it first
+  } finally {
+    await admin.end();
+  }
+}
+
 /** Runs `fn` in one transaction on one client. */
 export async function inTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();

@@ -1,7 +1,8 @@
 import { pino, type DestinationStream, type Logger } from 'pino';
 import type { Config } from './config.ts';
 
-// Header and body fields that must never reach a log line.
+// Header and body fields that must never reach a log line. Not `*.code`: it would hide `err.code`
+// (ECONNREFUSED…), and login codes are never logged (only the dev mail transport writes mails).
 const REDACT = [
   'req.headers.authorization',
   'req.headers.cookie',
@@ -9,7 +10,6 @@ const REDACT = [
   'req.headers["x-signature"]',
   '*.refreshToken',
   '*.accessToken',
-  '*.code',
   '*.recaptcha',
   '*.secret',
   '*.secretKey',

@@ -1,5 +1,5 @@
-// Secrets the service must show again to itself (signing secrets) but never store in the clear:
-// AES-256-GCM under a key derived by HKDF-SHA256 from the master secret (config.JWT_SECRET).
+// Keys derived from the master secret (config.JWT_SECRET), and the secrets the service must show
+// again to itself (signing secrets) but never store in the clear: AES-256-GCM under such a key.
 // Each purpose derives its own key, so a ciphertext of one purpose never opens under another.
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
 
@@ -7,7 +7,12 @@ const VERSION = 'v1';
 const SALT = 'agent-trading/secrets/v1';
 const IV_BYTES = 12;
 
-function deriveKey(masterSecret: string, purpose: string): Buffer {
+/**
+ * The one key derivation from the master secret: HKDF-SHA256, one key per purpose, so a key leaked
+ * from one use (a digest key, a cipher key) neither signs tokens nor opens another purpose's data.
+ * Sealed signing secrets depend on these exact values: the salt and the derivation never change.
+ */
+export function deriveKey(masterSecret: string, purpose: string): Buffer {
   return Buffer.from(hkdfSync('sha256', masterSecret, SALT, purpose, 32));
 }
 

@@ -4,9 +4,7 @@ import { createHash, createHmac, randomBytes, randomInt } from 'node:crypto';
 
 export const sha256Hex = (value: string) => createHash('sha256').update(value, 'utf8').digest('hex');
 
-/** A key for one purpose derived from the JWT secret, so one leaked digest key cannot sign tokens. */
-export const deriveKey = (secret: string, purpose: string) => createHmac('sha256', secret).update(`key:${purpose}`).digest();
-
+/** HMAC-SHA256 hex under a key from `deriveKey` (infra/secrets.ts). */
 export const hmacHex = (key: Buffer, value: string) => createHmac('sha256', key).update(value, 'utf8').digest('hex');
 
 /** Six digits, uniform, from the CSPRNG. */

@@ -3,6 +3,7 @@ import { usersProjector } from './users/projector.ts';
 import { agentsProjector } from './agents/projector.ts';
 import { reviewsProjector } from './reviews/projector.ts';
 import { subscriptionsProjector } from './subscriptions/projector.ts';
+import { transfersProjector } from './transfers/projector.ts';
 
 // Every read model; the runner feeds each one, `npm run projections:rebuild` rebuilds them.
 export const allProjectors: Projector[] = [
@@ -10,4 +11,5 @@ export const allProjectors: Projector[] = [
   agentsProjector,
   reviewsProjector,
   subscriptionsProjector,
+  transfersProjector,
 ];

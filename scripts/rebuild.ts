@@ -2,7 +2,7 @@
 // first event, each in one transaction, with a progress bar.
 import cliProgress from 'cli-progress';
 import { loadConfig, ConfigError } from '../infra/config.ts';
-import { createPool } from '../infra/db.ts';
+import { createPool, ensureDatabase } from '../infra/db.ts';
 import { createEventStore } from '../infra/eventstore/index.ts';
 import { migrateAll } from '../infra/migrations.ts';
 import { allProjectors } from '../projections/index.ts';
@@ -22,6 +22,7 @@ async function main() {
     throw new ConfigError(`unknown read model ${unknown.join(', ')}; known: ${allProjectors.map((p) => p.name).join(', ')}`);
   }
   const chosen = names.length ? allProjectors.filter((p) => names.includes(p.name)) : allProjectors;
+  await ensureDatabase(config.DATABASE_URL);
   const pool = createPool(config.DATABASE_URL, 4);
   const store = createEventStore(config, pool);
   try {

@@ -3,6 +3,7 @@ import { Redis } from 'ioredis';
 import type { AppDeps } from '../api/deps.ts';
 import { createMailer } from '../infra/mailer.ts';
 import { startMailWorker } from './mail.ts';
+import { startTransferRecovery } from './transfers.ts';
 
 export interface Workers {
   close(): Promise<void>;
@@ -20,11 +21,13 @@ export function bullConnection(url: string): Redis {
 export async function startWorkers(deps: AppDeps, redisKeyPrefix?: string): Promise<Workers> {
   const connection = bullConnection(deps.config.REDIS_URL);
   const prefix = queuePrefix(redisKeyPrefix);
-  const workers: Worker[] = [startMailWorker(connection, prefix, createMailer(deps.config, deps.logger))];
+  const recovery = await startTransferRecovery(connection, prefix, deps);
+  const workers: Worker[] = [startMailWorker(connection, prefix, createMailer(deps.config, deps.logger)), recovery.worker];
   for (const w of workers) w.on('failed', (job, err) => deps.logger.warn({ err, queue: w.name, jobId: job?.id }, 'job failed'));
   return {
     async close() {
       await Promise.all(workers.map((w) => w.close()));
+      await recovery.queue.close();
       connection.disconnect();
     },
   };

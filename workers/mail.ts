@@ -1,7 +1,8 @@
-import { createHash } from 'node:crypto';
 import { Queue, Worker, type ConnectionOptions } from 'bullmq';
 import { z } from 'zod';
 import type { Mail, Mailer } from '../infra/mailer.ts';
+import { deriveKey } from '../infra/secrets.ts';
+import { hmacHex } from '../infra/tokens.ts';
 
 export const MAIL_QUEUE = 'mail';
 
@@ -19,12 +20,14 @@ const JOB_OPTIONS = {
 } as const;
 
 /** The mail outbox: the API enqueues, the worker delivers over SMTP with retries. */
-export function createQueuedMailer(connection: ConnectionOptions, prefix: string): Mailer & { close(): Promise<void> } {
+export function createQueuedMailer(connection: ConnectionOptions, prefix: string, masterSecret: string): Mailer & { close(): Promise<void> } {
   const queue = new Queue(MAIL_QUEUE, { connection, prefix });
+  const jobIdKey = deriveKey(masterSecret, 'mail-job-id');
   return {
     async send(mail: Mail) {
-      // The same mail enqueued twice (a retried request) is delivered once.
-      const jobId = createHash('sha256').update(`${mail.to}\n${mail.subject}\n${mail.text}`).digest('hex');
+      // The same mail enqueued twice (a retried request) is delivered once. Keyed: the text holds a
+      // 6-digit login code, which a plain digest in Redis would give away to a million guesses.
+      const jobId = hmacHex(jobIdKey, `${mail.to}\n${mail.subject}\n${mail.text}`);
       await queue.add('send', mailJob.parse(mail), { ...JOB_OPTIONS, jobId });
     },
     close: () => queue.close(),

@@ -30,10 +30,3 @@ export async function reviewAgent(
   const command = { type: commandType[decision], data, metadata: { now: ctx.now } } as AgentCommand;
   return handle(store, agentStream(agentId), agentFolder, (state) => decide(command, state), ctx);
 }
-
-export const approveAgent = (store: EventStore, agentId: string, input: ReviewBody, ctx: CommandContext) =>
-  reviewAgent(store, agentId, 'approve', input, ctx);
-export const rejectAgent = (store: EventStore, agentId: string, input: ReviewBody, ctx: CommandContext) =>
-  reviewAgent(store, agentId, 'reject', input, ctx);
-export const promoteAgent = (store: EventStore, agentId: string, input: ReviewBody, ctx: CommandContext) =>
-  reviewAgent(store, agentId, 'promote', input, ctx);

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { agentFolder, agentStream, isFollowable, type ListedAgent } from '../../domain/agent/index.ts';
 import { resolveSettings, targetAllocationMicro, termsOf, topUpMicro, type FollowChoices } from '../../domain/pool/allocation.ts';
 import { decide as decidePool } from '../../domain/pool/decide.ts';
-import { allocationModeSchema, tradeModeSchema, walletModeSchema, type AllocationSettings } from '../../domain/pool/events.ts';
+import { allocationModeSchema, tradeModeSchema, walletModeSchema, type AllocationSettings, type FollowOpening } from '../../domain/pool/events.ts';
 import { nextTransferId, poolFolder, poolId, poolStream, type FollowedPool, type PoolState } from '../../domain/pool/state.ts';
 import { conflict, DomainError, notFound } from '../../domain/shared/errors.ts';
 import { toUnits, usdToMicro, type MicroUsd } from '../../domain/shared/money.ts';
@@ -43,7 +43,7 @@ export interface SubscribeResult {
   pool: FollowedPool;
   /** true when this call made the first follow */
   created: boolean;
-  /** global position of the last event appended; undefined when nothing changed */
+  /** global position read-your-writes waits for: the last event appended, else the pool's last event */
   position?: Position;
 }
 
@@ -118,6 +118,9 @@ export async function subscribe(deps: SubscribeDeps, userId: string, input: Subs
     created ||= last.created;
     position = later(position, last.position);
   }
+  // Nothing appended: another writer (a concurrent follow, the transfer recovery) made the pool as
+  // it is, so read-your-writes must wait for the pool's last event instead.
+  position ??= (await store.readStream(poolStream(last.pool.poolId), { direction: 'backwards', maxCount: 1 }))[0]?.position;
   return { agent, pool: last.pool, created, position };
 }
 
@@ -159,7 +162,9 @@ class Follow {
     const { pool, terms, settings, planned } = await this.plan();
     const seat = first && this.agent.betaStatus === 'beta' ? await takeBetaSeat(store, this.agent.id, this.userId, this.ctx) : undefined;
     try {
-      const transfer = planned > 0 ? await this.transferFunds(pool, planned) : undefined;
+      // A first follow's debit carries the pool's opening, so a crash before the pool append is recoverable.
+      const opening = pool.followed ? undefined : { agentId: this.agent.id, settings, terms };
+      const transfer = planned > 0 ? await this.transferFunds(pool, planned, opening) : undefined;
       const data = { poolId: this.id, agentId: this.agent.id, userId: this.userId, walletContext: this.walletContext, settings, terms, transfer, now: this.ctx.now };
       const result = await handle(store, poolStream(this.id), poolFolder, (state) => decidePool({ type: 'FollowAgent', data }, state), this.ctx);
       const credited = result.events.reduce((sum, e) => sum + (e.type === 'AllocationAdded' ? e.data.amountMicro : 0), 0);
@@ -179,7 +184,7 @@ class Follow {
    * debited the wallet and crashed before crediting the pool, this finds that debit and credits
    * its amount instead of debiting again.
    */
-  private async transferFunds(pool: PoolState, amountMicro: MicroUsd) {
+  private async transferFunds(pool: PoolState, amountMicro: MicroUsd, follow: FollowOpening | undefined) {
     const transferId = nextTransferId(this.id, pool);
     const result = await handle(
       this.deps.store,
@@ -189,7 +194,7 @@ class Follow {
         decideWallet(
           {
             type: 'AllocateFunds',
-            data: { transferId, poolId: this.id, walletContext: this.walletContext, amountMicro, virtualStartMicro: this.virtualStartMicro, now: this.ctx.now },
+            data: { transferId, poolId: this.id, walletContext: this.walletContext, amountMicro, virtualStartMicro: this.virtualStartMicro, follow, now: this.ctx.now },
           },
           state,
         ),

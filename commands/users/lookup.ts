@@ -1,7 +1,8 @@
 import type { CommandContext } from '../handle.ts';
 import { badRequest } from '../../domain/shared/errors.ts';
 import { normalizeEmail } from '../../domain/user/fields.ts';
-import { deriveKey, newLoginCode, userIdForEmail } from '../../infra/tokens.ts';
+import { deriveKey } from '../../infra/secrets.ts';
+import { newLoginCode, userIdForEmail } from '../../infra/tokens.ts';
 import type { AuthDeps } from './deps.ts';
 import { assertNotLocked, storeCode, takeLookupSlot, type PendingSignup } from './login-codes.ts';
 import { loadUser, usernameOwner } from './streams.ts';

@@ -2,10 +2,8 @@ import type { CommandContext } from '../handle.ts';
 import { unauthorized } from '../../domain/shared/errors.ts';
 import type { EventStore, Position } from '../../infra/eventstore/port.ts';
 import { newRefreshToken, refreshTokenUserId, sha256Hex } from '../../infra/tokens.ts';
-import { userAgentHash, type StartedSession } from './sign-in.ts';
+import { sessionExpiry, userAgentHash, type StartedSession } from './sign-in.ts';
 import { handleUser } from './streams.ts';
-
-const DAY_MS = 86_400_000;
 
 /**
  * POST /api/auth/refresh: rotates the refresh token of a live session used from the user agent it
@@ -30,7 +28,7 @@ export async function refreshSession(
         refreshTokenHash: sha256Hex(input.refreshToken),
         userAgentHash: userAgentHash(input.userAgent),
         newRefreshTokenHash: sha256Hex(refreshToken),
-        expiresAt: new Date(now.getTime() + input.ttlDays * DAY_MS),
+        expiresAt: sessionExpiry(now, input.ttlDays),
       },
       now,
     }),

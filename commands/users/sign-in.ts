@@ -4,10 +4,11 @@ import type { Position } from '../../infra/eventstore/port.ts';
 import { DomainError } from '../../domain/shared/errors.ts';
 import { normalizeEmail } from '../../domain/user/fields.ts';
 import type { EventStore } from '../../infra/eventstore/port.ts';
-import { deriveKey, newRefreshToken, sha256Hex, userIdForEmail } from '../../infra/tokens.ts';
+import { deriveKey } from '../../infra/secrets.ts';
+import { newRefreshToken, sha256Hex, userIdForEmail } from '../../infra/tokens.ts';
 import type { AuthDeps } from './deps.ts';
 import { consumeCode, type PendingSignup } from './login-codes.ts';
-import { handleUser, loadUser, releaseUsername, reserveUsername } from './streams.ts';
+import { handleUser, handleUsername, loadUser } from './streams.ts';
 
 export interface StartedSession {
   userId: string;
@@ -18,6 +19,9 @@ export interface StartedSession {
 
 const USER_AGENT_MAX = 512;
 const DAY_MS = 86_400_000;
+
+/** When a refresh token issued (or rotated) at `now` stops working. */
+export const sessionExpiry = (now: Date, ttlDays: number) => new Date(now.getTime() + ttlDays * DAY_MS);
 
 export const userAgentHash = (userAgent: string) => sha256Hex(userAgent);
 
@@ -49,7 +53,7 @@ async function register(deps: AuthDeps, input: { userId: string; email: string; 
   );
   // A concurrent verify registered this email first, maybe under another name: free ours.
   if (result.state.status === 'registered' && result.state.username !== username) {
-    await releaseUsername(deps.store, username, input.userId, ctx);
+    await handleUsername(deps.store, 'ReleaseUsername', username, input.userId, ctx);
   }
 }
 
@@ -62,7 +66,7 @@ async function claimUsername(store: EventStore, userId: string, wanted: string |
   const candidates = [...(wanted ? [wanted] : []), `user_${hex.slice(0, 10)}`, `user_${hex.slice(0, 20)}`, `user_${hex}`];
   for (const candidate of candidates) {
     try {
-      await reserveUsername(store, candidate, userId, ctx);
+      await handleUsername(store, 'ReserveUsername', candidate, userId, ctx);
       return candidate;
     } catch (err) {
       if (!(err instanceof DomainError) || err.kind !== 'BAD_REQUEST') throw err;
@@ -88,7 +92,7 @@ export async function startSession(
         refreshTokenHash: sha256Hex(refreshToken),
         userAgent: input.userAgent.slice(0, USER_AGENT_MAX),
         userAgentHash: userAgentHash(input.userAgent),
-        expiresAt: new Date(now.getTime() + input.ttlDays * DAY_MS),
+        expiresAt: sessionExpiry(now, input.ttlDays),
       },
       now,
     }),

@@ -4,7 +4,7 @@ import { decide, type UserCommand } from '../../domain/user/decide.ts';
 import type { UserEvent, UsernameEvent } from '../../domain/user/events.ts';
 import { userStream, usernameStream } from '../../domain/user/fields.ts';
 import { evolve, initialState, type UserState } from '../../domain/user/state.ts';
-import { decideUsername, evolveUsername, initialUsernameState, type UsernameState } from '../../domain/user/username.ts';
+import { decideUsername, evolveUsername, initialUsernameState, type UsernameCommand, type UsernameState } from '../../domain/user/username.ts';
 import type { EventStore } from '../../infra/eventstore/port.ts';
 
 export const userFolder: Folder<UserState, UserEvent> = { initialState, evolve };
@@ -27,25 +27,20 @@ export async function loadUser(store: EventStore, userId: string): Promise<UserS
   return (await load(store, userStream(userId), userFolder)).state;
 }
 
-/** Claims `username` for `userId`: 400 when another user holds it, nothing when this user does. */
-export function reserveUsername(store: EventStore, username: string, userId: string, ctx: CommandContext) {
-  return handle(
-    store,
-    usernameStream(username),
-    usernameFolder,
-    (state) => decideUsername({ type: 'ReserveUsername', data: { username, userId }, now: ctx.now }, state),
-    ctx,
-  );
-}
-
-export function releaseUsername(store: EventStore, username: string, userId: string, ctx: CommandContext) {
-  return handle(
-    store,
-    usernameStream(username),
-    usernameFolder,
-    (state) => decideUsername({ type: 'ReleaseUsername', data: { username, userId }, now: ctx.now }, state),
-    ctx,
-  );
+/**
+ * Runs one command against the reservation stream of `username`: ReserveUsername claims it (400
+ * when another user holds it, nothing when this user does), ReleaseUsername frees it (nothing when
+ * this user does not hold it).
+ */
+export function handleUsername(
+  store: EventStore,
+  type: UsernameCommand['type'],
+  username: string,
+  userId: string,
+  ctx: CommandContext,
+): Promise<HandleResult<UsernameState, UsernameEvent>> {
+  const command: UsernameCommand = { type, data: { username, userId }, now: ctx.now };
+  return handle(store, usernameStream(username), usernameFolder, (state) => decideUsername(command, state), ctx);
 }
 
 /** Who holds `username` now, from its reservation stream (authoritative, unlike the read model). */

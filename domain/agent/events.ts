@@ -2,6 +2,7 @@
 // taken from the command, never from a clock here.
 import { z } from 'zod';
 import type { DomainEvent } from '../shared/decider.ts';
+import { microUsdSchema } from '../shared/money.ts';
 import {
   channelSchema,
   reviewRecordSchema,
@@ -9,8 +10,6 @@ import {
   signalExecutionDefaultsSchema,
   venueSchema,
 } from './record.ts';
-
-const microUsd = z.number().int().min(0);
 
 export const agentListedSchema = z.object({
   agentId: z.string(),
@@ -20,7 +19,7 @@ export const agentListedSchema = z.object({
   strategyDescription: z.string().optional(),
   avatarUrl: z.string().optional(),
   tags: z.array(z.string()),
-  monthlyPriceMicroUsd: microUsd,
+  monthlyPriceMicroUsd: microUsdSchema,
   successFeePercent: z.number(),
   maxBetaUsers: z.number().int().optional(),
   webhookUrl: z.string().optional(),
@@ -32,8 +31,8 @@ export const agentListedSchema = z.object({
   venue: venueSchema,
   /** PERP_VENUE only */
   maxLeverage: z.number().int().optional(),
-  minAllocationMicroUsd: microUsd,
-  minTradeMicroUsd: microUsd,
+  minAllocationMicroUsd: microUsdSchema,
+  minTradeMicroUsd: microUsdSchema,
   minPerTradePercent: z.number(),
   recommendedPerTradePercent: z.number(),
   maxConcurrentPositions: z.number().int(),

@@ -1,12 +1,10 @@
 // What a follow asks for: the settings it leaves on the pool and the capital it wants there.
 import type { ListedAgent } from '../agent/state.ts';
 import { badRequest } from '../shared/errors.ts';
-import { microToUsd, mulDiv, percentFraction, type MicroUsd } from '../shared/money.ts';
+import { LAMPORTS_PER_SOL, microToUsd, mulDiv, percentFraction, type MicroUsd } from '../shared/money.ts';
 import type { AgentTerms, AllocationSettings, FollowSettings, TradeMode } from './events.ts';
 import { allocatedUsd } from './ledger.ts';
 import type { PoolState } from './state.ts';
-
-const LAMPORTS_PER_SOL = 1_000_000_000n;
 
 /** The follower's explicit choices; an absent one keeps the pool's current value (or the default on a first follow). */
 export interface FollowChoices {

@@ -3,7 +3,8 @@
 import { z } from 'zod';
 import { venueSchema } from '../agent/record.ts';
 import type { DomainEvent } from '../shared/decider.ts';
-import { walletContextSchema } from '../wallet/events.ts';
+import { microUsdSchema } from '../shared/money.ts';
+import { walletContextSchema } from '../wallet/context.ts';
 
 export const tradeModes = ['AUTO_TRADING', 'ALERTS_ONLY', 'TEST_TRADING', 'FULL_TRADING'] as const;
 export const tradeModeSchema = z.enum(tradeModes);
@@ -16,7 +17,6 @@ export type AllocationMode = z.infer<typeof allocationModeSchema>;
 export const walletModeSchema = z.enum(['VIRTUAL', 'REAL']);
 export type WalletMode = z.infer<typeof walletModeSchema>;
 
-const microUsd = z.number().int().min(0);
 const percent = z.number().min(0).max(100);
 
 /** How much capital the follower wants in the pool; only the fields of its mode are set. */
@@ -25,7 +25,7 @@ export const allocationSettingsSchema = z.object({
   allocationPercentageMin: percent.nullable(),
   allocationPercentageMax: percent.nullable(),
   /** micro-USD */
-  allocationAmountUsd: microUsd.nullable(),
+  allocationAmountUsd: microUsdSchema.nullable(),
   /** lamports (10^-9 SOL) */
   allocationAmountSol: z.number().int().min(0).nullable(),
 });
@@ -48,14 +48,22 @@ export const agentTermsSchema = z.object({
   /** 1 on the spot venue */
   maxLeverage: z.number().min(1),
   successFeePercent: z.number().min(0).max(100),
-  minAllocationUsd: microUsd,
-  minTradeUsd: microUsd,
+  minAllocationUsd: microUsdSchema,
+  minTradeUsd: microUsdSchema,
   minPerTradePercent: z.number(),
   recommendedPerTradePercent: z.number(),
   maxConcurrentPositions: z.number().int(),
   maxEntriesPerTrade: z.number().int(),
 });
 export type AgentTerms = z.infer<typeof agentTermsSchema>;
+
+/** What opens a pool: the first follow's settings and the agent terms it accepted. */
+export const followOpeningSchema = z.object({
+  agentId: z.string(),
+  settings: followSettingsSchema,
+  terms: agentTermsSchema,
+});
+export type FollowOpening = z.infer<typeof followOpeningSchema>;
 
 export const agentFollowedSchema = followSettingsSchema.extend({
   poolId: z.string(),

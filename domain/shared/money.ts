@@ -1,9 +1,16 @@
 // Money is integer micro-USD (6 decimals, the precision of USDC). Conversions from and to the
 // API's decimal numbers go through strings: no floating point arithmetic on money.
+import { z } from 'zod';
 
 export type MicroUsd = number;
 export const MICRO = 1_000_000;
 const MICRO_BIG = 1_000_000n;
+
+/** A non-negative micro-USD amount in an event. */
+export const microUsdSchema = z.number().int().min(0);
+
+/** SOL amounts are integer lamports. */
+export const LAMPORTS_PER_SOL = 1_000_000_000n;
 
 /** The exact decimal digits of a JS number (handles exponent notation). */
 function decimalString(value: number): string {

@@ -1,3 +1,4 @@
+import type { FollowOpening } from '../pool/events.ts';
 import { assertNever } from '../shared/decider.ts';
 import { badRequest } from '../shared/errors.ts';
 import { microToUsd, type MicroUsd } from '../shared/money.ts';
@@ -13,6 +14,8 @@ export interface AllocateFunds {
     amountMicro: MicroUsd;
     /** config.VIRTUAL_START_USD in micro-USD: used only when this is the wallet's first use */
     virtualStartMicro: MicroUsd;
+    /** the pool's opening when this debit pays for its first follow (kept in the event for recovery) */
+    follow?: FollowOpening;
     now: Date;
   };
 }
@@ -20,7 +23,7 @@ export interface AllocateFunds {
 export type WalletCommand = AllocateFunds;
 
 function allocateFunds(command: AllocateFunds['data'], state: WalletState): WalletEvent[] {
-  const { transferId, poolId, walletContext, amountMicro, virtualStartMicro, now } = command;
+  const { transferId, poolId, walletContext, amountMicro, virtualStartMicro, follow, now } = command;
   // A transfer already made is not made again: the caller retries its second step with the same id.
   if (Object.hasOwn(state.transfers, transferId)) return [];
   if (!Number.isSafeInteger(amountMicro) || amountMicro <= 0) throw badRequest('the amount to allocate must be positive');
@@ -29,7 +32,7 @@ function allocateFunds(command: AllocateFunds['data'], state: WalletState): Wall
     events.push({ type: 'WalletOpened', data: { virtualStartMicro, openedAt: now.toISOString() } });
   }
   ensureFunds(state, walletContext, amountMicro, virtualStartMicro);
-  events.push({ type: 'VirtualFundsAllocated', data: { transferId, poolId, walletContext, amountMicro } });
+  events.push({ type: 'VirtualFundsAllocated', data: { transferId, poolId, walletContext, amountMicro, ...(follow ? { follow } : {}) } });
   return events;
 }
 

@@ -13,10 +13,12 @@ import {
 import { microToUsd } from '../../domain/shared/money.ts';
 import type { Pool } from '../../infra/db.ts';
 
-/** Fields every reader of an agent may see (GET /api/v1/agents). */
+/**
+ * Fields every reader of an agent may see (GET /api/v1/agents). No developerId: user ids are an
+ * unkeyed digest of the email, so a public id would let anyone confirm a developer's address.
+ */
 export const publicAgentRecord = z.object({
   id: z.string(),
-  developerId: z.string(),
   name: z.string(),
   betaStatus: betaStatusSchema,
   performanceStats: z.object({ betaSeatsTaken: z.number() }),
@@ -45,6 +47,7 @@ export type PublicAgentRecord = z.infer<typeof publicAgentRecord>;
 
 /** The developer agent record of the spec: the public fields plus the developer's own configuration. */
 export const developerAgentRecord = publicAgentRecord.extend({
+  developerId: z.string(),
   webhookUrl: z.string().optional(),
   inboundSignalsHttpUrl: z.string(),
   /** set only in the response that created the agent */
@@ -74,7 +77,6 @@ export function toPublicAgentRecord(row: AgentRow): PublicAgentRecord {
   const r = row.record;
   return {
     id: row.id,
-    developerId: row.developer_id,
     name: r.name,
     betaStatus: row.beta_status,
     performanceStats: { betaSeatsTaken: row.beta_seats_taken },
@@ -106,6 +108,7 @@ export function toDeveloperAgentRecord(row: AgentRow, baseUrl: string): Develope
   const r = row.record;
   return {
     ...toPublicAgentRecord(row),
+    developerId: row.developer_id,
     ...(r.webhookUrl !== undefined ? { webhookUrl: r.webhookUrl } : {}),
     inboundSignalsHttpUrl: `${baseUrl}/api/v1/signals/${row.id}`,
     connectedChannels: r.connectedChannels,

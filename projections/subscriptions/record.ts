@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { allocationModeSchema, tradeModeSchema, walletModeOf, walletModeSchema } from '../../domain/pool/events.ts';
 import { poolFigures, type LedgerInputs, type ReconciliationStatus } from '../../domain/pool/ledger.ts';
 import type { Venue } from '../../domain/agent/record.ts';
-import { microToUsd } from '../../domain/shared/money.ts';
+import { LAMPORTS_PER_SOL, microToUsd } from '../../domain/shared/money.ts';
 import { walletContextSchema, type WalletContext } from '../../domain/wallet/events.ts';
 
 const usd = z.number();
@@ -115,8 +115,6 @@ export interface SubscriptionRow {
   created_at: Date;
   updated_at: Date;
 }
-
-const LAMPORTS_PER_SOL = 1_000_000_000n;
 
 /** lamports → whole SOL as a number, through a decimal string (no float arithmetic). */
 function lamportsToSol(lamports: string): number {

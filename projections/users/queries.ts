@@ -65,11 +65,6 @@ export async function getUser(pool: Pool, userId: string): Promise<UserDocument 
   return rows[0] ? toDocument(rows[0]) : null;
 }
 
-export async function getUserByEmail(pool: Pool, email: string): Promise<UserDocument | null> {
-  const { rows } = await pool.query<UserRow>('SELECT * FROM users WHERE email = $1', [email]);
-  return rows[0] ? toDocument(rows[0]) : null;
-}
-
 export async function usernameExists(pool: Pool, username: string): Promise<boolean> {
   const { rowCount } = await pool.query('SELECT 1 FROM users WHERE username_key = $1 LIMIT 1', [usernameKey(username)]);
   return (rowCount ?? 0) > 0;

@@ -47,7 +47,6 @@ t.test('followable agents', async (t) => {
     t.same(res.body.data.items.map((a: { name: string }) => a.name), ['Live spot', 'Beta perp']);
     t.match(res.body.data.items[1], {
       id: beta.id,
-      developerId: dev.userId,
       betaStatus: 'beta',
       venue: 'PERP_VENUE',
       maxLeverage: 10,
@@ -63,7 +62,9 @@ t.test('followable agents', async (t) => {
       performanceStats: { betaSeatsTaken: 0 },
     });
     const text = JSON.stringify(res.body);
-    for (const hidden of [beta.inboundWebhookSigningSecretReveal, live.inboundWebhookSigningSecretReveal, 'inboundWebhookSigningSecretReveal', 'private-hook', 'SECRET_RULE', 'inboundSignalsHttpUrl']) {
+    // The developer's user id is a digest of their email: public, it would confirm the address.
+    const secrets = [beta.inboundWebhookSigningSecretReveal, live.inboundWebhookSigningSecretReveal];
+    for (const hidden of ['developerId', dev.userId, ...secrets, 'inboundWebhookSigningSecretReveal', 'private-hook', 'SECRET_RULE', 'inboundSignalsHttpUrl']) {
       t.notOk(text.includes(hidden), `no ${hidden.slice(0, 20)} in the public listing`);
     }
     t.match(res.body.data.pagination, { total: 2, page: 1, totalPages: 1 });
@@ -85,7 +86,7 @@ t.test('followable agents', async (t) => {
     const res = await api(app, 'GET', `/api/v1/agents/${live.id}`);
     t.equal(res.status, 200);
     t.match(res.body.data, { id: live.id, betaStatus: 'live', venue: 'SPOT_VENUE' });
-    t.notOk(JSON.stringify(res.body).includes(live.inboundWebhookSigningSecretReveal));
+    for (const hidden of [live.inboundWebhookSigningSecretReveal, 'developerId', dev.userId]) t.notOk(JSON.stringify(res.body).includes(hidden));
     for (const id of [pending.id, rejected.id, 'no-such-agent']) {
       const missing = await api(app, 'GET', `/api/v1/agents/${id}`);
       t.equal(missing.status, 404);

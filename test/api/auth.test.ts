@@ -1,6 +1,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import t from 'tap';
+import { buildApp } from '../../api/app.ts';
 import { api, startTestApp, type TestApp } from '../support/app.ts';
 import { codeOf, signIn, TEST_USER_AGENT } from '../support/auth.ts';
 
@@ -214,4 +215,18 @@ t.test('captcha (stand-in provider over HTTP)', async (t) => {
   const body = (recaptcha: string) => ({ email, code, recaptcha });
   t.equal((await api(app, 'POST', '/api/auth/verify', { body: body('robot') })).status, 403, 'verify with a failing token');
   t.equal((await api(app, 'POST', '/api/auth/verify', { body: body('human') })).status, 200, 'verify with a passing token');
+
+  await t.test('the client IP sent to the provider ignores X-Forwarded-For unless TRUST_PROXY is set', async (t) => {
+    const spoofed = { 'x-forwarded-for': '203.0.113.7' };
+    seen.length = 0;
+    await api(app, 'POST', '/api/auth/lookup', { headers: spoofed, body: lookupBody('spoof@example.com', { recaptcha: 'robot' }) });
+    t.equal(seen[0]?.get('remoteip'), '127.0.0.1', 'by default a caller cannot choose its IP');
+
+    const behindProxy = await buildApp({ ...app.deps, config: { ...app.deps.config, TRUST_PROXY: true } });
+    t.teardown(() => behindProxy.close());
+    const url = await behindProxy.listen({ port: 0, host: '127.0.0.1' });
+    seen.length = 0;
+    await api({ url }, 'POST', '/api/auth/lookup', { headers: spoofed, body: lookupBody('proxied@example.com', { recaptcha: 'robot' }) });
+    t.equal(seen[0]?.get('remoteip'), '203.0.113.7', 'behind a trusted proxy the forwarded client IP is used');
+  });
 });

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
 import t from 'tap';
 import { becomeDeveloper } from '../../commands/users/roles.ts';
-import { handleUser } from '../../commands/users/streams.ts';
+import { handleUser, usernameOwner } from '../../commands/users/streams.ts';
 import { userIdForEmail } from '../../infra/tokens.ts';
 import { api, startTestApp } from '../support/app.ts';
 import { signIn } from '../support/auth.ts';
@@ -84,6 +84,33 @@ t.test('user routes', async (t) => {
     const [fay, gus] = await Promise.all([signIn(app, 'fay@example.com'), signIn(app, 'gus@example.com')]);
     const results = await Promise.all([patch(fay.accessToken, { username: 'winner' }), patch(gus.accessToken, { username: 'winner' })]);
     t.same(results.map((r) => r.status).sort(), [200, 400]);
+  });
+
+  await t.test('concurrent renames leave exactly the final name reserved; the others are free', async (t) => {
+    const kim = await signIn(app, 'kim@example.com', { username: 'kim_start' });
+    const names = ['kim_a', 'kim_b', 'kim_c', 'kim_d', 'kim_e'];
+    const results = await Promise.all(names.map((username) => patch(kim.accessToken, { username })));
+    t.same(results.map((r) => r.status), names.map(() => 200), 'every rename applies, one after another');
+    const final = (await me(kim.accessToken)).body.data.username as string;
+    t.ok(names.includes(final), `the final name is one of the asked (${final})`);
+
+    const exists = async (username: string) => (await api(app, 'GET', `/api/auth/username-exists?username=${username}`)).body.data.exists;
+    for (const name of ['kim_start', ...names]) {
+      const holder = name === final ? kim.userId : null;
+      t.equal(await usernameOwner(app.deps.store, name), holder, `${name} reserved by ${holder ?? 'nobody'}`);
+      t.equal(await exists(name), name === final, `username-exists ${name}`);
+    }
+    const lee = await signIn(app, 'lee@example.com');
+    for (const name of ['kim_start', ...names.filter((n) => n !== final)]) {
+      t.equal((await patch(lee.accessToken, { username: name })).status, 200, `another user can take ${name}`);
+    }
+    t.equal((await patch(lee.accessToken, { username: final })).status, 400, 'the final name stays taken');
+  });
+
+  await t.test('a rename that only changes case keeps the reservation', async (t) => {
+    const mo = await signIn(app, 'mo@example.com', { username: 'mo_name' });
+    t.match((await patch(mo.accessToken, { username: 'MO_Name' })).body.data, { username: 'MO_Name' });
+    t.equal(await usernameOwner(app.deps.store, 'mo_name'), mo.userId);
   });
 
   await t.test('one email registered concurrently yields one user', async (t) => {

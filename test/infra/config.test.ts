@@ -6,8 +6,15 @@ t.test('development defaults work on a developer machine', async (t) => {
   const config = loadConfig({});
   t.equal(config.PORT, 3000);
   t.equal(config.EVENT_STORE, 'postgres');
-  t.equal(config.DATABASE_URL, 'postgres://postgres@127.0.0.1:5432/postgres');
+  t.equal(config.DATABASE_URL, 'postgres://postgres@127.0.0.1:5432/agent_trading');
   t.equal(config.REDIS_URL, 'redis://127.0.0.1:6379');
+  t.equal(config.TRUST_PROXY, false, 'forwarded headers are not trusted unless asked for');
+});
+
+t.test('TRUST_PROXY reads a boolean-ish string', async (t) => {
+  for (const value of ['true', 'TRUE', '1', 'yes', 'on']) t.equal(loadConfig({ TRUST_PROXY: value }).TRUST_PROXY, true, value);
+  for (const value of ['false', '0', 'no', 'off', '']) t.equal(loadConfig({ TRUST_PROXY: value }).TRUST_PROXY, false, JSON.stringify(value));
+  t.throws(() => loadConfig({ TRUST_PROXY: 'maybe' }), { message: /^configuration: TRUST_PROXY / });
 });
 
 t.test('a wrong value names the variable', async (t) => {
@@ -24,9 +31,10 @@ t.test('production refuses development defaults and missing secrets', async (t) 
     RECAPTCHA_SECRET: 'captcha',
     DATABASE_URL: 'postgres://db/x',
     REDIS_URL: 'redis://cache:6379',
+    PUBLIC_BASE_URL: 'https://api.example.com',
   };
   t.ok(loadConfig(full), 'a complete production environment starts');
-  for (const name of ['JWT_SECRET', 'SMTP_URL', 'RECAPTCHA_SECRET', 'DATABASE_URL', 'REDIS_URL'] as const) {
+  for (const name of ['JWT_SECRET', 'SMTP_URL', 'RECAPTCHA_SECRET', 'DATABASE_URL', 'REDIS_URL', 'PUBLIC_BASE_URL'] as const) {
     const env: Record<string, string> = { ...full };
     delete env[name];
     t.throws(() => loadConfig(env), { name: 'ConfigError' }, `missing ${name}`);

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { decryptSecret, encryptSecret, generateSecret } from '../../infra/secrets.ts';
+import { AGENT_SIGNING_SECRET, decryptSecret, deriveKey, encryptSecret, generateSecret } from '../../infra/secrets.ts';
 
 const master = 'a-master-secret-of-at-least-32-characters!';
 
@@ -27,4 +27,18 @@ t.test('generated secrets carry the prefix and 32 random bytes', async (t) => {
   const a = generateSecret('whsec_');
   t.match(a, /^whsec_[A-Za-z0-9_-]{43}$/);
   t.not(a, generateSecret('whsec_'));
+});
+
+t.test('key derivation is stable: secrets sealed by earlier releases still open', async (t) => {
+  // Values produced before derivation was shared with the login-code and mail-job keys: a change to
+  // the derivation would make every stored signing secret unreadable.
+  t.equal(deriveKey(master, AGENT_SIGNING_SECRET).toString('hex'), 'ec11334a8ebd96b9b7331ffaafa3712d34aacb6ed3ed12897cbf52c73930cf8e');
+  const sealedEarlier = 'v1.OYH02PzzPJkivvE1.sGAR3mVaEOKoo1pMnZKTig.dpoQV5Lyh0Qq3YL5jusWKg8QdYD3esX0bvePA-pK';
+  t.equal(decryptSecret(sealedEarlier, master, AGENT_SIGNING_SECRET), 'whsec_sealed-before-the-change');
+});
+
+t.test('each purpose derives its own key', async (t) => {
+  const keys = ['login-code', 'mail-job-id', AGENT_SIGNING_SECRET].map((p) => deriveKey(master, p).toString('hex'));
+  t.equal(new Set(keys).size, 3);
+  t.not(deriveKey(`${master}x`, 'login-code').toString('hex'), keys[0], 'another master secret, another key');
 });

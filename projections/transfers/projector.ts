@@ -93,12 +93,74 @@ const handlers: Record<string, { stream: string; apply: Apply }> = {
   },
 };
 
+function handlerOf(event: RecordedEvent) {
+  const handler = Object.hasOwn(handlers, event.type) ? handlers[event.type] : undefined;
+  return handler && event.streamName.startsWith(handler.stream) ? handler : undefined;
+}
+
+/**
+ * A batch in one upsert per kind: debits, credits and follows each set their own columns, so
+ * they commute; within a kind the last event of a key wins (a follow keeps the first time, as
+ * COALESCE does one by one). Seat taken / released do not commute and go one by one, in order.
+ * Equal to applying the events one by one (test/projections/batch-equivalence.test.ts).
+ */
+async function applyBatch(client: PoolClient, events: RecordedEvent[]): Promise<void> {
+  const debits = new Map<string, unknown[]>();
+  const credits = new Map<string, unknown[]>();
+  const follows = new Map<string, unknown[]>();
+  const seats: RecordedEvent[] = [];
+  for (const event of events) {
+    if (!handlerOf(event)) continue;
+    if (event.type === 'VirtualFundsAllocated') {
+      const d = virtualFundsAllocatedSchema.parse(event.data);
+      debits.set(d.transferId, [d.transferId, event.streamName.slice('wallet-'.length), d.poolId, d.amountMicro, event.metadata.occurredAt]);
+    } else if (event.type === 'AllocationAdded') {
+      const d = allocationAddedSchema.parse(event.data);
+      credits.set(d.transferId, [d.transferId, event.streamName.slice('pool-'.length), event.metadata.occurredAt]);
+    } else if (event.type === 'AgentFollowed') {
+      const d = agentFollowedSchema.parse(event.data);
+      const key = `${d.agentId}\n${d.userId}`;
+      if (!follows.has(key)) follows.set(key, [d.agentId, d.userId, d.subscribedAt]);
+    } else seats.push(event);
+  }
+  const columns = (rows: Map<string, unknown[]>) => {
+    const list = [...rows.values()];
+    return list[0]!.map((_, i) => list.map((r) => r[i]));
+  };
+  if (debits.size) {
+    await client.query(
+      `INSERT INTO transfers (transfer_id, user_id, pool_id, amount_micro, debited_at)
+       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::timestamptz[])
+       ON CONFLICT (transfer_id) DO UPDATE SET user_id = excluded.user_id, pool_id = excluded.pool_id,
+         amount_micro = excluded.amount_micro, debited_at = excluded.debited_at`,
+      columns(debits),
+    );
+  }
+  if (credits.size) {
+    await client.query(
+      `INSERT INTO transfers (transfer_id, pool_id, credited_at)
+       SELECT * FROM unnest($1::text[], $2::text[], $3::timestamptz[])
+       ON CONFLICT (transfer_id) DO UPDATE SET credited_at = excluded.credited_at`,
+      columns(credits),
+    );
+  }
+  if (follows.size) {
+    await client.query(
+      `INSERT INTO beta_seat_holders (agent_id, user_id, followed_at)
+       SELECT * FROM unnest($1::text[], $2::text[], $3::timestamptz[])
+       ON CONFLICT (agent_id, user_id) DO UPDATE SET followed_at = COALESCE(beta_seat_holders.followed_at, excluded.followed_at)`,
+      columns(follows),
+    );
+  }
+  for (const event of seats) await handlerOf(event)!.apply(client, event);
+}
+
 export const transfersProjector: Projector = {
   name: 'transfers',
   migrations,
   tables: ['transfers', 'beta_seat_holders'],
+  applyBatch,
   async apply(client, event) {
-    const handler = Object.hasOwn(handlers, event.type) ? handlers[event.type] : undefined;
-    if (handler && event.streamName.startsWith(handler.stream)) await handler.apply(client, event);
+    await handlerOf(event)?.apply(client, event);
   },
 };

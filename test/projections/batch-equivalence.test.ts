@@ -1,14 +1,14 @@
 import t from 'tap';
 import { inTransaction, migrate } from '../../infra/db.ts';
 import type { Position, RecordedEvent } from '../../infra/eventstore/port.ts';
-import { subscriptionsProjector } from '../../projections/subscriptions/projector.ts';
+import { allProjectors } from '../../projections/index.ts';
 import { api, startTestApp } from '../support/app.ts';
 import { signIn } from '../support/auth.ts';
 import { freshDatabase } from '../support/db.ts';
 
 const ADMIN = 'admin@example.test';
 
-t.test('the subscriptions projector applies a batch exactly as it applies its events one by one', async (t) => {
+t.test('projectors with applyBatch apply a batch exactly as they apply its events one by one', async (t) => {
   const app = await startTestApp({ config: { ADMIN_EMAILS: ADMIN } });
   t.teardown(() => app.close());
   const admin = await signIn(app, ADMIN);
@@ -45,22 +45,34 @@ t.test('the subscriptions projector applies a batch exactly as it applies its ev
   const kinds = new Set(events.filter((e) => e.streamName.startsWith('pool-')).map((e) => e.type));
   t.same([...kinds].sort(), ['AgentFollowed', 'AllocationAdded', 'FollowSettingsUpdated'], 'every kind of pool event is covered');
 
-  const db = await freshDatabase('subbatch');
-  t.teardown(() => db.drop());
-  await migrate(db.pool, subscriptionsProjector.migrations);
-  const snapshot = async () =>
-    (await db.pool.query('SELECT * FROM subscriptions ORDER BY pool_id')).rows.map((r) => JSON.stringify(r));
+  const seats = events.filter((e) => e.type === 'BetaSeatTaken').length;
+  t.ok(seats > 0 && kinds.size === 3, 'beta seats and wallet transfers are covered too');
 
-  await inTransaction(db.pool, async (c) => {
-    for (const e of events) await subscriptionsProjector.apply(c, e);
-  });
-  const oneByOne = await snapshot();
-  t.equal(oneByOne.length, 4, 'two users, two pools each');
-  for (const size of [events.length, 7, 3]) {
-    await db.pool.query('DELETE FROM subscriptions');
+  const db = await freshDatabase('batcheq');
+  t.teardown(() => db.drop());
+  const batched = allProjectors.filter((p) => p.applyBatch);
+  t.same(batched.map((p) => p.name).sort(), ['subscriptions', 'transfers'], 'the projectors with a batch path');
+  await migrate(db.pool, batched.flatMap((p) => p.migrations));
+  for (const projector of batched) {
+    const snapshot = async () => {
+      const rows: string[] = [];
+      for (const table of projector.tables) {
+        rows.push(...(await db.pool.query(`SELECT * FROM ${table}`)).rows.map((r) => JSON.stringify(r)).sort());
+      }
+      return rows;
+    };
+    const clear = () => Promise.all(projector.tables.map((table) => db.pool.query(`DELETE FROM ${table}`)));
     await inTransaction(db.pool, async (c) => {
-      for (let i = 0; i < events.length; i += size) await subscriptionsProjector.applyBatch!(c, events.slice(i, i + size));
+      for (const e of events) await projector.apply(c, e);
     });
-    t.same(await snapshot(), oneByOne, `batches of ${size} give the same rows`);
+    const oneByOne = await snapshot();
+    t.ok(oneByOne.length >= 4, `${projector.name}: rows to compare`);
+    for (const size of [events.length, 7, 3]) {
+      await clear();
+      await inTransaction(db.pool, async (c) => {
+        for (let i = 0; i < events.length; i += size) await projector.applyBatch!(c, events.slice(i, i + size));
+      });
+      t.same(await snapshot(), oneByOne, `${projector.name}: batches of ${size} give the same rows`);
+    }
   }
 });

@@ -66,7 +66,11 @@ export class ProjectionRunner {
 
   /** Resolves true once every projector of this runner has committed past `position`. */
   async waitFor(position: Position, timeoutMs: number): Promise<boolean> {
-    const passed = () => this.projectors.every((p) => comparePositions(this.positions.get(p.name)!, position) >= 0);
+    const passed = () =>
+      this.projectors.every((p) => {
+        const at = this.positions.get(p.name);
+        return at !== undefined && comparePositions(at, position) >= 0;
+      });
     if (passed()) return true;
     return new Promise<boolean>((resolve) => {
       const timer = setTimeout(() => finish(false), timeoutMs);
@@ -107,6 +111,7 @@ export class ProjectionRunner {
           }
         } catch (err) {
           this.options.onError?.('read', err);
+          await (subscription as Subscription | null)?.close().catch(() => {});
           await sleep(RETRY_MS);
         }
       }
@@ -134,7 +139,11 @@ export class ProjectionRunner {
           for (const e of batch) projectorLagSeconds.observe({ projector: p.name }, Math.max(0, committedAt - e.createdAt.getTime()) / 1000);
         }
         this.setLag(buffer);
-        this.options.onCommitted?.(batch, committedAt);
+        try {
+          this.options.onCommitted?.(batch, committedAt);
+        } catch {
+          // an observer's failure must not stop the projections
+        }
       }
     })();
 

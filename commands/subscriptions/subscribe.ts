@@ -161,10 +161,12 @@ class Follow {
     const { store } = this.deps;
     const { pool, terms, settings, planned } = await this.plan();
     const seat = first && this.agent.betaStatus === 'beta' ? await takeBetaSeat(store, this.agent.id, this.userId, this.ctx) : undefined;
+    let debited = false;
     try {
       // A first follow's debit carries the pool's opening, so a crash before the pool append is recoverable.
       const opening = pool.followed ? undefined : { agentId: this.agent.id, settings, terms };
       const transfer = planned > 0 ? await this.transferFunds(pool, planned, opening) : undefined;
+      debited = transfer !== undefined;
       const data = { poolId: this.id, agentId: this.agent.id, userId: this.userId, walletContext: this.walletContext, settings, terms, transfer, now: this.ctx.now };
       const result = await handle(store, poolStream(this.id), poolFolder, (state) => decidePool({ type: 'FollowAgent', data }, state), this.ctx);
       const credited = result.events.reduce((sum, e) => sum + (e.type === 'AllocationAdded' ? e.data.amountMicro : 0), 0);
@@ -172,8 +174,10 @@ class Follow {
       if (!result.state.followed) throw new Error(`pool ${this.id} is not followed after FollowAgent`);
       return { pool: result.state, planned, credited, created, position: later(later(seat?.position, transfer?.position), result.position) };
     } catch (err) {
-      // A follow that failed (e.g. a concurrent follow spent the funds first) gives back the seat it took.
-      if (seat?.events.length && !pool.followed) await releaseBetaSeat(store, this.agent.id, this.userId, this.ctx).catch(() => undefined);
+      // A follow that failed before its debit (e.g. a concurrent follow spent the funds first)
+      // gives back the seat it took. After the debit the pool will open (this request retried, or
+      // the transfer recovery), so the seat stays with it.
+      if (seat?.events.length && !pool.followed && !debited) await releaseBetaSeat(store, this.agent.id, this.userId, this.ctx).catch(() => undefined);
       throw err;
     }
   }

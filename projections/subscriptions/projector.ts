@@ -110,7 +110,7 @@ async function insertFollows(client: PoolClient, follows: Array<Extract<PoolEven
  * A batch in a few statements. Per pool the events compose: the follow comes first (it creates
  * the row), the last settings update wins, allocations add up, and `updated_at` is the time of
  * the pool's last event after its follow. The result equals applying the events one by one
- * (test/projections/subscriptions-batch.test.ts).
+ * (test/projections/batch-equivalence.test.ts).
  */
 async function applyBatch(client: PoolClient, events: RecordedEvent[]): Promise<void> {
   const follows: Array<Extract<PoolEvent, { type: 'AgentFollowed' }>['data']> = [];

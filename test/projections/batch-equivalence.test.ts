@@ -45,8 +45,9 @@ t.test('projectors with applyBatch apply a batch exactly as they apply its event
   const kinds = new Set(events.filter((e) => e.streamName.startsWith('pool-')).map((e) => e.type));
   t.same([...kinds].sort(), ['AgentFollowed', 'AllocationAdded', 'FollowSettingsUpdated'], 'every kind of pool event is covered');
 
-  const seats = events.filter((e) => e.type === 'BetaSeatTaken').length;
-  t.ok(seats > 0 && kinds.size === 3, 'beta seats and wallet transfers are covered too');
+  const count = (type: string) => events.filter((e) => e.type === type).length;
+  t.ok(count('BetaSeatTaken') > 0, 'beta seats are covered');
+  t.ok(count('VirtualFundsAllocated') > 0, 'wallet transfers are covered');
 
   const db = await freshDatabase('batcheq');
   t.teardown(() => db.drop());

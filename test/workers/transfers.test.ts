@@ -154,6 +154,31 @@ t.test('transfer recovery completes follows interrupted by a crash', async (t) =
       t.equal(credits(await poolEvents(user, agentId)).length, 1, 'later sweeps credit nothing more');
     });
 
+    t.test('a follow whose pool append fails after the debit keeps its seat for the pool the recovery opens', async (t) => {
+      const user = await newUser();
+      const agentId = await betaAgent();
+      // The process lives on: only its pool append fails, once, so the command's own clean-up runs.
+      let failed = false;
+      const flaky: EventStore = {
+        ...store,
+        async append(streamName, events, options) {
+          if (!failed && streamName.startsWith('pool-')) {
+            failed = true;
+            throw new Error('the pool append failed');
+          }
+          return store.append(streamName, events, options);
+        },
+      };
+      const ctx: CommandContext = { correlationId: `flaky-${randomUUID()}`, actor: user.userId, now: new Date() };
+      const body = subscribeInput.parse({ agentId, walletContext: 'virtual', allocationAmountUsd: 120 });
+      await t.rejects(subscribe({ store: flaky, config: app.deps.config }, user.userId, body, ctx), { message: 'the pool append failed' });
+      t.same(await seatHolders(agentId), [user.userId], 'the seat is not given back after the debit');
+      const events = await recovered(user, agentId);
+      t.equal(credits(events).length, 1, 'the recovery opens and credits the pool');
+      await sleep(GRACE_MS + 1000);
+      t.same(await seatHolders(agentId), [user.userId], 'the seat stays with the recovered pool');
+    });
+
     t.test('recovery jobs run twice and concurrently credit once', async (t) => {
       const user = await newUser();
       const agentId = await betaAgent();

@@ -6,7 +6,20 @@ import { rebuild } from '../projections/rebuild.ts';
 import { api, startTestApp } from '../test/support/app.ts';
 import { signIn } from '../test/support/auth.ts';
 import { rawCeiling } from './eventstore.ts';
-import { closedLoop, fmt, percentile, report, verdict } from './measure.ts';
+import { spawn } from 'node:child_process';
+import { fmt, percentile, report, verdict, type Run } from './measure.ts';
+
+/** Runs bench/load.ts in a child process (a separate client, not sharing the server's event loop). */
+function externalLoad(spec: unknown): Promise<Run & { failures: number }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import=tsx', 'bench/load.ts'], { stdio: ['pipe', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString('utf8')));
+    child.on('error', reject);
+    child.on('exit', (code) => (code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`load generator exited ${code}`))));
+    child.stdin.end(JSON.stringify(spec));
+  });
+}
 
 const CLIENTS = 16;
 const AGENTS = 40;
@@ -47,25 +60,24 @@ export async function httpBench(seconds: number) {
     const raw = await rawCeiling(app.databaseUrl, seconds);
 
     // Each call follows an agent or follows it again with a larger allocation: always a change.
-    let failures = 0;
+    const followBodies = Array.from({ length: AGENTS * 20 }, (_, i) => ({
+      agentId: agentIds[i % AGENTS],
+      allocationMode: 'USD_AMOUNT',
+      allocationAmountUsd: 1 + Math.floor(i / AGENTS),
+    }));
     measuring = true;
-    const subscribe = await closedLoop(CLIENTS, seconds, async (c, i) => {
-      const res = await api(app, 'POST', '/api/v1/users/me/subscriptions', {
-        token: users[c]!.accessToken,
-        body: {
-          agentId: agentIds[i % AGENTS],
-          allocationMode: 'USD_AMOUNT',
-          allocationAmountUsd: 1 + Math.floor(i / AGENTS),
-        },
-      });
-      if (res.status !== 200) failures++;
+    const subscribe = await externalLoad({
+      url: app.url,
+      seconds,
+      clients: users.map((u) => ({ method: 'POST', path: '/api/v1/users/me/subscriptions', token: u.accessToken, bodies: followBodies })),
     });
     measuring = false;
-
-    const list = await closedLoop(CLIENTS, seconds, async (c) => {
-      const res = await api(app, 'GET', '/api/v1/users/me/subscriptions', { token: users[c]!.accessToken });
-      if (res.status !== 200) failures++;
+    const list = await externalLoad({
+      url: app.url,
+      seconds,
+      clients: users.map((u) => ({ method: 'GET', path: '/api/v1/users/me/subscriptions', token: u.accessToken })),
     });
+    const failures = subscribe.failures + list.failures;
 
     const projector = allProjectors.find((p) => p.name === 'subscriptions')!;
     const events = (await app.deps.pool.query<{ n: string }>('SELECT count(*) AS n FROM events')).rows[0]!.n;
@@ -75,7 +87,7 @@ export async function httpBench(seconds: number) {
 
     const ratio = subscribe.perSecond / raw;
     const lagP99 = percentile(lagsMs, 99);
-    console.log('\nThe first flow over HTTP (real Fastify app, PostgreSQL store, durable commits, 16 concurrent users)');
+    console.log('\nThe first flow over HTTP (real Fastify app, PostgreSQL store, durable commits, 16 concurrent users in a separate client process)');
     report([
       ['(a) raw ceiling: INSERT autocommit', `${fmt(raw)} /s`, 'baseline, same server, same run'],
       ['(b) POST subscribe', `${fmt(subscribe.perSecond)} /s`, `p50 ${fmt(percentile(subscribe.latenciesMs, 50), 1)} ms, p99 ${fmt(percentile(subscribe.latenciesMs, 99), 1)} ms; ${subscribe.count} calls`],

@@ -140,19 +140,13 @@ async function applyBatch(client: PoolClient, events: RecordedEvent[]): Promise<
   }
   await insertFollows(client, follows);
   for (const [poolId, data] of settings) await updateSettings(client, poolId, data);
-  if (added.size) {
-    const entries = [...added.entries()];
-    await client.query(
-      `UPDATE subscriptions s SET confirmed_in_micro = s.confirmed_in_micro + v.amount
-       FROM unnest($1::text[], $2::bigint[]) AS v(pool_id, amount) WHERE s.pool_id = v.pool_id`,
-      [entries.map(([p]) => p), entries.map(([, amount]) => amount.toString())],
-    );
-  }
+  // Every pool with an allocation also has a last touch: one statement adds and stamps them all.
   if (lastTouch.size) {
-    const entries = [...lastTouch.entries()];
+    const pools = [...lastTouch.keys()];
     await client.query(
-      `UPDATE subscriptions s SET updated_at = v.at FROM unnest($1::text[], $2::timestamptz[]) AS v(pool_id, at) WHERE s.pool_id = v.pool_id`,
-      [entries.map(([p]) => p), entries.map(([, at]) => at)],
+      `UPDATE subscriptions s SET confirmed_in_micro = s.confirmed_in_micro + v.amount, updated_at = v.at
+       FROM unnest($1::text[], $2::bigint[], $3::timestamptz[]) AS v(pool_id, amount, at) WHERE s.pool_id = v.pool_id`,
+      [pools, pools.map((p) => (added.get(p) ?? 0n).toString()), pools.map((p) => lastTouch.get(p))],
     );
   }
 }

@@ -127,21 +127,26 @@ async function applyBatch(client: PoolClient, events: RecordedEvent[]): Promise<
     const list = [...rows.values()];
     return list[0]!.map((_, i) => list.map((r) => r[i]));
   };
-  if (debits.size) {
-    await client.query(
-      `INSERT INTO transfers (transfer_id, user_id, pool_id, amount_micro, debited_at)
-       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::timestamptz[])
-       ON CONFLICT (transfer_id) DO UPDATE SET user_id = excluded.user_id, pool_id = excluded.pool_id,
-         amount_micro = excluded.amount_micro, debited_at = excluded.debited_at`,
-      columns(debits),
-    );
+  // Debits and credits of one transfer set different columns: one upsert, each side keeping
+  // what the other does not carry.
+  const transfers = new Map<string, Array<unknown>>();
+  for (const [id, [, userId, poolId, amount, debitedAt]] of debits) transfers.set(id, [id, userId, poolId, amount, debitedAt, null]);
+  for (const [id, [, poolId, creditedAt]] of credits) {
+    const row = transfers.get(id) ?? [id, null, poolId, null, null, null];
+    row[5] = creditedAt;
+    transfers.set(id, row);
   }
-  if (credits.size) {
+  if (transfers.size) {
     await client.query(
-      `INSERT INTO transfers (transfer_id, pool_id, credited_at)
-       SELECT * FROM unnest($1::text[], $2::text[], $3::timestamptz[])
-       ON CONFLICT (transfer_id) DO UPDATE SET credited_at = excluded.credited_at`,
-      columns(credits),
+      `INSERT INTO transfers (transfer_id, user_id, pool_id, amount_micro, debited_at, credited_at)
+       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::timestamptz[], $6::timestamptz[])
+       ON CONFLICT (transfer_id) DO UPDATE SET
+         user_id = COALESCE(excluded.user_id, transfers.user_id),
+         pool_id = CASE WHEN excluded.debited_at IS NOT NULL THEN excluded.pool_id ELSE transfers.pool_id END,
+         amount_micro = COALESCE(excluded.amount_micro, transfers.amount_micro),
+         debited_at = COALESCE(excluded.debited_at, transfers.debited_at),
+         credited_at = COALESCE(excluded.credited_at, transfers.credited_at)`,
+      columns(transfers),
     );
   }
   if (follows.size) {

@@ -20,21 +20,7 @@ export function lockKey(name: string): number {
 }
 
 export async function readCheckpoint(db: Pool | PoolClient, name: string): Promise<Position> {
-  const { rows } = await db.query<{ commit_position: string; prepare_position: string }>(
-    'SELECT commit_position, prepare_position FROM projection_checkpoints WHERE name = $1',
-    [name],
-  );
-  const row = rows[0];
-  return row ? { commit: BigInt(row.commit_position), prepare: BigInt(row.prepare_position) } : START;
-}
-
-export async function writeCheckpoint(client: PoolClient, name: string, position: Position): Promise<void> {
-  await client.query(
-    `INSERT INTO projection_checkpoints (name, commit_position, prepare_position, updated_at)
-     VALUES ($1, $2, $3, now())
-     ON CONFLICT (name) DO UPDATE SET commit_position = $2, prepare_position = $3, updated_at = now()`,
-    [name, position.commit.toString(), position.prepare.toString()],
-  );
+  return (await readCheckpoints(db, [name])).get(name)!;
 }
 
 /** Checkpoints of several projectors in one round trip (START for those never written). */
@@ -47,7 +33,7 @@ export async function readCheckpoints(db: Pool | PoolClient, names: string[]): P
   return new Map(names.map((n) => [n, found.get(n) ?? START]));
 }
 
-export async function writeCheckpoints(client: PoolClient, positions: Map<string, Position>): Promise<void> {
+export async function writeCheckpoints(client: PoolClient, positions: ReadonlyMap<string, Position>): Promise<void> {
   if (positions.size === 0) return;
   const entries = [...positions.entries()];
   await client.query(

@@ -1,6 +1,6 @@
 import { inTransaction, type Pool } from '../infra/db.ts';
 import { START, type EventStore, type Position } from '../infra/eventstore/port.ts';
-import { lockKey, writeCheckpoint } from './checkpoints.ts';
+import { lockKey, writeCheckpoints } from './checkpoints.ts';
 import { applyAll, type Projector } from './projector.ts';
 
 const READ_BATCH = 1000;
@@ -30,7 +30,7 @@ export async function rebuild(
       onProgress?.(applied);
       if (events.length < READ_BATCH) break;
     }
-    if (position !== START) await writeCheckpoint(client, projector.name, position);
+    if (position !== START) await writeCheckpoints(client, new Map([[projector.name, position]]));
     else await client.query('DELETE FROM projection_checkpoints WHERE name = $1', [projector.name]);
     return applied;
   });

@@ -2,7 +2,7 @@ import { EventEmitter } from 'node:events';
 import type { Pool } from '../infra/db.ts';
 import { comparePositions, type EventStore, type Position, type RecordedEvent, type Subscription } from '../infra/eventstore/port.ts';
 import { projectorLagEvents, projectorLagMs, projectorLagSeconds } from '../infra/metrics.ts';
-import { lockKey, readCheckpoint, readCheckpoints, writeCheckpoints } from './checkpoints.ts';
+import { lockKey, readCheckpoints, writeCheckpoints } from './checkpoints.ts';
 import { applyAll, type Projector } from './projector.ts';
 
 const MAX_BATCH = 1000;
@@ -46,9 +46,8 @@ export class ProjectionRunner {
 
   async start(): Promise<void> {
     let from: Position | undefined;
-    for (const p of this.projectors) {
-      const at = await readCheckpoint(this.pool, p.name);
-      this.positions.set(p.name, at);
+    for (const [name, at] of await readCheckpoints(this.pool, this.projectors.map((p) => p.name))) {
+      this.positions.set(name, at);
       if (!from || comparePositions(at, from) < 0) from = at;
     }
     if (from) this.loop = this.run(from);
@@ -57,11 +56,6 @@ export class ProjectionRunner {
   async stop(): Promise<void> {
     await this.loop?.stop();
     this.loop = undefined;
-  }
-
-  /** Last position this process committed (or loaded) for a projector. */
-  position(name: string): Position | undefined {
-    return this.positions.get(name);
   }
 
   /** Resolves true once every projector of this runner has committed past `position`. */

@@ -1,6 +1,6 @@
 import type { Pool } from '../infra/db.ts';
 import { comparePositions, type Position } from '../infra/eventstore/port.ts';
-import { readCheckpoint } from './checkpoints.ts';
+import { readCheckpoints } from './checkpoints.ts';
 import type { ProjectionRunner } from './runner.ts';
 
 /**
@@ -24,8 +24,8 @@ export function createReadYourWrites(options: {
     const deadline = Date.now() + timeoutMs;
     let delay = 2;
     while (Date.now() < deadline) {
-      const checkpoints = await Promise.all(projectorNames.map((n) => readCheckpoint(pool, n)));
-      if (checkpoints.every((c) => comparePositions(c, position) >= 0)) return;
+      const checkpoints = await readCheckpoints(pool, projectorNames);
+      if ([...checkpoints.values()].every((c) => comparePositions(c, position) >= 0)) return;
       await new Promise((r) => setTimeout(r, delay));
       delay = Math.min(delay * 2, 50);
     }

@@ -1,6 +1,7 @@
 import t from 'tap';
 import { decide, type CompleteTransfer } from '../../../domain/pool/decide.ts';
-import type { AgentTerms, FollowSettings, PoolEvent } from '../../../domain/pool/events.ts';
+import type { FollowSettings, PoolEvent } from '../../../domain/pool/events.ts';
+import { settings as baseSettings, terms } from './fixtures.ts';
 import { evolve, initialState } from '../../../domain/pool/state.ts';
 import { DomainError } from '../../../domain/shared/errors.ts';
 import { decide as decideWallet } from '../../../domain/wallet/decide.ts';
@@ -8,30 +9,8 @@ import { initialState as emptyWallet } from '../../../domain/wallet/state.ts';
 
 const debitedAt = new Date('2025-01-02T03:04:05.000Z');
 const now = new Date('2025-01-02T03:04:20.000Z');
-const terms: AgentTerms = {
-  agentName: 'Trend Rider',
-  agentImageUrl: null,
-  venue: 'SPOT_VENUE',
-  maxLeverage: 1,
-  successFeePercent: 20,
-  minAllocationUsd: 100_000_000,
-  minTradeUsd: 10_000_000,
-  minPerTradePercent: 1,
-  recommendedPerTradePercent: 5,
-  maxConcurrentPositions: 3,
-  maxEntriesPerTrade: 2,
-};
-const settings: FollowSettings = {
-  tradeMode: 'ALERTS_ONLY',
-  subscriptionType: 'ALERTS_ONLY',
-  allocationMode: 'USD_AMOUNT',
-  allocationPercentageMin: null,
-  allocationPercentageMax: null,
-  allocationAmountUsd: 500_000_000,
-  allocationAmountSol: null,
-  goLiveUponConfirmation: true,
-  isPaused: true,
-};
+// The interrupted follow asked for alerts only, paused: the recovered pool must keep exactly that.
+const settings: FollowSettings = { ...baseSettings, tradeMode: 'ALERTS_ONLY', subscriptionType: 'ALERTS_ONLY', isPaused: true };
 const opening = { agentId: 'a1', settings, terms };
 const complete = (transferId: string, amountMicro: number): CompleteTransfer => ({
   type: 'CompleteTransfer',

@@ -1,36 +1,13 @@
 import t from 'tap';
 import { resolveSettings, targetAllocationMicro, topUpMicro } from '../../../domain/pool/allocation.ts';
 import { decide, type FollowAgent } from '../../../domain/pool/decide.ts';
-import type { AgentTerms, FollowSettings, PoolEvent } from '../../../domain/pool/events.ts';
+import type { PoolEvent } from '../../../domain/pool/events.ts';
 import { evolve, initialState, nextTransferId } from '../../../domain/pool/state.ts';
-import { DomainError } from '../../../domain/shared/errors.ts';
+import { thrown } from '../../support/domain.ts';
+import { settings, terms } from './fixtures.ts';
 
 const now = new Date('2025-01-02T03:04:05.000Z');
 const later = new Date('2025-01-03T00:00:00.000Z');
-const terms: AgentTerms = {
-  agentName: 'Trend Rider',
-  agentImageUrl: null,
-  venue: 'SPOT_VENUE',
-  maxLeverage: 1,
-  successFeePercent: 20,
-  minAllocationUsd: 100_000_000,
-  minTradeUsd: 10_000_000,
-  minPerTradePercent: 1,
-  recommendedPerTradePercent: 5,
-  maxConcurrentPositions: 3,
-  maxEntriesPerTrade: 2,
-};
-const settings: FollowSettings = {
-  tradeMode: 'AUTO_TRADING',
-  subscriptionType: 'AUTO_TRADING',
-  allocationMode: 'USD_AMOUNT',
-  allocationPercentageMin: null,
-  allocationPercentageMax: null,
-  allocationAmountUsd: 500_000_000,
-  allocationAmountSol: null,
-  goLiveUponConfirmation: true,
-  isPaused: false,
-};
 const base = { poolId: 'u1.a1.virtual', agentId: 'a1', userId: 'u1', walletContext: 'virtual' as const, terms };
 const follow = (data: Partial<FollowAgent['data']>): FollowAgent => ({ type: 'FollowAgent', data: { ...base, settings, now, ...data } });
 const given = (events: PoolEvent[]) => events.reduce(evolve, initialState());
@@ -38,15 +15,6 @@ const followed: PoolEvent = {
   type: 'AgentFollowed',
   data: { ...settings, ...base, walletMode: 'VIRTUAL', subscribedAt: now.toISOString() },
 };
-function thrown(fn: () => unknown): DomainError {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof DomainError) return err;
-    throw err;
-  }
-  throw new Error('expected a DomainError');
-}
 const added = (transferId: string, amountMicro: number): PoolEvent => ({ type: 'AllocationAdded', data: { transferId, amountMicro, confirmed: true } });
 
 t.test('a first follow records the settings, the agent terms and the credited transfer', async (t) => {

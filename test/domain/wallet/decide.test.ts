@@ -2,7 +2,7 @@ import t from 'tap';
 import { decide, type AllocateFunds } from '../../../domain/wallet/decide.ts';
 import type { WalletEvent } from '../../../domain/wallet/events.ts';
 import { evolve, initialState } from '../../../domain/wallet/state.ts';
-import { DomainError } from '../../../domain/shared/errors.ts';
+import { thrown } from '../../support/domain.ts';
 
 const now = new Date('2025-01-02T03:04:05.000Z');
 const START = 10_000_000_000; // 10000 USD
@@ -18,15 +18,6 @@ const allocated = (transferId: string, amountMicro: number): WalletEvent => ({
   data: { transferId, poolId: 'u.a.virtual', walletContext: 'virtual', amountMicro },
 });
 
-function thrown(fn: () => unknown): DomainError {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof DomainError) return err;
-    throw err;
-  }
-  throw new Error('expected a DomainError');
-}
 
 t.test('first use opens the virtual wallet at its start and debits the allocation', async (t) => {
   const events = decide(allocate({}), given([]));

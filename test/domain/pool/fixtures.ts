@@ -1,0 +1,28 @@
+import type { AgentTerms, FollowSettings } from '../../../domain/pool/events.ts';
+
+// The agent terms and follow settings the pool decider tests start from.
+export const terms: AgentTerms = {
+  agentName: 'Trend Rider',
+  agentImageUrl: null,
+  venue: 'SPOT_VENUE',
+  maxLeverage: 1,
+  successFeePercent: 20,
+  minAllocationUsd: 100_000_000,
+  minTradeUsd: 10_000_000,
+  minPerTradePercent: 1,
+  recommendedPerTradePercent: 5,
+  maxConcurrentPositions: 3,
+  maxEntriesPerTrade: 2,
+};
+
+export const settings: FollowSettings = {
+  tradeMode: 'AUTO_TRADING',
+  subscriptionType: 'AUTO_TRADING',
+  allocationMode: 'USD_AMOUNT',
+  allocationPercentageMin: null,
+  allocationPercentageMax: null,
+  allocationAmountUsd: 500_000_000,
+  allocationAmountSol: null,
+  goLiveUponConfirmation: true,
+  isPaused: false,
+};

@@ -3,7 +3,8 @@
 // while (b) runs, (e) GET subscriptions; then (f) rebuilding the subscription read model.
 import { allProjectors } from '../projections/index.ts';
 import { rebuild } from '../projections/rebuild.ts';
-import { api, startTestApp } from '../test/support/app.ts';
+import { startTestApp } from '../test/support/app.ts';
+import { followableAgent } from '../test/support/agents.ts';
 import { signIn } from '../test/support/auth.ts';
 import { rawCeiling } from './eventstore.ts';
 import { spawn } from 'node:child_process';
@@ -45,14 +46,8 @@ export async function httpBench(seconds: number) {
     const developer = await signIn(app, 'bench-dev@example.test');
     const agentIds: string[] = [];
     for (let i = 0; i < AGENTS; i++) {
-      const listed = await api(app, 'POST', '/api/v1/developers/agents', {
-        token: developer.accessToken,
-        body: { name: `Bench ${i}`, venue: i % 2 ? 'PERP_VENUE' : 'SPOT_VENUE', ...(i % 2 ? { maxLeverage: 10 } : {}) },
-      });
-      const id = listed.body.data.id as string;
-      await api(app, 'POST', `/api/admin/developer-agents/${id}/approve`, { token: admin.accessToken, body: {} });
-      await api(app, 'POST', `/api/admin/developer-agents/${id}/promote`, { token: admin.accessToken, body: {} });
-      agentIds.push(id);
+      const body = { name: `Bench ${i}`, venue: i % 2 ? 'PERP_VENUE' : 'SPOT_VENUE', ...(i % 2 ? { maxLeverage: 10 } : {}) };
+      agentIds.push(await followableAgent(app, { developer: developer.accessToken, admin: admin.accessToken }, body, { live: true }));
     }
     const users: Awaited<ReturnType<typeof signIn>>[] = [];
     for (let i = 0; i < CLIENTS; i++) users.push(await signIn(app, `bench-user-${i}@example.test`));

@@ -2,6 +2,7 @@ import t from 'tap';
 import { load } from '../../commands/handle.ts';
 import { walletFolder, walletStream } from '../../domain/wallet/state.ts';
 import { api, startTestApp } from '../support/app.ts';
+import { followableAgent } from '../support/agents.ts';
 import { signIn, type SignedIn } from '../support/auth.ts';
 
 const PATH = '/api/v1/users/me/subscriptions';
@@ -13,32 +14,27 @@ t.test('the two-step transfer from wallet to pool', async (t) => {
   const dev = await signIn(app, 'dev@example.test');
   let users = 0;
   const newUser = () => signIn(app, `follower${++users}@example.test`);
-  const followableAgent = async (): Promise<string> => {
-    const listed = await api(app, 'POST', '/api/v1/developers/agents', {
-      token: dev.accessToken,
-      body: { name: 'Grid Bot', venue: 'SPOT_VENUE', minAllocationUsd: 10 },
-    });
-    const id = listed.body.data.id as string;
-    await api(app, 'POST', `/api/admin/developer-agents/${id}/approve`, { token: admin.accessToken, body: {} });
-    return id;
-  };
+  const followable = () =>
+    followableAgent(app, { developer: dev.accessToken, admin: admin.accessToken }, { name: 'Grid Bot', venue: 'SPOT_VENUE', minAllocationUsd: 10 });
   const follow = (user: SignedIn, body: Record<string, unknown>) => api(app, 'POST', PATH, { token: user.accessToken, body });
   const walletOf = async (user: SignedIn) => (await load(app.deps.store, walletStream(user.userId), walletFolder)).state;
   const meta = { correlationId: 'crashed-request', actor: 'test', occurredAt: new Date().toISOString() };
-
-  await t.test('a follow retried after a crash between the wallet debit and the pool credit credits the debit once', async (t) => {
-    const user = await newUser();
-    const agentId = await followableAgent();
-    const poolId = `${user.userId}.${agentId}.virtual`;
-    // What a request that crashed after its first step leaves behind: the debit, and no pool.
-    await app.deps.store.append(
+  /** What a request that crashed after its first step leaves behind: the debit, and no pool. */
+  const crashedDebit = (user: SignedIn, poolId: string, amountMicro: number) =>
+    app.deps.store.append(
       walletStream(user.userId),
       [
         { type: 'WalletOpened', data: { virtualStartMicro: 10_000_000_000, openedAt: meta.occurredAt }, metadata: meta },
-        { type: 'VirtualFundsAllocated', data: { transferId: `${poolId}#add-1`, poolId, walletContext: 'virtual', amountMicro: 200_000_000 }, metadata: meta },
+        { type: 'VirtualFundsAllocated', data: { transferId: `${poolId}#add-1`, poolId, walletContext: 'virtual', amountMicro }, metadata: meta },
       ],
       { expectedRevision: 'no_stream' },
     );
+
+  await t.test('a follow retried after a crash between the wallet debit and the pool credit credits the debit once', async (t) => {
+    const user = await newUser();
+    const agentId = await followable();
+    const poolId = `${user.userId}.${agentId}.virtual`;
+    await crashedDebit(user, poolId, 200_000_000);
     const retried = await follow(user, { agentId, allocationAmountUsd: 200 });
     t.equal(retried.status, 200);
     t.equal(retried.body.data.subscription.allocatedUsd, 200);
@@ -51,16 +47,9 @@ t.test('the two-step transfer from wallet to pool', async (t) => {
 
   await t.test('a recovered debit smaller than the new target is topped up to it', async (t) => {
     const user = await newUser();
-    const agentId = await followableAgent();
+    const agentId = await followable();
     const poolId = `${user.userId}.${agentId}.virtual`;
-    await app.deps.store.append(
-      walletStream(user.userId),
-      [
-        { type: 'WalletOpened', data: { virtualStartMicro: 10_000_000_000, openedAt: meta.occurredAt }, metadata: meta },
-        { type: 'VirtualFundsAllocated', data: { transferId: `${poolId}#add-1`, poolId, walletContext: 'virtual', amountMicro: 50_000_000 }, metadata: meta },
-      ],
-      { expectedRevision: 'no_stream' },
-    );
+    await crashedDebit(user, poolId, 50_000_000);
     const res = await follow(user, { agentId, allocationAmountUsd: 500 });
     t.equal(res.body.data.subscription.allocatedUsd, 500);
     t.equal((await walletOf(user)).balances.virtual, 9_500_000_000);
@@ -68,7 +57,7 @@ t.test('the two-step transfer from wallet to pool', async (t) => {
 
   await t.test('concurrent follows of the same agent converge on one row holding the largest target', async (t) => {
     const user = await newUser();
-    const agentId = await followableAgent();
+    const agentId = await followable();
     const results = await Promise.all([100, 200, 300].map((usd) => follow(user, { agentId, allocationAmountUsd: usd })));
     t.same(results.map((r) => r.status), [200, 200, 200]);
     const list = (await api(app, 'GET', PATH, { token: user.accessToken })).body.data as Array<{ allocatedUsd: number }>;

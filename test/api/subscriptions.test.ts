@@ -2,6 +2,7 @@ import t from 'tap';
 import { load } from '../../commands/handle.ts';
 import { walletFolder, walletStream } from '../../domain/wallet/state.ts';
 import { api, startTestApp, type TestApp } from '../support/app.ts';
+import { followableAgent } from '../support/agents.ts';
 import { signIn, type SignedIn } from '../support/auth.ts';
 
 const PATH = '/api/v1/users/me/subscriptions';
@@ -47,12 +48,8 @@ t.test('following an agent with a capital pool', async (t) => {
     if (res.status !== 201) throw new Error(`listing: ${res.status} ${JSON.stringify(res.body)}`);
     return res.body.data.id as string;
   };
-  const followableAgent = async (overrides: Record<string, unknown> = {}): Promise<string> => {
-    const id = await listAgent(overrides);
-    const res = await api(app, 'POST', `/api/admin/developer-agents/${id}/approve`, { token: admin.accessToken, body: {} });
-    if (res.status !== 200) throw new Error(`approve: ${res.status} ${JSON.stringify(res.body)}`);
-    return id;
-  };
+  const followable = (overrides: Record<string, unknown> = {}) =>
+    followableAgent(app, { developer: dev.accessToken, admin: admin.accessToken }, agentBody(overrides));
   const follow = (user: SignedIn, body: Record<string, unknown>) => api(app, 'POST', PATH, { token: user.accessToken, body });
   const mine = async (user: SignedIn) => (await api(app, 'GET', PATH, { token: user.accessToken })).body.data as any[];
   const virtualBalance = async (app: TestApp, user: SignedIn) =>
@@ -67,7 +64,7 @@ t.test('following an agent with a capital pool', async (t) => {
 
   await t.test('a USD follow debits the 10000 USD virtual start and an immediate GET shows the pool', async (t) => {
     const user = await newUser();
-    const agentId = await followableAgent();
+    const agentId = await followable();
     const res = await follow(user, { agentId, allocationMode: 'USD_AMOUNT', allocationAmountUsd: 250.75 });
     t.equal(res.status, 200);
     t.match(res.body.data, {
@@ -85,7 +82,7 @@ t.test('following an agent with a capital pool', async (t) => {
 
   await t.test('the subscription record carries every field and the allocation balance audit', async (t) => {
     const user = await newUser();
-    const agentId = await followableAgent({ successFeePercent: 10 });
+    const agentId = await followable({ successFeePercent: 10 });
     await follow(user, { agentId, allocationAmountUsd: 1000 });
     const [s] = await mine(user);
     for (const field of recordFields) t.ok(field in s, `record has ${field}`);
@@ -142,7 +139,7 @@ t.test('following an agent with a capital pool', async (t) => {
 
   await t.test('a perp agent keeps a fee buffer of 0.05% × maxLeverage of the allocation', async (t) => {
     const user = await newUser();
-    const agentId = await followableAgent({ name: 'Perp Rider', venue: 'PERP_VENUE', maxLeverage: 10 });
+    const agentId = await followable({ name: 'Perp Rider', venue: 'PERP_VENUE', maxLeverage: 10 });
     const res = await follow(user, { agentId, allocationAmountUsd: 1000 });
     t.match(res.body.data.subscription, {
       venue: 'PERP_VENUE',
@@ -156,7 +153,7 @@ t.test('following an agent with a capital pool', async (t) => {
 
   await t.test('a SOL amount is valued at SOL_PRICE_USD', async (t) => {
     const user = await newUser();
-    const agentId = await followableAgent();
+    const agentId = await followable();
     const res = await follow(user, { agentId, allocationMode: 'SOL_AMOUNT', allocationAmountSol: 2.5 });
     t.equal(res.status, 200);
     t.match(res.body.data.subscription, { allocationMode: 'SOL_AMOUNT', allocationAmountSol: 2.5, allocatedUsd: 375 });
@@ -165,18 +162,18 @@ t.test('following an agent with a capital pool', async (t) => {
 
   await t.test('a percentage range takes its maximum (or its minimum alone) of the wallet balance', async (t) => {
     const user = await newUser();
-    const first = await follow(user, { agentId: await followableAgent(), allocationMode: 'PERCENTAGE_RANGE', allocationPercentageMin: 5, allocationPercentageMax: 12.5 });
+    const first = await follow(user, { agentId: await followable(), allocationMode: 'PERCENTAGE_RANGE', allocationPercentageMin: 5, allocationPercentageMax: 12.5 });
     t.match(first.body.data.subscription, { allocationMode: 'PERCENTAGE_RANGE', allocationPercentageMin: 5, allocationPercentageMax: 12.5, allocatedUsd: 1250 });
-    const second = await follow(user, { agentId: await followableAgent(), allocationPercentageMin: 10 });
+    const second = await follow(user, { agentId: await followable(), allocationPercentageMin: 10 });
     t.match(second.body.data.subscription, { allocationMode: 'PERCENTAGE_RANGE', allocatedUsd: 875 }, '10% of the 8750 left');
-    const all = await follow(user, { agentId: await followableAgent(), allocationPercentageMax: 100 });
+    const all = await follow(user, { agentId: await followable(), allocationPercentageMax: 100 });
     t.equal(all.body.data.subscription.allocatedUsd, 7875, '100% is everything left, to the micro-USD');
     t.equal(await virtualBalance(app, user), 0);
   });
 
   await t.test('the deprecated aliases subscriptionType and walletMode are accepted', async (t) => {
     const user = await newUser();
-    const agentId = await followableAgent();
+    const agentId = await followable();
     const res = await follow(user, { agentId, subscriptionType: 'ALERTS_ONLY', walletMode: 'VIRTUAL', allocationAmountUsd: 30 });
     t.equal(res.status, 200);
     t.match(res.body.data.subscription, { tradeMode: 'ALERTS_ONLY', subscriptionType: 'ALERTS_ONLY', walletContext: 'virtual', walletMode: 'VIRTUAL' });
@@ -184,7 +181,7 @@ t.test('following an agent with a capital pool', async (t) => {
 
   await t.test('an alias that contradicts its field is a 400', async (t) => {
     const user = await newUser();
-    const agentId = await followableAgent();
+    const agentId = await followable();
     const res = await follow(user, { agentId, tradeMode: 'AUTO_TRADING', subscriptionType: 'ALERTS_ONLY', walletContext: 'virtual', walletMode: 'REAL' });
     t.equal(res.status, 400);
     t.match(res.body.error.message, /subscriptionType.*differs from tradeMode.*, .*walletMode.*differs from walletContext/);
@@ -207,7 +204,7 @@ t.test('following an agent with a capital pool', async (t) => {
 
   await t.test('following again updates the same row and tops the pool up, never down', async (t) => {
     const user = await newUser();
-    const agentId = await followableAgent();
+    const agentId = await followable();
     await follow(user, { agentId, allocationAmountUsd: 100 });
     const again = await follow(user, { agentId, allocationAmountUsd: 300, isPaused: true, tradeMode: 'TEST_TRADING' });
     t.equal(again.status, 200);
@@ -222,14 +219,14 @@ t.test('following an agent with a capital pool', async (t) => {
 
   await t.test('a first follow without an allocation takes the agent minimum', async (t) => {
     const user = await newUser();
-    const res = await follow(user, { agentId: await followableAgent() });
+    const res = await follow(user, { agentId: await followable() });
     t.match(res.body.data.subscription, { allocationMode: 'USD_AMOUNT', allocationAmountUsd: 25.5, allocatedUsd: 25.5, tradeMode: 'AUTO_TRADING' });
   });
 
   await t.test('more than the wallet holds is a 400 naming the available balance', async (t) => {
     const user = await newUser();
-    const agentId = await followableAgent();
-    await follow(user, { agentId: await followableAgent(), allocationAmountUsd: 4000.5 });
+    const agentId = await followable();
+    await follow(user, { agentId: await followable(), allocationAmountUsd: 4000.5 });
     const res = await follow(user, { agentId, allocationAmountUsd: 6000 });
     t.equal(res.status, 400);
     t.equal(res.body.error.code, 'BAD_REQUEST');
@@ -240,7 +237,7 @@ t.test('following an agent with a capital pool', async (t) => {
 
   await t.test('below the agent minimum is a 400 naming the minimum', async (t) => {
     const user = await newUser();
-    const res = await follow(user, { agentId: await followableAgent(), allocationAmountUsd: 25.49 });
+    const res = await follow(user, { agentId: await followable(), allocationAmountUsd: 25.49 });
     t.equal(res.status, 400);
     t.match(res.body.error.message, /minimum allocation of 25\.5 USD/);
     t.equal(await virtualBalance(app, user), 0, 'the wallet was never touched');
@@ -248,7 +245,7 @@ t.test('following an agent with a capital pool', async (t) => {
 
   await t.test('the real context has no funds yet: a clear 400', async (t) => {
     const user = await newUser();
-    const agentId = await followableAgent();
+    const agentId = await followable();
     const res = await follow(user, { agentId, walletContext: 'real', allocationAmountUsd: 100 });
     t.equal(res.status, 400);
     t.match(res.body.error.message, /real wallet has no funds/);
@@ -256,7 +253,7 @@ t.test('following an agent with a capital pool', async (t) => {
 
   await t.test("without walletContext the user's current context is used", async (t) => {
     const user = await newUser();
-    const agentId = await followableAgent();
+    const agentId = await followable();
     const patched = await api(app, 'PATCH', '/api/v1/users/me', { token: user.accessToken, body: { virtualWalletMode: false } });
     t.equal(patched.status, 200);
     const res = await follow(user, { agentId, allocationAmountUsd: 100 });
@@ -275,7 +272,7 @@ t.test('following an agent with a capital pool', async (t) => {
   });
 
   await t.test('a full beta is 409; a seat holder can still follow again', async (t) => {
-    const agentId = await followableAgent({ maxBetaUsers: 1 });
+    const agentId = await followable({ maxBetaUsers: 1 });
     const first = await newUser();
     const second = await newUser();
     t.equal((await follow(first, { agentId, allocationAmountUsd: 30 })).status, 200);
@@ -288,7 +285,7 @@ t.test('following an agent with a capital pool', async (t) => {
 
   await t.test('concurrent follows of different agents never spend the same dollar', async (t) => {
     const user = await newUser();
-    const agents = await Promise.all(Array.from({ length: 5 }, () => followableAgent()));
+    const agents = await Promise.all(Array.from({ length: 5 }, () => followable()));
     const results = await Promise.all(agents.map((agentId) => follow(user, { agentId, allocationAmountUsd: 3000 })));
     const statuses = results.map((r) => r.status);
     t.equal(statuses.filter((s) => s === 200).length, 3, 'three of 3000 fit in 10000');

@@ -3,6 +3,7 @@ import { inTransaction, migrate } from '../../infra/db.ts';
 import type { Position, RecordedEvent } from '../../infra/eventstore/port.ts';
 import { allProjectors } from '../../projections/index.ts';
 import { api, startTestApp } from '../support/app.ts';
+import { followableAgent } from '../support/agents.ts';
 import { signIn } from '../support/auth.ts';
 import { freshDatabase } from '../support/db.ts';
 
@@ -15,12 +16,8 @@ t.test('projectors with applyBatch apply a batch exactly as they apply its event
   const dev = await signIn(app, 'dev@example.test');
   const agents: string[] = [];
   for (const venue of ['SPOT_VENUE', 'PERP_VENUE']) {
-    const listed = await api(app, 'POST', '/api/v1/developers/agents', {
-      token: dev.accessToken,
-      body: { name: `Batch ${venue}`, venue, ...(venue === 'PERP_VENUE' ? { maxLeverage: 5 } : {}) },
-    });
-    await api(app, 'POST', `/api/admin/developer-agents/${listed.body.data.id}/approve`, { token: admin.accessToken, body: {} });
-    agents.push(listed.body.data.id);
+    const body = { name: `Batch ${venue}`, venue, ...(venue === 'PERP_VENUE' ? { maxLeverage: 5 } : {}) };
+    agents.push(await followableAgent(app, { developer: dev.accessToken, admin: admin.accessToken }, body));
   }
   // Follows, follows again with new settings and larger allocations: all three event kinds,
   // several per pool, interleaved across users.

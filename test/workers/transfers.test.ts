@@ -12,6 +12,7 @@ import { RECOVERY_ACTOR, recoverTransfer, releaseSeat, TRANSFER_QUEUE } from '..
 import { rebuild } from '../../projections/rebuild.ts';
 import { transfersProjector } from '../../projections/transfers/projector.ts';
 import { api, startTestApp } from '../support/app.ts';
+import { followableAgent } from '../support/agents.ts';
 import { signIn, type SignedIn } from '../support/auth.ts';
 
 const START_MICRO = 10_000_000_000; // VIRTUAL_START_USD 10000
@@ -74,16 +75,10 @@ t.test('transfer recovery completes follows interrupted by a crash', async (t) =
   let users = 0;
   const newUser = () => signIn(app, `follower${++users}@example.test`);
 
-  const betaAgent = async (body: Record<string, unknown> = {}): Promise<string> => {
-    const listed = await api(app, 'POST', '/api/v1/developers/agents', {
-      token: dev.accessToken,
-      body: { name: 'Breakout Hunter', venue: 'SPOT_VENUE', minAllocationUsd: 10, maxBetaUsers: 5, ...body },
+  const betaAgent = (body: Record<string, unknown> = {}) =>
+    followableAgent(app, { developer: dev.accessToken, admin: admin.accessToken }, {
+      name: 'Breakout Hunter', venue: 'SPOT_VENUE', minAllocationUsd: 10, maxBetaUsers: 5, ...body,
     });
-    if (listed.status !== 201) throw new Error(`listing: ${listed.status} ${JSON.stringify(listed.body)}`);
-    const id = listed.body.data.id as string;
-    await api(app, 'POST', `/api/admin/developer-agents/${id}/approve`, { token: admin.accessToken, body: {} });
-    return id;
-  };
   const follow = (user: SignedIn, body: Record<string, unknown>) => api(app, 'POST', SUBSCRIPTIONS, { token: user.accessToken, body });
   /** The real follow command, on a store whose process dies at the append `diesAt` picks. */
   const interruptedFollow = async (user: SignedIn, body: Record<string, unknown>, diesAt: (stream: string) => boolean) => {

@@ -1,0 +1,21 @@
+import { api, type TestApp } from './app.ts';
+
+/**
+ * An agent a user can follow, made through the real routes: the developer lists it, an
+ * administrator approves it (beta) and, with `live`, promotes it. Any refusal fails the caller.
+ */
+export async function followableAgent(
+  app: Pick<TestApp, 'url'>,
+  tokens: { developer: string; admin: string },
+  body: Record<string, unknown>,
+  options: { live?: boolean } = {},
+): Promise<string> {
+  const listed = await api(app, 'POST', '/api/v1/developers/agents', { token: tokens.developer, body });
+  if (listed.status !== 201) throw new Error(`listing: ${listed.status} ${JSON.stringify(listed.body)}`);
+  const id = listed.body.data.id as string;
+  for (const decision of options.live ? ['approve', 'promote'] : ['approve']) {
+    const res = await api(app, 'POST', `/api/admin/developer-agents/${id}/${decision}`, { token: tokens.admin, body: {} });
+    if (res.status !== 200) throw new Error(`${decision}: ${res.status} ${JSON.stringify(res.body)}`);
+  }
+  return id;
+}

@@ -103,8 +103,7 @@ const MAX_ROUNDS = 5;
 
 export async function subscribe(deps: SubscribeDeps, userId: string, input: SubscribeInput, ctx: CommandContext): Promise<SubscribeResult> {
   const { store } = deps;
-  const agent = await followableAgent(store, input.agentId);
-  const walletContext = await walletContextOf(store, userId, input);
+  const [agent, walletContext] = await Promise.all([followableAgent(store, input.agentId), walletContextOf(store, userId, input)]);
   const follow = new Follow(deps, agent, userId, walletContext, choicesOf(input), ctx);
   let last = await follow.round(true);
   let { created, position } = last;
@@ -146,8 +145,7 @@ class Follow {
   /** What this round must do: the resolved settings and terms, and how much to add. */
   private async plan() {
     const { store } = this.deps;
-    const pool = await load(store, poolStream(this.id), poolFolder);
-    const wallet = await load(store, walletStream(this.userId), walletFolder);
+    const [pool, wallet] = await Promise.all([load(store, poolStream(this.id), poolFolder), load(store, walletStream(this.userId), walletFolder)]);
     const terms = pool.state.followed ? pool.state.terms : termsOf(this.agent);
     const settings = resolveSettings(this.choices, pool.state.followed ? pool.state.settings : null, terms);
     const balance = balanceOf(wallet.state, this.walletContext, this.virtualStartMicro);

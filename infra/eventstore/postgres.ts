@@ -90,9 +90,10 @@ export function createPostgresEventStore(options: PostgresEventStoreOptions): Ev
   async function appendOnce(streamName: string, events: EventData[], expected: ExpectedRevision): Promise<AppendResult> {
     const [mode, exp] = modeOf(expected);
     try {
-      const { rows } = await pool.query<{ next_revision: string; transaction_id: string; last_position: string }>(
-        'SELECT * FROM append_events($1, $2, $3, $4::uuid[], $5::text[], $6::jsonb[], $7::jsonb[])',
-        [
+      const { rows } = await pool.query<{ next_revision: string; transaction_id: string; last_position: string }>({
+        name: 'append-events',
+        text: 'SELECT * FROM append_events($1, $2, $3, $4::uuid[], $5::text[], $6::jsonb[], $7::jsonb[])',
+        values: [
           streamName,
           mode,
           exp,
@@ -101,7 +102,7 @@ export function createPostgresEventStore(options: PostgresEventStoreOptions): Ev
           events.map((e) => JSON.stringify(e.data)),
           events.map((e) => JSON.stringify(e.metadata)),
         ],
-      );
+      });
       const row = rows[0]!;
       return {
         nextRevision: BigInt(row.next_revision),
@@ -121,7 +122,7 @@ export function createPostgresEventStore(options: PostgresEventStoreOptions): Ev
 
   async function readAll({ fromPosition = START, maxCount }: ReadAllOptions): Promise<RecordedEvent[]> {
     const commit = fromPosition.commit < 0n ? '0' : fromPosition.commit.toString();
-    const { rows } = await pool.query<EventRow>(READ_ALL_SQL, [commit, fromPosition.prepare.toString(), maxCount]);
+    const { rows } = await pool.query<EventRow>({ name: 'read-all', text: READ_ALL_SQL, values: [commit, fromPosition.prepare.toString(), maxCount] });
     return rows.map(toRecorded);
   }
 
@@ -146,13 +147,14 @@ export function createPostgresEventStore(options: PostgresEventStoreOptions): Ev
     async readStream(streamName: string, { fromRevision, direction = 'forwards', maxCount }: ReadStreamOptions = {}) {
       const backwards = direction === 'backwards';
       const from = fromRevision ?? (backwards ? null : 0n);
-      const { rows } = await pool.query<EventRow>(
-        `SELECT ${COLUMNS} FROM events
+      const { rows } = await pool.query<EventRow>({
+        name: backwards ? 'read-stream-backwards' : 'read-stream',
+        text: `SELECT ${COLUMNS} FROM events
           WHERE stream_name = $1 AND ($2::bigint IS NULL OR revision ${backwards ? '<=' : '>='} $2::bigint)
           ORDER BY revision ${backwards ? 'DESC' : 'ASC'}
           LIMIT $3`,
-        [streamName, from === null ? null : from.toString(), maxCount ?? null],
-      );
+        values: [streamName, from === null ? null : from.toString(), maxCount ?? null],
+      });
       return rows.map(toRecorded);
     },
 

@@ -18,9 +18,10 @@ export async function getSubscription(
   agentId: string,
   walletContext: WalletContext,
 ): Promise<SubscriptionRecord | null> {
-  const { rows } = await db.query<SubscriptionRow>(
-    'SELECT * FROM subscriptions WHERE user_id = $1 AND agent_id = $2 AND wallet_context = $3',
-    [userId, agentId, walletContext],
-  );
+  const { rows } = await db.query<SubscriptionRow>({
+    name: 'get-subscription',
+    text: 'SELECT * FROM subscriptions WHERE user_id = $1 AND agent_id = $2 AND wallet_context = $3',
+    values: [userId, agentId, walletContext],
+  });
   return rows[0] ? subscriptionRecord(rows[0]) : null;
 }

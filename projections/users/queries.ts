@@ -79,12 +79,13 @@ export async function findIdentity(
   userId: string,
   sessionId: string,
 ): Promise<{ userId: string; email: string; role: UserDocument['role']; sessionId: string } | null> {
-  const { rows } = await pool.query<{ id: string; email: string; role: UserDocument['role'] }>(
-    `SELECT u.id, u.email, u.role FROM users u
+  const { rows } = await pool.query<{ id: string; email: string; role: UserDocument['role'] }>({
+    name: 'find-identity',
+    text: `SELECT u.id, u.email, u.role FROM users u
        JOIN user_sessions s ON s.user_id = u.id AND s.id = $2 AND s.ended_at IS NULL
       WHERE u.id = $1`,
-    [userId, sessionId],
-  );
+    values: [userId, sessionId],
+  });
   const row = rows[0];
   return row ? { userId: row.id, email: row.email, role: row.role, sessionId } : null;
 }

@@ -44,6 +44,6 @@ console.log('cpu per op:', diff(c0, snap(), r.count), 'machine busy per op', ((s
 if (process.env.PGSS) { const r2 = await admin2.query(`SELECT calls, round(total_exec_time::numeric,0) AS ms, round((total_exec_time/calls)::numeric,3) AS avg, rows, left(regexp_replace(query, '\\s+', ' ', 'g'), 150) AS q FROM pg_stat_statements ORDER BY total_exec_time DESC LIMIT 25`); for (const x of r2.rows) console.log(String(x.calls).padStart(7), String(x.ms).padStart(6) + 'ms', String(x.avg).padStart(7), String(x.rows).padStart(7), x.q); }
 await admin2.end();
 if (doProf) { const { profile } = await session.post('Profiler.stop'); fs.writeFileSync(`/tmp/prof/${mode}.cpuprofile`, JSON.stringify(profile)); }
-console.log(mode, r.perSecond.toFixed(0), '/s p50', percentile(r.latenciesMs, 50).toFixed(1), 'p99', percentile(r.latenciesMs, 99).toFixed(1), 'fail', r.failures,
+console.log(mode, r.perSecond.toFixed(0), '/s p50', percentile(r.latenciesMs, 50).toFixed(1), 'p99', percentile(r.latenciesMs, 99).toFixed(1), 'fail', r.failures, 'client cpu/op', r.clientCpuMsPerRequest.toFixed(2),
   '| lag p50', percentile(lags, 50), 'p99', percentile(lags, 99), 'batches', batches.length, 'mean', (batches.reduce((a, b) => a + b, 0) / Math.max(1, batches.length)).toFixed(1));
 await app.close();

@@ -52,4 +52,71 @@ export const eventStoreMigrations: Migration[] = [
       END $$;
     `,
   },
+  {
+    id: 'eventstore/002-append-batch',
+    sql: `
+      -- Several independent appends in one transaction and one commit (group commit): each item
+      -- is checked against its own expected revision and written all or nothing, and an item
+      -- that fails reports the stream's actual revision while the others are written. Items
+      -- arrive sorted by stream name, so two batches never wait on each other in a cycle.
+      -- A concurrent writer's uncommitted revision is waited for (ON CONFLICT), then counted as
+      -- a conflict; this item's rows already written are removed again, nothing is raised.
+      -- The NOTIFY (payload: the transaction id) goes out with the commit: one per batch, and
+      -- batches of one process never commit concurrently, so it serialises nothing of ours.
+      CREATE FUNCTION append_batch(
+        p_streams text[], p_modes text[], p_expected bigint[], p_counts int[],
+        p_ids uuid[], p_types text[], p_data jsonb[], p_metadata jsonb[])
+      RETURNS TABLE (item int, next_revision bigint, transaction_id text, last_position bigint, actual_revision bigint)
+      LANGUAGE plpgsql AS $$
+      DECLARE
+        v_offset int := 0;
+        v_current bigint;
+        v_count int;
+        v_inserted int;
+        v_last bigint;
+        v_written boolean := false;
+      BEGIN
+        FOR i IN 1 .. coalesce(array_length(p_streams, 1), 0) LOOP
+          v_count := p_counts[i];
+          SELECT e.revision INTO v_current FROM events e
+            WHERE e.stream_name = p_streams[i] ORDER BY e.revision DESC LIMIT 1;
+          v_current := coalesce(v_current, -1);
+          item := i;
+          IF (p_modes[i] = 'exact' AND v_current <> p_expected[i])
+             OR (p_modes[i] = 'no_stream' AND v_current <> -1)
+             OR (p_modes[i] = 'stream_exists' AND v_current = -1) THEN
+            next_revision := NULL; transaction_id := NULL; last_position := NULL; actual_revision := v_current;
+          ELSE
+            WITH inserted AS (
+              INSERT INTO events (stream_name, revision, event_id, event_type, data, metadata)
+              SELECT p_streams[i], v_current + n.ord, n.id, n.type, n.data, n.meta
+                FROM unnest(p_ids[v_offset + 1 : v_offset + v_count], p_types[v_offset + 1 : v_offset + v_count],
+                            p_data[v_offset + 1 : v_offset + v_count], p_metadata[v_offset + 1 : v_offset + v_count])
+                     WITH ORDINALITY AS n(id, type, data, meta, ord)
+                ORDER BY n.ord
+              ON CONFLICT ON CONSTRAINT events_stream_revision DO NOTHING
+              RETURNING events.position)
+            SELECT count(*), max(inserted.position) INTO v_inserted, v_last FROM inserted;
+            IF v_inserted < v_count THEN
+              DELETE FROM events e
+                WHERE e.stream_name = p_streams[i] AND e.revision > v_current AND e.transaction_id = pg_current_xact_id();
+              SELECT e.revision INTO v_current FROM events e
+                WHERE e.stream_name = p_streams[i] ORDER BY e.revision DESC LIMIT 1;
+              next_revision := NULL; transaction_id := NULL; last_position := NULL; actual_revision := coalesce(v_current, -1);
+            ELSE
+              next_revision := v_current + v_count; transaction_id := pg_current_xact_id()::text;
+              last_position := v_last; actual_revision := NULL;
+              v_written := true;
+            END IF;
+          END IF;
+          RETURN NEXT;
+          v_offset := v_offset + v_count;
+        END LOOP;
+        -- Only when events remain: a wake-up names a transaction whose events a reader will see.
+        IF v_written THEN
+          PERFORM pg_notify('events_appended', pg_current_xact_id()::text);
+        END IF;
+      END $$;
+    `,
+  },
 ];

@@ -19,7 +19,6 @@ import {
 
 const CHANNEL = 'events_appended';
 const FALLBACK_POLL_MS = 500;
-const AFTER_WAKE_WINDOW_MS = 1000;
 const SUBSCRIPTION_BATCH = 1000;
 
 interface EventRow {
@@ -104,6 +103,7 @@ export function createPostgresEventStore(options: PostgresEventStoreOptions): Ev
         ],
       });
       const row = rows[0]!;
+      notifier.notify(BigInt(row.transaction_id));
       return {
         nextRevision: BigInt(row.next_revision),
         position: { commit: BigInt(row.transaction_id), prepare: BigInt(row.last_position) },
@@ -120,6 +120,9 @@ export function createPostgresEventStore(options: PostgresEventStoreOptions): Ev
     }
   }
 
+  const batcher = appendBatcher(pool, appendOnce);
+  const reads = readCoalescer(pool);
+
   async function readAll({ fromPosition = START, maxCount }: ReadAllOptions): Promise<RecordedEvent[]> {
     const commit = fromPosition.commit < 0n ? '0' : fromPosition.commit.toString();
     const { rows } = await pool.query<EventRow>({ name: 'read-all', text: READ_ALL_SQL, values: [commit, fromPosition.prepare.toString(), maxCount] });
@@ -134,9 +137,8 @@ export function createPostgresEventStore(options: PostgresEventStoreOptions): Ev
       // `any` cannot be wrong: a lost race on the revision is simply tried again.
       for (let attempt = 0; ; attempt++) {
         try {
-          const result = await appendOnce(streamName, events, expectedRevision);
-          local.emit('appended');
-          notifier.notify();
+          const result = await batcher.append(streamName, events, expectedRevision);
+          local.emit('appended', result.position.commit);
           return result;
         } catch (err) {
           if (!(err instanceof ConcurrencyError) || expectedRevision !== 'any' || attempt >= 20) throw err;
@@ -146,6 +148,7 @@ export function createPostgresEventStore(options: PostgresEventStoreOptions): Ev
 
     async readStream(streamName: string, { fromRevision, direction = 'forwards', maxCount }: ReadStreamOptions = {}) {
       const backwards = direction === 'backwards';
+      if (!backwards && maxCount === undefined) return reads.read(streamName, fromRevision ?? 0n);
       const from = fromRevision ?? (backwards ? null : 0n);
       const { rows } = await pool.query<EventRow>({
         name: backwards ? 'read-stream-backwards' : 'read-stream',
@@ -176,34 +179,195 @@ export function createPostgresEventStore(options: PostgresEventStoreOptions): Ev
   };
 }
 
-/** At most one NOTIFY in flight per store; appends that land meanwhile share the next one. */
+/** Stream reads in flight at most at once; reads asked for meanwhile wait and go together. */
+const READS_IN_FLIGHT = 4;
+const MAX_READ_BATCH = 100;
+
+/**
+ * Whole-stream reads (forwards, from a revision) asked for in the same tick, or while
+ * READS_IN_FLIGHT reads are running, go as one statement: one index range scan per stream.
+ */
+function readCoalescer(pool: Pool) {
+  type PendingRead = { streamName: string; from: bigint; resolve(events: RecordedEvent[]): void; reject(err: unknown): void };
+  let queue: PendingRead[] = [];
+  let inFlight = 0;
+  let scheduled = false;
+
+  async function send(batch: PendingRead[]): Promise<void> {
+    try {
+      const { rows } = await pool.query<EventRow & { item: string }>({
+        name: 'read-streams',
+        text: `SELECT q.item, e.* FROM unnest($1::text[], $2::bigint[]) WITH ORDINALITY AS q(stream, from_revision, item)
+          CROSS JOIN LATERAL (SELECT ${COLUMNS} FROM events
+            WHERE stream_name = q.stream AND revision >= q.from_revision ORDER BY revision) e
+          ORDER BY q.item, e.revision`,
+        values: [batch.map((r) => r.streamName), batch.map((r) => r.from.toString())],
+      });
+      const out: RecordedEvent[][] = batch.map(() => []);
+      for (const row of rows) out[Number(row.item) - 1]!.push(toRecorded(row));
+      batch.forEach((r, i) => r.resolve(out[i]!));
+    } catch (err) {
+      for (const r of batch) r.reject(err);
+    }
+  }
+
+  function flush(): void {
+    scheduled = false;
+    while (queue.length && inFlight < READS_IN_FLIGHT) {
+      const batch = queue.slice(0, MAX_READ_BATCH);
+      queue = queue.slice(batch.length);
+      inFlight++;
+      void send(batch).finally(() => {
+        inFlight--;
+        flush();
+      });
+    }
+  }
+
+  return {
+    read(streamName: string, from: bigint): Promise<RecordedEvent[]> {
+      return new Promise((resolve, reject) => {
+        queue.push({ streamName, from, resolve, reject });
+        if (!scheduled && inFlight < READS_IN_FLIGHT) {
+          scheduled = true;
+          queueMicrotask(flush);
+        }
+      });
+    },
+  };
+}
+
+interface PendingAppend {
+  streamName: string;
+  events: EventData[];
+  expected: ExpectedRevision;
+  resolve(result: AppendResult): void;
+  reject(err: unknown): void;
+}
+
+/** Appends per batch at most; a batch is one statement and one transaction. */
+const MAX_BATCH_APPENDS = 64;
+const MAX_BATCH_EVENTS = 1000;
+
+/**
+ * Group commit: appends made while a batch is in flight wait and go together in the next one
+ * (append_batch: one round trip, one commit, each append checked and written on its own). An
+ * append made while nothing is in flight goes at once, so a quiet service adds no latency. When
+ * a batch fails as a whole (not a revision conflict: those are per append), each of its appends
+ * is tried alone, so one bad append never fails the others.
+ */
+function appendBatcher(pool: Pool, appendAlone: (s: string, e: EventData[], x: ExpectedRevision) => Promise<AppendResult>) {
+  let queue: PendingAppend[] = [];
+  let inFlight = false;
+
+  async function send(batch: PendingAppend[]): Promise<void> {
+    // Sorted by stream (stable): batches in flight at once, from other processes, lock stream
+    // revisions in the same order and cannot deadlock.
+    const items = [...batch].sort((a, b) => (a.streamName < b.streamName ? -1 : a.streamName > b.streamName ? 1 : 0));
+    const events = items.flatMap((p) => p.events);
+    let rows: Array<{ item: number; next_revision: string | null; transaction_id: string | null; last_position: string | null; actual_revision: string | null }>;
+    try {
+      ({ rows } = await pool.query({
+        name: 'append-batch',
+        text: 'SELECT * FROM append_batch($1::text[], $2::text[], $3::bigint[], $4::int[], $5::uuid[], $6::text[], $7::jsonb[], $8::jsonb[])',
+        values: [
+          items.map((p) => p.streamName),
+          items.map((p) => modeOf(p.expected)[0]),
+          items.map((p) => modeOf(p.expected)[1]),
+          items.map((p) => p.events.length),
+          events.map((e) => e.id ?? randomUUID()),
+          events.map((e) => e.type),
+          events.map((e) => JSON.stringify(e.data)),
+          events.map((e) => JSON.stringify(e.metadata)),
+        ],
+      }));
+    } catch (err) {
+      // The server refused the batch and rolled it back (e.g. one append's data): each append
+      // alone. A lost connection is different: the batch may have committed, so its appends
+      // fail as they would alone, never tried again here (a retry could write them twice).
+      if (items.length > 1 && err instanceof pg.DatabaseError) {
+        await Promise.all(items.map((p) => appendAlone(p.streamName, p.events, p.expected).then(p.resolve, p.reject)));
+      } else {
+        for (const p of items) p.reject(err);
+      }
+      return;
+    }
+    for (const row of rows) {
+      const p = items[row.item - 1]!;
+      if (row.actual_revision !== null) p.reject(new ConcurrencyError(p.streamName, p.expected, BigInt(row.actual_revision)));
+      else p.resolve({ nextRevision: BigInt(row.next_revision!), position: { commit: BigInt(row.transaction_id!), prepare: BigInt(row.last_position!) } });
+    }
+  }
+
+  function take(): PendingAppend[] {
+    let n = 0;
+    let events = 0;
+    while (n < queue.length && n < MAX_BATCH_APPENDS && (n === 0 || events + queue[n]!.events.length <= MAX_BATCH_EVENTS)) events += queue[n++]!.events.length;
+    const batch = queue.slice(0, n);
+    queue = queue.slice(n);
+    return batch;
+  }
+
+  async function drain(): Promise<void> {
+    inFlight = true;
+    try {
+      while (queue.length) {
+        const batch = take();
+        await send(batch).catch((err: unknown) => batch.forEach((p) => p.reject(err)));
+      }
+    } finally {
+      inFlight = false;
+    }
+  }
+
+  return {
+    append(streamName: string, events: EventData[], expected: ExpectedRevision): Promise<AppendResult> {
+      return new Promise<AppendResult>((resolve, reject) => {
+        queue.push({ streamName, events, expected, resolve, reject });
+        if (!inFlight) void drain();
+      });
+    },
+  };
+}
+
+/**
+ * NOTIFY for appends made alone (append_events; a batch notifies inside its own transaction).
+ * At most one in flight per store; appends that land meanwhile share the next one, whose payload
+ * is the highest transaction id among them.
+ */
 function coalescedNotifier(pool: Pool) {
   let inFlight: Promise<void> | null = null;
-  let dirty = false;
-  const send = (): Promise<void> =>
+  let pending: bigint | null = null;
+  const send = (xid: bigint): Promise<void> =>
     pool
-      .query(`SELECT pg_notify('${CHANNEL}', '')`)
+      .query('SELECT pg_notify($1, $2)', [CHANNEL, xid.toString()])
       .then(
         () => undefined,
         () => undefined, // subscribers fall back to polling
       )
       .then(() => {
-        if (dirty) {
-          dirty = false;
-          inFlight = send();
+        if (pending !== null) {
+          const next = pending;
+          pending = null;
+          inFlight = send(next);
           return inFlight;
         }
         inFlight = null;
       });
   return {
-    notify() {
-      if (inFlight) dirty = true;
-      else inFlight = send();
+    notify(xid: bigint) {
+      if (inFlight) pending = pending === null || xid > pending ? xid : pending;
+      else inFlight = send(xid);
     },
     async drain() {
       while (inFlight) await inFlight;
     },
   };
+}
+
+/** The transaction id a NOTIFY carries; undefined for a payload this version did not send. */
+function transactionIdOf(payload: string | undefined): bigint | undefined {
+  return payload && /^[0-9]+$/.test(payload) ? BigInt(payload) : undefined;
 }
 
 /** One LISTEN connection per store, opened while at least one subscription is live. */
@@ -213,7 +377,7 @@ function sharedListener(connectionString: string, local: EventEmitter) {
   const open = () => {
     const c = new pg.Client({ connectionString });
     client = c;
-    c.on('notification', () => local.emit('appended'));
+    c.on('notification', (message) => local.emit('appended', transactionIdOf(message.payload)));
     c.on('error', () => {
       if (client === c) client = null;
     });
@@ -243,8 +407,9 @@ function sharedListener(connectionString: string, local: EventEmitter) {
 
 /**
  * Catch-up and live in one loop: read after the last position until a short batch, then wait
- * for a wake-up (local append, NOTIFY) or the fallback poll. A wake-up that finds nothing yet
- * visible (an older transaction still holds the snapshot's xmin) is retried with a short backoff.
+ * for a wake-up (local append, NOTIFY) or the fallback poll. A wake-up names the appending
+ * transaction; while that transaction's events are not yet visible (an older transaction still
+ * holds the snapshot's xmin) the read is retried with a short backoff, and only then.
  */
 function pollingSubscription(
   readAll: (o: ReadAllOptions) => Promise<RecordedEvent[]>,
@@ -255,7 +420,14 @@ function pollingSubscription(
   let closed = false;
   let wake: (() => void) | null = null;
   let woken = false;
-  const onAppended = () => {
+  /** the highest transaction id a wake-up named */
+  let announced = -1n;
+  const onAppended = (xid: bigint | undefined) => {
+    // A transaction already announced (the NOTIFY echo of a local append) needs no second read.
+    if (xid !== undefined) {
+      if (xid <= announced) return;
+      announced = xid;
+    }
     woken = true;
     wake?.();
   };
@@ -274,10 +446,8 @@ function pollingSubscription(
 
   async function* iterate(): AsyncGenerator<RecordedEvent> {
     let position = fromPosition;
-    let lastWakeAt = 0;
     let retryDelay = 0;
     while (!closed) {
-      if (woken) lastWakeAt = Date.now();
       woken = false;
       const batch = await readAll({ fromPosition: position, maxCount: SUBSCRIPTION_BATCH });
       for (const event of batch) {
@@ -289,9 +459,9 @@ function pollingSubscription(
         retryDelay = 0;
         continue;
       }
-      // Shortly after a wake-up, an append may still be hidden behind an older open transaction:
-      // look again soon rather than at the next fallback poll.
-      if (Date.now() - lastWakeAt < AFTER_WAKE_WINDOW_MS) {
+      // Events of a transaction that committed are visible once every older transaction ends:
+      // our read position sits below it until then. Look again soon, not at the fallback poll.
+      if (position.commit < announced) {
         retryDelay = Math.min(retryDelay === 0 ? 1 : retryDelay * 2, 5);
         await sleep(retryDelay);
         continue;

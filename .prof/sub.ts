@@ -28,6 +28,7 @@ for (let i = 0; i < 40; i++) agentIds.push(await followableAgent(app, { develope
 const users = [] as any[];
 for (let i = 0; i < 16; i++) users.push(await signIn(app, `u${i}@example.test`));
 const bodies = Array.from({ length: 800 }, (_, i) => ({ agentId: agentIds[i % 40], allocationMode: 'USD_AMOUNT', allocationAmountUsd: 1 + Math.floor(i / 40) }));
+if (mode === 'get') await externalLoad({ url: app.url, seconds: 4, clients: users.map((u) => ({ method: 'POST', path: '/api/v1/users/me/subscriptions', token: u.accessToken, bodies })) });
 const session = new Session(); session.connect();
 const doProf = process.env.PROF === '1';
 if (doProf) { await session.post('Profiler.enable'); await session.post('Profiler.start'); }

@@ -11,7 +11,7 @@ import { spawn } from 'node:child_process';
 import { fmt, percentile, report, verdict, type Run } from './measure.ts';
 
 /** Runs bench/load.ts in a child process (a separate client, not sharing the server's event loop). */
-function externalLoad(spec: unknown): Promise<Run & { failures: number }> {
+function externalLoad(spec: unknown): Promise<Run & { failures: number; clientCpuMsPerRequest: number }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import=tsx', 'bench/load.ts'], { stdio: ['pipe', 'pipe', 'inherit'] });
     let out = '';
@@ -72,7 +72,14 @@ export async function httpBench(seconds: number) {
       seconds,
       clients: users.map((u) => ({ method: 'GET', path: '/api/v1/users/me/subscriptions', token: u.accessToken })),
     });
-    const failures = subscribe.failures + list.failures;
+    // The stack's floor: the cheapest signed-in request (token check, identity lookup, one row).
+    // Any command that does more cannot pass this rate here.
+    const me = await externalLoad({
+      url: app.url,
+      seconds,
+      clients: users.map((u) => ({ method: 'GET', path: '/api/v1/users/me', token: u.accessToken })),
+    });
+    const failures = subscribe.failures + list.failures + me.failures;
 
     const projector = allProjectors.find((p) => p.name === 'subscriptions')!;
     const events = (await app.deps.pool.query<{ n: string }>('SELECT count(*) AS n FROM events')).rows[0]!.n;
@@ -90,6 +97,8 @@ export async function httpBench(seconds: number) {
       ['(d) projector lag during (b)', `${fmt(lagP99, 1)} ms`, `p99 (p50 ${fmt(percentile(lagsMs, 50), 1)} ms); target <= 100 ms: ${verdict(lagP99 <= 100)}`],
       ['    projector batches during (b)', fmt(batchSizes.length), `mean ${fmt(batchSizes.reduce((a, b) => a + b, 0) / Math.max(1, batchSizes.length), 1)} events per batch (one transaction for all read models)`],
       ['(e) GET subscriptions', `${fmt(list.perSecond)} /s`, `p50 ${fmt(percentile(list.latenciesMs, 50), 1)} ms, p99 ${fmt(percentile(list.latenciesMs, 99), 1)} ms`],
+      ['    floor: GET /users/me', `${fmt(me.perSecond)} /s`, `p50 ${fmt(percentile(me.latenciesMs, 50), 1)} ms; ${fmt(me.perSecond / raw, 2)} of (a): the cheapest signed-in request on this stack`],
+      ['    client CPU per request', `${fmt(subscribe.clientCpuMsPerRequest, 2)} ms`, 'the load generator shares the cores: subscribe run'],
       ['(f) rebuild subscriptions model', `${fmt(Number(events) / rebuildSeconds)} ev/s`, `${events} events in ${fmt(rebuildSeconds, 2)} s`],
       ['failed requests', String(failures), failures ? 'UNEXPECTED' : ''],
     ]);

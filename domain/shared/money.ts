@@ -49,8 +49,18 @@ export function usdToMicro(usd: number): MicroUsd {
   return Number(units);
 }
 
-/** micro-USD → USD number with 6 decimals, for JSON. */
+/**
+ * micro-USD → USD number with 6 decimals, for JSON. For a safe integer the division is the
+ * answer: IEEE 754 rounds the exact quotient of two exactly represented numbers once, to the
+ * nearest double, which is the same double the decimal text parses to (tested for both paths).
+ */
 export function microToUsd(micro: MicroUsd | bigint): number {
+  if (typeof micro === 'number' && Number.isSafeInteger(micro)) return micro / MICRO;
+  return microToUsdByText(micro);
+}
+
+/** The same conversion through the decimal text, for any integer. */
+export function microToUsdByText(micro: MicroUsd | bigint): number {
   const big = BigInt(micro);
   const negative = big < 0n;
   const abs = negative ? -big : big;

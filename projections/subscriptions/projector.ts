@@ -63,15 +63,25 @@ function parse(event: RecordedEvent): PoolEvent | null {
   return { type: event.type, data: schema.parse(event.data) } as PoolEvent;
 }
 
-async function updateSettings(client: PoolClient, poolId: string, e: Extract<PoolEvent, { type: 'FollowSettingsUpdated' }>['data']) {
+type SettingsUpdate = Extract<PoolEvent, { type: 'FollowSettingsUpdated' }>['data'];
+
+/** The last settings of each pool, one statement for all of them. */
+async function updateSettings(client: PoolClient, updates: Map<string, SettingsUpdate>) {
+  if (updates.size === 0) return;
+  const pools = [...updates.keys()];
+  const all = [...updates.values()];
   await client.query(
-    `UPDATE subscriptions SET trade_mode = $2, allocation_mode = $3, allocation_percentage_min = $4,
-       allocation_percentage_max = $5, allocation_amount_usd_micro = $6, allocation_amount_sol_lamports = $7,
-       go_live_upon_confirmation = $8, is_paused = $9, updated_at = $10
-     WHERE pool_id = $1`,
+    `UPDATE subscriptions s SET trade_mode = v.trade_mode, allocation_mode = v.allocation_mode,
+       allocation_percentage_min = v.pmin, allocation_percentage_max = v.pmax, allocation_amount_usd_micro = v.usd,
+       allocation_amount_sol_lamports = v.sol, go_live_upon_confirmation = v.go_live, is_paused = v.paused, updated_at = v.at
+     FROM unnest($1::text[], $2::text[], $3::text[], $4::float8[], $5::float8[], $6::bigint[], $7::bigint[], $8::boolean[],
+                 $9::boolean[], $10::timestamptz[])
+       AS v(pool_id, trade_mode, allocation_mode, pmin, pmax, usd, sol, go_live, paused, at)
+     WHERE s.pool_id = v.pool_id`,
     [
-      poolId, e.tradeMode, e.allocationMode, e.allocationPercentageMin, e.allocationPercentageMax, e.allocationAmountUsd,
-      e.allocationAmountSol, e.goLiveUponConfirmation, e.isPaused, e.updatedAt,
+      pools, all.map((e) => e.tradeMode), all.map((e) => e.allocationMode), all.map((e) => e.allocationPercentageMin),
+      all.map((e) => e.allocationPercentageMax), all.map((e) => e.allocationAmountUsd), all.map((e) => e.allocationAmountSol),
+      all.map((e) => e.goLiveUponConfirmation), all.map((e) => e.isPaused), all.map((e) => e.updatedAt),
     ],
   );
 }
@@ -114,7 +124,7 @@ async function insertFollows(client: PoolClient, follows: Array<Extract<PoolEven
  */
 async function applyBatch(client: PoolClient, events: RecordedEvent[]): Promise<void> {
   const follows: Array<Extract<PoolEvent, { type: 'AgentFollowed' }>['data']> = [];
-  const settings = new Map<string, Extract<PoolEvent, { type: 'FollowSettingsUpdated' }>['data']>();
+  const settings = new Map<string, SettingsUpdate>();
   const added = new Map<string, bigint>();
   const lastTouch = new Map<string, string>();
   for (const recorded of events) {
@@ -139,7 +149,7 @@ async function applyBatch(client: PoolClient, events: RecordedEvent[]): Promise<
     }
   }
   await insertFollows(client, follows);
-  for (const [poolId, data] of settings) await updateSettings(client, poolId, data);
+  await updateSettings(client, settings);
   // Every pool with an allocation also has a last touch: one statement adds and stamps them all.
   if (lastTouch.size) {
     const pools = [...lastTouch.keys()];
@@ -164,7 +174,7 @@ export const subscriptionsProjector: Projector = {
       case 'AgentFollowed':
         return insertFollows(client, [event.data]);
       case 'FollowSettingsUpdated':
-        return updateSettings(client, poolId, event.data);
+        return updateSettings(client, new Map([[poolId, event.data]]));
       case 'AllocationAdded':
         await client.query(
           'UPDATE subscriptions SET confirmed_in_micro = confirmed_in_micro + $2, updated_at = $3 WHERE pool_id = $1',

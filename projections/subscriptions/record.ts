@@ -138,7 +138,7 @@ function allocationFields(r: SubscriptionRow) {
   return {
     ...(r.allocation_percentage_min !== null ? { allocationPercentageMin: r.allocation_percentage_min } : {}),
     ...(r.allocation_percentage_max !== null ? { allocationPercentageMax: r.allocation_percentage_max } : {}),
-    ...(r.allocation_amount_usd_micro !== null ? { allocationAmountUsd: microToUsd(BigInt(r.allocation_amount_usd_micro)) } : {}),
+    ...(r.allocation_amount_usd_micro !== null ? { allocationAmountUsd: microToUsd(Number(r.allocation_amount_usd_micro)) } : {}),
     ...(r.allocation_amount_sol_lamports !== null ? { allocationAmountSol: lamportsToSol(r.allocation_amount_sol_lamports) } : {}),
   };
 }

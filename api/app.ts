@@ -5,7 +5,7 @@ import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
 import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import type { AppDeps } from './deps.ts';
-import { registerErrorHandling } from './plugins/errors.ts';
+import { hasNul, NUL_MESSAGE, registerErrorHandling } from './plugins/errors.ts';
 import authPlugin from './plugins/auth.ts';
 import { httpDuration } from '../infra/metrics.ts';
 import { routeGroups } from './routes/index.ts';
@@ -32,6 +32,17 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.decorate('deps', deps);
   app.decorateRequest('identity', null);
   registerErrorHandling(app);
+  // PostgreSQL cannot store the NUL character: a body carrying one is refused before any command
+  // starts (a command of several appends could otherwise fail half-way). Text elsewhere (path,
+  // query) only reaches reads, whose refusal the error handler turns into the same 400.
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    parseJson(request, body as string, (err, value) => {
+      if (err) return done(err, undefined);
+      if (hasNul(value)) return done(Object.assign(new Error(NUL_MESSAGE), { statusCode: 400 }), undefined);
+      done(null, value);
+    });
+  });
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);

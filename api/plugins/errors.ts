@@ -1,5 +1,6 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
+import pg from 'pg';
 import { DomainError, type ErrorKind } from '../../domain/shared/errors.ts';
 
 const STATUS: Record<ErrorKind, number> = {
@@ -37,6 +38,25 @@ function send(reply: FastifyReply, status: number, message: string, code?: strin
   return reply.code(status).send(errorBody(status, message, code, details));
 }
 
+export const NUL_MESSAGE = 'text must not contain the NUL character (\\u0000)';
+
+/** Whether any string (or key) in a parsed JSON value contains the NUL character. */
+export function hasNul(value: unknown): boolean {
+  if (typeof value === 'string') return value.includes('\0');
+  if (Array.isArray(value)) return value.some(hasNul);
+  if (value !== null && typeof value === 'object') return Object.entries(value).some(([k, v]) => k.includes('\0') || hasNul(v));
+  return false;
+}
+
+/**
+ * PostgreSQL refuses text it cannot store or compare: the NUL character (22P05 in jsonb, 22021 in
+ * text parameters). Only a request's own text gets there, so it is the request's fault; the
+ * statement failed as a whole, so nothing was written.
+ */
+function isUnstorableText(error: unknown): boolean {
+  return error instanceof pg.DatabaseError && (error.code === '22021' || error.code === '22P05');
+}
+
 /** The one place errors become HTTP: DomainError by kind, validation 400, framework 4xx, else 500. */
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
@@ -52,6 +72,7 @@ export function registerErrorHandling(app: FastifyInstance): void {
         .join(', ');
       return send(reply, 400, message);
     }
+    if (isUnstorableText(error)) return send(reply, 400, NUL_MESSAGE);
     const status = error.statusCode ?? 500;
     if (status >= 400 && status < 500) {
       // Framework errors (malformed JSON, wrong content type, body too large): their message is safe.

@@ -61,8 +61,6 @@ export const eventStoreMigrations: Migration[] = [
       -- arrive sorted by stream name, so two batches never wait on each other in a cycle.
       -- A concurrent writer's uncommitted revision is waited for (ON CONFLICT), then counted as
       -- a conflict; this item's rows already written are removed again, nothing is raised.
-      -- The NOTIFY (payload: the transaction id) goes out with the commit: one per batch, and
-      -- batches of one process never commit concurrently, so it serialises nothing of ours.
       CREATE FUNCTION append_batch(
         p_streams text[], p_modes text[], p_expected bigint[], p_counts int[],
         p_ids uuid[], p_types text[], p_data jsonb[], p_metadata jsonb[])
@@ -74,7 +72,6 @@ export const eventStoreMigrations: Migration[] = [
         v_count int;
         v_inserted int;
         v_last bigint;
-        v_written boolean := false;
       BEGIN
         FOR i IN 1 .. coalesce(array_length(p_streams, 1), 0) LOOP
           v_count := p_counts[i];
@@ -106,16 +103,11 @@ export const eventStoreMigrations: Migration[] = [
             ELSE
               next_revision := v_current + v_count; transaction_id := pg_current_xact_id()::text;
               last_position := v_last; actual_revision := NULL;
-              v_written := true;
             END IF;
           END IF;
           RETURN NEXT;
           v_offset := v_offset + v_count;
         END LOOP;
-        -- Only when events remain: a wake-up names a transaction whose events a reader will see.
-        IF v_written THEN
-          PERFORM pg_notify('events_appended', pg_current_xact_id()::text);
-        END IF;
       END $$;
     `,
   },

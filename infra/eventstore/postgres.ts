@@ -19,6 +19,7 @@ import {
 
 const CHANNEL = 'events_appended';
 const FALLBACK_POLL_MS = 500;
+const FAST_RETRY_WINDOW_MS = 1000;
 const SUBSCRIPTION_BATCH = 1000;
 
 interface EventRow {
@@ -120,7 +121,7 @@ export function createPostgresEventStore(options: PostgresEventStoreOptions): Ev
     }
   }
 
-  const batcher = appendBatcher(pool, appendOnce);
+  const batcher = appendBatcher(pool, appendOnce, (xid) => notifier.notify(xid));
   const reads = readCoalescer(pool);
 
   async function readAll({ fromPosition = START, maxCount }: ReadAllOptions): Promise<RecordedEvent[]> {
@@ -179,6 +180,14 @@ export function createPostgresEventStore(options: PostgresEventStoreOptions): Ev
   };
 }
 
+/**
+ * An error the server raised for the statement, which it rolled back: severity ERROR, and not a
+ * connection (08) or shutdown (57P0x) class, after which a commit may or may not have happened.
+ */
+function isStatementError(err: unknown): boolean {
+  return err instanceof pg.DatabaseError && err.severity === 'ERROR' && !/^(08|57P0)/.test(err.code ?? '');
+}
+
 /** Stream reads in flight at most at once; reads asked for meanwhile wait and go together. */
 const READS_IN_FLIGHT = 4;
 const MAX_READ_BATCH = 100;
@@ -207,7 +216,9 @@ function readCoalescer(pool: Pool) {
       for (const row of rows) out[Number(row.item) - 1]!.push(toRecorded(row));
       batch.forEach((r, i) => r.resolve(out[i]!));
     } catch (err) {
-      for (const r of batch) r.reject(err);
+      // One read the server refuses (e.g. a NUL in a stream name) must not fail the others.
+      if (batch.length > 1 && isStatementError(err)) await Promise.all(batch.map((r) => send([r])));
+      else for (const r of batch) r.reject(err);
     }
   }
 
@@ -256,7 +267,11 @@ const MAX_BATCH_EVENTS = 1000;
  * a batch fails as a whole (not a revision conflict: those are per append), each of its appends
  * is tried alone, so one bad append never fails the others.
  */
-function appendBatcher(pool: Pool, appendAlone: (s: string, e: EventData[], x: ExpectedRevision) => Promise<AppendResult>) {
+function appendBatcher(
+  pool: Pool,
+  appendAlone: (s: string, e: EventData[], x: ExpectedRevision) => Promise<AppendResult>,
+  committed: (transactionId: bigint) => void,
+) {
   let queue: PendingAppend[] = [];
   let inFlight = false;
 
@@ -285,13 +300,15 @@ function appendBatcher(pool: Pool, appendAlone: (s: string, e: EventData[], x: E
       // The server refused the batch and rolled it back (e.g. one append's data): each append
       // alone. A lost connection is different: the batch may have committed, so its appends
       // fail as they would alone, never tried again here (a retry could write them twice).
-      if (items.length > 1 && err instanceof pg.DatabaseError) {
+      if (items.length > 1 && isStatementError(err)) {
         await Promise.all(items.map((p) => appendAlone(p.streamName, p.events, p.expected).then(p.resolve, p.reject)));
       } else {
         for (const p of items) p.reject(err);
       }
       return;
     }
+    const written = rows.find((row) => row.transaction_id !== null);
+    if (written) committed(BigInt(written.transaction_id!));
     for (const row of rows) {
       const p = items[row.item - 1]!;
       if (row.actual_revision !== null) p.reject(new ConcurrencyError(p.streamName, p.expected, BigInt(row.actual_revision)));
@@ -331,8 +348,9 @@ function appendBatcher(pool: Pool, appendAlone: (s: string, e: EventData[], x: E
 }
 
 /**
- * NOTIFY for appends made alone (append_events; a batch notifies inside its own transaction).
- * At most one in flight per store; appends that land meanwhile share the next one, whose payload
+ * NOTIFY after a commit, outside the appending transaction: a NOTIFY inside it would hold a
+ * database-wide lock through the commit and serialise the commits of every process. At most one
+ * in flight per store; appends that land meanwhile share the next one, whose payload
  * is the highest transaction id among them.
  */
 function coalescedNotifier(pool: Pool) {
@@ -420,13 +438,15 @@ function pollingSubscription(
   let closed = false;
   let wake: (() => void) | null = null;
   let woken = false;
-  /** the highest transaction id a wake-up named */
+  /** the highest transaction id a wake-up named, and when */
   let announced = -1n;
+  let announcedAt = 0;
   const onAppended = (xid: bigint | undefined) => {
     // A transaction already announced (the NOTIFY echo of a local append) needs no second read.
     if (xid !== undefined) {
       if (xid <= announced) return;
       announced = xid;
+      announcedAt = Date.now();
     }
     woken = true;
     wake?.();
@@ -460,9 +480,12 @@ function pollingSubscription(
         continue;
       }
       // Events of a transaction that committed are visible once every older transaction ends:
-      // our read position sits below it until then. Look again soon, not at the fallback poll.
+      // our read position sits below it until then. Look again soon (1 to 5 ms) for a second
+      // after the announcement; an older transaction open longer than that (a rebuild, an idle
+      // session) is waited out with a backoff that grows to the fallback poll.
       if (position.commit < announced) {
-        retryDelay = Math.min(retryDelay === 0 ? 1 : retryDelay * 2, 5);
+        const fast = Date.now() - announcedAt < FAST_RETRY_WINDOW_MS;
+        retryDelay = Math.min(retryDelay === 0 ? 1 : retryDelay * 2, fast ? 5 : FALLBACK_POLL_MS);
         await sleep(retryDelay);
         continue;
       }

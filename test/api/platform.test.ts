@@ -34,6 +34,24 @@ t.test('platform routes', async (t) => {
     t.match(res.body.error.message, /email.*, .*/, res.body.error.message);
   });
 
+  await t.test('a NUL character PostgreSQL cannot store is a 400, and nothing is written', async (t) => {
+    const user = await signIn(app, 'nul-user@example.test');
+    const before = (await app.deps.pool.query<{ n: string }>('SELECT count(*) AS n FROM events')).rows[0]!.n;
+    const follow = await api(app, 'POST', '/api/v1/users/me/subscriptions', { token: user.accessToken, body: { agentId: 'agent\u0000x' } });
+    t.equal(follow.status, 400, JSON.stringify(follow.body));
+    t.same(follow.body.error, { code: 'BAD_REQUEST', message: 'text must not contain the NUL character (\\u0000)' });
+    const listing = await api(app, 'POST', '/api/v1/developers/agents', {
+      token: user.accessToken,
+      body: { name: 'Nul \u0000 agent', venue: 'SPOT_VENUE' },
+    });
+    t.equal(listing.status, 400, JSON.stringify(listing.body));
+    const after = (await app.deps.pool.query<{ n: string }>('SELECT count(*) AS n FROM events')).rows[0]!.n;
+    t.equal(after, before, 'no event appended (listing would have made the caller a developer first)');
+    const byPath = await api(app, 'GET', '/api/v1/agents/agent%00x');
+    t.equal(byPath.status, 400, 'in a path it reaches a read, whose refusal is the same 400');
+    t.same(byPath.body.error, follow.body.error);
+  });
+
   await t.test('an unknown route is a 404 in the envelope', async (t) => {
     const res = await api(app, 'GET', '/api/v1/nothing-here');
     t.equal(res.status, 404);

@@ -71,6 +71,22 @@ t.test('append batches', async (t) => {
     t.equal((await store.readStream('b-poison-ok-2')).length, 1);
   });
 
+  await t.test('reads made together share a statement; one the server refuses fails alone', async (t) => {
+    await store.append('r-one', [ev('A'), ev('B')], { expectedRevision: 'any' });
+    await store.append('r-two', [ev('C')], { expectedRevision: 'any' });
+    const [one, bad, two, tail] = await Promise.allSettled([
+      store.readStream('r-one'),
+      store.readStream('r-\u0000'),
+      store.readStream('r-two'),
+      store.readStream('r-one', { fromRevision: 1n }),
+    ]);
+    t.match(one, { status: 'fulfilled', value: [{ type: 'A', revision: 0n }, { type: 'B', revision: 1n }] });
+    t.match(bad, { status: 'rejected', reason: { code: '22021' } });
+    t.match(two, { status: 'fulfilled', value: [{ type: 'C' }] });
+    t.match(tail, { status: 'fulfilled', value: [{ type: 'B' }] });
+    t.equal(tail.status === 'fulfilled' && tail.value.length, 1);
+  });
+
   await t.test('a revision another process holds uncommitted is waited for, then decided', async (t) => {
     const other = new pg.Client({ connectionString: db.url });
     await other.connect();

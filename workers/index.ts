@@ -22,7 +22,7 @@ export async function startWorkers(deps: AppDeps, redisKeyPrefix?: string): Prom
   const connection = bullConnection(deps.config.REDIS_URL);
   const prefix = queuePrefix(redisKeyPrefix);
   const recovery = await startTransferRecovery(connection, prefix, deps);
-  const workers: Worker[] = [startMailWorker(connection, prefix, createMailer(deps.config, deps.logger)), recovery.worker];
+  const workers: Worker[] = [startMailWorker(connection, prefix, createMailer(deps.config, deps.logger), deps.config.JWT_SECRET), recovery.worker];
   for (const w of workers) w.on('failed', (job, err) => deps.logger.warn({ err, queue: w.name, jobId: job?.id }, 'job failed'));
   return {
     async close() {

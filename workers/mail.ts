@@ -1,7 +1,7 @@
 import { Queue, Worker, type ConnectionOptions } from 'bullmq';
 import { z } from 'zod';
 import type { Mail, Mailer } from '../infra/mailer.ts';
-import { deriveKey } from '../infra/secrets.ts';
+import { decryptSecret, deriveKey, encryptSecret } from '../infra/secrets.ts';
 import { hmacHex } from '../infra/tokens.ts';
 
 export const MAIL_QUEUE = 'mail';
@@ -11,6 +11,10 @@ export const mailJob = z.object({
   subject: z.string().min(1),
   text: z.string(),
 });
+
+/** What Redis holds: the mail sealed with AES-GCM, so a reader of Redis learns no login code. */
+const sealedJob = z.object({ sealed: z.string() });
+const MAIL_JOB_KEY = 'mail-job';
 
 const JOB_OPTIONS = {
   attempts: 5,
@@ -28,12 +32,20 @@ export function createQueuedMailer(connection: ConnectionOptions, prefix: string
       // The same mail enqueued twice (a retried request) is delivered once. Keyed: the text holds a
       // 6-digit login code, which a plain digest in Redis would give away to a million guesses.
       const jobId = hmacHex(jobIdKey, `${mail.to}\n${mail.subject}\n${mail.text}`);
-      await queue.add('send', mailJob.parse(mail), { ...JOB_OPTIONS, jobId });
+      const sealed = encryptSecret(JSON.stringify(mailJob.parse(mail)), masterSecret, MAIL_JOB_KEY);
+      await queue.add('send', { sealed }, { ...JOB_OPTIONS, jobId });
     },
     close: () => queue.close(),
   };
 }
 
-export function startMailWorker(connection: ConnectionOptions, prefix: string, smtp: Mailer): Worker {
-  return new Worker(MAIL_QUEUE, async (job) => smtp.send(mailJob.parse(job.data)), { connection, prefix, concurrency: 4 });
+export function startMailWorker(connection: ConnectionOptions, prefix: string, smtp: Mailer, masterSecret: string): Worker {
+  return new Worker(
+    MAIL_QUEUE,
+    async (job) => {
+      const { sealed } = sealedJob.parse(job.data);
+      await smtp.send(mailJob.parse(JSON.parse(decryptSecret(sealed, masterSecret, MAIL_JOB_KEY))));
+    },
+    { connection, prefix, concurrency: 4 },
+  );
 }

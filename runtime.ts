@@ -56,7 +56,10 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
 
   const runner = roles.projections
     ? new ProjectionRunner(store, pool, allProjectors, {
-        onError: (stage, err) => logger.error({ err, stage }, 'projection failed; retrying'),
+        onError: (stage, err, projector) =>
+          projector
+            ? logger.error({ err, stage, projector }, 'projector held back at its checkpoint; the others go on; retrying')
+            : logger.error({ err, stage }, 'projection failed; retrying'),
         ...options.runnerOptions,
       })
     : undefined;

@@ -40,3 +40,10 @@ export const projectorLagMs = new client.Gauge({
   labelNames: ['projector'],
   registers: [registry],
 });
+
+export const projectorStalled = new client.Gauge({
+  name: 'projector_stalled',
+  help: '1 while a projector is held back by an event it failed to apply (the others go on), else 0',
+  labelNames: ['projector'],
+  registers: [registry],
+});

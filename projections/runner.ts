@@ -1,18 +1,30 @@
 import { EventEmitter } from 'node:events';
 import type { Pool } from '../infra/db.ts';
 import { comparePositions, type EventStore, type Position, type RecordedEvent, type Subscription } from '../infra/eventstore/port.ts';
-import { projectorLagEvents, projectorLagMs, projectorLagSeconds } from '../infra/metrics.ts';
+import { projectorLagEvents, projectorLagMs, projectorLagSeconds, projectorStalled } from '../infra/metrics.ts';
 import { lockKey, readCheckpoints, writeCheckpoints } from './checkpoints.ts';
 import { applyAll, type Projector } from './projector.ts';
 
 const MAX_BATCH = 1000;
 const MAX_BUFFER = 10_000;
 const RETRY_MS = 200;
+const STALLED_RETRY_FIRST_MS = 1000;
+const STALLED_RETRY_MAX_MS = 60_000;
 
 export interface RunnerOptions {
   /** called after each committed batch, e.g. by tests and the bench to observe lag */
   onCommitted?: (events: RecordedEvent[], committedAt: number) => void;
-  onError?: (stage: 'read' | 'apply', err: unknown) => void;
+  /** `projector` names the read model held back when one projector fails on its own */
+  onError?: (stage: 'read' | 'apply', err: unknown, projector?: string) => void;
+  /** first delay before a held-back projector is tried again (doubles up to a minute) */
+  stalledRetryMs?: number;
+}
+
+/** A projector held back at its checkpoint after failing on its own; the others go on. */
+interface Stalled {
+  since: Date;
+  retryAt: number;
+  delayMs: number;
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -30,6 +42,9 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export class ProjectionRunner {
   private readonly emitter = new EventEmitter();
   private readonly positions = new Map<string, Position>();
+  private readonly stalled = new Map<string, Stalled>();
+  /** the last position every projector not held back has committed (the catch-up target) */
+  private applied: Position | undefined;
   private loop?: { stop(): Promise<void> };
   private readonly keys: number[];
 
@@ -59,16 +74,29 @@ export class ProjectionRunner {
   }
 
   /** Resolves true once every projector of this runner has committed past `position`. */
+  /**
+   * Resolves false at once when the projectors still short of `position` are all held back
+   * (waiting for them would only run into the time-out; the health check names them).
+   */
   async waitFor(position: Position, timeoutMs: number): Promise<boolean> {
-    const passed = () =>
-      this.projectors.every((p) => {
+    const short = () =>
+      this.projectors.filter((p) => {
         const at = this.positions.get(p.name);
-        return at !== undefined && comparePositions(at, position) >= 0;
+        return at === undefined || comparePositions(at, position) < 0;
       });
-    if (passed()) return true;
+    const settled = () => {
+      const waiting = short();
+      if (waiting.length === 0) return true;
+      return waiting.every((p) => this.stalled.has(p.name)) ? false : undefined;
+    };
+    const now = settled();
+    if (now !== undefined) return now;
     return new Promise<boolean>((resolve) => {
       const timer = setTimeout(() => finish(false), timeoutMs);
-      const onCommit = () => passed() && finish(true);
+      const onCommit = () => {
+        const result = settled();
+        if (result !== undefined) finish(result);
+      };
       const finish = (ok: boolean) => {
         clearTimeout(timer);
         this.emitter.off('committed', onCommit);
@@ -78,7 +106,13 @@ export class ProjectionRunner {
     });
   }
 
+  /** The projectors held back, and since when (for the health check). */
+  stalledProjectors(): Array<{ name: string; since: Date }> {
+    return [...this.stalled].map(([name, st]) => ({ name, since: st.since }));
+  }
+
   private run(from: Position) {
+    this.applied = from;
     const buffer: RecordedEvent[] = [];
     let subscription: Subscription | null = null;
     let stopped = false;
@@ -115,19 +149,28 @@ export class ProjectionRunner {
       while (!stopped) {
         if (buffer.length === 0) {
           this.setLag(buffer);
-          await waitSignal();
+          // Idle: a held-back projector is still tried again when its retry is due.
+          const nextRetry = Math.min(...[...this.stalled.values()].map((st) => st.retryAt));
+          if (nextRetry === Infinity) await waitSignal();
+          else if (nextRetry > Date.now()) await Promise.race([waitSignal(), sleep(nextRetry - Date.now())]);
+          await this.retryStalled();
           continue;
         }
+        await this.retryStalled();
         const batch = buffer.splice(0, MAX_BATCH);
         notify();
         try {
-          await this.applyBatch(batch);
+          // A failed batch is tried again at once, each projector in a savepoint: one failing on
+          // its own is held back and the others commit; a failure of the whole transaction
+          // (connection, database) is retried after a pause.
+          await this.applyBatch(batch, false).catch(() => this.applyBatch(batch, true));
         } catch (err) {
           this.options.onError?.('apply', err);
           buffer.unshift(...batch);
           await sleep(RETRY_MS);
           continue;
         }
+        this.applied = batch[batch.length - 1]!.position;
         const committedAt = Date.now();
         for (const p of this.projectors) {
           for (const e of batch) projectorLagSeconds.observe({ projector: p.name }, Math.max(0, committedAt - e.createdAt.getTime()) / 1000);
@@ -159,32 +202,109 @@ export class ProjectionRunner {
     }
   }
 
-  private async applyBatch(batch: RecordedEvent[]): Promise<void> {
+  /**
+   * One transaction for every projector not held back. `isolate` puts each projector in a
+   * savepoint: one that fails is rolled back alone and held back at its checkpoint.
+   */
+  private async applyBatch(batch: RecordedEvent[], isolate: boolean): Promise<void> {
+    const active = this.projectors.filter((p) => !this.stalled.has(p.name));
+    const failed: Array<[string, unknown]> = [];
     const client = await this.pool.connect();
     try {
       await client.query('BEGIN');
       await client.query('SELECT pg_advisory_xact_lock(k) FROM unnest($1::int[]) AS k ORDER BY k', [this.keys]);
-      const stored = await readCheckpoints(client, this.projectors.map((p) => p.name));
+      const stored = await readCheckpoints(client, active.map((p) => p.name));
       const reached = new Map<string, Position>();
-      for (const projector of this.projectors) {
+      for (const projector of active) {
         const from = stored.get(projector.name)!;
         const fresh = batch.filter((event) => comparePositions(event.position, from) > 0);
         if (fresh.length === 0) continue;
-        await applyAll(projector, client, fresh);
+        if (!isolate) {
+          await applyAll(projector, client, fresh);
+        } else {
+          await client.query('SAVEPOINT projector');
+          try {
+            await applyAll(projector, client, fresh);
+            await client.query('RELEASE SAVEPOINT projector');
+          } catch (err) {
+            await client.query('ROLLBACK TO SAVEPOINT projector');
+            failed.push([projector.name, err]);
+            continue;
+          }
+        }
         reached.set(projector.name, fresh[fresh.length - 1]!.position);
       }
       await writeCheckpoints(client, reached);
       await client.query('COMMIT');
-      for (const [name, at] of [...stored, ...reached]) {
-        const known = this.positions.get(name);
-        if (!known || comparePositions(at, known) > 0) this.positions.set(name, at);
-      }
-      this.emitter.emit('committed');
+      this.learn([...stored, ...reached]);
     } catch (err) {
       await client.query('ROLLBACK').catch(() => {});
       throw err;
     } finally {
       client.release();
+    }
+    for (const [name, err] of failed) this.hold(name, err);
+    this.emitter.emit('committed');
+  }
+
+  private learn(positions: Iterable<[string, Position]>) {
+    for (const [name, at] of positions) {
+      const known = this.positions.get(name);
+      if (!known || comparePositions(at, known) > 0) this.positions.set(name, at);
+    }
+  }
+
+  private hold(name: string, err: unknown) {
+    const previous = this.stalled.get(name);
+    const delayMs = previous ? Math.min(previous.delayMs * 2, STALLED_RETRY_MAX_MS) : (this.options.stalledRetryMs ?? STALLED_RETRY_FIRST_MS);
+    this.stalled.set(name, { since: previous?.since ?? new Date(), retryAt: Date.now() + delayMs, delayMs });
+    projectorStalled.set({ projector: name }, 1);
+    this.options.onError?.('apply', err, name);
+  }
+
+  /**
+   * Each held-back projector whose retry is due moves one chunk from its checkpoint toward the
+   * position the others have committed, in a transaction of its own under its lock. Once there,
+   * it rejoins the shared batches. A failure holds it back again, with a longer delay.
+   */
+  private async retryStalled(): Promise<void> {
+    for (const projector of this.projectors) {
+      const st = this.stalled.get(projector.name);
+      if (!st || st.retryAt > Date.now() || !this.applied) continue;
+      const target = this.applied;
+      const client = await this.pool.connect();
+      let rejoined = false;
+      try {
+        await client.query('BEGIN');
+        await client.query('SELECT pg_advisory_xact_lock($1)', [lockKey(projector.name)]);
+        const from = (await readCheckpoints(client, [projector.name])).get(projector.name)!;
+        const events =
+          comparePositions(from, target) >= 0
+            ? []
+            : (await this.store.readAll({ fromPosition: from, maxCount: MAX_BATCH })).filter((e) => comparePositions(e.position, target) <= 0);
+        if (events.length) {
+          await applyAll(projector, client, events);
+          await writeCheckpoints(client, new Map([[projector.name, events[events.length - 1]!.position]]));
+        }
+        await client.query('COMMIT');
+        const at = events.length ? events[events.length - 1]!.position : from;
+        this.learn([[projector.name, at]]);
+        rejoined = comparePositions(at, target) >= 0;
+      } catch (err) {
+        await client.query('ROLLBACK').catch(() => {});
+        this.hold(projector.name, err);
+        continue;
+      } finally {
+        client.release();
+      }
+      if (rejoined) {
+        this.stalled.delete(projector.name);
+        projectorStalled.set({ projector: projector.name }, 0);
+      } else {
+        st.retryAt = Date.now(); // making progress: the next chunk on the next turn
+        st.delayMs = this.options.stalledRetryMs ?? STALLED_RETRY_FIRST_MS;
+      }
+      this.emitter.emit('committed');
     }
   }
 }

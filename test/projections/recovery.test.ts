@@ -3,8 +3,9 @@ import t from 'tap';
 import { migrate } from '../../infra/db.ts';
 import { createPostgresEventStore } from '../../infra/eventstore/postgres.ts';
 import { eventStoreMigrations } from '../../infra/eventstore/postgres-schema.ts';
-import type { EventStore, RecordedEvent, Subscription } from '../../infra/eventstore/port.ts';
-import { checkpointMigrations } from '../../projections/checkpoints.ts';
+import { comparePositions, type EventStore, type RecordedEvent, type Subscription } from '../../infra/eventstore/port.ts';
+import { projectorStalled } from '../../infra/metrics.ts';
+import { checkpointMigrations, readCheckpoint } from '../../projections/checkpoints.ts';
 import type { Projector } from '../../projections/projector.ts';
 import { ProjectionRunner } from '../../projections/runner.ts';
 import { createReadYourWrites } from '../../projections/wait.ts';
@@ -69,7 +70,17 @@ t.test('a subscription that fails mid-stream is resumed from the last event read
   t.ok(rows.every((r) => r.events === '50'), 'every event applied exactly once');
 });
 
-t.test('a batch that fails is retried, not skipped (fault injected into the projector)', async (t) => {
+/** Polls until `check` holds (or fails the test after `ms`). */
+async function eventually(t: { pass(m: string): void; fail(m: string): void }, what: string, check: () => Promise<boolean> | boolean, ms = 10_000) {
+  const until = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > until) return t.fail(`never: ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  t.pass(what);
+}
+
+t.test('a projector that fails is held back and tried again: nothing skipped, nothing doubled (fault injected)', async (t) => {
   const { db, store } = await setup(t);
   let failures = 2;
   const flaky: Projector = {
@@ -79,14 +90,66 @@ t.test('a batch that fails is retried, not skipped (fault injected into the proj
       await statsProjector.applyBatch!(client, events);
     },
   };
-  const errors: string[] = [];
-  const runner = new ProjectionRunner(store, db.pool, [flaky], { onError: (stage) => errors.push(stage) });
+  const errors: Array<[string, string | undefined]> = [];
+  const runner = new ProjectionRunner(store, db.pool, [flaky], { onError: (stage, _err, name) => errors.push([stage, name]), stalledRetryMs: 50 });
   await runner.start();
   t.teardown(() => runner.stop());
   const last = await appendMany(store, 3, 20);
-  t.ok(await runner.waitFor(last, 10_000), 'caught up after the failures');
-  t.same(errors, ['apply', 'apply']);
+  await eventually(t, 'caught up after the failures', async () => comparePositions(await readCheckpoint(db.pool, flaky.name), last) >= 0);
+  t.same(errors, [['apply', flaky.name]], 'held back once (the batch, then the savepoint attempt), then caught up');
+  t.same(runner.stalledProjectors(), [], 'no longer held back');
   t.ok((await statsSnapshot(db.pool)).every((r) => r.events === '20'), 'nothing lost, nothing doubled');
+});
+
+t.test('an event one projector cannot apply holds back that projector only; fixed, it catches up', async (t) => {
+  const { db, store } = await setup(t);
+  await migrate(db.pool, [{ id: 'test/type-counts', sql: 'CREATE TABLE type_counts (event_type text PRIMARY KEY, n bigint NOT NULL)' }]);
+  let poisoned = true;
+  const typeCounts: Projector = {
+    name: 'test-type-counts',
+    tables: ['type_counts'],
+    migrations: [],
+    async apply(client, event) {
+      if (poisoned && event.type === 'Poison') throw new Error('cannot apply Poison (injected)');
+      await client.query(
+        'INSERT INTO type_counts VALUES ($1, 1) ON CONFLICT (event_type) DO UPDATE SET n = type_counts.n + 1',
+        [event.type],
+      );
+    },
+  };
+  const counts = async () =>
+    Object.fromEntries((await db.pool.query<{ event_type: string; n: string }>('SELECT event_type, n FROM type_counts')).rows.map((r) => [r.event_type, Number(r.n)]));
+  const errors: Array<[string, string | undefined]> = [];
+  const runner = new ProjectionRunner(store, db.pool, [statsProjector, typeCounts], {
+    onError: (stage, _err, name) => errors.push([stage, name]),
+    stalledRetryMs: 50,
+  });
+  await runner.start();
+  t.teardown(() => runner.stop());
+
+  const before = await appendMany(store, 2, 5); // 10 N events
+  t.ok(await runner.waitFor(before, 10_000));
+  await store.append('poison', [{ type: 'Poison', data: { n: 1 }, metadata: meta() }], { expectedRevision: 'no_stream' });
+  const after = await appendMany(store, 3, 4); // 12 more N events, to s-0..s-2
+
+  await eventually(t, 'the healthy read model goes past the poison', async () => comparePositions(await readCheckpoint(db.pool, statsProjector.name), after) >= 0);
+  t.same((await statsSnapshot(db.pool)).map((r) => [r.stream_name, r.events]), [['poison', '1'], ['s-0', '9'], ['s-1', '9'], ['s-2', '4']]);
+  t.same(runner.stalledProjectors().map((s) => s.name), [typeCounts.name], 'the failing one is named');
+  t.same(await counts(), { N: 10 }, 'and stays at its checkpoint before the poison');
+  t.same(errors[0], ['apply', typeCounts.name]);
+  t.equal((await projectorStalled.get()).values.find((v) => v.labels.projector === typeCounts.name)?.value, 1, 'projector_stalled is 1');
+  const t0 = Date.now();
+  t.equal(await runner.waitFor(after, 5000), false, 'read-your-writes does not wait for a held-back projector');
+  t.ok(Date.now() - t0 < 1000, 'it answers at once, not at its time-out');
+
+  poisoned = false; // the fix is deployed
+  await eventually(t, 'the held-back projector catches up and rejoins', () => runner.stalledProjectors().length === 0);
+  t.equal(await runner.waitFor(after, 5000), true);
+  t.same(await counts(), { N: 22, Poison: 1 }, 'every event once');
+  const more = await appendMany(store, 1, 3);
+  t.ok(await runner.waitFor(more, 10_000), 'and it goes on with the shared batches');
+  t.same(await counts(), { N: 25, Poison: 1 });
+  t.equal((await projectorStalled.get()).values.find((v) => v.labels.projector === typeCounts.name)?.value, 0);
 });
 
 t.test('read-your-writes in a process without projectors polls the checkpoints', async (t) => {

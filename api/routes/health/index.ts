@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { registry, projectorLagEvents, projectorLagMs } from '../../../infra/metrics.ts';
+import { registry, projectorLagEvents, projectorLagMs, projectorStalled } from '../../../infra/metrics.ts';
 import { errorBody } from '../../plugins/errors.ts';
 import { ok } from '../../envelope.ts';
 
@@ -20,10 +20,13 @@ async function projectorLag(app: FastifyInstance) {
   );
   const events = new Map((await projectorLagEvents.get()).values.map((v) => [v.labels.projector, v.value]));
   const ms = new Map((await projectorLagMs.get()).values.map((v) => [v.labels.projector, v.value]));
+  const stalled = new Map((await projectorStalled.get()).values.map((v) => [v.labels.projector, v.value === 1]));
   return rows.map((r) => ({
     name: r.name,
     lagEvents: events.get(r.name) ?? null,
     lagMs: ms.get(r.name) ?? null,
+    /** held back at its checkpoint by an event it failed to apply (known where the projector runs) */
+    stalled: stalled.get(r.name) ?? null,
     checkpointUpdatedAt: r.updated_at.toISOString(),
   }));
 }

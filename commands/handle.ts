@@ -146,24 +146,19 @@ async function decideAndAppend<State, Event extends DomainEvent>(
   let unverified = cached<State>(store, folder, streamName);
   for (let attempt = 1; ; attempt++) {
     const { state, revision } = unverified ?? (await load(store, streamName, folder));
-    let events: Event[];
+    let events: Event[] = [];
     try {
       events = decide(state, revision);
     } catch (err) {
-      if (unverified && err instanceof DomainError) {
-        unverified = undefined;
-        attempt--;
-        continue;
-      }
-      throw err;
+      if (!(unverified && err instanceof DomainError)) throw err;
     }
+    const fromCache = unverified !== undefined;
+    unverified = undefined;
     if (events.length === 0) {
-      if (!unverified) return { events, state };
-      unverified = undefined;
-      attempt--;
+      if (!fromCache) return { events, state };
+      attempt--; // a refusal or a no-op on the cached state: decide again on a fresh load
       continue;
     }
-    unverified = undefined;
     const metadata = metadataOf(ctx);
     try {
       const result = await store.append(

@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import type { Pool } from '../infra/db.ts';
+import { inTransaction, type Pool } from '../infra/db.ts';
 import { comparePositions, type EventStore, type Position, type RecordedEvent, type Subscription } from '../infra/eventstore/port.ts';
 import { projectorLagEvents, projectorLagMs, projectorLagSeconds, projectorStalled } from '../infra/metrics.ts';
 import { lockKey, readCheckpoints, writeCheckpoints } from './checkpoints.ts';
@@ -209,9 +209,7 @@ export class ProjectionRunner {
   private async applyBatch(batch: RecordedEvent[], isolate: boolean): Promise<void> {
     const active = this.projectors.filter((p) => !this.stalled.has(p.name));
     const failed: Array<[string, unknown]> = [];
-    const client = await this.pool.connect();
-    try {
-      await client.query('BEGIN');
+    const learned = await inTransaction(this.pool, async (client) => {
       await client.query('SELECT pg_advisory_xact_lock(k) FROM unnest($1::int[]) AS k ORDER BY k', [this.keys]);
       const stored = await readCheckpoints(client, active.map((p) => p.name));
       const reached = new Map<string, Position>();
@@ -235,14 +233,9 @@ export class ProjectionRunner {
         reached.set(projector.name, fresh[fresh.length - 1]!.position);
       }
       await writeCheckpoints(client, reached);
-      await client.query('COMMIT');
-      this.learn([...stored, ...reached]);
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => {});
-      throw err;
-    } finally {
-      client.release();
-    }
+      return [...stored, ...reached];
+    });
+    this.learn(learned);
     for (const [name, err] of failed) this.hold(name, err);
     this.emitter.emit('committed');
   }
@@ -272,31 +265,25 @@ export class ProjectionRunner {
       const st = this.stalled.get(projector.name);
       if (!st || st.retryAt > Date.now() || !this.applied) continue;
       const target = this.applied;
-      const client = await this.pool.connect();
-      let rejoined = false;
+      let at: Position;
       try {
-        await client.query('BEGIN');
-        await client.query('SELECT pg_advisory_xact_lock($1)', [lockKey(projector.name)]);
-        const from = (await readCheckpoints(client, [projector.name])).get(projector.name)!;
-        const events =
-          comparePositions(from, target) >= 0
-            ? []
-            : (await this.store.readAll({ fromPosition: from, maxCount: MAX_BATCH })).filter((e) => comparePositions(e.position, target) <= 0);
-        if (events.length) {
+        at = await inTransaction(this.pool, async (client) => {
+          await client.query('SELECT pg_advisory_xact_lock($1)', [lockKey(projector.name)]);
+          const from = (await readCheckpoints(client, [projector.name])).get(projector.name)!;
+          if (comparePositions(from, target) >= 0) return from;
+          const events = (await this.store.readAll({ fromPosition: from, maxCount: MAX_BATCH })).filter((e) => comparePositions(e.position, target) <= 0);
+          if (events.length === 0) return from;
           await applyAll(projector, client, events);
-          await writeCheckpoints(client, new Map([[projector.name, events[events.length - 1]!.position]]));
-        }
-        await client.query('COMMIT');
-        const at = events.length ? events[events.length - 1]!.position : from;
-        this.learn([[projector.name, at]]);
-        rejoined = comparePositions(at, target) >= 0;
+          const last = events[events.length - 1]!.position;
+          await writeCheckpoints(client, new Map([[projector.name, last]]));
+          return last;
+        });
       } catch (err) {
-        await client.query('ROLLBACK').catch(() => {});
         this.hold(projector.name, err);
         continue;
-      } finally {
-        client.release();
       }
+      this.learn([[projector.name, at]]);
+      const rejoined = comparePositions(at, target) >= 0;
       if (rejoined) {
         this.stalled.delete(projector.name);
         projectorStalled.set({ projector: projector.name }, 0);

@@ -62,6 +62,26 @@ function modeOf(expected: ExpectedRevision): [string, string | null] {
   return typeof expected === 'bigint' ? ['exact', expected.toString()] : [expected, null];
 }
 
+/** The arrays append_events and append_batch take per event: ids, types, data, metadata. */
+function eventColumns(events: EventData[]): [string[], string[], string[], string[]] {
+  return [
+    events.map((e) => e.id ?? randomUUID()),
+    events.map((e) => e.type),
+    events.map((e) => JSON.stringify(e.data)),
+    events.map((e) => JSON.stringify(e.metadata)),
+  ];
+}
+
+interface AppendRow {
+  next_revision: string;
+  transaction_id: string;
+  last_position: string;
+}
+
+function appendResultOf(row: AppendRow): AppendResult {
+  return { nextRevision: BigInt(row.next_revision), position: { commit: BigInt(row.transaction_id), prepare: BigInt(row.last_position) } };
+}
+
 export interface PostgresEventStoreOptions {
   pool: Pool;
   /** connection string for the LISTEN connection; without it, subscribers of other processes rely on polling */
@@ -90,25 +110,14 @@ export function createPostgresEventStore(options: PostgresEventStoreOptions): Ev
   async function appendOnce(streamName: string, events: EventData[], expected: ExpectedRevision): Promise<AppendResult> {
     const [mode, exp] = modeOf(expected);
     try {
-      const { rows } = await pool.query<{ next_revision: string; transaction_id: string; last_position: string }>({
+      const { rows } = await pool.query<AppendRow>({
         name: 'append-events',
         text: 'SELECT * FROM append_events($1, $2, $3, $4::uuid[], $5::text[], $6::jsonb[], $7::jsonb[])',
-        values: [
-          streamName,
-          mode,
-          exp,
-          events.map((e) => e.id ?? randomUUID()),
-          events.map((e) => e.type),
-          events.map((e) => JSON.stringify(e.data)),
-          events.map((e) => JSON.stringify(e.metadata)),
-        ],
+        values: [streamName, mode, exp, ...eventColumns(events)],
       });
-      const row = rows[0]!;
-      notifier.notify(BigInt(row.transaction_id));
-      return {
-        nextRevision: BigInt(row.next_revision),
-        position: { commit: BigInt(row.transaction_id), prepare: BigInt(row.last_position) },
-      };
+      const result = appendResultOf(rows[0]!);
+      notifier.notify(result.position.commit);
+      return result;
     } catch (err) {
       const e = err as pg.DatabaseError;
       if (e.code === 'P0001' && e.message === 'wrong_expected_revision') {
@@ -279,7 +288,7 @@ function appendBatcher(
     // Sorted by stream (stable): batches in flight at once, from other processes, lock stream
     // revisions in the same order and cannot deadlock.
     const items = [...batch].sort((a, b) => (a.streamName < b.streamName ? -1 : a.streamName > b.streamName ? 1 : 0));
-    const events = items.flatMap((p) => p.events);
+    const modes = items.map((p) => modeOf(p.expected));
     let rows: Array<{ item: number; next_revision: string | null; transaction_id: string | null; last_position: string | null; actual_revision: string | null }>;
     try {
       ({ rows } = await pool.query({
@@ -287,13 +296,10 @@ function appendBatcher(
         text: 'SELECT * FROM append_batch($1::text[], $2::text[], $3::bigint[], $4::int[], $5::uuid[], $6::text[], $7::jsonb[], $8::jsonb[])',
         values: [
           items.map((p) => p.streamName),
-          items.map((p) => modeOf(p.expected)[0]),
-          items.map((p) => modeOf(p.expected)[1]),
+          modes.map(([mode]) => mode),
+          modes.map(([, expected]) => expected),
           items.map((p) => p.events.length),
-          events.map((e) => e.id ?? randomUUID()),
-          events.map((e) => e.type),
-          events.map((e) => JSON.stringify(e.data)),
-          events.map((e) => JSON.stringify(e.metadata)),
+          ...eventColumns(items.flatMap((p) => p.events)),
         ],
       }));
     } catch (err) {
@@ -312,7 +318,7 @@ function appendBatcher(
     for (const row of rows) {
       const p = items[row.item - 1]!;
       if (row.actual_revision !== null) p.reject(new ConcurrencyError(p.streamName, p.expected, BigInt(row.actual_revision)));
-      else p.resolve({ nextRevision: BigInt(row.next_revision!), position: { commit: BigInt(row.transaction_id!), prepare: BigInt(row.last_position!) } });
+      else p.resolve(appendResultOf(row as AppendRow));
     }
   }
 

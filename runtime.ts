@@ -2,16 +2,20 @@ import type { FastifyInstance } from 'fastify';
 import type { DestinationStream } from 'pino';
 import { buildApp } from './api/app.ts';
 import type { AppDeps } from './api/deps.ts';
+import { createDispatcher } from './commands/dispatch.ts';
 import { createCaptcha } from './infra/captcha.ts';
+import { systemClock, type Clock } from './infra/clock.ts';
 import type { Config } from './infra/config.ts';
 import { createPool, ensureDatabase } from './infra/db.ts';
 import { createEventStore } from './infra/eventstore/index.ts';
 import type { EventStore } from './infra/eventstore/port.ts';
+import { randomIds, type Ids } from './infra/ids.ts';
 import { createLogger } from './infra/logger.ts';
-import { migrateAll } from './infra/migrations.ts';
+import { migrateAll } from './projections/migrations.ts';
 import { createRedis } from './infra/redis.ts';
 import { allProjectors } from './projections/index.ts';
 import { ProjectionRunner, type RunnerOptions } from './projections/runner.ts';
+import { transfersInFlight, unfollowedSeats } from './projections/transfers/queries.ts';
 import { createReadYourWrites } from './projections/wait.ts';
 import { bullConnection, queuePrefix, startWorkers, type Workers } from './workers/index.ts';
 import { createQueuedMailer } from './workers/mail.ts';
@@ -42,6 +46,9 @@ export interface RuntimeOptions {
   runnerOptions?: RunnerOptions;
   /** where log lines go (stdout by default); tests read them */
   logDestination?: DestinationStream;
+  /** tests may fix the time and the ids */
+  clock?: Clock;
+  ids?: Ids;
 }
 
 /** The composition root: `npm start` runs all three roles in one process, or one role each. */
@@ -67,15 +74,18 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   const queueConnection = bullConnection(config.REDIS_URL);
   const mailer = createQueuedMailer(queueConnection, queuePrefix(options.redisKeyPrefix), config.JWT_SECRET);
 
+  const ids = options.ids ?? randomIds;
+  const clock = options.clock ?? systemClock;
   const deps: AppDeps = {
     config,
     pool,
     store,
     redis,
     logger,
-    mailer,
     captcha: createCaptcha(config, logger),
-    clock: () => new Date(),
+    clock,
+    ids,
+    dispatch: createDispatcher({ store, redis, mailer, ids, config }),
     readYourWrites: createReadYourWrites({
       runner,
       pool,
@@ -84,7 +94,8 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     }),
   };
 
-  const workers = roles.workers ? await startWorkers(deps, options.redisKeyPrefix) : undefined;
+  const queries = { transfersInFlight: (before: Date, limit: number) => transfersInFlight(pool, before, limit), unfollowedSeats: (before: Date, limit: number) => unfollowedSeats(pool, before, limit) };
+  const workers = roles.workers ? await startWorkers({ ...deps, queries }, options.redisKeyPrefix) : undefined;
   let app: FastifyInstance | undefined;
   let url: string | undefined;
   if (roles.api) {

@@ -1,12 +1,12 @@
-import { randomUUID } from 'node:crypto';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import fastifyJwt from '@fastify/jwt';
 import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
 import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import type { AppDeps } from './deps.ts';
-import { hasNul, NUL_MESSAGE, registerErrorHandling } from './plugins/errors.ts';
+import { errorEnvelopeSchema, hasNul, NUL_MESSAGE, registerErrorHandling } from './plugins/errors.ts';
 import authPlugin from './plugins/auth.ts';
+import dispatchPlugin from './plugins/dispatch.ts';
 import { httpDuration } from '../infra/metrics.ts';
 import { routeGroups } from './routes/index.ts';
 import healthRoutes from './routes/health/index.ts';
@@ -20,7 +20,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // A caller's request id is kept (it becomes the events' correlationId) when it is well formed.
     genReqId: (req) => {
       const given = req.headers['x-request-id'];
-      return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : deps.ids.uuid();
     },
     bodyLimit: 1024 * 1024,
     // Only behind a proxy that sets X-Forwarded-For: otherwise any caller could choose the IP the
@@ -61,12 +61,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       info: { title: 'Agent Trading Platform API', version: '1.0' },
       components: {
         securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
+        // Every refusal's envelope; `error.reason` lists the error catalogue.
+        schemas: { ErrorEnvelope: errorEnvelopeSchema() },
       },
     },
     transform: jsonSchemaTransform,
   });
   await app.register(fastifySwaggerUi, { routePrefix: '/docs' });
   await app.register(authPlugin);
+  await app.register(dispatchPlugin);
   await app.register(healthRoutes);
   for (const group of routeGroups) await app.register(group);
   return app;

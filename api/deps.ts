@@ -1,10 +1,12 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
+import type { Dispatch } from '../commands/dispatch.ts';
+import type { Captcha } from '../infra/captcha.ts';
+import type { Clock } from '../infra/clock.ts';
 import type { Config } from '../infra/config.ts';
 import type { Pool } from '../infra/db.ts';
 import type { EventStore, Position } from '../infra/eventstore/port.ts';
-import type { Mailer } from '../infra/mailer.ts';
-import type { Captcha } from '../infra/captcha.ts';
+import type { Ids } from '../infra/ids.ts';
 
 /** Everything a route may use, decorated on the app as `app.deps`. */
 export interface AppDeps {
@@ -13,10 +15,12 @@ export interface AppDeps {
   pool: Pool;
   store: EventStore;
   redis: Redis;
-  mailer: Mailer;
   captcha: Captcha;
-  clock: () => Date;
+  clock: Clock;
+  ids: Ids;
   logger: Logger;
+  /** the one command dispatcher (commands/dispatch.ts) */
+  dispatch: Dispatch;
   /** Waits (bounded) until every read model has applied the event at `position`. */
   readYourWrites(position: Position | undefined): Promise<void>;
 }

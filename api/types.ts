@@ -1,4 +1,5 @@
 import type { preHandlerHookHandler } from 'fastify';
+import type { CommandMap, CommandType } from '../commands/registry.ts';
 import type { AppDeps } from './deps.ts';
 
 export type Role = 'user' | 'developer' | 'admin';
@@ -21,5 +22,7 @@ declare module 'fastify' {
   }
   interface FastifyRequest {
     identity: Identity | null;
+    /** Dispatches the request's command and waits until the read models show it (api/plugins/dispatch.ts). */
+    dispatch<T extends CommandType>(type: T, data: CommandMap[T]['data']): Promise<CommandMap[T]['result']>;
   }
 }

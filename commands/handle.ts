@@ -1,23 +1,12 @@
-import { randomUUID } from 'node:crypto';
-import type { DomainEvent } from '../domain/shared/decider.ts';
-import { conflict, DomainError } from '../domain/shared/errors.ts';
+// One stream, one decision: load (cached), decide, append with the expected revision. Inside a
+// process a stream has a single writer (a keyed queue), so commands on one stream never race each
+// other; across processes a lost race is decided again on fresh state, with jittered backoff, until
+// the command's deadline; past it the command is refused as BUSY (503) having appended nothing.
+import type { CommandMetadata, DomainEvent } from '../domain/shared/decider.ts';
+import { DomainError, refuse } from '../domain/shared/errors.ts';
+import type { Ids } from '../infra/ids.ts';
 import { commandsTotal } from '../infra/metrics.ts';
-import {
-  ConcurrencyError,
-  type EventMetadata,
-  type EventStore,
-  type Position,
-  type RecordedEvent,
-} from '../infra/eventstore/port.ts';
-
-/** Who asked and when: every command carries it, every event keeps it. */
-export interface CommandContext {
-  correlationId: string;
-  causationId?: string;
-  /** user id, API key id or `system:<worker>` */
-  actor: string;
-  now: Date;
-}
+import { ConcurrencyError, type EventMetadata, type EventStore, type Position, type RecordedEvent } from '../infra/eventstore/port.ts';
 
 export interface Folder<State, Event extends DomainEvent> {
   initialState(): State;
@@ -28,30 +17,36 @@ export interface Loaded<State> {
   state: State;
   /** -1n when the stream does not exist */
   revision: bigint;
-}
-
-export interface HandleResult<State, Event extends DomainEvent> {
-  events: Event[];
-  /** state after the new events */
-  state: State;
-  /** global position of the last appended event; undefined when nothing was appended */
+  /** global position of the stream's last event; undefined when it has none */
   position?: Position;
 }
 
-export function metadataOf(ctx: CommandContext): EventMetadata {
+export interface Decided<State, Event extends DomainEvent> extends Loaded<State> {
+  /** the events appended; empty when the decision changed nothing */
+  events: Event[];
+}
+
+export interface HandleOptions {
+  metadata: CommandMetadata;
+  ids: Ids;
+  /** epoch ms: a decision still losing races then is refused as BUSY */
+  deadline: number;
+}
+
+export function eventMetadataOf(metadata: CommandMetadata): EventMetadata {
   return {
-    correlationId: ctx.correlationId,
-    ...(ctx.causationId ? { causationId: ctx.causationId } : {}),
-    actor: ctx.actor,
-    occurredAt: ctx.now.toISOString(),
+    correlationId: metadata.correlationId,
+    ...(metadata.causationId ? { causationId: metadata.causationId } : {}),
+    actor: metadata.actor,
+    occurredAt: metadata.now.toISOString(),
   };
 }
 
 /**
  * The states this process last saw, per store, folder and stream: a load reads only the events
  * after the cached revision (streams are append-only with dense revisions, so the result equals a
- * full read), and a command may decide on the cached state without reading at all, because its
- * append carries the expected revision (see decideAndAppend). Bounded, least recently used first out.
+ * full read), and a decision may be taken on the cached state without reading at all, because its
+ * append carries the expected revision. Bounded, least recently used first out.
  */
 const CACHE_ENTRIES = 20_000;
 const caches = new WeakMap<EventStore, Map<string, Loaded<unknown>>>();
@@ -103,32 +98,65 @@ export async function load<State, Event extends DomainEvent>(
   if (known && recorded.length === 0) return known;
   let state = known ? known.state : folder.initialState();
   for (const e of recorded) state = folder.evolve(state, e as unknown as RecordedEvent & Event);
-  const loaded = { state, revision: recorded.length ? recorded[recorded.length - 1]!.revision : -1n };
+  const last = recorded[recorded.length - 1];
+  const loaded = last ? { state, revision: last.revision, position: last.position } : { state, revision: -1n };
   remember(store, folder, streamName, loaded);
   return loaded;
 }
 
-const MAX_ATTEMPTS = 5;
+/**
+ * The keyed queue of this process, per store: work under one key runs one after another. Stream
+ * names are keys (the single writer per stream); other keys (`claim:…`) serialise a multi-stream
+ * step, and never look like a stream name.
+ */
+const writers = new WeakMap<EventStore, Map<string, Promise<unknown>>>();
+
+export function serialized<T>(store: EventStore, key: string, run: () => Promise<T>): Promise<T> {
+  let queue = writers.get(store);
+  if (!queue) writers.set(store, (queue = new Map()));
+  const previous = queue.get(key);
+  const result = previous ? previous.then(run, run) : run();
+  const tail = result.then(
+    () => undefined,
+    () => undefined,
+  );
+  queue.set(key, tail);
+  void tail.then(() => {
+    if (queue.get(key) === tail) queue.delete(key);
+  });
+  return result;
+}
+
+const BACKOFF_FIRST_MS = 2;
+const BACKOFF_MAX_MS = 100;
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Full jitter: a random wait up to an exponentially growing bound, never past the deadline. */
+function backoffMs(attempt: number, deadline: number): number {
+  const bound = Math.min(BACKOFF_MAX_MS, BACKOFF_FIRST_MS * 2 ** Math.min(attempt, 10));
+  return Math.max(0, Math.min(Math.random() * bound, deadline - Date.now()));
+}
 
 /**
- * Load, decide, append with the expected revision. A concurrency conflict reloads and decides
- * again: `decide` is pure and sees the newer state, so a retry can never apply a stale decision.
- * When the conflict outlasts the attempts it is a 409, never a silent loss.
+ * Load, decide, append with the expected revision, as this stream's single writer. A lost race
+ * (another process appended) is decided again on the newer state: `decide` is pure, so a retry
+ * can never apply a stale decision.
  */
 export async function handle<State, Event extends DomainEvent>(
   store: EventStore,
   streamName: string,
   folder: Folder<State, Event>,
   decide: (state: State, revision: bigint) => Event[],
-  ctx: CommandContext,
-): Promise<HandleResult<State, Event>> {
+  options: HandleOptions,
+): Promise<Decided<State, Event>> {
   const aggregate = streamName.split('-', 1)[0]!;
   try {
-    const result = await decideAndAppend(store, streamName, folder, decide, ctx);
+    const result = await serialized(store, streamName, () => decideAndAppend(store, streamName, folder, decide, options));
     commandsTotal.inc({ aggregate, outcome: result.events.length ? 'appended' : 'unchanged' });
     return result;
   } catch (err) {
-    commandsTotal.inc({ aggregate, outcome: err instanceof DomainError ? 'rejected' : 'failed' });
+    const outcome = err instanceof DomainError ? (err.reason === 'BUSY' ? 'busy' : 'rejected') : 'failed';
+    commandsTotal.inc({ aggregate, outcome });
     throw err;
   }
 }
@@ -138,40 +166,43 @@ async function decideAndAppend<State, Event extends DomainEvent>(
   streamName: string,
   folder: Folder<State, Event>,
   decide: (state: State, revision: bigint) => Event[],
-  ctx: CommandContext,
-): Promise<HandleResult<State, Event>> {
+  { metadata, ids, deadline }: HandleOptions,
+): Promise<Decided<State, Event>> {
   // The first attempt may decide on the cached state without a read: an append made on a stale
   // state fails its expected revision and is decided again on a fresh load. A refusal or a no-op
   // is only ever answered from a fresh load, since a stale state could refuse wrongly.
   let unverified = cached<State>(store, folder, streamName);
-  for (let attempt = 1; ; attempt++) {
-    const { state, revision } = unverified ?? (await load(store, streamName, folder));
-    let events: Event[] = [];
-    try {
-      events = decide(state, revision);
-    } catch (err) {
-      if (!(unverified && err instanceof DomainError)) throw err;
-    }
+  for (let conflicts = 0; ; ) {
+    const loaded = unverified ?? (await load(store, streamName, folder));
     const fromCache = unverified !== undefined;
     unverified = undefined;
-    if (events.length === 0) {
-      if (!fromCache) return { events, state };
-      attempt--; // a refusal or a no-op on the cached state: decide again on a fresh load
-      continue;
+    let events: Event[];
+    try {
+      events = decide(loaded.state, loaded.revision);
+    } catch (err) {
+      if (fromCache && err instanceof DomainError) continue;
+      throw err;
     }
-    const metadata = metadataOf(ctx);
+    if (events.length === 0) {
+      if (fromCache) continue;
+      return { ...loaded, events };
+    }
+    const eventMetadata = eventMetadataOf(metadata);
     try {
       const result = await store.append(
         streamName,
-        events.map((e) => ({ id: randomUUID(), type: e.type, data: e.data, metadata })),
-        { expectedRevision: revision === -1n ? 'no_stream' : revision },
+        events.map((e) => ({ id: ids.uuid(), type: e.type, data: e.data, metadata: eventMetadata })),
+        { expectedRevision: loaded.revision === -1n ? 'no_stream' : loaded.revision },
       );
-      const next = events.reduce(folder.evolve, state);
-      remember(store, folder, streamName, { state: next, revision: result.nextRevision });
-      return { events, state: next, position: result.position };
+      const next = { state: events.reduce(folder.evolve, loaded.state), revision: result.nextRevision, position: result.position };
+      remember(store, folder, streamName, next);
+      return { ...next, events };
     } catch (err) {
       if (!(err instanceof ConcurrencyError)) throw err;
-      if (attempt >= MAX_ATTEMPTS) throw conflict(`${streamName} is changing too fast; try again`);
+      if (Date.now() >= deadline) {
+        throw refuse('BUSY', 'too many concurrent changes to the same records: nothing was changed; retry shortly', { retryAfterSeconds: 1 });
+      }
+      await sleep(backoffMs(++conflicts, deadline));
     }
   }
 }

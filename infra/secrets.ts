@@ -35,10 +35,5 @@ export function decryptSecret(sealed: string, masterSecret: string, purpose: str
   return Buffer.concat([decipher.update(Buffer.from(body, 'base64url')), decipher.final()]).toString('utf8');
 }
 
-/** A fresh random secret: `prefix` + 32 random bytes, base64url. */
-export function generateSecret(prefix: string): string {
-  return prefix + randomBytes(32).toString('base64url');
-}
-
 /** Purpose of an agent's inbound webhook signing secret. */
 export const AGENT_SIGNING_SECRET = 'agent-inbound-signing-secret';

@@ -1,4 +1,5 @@
-import { createHash, createHmac, randomBytes, randomInt } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
+import type { Ids } from './ids.ts';
 
 // Secrets the auth flow hands out and how they are kept: only digests are ever stored.
 
@@ -7,15 +8,12 @@ export const sha256Hex = (value: string) => createHash('sha256').update(value, '
 /** HMAC-SHA256 hex under a key from `deriveKey` (infra/secrets.ts). */
 export const hmacHex = (key: Buffer, value: string) => createHmac('sha256', key).update(value, 'utf8').digest('hex');
 
-/** Six digits, uniform, from the CSPRNG. */
-export const newLoginCode = () => randomInt(0, 1_000_000).toString().padStart(6, '0');
-
 /**
  * A refresh token: `<userId>.<32 random bytes, base64url>`. The user-id part only locates the
  * user's stream (so no read model is consulted to decide a refresh); the random part is the secret.
  */
-export function newRefreshToken(userId: string): string {
-  return `${userId}.${randomBytes(32).toString('base64url')}`;
+export function newRefreshToken(userId: string, ids: Ids): string {
+  return `${userId}.${ids.token(32)}`;
 }
 
 const REFRESH_TOKEN = /^([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\.[A-Za-z0-9_-]{43}$/;

@@ -4,7 +4,7 @@ import cliProgress from 'cli-progress';
 import { loadConfig, ConfigError } from '../infra/config.ts';
 import { createPool, ensureDatabase } from '../infra/db.ts';
 import { createEventStore } from '../infra/eventstore/index.ts';
-import { migrateAll } from '../infra/migrations.ts';
+import { migrateAll } from '../projections/migrations.ts';
 import { allProjectors } from '../projections/index.ts';
 import { rebuild } from '../projections/rebuild.ts';
 

@@ -1,12 +1,18 @@
 import type { Worker } from 'bullmq';
 import { Redis } from 'ioredis';
-import type { AppDeps } from '../api/deps.ts';
+import type { Logger } from 'pino';
+import type { Config } from '../infra/config.ts';
 import { createMailer } from '../infra/mailer.ts';
 import { startMailWorker } from './mail.ts';
-import { startTransferRecovery } from './transfers.ts';
+import { startTransferRecovery, type RecoveryDeps } from './transfers.ts';
 
 export interface Workers {
   close(): Promise<void>;
+}
+
+export interface WorkerDeps extends RecoveryDeps {
+  config: Config;
+  logger: Logger;
 }
 
 /** BullMQ key prefix: BullMQ refuses ioredis keyPrefix, so tests separate runs by this instead. */
@@ -18,7 +24,7 @@ export function bullConnection(url: string): Redis {
   return new Redis(url, { maxRetriesPerRequest: null });
 }
 
-export async function startWorkers(deps: AppDeps, redisKeyPrefix?: string): Promise<Workers> {
+export async function startWorkers(deps: WorkerDeps, redisKeyPrefix?: string): Promise<Workers> {
   const connection = bullConnection(deps.config.REDIS_URL);
   const prefix = queuePrefix(redisKeyPrefix);
   const recovery = await startTransferRecovery(connection, prefix, deps);

@@ -1,22 +1,40 @@
-// Transfer recovery: completes follows that stopped half-way (a crash between the appends of
-// commands/subscriptions/subscribe.ts). A repeatable `sweep` finds candidates in the transfers read
-// model and queues one job per fact (job id from the fact, so a duplicate is a no-op); the jobs
-// dispatch commands whose deciders are idempotent, so a retried or repeated job changes nothing.
+// Transfer recovery: finishes (or compensates) transfers a crash interrupted after their debit,
+// and frees beta seats whose follow stopped before any debit. A repeatable `sweep` finds
+// candidates (through the queries port: the transfers read model) and queues one job per fact, its
+// job id derived from the fact so a duplicate is a no-op; the jobs dispatch commands whose steps
+// are idempotent, so a retried or repeated job changes nothing.
 import { Queue, Worker, type ConnectionOptions, type Job } from 'bullmq';
 import { z } from 'zod';
-import type { AppDeps } from '../api/deps.ts';
-import type { CommandContext } from '../commands/handle.ts';
-import { completeTransfer } from '../commands/transfers/complete-transfer.ts';
-import { releaseOrphanSeat } from '../commands/transfers/release-orphan-seat.ts';
-import { uncreditedTransfers, unfollowedSeats } from '../projections/transfers/queries.ts';
+import type { Dispatch } from '../commands/dispatch.ts';
+import type { CommandMetadata } from '../domain/shared/decider.ts';
+import type { Clock } from '../infra/clock.ts';
+import type { Config } from '../infra/config.ts';
 
 export const TRANSFER_QUEUE = 'transfer-recovery';
 export const RECOVERY_ACTOR = 'system:transfer-recovery';
 const SWEEP_SCHEDULER = 'transfer-recovery-sweep';
 const SWEEP_BATCH = 100;
 
-export const completeTransferJob = z.object({ userId: z.string().min(1), transferId: z.string().min(1) });
+export const resumeTransferJob = z.object({
+  transferId: z.string().min(1),
+  userId: z.string().min(1),
+  correlationId: z.string().min(1),
+  debitEventId: z.string().min(1),
+});
 export const releaseSeatJob = z.object({ agentId: z.string().min(1), userId: z.string().min(1) });
+
+/** Where the sweep finds its candidates (implemented by projections/transfers/queries.ts). */
+export interface RecoveryQueries {
+  transfersInFlight(before: Date, limit: number): Promise<Array<z.infer<typeof resumeTransferJob>>>;
+  unfollowedSeats(before: Date, limit: number): Promise<Array<{ agentId: string; userId: string; takenAt: Date }>>;
+}
+
+export interface RecoveryDeps {
+  dispatch: Dispatch;
+  clock: Clock;
+  config: Pick<Config, 'TRANSFER_RECOVERY_GRACE_MS' | 'TRANSFER_RECOVERY_INTERVAL_MS'>;
+  queries: RecoveryQueries;
+}
 
 const JOB_OPTIONS = {
   attempts: 5,
@@ -25,35 +43,38 @@ const JOB_OPTIONS = {
   removeOnFail: { age: 3600 }, // kept an hour for inspection; the sweep queues the fact again afterwards
 } as const;
 
-export type RecoveryDeps = Pick<AppDeps, 'store' | 'pool' | 'config' | 'clock'>;
-
-const contextOf = (deps: RecoveryDeps, jobId: string | undefined): CommandContext => ({
-  correlationId: `${TRANSFER_QUEUE}/${jobId ?? 'direct'}`,
+const metadataOf = (deps: RecoveryDeps, correlationId: string, causationId?: string): CommandMetadata => ({
+  now: deps.clock.now(),
   actor: RECOVERY_ACTOR,
-  now: deps.clock(),
+  correlationId,
+  ...(causationId ? { causationId } : {}),
 });
 
-/** Credits the pool with the wallet's amount for the transfer; returns how many events it appended. */
-export async function recoverTransfer(deps: RecoveryDeps, data: z.infer<typeof completeTransferJob>, jobId?: string): Promise<number> {
-  const result = await completeTransfer(deps.store, data.userId, data.transferId, contextOf(deps, jobId));
-  return result.events.length;
+/** Finishes or compensates the transfer; its events belong to the interrupted request, caused by the debit. */
+export async function resumeTransfer(deps: RecoveryDeps, job: z.infer<typeof resumeTransferJob>) {
+  const { result } = await deps.dispatch({
+    type: 'ResumeTransfer',
+    data: { transferId: job.transferId, userId: job.userId },
+    metadata: metadataOf(deps, job.correlationId, job.debitEventId),
+  });
+  return result.status;
 }
 
 /** Releases the seat when its holder has no pool of the agent and no debit waiting to open one. */
-export async function releaseSeat(deps: RecoveryDeps, data: z.infer<typeof releaseSeatJob>, jobId?: string): Promise<number> {
-  const result = await releaseOrphanSeat(deps.store, data.agentId, data.userId, contextOf(deps, jobId));
-  return result?.events.length ?? 0;
+export async function releaseSeat(deps: RecoveryDeps, job: z.infer<typeof releaseSeatJob>, jobId = 'direct') {
+  const { result } = await deps.dispatch({ type: 'ReleaseOrphanSeat', data: job, metadata: metadataOf(deps, `${TRANSFER_QUEUE}/${jobId}`) });
+  return result.released;
 }
 
-/** Queues a job for every candidate older than the grace period (a follow in progress is younger). */
+/** Queues a job for every candidate older than the grace period (a request in progress is younger). */
 async function sweep(deps: RecoveryDeps, queue: Queue): Promise<number> {
-  const before = new Date(deps.clock().getTime() - deps.config.TRANSFER_RECOVERY_GRACE_MS);
+  const before = new Date(deps.clock.now().getTime() - deps.config.TRANSFER_RECOVERY_GRACE_MS);
   const [transfers, seats] = await Promise.all([
-    uncreditedTransfers(deps.pool, before, SWEEP_BATCH),
-    unfollowedSeats(deps.pool, before, SWEEP_BATCH),
+    deps.queries.transfersInFlight(before, SWEEP_BATCH),
+    deps.queries.unfollowedSeats(before, SWEEP_BATCH),
   ]);
   await queue.addBulk([
-    ...transfers.map((t) => ({ name: 'complete-transfer', data: t, opts: { ...JOB_OPTIONS, jobId: `complete-${t.transferId}` } })),
+    ...transfers.map((t) => ({ name: 'resume-transfer', data: t, opts: { ...JOB_OPTIONS, jobId: `resume-${t.transferId}` } })),
     ...seats.map(({ agentId, userId, takenAt }) => ({
       name: 'release-seat',
       data: { agentId, userId },
@@ -64,12 +85,12 @@ async function sweep(deps: RecoveryDeps, queue: Queue): Promise<number> {
 }
 
 function processor(deps: RecoveryDeps, queue: Queue) {
-  return async (job: Job): Promise<number> => {
+  return async (job: Job): Promise<unknown> => {
     switch (job.name) {
       case 'sweep':
         return sweep(deps, queue);
-      case 'complete-transfer':
-        return recoverTransfer(deps, completeTransferJob.parse(job.data), job.id);
+      case 'resume-transfer':
+        return resumeTransfer(deps, resumeTransferJob.parse(job.data));
       case 'release-seat':
         return releaseSeat(deps, releaseSeatJob.parse(job.data), job.id);
       default:

@@ -1,5 +1,6 @@
+import fp from 'fastify-plugin';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { forbidden, unauthorized } from '../../domain/shared/errors.ts';
+import { refuse } from '../../domain/shared/errors.ts';
 import { findIdentity } from '../../projections/users/queries.ts';
 import '../types.ts';
 
@@ -35,11 +36,11 @@ async function authPlugin(app: FastifyInstance): Promise<void> {
   });
 
   app.decorate('requireUser', async function requireUser(request: FastifyRequest) {
-    if (!request.identity) throw unauthorized();
+    if (!request.identity) throw refuse('AUTHENTICATION_REQUIRED', 'authentication required');
   });
   app.decorate('requireAdmin', async function requireAdmin(request: FastifyRequest) {
-    if (!request.identity) throw unauthorized();
-    if (request.identity.role !== 'admin') throw forbidden('administrator role required');
+    if (!request.identity) throw refuse('AUTHENTICATION_REQUIRED', 'authentication required');
+    if (request.identity.role !== 'admin') throw refuse('ADMIN_REQUIRED', 'administrator role required');
   });
 }
 
@@ -49,8 +50,4 @@ function bearerToken(request: FastifyRequest): string | undefined {
   return match && JWT_SHAPE.test(match[1]!) ? match[1] : undefined;
 }
 
-// Same semantics as fastify-plugin: the decorations and hook apply to the whole app, not a child scope.
-(authPlugin as unknown as Record<symbol, boolean>)[Symbol.for('skip-override')] = true;
-(authPlugin as unknown as Record<symbol, string>)[Symbol.for('fastify.display-name')] = 'auth';
-
-export default authPlugin;
+export default fp(authPlugin, { name: 'auth' });

@@ -1,42 +1,58 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import pg from 'pg';
-import { DomainError, type ErrorKind } from '../../domain/shared/errors.ts';
+import { codeOf, DomainError, errorCatalogue, type ErrorReason } from '../../domain/shared/errors.ts';
 
-const STATUS: Record<ErrorKind, number> = {
-  BAD_REQUEST: 400,
-  UNAUTHORIZED: 401,
-  FORBIDDEN: 403,
-  NOT_FOUND: 404,
-  CONFLICT: 409,
-  UNPROCESSABLE_ENTITY: 422,
-  TOO_MANY_REQUESTS: 429,
-};
+/** The error envelope: `code` as the spec says, `reason` from the catalogue, `message` for people. */
+export function errorBody(reason: ErrorReason, message: string, details?: Record<string, unknown>) {
+  return { success: false as const, error: { ...details, code: codeOf(reason), reason, message } };
+}
 
-const CODE_BY_STATUS: Record<number, string> = {
-  400: 'BAD_REQUEST',
-  401: 'UNAUTHORIZED',
-  403: 'FORBIDDEN',
-  404: 'NOT_FOUND',
-  405: 'METHOD_NOT_ALLOWED',
-  406: 'NOT_ACCEPTABLE',
-  409: 'CONFLICT',
-  413: 'PAYLOAD_TOO_LARGE',
-  415: 'UNSUPPORTED_MEDIA_TYPE',
-  422: 'UNPROCESSABLE_ENTITY',
-  429: 'TOO_MANY_REQUESTS',
-};
+function send(reply: FastifyReply, reason: ErrorReason, message: string, details?: Record<string, unknown>) {
+  if (reason === 'BUSY') reply.header('retry-after', String(details?.retryAfterSeconds ?? 1));
+  return reply.code(errorCatalogue[reason].status).send(errorBody(reason, message, details));
+}
 
-export function errorBody(status: number, message: string, code?: string, details?: Record<string, unknown>) {
+/**
+ * The catalogue as the OpenAPI document shows it: the error envelope's schema, whose `reason` lists
+ * every name with its status and meaning (also as `x-error-catalogue`, for tools).
+ */
+export function errorEnvelopeSchema() {
+  const reasons = Object.keys(errorCatalogue) as ErrorReason[];
   return {
-    success: false as const,
-    error: { ...details, code: code ?? CODE_BY_STATUS[status] ?? 'INTERNAL_SERVER_ERROR', message },
+    type: 'object' as const,
+    required: ['success', 'error'],
+    properties: {
+      success: { type: 'boolean' as const, enum: [false] },
+      error: {
+        type: 'object' as const,
+        required: ['code', 'reason', 'message'],
+        properties: {
+          code: { type: 'string' as const, description: "Derived from the HTTP status, or one of the spec's named codes" },
+          reason: {
+            type: 'string' as const,
+            enum: reasons,
+            description: reasons.map((r) => `- \`${r}\` (${errorCatalogue[r].status}): ${errorCatalogue[r].description}`).join('\n'),
+          },
+          message: { type: 'string' as const },
+        },
+      },
+    },
+    'x-error-catalogue': reasons.map((reason) => ({ reason, status: errorCatalogue[reason].status, code: codeOf(reason), description: errorCatalogue[reason].description })),
   };
 }
 
-function send(reply: FastifyReply, status: number, message: string, code?: string, details?: Record<string, unknown>) {
-  return reply.code(status).send(errorBody(status, message, code, details));
-}
+/** The catalogue name of a framework refusal (malformed JSON, wrong content type, body too large…). */
+const FRAMEWORK_REASONS: Record<number, ErrorReason> = {
+  400: 'MALFORMED_REQUEST',
+  404: 'ROUTE_NOT_FOUND',
+  405: 'METHOD_NOT_ALLOWED',
+  406: 'NOT_ACCEPTABLE',
+  413: 'BODY_TOO_LARGE',
+  414: 'URI_TOO_LONG',
+  415: 'UNSUPPORTED_MEDIA_TYPE',
+  431: 'HEADERS_TOO_LARGE',
+};
 
 export const NUL_MESSAGE = 'text must not contain the NUL character (\\u0000)';
 
@@ -57,12 +73,10 @@ function isUnstorableText(error: unknown): boolean {
   return error instanceof pg.DatabaseError && (error.code === '22021' || error.code === '22P05');
 }
 
-/** The one place errors become HTTP: DomainError by kind, validation 400, framework 4xx, else 500. */
+/** The one place errors become HTTP: refusals by their catalogue reason, validation 400, framework 4xx, else 500. */
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
-    if (error instanceof DomainError) {
-      return send(reply, STATUS[error.kind], error.message, error.code, error.details);
-    }
+    if (error instanceof DomainError) return send(reply, error.reason, error.message, error.details);
     if (hasZodFastifySchemaValidationErrors(error)) {
       const message = error.validation
         .map((v) => {
@@ -70,19 +84,17 @@ export function registerErrorHandling(app: FastifyInstance): void {
           return field ? `${field}: ${v.message}` : v.message;
         })
         .join(', ');
-      return send(reply, 400, message);
+      return send(reply, 'VALIDATION_FAILED', message);
     }
-    if (isUnstorableText(error)) return send(reply, 400, NUL_MESSAGE);
+    if (isUnstorableText(error)) return send(reply, 'MALFORMED_REQUEST', NUL_MESSAGE);
     const status = error.statusCode ?? 500;
     if (status >= 400 && status < 500) {
       // Framework errors (malformed JSON, wrong content type, body too large): their message is safe.
-      return send(reply, status, error.message);
+      return send(reply, FRAMEWORK_REASONS[status] ?? 'MALFORMED_REQUEST', error.message);
     }
     request.log.error({ err: error }, 'unhandled error');
-    return send(reply, 500, 'internal server error');
+    return send(reply, 'INTERNAL_ERROR', 'internal server error');
   });
 
-  app.setNotFoundHandler((request, reply) =>
-    send(reply, 404, `route ${request.method} ${request.url.split('?')[0]} not found`),
-  );
+  app.setNotFoundHandler((request, reply) => send(reply, 'ROUTE_NOT_FOUND', `route ${request.method} ${request.url.split('?')[0]} not found`));
 }

@@ -1,10 +1,7 @@
-import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import {
-  agentFolder,
-  agentStream,
+  agentDecider,
   channelSchema,
-  decide,
   MAX_LEVERAGE,
   MAX_SUCCESS_FEE_PERCENT,
   signalDetectionRuleSchema,
@@ -13,10 +10,9 @@ import {
   type AgentState,
 } from '../../domain/agent/index.ts';
 import { usdToMicro } from '../../domain/shared/money.ts';
-import type { EventStore, Position } from '../../infra/eventstore/port.ts';
-import { AGENT_SIGNING_SECRET, encryptSecret, generateSecret } from '../../infra/secrets.ts';
-import { handle, type CommandContext } from '../handle.ts';
-import { becomeDeveloper } from '../users/roles.ts';
+import type { Command } from '../../domain/shared/decider.ts';
+import { AGENT_SIGNING_SECRET, encryptSecret } from '../../infra/secrets.ts';
+import type { Tools } from '../dispatch.ts';
 
 const MAX_USD = 1_000_000_000;
 const url = (field: string) => z.url({ message: `${field} must be a valid URL` }).max(2000);
@@ -75,37 +71,29 @@ export interface ListedAgentResult {
   agentId: string;
   /** shown to the developer once, in the creation response; only its ciphertext is stored */
   signingSecret: string;
-  state: AgentState;
-  position?: Position;
+  agent: AgentState;
 }
 
 /** The caller lists a new agent, which starts in pending-review; listing makes the caller a developer. */
 export async function listAgent(
-  store: EventStore,
-  masterSecret: string,
-  developerId: string,
-  input: ListAgentInput,
-  ctx: CommandContext,
+  { data }: Command<'ListAgent', { developerId: string; input: ListAgentInput }>,
+  tools: Tools,
 ): Promise<ListedAgentResult> {
-  const agentId = randomUUID();
-  const signingSecret = generateSecret('whsec_');
+  const { ids, config } = tools.deps;
+  const { developerId, input } = data;
+  const agentId = ids.uuid();
+  const signingSecret = `whsec_${ids.token(32)}`;
   const { minAllocationUsd, minTradeUsd, monthlyPrice, ...rest } = input;
-  const data = {
+  const listed = {
     ...rest,
     agentId,
     developerId,
     monthlyPriceMicroUsd: usdToMicro(monthlyPrice),
     minAllocationMicroUsd: usdToMicro(minAllocationUsd),
     minTradeMicroUsd: usdToMicro(minTradeUsd),
-    signingSecretCiphertext: encryptSecret(signingSecret, masterSecret, AGENT_SIGNING_SECRET),
+    signingSecretCiphertext: encryptSecret(signingSecret, config.JWT_SECRET, AGENT_SIGNING_SECRET),
   };
-  await becomeDeveloper(store, developerId, ctx);
-  const result = await handle(
-    store,
-    agentStream(agentId),
-    agentFolder,
-    (state) => decide({ type: 'ListAgent', data, metadata: { now: ctx.now } }, state),
-    ctx,
-  );
-  return { agentId, signingSecret, state: result.state, position: result.position };
+  await tools.dispatch('GrantRole', { user: { userId: developerId }, role: 'developer', reason: 'agent_listed' });
+  const result = await tools.execute(agentDecider, agentId, { type: 'ListAgent', data: listed });
+  return { agentId, signingSecret, agent: result.state };
 }

@@ -1,8 +1,9 @@
-import { randomUUID } from 'node:crypto';
+// An administrator's decision on a listed agent: approve (pending-review → beta), reject
+// (→ rejected), promote (beta → live).
 import { z } from 'zod';
-import { agentFolder, agentStream, decide, type AgentCommand, type ReviewDecision } from '../../domain/agent/index.ts';
-import type { EventStore } from '../../infra/eventstore/port.ts';
-import { handle, type CommandContext } from '../handle.ts';
+import { agentDecider, type AgentState, type ReviewDecision } from '../../domain/agent/index.ts';
+import type { Command } from '../../domain/shared/decider.ts';
+import type { Tools } from '../dispatch.ts';
 
 /** The administrator's body: the spec sends an empty object; notes and a safety score are optional. */
 export const reviewBody = z.object({
@@ -18,15 +19,16 @@ export type ReviewBody = z.infer<typeof reviewBody>;
 
 const commandType = { approve: 'ApproveAgent', reject: 'RejectAgent', promote: 'PromoteAgent' } as const;
 
-/** One administrator decision: approve (pending-review → beta), reject (→ rejected), promote (beta → live). */
-export async function reviewAgent(
-  store: EventStore,
-  agentId: string,
-  decision: ReviewDecision,
-  input: ReviewBody,
-  ctx: CommandContext,
-) {
-  const data = { ...input, reviewId: randomUUID() };
-  const command = { type: commandType[decision], data, metadata: { now: ctx.now } } as AgentCommand;
-  return handle(store, agentStream(agentId), agentFolder, (state) => decide(command, state), ctx);
+export interface ReviewAgentData extends ReviewBody {
+  agentId: string;
+  decision: ReviewDecision;
+}
+
+export async function reviewAgent({ data }: Command<'ReviewAgent', ReviewAgentData>, tools: Tools): Promise<{ agent: AgentState }> {
+  const { agentId, decision, ...review } = data;
+  const result = await tools.execute(agentDecider, agentId, {
+    type: commandType[decision],
+    data: { ...review, reviewId: tools.deps.ids.uuid() },
+  });
+  return { agent: result.state };
 }

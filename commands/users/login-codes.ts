@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
-import { badRequest, tooManyRequests } from '../../domain/shared/errors.ts';
+import { refuse } from '../../domain/shared/errors.ts';
 import { signupFieldsSchema } from '../../domain/user/events.ts';
 import { sameDigest } from '../../domain/user/secret-compare.ts';
 import { hmacHex } from '../../infra/tokens.ts';
@@ -37,7 +37,7 @@ const at = (now: Date, ms: number) => new Date(now.getTime() + ms).toISOString()
 export async function assertNotLocked(redis: Redis, userId: string, now: Date): Promise<void> {
   const ttl = await redis.pttl(loginKeys(userId).lock);
   if (ttl > 0) {
-    throw tooManyRequests('too many wrong codes: the account is temporarily locked', { nextRequestAt: at(now, ttl) });
+    throw refuse('ACCOUNT_LOCKED', 'too many wrong codes: the account is temporarily locked', { nextRequestAt: at(now, ttl) });
   }
 }
 
@@ -47,13 +47,13 @@ export async function takeLookupSlot(redis: Redis, userId: string, now: Date): P
   const first = await redis.set(keys.recent, '1', 'PX', LOGIN_LIMITS.lookupIntervalMs, 'NX');
   if (first !== 'OK') {
     const ttl = await redis.pttl(keys.recent);
-    throw tooManyRequests('a code was sent recently: retry after nextRequestAt', { nextRequestAt: at(now, Math.max(ttl, 0)) });
+    throw refuse('LOOKUP_THROTTLED', 'a code was sent recently: retry after nextRequestAt', { nextRequestAt: at(now, Math.max(ttl, 0)) });
   }
   const count = await redis.incr(keys.hourly);
   if (count === 1) await redis.pexpire(keys.hourly, 3_600_000);
   if (count > LOGIN_LIMITS.lookupsPerHour) {
     const ttl = await redis.pttl(keys.hourly);
-    throw tooManyRequests('too many codes requested: retry after nextRequestAt', { nextRequestAt: at(now, Math.max(ttl, 0)) });
+    throw refuse('LOOKUP_THROTTLED', 'too many codes requested: retry after nextRequestAt', { nextRequestAt: at(now, Math.max(ttl, 0)) });
   }
   return { nextRequestAt: at(now, LOGIN_LIMITS.lookupIntervalMs) };
 }
@@ -102,9 +102,9 @@ export async function consumeCode(
   if (failures >= LOGIN_LIMITS.maxWrongCodes) {
     await redis.set(keys.lock, '1', 'PX', LOGIN_LIMITS.lockMs);
     await redis.del(keys.failures, keys.code);
-    throw tooManyRequests('too many wrong codes: the account is temporarily locked', {
+    throw refuse('ACCOUNT_LOCKED', 'too many wrong codes: the account is temporarily locked', {
       nextRequestAt: at(now, LOGIN_LIMITS.lockMs),
     });
   }
-  throw badRequest('invalid or expired code');
+  throw refuse('INVALID_CODE', 'invalid or expired code');
 }

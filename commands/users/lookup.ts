@@ -1,11 +1,19 @@
-import type { CommandContext } from '../handle.ts';
-import { badRequest } from '../../domain/shared/errors.ts';
+// POST /api/auth/lookup: mails a login code to a registered email, or a registration code
+// (keeping the signup fields until the code is verified) to a new one.
+import type { Command } from '../../domain/shared/decider.ts';
+import { refuse } from '../../domain/shared/errors.ts';
+import { userDecider } from '../../domain/user/decide.ts';
 import { normalizeEmail } from '../../domain/user/fields.ts';
+import { usernameDecider } from '../../domain/user/username.ts';
 import { deriveKey } from '../../infra/secrets.ts';
-import { newLoginCode, userIdForEmail } from '../../infra/tokens.ts';
-import type { AuthDeps } from './deps.ts';
+import { userIdForEmail } from '../../infra/tokens.ts';
+import type { Tools } from '../dispatch.ts';
 import { assertNotLocked, storeCode, takeLookupSlot, type PendingSignup } from './login-codes.ts';
-import { loadUser, usernameOwner } from './streams.ts';
+
+export interface LookupData {
+  email: string;
+  signup: PendingSignup;
+}
 
 export interface LookupResult {
   isNewUser: boolean;
@@ -16,31 +24,29 @@ export interface LookupResult {
   codeExpiresAt: string;
 }
 
-/**
- * POST /api/auth/lookup: mails a login code to a registered email, or a registration code
- * (keeping the signup fields until the code is verified) to a new one.
- */
-export async function lookup(deps: AuthDeps, input: { email: string; signup: PendingSignup }, ctx: CommandContext): Promise<LookupResult> {
-  const email = normalizeEmail(input.email);
+const CODE_DIGITS = 6;
+
+export async function lookup({ data, metadata }: Command<'Lookup', LookupData>, tools: Tools): Promise<LookupResult> {
+  const { redis, mailer, config, ids } = tools.deps;
+  const email = normalizeEmail(data.email);
   const userId = userIdForEmail(email);
-  await assertNotLocked(deps.redis, userId, ctx.now);
-  const isNewUser = (await loadUser(deps.store, userId)).status === 'unregistered';
-  const username = input.signup.username;
+  await assertNotLocked(redis, userId, metadata.now);
+  const isNewUser = (await tools.load(userDecider, userId)).state.status === 'unregistered';
+  const username = data.signup.username;
   if (isNewUser && username) {
-    const owner = await usernameOwner(deps.store, username);
-    if (owner !== null && owner !== userId) throw badRequest('username is already taken');
+    const { owner } = (await tools.load(usernameDecider, username)).state;
+    if (owner !== null && owner !== userId) throw refuse('USERNAME_TAKEN', 'username is already taken');
   }
-  const { nextRequestAt } = await takeLookupSlot(deps.redis, userId, ctx.now);
-  const code = newLoginCode();
-  const ttl = deps.config.LOGIN_CODE_TTL_SECONDS;
-  const key = deriveKey(deps.config.JWT_SECRET, 'login-code');
-  await storeCode(deps.redis, key, userId, code, ttl, isNewUser ? input.signup : undefined);
-  await deps.mailer.send(codeMail(email, code, ttl, isNewUser));
+  const { nextRequestAt } = await takeLookupSlot(redis, userId, metadata.now);
+  const code = ids.digits(CODE_DIGITS);
+  const ttl = config.LOGIN_CODE_TTL_SECONDS;
+  await storeCode(redis, deriveKey(config.JWT_SECRET, 'login-code'), userId, code, ttl, isNewUser ? data.signup : undefined);
+  await mailer.send(codeMail(email, code, ttl, isNewUser));
   return {
     isNewUser,
     nextRequestAt,
     codeSentTo: maskEmail(email),
-    codeExpiresAt: new Date(ctx.now.getTime() + ttl * 1000).toISOString(),
+    codeExpiresAt: new Date(metadata.now.getTime() + ttl * 1000).toISOString(),
   };
 }
 

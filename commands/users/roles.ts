@@ -1,19 +1,22 @@
-import type { CommandContext } from '../handle.ts';
+// Roles only go up: listing an agent makes a developer, `npm run admin:grant` an administrator.
+import type { Command } from '../../domain/shared/decider.ts';
+import type { Role } from '../../domain/user/events.ts';
+import { userDecider } from '../../domain/user/decide.ts';
 import { normalizeEmail } from '../../domain/user/fields.ts';
-import type { EventStore } from '../../infra/eventstore/port.ts';
 import { userIdForEmail } from '../../infra/tokens.ts';
-import { handleUser } from './streams.ts';
+import type { Tools } from '../dispatch.ts';
 
-/**
- * A user who lists an agent becomes a developer. Idempotent, and never lowers a role: an
- * administrator stays one. 404 for an unknown user.
- */
-export function becomeDeveloper(store: EventStore, userId: string, ctx: CommandContext) {
-  return handleUser(store, userId, (now) => ({ type: 'GrantRole', data: { role: 'developer', reason: 'agent_listed' }, now }), ctx);
+export interface GrantRoleData {
+  /** the user, by id or by email */
+  user: { userId: string } | { email: string };
+  role: Exclude<Role, 'user'>;
+  /** why: `admin_grant` (the CLI) or `agent_listed` */
+  reason: string;
 }
 
-/** `npm run admin:grant -- <email>`: 404 for an email that never registered; idempotent. */
-export function grantAdmin(store: EventStore, email: string, ctx: CommandContext) {
-  const userId = userIdForEmail(normalizeEmail(email));
-  return handleUser(store, userId, (now) => ({ type: 'GrantRole', data: { role: 'admin', reason: 'admin_grant' }, now }), ctx);
+/** Idempotent, and never lowers a role (an administrator who lists an agent stays one). USER_NOT_FOUND for an unknown user. */
+export async function grantRole({ data }: Command<'GrantRole', GrantRoleData>, tools: Tools): Promise<{ granted: boolean }> {
+  const userId = 'userId' in data.user ? data.user.userId : userIdForEmail(normalizeEmail(data.user.email));
+  const result = await tools.execute(userDecider, userId, { type: 'GrantRole', data: { role: data.role, reason: data.reason } });
+  return { granted: result.events.length > 0 };
 }

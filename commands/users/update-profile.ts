@@ -1,7 +1,9 @@
-import type { CommandContext } from '../handle.ts';
+// PATCH /api/v1/users/me.
+import type { Command } from '../../domain/shared/decider.ts';
+import { userDecider } from '../../domain/user/decide.ts';
 import { usernameKey } from '../../domain/user/fields.ts';
-import type { EventStore } from '../../infra/eventstore/port.ts';
-import { handleUser, handleUsername, loadUser } from './streams.ts';
+import { usernameDecider } from '../../domain/user/username.ts';
+import type { Tools } from '../dispatch.ts';
 
 export interface ProfileChanges {
   avatarFilename?: string;
@@ -11,23 +13,27 @@ export interface ProfileChanges {
 }
 
 /**
- * PATCH /api/v1/users/me. A new username is reserved first (400 when another user holds it), so no
- * moment exists where two users hold one name; names the user no longer holds are released after.
- * Which name to release comes from the event actually appended, not from the state read before:
- * UpdateProfile may retry on a concurrent rename, and the name it renamed from is then another.
+ * A new username is reserved first (USERNAME_TAKEN when another user holds it), so no moment exists
+ * where two users hold one name; names the user no longer holds are released after. Which name to
+ * release comes from the event actually appended, not from the state read before: UpdateProfile
+ * may be decided again behind a concurrent rename, and the name it renamed from is then another.
  */
-export async function updateProfile(store: EventStore, userId: string, changes: ProfileChanges, ctx: CommandContext) {
-  const before = await loadUser(store, userId);
+export async function updateProfile(
+  { data }: Command<'UpdateProfile', { userId: string; changes: ProfileChanges }>,
+  tools: Tools,
+): Promise<Record<string, never>> {
+  const { userId, changes } = data;
+  const before = (await tools.load(userDecider, userId)).state;
   const wanted = changes.username;
   const reserved = wanted !== undefined && before.status === 'registered' && usernameKey(wanted) !== usernameKey(before.username);
-  if (reserved) await handleUsername(store, 'ReserveUsername', wanted, userId, ctx);
+  if (reserved) await tools.execute(usernameDecider, wanted, { type: 'ReserveUsername', data: { username: wanted, userId } });
   try {
-    const result = await handleUser(store, userId, (now) => ({ type: 'UpdateProfile', data: changes, now }), ctx);
+    const result = await tools.execute(userDecider, userId, { type: 'UpdateProfile', data: changes });
     const renamed = result.events.find((e) => e.type === 'UsernameChanged');
-    await releaseUnheld(store, userId, [renamed?.data.previousUsername, reserved ? wanted : undefined], ctx);
-    return result;
+    await releaseUnheld(tools, userId, [renamed?.data.previousUsername, reserved ? wanted : undefined]);
+    return {};
   } catch (err) {
-    if (reserved) await releaseUnheld(store, userId, [wanted], ctx);
+    if (reserved) await releaseUnheld(tools, userId, [wanted]);
     throw err;
   }
 }
@@ -36,9 +42,9 @@ export async function updateProfile(store: EventStore, userId: string, changes: 
  * Releases each name the user does not hold now. "Now" is the latest user state, read after the
  * append: a concurrent rename may already have moved the user on (or back to one of these names).
  */
-async function releaseUnheld(store: EventStore, userId: string, names: Array<string | undefined>, ctx: CommandContext) {
-  const latest = await loadUser(store, userId);
+async function releaseUnheld(tools: Tools, userId: string, names: Array<string | undefined>) {
+  const latest = (await tools.load(userDecider, userId)).state;
   const held = latest.status === 'registered' ? usernameKey(latest.username) : undefined;
   const release = new Map(names.filter((n): n is string => n !== undefined && usernameKey(n) !== held).map((n) => [usernameKey(n), n]));
-  for (const name of release.values()) await handleUsername(store, 'ReleaseUsername', name, userId, ctx);
+  for (const username of release.values()) await tools.execute(usernameDecider, username, { type: 'ReleaseUsername', data: { username, userId } });
 }

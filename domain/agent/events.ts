@@ -1,7 +1,6 @@
 // Facts of the agent stream `agent-{agentId}`. Money is integer micro-USD; times are ISO strings
 // taken from the command, never from a clock here.
 import { z } from 'zod';
-import type { DomainEvent } from '../shared/decider.ts';
 import { microUsdSchema } from '../shared/money.ts';
 import {
   channelSchema,
@@ -46,29 +45,14 @@ export type AgentListed = z.infer<typeof agentListedSchema>;
 export const agentApprovedSchema = z.object({ review: reviewRecordSchema, betaStartDate: z.string() });
 export const agentReviewedSchema = z.object({ review: reviewRecordSchema });
 export const agentResubmittedSchema = z.object({ resubmittedAt: z.string(), notes: z.string() });
-export const betaSeatSchema = z.object({ userId: z.string(), at: z.string() });
 
-export type AgentEvent =
-  | DomainEvent<'AgentListed', AgentListed>
-  | DomainEvent<'AgentApproved', z.infer<typeof agentApprovedSchema>>
-  | DomainEvent<'AgentRejected', z.infer<typeof agentReviewedSchema>>
-  | DomainEvent<'AgentPromoted', z.infer<typeof agentReviewedSchema>>
-  | DomainEvent<'AgentResubmitted', z.infer<typeof agentResubmittedSchema>>
-  | DomainEvent<'BetaSeatTaken', z.infer<typeof betaSeatSchema>>
-  | DomainEvent<'BetaSeatReleased', z.infer<typeof betaSeatSchema>>;
-
-export type AgentEventType = AgentEvent['type'];
-
-export const agentEventTypes: readonly AgentEventType[] = [
-  'AgentListed',
-  'AgentApproved',
-  'AgentRejected',
-  'AgentPromoted',
-  'AgentResubmitted',
-  'BetaSeatTaken',
-  'BetaSeatReleased',
-];
-
-export function isAgentEvent(event: { type: string }): event is AgentEvent {
-  return (agentEventTypes as readonly string[]).includes(event.type);
-}
+/** The agent stream's facts (its beta seats live in shard streams: seats.ts). */
+export const agentEventSchema = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('AgentListed'), data: agentListedSchema }),
+  z.object({ type: z.literal('AgentApproved'), data: agentApprovedSchema }),
+  z.object({ type: z.literal('AgentRejected'), data: agentReviewedSchema }),
+  z.object({ type: z.literal('AgentPromoted'), data: agentReviewedSchema }),
+  z.object({ type: z.literal('AgentResubmitted'), data: agentResubmittedSchema }),
+]);
+export type AgentEvent = z.infer<typeof agentEventSchema>;
+export const agentEventTypes: ReadonlySet<string> = new Set(agentEventSchema.options.map((o) => o.shape.type.value));

@@ -10,8 +10,6 @@ export type ListedAgent = Omit<AgentListed, 'agentId'> & {
   id: string;
   betaStatus: BetaStatus;
   betaStartDate?: string;
-  /** users holding a beta seat, in the order they took it */
-  betaSeats: readonly string[];
   updatedAt: string;
 };
 
@@ -26,7 +24,7 @@ export const isFollowable = (state: AgentState): state is ListedAgent =>
 export function evolve(state: AgentState, event: AgentEvent): AgentState {
   if (event.type === 'AgentListed') {
     const { agentId, ...rest } = event.data;
-    return { ...rest, exists: true, id: agentId, betaStatus: 'pending-review', betaSeats: [], updatedAt: rest.listedAt };
+    return { ...rest, exists: true, id: agentId, betaStatus: 'pending-review', updatedAt: rest.listedAt };
   }
   if (!state.exists) return state;
   switch (event.type) {
@@ -38,13 +36,8 @@ export function evolve(state: AgentState, event: AgentEvent): AgentState {
       return { ...state, betaStatus: 'live', updatedAt: event.data.review.reviewedAt };
     case 'AgentResubmitted':
       return { ...state, betaStatus: 'pending-review', updatedAt: event.data.resubmittedAt };
-    case 'BetaSeatTaken':
-      return { ...state, betaSeats: [...state.betaSeats, event.data.userId] };
-    case 'BetaSeatReleased':
-      return { ...state, betaSeats: state.betaSeats.filter((u) => u !== event.data.userId) };
     default:
       return assertNever(event);
   }
 }
 
-export const agentFolder = { initialState, evolve };

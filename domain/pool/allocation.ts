@@ -1,10 +1,13 @@
 // What a follow asks for: the settings it leaves on the pool and the capital it wants there.
 import type { ListedAgent } from '../agent/state.ts';
-import { badRequest } from '../shared/errors.ts';
+import { refuse } from '../shared/errors.ts';
 import { LAMPORTS_PER_SOL, microToUsd, mulDiv, percentFraction, type MicroUsd } from '../shared/money.ts';
 import type { AgentTerms, AllocationSettings, FollowSettings, TradeMode } from './events.ts';
 import { allocatedUsd } from './ledger.ts';
 import type { PoolState } from './state.ts';
+import { ensureFunds } from '../wallet/decide.ts';
+import type { WalletContext } from '../wallet/events.ts';
+import { balanceOf, type WalletState } from '../wallet/state.ts';
 
 /** The follower's explicit choices; an absent one keeps the pool's current value (or the default on a first follow). */
 export interface FollowChoices {
@@ -67,7 +70,8 @@ export function targetAllocationMicro(a: AllocationSettings, walletBalanceMicro:
 export function topUpMicro(state: PoolState, targetMicro: MicroUsd, minAllocationMicro: MicroUsd): MicroUsd {
   const allocated = state.followed ? allocatedUsd(state.ledger) : 0;
   if (Math.max(allocated, targetMicro) < minAllocationMicro) {
-    throw badRequest(
+    throw refuse(
+      'BELOW_MIN_ALLOCATION',
       `the allocation of ${microToUsd(targetMicro)} USD is below the agent's minimum allocation of ${microToUsd(minAllocationMicro)} USD`,
       { minAllocationUsd: microToUsd(minAllocationMicro) },
     );
@@ -90,4 +94,37 @@ export function termsOf(agent: ListedAgent): AgentTerms {
     maxConcurrentPositions: agent.maxConcurrentPositions,
     maxEntriesPerTrade: agent.maxEntriesPerTrade,
   };
+}
+
+/** What one follow request does to its pool: the settings it leaves, the terms it keeps, what it adds. */
+export interface FollowPlan {
+  settings: FollowSettings;
+  terms: AgentTerms;
+  /** micro-USD to move from the wallet context into the pool (0: settings only) */
+  topUpMicro: MicroUsd;
+}
+
+export interface FollowFacts {
+  pool: PoolState;
+  wallet: WalletState;
+  walletContext: WalletContext;
+  /** the agent's terms now: a first follow keeps them, an existing pool keeps its own */
+  agentTerms: AgentTerms;
+  choices: FollowChoices;
+  virtualStartMicro: MicroUsd;
+  solPriceMicro: MicroUsd;
+}
+
+/**
+ * Plans a follow on the pool and wallet as they are. Refuses below the agent's minimum, and when
+ * the wallet cannot pay, before anything is taken (a beta seat) or moved; the debit re-checks the
+ * funds under the wallet's expected revision.
+ */
+export function planFollow(f: FollowFacts): FollowPlan {
+  const terms = f.pool.followed ? f.pool.terms : f.agentTerms;
+  const settings = resolveSettings(f.choices, f.pool.followed ? f.pool.settings : null, terms);
+  const balance = balanceOf(f.wallet, f.walletContext, f.virtualStartMicro);
+  const topUp = topUpMicro(f.pool, targetAllocationMicro(settings, balance, f.solPriceMicro), terms.minAllocationUsd);
+  ensureFunds(f.wallet, f.walletContext, topUp, f.virtualStartMicro);
+  return { settings, terms, topUpMicro: topUp };
 }

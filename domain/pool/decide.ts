@@ -1,18 +1,13 @@
-import { assertNever } from '../shared/decider.ts';
-import { badRequest } from '../shared/errors.ts';
-import type { MicroUsd } from '../shared/money.ts';
+import { assertNever, type Aggregate, type Command } from '../shared/decider.ts';
+import type { TransferPlan } from '../transfer/plan.ts';
 import type { WalletContext } from '../wallet/events.ts';
-import { walletModeOf, type AgentTerms, type FollowOpening, type FollowSettings, type PoolEvent } from './events.ts';
-import type { PoolState } from './state.ts';
+import { walletModeOf, type AgentTerms, type FollowSettings, type PoolEvent } from './events.ts';
+import { evolve, initialState, poolId, poolStream, type PoolState } from './state.ts';
 
-/** A wallet debit for this pool: its id and the amount the wallet recorded. */
-type Transfer = { transferId: string; amountMicro: MicroUsd };
-
-/** Follow an agent, or follow it again with new settings; optionally credit a wallet transfer. */
-export interface FollowAgent {
-  type: 'FollowAgent';
-  data: {
-    poolId: string;
+/** Follow an agent without moving money (nothing to add), or follow it again with new settings. */
+export type FollowAgent = Command<
+  'FollowAgent',
+  {
     agentId: string;
     userId: string;
     walletContext: WalletContext;
@@ -20,31 +15,18 @@ export interface FollowAgent {
     settings: FollowSettings;
     /** the agent's terms now; kept only by a first follow */
     terms: AgentTerms;
-    /** a wallet debit already made for this pool, credited once per transferId */
-    transfer?: Transfer;
-    now: Date;
-  };
-}
+  }
+>;
 
 /**
- * Finish a follow that stopped after its wallet debit (the transfer recovery sends it): credit the
- * debit's exact amount once, opening the pool with the interrupted follow's settings and terms when
- * it was the first. An existing pool's settings are never touched: a later follow may have changed them.
+ * Credit a transfer (the destination step of domain/transfer/process.ts), once per transferId. A
+ * pool that does not exist opens with the transfer's follow; without one, the credit is rejected
+ * for good (TransferRejected) so the source may give the money back. A request (not `resumed`)
+ * also applies its follow's settings to an existing pool.
  */
-export interface CompleteTransfer {
-  type: 'CompleteTransfer';
-  data: {
-    poolId: string;
-    userId: string;
-    walletContext: WalletContext;
-    transfer: Transfer;
-    /** the interrupted follow's settings and terms (from the debit); used only to open the pool */
-    opening: FollowOpening;
-    now: Date;
-  };
-}
+export type CreditPool = Command<'CreditPool', { transfer: TransferPlan; resumed: boolean }>;
 
-export type PoolCommand = FollowAgent | CompleteTransfer;
+export type PoolCommand = FollowAgent | CreditPool;
 
 const settingKeys = [
   'tradeMode',
@@ -60,50 +42,53 @@ const settingKeys = [
 
 const sameSettings = (a: FollowSettings, b: FollowSettings): boolean => settingKeys.every((k) => a[k] === b[k]);
 
-function agentFollowed(data: Omit<FollowAgent['data'], 'transfer'>): PoolEvent {
-  const { poolId, agentId, userId, walletContext, settings, terms, now } = data;
+function agentFollowed(data: FollowAgent['data'], now: Date): PoolEvent {
+  const { agentId, userId, walletContext, settings, terms } = data;
   return {
     type: 'AgentFollowed',
-    data: { ...settings, poolId, agentId, userId, walletContext, walletMode: walletModeOf(walletContext), terms, subscribedAt: now.toISOString() },
+    data: {
+      ...settings,
+      poolId: poolId(userId, agentId, walletContext),
+      agentId,
+      userId,
+      walletContext,
+      walletMode: walletModeOf(walletContext),
+      terms,
+      subscribedAt: now.toISOString(),
+    },
   };
 }
 
-/** The credit of a wallet debit, once per transferId. */
-function credit(transfer: Transfer, state: PoolState): PoolEvent[] {
-  if (state.followed && Object.hasOwn(state.transfers, transfer.transferId)) return [];
-  if (!Number.isSafeInteger(transfer.amountMicro) || transfer.amountMicro <= 0) {
-    throw badRequest('the amount to allocate must be positive');
-  }
-  return [{ type: 'AllocationAdded', data: { transferId: transfer.transferId, amountMicro: transfer.amountMicro, confirmed: true } }];
+function follow({ data, metadata }: FollowAgent, state: PoolState): PoolEvent[] {
+  if (!state.followed) return [agentFollowed(data, metadata.now)];
+  // Following again updates the same pool: one row per user, agent and wallet context.
+  if (sameSettings(state.settings, data.settings)) return [];
+  return [{ type: 'FollowSettingsUpdated', data: { ...data.settings, updatedAt: metadata.now.toISOString() } }];
 }
 
-function followAgent(command: FollowAgent['data'], state: PoolState): PoolEvent[] {
-  const { settings, transfer, now } = command;
-  const events: PoolEvent[] = [];
+function credit({ data, metadata }: CreditPool, state: PoolState): PoolEvent[] {
+  const { transfer, resumed } = data;
+  const { transferId, amountMicro, to } = transfer;
+  if (Object.hasOwn(state.transfers, transferId)) return [];
+  const added: PoolEvent = { type: 'AllocationAdded', data: { transferId, amountMicro, confirmed: true } };
   if (!state.followed) {
-    events.push(agentFollowed(command));
-  } else if (!sameSettings(state.settings, settings)) {
-    // Following again updates the same pool: one row per user, agent and wallet context.
-    events.push({ type: 'FollowSettingsUpdated', data: { ...settings, updatedAt: now.toISOString() } });
+    if (!to.follow) return [{ type: 'TransferRejected', data: { transferId, reason: 'the pool is not open and the transfer carries no follow to open it' } }];
+    const { agentId, userId, walletContext } = to;
+    return [agentFollowed({ agentId, userId, walletContext, ...to.follow }, metadata.now), added];
   }
-  if (transfer) events.push(...credit(transfer, state));
-  return events;
-}
-
-function completeTransfer(command: CompleteTransfer['data'], state: PoolState): PoolEvent[] {
-  const credited = credit(command.transfer, state);
-  if (credited.length === 0 || state.followed) return credited;
-  const { poolId, userId, walletContext, opening, now } = command;
-  return [agentFollowed({ poolId, userId, walletContext, now, ...opening }), ...credited];
+  const events = resumed || !to.follow ? [] : follow({ type: 'FollowAgent', data: { ...to, ...to.follow }, metadata }, state);
+  return [...events, added];
 }
 
 export function decide(command: PoolCommand, state: PoolState): PoolEvent[] {
   switch (command.type) {
     case 'FollowAgent':
-      return followAgent(command.data, state);
-    case 'CompleteTransfer':
-      return completeTransfer(command.data, state);
+      return follow(command, state);
+    case 'CreditPool':
+      return credit(command, state);
     default:
       return assertNever(command);
   }
 }
+
+export const poolDecider: Aggregate<PoolCommand, PoolState, PoolEvent> = { streamOf: poolStream, initialState, evolve, decide };

@@ -2,7 +2,6 @@
 // allocation ledger. Money is integer micro-USD, SOL amounts integer lamports; times are ISO strings.
 import { z } from 'zod';
 import { venueSchema } from '../agent/record.ts';
-import type { DomainEvent } from '../shared/decider.ts';
 import { microUsdSchema } from '../shared/money.ts';
 import { walletContextSchema } from '../wallet/context.ts';
 
@@ -59,7 +58,6 @@ export type AgentTerms = z.infer<typeof agentTermsSchema>;
 
 /** What opens a pool: the first follow's settings and the agent terms it accepted. */
 export const followOpeningSchema = z.object({
-  agentId: z.string(),
   settings: followSettingsSchema,
   terms: agentTermsSchema,
 });
@@ -79,7 +77,7 @@ export type AgentFollowed = z.infer<typeof agentFollowedSchema>;
 export const followSettingsUpdatedSchema = followSettingsSchema.extend({ updatedAt: z.string() });
 export type FollowSettingsUpdated = z.infer<typeof followSettingsUpdatedSchema>;
 
-/** Capital credited to the pool; `transferId` is the wallet debit's id (VirtualFundsAllocated). */
+/** Capital credited to the pool: the credit of transfer `transferId`, for the amount its source recorded. */
 export const allocationAddedSchema = z.object({
   transferId: z.string().min(1),
   amountMicro: z.number().int().positive(),
@@ -87,16 +85,23 @@ export const allocationAddedSchema = z.object({
 });
 export type AllocationAdded = z.infer<typeof allocationAddedSchema>;
 
-export type PoolEvent =
-  | DomainEvent<'AgentFollowed', AgentFollowed>
-  | DomainEvent<'FollowSettingsUpdated', FollowSettingsUpdated>
-  | DomainEvent<'AllocationAdded', AllocationAdded>;
+/**
+ * The pool refused the credit of a transfer (e.g. it cannot open without the follow's settings).
+ * Recorded, so that the refusal is final: a later credit of the same transfer is refused too, and
+ * the source may safely give the money back.
+ */
+export const transferRejectedSchema = z.object({ transferId: z.string().min(1), reason: z.string() });
+export type TransferRejected = z.infer<typeof transferRejectedSchema>;
 
-export const poolEventSchemas = {
-  AgentFollowed: agentFollowedSchema,
-  FollowSettingsUpdated: followSettingsUpdatedSchema,
-  AllocationAdded: allocationAddedSchema,
-} as const;
+/** The pool stream's facts: one discriminated union, parsed by projectors, folded by the decider. */
+export const poolEventSchema = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('AgentFollowed'), data: agentFollowedSchema }),
+  z.object({ type: z.literal('FollowSettingsUpdated'), data: followSettingsUpdatedSchema }),
+  z.object({ type: z.literal('AllocationAdded'), data: allocationAddedSchema }),
+  z.object({ type: z.literal('TransferRejected'), data: transferRejectedSchema }),
+]);
+export type PoolEvent = z.infer<typeof poolEventSchema>;
+export const poolEventTypes: ReadonlySet<string> = new Set(poolEventSchema.options.map((o) => o.shape.type.value));
 
 export const walletModeOf = (context: z.infer<typeof walletContextSchema>): WalletMode =>
   context === 'virtual' ? 'VIRTUAL' : 'REAL';

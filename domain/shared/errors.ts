@@ -1,38 +1,110 @@
-// Errors are values with a stable code; api/ maps `kind` to the HTTP status in one place.
-export type ErrorKind =
-  | 'BAD_REQUEST'
-  | 'UNAUTHORIZED'
-  | 'FORBIDDEN'
-  | 'NOT_FOUND'
-  | 'CONFLICT'
-  | 'UNPROCESSABLE_ENTITY'
-  | 'TOO_MANY_REQUESTS';
+// The error catalogue: every refusal has a stable name (`reason`), mapped to its HTTP status here
+// and nowhere else. The envelope's `code` is derived from the status, or is one of the spec's four
+// named codes; `reason` lets a client act without parsing a message.
 
-/** Named codes of the spec; any other error's code is derived from its kind. */
+/** Codes the spec names; every other error's code is derived from its status. */
 export type NamedCode = 'ALLOCATION_FUNDS_IN_USE' | 'SELL_EXCEEDS_MANUAL_POSITION' | 'TRADE_IN_PROGRESS' | 'WALLET_FROZEN';
 
+interface CatalogueEntry {
+  status: number;
+  /** the spec's named code, when it has one */
+  code?: NamedCode;
+  description: string;
+}
+
+export const errorCatalogue = {
+  // 400
+  VALIDATION_FAILED: { status: 400, description: 'A field is missing, malformed or out of range; the message names each field.' },
+  MALFORMED_REQUEST: { status: 400, description: 'The body is not valid JSON, nests too deeply, or carries text that cannot be stored (the NUL character).' },
+  USERNAME_TAKEN: { status: 400, description: 'Another user holds this username (compared ignoring case).' },
+  INVALID_CODE: { status: 400, description: 'The emailed code is wrong, expired or already used.' },
+  INSUFFICIENT_FUNDS: { status: 400, description: 'The wallet context cannot pay the allocation; `availableUsd` and `requestedUsd` say how much.' },
+  BELOW_MIN_ALLOCATION: { status: 400, description: "The pool would hold less than the agent's minimum allocation; `minAllocationUsd` says how much." },
+  // 401
+  AUTHENTICATION_REQUIRED: { status: 401, description: 'No valid credentials (missing, expired or ended session).' },
+  INVALID_REFRESH_TOKEN: { status: 401, description: 'The refresh token is unknown, rotated, expired, or used from another user agent.' },
+  // 403
+  ADMIN_REQUIRED: { status: 403, description: 'The route is for administrators.' },
+  CAPTCHA_FAILED: { status: 403, description: 'The captcha token is missing or was not accepted.' },
+  NOT_AGENT_OWNER: { status: 403, description: "Only the agent's developer may do this." },
+  WALLET_FROZEN: { status: 403, code: 'WALLET_FROZEN', description: 'An administrator froze this wallet.' },
+  // 404
+  ROUTE_NOT_FOUND: { status: 404, description: 'No route has this method and path.' },
+  USER_NOT_FOUND: { status: 404, description: 'No such user.' },
+  AGENT_NOT_FOUND: { status: 404, description: 'No such agent (or not visible to the caller).' },
+  TRANSFER_NOT_FOUND: { status: 404, description: 'No transfer with this id was debited.' },
+  // 405, 406, 413, 414, 415, 431: the framework's own refusals, in the envelope
+  METHOD_NOT_ALLOWED: { status: 405, description: 'The route does not accept this method.' },
+  NOT_ACCEPTABLE: { status: 406, description: 'The response cannot be given in an accepted type.' },
+  BODY_TOO_LARGE: { status: 413, description: 'The body exceeds 1 MiB.' },
+  URI_TOO_LONG: { status: 414, description: 'The path or one of its parameters is too long.' },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, description: 'Bodies are JSON (`content-type: application/json`).' },
+  HEADERS_TOO_LARGE: { status: 431, description: 'The request headers (or the query string) are too large.' },
+  // 409: business conflicts only, never a lost race
+  AGENT_NOT_FOLLOWABLE: { status: 409, description: 'Only beta and live agents can be followed.' },
+  BETA_FULL: { status: 409, description: "Every beta seat of the agent is taken (`maxBetaUsers`)." },
+  REVIEW_MOVE_NOT_ALLOWED: { status: 409, description: "The review decision does not apply to the agent's current state." },
+  ALREADY_EXISTS: { status: 409, description: 'An id chosen for a new stream is already in use.' },
+  ALLOCATION_FUNDS_IN_USE: { status: 409, code: 'ALLOCATION_FUNDS_IN_USE', description: "Open trades of this pool lock the funds asked for." },
+  SELL_EXCEEDS_MANUAL_POSITION: { status: 409, code: 'SELL_EXCEEDS_MANUAL_POSITION', description: 'The sell is larger than the open manual BUY lots.' },
+  TRADE_IN_PROGRESS: { status: 409, code: 'TRADE_IN_PROGRESS', description: 'Another buy or sell of this wallet is running.' },
+  // 422
+  UNPROCESSABLE: { status: 422, description: 'The request is well formed but cannot be processed as sent.' },
+  // 429
+  LOOKUP_THROTTLED: { status: 429, description: 'A code was sent to this email recently; retry after `nextRequestAt`.' },
+  ACCOUNT_LOCKED: { status: 429, description: 'Too many wrong codes: the account is locked until `nextRequestAt`.' },
+  // 5xx
+  INTERNAL_ERROR: { status: 500, description: 'An unexpected error; nothing about it is disclosed.' },
+  BUSY: { status: 503, description: 'Too many concurrent changes to the same records: nothing was changed; retry after `Retry-After` seconds.' },
+  SERVICE_UNAVAILABLE: { status: 503, description: 'A dependency (event store, PostgreSQL, Redis) does not answer.' },
+} as const satisfies Record<string, CatalogueEntry>;
+
+export type ErrorReason = keyof typeof errorCatalogue;
+
+const CODE_BY_STATUS: Record<number, string> = {
+  400: 'BAD_REQUEST',
+  401: 'UNAUTHORIZED',
+  403: 'FORBIDDEN',
+  404: 'NOT_FOUND',
+  405: 'METHOD_NOT_ALLOWED',
+  406: 'NOT_ACCEPTABLE',
+  409: 'CONFLICT',
+  413: 'PAYLOAD_TOO_LARGE',
+  414: 'URI_TOO_LONG',
+  415: 'UNSUPPORTED_MEDIA_TYPE',
+  422: 'UNPROCESSABLE_ENTITY',
+  429: 'TOO_MANY_REQUESTS',
+  431: 'REQUEST_HEADER_FIELDS_TOO_LARGE',
+  500: 'INTERNAL_SERVER_ERROR',
+  503: 'SERVICE_UNAVAILABLE',
+};
+
+/** The envelope's `code`: the spec's named code, else the one of the status. */
+export function codeOf(reason: ErrorReason): string {
+  const entry: CatalogueEntry = errorCatalogue[reason];
+  return entry.code ?? CODE_BY_STATUS[entry.status] ?? 'INTERNAL_SERVER_ERROR';
+}
+
+/** A refusal: a reason of the catalogue, a message for people, and fields a client may act on. */
 export class DomainError extends Error {
   constructor(
-    readonly kind: ErrorKind,
+    readonly reason: ErrorReason,
     message: string,
-    readonly namedCode?: NamedCode,
-    /** extra fields placed in the error body, e.g. `nextRequestAt` */
+    /** extra fields placed in the error body, e.g. `nextRequestAt`, `availableUsd` */
     readonly details?: Record<string, unknown>,
   ) {
     super(message);
     this.name = 'DomainError';
   }
 
+  get status(): number {
+    return errorCatalogue[this.reason].status;
+  }
+
   get code(): string {
-    return this.namedCode ?? this.kind;
+    return codeOf(this.reason);
   }
 }
 
-export const badRequest = (message: string, details?: Record<string, unknown>) =>
-  new DomainError('BAD_REQUEST', message, undefined, details);
-export const unauthorized = (message = 'authentication required') => new DomainError('UNAUTHORIZED', message);
-export const forbidden = (message = 'forbidden') => new DomainError('FORBIDDEN', message);
-export const notFound = (message = 'not found') => new DomainError('NOT_FOUND', message);
-export const conflict = (message: string) => new DomainError('CONFLICT', message);
-export const tooManyRequests = (message: string, details?: Record<string, unknown>) =>
-  new DomainError('TOO_MANY_REQUESTS', message, undefined, details);
+/** The one way to refuse: `throw refuse('BETA_FULL', '…')`. */
+export const refuse = (reason: ErrorReason, message: string, details?: Record<string, unknown>) => new DomainError(reason, message, details);

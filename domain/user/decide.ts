@@ -1,32 +1,17 @@
-import { assertNever } from '../shared/decider.ts';
-import { badRequest, conflict, notFound, unauthorized } from '../shared/errors.ts';
+import { assertNever, type Aggregate, type Command } from '../shared/decider.ts';
+import { refuse } from '../shared/errors.ts';
 import type { Role, SignupFields, UserEvent } from './events.ts';
 import { sameDigest } from './secret-compare.ts';
-import type { RegisteredUser, SessionState, UserState } from './state.ts';
+import { userStream } from './fields.ts';
+import { evolve, initialState, type RegisteredUser, type SessionState, type UserState } from './state.ts';
 
 export type UserCommand =
-  | {
-      type: 'RegisterUser';
-      data: { userId: string; email: string; username: string; isAdminEmail: boolean; languageCode?: string; signup: SignupFields };
-      now: Date;
-    }
-  | {
-      type: 'UpdateProfile';
-      data: { avatarFilename?: string; languageCode?: string; virtualWalletMode?: boolean; username?: string };
-      now: Date;
-    }
-  | { type: 'GrantRole'; data: { role: Exclude<Role, 'user'>; reason: string }; now: Date }
-  | {
-      type: 'StartSession';
-      data: { sessionId: string; refreshTokenHash: string; userAgent: string; userAgentHash: string; expiresAt: Date };
-      now: Date;
-    }
-  | {
-      type: 'RefreshSession';
-      data: { refreshTokenHash: string; userAgentHash: string; newRefreshTokenHash: string; expiresAt: Date };
-      now: Date;
-    }
-  | { type: 'EndSession'; data: { refreshTokenHash: string }; now: Date };
+  | Command<'RegisterUser', { userId: string; email: string; username: string; isAdminEmail: boolean; languageCode?: string; signup: SignupFields }>
+  | Command<'UpdateProfile', { avatarFilename?: string; languageCode?: string; virtualWalletMode?: boolean; username?: string }>
+  | Command<'GrantRole', { role: Exclude<Role, 'user'>; reason: string }>
+  | Command<'StartSession', { sessionId: string; refreshTokenHash: string; userAgent: string; userAgentHash: string; expiresAt: Date }>
+  | Command<'RefreshSession', { refreshTokenHash: string; userAgentHash: string; newRefreshTokenHash: string; expiresAt: Date }>
+  | Command<'EndSession', { refreshTokenHash: string }>;
 
 export const DEFAULT_TIER = 'free';
 export const DEFAULT_LANGUAGE = 'en';
@@ -35,9 +20,9 @@ export function decide(command: UserCommand, state: UserState): UserEvent[] {
   if (command.type === 'RegisterUser') return register(command, state);
   if (state.status !== 'registered') {
     // A refresh token or sign-out naming an unknown user reveals nothing: same answer as a bad token.
-    if (command.type === 'RefreshSession') throw unauthorized('invalid or expired refresh token');
+    if (command.type === 'RefreshSession') throw refuse('INVALID_REFRESH_TOKEN', 'invalid or expired refresh token');
     if (command.type === 'EndSession') return [];
-    throw notFound('user not found');
+    throw refuse('USER_NOT_FOUND', 'user not found');
   }
   switch (command.type) {
     case 'UpdateProfile':
@@ -57,11 +42,11 @@ export function decide(command: UserCommand, state: UserState): UserEvent[] {
 
 type Cmd<T extends UserCommand['type']> = Extract<UserCommand, { type: T }>;
 
-function register({ data, now }: Cmd<'RegisterUser'>, state: UserState): UserEvent[] {
+function register({ data, metadata: { now } }: Cmd<'RegisterUser'>, state: UserState): UserEvent[] {
   if (state.status === 'registered') {
     // The same email registering twice (two verifies racing) is one registration.
     if (state.email === data.email) return [];
-    throw conflict('user id already taken');
+    throw refuse('ALREADY_EXISTS', 'user id already taken');
   }
   return [
     {
@@ -81,7 +66,7 @@ function register({ data, now }: Cmd<'RegisterUser'>, state: UserState): UserEve
   ];
 }
 
-function updateProfile({ data, now }: Cmd<'UpdateProfile'>, state: RegisteredUser): UserEvent[] {
+function updateProfile({ data, metadata: { now } }: Cmd<'UpdateProfile'>, state: RegisteredUser): UserEvent[] {
   const at = now.toISOString();
   const events: UserEvent[] = [];
   if (data.username !== undefined && data.username !== state.username) {
@@ -106,7 +91,7 @@ function updateProfile({ data, now }: Cmd<'UpdateProfile'>, state: RegisteredUse
 const RANK: Record<Role, number> = { user: 0, developer: 1, admin: 2 };
 
 /** Roles only go up: listing an agent never takes an administrator's role away. */
-function grantRole({ data, now }: Cmd<'GrantRole'>, state: RegisteredUser): UserEvent[] {
+function grantRole({ data, metadata: { now } }: Cmd<'GrantRole'>, state: RegisteredUser): UserEvent[] {
   if (RANK[data.role] <= RANK[state.role]) return [];
   return [
     {
@@ -116,9 +101,9 @@ function grantRole({ data, now }: Cmd<'GrantRole'>, state: RegisteredUser): User
   ];
 }
 
-function startSession({ data, now }: Cmd<'StartSession'>, state: RegisteredUser): UserEvent[] {
-  if (state.sessions[data.sessionId]) throw badRequest('session already exists');
-  if (data.expiresAt <= now) throw badRequest('a session must expire in the future');
+function startSession({ data, metadata: { now } }: Cmd<'StartSession'>, state: RegisteredUser): UserEvent[] {
+  if (state.sessions[data.sessionId]) throw refuse('ALREADY_EXISTS', 'session already exists');
+  if (data.expiresAt <= now) throw refuse('VALIDATION_FAILED', 'a session must expire in the future');
   return [
     {
       type: 'SessionStarted',
@@ -153,9 +138,9 @@ export function findSession(
  * Rotation: the presented token is replaced. A token that was already rotated away means it was
  * copied; the session ends (the caller answers 401 after recording that).
  */
-function refreshSession({ data, now }: Cmd<'RefreshSession'>, state: RegisteredUser): UserEvent[] {
+function refreshSession({ data, metadata: { now } }: Cmd<'RefreshSession'>, state: RegisteredUser): UserEvent[] {
   const found = findSession(state, data.refreshTokenHash);
-  const invalid = unauthorized('invalid or expired refresh token');
+  const invalid = refuse('INVALID_REFRESH_TOKEN', 'invalid or expired refresh token');
   if (!found || found.session.ended) throw invalid;
   if (!found.current) {
     return [
@@ -182,7 +167,7 @@ function refreshSession({ data, now }: Cmd<'RefreshSession'>, state: RegisteredU
 }
 
 /** Sign-out is idempotent: an unknown or ended session changes nothing. */
-function endSession({ data, now }: Cmd<'EndSession'>, state: RegisteredUser): UserEvent[] {
+function endSession({ data, metadata: { now } }: Cmd<'EndSession'>, state: RegisteredUser): UserEvent[] {
   const found = findSession(state, data.refreshTokenHash);
   if (!found || found.session.ended) return [];
   return [
@@ -192,3 +177,5 @@ function endSession({ data, now }: Cmd<'EndSession'>, state: RegisteredUser): Us
     },
   ];
 }
+
+export const userDecider: Aggregate<UserCommand, UserState, UserEvent> = { streamOf: userStream, initialState, evolve, decide };

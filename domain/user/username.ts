@@ -1,6 +1,7 @@
-import { assertNever } from '../shared/decider.ts';
-import { badRequest } from '../shared/errors.ts';
+import { assertNever, type Aggregate, type Command } from '../shared/decider.ts';
+import { refuse } from '../shared/errors.ts';
 import type { UsernameEvent } from './events.ts';
+import { usernameStream } from './fields.ts';
 
 // A `username-{lowercased}` stream holds who owns a username: appending to it with the expected
 // revision makes two users claiming the same name at once impossible, with no read model involved.
@@ -8,8 +9,8 @@ import type { UsernameEvent } from './events.ts';
 export type UsernameState = { owner: string | null };
 
 export type UsernameCommand =
-  | { type: 'ReserveUsername'; data: { username: string; userId: string }; now: Date }
-  | { type: 'ReleaseUsername'; data: { username: string; userId: string }; now: Date };
+  | Command<'ReserveUsername', { username: string; userId: string }>
+  | Command<'ReleaseUsername', { username: string; userId: string }>;
 
 export const initialUsernameState = (): UsernameState => ({ owner: null });
 
@@ -26,11 +27,11 @@ export function evolveUsername(state: UsernameState, event: UsernameEvent): User
 
 export function decideUsername(command: UsernameCommand, state: UsernameState): UsernameEvent[] {
   const { username, userId } = command.data;
-  const at = command.now.toISOString();
+  const at = command.metadata.now.toISOString();
   switch (command.type) {
     case 'ReserveUsername':
       if (state.owner === userId) return [];
-      if (state.owner !== null) throw badRequest('username is already taken');
+      if (state.owner !== null) throw refuse('USERNAME_TAKEN', 'username is already taken');
       return [{ type: 'UsernameReserved', data: { username, userId, reservedAt: at } }];
     case 'ReleaseUsername':
       if (state.owner !== userId) return [];
@@ -39,3 +40,10 @@ export function decideUsername(command: UsernameCommand, state: UsernameState): 
       return assertNever(command);
   }
 }
+
+export const usernameDecider: Aggregate<UsernameCommand, UsernameState, UsernameEvent> = {
+  streamOf: usernameStream,
+  initialState: initialUsernameState,
+  evolve: evolveUsername,
+  decide: decideUsername,
+};

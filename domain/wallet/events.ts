@@ -1,8 +1,7 @@
 // Facts of the wallet stream `wallet-{userId}`. Money is integer micro-USD.
 import { z } from 'zod';
-import { followOpeningSchema } from '../pool/events.ts';
-import type { DomainEvent } from '../shared/decider.ts';
 import { microUsdSchema } from '../shared/money.ts';
+import { transferPlanSchema } from '../transfer/plan.ts';
 import { walletContextSchema } from './context.ts';
 
 export { walletContexts, walletContextSchema, type WalletContext } from './context.ts';
@@ -12,27 +11,23 @@ export const walletOpenedSchema = z.object({ virtualStartMicro: microUsdSchema, 
 export type WalletOpened = z.infer<typeof walletOpenedSchema>;
 
 /**
- * Funds moved from a wallet context into an agent pool. `transferId` is the same id the pool's
- * `AllocationAdded` carries, so each step can be retried without moving the money twice.
- * (The name predates real funding; `walletContext` says which balance was debited.)
- * `follow` is set when the debit pays for the pool's first follow: what opens the pool if the
- * request stops before its second step (the transfer recovery reads it). Absent on a top-up of
- * an existing pool, and on debits recorded before it existed.
+ * The debit of a transfer out of a wallet context (`transfer.from`). It carries the whole plan, so
+ * the recovery can finish the transfer from this event alone if the request stops here.
  */
-export const virtualFundsAllocatedSchema = z.object({
+export const walletDebitedSchema = z.object({ transfer: transferPlanSchema });
+export type WalletDebited = z.infer<typeof walletDebitedSchema>;
+
+/** A debited transfer given back: its destination rejected the credit. */
+export const walletRefundedSchema = z.object({
   transferId: z.string().min(1),
-  poolId: z.string().min(1),
   walletContext: walletContextSchema,
   amountMicro: z.number().int().positive(),
-  follow: followOpeningSchema.optional(),
 });
-export type VirtualFundsAllocated = z.infer<typeof virtualFundsAllocatedSchema>;
+export type WalletRefunded = z.infer<typeof walletRefundedSchema>;
 
-export type WalletEvent =
-  | DomainEvent<'WalletOpened', WalletOpened>
-  | DomainEvent<'VirtualFundsAllocated', VirtualFundsAllocated>;
-
-export const walletEventSchemas = {
-  WalletOpened: walletOpenedSchema,
-  VirtualFundsAllocated: virtualFundsAllocatedSchema,
-} as const;
+export const walletEventSchema = z.discriminatedUnion('type', [
+  z.object({ type: z.literal('WalletOpened'), data: walletOpenedSchema }),
+  z.object({ type: z.literal('WalletDebited'), data: walletDebitedSchema }),
+  z.object({ type: z.literal('WalletRefunded'), data: walletRefundedSchema }),
+]);
+export type WalletEvent = z.infer<typeof walletEventSchema>;

@@ -4,26 +4,44 @@ import type { WalletContext, WalletEvent } from './events.ts';
 
 export const walletStream = (userId: string): string => `wallet-${userId}`;
 
+/** A transfer this wallet paid: the amount it recorded, and whether it was given back. */
+export interface WalletTransfer {
+  walletContext: WalletContext;
+  amountMicro: MicroUsd;
+  refunded: boolean;
+}
+
 export interface WalletState {
   opened: boolean;
   /** micro-USD per wallet context */
   balances: Readonly<Record<WalletContext, MicroUsd>>;
-  /** transfers already made, by transferId: their amount (the pool credits exactly this) */
-  transfers: Readonly<Record<string, MicroUsd>>;
+  /** transfers debited, by transferId: a repeated debit moves nothing */
+  transfers: Readonly<Record<string, WalletTransfer>>;
 }
 
 export const initialState = (): WalletState => ({ opened: false, balances: { virtual: 0, real: 0 }, transfers: {} });
+
+const add = (balances: WalletState['balances'], context: WalletContext, delta: MicroUsd) => ({ ...balances, [context]: balances[context] + delta });
 
 export function evolve(state: WalletState, event: WalletEvent): WalletState {
   switch (event.type) {
     case 'WalletOpened':
       return { ...state, opened: true, balances: { virtual: event.data.virtualStartMicro, real: 0 } };
-    case 'VirtualFundsAllocated': {
-      const { walletContext, amountMicro, transferId } = event.data;
+    case 'WalletDebited': {
+      const { transferId, amountMicro, from } = event.data.transfer;
       return {
         ...state,
-        balances: { ...state.balances, [walletContext]: state.balances[walletContext] - amountMicro },
-        transfers: { ...state.transfers, [transferId]: amountMicro },
+        balances: add(state.balances, from.walletContext, -amountMicro),
+        transfers: { ...state.transfers, [transferId]: { walletContext: from.walletContext, amountMicro, refunded: false } },
+      };
+    }
+    case 'WalletRefunded': {
+      const { transferId, walletContext, amountMicro } = event.data;
+      const transfer = state.transfers[transferId]!;
+      return {
+        ...state,
+        balances: add(state.balances, walletContext, amountMicro),
+        transfers: { ...state.transfers, [transferId]: { ...transfer, refunded: true } },
       };
     }
     default:
@@ -31,7 +49,6 @@ export function evolve(state: WalletState, event: WalletEvent): WalletState {
   }
 }
 
-export const walletFolder = { initialState, evolve };
 
 /**
  * The balance a command may spend. A wallet never used yet holds the virtual start it would open

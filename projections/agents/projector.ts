@@ -1,4 +1,4 @@
-import { isAgentEvent, type AgentEvent } from '../../domain/agent/index.ts';
+import { agentEventSchema, agentEventTypes, seatEventSchema, type AgentEvent } from '../../domain/agent/index.ts';
 import { assertNever } from '../../domain/shared/decider.ts';
 import type { PoolClient } from '../../infra/db.ts';
 import type { Position } from '../../infra/eventstore/port.ts';
@@ -11,8 +11,14 @@ export const agentsProjector: Projector = {
   migrations: agentsMigrations,
   tables: ['agent_records'],
   async apply(client, event) {
-    if (!event.streamName.startsWith('agent-') || !isAgentEvent(event)) return;
-    await applyAgentEvent(client, event.streamName.slice('agent-'.length), { type: event.type, data: event.data } as AgentEvent, event.position);
+    if (event.streamName.startsWith('agent-') && agentEventTypes.has(event.type)) {
+      const parsed = agentEventSchema.parse({ type: event.type, data: event.data });
+      await applyAgentEvent(client, event.streamName.slice('agent-'.length), parsed, event.position);
+    } else if (event.streamName.startsWith('betaseats-')) {
+      const seat = seatEventSchema.parse({ type: event.type, data: event.data });
+      const delta = seat.type === 'BetaSeatTaken' ? 1 : -1;
+      await client.query('UPDATE agent_records SET beta_seats_taken = beta_seats_taken + $2 WHERE id = $1', [seat.data.agentId, delta]);
+    }
   },
 };
 
@@ -38,12 +44,6 @@ async function applyAgentEvent(client: PoolClient, agentId: string, event: Agent
       return;
     case 'AgentResubmitted':
       await setStatus(client, agentId, 'pending-review', event.data.resubmittedAt);
-      return;
-    case 'BetaSeatTaken':
-      await client.query('UPDATE agent_records SET beta_seats_taken = beta_seats_taken + 1 WHERE id = $1', [agentId]);
-      return;
-    case 'BetaSeatReleased':
-      await client.query('UPDATE agent_records SET beta_seats_taken = beta_seats_taken - 1 WHERE id = $1', [agentId]);
       return;
     default:
       assertNever(event);

@@ -169,15 +169,15 @@ export async function getFollowableAgentRow(pool: Pool, agentId: string): Promis
  * The row the projector builds, derived from the stream's state instead: a command's response is
  * shaped from the state it produced, so it never depends on how fast the read model catches up.
  */
-export function agentRowOf(state: ListedAgent): AgentRow {
-  const { exists: _e, id, betaStatus, betaStartDate, betaSeats, updatedAt, listedAt, signingSecretCiphertext: _s, ...record } = state;
+export function agentRowOf(state: ListedAgent, betaSeatsTaken = 0): AgentRow {
+  const { exists: _e, id, betaStatus, betaStartDate, updatedAt, listedAt, signingSecretCiphertext: _s, ...record } = state;
   return {
     id,
     developer_id: record.developerId,
     record,
     beta_status: betaStatus,
     beta_start_date: betaStartDate ? new Date(betaStartDate) : null,
-    beta_seats_taken: betaSeats.length,
+    beta_seats_taken: betaSeatsTaken,
     created_at: new Date(listedAt),
     updated_at: new Date(updatedAt),
   };

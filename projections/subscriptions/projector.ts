@@ -2,7 +2,7 @@
 // followed under and the ledger inputs. The figures are not stored: queries compute them with
 // the domain's ledger functions, so there is one copy of the maths.
 import { assertNever } from '../../domain/shared/decider.ts';
-import { poolEventSchemas, type PoolEvent } from '../../domain/pool/events.ts';
+import { poolEventSchema, poolEventTypes, type PoolEvent } from '../../domain/pool/events.ts';
 import type { Migration, PoolClient } from '../../infra/db.ts';
 import type { RecordedEvent } from '../../infra/eventstore/port.ts';
 import type { Projector } from '../projector.ts';
@@ -58,9 +58,8 @@ const migrations: Migration[] = [
 const poolIdOf = (event: RecordedEvent): string => event.streamName.slice('pool-'.length);
 
 function parse(event: RecordedEvent): PoolEvent | null {
-  if (!event.streamName.startsWith('pool-') || !Object.hasOwn(poolEventSchemas, event.type)) return null;
-  const schema = poolEventSchemas[event.type as PoolEvent['type']];
-  return { type: event.type, data: schema.parse(event.data) } as PoolEvent;
+  if (!event.streamName.startsWith('pool-') || !poolEventTypes.has(event.type)) return null;
+  return poolEventSchema.parse({ type: event.type, data: event.data });
 }
 
 type SettingsUpdate = Extract<PoolEvent, { type: 'FollowSettingsUpdated' }>['data'];
@@ -129,7 +128,8 @@ async function applyBatch(client: PoolClient, events: RecordedEvent[]): Promise<
   const lastTouch = new Map<string, string>();
   for (const recorded of events) {
     const event = parse(recorded);
-    if (!event) continue;
+    // A rejected transfer leaves the subscription as it was.
+    if (!event || event.type === 'TransferRejected') continue;
     const poolId = poolIdOf(recorded);
     if (event.type !== 'AgentFollowed') {
       lastTouch.set(poolId, event.type === 'FollowSettingsUpdated' ? event.data.updatedAt : recorded.metadata.occurredAt);
@@ -180,6 +180,8 @@ export const subscriptionsProjector: Projector = {
           'UPDATE subscriptions SET confirmed_in_micro = confirmed_in_micro + $2, updated_at = $3 WHERE pool_id = $1',
           [poolId, event.data.amountMicro, recorded.metadata.occurredAt],
         );
+        return;
+      case 'TransferRejected':
         return;
       default:
         return assertNever(event);

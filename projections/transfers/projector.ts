@@ -1,10 +1,9 @@
-// Where the transfer recovery looks for half-done follows: one row per wallet transfer (credited_at
-// null until the pool's AllocationAdded with its id) and one row per (agent, user) seat holder
-// (followed_at null until the user follows the agent). Candidates only: the recovery decides on
-// the streams.
-import { betaSeatSchema } from '../../domain/agent/events.ts';
-import { allocationAddedSchema, agentFollowedSchema } from '../../domain/pool/events.ts';
-import { virtualFundsAllocatedSchema } from '../../domain/wallet/events.ts';
+// Transfers in flight, for the recovery worker: one row per transfer (its debit's plan, how far it
+// came), and one row per (agent, user) beta seat holder (followed_at null until the user follows).
+// Candidates only: the recovery decides on the streams.
+import { seatEventSchema } from '../../domain/agent/seats.ts';
+import { agentFollowedSchema } from '../../domain/pool/events.ts';
+import { transferFactOf, transferIdOf, transferProgress as PROGRESS, type TransferFact } from '../../domain/transfer/facts.ts';
 import type { Migration, PoolClient } from '../../infra/db.ts';
 import type { RecordedEvent } from '../../infra/eventstore/port.ts';
 import type { Projector } from '../projector.ts';
@@ -31,133 +30,113 @@ const migrations: Migration[] = [
     CREATE INDEX beta_seat_holders_unfollowed ON beta_seat_holders (seat_taken_at)
       WHERE seat_taken_at IS NOT NULL AND followed_at IS NULL;`,
   },
+  {
+    // Transfers became a process of their own (domain/transfer): rows now hold the debit's plan
+    // and the status the process reached. Emptied with the checkpoint: the projector replays.
+    id: 'transfers/002-transfer-process',
+    sql: `DROP TABLE transfers;
+    CREATE TABLE transfers (
+      transfer_id text PRIMARY KEY,
+      status text NOT NULL,
+      progress smallint NOT NULL,
+      source_user_id text,
+      plan jsonb,
+      debit_event_id text,
+      correlation_id text,
+      debited_at timestamptz,
+      updated_at timestamptz NOT NULL
+    );
+    CREATE INDEX transfers_in_flight ON transfers (debited_at) WHERE status IN ('debited', 'rejected');
+    DELETE FROM beta_seat_holders;
+    DELETE FROM projection_checkpoints WHERE name = 'transfers';`,
+  },
 ];
 
-type Apply = (client: PoolClient, event: RecordedEvent) => Promise<unknown>;
+type Row = [id: string, status: string, progress: number, userId: string | null, plan: string | null, eventId: string | null, correlationId: string | null, debitedAt: string | null, updatedAt: string];
 
-// Upserts on both sides: each row is right whichever of its events a rebuild meets first.
-const handlers: Record<string, { stream: string; apply: Apply }> = {
-  VirtualFundsAllocated: {
-    stream: 'wallet-',
-    apply(client, event) {
-      const d = virtualFundsAllocatedSchema.parse(event.data);
-      return client.query(
-        `INSERT INTO transfers (transfer_id, user_id, pool_id, amount_micro, debited_at) VALUES ($1, $2, $3, $4, $5)
-         ON CONFLICT (transfer_id) DO UPDATE SET user_id = $2, pool_id = $3, amount_micro = $4, debited_at = $5`,
-        [d.transferId, event.streamName.slice('wallet-'.length), d.poolId, d.amountMicro, event.metadata.occurredAt],
-      );
-    },
-  },
-  AllocationAdded: {
-    stream: 'pool-',
-    apply(client, event) {
-      const d = allocationAddedSchema.parse(event.data);
-      return client.query(
-        `INSERT INTO transfers (transfer_id, pool_id, credited_at) VALUES ($1, $2, $3)
-         ON CONFLICT (transfer_id) DO UPDATE SET credited_at = $3`,
-        [d.transferId, event.streamName.slice('pool-'.length), event.metadata.occurredAt],
-      );
-    },
-  },
-  AgentFollowed: {
-    stream: 'pool-',
-    apply(client, event) {
-      const d = agentFollowedSchema.parse(event.data);
-      return client.query(
-        `INSERT INTO beta_seat_holders (agent_id, user_id, followed_at) VALUES ($1, $2, $3)
-         ON CONFLICT (agent_id, user_id) DO UPDATE SET followed_at = COALESCE(beta_seat_holders.followed_at, $3)`,
-        [d.agentId, d.userId, d.subscribedAt],
-      );
-    },
-  },
-  BetaSeatTaken: {
-    stream: 'agent-',
-    apply(client, event) {
-      const d = betaSeatSchema.parse(event.data);
-      return client.query(
-        `INSERT INTO beta_seat_holders (agent_id, user_id, seat_taken_at) VALUES ($1, $2, $3)
-         ON CONFLICT (agent_id, user_id) DO UPDATE SET seat_taken_at = $3`,
-        [event.streamName.slice('agent-'.length), d.userId, d.at],
-      );
-    },
-  },
-  BetaSeatReleased: {
-    stream: 'agent-',
-    apply(client, event) {
-      const d = betaSeatSchema.parse(event.data);
-      return client.query('UPDATE beta_seat_holders SET seat_taken_at = NULL WHERE agent_id = $1 AND user_id = $2', [
-        event.streamName.slice('agent-'.length),
-        d.userId,
-      ]);
-    },
-  },
-};
-
-function handlerOf(event: RecordedEvent) {
-  const handler = Object.hasOwn(handlers, event.type) ? handlers[event.type] : undefined;
-  return handler && event.streamName.startsWith(handler.stream) ? handler : undefined;
+function rowOf(fact: TransferFact, event: RecordedEvent): Row {
+  const at = event.metadata.occurredAt;
+  if (fact.status !== 'debited') return [fact.transferId, fact.status, PROGRESS[fact.status], null, null, null, null, null, at];
+  const { transfer } = fact;
+  return [transfer.transferId, 'debited', PROGRESS.debited, transfer.from.userId, JSON.stringify(transfer), event.id, event.metadata.correlationId, at, at];
 }
 
+/** Rows of one transfer merge: the further status wins, the debit's columns are kept. */
+function merge(a: Row, b: Row): Row {
+  const later = b[2] >= a[2] ? b : a;
+  return [a[0], later[1], later[2], a[3] ?? b[3], a[4] ?? b[4], a[5] ?? b[5], a[6] ?? b[6], a[7] ?? b[7], later[8]];
+}
+
+async function upsertTransfers(client: PoolClient, rows: Row[]): Promise<void> {
+  if (rows.length === 0) return;
+  const column = (i: number) => rows.map((r) => r[i]);
+  await client.query(
+    `INSERT INTO transfers (transfer_id, status, progress, source_user_id, plan, debit_event_id, correlation_id, debited_at, updated_at)
+     SELECT * FROM unnest($1::text[], $2::text[], $3::smallint[], $4::text[], $5::jsonb[], $6::text[], $7::text[], $8::timestamptz[], $9::timestamptz[])
+     ON CONFLICT (transfer_id) DO UPDATE SET
+       status = CASE WHEN excluded.progress >= transfers.progress THEN excluded.status ELSE transfers.status END,
+       progress = GREATEST(excluded.progress, transfers.progress),
+       source_user_id = COALESCE(transfers.source_user_id, excluded.source_user_id),
+       plan = COALESCE(transfers.plan, excluded.plan),
+       debit_event_id = COALESCE(transfers.debit_event_id, excluded.debit_event_id),
+       correlation_id = COALESCE(transfers.correlation_id, excluded.correlation_id),
+       debited_at = COALESCE(transfers.debited_at, excluded.debited_at),
+       updated_at = CASE WHEN excluded.progress >= transfers.progress THEN excluded.updated_at ELSE transfers.updated_at END`,
+    [0, 1, 2, 3, 4, 5, 6, 7, 8].map(column),
+  );
+}
+
+// Seat holders: upserts on both sides, so each row is right whichever event a rebuild meets first.
+async function seatChanged(client: PoolClient, event: RecordedEvent) {
+  const { type, data } = seatEventSchema.parse({ type: event.type, data: event.data });
+  if (type === 'BetaSeatTaken') {
+    await client.query(
+      `INSERT INTO beta_seat_holders (agent_id, user_id, seat_taken_at) VALUES ($1, $2, $3)
+       ON CONFLICT (agent_id, user_id) DO UPDATE SET seat_taken_at = $3`,
+      [data.agentId, data.userId, data.at],
+    );
+  } else {
+    await client.query('UPDATE beta_seat_holders SET seat_taken_at = NULL WHERE agent_id = $1 AND user_id = $2', [data.agentId, data.userId]);
+  }
+}
+
+async function follows(client: PoolClient, rows: Array<[string, string, string]>) {
+  if (rows.length === 0) return;
+  await client.query(
+    `INSERT INTO beta_seat_holders (agent_id, user_id, followed_at)
+     SELECT * FROM unnest($1::text[], $2::text[], $3::timestamptz[])
+     ON CONFLICT (agent_id, user_id) DO UPDATE SET followed_at = COALESCE(beta_seat_holders.followed_at, excluded.followed_at)`,
+    [rows.map((r) => r[0]), rows.map((r) => r[1]), rows.map((r) => r[2])],
+  );
+}
+
+const isSeatEvent = (e: RecordedEvent) => e.streamName.startsWith('betaseats-');
+
 /**
- * A batch in one upsert per kind: debits, credits and follows each set their own columns, so
- * they commute; within a kind the last event of a key wins (a follow keeps the first time, as
- * COALESCE does one by one). Seat taken / released do not commute and go one by one, in order.
- * Equal to applying the events one by one (test/projections/batch-equivalence.test.ts).
+ * A batch in one upsert per table: transfer rows merge by how far they came, follows keep their
+ * first time. Seat taken / released do not commute and go one by one, in order. Equal to applying
+ * the events one by one (test/projections/batch-equivalence.test.ts).
  */
 async function applyBatch(client: PoolClient, events: RecordedEvent[]): Promise<void> {
-  const debits = new Map<string, unknown[]>();
-  const credits = new Map<string, unknown[]>();
-  const follows = new Map<string, unknown[]>();
+  const transfers = new Map<string, Row>();
+  const followRows = new Map<string, [string, string, string]>();
   const seats: RecordedEvent[] = [];
   for (const event of events) {
-    if (!handlerOf(event)) continue;
-    if (event.type === 'VirtualFundsAllocated') {
-      const d = virtualFundsAllocatedSchema.parse(event.data);
-      debits.set(d.transferId, [d.transferId, event.streamName.slice('wallet-'.length), d.poolId, d.amountMicro, event.metadata.occurredAt]);
-    } else if (event.type === 'AllocationAdded') {
-      const d = allocationAddedSchema.parse(event.data);
-      credits.set(d.transferId, [d.transferId, event.streamName.slice('pool-'.length), event.metadata.occurredAt]);
-    } else if (event.type === 'AgentFollowed') {
+    const fact = transferFactOf(event);
+    if (fact) {
+      const id = transferIdOf(fact);
+      const row = rowOf(fact, event);
+      const known = transfers.get(id);
+      transfers.set(id, known ? merge(known, row) : row);
+    } else if (event.type === 'AgentFollowed' && event.streamName.startsWith('pool-')) {
       const d = agentFollowedSchema.parse(event.data);
       const key = `${d.agentId}\n${d.userId}`;
-      if (!follows.has(key)) follows.set(key, [d.agentId, d.userId, d.subscribedAt]);
-    } else seats.push(event);
+      if (!followRows.has(key)) followRows.set(key, [d.agentId, d.userId, d.subscribedAt]);
+    } else if (isSeatEvent(event)) seats.push(event);
   }
-  const columns = (rows: Map<string, unknown[]>) => {
-    const list = [...rows.values()];
-    return list[0]!.map((_, i) => list.map((r) => r[i]));
-  };
-  // Debits and credits of one transfer set different columns: one upsert, each side keeping
-  // what the other does not carry.
-  const transfers = new Map<string, Array<unknown>>();
-  for (const [id, [, userId, poolId, amount, debitedAt]] of debits) transfers.set(id, [id, userId, poolId, amount, debitedAt, null]);
-  for (const [id, [, poolId, creditedAt]] of credits) {
-    const row = transfers.get(id) ?? [id, null, poolId, null, null, null];
-    row[5] = creditedAt;
-    transfers.set(id, row);
-  }
-  if (transfers.size) {
-    await client.query(
-      `INSERT INTO transfers (transfer_id, user_id, pool_id, amount_micro, debited_at, credited_at)
-       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::timestamptz[], $6::timestamptz[])
-       ON CONFLICT (transfer_id) DO UPDATE SET
-         user_id = COALESCE(excluded.user_id, transfers.user_id),
-         pool_id = CASE WHEN excluded.debited_at IS NOT NULL THEN excluded.pool_id ELSE transfers.pool_id END,
-         amount_micro = COALESCE(excluded.amount_micro, transfers.amount_micro),
-         debited_at = COALESCE(excluded.debited_at, transfers.debited_at),
-         credited_at = COALESCE(excluded.credited_at, transfers.credited_at)`,
-      columns(transfers),
-    );
-  }
-  if (follows.size) {
-    await client.query(
-      `INSERT INTO beta_seat_holders (agent_id, user_id, followed_at)
-       SELECT * FROM unnest($1::text[], $2::text[], $3::timestamptz[])
-       ON CONFLICT (agent_id, user_id) DO UPDATE SET followed_at = COALESCE(beta_seat_holders.followed_at, excluded.followed_at)`,
-      columns(follows),
-    );
-  }
-  for (const event of seats) await handlerOf(event)!.apply(client, event);
+  await upsertTransfers(client, [...transfers.values()]);
+  await follows(client, [...followRows.values()]);
+  for (const event of seats) await seatChanged(client, event);
 }
 
 export const transfersProjector: Projector = {
@@ -165,7 +144,5 @@ export const transfersProjector: Projector = {
   migrations,
   tables: ['transfers', 'beta_seat_holders'],
   applyBatch,
-  async apply(client, event) {
-    await handlerOf(event)?.apply(client, event);
-  },
+  apply: (client, event) => applyBatch(client, [event]),
 };

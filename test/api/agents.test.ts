@@ -1,6 +1,4 @@
 import t from 'tap';
-import { takeBetaSeat } from '../../commands/agents/beta-seat.ts';
-import { DomainError } from '../../domain/shared/errors.ts';
 import { agentsProjector } from '../../projections/agents/projector.ts';
 import { rebuild } from '../../projections/rebuild.ts';
 import { reviewsProjector } from '../../projections/reviews/projector.ts';
@@ -12,7 +10,6 @@ t.test('followable agents', async (t) => {
   t.teardown(() => app.close());
   const admin = await signIn(app, 'admin@example.test');
   const dev = await signIn(app, 'dev@example.test');
-  const ctx = () => ({ correlationId: 'test', actor: 'test', now: new Date() });
 
   const list = async (body: Record<string, unknown>) => {
     const res = await api(app, 'POST', '/api/v1/developers/agents', { token: dev.accessToken, body });
@@ -95,19 +92,22 @@ t.test('followable agents', async (t) => {
   });
 
   await t.test('beta seats: taken once per user, counted, refused when full', async (t) => {
-    const first = await takeBetaSeat(app.deps.store, beta.id, 'user-1', ctx());
-    t.same(first.events.map((e) => e.type), ['BetaSeatTaken']);
-    t.same((await takeBetaSeat(app.deps.store, beta.id, 'user-1', ctx())).events, [], 'the same user again takes no seat');
-    const second = await takeBetaSeat(app.deps.store, beta.id, 'user-2', ctx());
-    await app.deps.readYourWrites(second.position);
+    const [first, second, third] = await Promise.all(['seat-1', 'seat-2', 'seat-3'].map((n) => signIn(app, `${n}@example.test`)));
+    const follow = (user: { accessToken: string }, agentId: string) =>
+      api(app, 'POST', '/api/v1/users/me/subscriptions', { token: user.accessToken, body: { agentId, allocationAmountUsd: 100 } });
+    t.equal((await follow(first!, beta.id)).status, 200);
+    t.equal((await follow(first!, beta.id)).status, 200, 'the same user again takes no second seat');
+    t.equal((await follow(second!, beta.id)).status, 200);
     const res = await api(app, 'GET', `/api/v1/agents/${beta.id}`);
     t.same(res.body.data.performanceStats, { betaSeatsTaken: 2 });
 
-    const full = await takeBetaSeat(app.deps.store, beta.id, 'user-3', ctx()).catch((e: unknown) => e);
-    t.ok(full instanceof DomainError && full.kind === 'CONFLICT', 'a third user finds the beta full');
-    t.same((await takeBetaSeat(app.deps.store, live.id, 'user-3', ctx())).events, [], 'a live agent has no seats');
-    const notFollowable = await takeBetaSeat(app.deps.store, pending.id, 'user-3', ctx()).catch((e: unknown) => e);
-    t.ok(notFollowable instanceof DomainError && notFollowable.kind === 'CONFLICT', 'a pending agent cannot be followed');
+    const full = await follow(third!, beta.id);
+    t.equal(full.status, 409, 'a third user finds the beta full');
+    t.match(full.body.error, { code: 'CONFLICT', reason: 'BETA_FULL' });
+    t.equal((await follow(third!, live.id)).status, 200, 'a live agent has no seats');
+    const notFollowable = await follow(third!, pending.id);
+    t.match(notFollowable.body.error, { code: 'CONFLICT', reason: 'AGENT_NOT_FOLLOWABLE' }, 'a pending agent cannot be followed');
+    t.same((await api(app, 'GET', `/api/v1/agents/${beta.id}`)).body.data.performanceStats, { betaSeatsTaken: 2 }, 'the refused follow kept no seat');
   });
 
   await t.test('the agent and review read models rebuild row for row', async (t) => {

@@ -1,4 +1,5 @@
 import t from 'tap';
+import { errorCatalogue } from '../../domain/shared/errors.ts';
 import { api, startTestApp } from '../support/app.ts';
 import { signIn } from '../support/auth.ts';
 
@@ -39,7 +40,7 @@ t.test('platform routes', async (t) => {
     const before = (await app.deps.pool.query<{ n: string }>('SELECT count(*) AS n FROM events')).rows[0]!.n;
     const follow = await api(app, 'POST', '/api/v1/users/me/subscriptions', { token: user.accessToken, body: { agentId: 'agent\u0000x' } });
     t.equal(follow.status, 400, JSON.stringify(follow.body));
-    t.same(follow.body.error, { code: 'BAD_REQUEST', message: 'text must not contain the NUL character (\\u0000)' });
+    t.same(follow.body.error, { code: 'BAD_REQUEST', reason: 'MALFORMED_REQUEST', message: 'text must not contain the NUL character (\\u0000)' });
     const listing = await api(app, 'POST', '/api/v1/developers/agents', {
       token: user.accessToken,
       body: { name: 'Nul \u0000 agent', venue: 'SPOT_VENUE' },
@@ -55,7 +56,7 @@ t.test('platform routes', async (t) => {
   await t.test('an unknown route is a 404 in the envelope', async (t) => {
     const res = await api(app, 'GET', '/api/v1/nothing-here');
     t.equal(res.status, 404);
-    t.same(res.body, { success: false, error: { code: 'NOT_FOUND', message: 'route GET /api/v1/nothing-here not found' } });
+    t.same(res.body, { success: false, error: { code: 'NOT_FOUND', reason: 'ROUTE_NOT_FOUND', message: 'route GET /api/v1/nothing-here not found' } });
   });
 
   await t.test('the request id is echoed and becomes the events correlationId', async (t) => {
@@ -81,6 +82,11 @@ t.test('platform routes', async (t) => {
       t.ok(doc.body.paths[path], `documents ${path}`);
     }
     t.ok(doc.body.paths['/api/auth/lookup'].post.requestBody, 'request bodies come from the zod schemas');
+    const envelope = doc.body.components.schemas.ErrorEnvelope;
+    t.same(envelope.properties.error.properties.reason.enum, Object.keys(errorCatalogue), 'every reason of the error catalogue is listed');
+    t.match(envelope['x-error-catalogue'], [{ reason: 'VALIDATION_FAILED', status: 400, code: 'BAD_REQUEST' }]);
+    t.ok(envelope['x-error-catalogue'].some((e: { reason: string; status: number; code: string }) => e.reason === 'WALLET_FROZEN' && e.status === 403 && e.code === 'WALLET_FROZEN'), 'named codes of the spec');
+    t.ok(envelope['x-error-catalogue'].some((e: { reason: string; status: number }) => e.reason === 'BUSY' && e.status === 503), 'the contention refusal');
     const ui = await fetch(`${app.url}/docs`, { redirect: 'follow' });
     t.equal(ui.status, 200);
   });

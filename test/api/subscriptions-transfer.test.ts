@@ -1,7 +1,7 @@
 import t from 'tap';
-import { load } from '../../commands/handle.ts';
-import { walletFolder, walletStream } from '../../domain/wallet/state.ts';
-import { api, startTestApp } from '../support/app.ts';
+import { walletDecider } from '../../domain/wallet/decide.ts';
+import { api, loadState, startTestApp } from '../support/app.ts';
+import { interruptedFollow } from '../support/crash.ts';
 import { followableAgent } from '../support/agents.ts';
 import { signIn, type SignedIn } from '../support/auth.ts';
 
@@ -17,24 +17,16 @@ t.test('the two-step transfer from wallet to pool', async (t) => {
   const followable = () =>
     followableAgent(app, { developer: dev.accessToken, admin: admin.accessToken }, { name: 'Grid Bot', venue: 'SPOT_VENUE', minAllocationUsd: 10 });
   const follow = (user: SignedIn, body: Record<string, unknown>) => api(app, 'POST', PATH, { token: user.accessToken, body });
-  const walletOf = async (user: SignedIn) => (await load(app.deps.store, walletStream(user.userId), walletFolder)).state;
-  const meta = { correlationId: 'crashed-request', actor: 'test', occurredAt: new Date().toISOString() };
+  const walletOf = async (user: SignedIn) => (await loadState(app, walletDecider, user.userId)).state;
   /** What a request that crashed after its first step leaves behind: the debit, and no pool. */
-  const crashedDebit = (user: SignedIn, poolId: string, amountMicro: number) =>
-    app.deps.store.append(
-      walletStream(user.userId),
-      [
-        { type: 'WalletOpened', data: { virtualStartMicro: 10_000_000_000, openedAt: meta.occurredAt }, metadata: meta },
-        { type: 'VirtualFundsAllocated', data: { transferId: `${poolId}#add-1`, poolId, walletContext: 'virtual', amountMicro }, metadata: meta },
-      ],
-      { expectedRevision: 'no_stream' },
-    );
+  const crashedDebit = (user: SignedIn, agentId: string, amountUsd: number) =>
+    interruptedFollow(app, user.userId, { agentId, allocationAmountUsd: amountUsd }, (stream) => stream.startsWith('pool-'));
 
   await t.test('a follow retried after a crash between the wallet debit and the pool credit credits the debit once', async (t) => {
     const user = await newUser();
     const agentId = await followable();
     const poolId = `${user.userId}.${agentId}.virtual`;
-    await crashedDebit(user, poolId, 200_000_000);
+    await crashedDebit(user, agentId, 200);
     const retried = await follow(user, { agentId, allocationAmountUsd: 200 });
     t.equal(retried.status, 200);
     t.equal(retried.body.data.subscription.allocatedUsd, 200);
@@ -48,8 +40,7 @@ t.test('the two-step transfer from wallet to pool', async (t) => {
   await t.test('a recovered debit smaller than the new target is topped up to it', async (t) => {
     const user = await newUser();
     const agentId = await followable();
-    const poolId = `${user.userId}.${agentId}.virtual`;
-    await crashedDebit(user, poolId, 50_000_000);
+    await crashedDebit(user, agentId, 50);
     const res = await follow(user, { agentId, allocationAmountUsd: 500 });
     t.equal(res.body.data.subscription.allocatedUsd, 500);
     t.equal((await walletOf(user)).balances.virtual, 9_500_000_000);

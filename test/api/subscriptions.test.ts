@@ -1,7 +1,6 @@
 import t from 'tap';
-import { load } from '../../commands/handle.ts';
-import { walletFolder, walletStream } from '../../domain/wallet/state.ts';
-import { api, startTestApp, type TestApp } from '../support/app.ts';
+import { walletDecider } from '../../domain/wallet/decide.ts';
+import { api, loadState, startTestApp, type TestApp } from '../support/app.ts';
 import { followableAgent } from '../support/agents.ts';
 import { signIn, type SignedIn } from '../support/auth.ts';
 
@@ -53,7 +52,7 @@ t.test('following an agent with a capital pool', async (t) => {
   const follow = (user: SignedIn, body: Record<string, unknown>) => api(app, 'POST', PATH, { token: user.accessToken, body });
   const mine = async (user: SignedIn) => (await api(app, 'GET', PATH, { token: user.accessToken })).body.data as any[];
   const virtualBalance = async (app: TestApp, user: SignedIn) =>
-    (await load(app.deps.store, walletStream(user.userId), walletFolder)).state.balances.virtual;
+    (await loadState(app, walletDecider, user.userId)).state.balances.virtual;
 
   await t.test('without a token both routes answer 401', async (t) => {
     const post = await api(app, 'POST', PATH, { body: { agentId: 'x' } });

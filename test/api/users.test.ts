@@ -2,11 +2,13 @@ import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
 import t from 'tap';
-import { becomeDeveloper } from '../../commands/users/roles.ts';
-import { handleUser, usernameOwner } from '../../commands/users/streams.ts';
+import { handle } from '../../commands/handle.ts';
+import { userDecider } from '../../domain/user/decide.ts';
+import { usernameDecider } from '../../domain/user/username.ts';
 import { userIdForEmail } from '../../infra/tokens.ts';
-import { api, startTestApp } from '../support/app.ts';
+import { api, dispatch, loadState, startTestApp } from '../support/app.ts';
 import { signIn } from '../support/auth.ts';
+import { at } from '../support/given-when-then.ts';
 
 const run = promisify(execFile);
 
@@ -15,7 +17,7 @@ t.test('user routes', async (t) => {
   t.teardown(() => app.close());
   const me = (token?: string) => api(app, 'GET', '/api/v1/users/me', { token });
   const patch = (token: string, body: unknown) => api(app, 'PATCH', '/api/v1/users/me', { token, body });
-  const ctx = () => ({ correlationId: randomUUID(), actor: 'test', now: new Date() });
+  const usernameOwner = async (name: string) => (await loadState(app, usernameDecider, name)).state.owner;
 
   await t.test('the OpenAPI document describes the auth and user routes', async (t) => {
     const doc = await api(app, 'GET', '/docs/json');
@@ -97,7 +99,7 @@ t.test('user routes', async (t) => {
     const exists = async (username: string) => (await api(app, 'GET', `/api/auth/username-exists?username=${username}`)).body.data.exists;
     for (const name of ['kim_start', ...names]) {
       const holder = name === final ? kim.userId : null;
-      t.equal(await usernameOwner(app.deps.store, name), holder, `${name} reserved by ${holder ?? 'nobody'}`);
+      t.equal(await usernameOwner(name), holder, `${name} reserved by ${holder ?? 'nobody'}`);
       t.equal(await exists(name), name === final, `username-exists ${name}`);
     }
     const lee = await signIn(app, 'lee@example.com');
@@ -110,14 +112,20 @@ t.test('user routes', async (t) => {
   await t.test('a rename that only changes case keeps the reservation', async (t) => {
     const mo = await signIn(app, 'mo@example.com', { username: 'mo_name' });
     t.match((await patch(mo.accessToken, { username: 'MO_Name' })).body.data, { username: 'MO_Name' });
-    t.equal(await usernameOwner(app.deps.store, 'mo_name'), mo.userId);
+    t.equal(await usernameOwner('mo_name'), mo.userId);
   });
 
   await t.test('one email registered concurrently yields one user', async (t) => {
     const email = 'twin@example.com';
     const userId = userIdForEmail(email);
     const attempts = ['twin_a', 'twin_b', 'twin_c', 'twin_d'].map((username) =>
-      handleUser(app.deps.store, userId, (now) => ({ type: 'RegisterUser', data: { userId, email, username, isAdminEmail: false, signup: {} }, now }), ctx()),
+      handle(
+        app.deps.store,
+        userDecider.streamOf(userId),
+        userDecider,
+        (state) => userDecider.decide({ type: 'RegisterUser', data: { userId, email, username, isAdminEmail: false, signup: {} }, metadata: at(new Date()) }, state),
+        { metadata: at(new Date()), ids: app.deps.ids, deadline: Date.now() + 5000 },
+      ),
     );
     const results = await Promise.all(attempts);
     t.equal(results.filter((r) => r.events.length === 1).length, 1, 'exactly one registration appended');
@@ -140,14 +148,13 @@ t.test('user routes', async (t) => {
     t.equal((await api(app, 'GET', '/api/v1/users/me/sessions')).status, 401);
   });
 
-  await t.test('becomeDeveloper makes a user a developer, idempotently, and never downgrades an admin', async (t) => {
+  await t.test('GrantRole developer makes a user a developer, idempotently, and never downgrades an admin', async (t) => {
     const ivy = await signIn(app, 'ivy@example.com');
-    const first = await becomeDeveloper(app.deps.store, ivy.userId, ctx());
-    t.equal(first.events.length, 1);
-    await app.deps.readYourWrites(first.position);
+    const becomeDeveloper = (userId: string) => dispatch(app, 'GrantRole', { user: { userId }, role: 'developer', reason: 'agent_listed' });
+    t.same((await becomeDeveloper(ivy.userId)).result, { granted: true });
     t.equal((await me(ivy.accessToken)).body.data.role, 'developer');
-    t.equal((await becomeDeveloper(app.deps.store, ivy.userId, ctx())).events.length, 0, 'again: nothing');
-    await t.rejects(becomeDeveloper(app.deps.store, randomUUID(), ctx()), { name: 'DomainError', kind: 'NOT_FOUND' });
+    t.same((await becomeDeveloper(ivy.userId)).result, { granted: false }, 'again: nothing');
+    await t.rejects(becomeDeveloper(randomUUID()), { name: 'DomainError', reason: 'USER_NOT_FOUND' });
   });
 
   await t.test('admin:grant (scripts/admin-grant.ts) makes a registered user an administrator', async (t) => {
@@ -161,8 +168,8 @@ t.test('user routes', async (t) => {
       if (role !== 'admin') await new Promise((r) => setTimeout(r, 100));
     }
     t.equal(role, 'admin', 'the projection picks up the grant made by another process');
-    const dev = await becomeDeveloper(app.deps.store, jo.userId, ctx());
-    t.equal(dev.events.length, 0, 'listing an agent keeps the administrator an administrator');
+    const dev = await dispatch(app, 'GrantRole', { user: { userId: jo.userId }, role: 'developer', reason: 'agent_listed' });
+    t.same(dev.result, { granted: false }, 'listing an agent keeps the administrator an administrator');
 
     const unknown = await run(process.execPath, ['--import', 'tsx', 'scripts/admin-grant.ts', 'nobody@example.com'], { env }).catch((err) => err);
     t.not(unknown.code, 0, 'an unknown email exits non-zero');

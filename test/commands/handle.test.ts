@@ -2,8 +2,11 @@
 // with its own cache, writing the same streams. A stale cache may cost a retry, never a wrong
 // decision or a lost event.
 import t from 'tap';
-import { handle, load, type CommandContext } from '../../commands/handle.ts';
-import { conflict, DomainError } from '../../domain/shared/errors.ts';
+import { handle, load, type HandleOptions } from '../../commands/handle.ts';
+import { DomainError, refuse } from '../../domain/shared/errors.ts';
+import { randomIds } from '../../infra/ids.ts';
+import { ConcurrencyError } from '../../infra/eventstore/port.ts';
+import { at } from '../support/given-when-then.ts';
 import { migrate } from '../../infra/db.ts';
 import { createPostgresEventStore } from '../../infra/eventstore/postgres.ts';
 import { eventStoreMigrations } from '../../infra/eventstore/postgres-schema.ts';
@@ -24,14 +27,14 @@ const counterFolder = {
     return { total: s.total + e.data.n, events: s.events + 1 };
   },
 };
-const ctx: CommandContext = { correlationId: 'c', actor: 'test', now: new Date(0) };
+const options = (deadlineMs = 5000): HandleOptions => ({ metadata: at(new Date(0)), ids: randomIds, deadline: Date.now() + deadlineMs });
 
 /** Adds n unless the total would pass the cap: a refusal that depends on the state. */
 const add = (store: EventStore, stream: string, n: number, cap = Infinity) =>
   handle(store, stream, counterFolder, (s) => {
-    if (s.total + n > cap) throw conflict(`cap ${cap} reached at ${s.total}`);
+    if (s.total + n > cap) throw refuse('VALIDATION_FAILED', `cap ${cap} reached at ${s.total}`);
     return [{ type: 'Added', data: { n } }];
-  }, ctx);
+  }, options());
 
 t.test('the command state cache', async (t) => {
   const db = await freshDatabase('cmd');
@@ -53,7 +56,8 @@ t.test('the command state cache', async (t) => {
     folds = 0;
     const caughtUp = await load(a, 'counter-1', counterFolder);
     t.equal(folds, 1, 'one new event, one fold');
-    t.same(caughtUp, { state: { total: 25, events: 6 }, revision: 5n });
+    t.match(caughtUp, { state: { total: 25, events: 6 }, revision: 5n });
+    t.ok(caughtUp.position, 'with the position of the last event, for read-your-writes');
     t.same(cachedLoad.revision, 4n);
     const fresh = createPostgresEventStore({ pool: db.pool });
     t.same(await load(fresh, 'counter-1', counterFolder), caughtUp, 'equals a load by a store with no cache');
@@ -86,31 +90,47 @@ t.test('the command state cache', async (t) => {
     await add(a, 'counter-4', 1);
     await add(b, 'counter-4', 1);
     // "add 1 only while the total is below 2": stale a says 1 (act), fresh says 2 (no-op).
-    const noop = await handle(a, 'counter-4', counterFolder, (s) => (s.total < 2 ? [{ type: 'Added', data: { n: 1 } }] : []), ctx);
+    const noop = await handle(a, 'counter-4', counterFolder, (s) => (s.total < 2 ? [{ type: 'Added', data: { n: 1 } }] : []), options());
     t.same(noop.events, [], 'the append conflicted and the fresh state decided nothing');
     await add(b, 'counter-4', -1); // total 1, a's cache still says 2
-    const acted = await handle(a, 'counter-4', counterFolder, (s) => (s.total < 2 ? [{ type: 'Added', data: { n: 1 } }] : []), ctx);
+    const acted = await handle(a, 'counter-4', counterFolder, (s) => (s.total < 2 ? [{ type: 'Added', data: { n: 1 } }] : []), options());
     t.equal(acted.events.length, 1, 'a no-op on the cached state was checked against the stream');
     t.same(acted.state.total, 2);
   });
 
-  await t.test('concurrent commands through two caches never lose an increment', async (t) => {
+  await t.test('concurrent commands through two processes all land, no client retry needed', async (t) => {
     const writers = Array.from({ length: 8 }, (_, i) => (i % 2 ? a : b));
     await Promise.all(writers.map(async (store) => {
-      for (let i = 0; i < 10; i++) {
-        for (;;) {
-          try {
-            await add(store, 'counter-5', 1);
-            break;
-          } catch (err) {
-            // five conflicts in a row are a 409 the client retries; here the test retries
-            if (!(err instanceof DomainError && err.code === 'CONFLICT')) throw err;
-          }
-        }
-      }
+      for (let i = 0; i < 10; i++) await add(store, 'counter-5', 1);
     }));
     const fresh = createPostgresEventStore({ pool: db.pool });
     t.same((await load(fresh, 'counter-5', counterFolder)).state, { total: 80, events: 80 });
     t.same((await load(a, 'counter-5', counterFolder)).state, { total: 80, events: 80 }, 'a cache caught up equals it');
+  });
+
+  await t.test('one process is the single writer of a stream: its commands never race each other', async (t) => {
+    let conflicts = 0;
+    const counting = { ...a, append: (...args: Parameters<typeof a.append>) => a.append(...args).catch((err: unknown) => {
+      if (err instanceof ConcurrencyError) conflicts++;
+      throw err;
+    }) };
+    // The same store object: one queue and one cache, as one process has.
+    await Promise.all(Array.from({ length: 50 }, () => add(counting, 'counter-6', 1)));
+    t.equal(conflicts, 0, 'fifty concurrent commands on one stream: not one lost race');
+    t.same((await load(a, 'counter-6', counterFolder)).state, { total: 50, events: 50 });
+  });
+
+  await t.test('a command still losing races at its deadline is refused BUSY and appends nothing', async (t) => {
+    let attempts = 0;
+    const contended = { ...b, append: async (stream: string) => {
+      attempts++;
+      throw new ConcurrencyError(stream, 0n, 99n);
+    } };
+    const started = Date.now();
+    const refused = await handle(contended, 'counter-7', counterFolder, () => [{ type: 'Added', data: { n: 1 } }], options(150)).catch((e: unknown) => e);
+    t.ok(refused instanceof DomainError && refused.reason === 'BUSY', 'BUSY, the 503 of the catalogue');
+    t.ok(attempts > 2, `retried with backoff (${attempts} attempts)`);
+    t.ok(Date.now() - started < 1000, 'not long past the deadline');
+    t.same(await a.readStream('counter-7'), [], 'nothing appended');
   });
 });

@@ -1,5 +1,6 @@
 import t from 'tap';
-import { AGENT_SIGNING_SECRET, decryptSecret, deriveKey, encryptSecret, generateSecret } from '../../infra/secrets.ts';
+import { randomIds } from '../../infra/ids.ts';
+import { AGENT_SIGNING_SECRET, decryptSecret, deriveKey, encryptSecret } from '../../infra/secrets.ts';
 
 const master = 'a-master-secret-of-at-least-32-characters!';
 
@@ -23,10 +24,12 @@ t.test('an altered ciphertext is refused', async (t) => {
   t.throws(() => decryptSecret([v, iv, tag, flipped.toString('base64url')].join('.'), master, 'p1'));
 });
 
-t.test('generated secrets carry the prefix and 32 random bytes', async (t) => {
-  const a = generateSecret('whsec_');
-  t.match(a, /^whsec_[A-Za-z0-9_-]{43}$/);
-  t.not(a, generateSecret('whsec_'));
+t.test('the ids port: 32 random bytes as base64url, uniform digits of the asked length, uuids', async (t) => {
+  const a = randomIds.token(32);
+  t.match(a, /^[A-Za-z0-9_-]{43}$/);
+  t.not(a, randomIds.token(32));
+  t.match(randomIds.digits(6), /^\d{6}$/);
+  t.match(randomIds.uuid(), /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
 });
 
 t.test('key derivation is stable: secrets sealed by earlier releases still open', async (t) => {

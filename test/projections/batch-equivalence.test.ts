@@ -1,6 +1,7 @@
 import t from 'tap';
 import { inTransaction, migrate } from '../../infra/db.ts';
 import type { Position, RecordedEvent } from '../../infra/eventstore/port.ts';
+import { checkpointMigrations } from '../../projections/checkpoints.ts';
 import { allProjectors } from '../../projections/index.ts';
 import { api, startTestApp } from '../support/app.ts';
 import { followableAgent } from '../support/agents.ts';
@@ -44,13 +45,13 @@ t.test('projectors with applyBatch apply a batch exactly as they apply its event
 
   const count = (type: string) => events.filter((e) => e.type === type).length;
   t.ok(count('BetaSeatTaken') > 0, 'beta seats are covered');
-  t.ok(count('VirtualFundsAllocated') > 0, 'wallet transfers are covered');
+  t.ok(count('WalletDebited') > 0, 'wallet transfers are covered');
 
   const db = await freshDatabase('batcheq');
   t.teardown(() => db.drop());
   const batched = allProjectors.filter((p) => p.applyBatch);
   t.same(batched.map((p) => p.name).sort(), ['subscriptions', 'transfers'], 'the projectors with a batch path');
-  await migrate(db.pool, batched.flatMap((p) => p.migrations));
+  await migrate(db.pool, [...checkpointMigrations, ...batched.flatMap((p) => p.migrations)]);
   for (const projector of batched) {
     const snapshot = async () => {
       const rows: string[] = [];

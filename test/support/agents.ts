@@ -1,4 +1,5 @@
-import { api, type TestApp } from './app.ts';
+import { seatShardDecider, seatShardId, SEAT_SHARDS } from '../../domain/agent/seats.ts';
+import { api, loadState, type TestApp } from './app.ts';
 
 /**
  * An agent a user can follow, made through the real routes: the developer lists it, an
@@ -18,4 +19,10 @@ export async function followableAgent(
     if (res.status !== 200) throw new Error(`${decision}: ${res.status} ${JSON.stringify(res.body)}`);
   }
   return id;
+}
+
+/** Who holds a beta seat of the agent, read from every seat shard stream. */
+export async function seatHolders(app: Pick<TestApp, 'deps'>, agentId: string): Promise<string[]> {
+  const shards = await Promise.all(Array.from({ length: SEAT_SHARDS }, (_, k) => loadState(app, seatShardDecider, seatShardId(agentId, k))));
+  return shards.flatMap((s) => s.state.holders);
 }

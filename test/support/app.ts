@@ -1,6 +1,10 @@
 import { randomBytes } from 'node:crypto';
 import { loadConfig } from '../../infra/config.ts';
 import type { AppDeps } from '../../api/deps.ts';
+import type { Dispatched } from '../../commands/dispatch.ts';
+import { load, type Loaded } from '../../commands/handle.ts';
+import type { CommandMap, CommandType } from '../../commands/registry.ts';
+import type { Aggregate, Command, DomainEvent } from '../../domain/shared/decider.ts';
 import { createEsdbEventStore } from '../../infra/eventstore/esdb.ts';
 import { startRuntime, type Runtime } from '../../runtime.ts';
 import type { RunnerOptions } from '../../projections/runner.ts';
@@ -109,4 +113,26 @@ export async function api(
     // non-JSON bodies (metrics, docs) stay text
   }
   return { status: res.status, body: parsed, headers: res.headers };
+}
+
+/** Sends a command through the app's dispatcher as `actor`, and waits until the read models show it. */
+export async function dispatch<T extends CommandType>(
+  app: Pick<TestApp, 'deps'>,
+  type: T,
+  data: CommandMap[T]['data'],
+  actor = 'test',
+): Promise<Dispatched<CommandMap[T]['result']>> {
+  const metadata = { now: app.deps.clock.now(), actor, correlationId: `test-${app.deps.ids.uuid()}` };
+  const dispatched = await app.deps.dispatch({ type, data, metadata });
+  await app.deps.readYourWrites(dispatched.position);
+  return dispatched;
+}
+
+/** The current state of one aggregate instance, read from its stream. */
+export function loadState<C extends Command, S, E extends DomainEvent>(
+  app: Pick<TestApp, 'deps'>,
+  aggregate: Aggregate<C, S, E>,
+  id: string,
+): Promise<Loaded<S>> {
+  return load(app.deps.store, aggregate.streamOf(id), aggregate);
 }

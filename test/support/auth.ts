@@ -1,4 +1,6 @@
+import { handle } from '../../commands/handle.ts';
 import { loginKeys } from '../../commands/users/login-codes.ts';
+import { userDecider, type UserCommand } from '../../domain/user/decide.ts';
 import { normalizeEmail } from '../../domain/user/fields.ts';
 import { userIdForEmail } from '../../infra/tokens.ts';
 import { api, type TestApp } from './app.ts';
@@ -45,4 +47,37 @@ export async function signIn(
   const { accessToken, refreshToken } = verify.body.data.tokens as { accessToken: string; refreshToken: string };
   const payload = JSON.parse(Buffer.from(accessToken.split('.')[1]!, 'base64url').toString('utf8')) as { sub: string };
   return { accessToken, refreshToken, userId: payload.sub };
+}
+
+/**
+ * Many signed-in users fast, for load and contention tests: each registered and given a session
+ * through the real dispatcher (the commands `VerifyCode` runs after the emailed code), with an
+ * access token from the app's own signer. The follows under test still go through real HTTP.
+ */
+export async function manyUsers(testApp: Pick<TestApp, 'deps' | 'runtime'>, prefix: string, count: number): Promise<SignedIn[]> {
+  const { deps } = testApp;
+  const jwt = testApp.runtime.app!.jwt;
+  const one = async (i: number): Promise<SignedIn> => {
+    const email = `${prefix}-${i}@example.test`;
+    const userId = userIdForEmail(email);
+    const metadata = { now: deps.clock.now(), actor: userId, correlationId: `setup-${prefix}-${i}` };
+    const username = `${prefix.replace(/[^A-Za-z0-9_]/g, '_')}_${i}`.slice(0, 30);
+    const execute = (command: { type: string; data: unknown }) =>
+      handle(deps.store, userDecider.streamOf(userId), userDecider, (s) => userDecider.decide({ ...command, metadata } as UserCommand, s), {
+        metadata,
+        ids: deps.ids,
+        deadline: Date.now() + 10_000,
+      });
+    await execute({ type: 'RegisterUser', data: { userId, email, username, isAdminEmail: false, signup: {} } });
+    const sessionId = deps.ids.uuid();
+    const { position } = await execute({
+      type: 'StartSession',
+      data: { sessionId, refreshTokenHash: sessionId, userAgent: TEST_USER_AGENT, userAgentHash: sessionId, expiresAt: new Date(Date.now() + 86_400_000) },
+    });
+    await deps.readYourWrites(position);
+    return { userId, refreshToken: '', accessToken: jwt.sign({ sub: userId, sid: sessionId }, { expiresIn: 3600 }) };
+  };
+  const users: SignedIn[] = [];
+  for (let i = 0; i < count; i += 50) users.push(...(await Promise.all(Array.from({ length: Math.min(50, count - i) }, (_, j) => one(i + j)))));
+  return users;
 }

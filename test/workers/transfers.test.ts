@@ -1,18 +1,22 @@
-import { randomUUID } from 'node:crypto';
 import t from 'tap';
 import { Queue, QueueEvents } from 'bullmq';
-import { load, type CommandContext } from '../../commands/handle.ts';
-import { subscribe, subscribeInput } from '../../commands/subscriptions/subscribe.ts';
-import { agentFolder, agentStream } from '../../domain/agent/index.ts';
-import { poolFolder, poolStream } from '../../domain/pool/state.ts';
-import { balanceOf, walletFolder, walletStream } from '../../domain/wallet/state.ts';
+import { createDispatcher } from '../../commands/dispatch.ts';
+import { subscribeInput } from '../../commands/subscriptions/subscribe-input.ts';
+import { seatShardDecider, seatShardId, SEAT_SHARDS } from '../../domain/agent/index.ts';
+import { poolDecider } from '../../domain/pool/decide.ts';
+import { poolStream } from '../../domain/pool/state.ts';
+import { walletDecider } from '../../domain/wallet/decide.ts';
+import { walletDebitedSchema } from '../../domain/wallet/events.ts';
+import { balanceOf, walletStream } from '../../domain/wallet/state.ts';
 import type { EventStore, RecordedEvent } from '../../infra/eventstore/port.ts';
 import { bullConnection, queuePrefix } from '../../workers/index.ts';
-import { RECOVERY_ACTOR, recoverTransfer, releaseSeat, TRANSFER_QUEUE } from '../../workers/transfers.ts';
+import { RECOVERY_ACTOR, releaseSeat, resumeTransfer, TRANSFER_QUEUE, type RecoveryDeps } from '../../workers/transfers.ts';
 import { rebuild } from '../../projections/rebuild.ts';
+import { transfersInFlight, unfollowedSeats } from '../../projections/transfers/queries.ts';
 import { transfersProjector } from '../../projections/transfers/projector.ts';
-import { api, startTestApp } from '../support/app.ts';
-import { followableAgent } from '../support/agents.ts';
+import { api, loadState, startTestApp } from '../support/app.ts';
+import { interruptedFollow as crashFollow } from '../support/crash.ts';
+import { followableAgent, seatHolders as holders } from '../support/agents.ts';
 import { signIn, type SignedIn } from '../support/auth.ts';
 
 const START_MICRO = 10_000_000_000; // VIRTUAL_START_USD 10000
@@ -30,27 +34,6 @@ async function eventually<T>(what: string, check: () => Promise<T | undefined | 
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await sleep(100);
   }
-}
-
-/**
- * The real store, except that the process "dies" at the first append `diesAt` picks: that append
- * and every later one fail, so the interrupted command runs none of its later steps or clean-ups.
- */
-function dyingStore(store: EventStore, diesAt: (streamName: string) => boolean): EventStore {
-  let dead = false;
-  return {
-    kind: store.kind,
-    async append(streamName, events, options) {
-      dead ||= diesAt(streamName);
-      if (dead) throw new Error('the process died');
-      return store.append(streamName, events, options);
-    },
-    readStream: (name, options) => store.readStream(name, options),
-    readAll: (options) => store.readAll(options),
-    subscribeAll: (options) => store.subscribeAll(options),
-    ping: () => store.ping(),
-    close: async () => undefined,
-  };
 }
 
 t.test('transfer recovery completes follows interrupted by a crash', async (t) => {
@@ -81,27 +64,34 @@ t.test('transfer recovery completes follows interrupted by a crash', async (t) =
     });
   const follow = (user: SignedIn, body: Record<string, unknown>) => api(app, 'POST', SUBSCRIPTIONS, { token: user.accessToken, body });
   /** The real follow command, on a store whose process dies at the append `diesAt` picks. */
-  const interruptedFollow = async (user: SignedIn, body: Record<string, unknown>, diesAt: (stream: string) => boolean) => {
-    const ctx: CommandContext = { correlationId: `crashed-${randomUUID()}`, actor: user.userId, now: new Date() };
-    const deps = { store: dyingStore(store, diesAt), config: app.deps.config };
-    const died = await subscribe(deps, user.userId, subscribeInput.parse(body), ctx).then(
-      () => false,
-      (err: unknown) => err instanceof Error && err.message === 'the process died',
-    );
-    if (!died) throw new Error('the follow was expected to die at the chosen append');
-    return ctx;
+  const interruptedFollow = (user: SignedIn, body: Record<string, unknown> & { agentId: string }, diesAt: (stream: string) => boolean) =>
+    crashFollow(app, user.userId, body, diesAt);
+  const recovery: RecoveryDeps = {
+    dispatch: app.deps.dispatch,
+    clock: app.deps.clock,
+    config: app.deps.config,
+    queries: { transfersInFlight: (b, l) => transfersInFlight(app.deps.pool, b, l), unfollowedSeats: (b, l) => unfollowedSeats(app.deps.pool, b, l) },
+  };
+  /** The resume job of the transfer `transferId` of the user's wallet, as the sweep would queue it. */
+  const resumeJob = async (user: SignedIn, transferId: string) => {
+    const debit = (await store.readStream(walletStream(user.userId))).find(
+      (e) => e.type === 'WalletDebited' && walletDebitedSchema.parse(e.data).transfer.transferId === transferId,
+    )!;
+    return { transferId, userId: user.userId, correlationId: debit.metadata.correlationId, debitEventId: debit.id };
   };
   const poolEvents = (user: SignedIn, agentId: string) => store.readStream(poolStream(`${user.userId}.${agentId}.virtual`));
-  const seatHolders = async (agentId: string) => {
-    const { state } = await load(store, agentStream(agentId), agentFolder);
-    return state.exists ? state.betaSeats : [];
+  const seatHolders = (agentId: string) => holders(app, agentId);
+  /** Every seat event of the agent, across its shard streams, in global order. */
+  const seatEvents = async (agentId: string) => {
+    const shards = await Promise.all(Array.from({ length: SEAT_SHARDS }, (_, k) => store.readStream(seatShardDecider.streamOf(seatShardId(agentId, k)))));
+    return shards.flat().sort((a, b) => (a.position.commit === b.position.commit ? Number(a.position.prepare - b.position.prepare) : a.position.commit < b.position.commit ? -1 : 1));
   };
   /** What the user owns in micro-USD: the virtual wallet plus every given pool, from the streams. */
   const holdings = async (user: SignedIn, agentIds: string[]) => {
-    const wallet = (await load(store, walletStream(user.userId), walletFolder)).state;
+    const wallet = (await loadState(app, walletDecider, user.userId)).state;
     let total = balanceOf(wallet, 'virtual', START_MICRO);
     for (const agentId of agentIds) {
-      const pool = (await load(store, poolStream(`${user.userId}.${agentId}.virtual`), poolFolder)).state;
+      const pool = (await loadState(app, poolDecider, `${user.userId}.${agentId}.virtual`)).state;
       total += pool.followed ? pool.ledger.confirmedIn : 0;
     }
     return total;
@@ -131,7 +121,7 @@ t.test('transfer recovery completes follows interrupted by a crash', async (t) =
       t.equal(await holdings(user, [agentId]), START_MICRO - 250_000_000, 'the crash left 250 USD in neither the wallet nor a pool');
       t.same(await poolEvents(user, agentId), [], 'no pool yet');
       t.same(await seatHolders(agentId), [user.userId], 'the seat is taken');
-      t.equal(await releaseSeat(app.deps, { agentId, userId: user.userId }), 0, 'a seat whose debit waits for its pool is not released');
+      t.equal(await releaseSeat(recovery, { agentId, userId: user.userId }), false, 'a seat whose debit waits for its pool is not released');
 
       const events = await recovered(user, agentId);
       t.same(events.map((e) => e.type), ['AgentFollowed', 'AllocationAdded']);
@@ -164,9 +154,10 @@ t.test('transfer recovery completes follows interrupted by a crash', async (t) =
           return store.append(streamName, events, options);
         },
       };
-      const ctx: CommandContext = { correlationId: `flaky-${randomUUID()}`, actor: user.userId, now: new Date() };
-      const body = subscribeInput.parse({ agentId, walletContext: 'virtual', allocationAmountUsd: 120 });
-      await t.rejects(subscribe({ store: flaky, config: app.deps.config }, user.userId, body, ctx), { message: 'the pool append failed' });
+      const dispatch = createDispatcher({ store: flaky, redis: app.deps.redis, mailer: { send: async () => {} }, ids: app.deps.ids, config: app.deps.config });
+      const metadata = { now: new Date(), actor: user.userId, correlationId: 'flaky-request' };
+      const input = subscribeInput.parse({ agentId, walletContext: 'virtual', allocationAmountUsd: 120 });
+      await t.rejects(dispatch({ type: 'FollowAgent', data: { userId: user.userId, input }, metadata }), { message: 'the pool append failed' });
       t.same(await seatHolders(agentId), [user.userId], 'the seat is not given back after the debit');
       const events = await recovered(user, agentId);
       t.equal(credits(events).length, 1, 'the recovery opens and credits the pool');
@@ -180,17 +171,18 @@ t.test('transfer recovery completes follows interrupted by a crash', async (t) =
       const transferId = `${user.userId}.${agentId}.virtual#add-1`;
       await interruptedFollow(user, { agentId, walletContext: 'virtual', allocationAmountUsd: 400 }, (s) => s.startsWith('pool-'));
       // Within the grace period the sweeper leaves it alone: these runs race each other.
-      const job = { userId: user.userId, transferId };
-      const direct = await Promise.all([recoverTransfer(app.deps, job), recoverTransfer(app.deps, job), recoverTransfer(app.deps, job)]);
-      t.same([...direct].sort(), [0, 0, 2], 'one run opens the pool and credits it; the others find it done');
-      const jobId = `complete-${transferId}`;
-      await queue.add('complete-transfer', job, { jobId, removeOnComplete: false });
-      await queue.add('complete-transfer', job, { jobId, removeOnComplete: false });
+      const job = await resumeJob(user, transferId);
+      const direct = await Promise.all([resumeTransfer(recovery, job), resumeTransfer(recovery, job), resumeTransfer(recovery, job)]);
+      t.same(direct, ['completed', 'completed', 'completed'], 'every run finds the transfer completed');
+      t.same((await poolEvents(user, agentId)).map((e) => e.type), ['AgentFollowed', 'AllocationAdded'], 'one run opened the pool and credited it');
+      const jobId = `resume-${transferId}`;
+      await queue.add('resume-transfer', job, { jobId, removeOnComplete: false });
+      await queue.add('resume-transfer', job, { jobId, removeOnComplete: false });
       const finished = await eventually('the queued job', async () => {
         const queued = await queue.getJob(jobId);
         return queued?.finishedOn ? queued : undefined;
       });
-      t.equal(finished.returnvalue, 0, 'the queued job appends nothing');
+      t.equal(finished.returnvalue, 'completed', 'the queued job finds it completed and appends nothing');
       t.equal(finished.attemptsMade, 1, 'the duplicate add was the same job');
 
       await sleep(GRACE_MS + 1000);
@@ -207,14 +199,14 @@ t.test('transfer recovery completes follows interrupted by a crash', async (t) =
       await interruptedFollow(user, body, (s) => s.startsWith('pool-'));
       const [retried] = await Promise.all([
         follow(user, body),
-        recoverTransfer(app.deps, { userId: user.userId, transferId: `${user.userId}.${agentId}.virtual#add-1` }),
+        resumeJob(user, `${user.userId}.${agentId}.virtual#add-1`).then((job) => resumeTransfer(recovery, job)),
       ]);
       t.equal(retried.status, 200);
       t.equal(retried.body.data.subscription.allocatedUsd, 300, 'the answer shows the pool even when the recovery made it');
       const events = await poolEvents(user, agentId);
       t.equal(credits(events).length, 1);
       t.equal(await holdings(user, [agentId]), START_MICRO);
-      t.equal(balanceOf((await load(store, walletStream(user.userId), walletFolder)).state, 'virtual', START_MICRO), START_MICRO - 300_000_000);
+      t.equal(balanceOf((await loadState(app, walletDecider, user.userId)).state, 'virtual', START_MICRO), START_MICRO - 300_000_000);
     });
 
     t.test('a top-up that died after the debit is credited to the existing pool, whose settings stay', async (t) => {
@@ -244,8 +236,7 @@ t.test('transfer recovery completes follows interrupted by a crash', async (t) =
       t.equal((await follow(other, { agentId, allocationAmountUsd: 50 })).status, 409, 'the orphan seat fills the beta');
 
       await eventually('the seat release', async () => (await seatHolders(agentId)).length === 0);
-      const agentEvents = await store.readStream(agentStream(agentId));
-      const released = agentEvents.at(-1)!;
+      const released = (await seatEvents(agentId)).at(-1)!;
       t.match(released, { type: 'BetaSeatReleased', data: { userId: crashedUser.userId }, metadata: { actor: RECOVERY_ACTOR } });
       t.same(await store.readStream(walletStream(crashedUser.userId)), [], 'no money moved');
       t.same(await poolEvents(crashedUser, agentId), []);
@@ -278,30 +269,42 @@ t.test('transfer recovery completes follows interrupted by a crash', async (t) =
         t.same(queuedJobIds.filter((id) => id.includes(agentId)), [], 'nor even queued a job for a normal follow');
         t.same(byRecovery(await poolEvents(user, agentId)), [], 'no recovery event in a normal pool');
         t.same(await seatHolders(agentId), [user.userId], 'the seat stays');
-        const agentEvents = await store.readStream(agentStream(agentId));
-        t.notOk(agentEvents.some((e) => e.type === 'BetaSeatReleased'));
+        t.notOk((await seatEvents(agentId)).some((e) => e.type === 'BetaSeatReleased'));
       }
       t.same(credits(await poolEvents(user, funded)).map((e) => e.data.amountMicro), [700_000_000, 200_000_000]);
       t.equal(await holdings(user, [funded, empty, crashedAgent]), START_MICRO, '10000 USD across the wallet and three pools');
     });
 
-    t.test('a debit recorded without its follow opens the pool with the agent terms and a first follow defaults', async (t) => {
+    t.test('a transfer its pool cannot take is rejected by the pool and given back to the wallet', async (t) => {
       const user = await newUser();
-      const agentId = await betaAgent({ name: 'Legacy Bot' });
+      const agentId = await betaAgent({ name: 'Closed Bot' });
       const poolId = `${user.userId}.${agentId}.virtual`;
-      const meta = { correlationId: 'old-request', actor: user.userId, occurredAt: new Date().toISOString() };
+      const transferId = `${poolId}#add-1`;
+      // A debit whose plan carries no follow, for a pool that is not open: the pool can only refuse it.
+      const meta = { correlationId: 'add-to-a-closed-pool', actor: user.userId, occurredAt: new Date().toISOString() };
+      const transfer = {
+        transferId,
+        amountMicro: 75_000_000,
+        from: { kind: 'wallet', userId: user.userId, walletContext: 'virtual' },
+        to: { kind: 'pool', userId: user.userId, agentId, walletContext: 'virtual' },
+      };
       await store.append(
         walletStream(user.userId),
         [
           { type: 'WalletOpened', data: { virtualStartMicro: START_MICRO, openedAt: meta.occurredAt }, metadata: meta },
-          { type: 'VirtualFundsAllocated', data: { transferId: `${poolId}#add-1`, poolId, walletContext: 'virtual', amountMicro: 75_000_000 }, metadata: meta },
+          { type: 'WalletDebited', data: { transfer }, metadata: meta },
         ],
         { expectedRevision: 'no_stream' },
       );
-      const events = await recovered(user, agentId);
-      t.match(events[0]!.data, { tradeMode: 'AUTO_TRADING', isPaused: false, allocationMode: 'USD_AMOUNT', allocationAmountUsd: 75_000_000, terms: { agentName: 'Legacy Bot' } });
-      t.equal(credits(events)[0]!.data.amountMicro, 75_000_000);
-      t.equal(await holdings(user, [agentId]), START_MICRO);
+      const refunded = await eventually('the refund', async () => {
+        const events = await store.readStream(walletStream(user.userId));
+        return events.some((e) => e.type === 'WalletRefunded') && events;
+      });
+      t.match(refunded.at(-1), { type: 'WalletRefunded', data: { transferId, amountMicro: 75_000_000 }, metadata: { actor: RECOVERY_ACTOR, correlationId: meta.correlationId } });
+      t.same((await poolEvents(user, agentId)).map((e) => e.type), ['TransferRejected'], 'the pool recorded its refusal, and opened nothing');
+      t.equal(await holdings(user, [agentId]), START_MICRO, 'the money is back');
+      const job = await resumeJob(user, transferId);
+      t.equal(await resumeTransfer(recovery, job), 'compensated', 'resumed again: nothing more happens');
     });
   });
 

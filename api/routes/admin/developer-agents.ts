@@ -1,10 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { reviewAgent, reviewBody } from '../../../commands/agents/review-agent.ts';
+import { reviewBody } from '../../../commands/agents/review-agent.ts';
 import type { ReviewDecision } from '../../../domain/agent/index.ts';
-import { notFound } from '../../../domain/shared/errors.ts';
-import { agentRowOf, developerAgentRecord, toDeveloperAgentRecord } from '../../../projections/agents/queries.ts';
-import { commandContext } from '../../context.ts';
+import { refuse } from '../../../domain/shared/errors.ts';
+import { agentRowOf, developerAgentRecord, getAgentRow, toDeveloperAgentRecord } from '../../../projections/agents/queries.ts';
 import { envelopeOf, ok } from '../../envelope.ts';
 import { agentIdParams, publicBaseUrl } from '../developers/record.ts';
 
@@ -33,10 +32,11 @@ export default async function developerAgentReviewRoutes(root: FastifyInstance):
         },
       },
       async (request) => {
-        const result = await reviewAgent(app.deps.store, request.params.id, decision, request.body, commandContext(request));
-        await app.deps.readYourWrites(result.position);
-        if (!result.state.exists) throw notFound('agent not found');
-        return ok(toDeveloperAgentRecord(agentRowOf(result.state), publicBaseUrl(app)));
+        const { agent } = await request.dispatch('ReviewAgent', { agentId: request.params.id, decision, ...request.body });
+        if (!agent.exists) throw refuse('AGENT_NOT_FOUND', 'agent not found');
+        // The record from the state the decision produced; the seat count lives in the seat shards' read model.
+        const seats = (await getAgentRow(app.deps.pool, agent.id))?.beta_seats_taken ?? 0;
+        return ok(toDeveloperAgentRecord(agentRowOf(agent, seats), publicBaseUrl(app)));
       },
     );
   }

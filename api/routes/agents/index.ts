@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { venueSchema } from '../../../domain/agent/index.ts';
-import { notFound } from '../../../domain/shared/errors.ts';
+import { refuse } from '../../../domain/shared/errors.ts';
 import {
   getFollowableAgentRow,
   listFollowableAgents,
@@ -37,7 +37,7 @@ export default async function agentRoutes(root: FastifyInstance): Promise<void> 
     { schema: { tags, summary: 'One followable agent', params: agentIdParams, response: { 200: envelopeOf(publicAgentRecord) } } },
     async (request) => {
       const row = await getFollowableAgentRow(app.deps.pool, request.params.id);
-      if (!row) throw notFound('agent not found');
+      if (!row) throw refuse('AGENT_NOT_FOUND', 'agent not found');
       return ok(toPublicAgentRecord(row));
     },
   );

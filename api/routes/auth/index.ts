@@ -1,12 +1,9 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { lookup } from '../../../commands/users/lookup.ts';
-import { refreshSession, signOut } from '../../../commands/users/sessions.ts';
-import { verifyCode, type StartedSession } from '../../../commands/users/sign-in.ts';
-import { forbidden } from '../../../domain/shared/errors.ts';
+import type { StartedSession } from '../../../commands/users/sign-in.ts';
+import { refuse } from '../../../domain/shared/errors.ts';
 import { usernameExists } from '../../../projections/users/queries.ts';
-import { commandContext } from '../../context.ts';
 import { envelopeOf, ok } from '../../envelope.ts';
 import type { AccessTokenPayload } from '../../plugins/auth.ts';
 import { loginResult, lookupBody, lookupResult, refreshTokenBody, tokensSchema, usernameQuery, verifyBody } from './schemas.ts';
@@ -15,10 +12,9 @@ const tags = ['Auth'];
 
 export default async function authRoutes(root: FastifyInstance): Promise<void> {
   const app = root.withTypeProvider<ZodTypeProvider>();
-  const deps = () => ({ store: app.deps.store, redis: app.deps.redis, mailer: app.deps.mailer, config: app.deps.config });
 
   const requireCaptcha = async (request: FastifyRequest, token: string | undefined) => {
-    if (!(await app.deps.captcha.verify(token, request.ip))) throw forbidden('captcha verification failed');
+    if (!(await app.deps.captcha.verify(token, request.ip))) throw refuse('CAPTCHA_FAILED', 'captcha verification failed');
   };
   const tokensOf = (session: StartedSession) => ({
     accessToken: app.jwt.sign({ sub: session.userId, sid: session.sessionId } satisfies AccessTokenPayload, {
@@ -40,7 +36,7 @@ export default async function authRoutes(root: FastifyInstance): Promise<void> {
     async (request) => {
       const { email, recaptcha, fingerprint: _fingerprint, ...signup } = request.body;
       await requireCaptcha(request, recaptcha);
-      return ok(await lookup(deps(), { email, signup }, commandContext(request)));
+      return ok(await request.dispatch('Lookup', { email, signup }));
     },
   );
 
@@ -50,8 +46,7 @@ export default async function authRoutes(root: FastifyInstance): Promise<void> {
     async (request) => {
       const { email, code, recaptcha } = request.body;
       await requireCaptcha(request, recaptcha);
-      const session = await verifyCode(deps(), { email, code, userAgent: userAgent(request) }, commandContext(request));
-      await app.deps.readYourWrites(session.position);
+      const session = await request.dispatch('VerifyCode', { email, code, userAgent: userAgent(request) });
       return ok({ tokens: tokensOf(session), mfaRequired: false });
     },
   );
@@ -60,13 +55,8 @@ export default async function authRoutes(root: FastifyInstance): Promise<void> {
     '/api/auth/refresh',
     { schema: { tags, summary: 'Rotate the refresh token and get a new access token', body: refreshTokenBody, response: { 200: envelopeOf(z.object({ tokens: tokensSchema })) } } },
     async (request) => {
-      const session = await refreshSession(
-        app.deps.store,
-        { refreshToken: request.body.refreshToken, userAgent: userAgent(request), ttlDays: app.deps.config.REFRESH_TOKEN_TTL_DAYS },
-        commandContext(request),
-        app.deps.readYourWrites,
-      );
-      await app.deps.readYourWrites(session.position);
+      const { session } = await request.dispatch('RefreshSession', { refreshToken: request.body.refreshToken, userAgent: userAgent(request) });
+      if (!session) throw refuse('INVALID_REFRESH_TOKEN', 'invalid or expired refresh token');
       return ok({ tokens: tokensOf(session) });
     },
   );
@@ -75,8 +65,7 @@ export default async function authRoutes(root: FastifyInstance): Promise<void> {
     '/api/auth/sign-out',
     { schema: { tags, summary: 'End the session of a refresh token (idempotent)', body: refreshTokenBody, response: { 200: envelopeOf(z.object({ success: z.boolean() })) } } },
     async (request) => {
-      const { position } = await signOut(app.deps.store, request.body.refreshToken, commandContext(request));
-      await app.deps.readYourWrites(position);
+      await request.dispatch('SignOut', { refreshToken: request.body.refreshToken });
       return ok({ success: true });
     },
   );

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { listAgent, listAgentInput } from '../../../commands/agents/list-agent.ts';
-import { forbidden, notFound } from '../../../domain/shared/errors.ts';
+import { listAgentInput } from '../../../commands/agents/list-agent.ts';
+import { refuse } from '../../../domain/shared/errors.ts';
 import {
   agentRowOf,
   developerAgentRecord,
@@ -10,7 +10,6 @@ import {
   toDeveloperAgentRecord,
 } from '../../../projections/agents/queries.ts';
 import { listReviews, reviewItem } from '../../../projections/reviews/queries.ts';
-import { commandContext } from '../../context.ts';
 import { envelopeOf, ok, paginated, paginationQuery } from '../../envelope.ts';
 import { agentIdParams, paginatedOf, publicBaseUrl } from './record.ts';
 
@@ -33,10 +32,9 @@ export default async function developerRoutes(root: FastifyInstance): Promise<vo
       },
     },
     async (request, reply) => {
-      const listed = await listAgent(app.deps.store, app.deps.config.JWT_SECRET, request.identity!.userId, request.body, commandContext(request));
-      await app.deps.readYourWrites(listed.position);
-      if (!listed.state.exists) throw notFound('agent not found');
-      const record = toDeveloperAgentRecord(agentRowOf(listed.state), publicBaseUrl(app));
+      const listed = await request.dispatch('ListAgent', { developerId: request.identity!.userId, input: request.body });
+      if (!listed.agent.exists) throw refuse('AGENT_NOT_FOUND', 'agent not found');
+      const record = toDeveloperAgentRecord(agentRowOf(listed.agent), publicBaseUrl(app));
       return reply.code(201).send(ok({ ...record, inboundWebhookSigningSecretReveal: listed.signingSecret }));
     },
   );
@@ -69,8 +67,8 @@ export default async function developerRoutes(root: FastifyInstance): Promise<vo
     },
     async (request) => {
       const agent = await getAgentRow(app.deps.pool, request.params.id);
-      if (!agent) throw notFound('agent not found');
-      if (agent.developer_id !== request.identity!.userId) throw forbidden('only the agent’s developer can read its reviews');
+      if (!agent) throw refuse('AGENT_NOT_FOUND', 'agent not found');
+      if (agent.developer_id !== request.identity!.userId) throw refuse('NOT_AGENT_OWNER', 'only the agent’s developer can read its reviews');
       const { items, total } = await listReviews(app.deps.pool, agent.id, request.query);
       return paginated(items, total, request.query);
     },

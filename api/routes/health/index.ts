@@ -52,7 +52,7 @@ export default async function healthRoutes(app: FastifyInstance): Promise<void> 
     const down = Object.entries({ eventStore, postgres, redis: redisStatus })
       .filter(([, s]) => s === 'down')
       .map(([n]) => n);
-    return reply.code(503).send({ ...errorBody(503, `degraded: ${down.join(', ')} down`, 'SERVICE_UNAVAILABLE'), data });
+    return reply.code(503).send({ ...errorBody('SERVICE_UNAVAILABLE', `degraded: ${down.join(', ')} down`), data });
   });
 
   app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {

@@ -1,11 +1,10 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { subscribe, subscribeInput } from '../../../commands/subscriptions/subscribe.ts';
+import { subscribeInput } from '../../../commands/subscriptions/subscribe-input.ts';
 import { walletContextSchema } from '../../../domain/wallet/events.ts';
 import { getSubscription, listSubscriptions } from '../../../projections/subscriptions/queries.ts';
 import { subscriptionRecordSchema } from '../../../projections/subscriptions/record.ts';
-import { commandContext } from '../../context.ts';
 import { envelopeOf, ok } from '../../envelope.ts';
 
 const tags = ['User'];
@@ -37,14 +36,12 @@ export default async function subscriptionRoutes(root: FastifyInstance): Promise
     },
     async (request) => {
       const userId = request.identity!.userId;
-      const { config, store, pool } = app.deps;
-      const result = await subscribe({ store, config }, userId, request.body, commandContext(request));
-      await app.deps.readYourWrites(result.position);
-      const subscription = await getSubscription(pool, userId, result.agent.id, result.pool.walletContext);
-      const { agentName, agentImageUrl } = result.pool.terms;
+      const followed = await request.dispatch('FollowAgent', { userId, input: request.body });
+      const subscription = await getSubscription(app.deps.pool, userId, followed.agentId, followed.walletContext);
+      const { agentName, agentImageUrl } = followed.terms;
       return ok({
         success: true,
-        message: result.created ? `Now following ${agentName}` : `Subscription to ${agentName} updated`,
+        message: followed.created ? `Now following ${agentName}` : `Subscription to ${agentName} updated`,
         ...(subscription ? { subscription } : {}),
         agentName,
         ...(agentImageUrl ? { agentImageUrl } : {}),

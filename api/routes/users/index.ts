@@ -1,11 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { updateProfile } from '../../../commands/users/update-profile.ts';
-import { notFound } from '../../../domain/shared/errors.ts';
+import { refuse } from '../../../domain/shared/errors.ts';
 import { avatarFilenameSchema, languageCodeSchema, usernameSchema } from '../../../domain/user/fields.ts';
 import { getUser, listActiveSessions, sessionDocument, userDocument } from '../../../projections/users/queries.ts';
-import { commandContext } from '../../context.ts';
 import { envelopeOf, ok } from '../../envelope.ts';
 
 const tags = ['User'];
@@ -25,7 +23,7 @@ export default async function userRoutes(root: FastifyInstance): Promise<void> {
 
   const me = async (userId: string) => {
     const user = await getUser(app.deps.pool, userId);
-    if (!user) throw notFound('user not found');
+    if (!user) throw refuse('USER_NOT_FOUND', 'user not found');
     return user;
   };
 
@@ -43,8 +41,7 @@ export default async function userRoutes(root: FastifyInstance): Promise<void> {
     },
     async (request) => {
       const userId = request.identity!.userId;
-      const result = await updateProfile(app.deps.store, userId, request.body, commandContext(request));
-      await app.deps.readYourWrites(result.position);
+      await request.dispatch('UpdateProfile', { userId, changes: request.body });
       return ok(await me(userId));
     },
   );
@@ -57,7 +54,7 @@ export default async function userRoutes(root: FastifyInstance): Promise<void> {
     },
     async (request) => {
       const { userId, sessionId } = request.identity!;
-      return ok(await listActiveSessions(app.deps.pool, userId, app.deps.clock(), sessionId));
+      return ok(await listActiveSessions(app.deps.pool, userId, app.deps.clock.now(), sessionId));
     },
   );
 }

@@ -1,61 +1,97 @@
 import t from 'tap';
 import { resolveSettings, targetAllocationMicro, topUpMicro } from '../../../domain/pool/allocation.ts';
-import { decide, type FollowAgent } from '../../../domain/pool/decide.ts';
-import type { PoolEvent } from '../../../domain/pool/events.ts';
-import { evolve, initialState, nextTransferId } from '../../../domain/pool/state.ts';
+import { poolDecider, type PoolCommand } from '../../../domain/pool/decide.ts';
+import type { FollowSettings, PoolEvent } from '../../../domain/pool/events.ts';
+import { nextTransferId } from '../../../domain/pool/state.ts';
+import type { TransferPlan } from '../../../domain/transfer/plan.ts';
 import { thrown } from '../../support/domain.ts';
+import { at, scenario } from '../../support/given-when-then.ts';
 import { settings, terms } from './fixtures.ts';
 
 const now = new Date('2025-01-02T03:04:05.000Z');
 const later = new Date('2025-01-03T00:00:00.000Z');
-const base = { poolId: 'u1.a1.virtual', agentId: 'a1', userId: 'u1', walletContext: 'virtual' as const, terms };
-const follow = (data: Partial<FollowAgent['data']>): FollowAgent => ({ type: 'FollowAgent', data: { ...base, settings, now, ...data } });
-const given = (events: PoolEvent[]) => events.reduce(evolve, initialState());
+const pool = { agentId: 'a1', userId: 'u1', walletContext: 'virtual' as const };
+const { given } = scenario(poolDecider);
+const state = (events: PoolEvent[]) => given(events).state;
+const follow = (over: { settings?: FollowSettings; terms?: typeof terms } = {}, when = now): PoolCommand => ({
+  type: 'FollowAgent',
+  data: { ...pool, settings, terms, ...over },
+  metadata: at(when),
+});
+/** A transfer's credit; `follow` opens the pool (or applies its settings); without it only an open pool takes it. */
+const credit = (transferId: string, amountMicro: number, opts: { follow?: { settings: FollowSettings; terms: typeof terms }; resumed?: boolean } = {}, when = now): PoolCommand => {
+  const transfer: TransferPlan = {
+    transferId,
+    amountMicro,
+    from: { kind: 'wallet', userId: 'u1', walletContext: 'virtual' },
+    to: { kind: 'pool', ...pool, ...(opts.follow ? { follow: opts.follow } : {}) },
+  };
+  return { type: 'CreditPool', data: { transfer, resumed: opts.resumed ?? false }, metadata: at(when) };
+};
 const followed: PoolEvent = {
   type: 'AgentFollowed',
-  data: { ...settings, ...base, walletMode: 'VIRTUAL', subscribedAt: now.toISOString() },
+  data: { ...settings, ...pool, poolId: 'u1.a1.virtual', walletMode: 'VIRTUAL', terms, subscribedAt: now.toISOString() },
 };
 const added = (transferId: string, amountMicro: number): PoolEvent => ({ type: 'AllocationAdded', data: { transferId, amountMicro, confirmed: true } });
+const paused = { ...settings, isPaused: true };
+const settingsUpdated = (s: FollowSettings, when = now): PoolEvent => ({ type: 'FollowSettingsUpdated', data: { ...s, updatedAt: when.toISOString() } });
 
-t.test('a first follow records the settings, the agent terms and the credited transfer', async (t) => {
-  const events = decide(follow({ transfer: { transferId: 'p#add-1', amountMicro: 500_000_000 } }), given([]));
-  t.same(events, [followed, added('p#add-1', 500_000_000)]);
-  const state = given(events);
-  t.ok(state.followed);
-  if (state.followed) {
-    t.equal(state.ledger.confirmedIn, 500_000_000);
-    t.equal(state.addCount, 1);
-  }
+t.test('a follow without capital opens the pool with the settings and the agent terms', async (t) => {
+  given([]).when(follow()).then(t, [followed]);
 });
 
-t.test('following again with other settings updates the same pool', async (t) => {
+t.test('following again with other settings updates the same pool; subscribedAt stays the first follow', async (t) => {
   const changed = { ...settings, tradeMode: 'ALERTS_ONLY' as const, subscriptionType: 'ALERTS_ONLY' as const, isPaused: true };
-  const events = decide(follow({ settings: changed, now: later }), given([followed]));
-  t.same(events, [{ type: 'FollowSettingsUpdated', data: { ...changed, updatedAt: later.toISOString() } }]);
-  const state = given([followed, ...events]);
-  t.ok(state.followed && state.settings.isPaused && state.subscribedAt === now.toISOString(), 'subscribedAt stays the first follow');
+  const again = given([followed]).when(follow({ settings: changed }, later));
+  again.then(t, [settingsUpdated(changed, later)]);
+  const after = again.after();
+  t.ok(after.followed && after.settings.isPaused && after.subscribedAt === now.toISOString());
 });
 
 t.test('following again with the same settings appends nothing', async (t) => {
-  t.same(decide(follow({ now: later }), given([followed])), []);
+  given([followed]).when(follow({}, later)).then(t, []);
 });
 
 t.test('following again keeps the terms of the first follow', async (t) => {
-  const paused = { ...settings, isPaused: true };
-  const state = given([followed, ...decide(follow({ terms: { ...terms, successFeePercent: 50 }, settings: paused }), given([followed]))]);
-  t.ok(state.followed && state.terms.successFeePercent === 20);
+  const after = given([followed]).when(follow({ terms: { ...terms, successFeePercent: 50 }, settings: paused })).after();
+  t.ok(after.followed && after.terms.successFeePercent === 20);
+});
+
+t.test("a transfer's first credit opens the pool with its follow, then credits the amount", async (t) => {
+  const opening = given([]).when(credit('p#add-1', 500_000_000, { follow: { settings, terms } }));
+  opening.then(t, [followed, added('p#add-1', 500_000_000)]);
+  const after = opening.after();
+  t.ok(after.followed && after.ledger.confirmedIn === 500_000_000);
+});
+
+t.test('a credit to an existing pool applies the request follow settings when they differ', async (t) => {
+  given([followed]).when(credit('p#add-1', 1, { follow: { settings: paused, terms } })).then(t, [settingsUpdated(paused), added('p#add-1', 1)]);
+  given([followed]).when(credit('p#add-1', 1, { follow: { settings, terms } })).then(t, [added('p#add-1', 1)], 'same settings: the credit alone');
+});
+
+t.test('a resumed credit (the recovery) moves the money and leaves the settings as they are', async (t) => {
+  given([followed]).when(credit('p#add-1', 1, { follow: { settings: paused, terms }, resumed: true })).then(t, [added('p#add-1', 1)]);
 });
 
 t.test('a transfer already credited is not credited twice', async (t) => {
-  const state = given([followed, added('p#add-1', 500_000_000)]);
-  t.same(decide(follow({ transfer: { transferId: 'p#add-1', amountMicro: 500_000_000 } }), state), []);
-  t.same(decide(follow({ transfer: { transferId: 'p#add-2', amountMicro: 1 } }), state), [added('p#add-2', 1)]);
+  given([followed, added('p#add-1', 500_000_000)]).when(credit('p#add-1', 500_000_000)).then(t, []);
+  given([followed, added('p#add-1', 500_000_000)]).when(credit('p#add-2', 1)).then(t, [added('p#add-2', 1)]);
+});
+
+t.test('a pool that is not open rejects a credit without a follow, for good', async (t) => {
+  const rejecting = given([]).when(credit('p#add-1', 75_000_000));
+  const rejected = rejecting.events();
+  t.match(rejected, [{ type: 'TransferRejected', data: { transferId: 'p#add-1' } }]);
+  t.same(rejecting.after().transfers, { 'p#add-1': 'rejected' });
+  given(rejected).when(credit('p#add-1', 75_000_000, { follow: { settings, terms } })).then(t, [], 'a later credit of the same id is refused too');
+  given(rejected).when(credit('p#add-2', 75_000_000, { follow: { settings, terms } })).then(t, [followed, added('p#add-2', 75_000_000)], 'a new transfer opens it');
 });
 
 t.test('the next transfer id follows the pool history, so a retried request reuses it', async (t) => {
-  t.equal(nextTransferId('p', given([])), 'p#add-1');
-  t.equal(nextTransferId('p', given([followed])), 'p#add-1');
-  t.equal(nextTransferId('p', given([followed, added('p#add-1', 5)])), 'p#add-2');
+  t.equal(nextTransferId('p', state([])), 'p#add-1');
+  t.equal(nextTransferId('p', state([followed])), 'p#add-1');
+  t.equal(nextTransferId('p', state([followed, added('p#add-1', 5)])), 'p#add-2');
+  t.equal(nextTransferId('p', state([{ type: 'TransferRejected', data: { transferId: 'p#add-1', reason: 'closed' } }])), 'p#add-2', 'a rejected id is never reused');
 });
 
 t.test('settings: a first follow without choices asks for the agent minimum in USD, auto-trading, live', async (t) => {
@@ -89,13 +125,13 @@ t.test('target: every allocation mode in exact integer micro-USD', async (t) => 
 });
 
 t.test('top-up: a follow adds only what the target exceeds, never withdraws, and respects the minimum', async (t) => {
-  t.equal(topUpMicro(given([]), 500_000_000, 100_000_000), 500_000_000);
-  const funded = given([followed, added('p#add-1', 500_000_000)]);
+  t.equal(topUpMicro(state([]), 500_000_000, 100_000_000), 500_000_000);
+  const funded = state([followed, added('p#add-1', 500_000_000)]);
   t.equal(topUpMicro(funded, 800_000_000, 100_000_000), 300_000_000);
   t.equal(topUpMicro(funded, 200_000_000, 100_000_000), 0, 'a lower target withdraws nothing');
   t.equal(topUpMicro(funded, 0, 100_000_000), 0, 'the pool already holds the minimum');
-  const err = thrown(() => topUpMicro(given([]), 99_999_999, 100_000_000));
-  t.equal(err.kind, 'BAD_REQUEST');
+  const err = thrown(() => topUpMicro(state([]), 99_999_999, 100_000_000));
+  t.equal(err.reason, 'BELOW_MIN_ALLOCATION');
   t.match(err.message, /minimum allocation of 100 USD/);
   t.same(err.details, { minAllocationUsd: 100 });
 });

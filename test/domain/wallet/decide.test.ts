@@ -1,52 +1,60 @@
 import t from 'tap';
-import { decide, type AllocateFunds } from '../../../domain/wallet/decide.ts';
-import type { WalletEvent } from '../../../domain/wallet/events.ts';
-import { evolve, initialState } from '../../../domain/wallet/state.ts';
-import { thrown } from '../../support/domain.ts';
+import { walletDecider, type WalletCommand } from '../../../domain/wallet/decide.ts';
+import type { WalletContext, WalletEvent } from '../../../domain/wallet/events.ts';
+import type { TransferPlan } from '../../../domain/transfer/plan.ts';
+import { at, scenario } from '../../support/given-when-then.ts';
 
 const now = new Date('2025-01-02T03:04:05.000Z');
 const START = 10_000_000_000; // 10000 USD
 
-const given = (events: WalletEvent[]) => events.reduce(evolve, initialState());
-const allocate = (data: Partial<AllocateFunds['data']>): AllocateFunds => ({
-  type: 'AllocateFunds',
-  data: { transferId: 'tr-1', poolId: 'u.a.virtual', walletContext: 'virtual', amountMicro: 300_000_000, virtualStartMicro: START, now, ...data },
+const { given } = scenario(walletDecider);
+const plan = (transferId: string, amountMicro: number, walletContext: WalletContext = 'virtual'): TransferPlan => ({
+  transferId,
+  amountMicro,
+  from: { kind: 'wallet', userId: 'u', walletContext },
+  to: { kind: 'pool', userId: 'u', agentId: 'a', walletContext },
 });
+const debit = (transfer: TransferPlan, virtualStartMicro = START): WalletCommand => ({ type: 'DebitWallet', data: { transfer, virtualStartMicro }, metadata: at(now) });
+const refund = (transferId: string): WalletCommand => ({ type: 'RefundWallet', data: { transferId }, metadata: at(now) });
 const opened: WalletEvent = { type: 'WalletOpened', data: { virtualStartMicro: START, openedAt: now.toISOString() } };
-const allocated = (transferId: string, amountMicro: number): WalletEvent => ({
-  type: 'VirtualFundsAllocated',
-  data: { transferId, poolId: 'u.a.virtual', walletContext: 'virtual', amountMicro },
-});
+const debited = (transferId: string, amountMicro: number): WalletEvent => ({ type: 'WalletDebited', data: { transfer: plan(transferId, amountMicro) } });
 
-
-t.test('first use opens the virtual wallet at its start and debits the allocation', async (t) => {
-  const events = decide(allocate({}), given([]));
-  t.same(events, [opened, allocated('tr-1', 300_000_000)]);
-  t.equal(given(events).balances.virtual, START - 300_000_000);
-  t.equal(given(events).balances.real, 0);
+t.test('first use opens the virtual wallet at its start and debits the transfer', async (t) => {
+  const first = given([]).when(debit(plan('tr-1', 300_000_000)));
+  first.then(t, [opened, debited('tr-1', 300_000_000)]);
+  t.same(first.after().balances, { virtual: START - 300_000_000, real: 0 });
 });
 
 t.test('an opened wallet ignores a different start in later commands', async (t) => {
-  const events = decide(allocate({ transferId: 'tr-2', amountMicro: 9_700_000_000, virtualStartMicro: 50_000_000_000 }), given([opened, allocated('tr-1', 300_000_000)]));
-  t.same(events, [allocated('tr-2', 9_700_000_000)]);
+  given([opened, debited('tr-1', 300_000_000)]).when(debit(plan('tr-2', 9_700_000_000), 50_000_000_000)).then(t, [debited('tr-2', 9_700_000_000)]);
 });
 
 t.test('spending one micro-USD more than the balance is refused, naming what is available', async (t) => {
-  const state = given([opened, allocated('tr-1', 300_000_000)]);
-  const e = thrown(() => decide(allocate({ transferId: 'tr-2', amountMicro: 9_700_000_001 }), state));
-  t.equal(e.kind, 'BAD_REQUEST');
-  t.match(e.message, /9700 USD available/);
-  t.same(e.details, { availableUsd: 9700, requestedUsd: 9700.000001 });
+  const refused = given([opened, debited('tr-1', 300_000_000)]).when(debit(plan('tr-2', 9_700_000_001))).thenRefused(t, 'INSUFFICIENT_FUNDS', /9700 USD available/);
+  t.same(refused?.details, { availableUsd: 9700, requestedUsd: 9700.000001 });
 });
 
-t.test('a transfer id already used debits nothing again', async (t) => {
-  t.same(decide(allocate({ amountMicro: 999 }), given([opened, allocated('tr-1', 300_000_000)])), []);
+t.test('a transfer id already debited debits nothing again, whatever the amount asked', async (t) => {
+  given([opened, debited('tr-1', 300_000_000)]).when(debit(plan('tr-1', 999))).then(t, []);
 });
 
-t.test('the real wallet starts empty: allocating from it names the missing funds', async (t) => {
-  t.throws(() => decide(allocate({ walletContext: 'real', amountMicro: 1 }), given([])), /real wallet has no funds/);
+t.test('the real wallet starts empty: debiting it names the missing funds', async (t) => {
+  given([]).when(debit(plan('tr-1', 1, 'real'))).thenRefused(t, 'INSUFFICIENT_FUNDS', /real wallet has no funds/);
 });
 
 t.test('a non-positive amount is refused', async (t) => {
-  t.throws(() => decide(allocate({ amountMicro: 0 }), given([])), /must be positive/);
+  given([]).when(debit(plan('tr-1', 0))).thenRefused(t, 'VALIDATION_FAILED', /must be positive/);
+});
+
+t.test('a refund gives a debited transfer back once', async (t) => {
+  const refunding = given([opened, debited('tr-1', 300_000_000)]).when(refund('tr-1'));
+  refunding.then(t, [{ type: 'WalletRefunded', data: { transferId: 'tr-1', walletContext: 'virtual', amountMicro: 300_000_000 } }]);
+  t.equal(refunding.after().balances.virtual, START, 'the balance is whole again');
+  t.same(refunding.after().transfers['tr-1'], { walletContext: 'virtual', amountMicro: 300_000_000, refunded: true });
+  given([opened, debited('tr-1', 300_000_000), ...refunding.events()]).when(refund('tr-1')).then(t, [], 'a second refund gives nothing');
+  given([opened, debited('tr-1', 300_000_000), ...refunding.events()]).when(debit(plan('tr-1', 300_000_000))).then(t, [], 'nor does a retried debit take it again');
+});
+
+t.test('a refund of a transfer this wallet never paid is refused', async (t) => {
+  given([opened]).when(refund('tr-9')).thenRefused(t, 'TRANSFER_NOT_FOUND');
 });

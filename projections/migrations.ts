@@ -1,8 +1,10 @@
-import type { Config } from './config.ts';
-import { migrate, type Migration, type Pool } from './db.ts';
-import { eventStoreMigrations } from './eventstore/postgres-schema.ts';
-import { checkpointMigrations } from '../projections/checkpoints.ts';
-import type { Projector } from '../projections/projector.ts';
+// The whole schema, created at start. It lives with the read models (projections may import infra;
+// infra imports nothing of ours).
+import type { Config } from '../infra/config.ts';
+import { migrate, type Migration, type Pool } from '../infra/db.ts';
+import { eventStoreMigrations } from '../infra/eventstore/postgres-schema.ts';
+import { checkpointMigrations } from './checkpoints.ts';
+import type { Projector } from './projector.ts';
 
 /** The whole schema, created at start: the event store (PostgreSQL mode), checkpoints, read models. */
 export async function migrateAll(pool: Pool, config: Pick<Config, 'EVENT_STORE'>, projectors: Projector[]): Promise<void> {

@@ -1,0 +1,56 @@
+// Every command the dispatcher knows: its data, its result, its handler. Routes, workers and
+// scripts send these; the transfer runner sends the step commands.
+import type { Command } from '../domain/shared/decider.ts';
+import type { TransferPlan } from '../domain/transfer/plan.ts';
+import type { TransferOutcome, TransferStatus } from '../domain/transfer/process.ts';
+import type { AgentState } from '../domain/agent/index.ts';
+import type { Tools } from './dispatch.ts';
+import { listAgent, type ListAgentInput, type ListedAgentResult } from './agents/list-agent.ts';
+import { reviewAgent, type ReviewAgentData } from './agents/review-agent.ts';
+import { followAgent, type FollowAgentData, type FollowAgentResult } from './subscriptions/follow.ts';
+import { releaseOrphanSeat } from './subscriptions/release-orphan-seat.ts';
+import { resumeTransfer, type ResumeTransferData } from './transfers/resume.ts';
+import { creditPool, debitWallet, refundWallet } from './transfers/steps.ts';
+import { lookup, type LookupData, type LookupResult } from './users/lookup.ts';
+import { grantRole, type GrantRoleData } from './users/roles.ts';
+import { refreshSession, signOut, type RefreshData } from './users/sessions.ts';
+import { verifyCode, type StartedSession, type VerifyCodeData } from './users/sign-in.ts';
+import { updateProfile, type ProfileChanges } from './users/update-profile.ts';
+
+type Nothing = Record<string, never>;
+
+export interface CommandMap {
+  Lookup: { data: LookupData; result: LookupResult };
+  VerifyCode: { data: VerifyCodeData; result: StartedSession };
+  RefreshSession: { data: RefreshData; result: { session: StartedSession | null } };
+  SignOut: { data: { refreshToken: string }; result: Nothing };
+  UpdateProfile: { data: { userId: string; changes: ProfileChanges }; result: Nothing };
+  GrantRole: { data: GrantRoleData; result: { granted: boolean } };
+  ListAgent: { data: { developerId: string; input: ListAgentInput }; result: ListedAgentResult };
+  ReviewAgent: { data: ReviewAgentData; result: { agent: AgentState } };
+  FollowAgent: { data: FollowAgentData; result: FollowAgentResult };
+  ReleaseOrphanSeat: { data: { agentId: string; userId: string }; result: { released: boolean } };
+  DebitWallet: { data: { transfer: TransferPlan }; result: TransferOutcome };
+  CreditPool: { data: { transfer: TransferPlan; resumed: boolean }; result: TransferOutcome };
+  RefundWallet: { data: { userId: string; transferId: string }; result: TransferOutcome };
+  ResumeTransfer: { data: ResumeTransferData; result: { status: TransferStatus } };
+}
+
+export type CommandType = keyof CommandMap;
+
+export const handlers: { [T in CommandType]: (command: Command<T, CommandMap[T]['data']>, tools: Tools) => Promise<CommandMap[T]['result']> } = {
+  Lookup: lookup,
+  VerifyCode: verifyCode,
+  RefreshSession: refreshSession,
+  SignOut: signOut,
+  UpdateProfile: updateProfile,
+  GrantRole: grantRole,
+  ListAgent: listAgent,
+  ReviewAgent: reviewAgent,
+  FollowAgent: followAgent,
+  ReleaseOrphanSeat: releaseOrphanSeat,
+  DebitWallet: debitWallet,
+  CreditPool: creditPool,
+  RefundWallet: refundWallet,
+  ResumeTransfer: resumeTransfer,
+};

@@ -1,0 +1,113 @@
+// Follow an agent (POST /api/v1/users/me/subscriptions): plan on the pool and wallet as they are,
+// take a beta seat on a first follow, then move the capital as a transfer (wallet → pool) whose
+// credit opens the pool or applies the new settings. Nothing to add: the settings alone.
+import { agentDecider, isFollowable, type ListedAgent } from '../../domain/agent/index.ts';
+import { planFollow, termsOf, type FollowPlan } from '../../domain/pool/allocation.ts';
+import { poolDecider } from '../../domain/pool/decide.ts';
+import type { AgentTerms } from '../../domain/pool/events.ts';
+import { nextTransferId, poolId, type PoolState } from '../../domain/pool/state.ts';
+import type { Command } from '../../domain/shared/decider.ts';
+import { DomainError, refuse } from '../../domain/shared/errors.ts';
+import { usdToMicro } from '../../domain/shared/money.ts';
+import { planned } from '../../domain/transfer/process.ts';
+import { userDecider } from '../../domain/user/decide.ts';
+import type { WalletContext } from '../../domain/wallet/events.ts';
+import { walletDecider } from '../../domain/wallet/decide.ts';
+import type { Tools } from '../dispatch.ts';
+import { runTransfer } from '../transfers/run.ts';
+import { takeBetaSeat } from './beta-seats.ts';
+import { choicesOf, type SubscribeInput } from './subscribe-input.ts';
+
+export interface FollowAgentData {
+  userId: string;
+  input: SubscribeInput;
+}
+
+export interface FollowAgentResult {
+  agentId: string;
+  walletContext: WalletContext;
+  /** the terms the pool keeps (its first follow's) */
+  terms: AgentTerms;
+  /** the pool did not exist when this request started */
+  created: boolean;
+}
+
+/**
+ * Concurrent follows of one pool plan the same transfer id; the later one finds it debited already
+ * (for the other's amount), credits that, and plans again for what is still missing. Only the
+ * first round may refuse: a later one that cannot add more ends with what the pool holds.
+ */
+const MAX_ROUNDS = 5;
+
+export async function followAgent({ data }: Command<'FollowAgent', FollowAgentData>, tools: Tools): Promise<FollowAgentResult> {
+  const { userId, input } = data;
+  const [agent, walletContext] = await Promise.all([followableAgent(tools, input.agentId), walletContextOf(tools, userId, input)]);
+  const id = poolId(userId, agent.id, walletContext);
+  const planOnce = async () => {
+    const [pool, wallet] = await Promise.all([tools.load(poolDecider, id), tools.load(walletDecider, userId)]);
+    const facts = { pool: pool.state, wallet: wallet.state, walletContext, agentTerms: termsOf(agent), choices: choicesOf(input) };
+    const { VIRTUAL_START_USD, SOL_PRICE_USD } = tools.deps.config;
+    return { pool: pool.state, plan: planFollow({ ...facts, virtualStartMicro: usdToMicro(VIRTUAL_START_USD), solPriceMicro: usdToMicro(SOL_PRICE_USD) }) };
+  };
+  const first = await planOnce();
+  const tookSeat = !first.pool.followed && agent.betaStatus === 'beta' && (await takeBetaSeat(tools, agent, userId));
+  try {
+    let round = first;
+    for (let n = 1; ; n++) {
+      const added = await apply(tools, { userId, agentId: agent.id, walletContext }, round.pool, round.plan);
+      if (added === round.plan.topUpMicro || n === MAX_ROUNDS) break;
+      try {
+        round = await planOnce();
+      } catch (err) {
+        if (err instanceof DomainError) break;
+        throw err;
+      }
+    }
+  } catch (err) {
+    // A seat this request took goes back unless the user follows the agent, or a debit waits to open a pool.
+    if (tookSeat) await tools.dispatch('ReleaseOrphanSeat', { agentId: agent.id, userId }).catch(() => undefined);
+    throw err;
+  }
+  return { agentId: agent.id, walletContext, terms: first.plan.terms, created: !first.pool.followed };
+}
+
+/** One round: the settings alone, or a transfer whose credit carries them. Returns what the pool was credited. */
+async function apply(
+  tools: Tools,
+  pool: { userId: string; agentId: string; walletContext: WalletContext },
+  state: PoolState,
+  { settings, terms, topUpMicro }: FollowPlan,
+): Promise<number> {
+  if (topUpMicro === 0) {
+    await tools.execute(poolDecider, poolId(pool.userId, pool.agentId, pool.walletContext), { type: 'FollowAgent', data: { ...pool, settings, terms } });
+    return 0;
+  }
+  const transfer = await runTransfer(
+    tools,
+    planned({
+      transferId: nextTransferId(poolId(pool.userId, pool.agentId, pool.walletContext), state),
+      amountMicro: topUpMicro,
+      from: { kind: 'wallet', userId: pool.userId, walletContext: pool.walletContext },
+      to: { kind: 'pool', ...pool, follow: { settings, terms } },
+    }),
+  );
+  if (transfer.status === 'failed') throw transfer.refusal!;
+  if (transfer.status !== 'completed') throw refuse('UNPROCESSABLE', 'the pool did not accept the allocation; the funds are back in the wallet');
+  return transfer.plan.amountMicro;
+}
+
+async function followableAgent(tools: Tools, agentId: string): Promise<ListedAgent> {
+  const { state } = await tools.load(agentDecider, agentId);
+  if (!state.exists) throw refuse('AGENT_NOT_FOUND', 'agent not found');
+  const status = state.betaStatus;
+  if (!isFollowable(state)) throw refuse('AGENT_NOT_FOLLOWABLE', `agent is ${status} and cannot be followed`);
+  return state;
+}
+
+/** The body's context, else the user's current one (virtualWalletMode), else virtual. */
+async function walletContextOf(tools: Tools, userId: string, input: SubscribeInput): Promise<WalletContext> {
+  if (input.walletContext) return input.walletContext;
+  if (input.walletMode) return input.walletMode === 'REAL' ? 'real' : 'virtual';
+  const { state: user } = await tools.load(userDecider, userId);
+  return user.status === 'registered' && !user.virtualWalletMode ? 'real' : 'virtual';
+}

@@ -1,0 +1,31 @@
+// Frees a beta seat whose holder neither follows the agent nor has a debit waiting to open one of
+// its pools: a follow refused after taking its seat, or one a crash stopped before any debit (the
+// recovery worker sends it after a grace period). Decided on the streams, never a read model.
+import { agentDecider } from '../../domain/agent/index.ts';
+import { poolDecider } from '../../domain/pool/decide.ts';
+import { poolId } from '../../domain/pool/state.ts';
+import type { Command } from '../../domain/shared/decider.ts';
+import { walletDebitedSchema, walletContexts } from '../../domain/wallet/events.ts';
+import { walletDecider } from '../../domain/wallet/decide.ts';
+import { walletStream } from '../../domain/wallet/state.ts';
+import type { Tools } from '../dispatch.ts';
+import { releaseBetaSeat } from './beta-seats.ts';
+
+export async function releaseOrphanSeat(
+  { data }: Command<'ReleaseOrphanSeat', { agentId: string; userId: string }>,
+  tools: Tools,
+): Promise<{ released: boolean }> {
+  const { agentId, userId } = data;
+  const ids = walletContexts.map((context) => poolId(userId, agentId, context));
+  const pools = await Promise.all(ids.map((id) => tools.load(poolDecider, id)));
+  if (pools.some((p) => p.state.followed)) return { released: false };
+  // None of the pools is open, so a debit for one of them that was not given back waits to open it.
+  const { state: wallet } = await tools.load(walletDecider, userId);
+  const waiting = (await tools.deps.store.readStream(walletStream(userId)))
+    .filter((e) => e.type === 'WalletDebited')
+    .map((e) => walletDebitedSchema.parse(e.data).transfer)
+    .some((t) => ids.includes(poolId(t.to.userId, t.to.agentId, t.to.walletContext)) && !wallet.transfers[t.transferId]?.refunded);
+  if (waiting) return { released: false };
+  const { state: agent } = await tools.load(agentDecider, agentId);
+  return { released: agent.exists && (await releaseBetaSeat(tools, agent, userId)) };
+}

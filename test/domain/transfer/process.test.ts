@@ -1,0 +1,73 @@
+// The transfer process in Given / When / Then form: given the outcomes its steps reported so far,
+// when it decides, then the next step (or none, and how the transfer ended).
+import t, { type Test } from 'tap';
+import { refuse } from '../../../domain/shared/errors.ts';
+import type { TransferPlan } from '../../../domain/transfer/plan.ts';
+import { decide, evolve, isFinished, planned, resumed, type TransferOutcome, type TransferState, type TransferStep } from '../../../domain/transfer/process.ts';
+
+const plan: TransferPlan = {
+  transferId: 'u1.a1.virtual#add-1',
+  amountMicro: 250_000_000,
+  from: { kind: 'wallet', userId: 'u1', walletContext: 'virtual' },
+  to: { kind: 'pool', userId: 'u1', agentId: 'a1', walletContext: 'virtual' },
+};
+
+/** Given a start and the outcomes so far; then the next step and the state it leaves. */
+const given = (start: TransferState, ...outcomes: TransferOutcome[]) => {
+  const state = outcomes.reduce(evolve, start);
+  return {
+    state,
+    thenStep: (t: Test, step: TransferStep | null, message?: string) => t.same(decide(state), step, message ?? 'the next step'),
+  };
+};
+
+t.test('a planned transfer starts with the debit of its source', async (t) => {
+  given(planned(plan)).thenStep(t, { type: 'DebitWallet', data: { transfer: plan } });
+});
+
+t.test('once debited, the destination is credited the amount the source recorded', async (t) => {
+  given(planned(plan), { type: 'Debited', amountMicro: 250_000_000 }).thenStep(t, { type: 'CreditPool', data: { transfer: plan, resumed: false } });
+  const retried = given(planned(plan), { type: 'Debited', amountMicro: 100_000_000 });
+  retried.thenStep(t, { type: 'CreditPool', data: { transfer: { ...plan, amountMicro: 100_000_000 }, resumed: false } }, 'a debit found from an earlier request sets the amount');
+});
+
+t.test('a refused debit ends the transfer with nothing moved, keeping the refusal', async (t) => {
+  const refusal = refuse('INSUFFICIENT_FUNDS', 'insufficient virtual wallet funds');
+  const failed = given(planned(plan), { type: 'DebitRefused', error: refusal });
+  failed.thenStep(t, null);
+  t.equal(failed.state.status, 'failed');
+  t.equal(failed.state.refusal, refusal);
+  t.ok(isFinished(failed.state));
+});
+
+t.test('a credited transfer is complete', async (t) => {
+  const done = given(planned(plan), { type: 'Debited', amountMicro: plan.amountMicro }, { type: 'Credited' });
+  done.thenStep(t, null);
+  t.equal(done.state.status, 'completed');
+});
+
+t.test('a credit the destination rejects is given back to the source, then the transfer is compensated', async (t) => {
+  const rejected = given(planned(plan), { type: 'Debited', amountMicro: plan.amountMicro }, { type: 'CreditRejected', reason: 'the pool is not open' });
+  rejected.thenStep(t, { type: 'RefundWallet', data: { userId: 'u1', transferId: plan.transferId } });
+  t.equal(rejected.state.rejection, 'the pool is not open');
+  const compensated = given(rejected.state, { type: 'Refunded' });
+  compensated.thenStep(t, null);
+  t.equal(compensated.state.status, 'compensated');
+});
+
+t.test('a retried transfer that was already given back is compensated without another step', async (t) => {
+  const again = given(planned(plan), { type: 'Refunded' });
+  again.thenStep(t, null);
+  t.equal(again.state.status, 'compensated');
+});
+
+t.test('the recovery resumes a debited transfer: its credit is marked resumed', async (t) => {
+  given(resumed(plan)).thenStep(t, { type: 'CreditPool', data: { transfer: plan, resumed: true } });
+  given(resumed(plan), { type: 'CreditRejected', reason: 'closed' }).thenStep(t, { type: 'RefundWallet', data: { userId: 'u1', transferId: plan.transferId } });
+});
+
+t.test('an outcome that cannot follow the state is a bug, never taken silently', async (t) => {
+  t.throws(() => given(planned(plan), { type: 'Credited' }), /Credited cannot follow planned/);
+  t.throws(() => given(planned(plan), { type: 'Debited', amountMicro: 1 }, { type: 'Debited', amountMicro: 1 }), /cannot follow debited/);
+  t.throws(() => given(planned(plan), { type: 'Debited', amountMicro: 1 }, { type: 'Credited' }, { type: 'Refunded' }), /cannot follow completed/);
+});

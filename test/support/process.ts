@@ -1,0 +1,59 @@
+// The service as a separate OS process (`main.ts <role>`) on a test app's database and Redis: a
+// second API process, or a process to kill with SIGKILL.
+import { spawn, type ChildProcess } from 'node:child_process';
+import type { TestApp } from './app.ts';
+
+export interface ServiceProcess {
+  url: string;
+  child: ChildProcess;
+  /** resolves when the process has exited */
+  exited: Promise<number | null>;
+  stop(): Promise<void>;
+}
+
+export async function startServiceProcess(
+  app: Pick<TestApp, 'databaseUrl' | 'deps' | 'redisKeyPrefix'>,
+  role: 'all' | 'api',
+  env: Record<string, string> = {},
+): Promise<ServiceProcess> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'main.ts', role], {
+    env: {
+      ...process.env,
+      NODE_ENV: 'test',
+      LOG_LEVEL: 'info',
+      PORT: '0',
+      HOST: '127.0.0.1',
+      DATABASE_URL: app.databaseUrl,
+      DATABASE_POOL_SIZE: '6',
+      REDIS_URL: app.deps.config.REDIS_URL,
+      JWT_SECRET: app.deps.config.JWT_SECRET,
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const url = await new Promise<string>((resolve, reject) => {
+    let buffered = '';
+    const onData = (chunk: Buffer) => {
+      buffered += chunk.toString('utf8');
+      for (const line of buffered.split('\n')) {
+        if (!line.includes('"started"')) continue;
+        child.stdout!.off('data', onData);
+        child.stdout!.resume(); // keep draining: a full pipe would stall the process
+        resolve(JSON.parse(line).url as string);
+        return;
+      }
+    };
+    child.stdout!.on('data', onData);
+    void exited.then((code) => reject(new Error(`service process exited (${code}) before it started`)));
+  });
+  return {
+    url,
+    child,
+    exited,
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}

@@ -3,7 +3,7 @@ import { refuse } from '../shared/errors.ts';
 import { microToUsd, type MicroUsd } from '../shared/money.ts';
 import type { TransferPlan } from '../transfer/plan.ts';
 import type { WalletContext, WalletEvent } from './events.ts';
-import { balanceOf, evolve, initialState, walletStream, type WalletState } from './state.ts';
+import { balanceOf, destinationOf, evolve, initialState, walletStream, type WalletState } from './state.ts';
 
 /** Pay a transfer out of the wallet context `transfer.from`; a transferId already paid pays nothing. */
 export type DebitWallet = Command<
@@ -22,7 +22,13 @@ export type WalletCommand = DebitWallet | RefundWallet;
 
 function debit({ data, metadata }: DebitWallet, state: WalletState): WalletEvent[] {
   const { transfer, virtualStartMicro } = data;
-  if (Object.hasOwn(state.transfers, transfer.transferId)) return [];
+  const known = state.transfers[transfer.transferId];
+  if (known) {
+    // A retry of the same transfer moves nothing; the same id for another destination would credit
+    // a pool the money never left for.
+    if (known.to !== destinationOf(transfer.to)) throw refuse('ALREADY_EXISTS', `transfer ${transfer.transferId} was debited for another destination`);
+    return [];
+  }
   if (!Number.isSafeInteger(transfer.amountMicro) || transfer.amountMicro <= 0) {
     throw refuse('VALIDATION_FAILED', 'the amount to transfer must be positive');
   }

@@ -1,5 +1,6 @@
 import { assertNever } from '../shared/decider.ts';
 import type { MicroUsd } from '../shared/money.ts';
+import type { TransferPlan } from '../transfer/plan.ts';
 import type { WalletContext, WalletEvent } from './events.ts';
 
 export const walletStream = (userId: string): string => `wallet-${userId}`;
@@ -8,8 +9,13 @@ export const walletStream = (userId: string): string => `wallet-${userId}`;
 export interface WalletTransfer {
   walletContext: WalletContext;
   amountMicro: MicroUsd;
+  /** the destination the debit was made for (a retry must name the same one) */
+  to: string;
   refunded: boolean;
 }
+
+/** A transfer destination as one string, to compare a retried debit with the recorded one. */
+export const destinationOf = (to: TransferPlan['to']): string => `${to.kind}:${to.userId}.${to.agentId}.${to.walletContext}`;
 
 export interface WalletState {
   opened: boolean;
@@ -28,11 +34,11 @@ export function evolve(state: WalletState, event: WalletEvent): WalletState {
     case 'WalletOpened':
       return { ...state, opened: true, balances: { virtual: event.data.virtualStartMicro, real: 0 } };
     case 'WalletDebited': {
-      const { transferId, amountMicro, from } = event.data.transfer;
+      const { transferId, amountMicro, from, to } = event.data.transfer;
       return {
         ...state,
         balances: add(state.balances, from.walletContext, -amountMicro),
-        transfers: { ...state.transfers, [transferId]: { walletContext: from.walletContext, amountMicro, refunded: false } },
+        transfers: { ...state.transfers, [transferId]: { walletContext: from.walletContext, amountMicro, to: destinationOf(to), refunded: false } },
       };
     }
     case 'WalletRefunded': {

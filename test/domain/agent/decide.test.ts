@@ -114,6 +114,15 @@ t.test('invalid review moves are refused as REVIEW_MOVE_NOT_ALLOWED', async (t) 
   given([listed(), approved, promoted]).when(promote()).thenRefused(t, 'REVIEW_MOVE_NOT_ALLOWED');
 });
 
+t.test('only a beta or live agent can be followed: not one under review, rejected or unknown', async (t) => {
+  const stateOf = (events: AgentEvent[]) => given(events).state;
+  t.notOk(isFollowable(stateOf([])), 'unknown');
+  t.notOk(isFollowable(stateOf([listed()])), 'pending-review');
+  t.notOk(isFollowable(stateOf([listed(), rejected])), 'rejected');
+  t.ok(isFollowable(stateOf([listed(), approved])), 'beta');
+  t.ok(isFollowable(stateOf([listed(), approved, promoted])), 'live');
+});
+
 t.test('reviewing an unknown agent is not found', async (t) => {
   given([]).when(approve()).thenRefused(t, 'AGENT_NOT_FOUND');
 });

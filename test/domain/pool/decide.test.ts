@@ -4,7 +4,6 @@ import { poolDecider, type PoolCommand } from '../../../domain/pool/decide.ts';
 import type { FollowSettings, PoolEvent } from '../../../domain/pool/events.ts';
 import { nextTransferId } from '../../../domain/pool/state.ts';
 import type { TransferPlan } from '../../../domain/transfer/plan.ts';
-import { thrown } from '../../support/domain.ts';
 import { at, scenario } from '../../support/given-when-then.ts';
 import { settings, terms } from './fixtures.ts';
 
@@ -62,6 +61,16 @@ t.test("a transfer's first credit opens the pool with its follow, then credits t
   opening.then(t, [followed, added('p#add-1', 500_000_000)]);
   const after = opening.after();
   t.ok(after.followed && after.ledger.confirmedIn === 500_000_000);
+});
+
+t.test('a first follow interrupted after its debit is resumed: the credit opens the pool with that follow, then credits', async (t) => {
+  // The recovery has only the debit's plan: the pool must get exactly the settings the interrupted request asked for.
+  const alertsPaused: FollowSettings = { ...settings, tradeMode: 'ALERTS_ONLY', subscriptionType: 'ALERTS_ONLY', isPaused: true };
+  const resuming = given([]).when(credit('p#add-1', 250_000_000, { follow: { settings: alertsPaused, terms }, resumed: true }, later));
+  resuming.then(t, [
+    { type: 'AgentFollowed', data: { ...alertsPaused, ...pool, poolId: 'u1.a1.virtual', walletMode: 'VIRTUAL', terms, subscribedAt: later.toISOString() } },
+    added('p#add-1', 250_000_000),
+  ]);
 });
 
 t.test('a credit to an existing pool applies the request follow settings when they differ', async (t) => {
@@ -130,8 +139,9 @@ t.test('top-up: a follow adds only what the target exceeds, never withdraws, and
   t.equal(topUpMicro(funded, 800_000_000, 100_000_000), 300_000_000);
   t.equal(topUpMicro(funded, 200_000_000, 100_000_000), 0, 'a lower target withdraws nothing');
   t.equal(topUpMicro(funded, 0, 100_000_000), 0, 'the pool already holds the minimum');
-  const err = thrown(() => topUpMicro(state([]), 99_999_999, 100_000_000));
-  t.equal(err.reason, 'BELOW_MIN_ALLOCATION');
-  t.match(err.message, /minimum allocation of 100 USD/);
-  t.same(err.details, { minAllocationUsd: 100 });
+  t.throws(() => topUpMicro(state([]), 99_999_999, 100_000_000), {
+    reason: 'BELOW_MIN_ALLOCATION',
+    message: /minimum allocation of 100 USD/,
+    details: { minAllocationUsd: 100 },
+  });
 });

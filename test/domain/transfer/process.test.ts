@@ -53,6 +53,7 @@ t.test('a credit the destination rejects is given back to the source, then the t
   const compensated = given(rejected.state, { type: 'Refunded' });
   compensated.thenStep(t, null);
   t.equal(compensated.state.status, 'compensated');
+  t.equal(compensated.state.rejection, 'the pool is not open', 'why it was given back stays known');
 });
 
 t.test('a retried transfer that was already given back is compensated without another step', async (t) => {

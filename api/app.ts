@@ -7,6 +7,7 @@ import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fast
 import type { AppDeps } from './deps.ts';
 import { hasNul, NUL_MESSAGE, registerErrorHandling } from './plugins/errors.ts';
 import authPlugin from './plugins/auth.ts';
+import { JSON_DEPTH_MESSAGE, MAX_JSON_DEPTH, nestsDeeperThan } from './plugins/json-depth.ts';
 import { httpDuration } from '../infra/metrics.ts';
 import { routeGroups } from './routes/index.ts';
 import healthRoutes from './routes/health/index.ts';
@@ -35,8 +36,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   // PostgreSQL cannot store the NUL character: a body carrying one is refused before any command
   // starts (a command of several appends could otherwise fail half-way). Text elsewhere (path,
   // query) only reaches reads, whose refusal the error handler turns into the same 400.
+  // Deep nesting is refused before parsing: parsing it costs ~20x a flat body of the same size.
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if (nestsDeeperThan(body as string, MAX_JSON_DEPTH)) {
+      return done(Object.assign(new Error(JSON_DEPTH_MESSAGE), { statusCode: 400 }), undefined);
+    }
     parseJson(request, body as string, (err, value) => {
       if (err) return done(err, undefined);
       if (hasNul(value)) return done(Object.assign(new Error(NUL_MESSAGE), { statusCode: 400 }), undefined);

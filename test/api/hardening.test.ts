@@ -1,0 +1,87 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import t from 'tap';
+import { JSON_DEPTH_MESSAGE, MAX_JSON_DEPTH, nestsDeeperThan } from '../../api/plugins/json-depth.ts';
+import { api, startTestApp } from '../support/app.ts';
+
+const nested = (depth: number, inner = '') => '['.repeat(depth) + inner + ']'.repeat(depth);
+
+// Sends `count` JSON bodies of `depth` nested arrays in parallel; prints the answers as JSON.
+const FLOOD = `
+const http = require('node:http');
+const [url, count, depth] = process.argv.slice(1);
+const body = Buffer.from('['.repeat(+depth) + ']'.repeat(+depth));
+const send = () => new Promise((resolve, reject) => {
+  const req = http.request(url + '/api/auth/lookup', { method: 'POST', agent: false, headers: { 'content-type': 'application/json', 'content-length': body.length } }, (res) => {
+    let text = '';
+    res.setEncoding('utf8');
+    res.on('data', (c) => (text += c));
+    res.on('end', () => resolve({ status: res.statusCode, body: text }));
+  });
+  req.on('error', reject);
+  req.end(body);
+});
+Promise.all(Array.from({ length: +count }, send)).then((answers) => process.stdout.write(JSON.stringify(answers)));
+`;
+
+t.test('request hardening', async (t) => {
+  const app = await startTestApp();
+  t.teardown(() => app.close());
+
+  await t.test('a body nested deeper than 32 levels is a 400 refused before it is parsed', async (t) => {
+    const tooDeep = await api(app, 'POST', '/api/auth/lookup', { rawBody: nested(MAX_JSON_DEPTH + 1) });
+    t.equal(tooDeep.status, 400);
+    t.same(tooDeep.body, { success: false, error: { code: 'BAD_REQUEST', message: JSON_DEPTH_MESSAGE } });
+    // Too deep and malformed further on: the parser would answer a syntax error, so it never ran.
+    const unparsed = await api(app, 'POST', '/api/auth/lookup', { rawBody: `${'['.repeat(MAX_JSON_DEPTH + 1)} not json at all` });
+    t.equal(unparsed.body.error.message, JSON_DEPTH_MESSAGE, 'refused by the scan, not by JSON.parse');
+    const deepEnough = await api(app, 'POST', '/api/auth/lookup', { rawBody: nested(MAX_JSON_DEPTH) });
+    t.equal(deepEnough.status, 400);
+    t.not(deepEnough.body.error.message, JSON_DEPTH_MESSAGE, '32 levels are parsed (and then fail validation)');
+    const inString = await api(app, 'POST', '/api/auth/lookup', {
+      body: { email: 'brackets@example.test', recaptcha: '['.repeat(100) + '{'.repeat(100) + '\\"[[[', fingerprint: 'fp' },
+    });
+    t.equal(inString.status, 200, 'brackets inside strings (and escaped quotes) do not count');
+  });
+
+  await t.test('40 parallel 1 MiB nested bodies do not hold up the health check', async (t) => {
+    const body = nested(500_000);
+    // What each of those bodies used to cost the server before any validation ran.
+    let started = performance.now();
+    try {
+      JSON.parse(body);
+    } catch {
+      // a parser without iterative nesting runs out of stack instead: just as costly to find out
+    }
+    const parseMs = performance.now() - started;
+    started = performance.now();
+    t.ok(nestsDeeperThan(body, MAX_JSON_DEPTH));
+    const scanMs = performance.now() - started;
+    t.ok(scanMs * 20 < parseMs, `the scan (${scanMs.toFixed(2)} ms) costs a fraction of parsing (${parseMs.toFixed(1)} ms)`);
+
+    // The bodies come from another process, so the client's work does not share the server's loop.
+    const flooder = spawn(process.execPath, ['-e', FLOOD, app.url, '40', '500000'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let output = '';
+    flooder.stdout.on('data', (c) => (output += c));
+    const flooded = once(flooder, 'exit');
+    let sending = true;
+    void flooded.then(() => (sending = false));
+    const latencies: number[] = [];
+    const statuses = new Set<number>();
+    while (sending) {
+      const at = performance.now();
+      statuses.add((await api(app, 'GET', '/api')).status);
+      latencies.push(performance.now() - at);
+    }
+    t.same([...statuses], [200], 'health answered 200 throughout');
+    await flooded;
+    const answers = JSON.parse(output) as Array<{ status: number; body: string }>;
+    t.equal(answers.length, 40);
+    t.ok(
+      answers.every((a) => a.status === 400 && JSON.parse(a.body).error.message === JSON_DEPTH_MESSAGE),
+      'every nested body refused by the scan',
+    );
+    const worst = Math.max(...latencies);
+    t.ok(worst < 1000, `GET /api answered ${latencies.length} times meanwhile, worst ${worst.toFixed(0)} ms`);
+  });
+});

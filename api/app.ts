@@ -7,6 +7,7 @@ import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fast
 import type { AppDeps } from './deps.ts';
 import { hasNul, NUL_MESSAGE, registerErrorHandling } from './plugins/errors.ts';
 import authPlugin from './plugins/auth.ts';
+import { clientErrorHandler, frameworkErrors } from './plugins/client-errors.ts';
 import { JSON_DEPTH_MESSAGE, MAX_JSON_DEPTH, nestsDeeperThan } from './plugins/json-depth.ts';
 import { httpDuration } from '../infra/metrics.ts';
 import { routeGroups } from './routes/index.ts';
@@ -27,6 +28,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // Only behind a proxy that sets X-Forwarded-For: otherwise any caller could choose the IP the
     // captcha provider is told.
     trustProxy: deps.config.TRUST_PROXY,
+    // Refusals made before a route runs answer the envelope too.
+    frameworkErrors,
+    clientErrorHandler: clientErrorHandler(deps.logger as FastifyBaseLogger),
   });
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { connect } from 'node:net';
 import t from 'tap';
 import { JSON_DEPTH_MESSAGE, MAX_JSON_DEPTH, nestsDeeperThan } from '../../api/plugins/json-depth.ts';
 import { api, startTestApp } from '../support/app.ts';
@@ -23,6 +24,36 @@ const send = () => new Promise((resolve, reject) => {
 });
 Promise.all(Array.from({ length: +count }, send)).then((answers) => process.stdout.write(JSON.stringify(answers)));
 `;
+
+interface RawAnswer {
+  status: number;
+  headers: Record<string, string>;
+  body: any;
+}
+
+/** Sends bytes as they are over TCP and reads the answer until the server closes the connection. */
+function rawHttp(url: string, request: string): Promise<RawAnswer> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), hostname, () => socket.write(request));
+    const chunks: Buffer[] = [];
+    socket.on('data', (c) => chunks.push(c));
+    socket.on('error', reject);
+    socket.on('close', () => {
+      const text = Buffer.concat(chunks).toString('utf8');
+      const [head = '', body = ''] = text.split('\r\n\r\n');
+      const [statusLine = '', ...lines] = head.split('\r\n');
+      const headers = Object.fromEntries(lines.map((l) => [l.slice(0, l.indexOf(':')).toLowerCase(), l.slice(l.indexOf(':') + 1).trim()]));
+      let parsed: unknown = body;
+      try {
+        parsed = JSON.parse(body);
+      } catch {
+        // not JSON: the assertion on the body shows it
+      }
+      resolve({ status: Number(statusLine.split(' ')[1]), headers, body: parsed });
+    });
+  });
+}
 
 t.test('request hardening', async (t) => {
   const app = await startTestApp();
@@ -83,5 +114,39 @@ t.test('request hardening', async (t) => {
     );
     const worst = Math.max(...latencies);
     t.ok(worst < 1000, `GET /api answered ${latencies.length} times meanwhile, worst ${worst.toFixed(0)} ms`);
+  });
+
+  await t.test('a path parameter over the router limit is a 414 in the envelope', async (t) => {
+    const res = await api(app, 'GET', `/api/v1/agents/${'a'.repeat(200)}`);
+    t.equal(res.status, 414);
+    t.match(res.headers.get('content-type'), /^application\/json/);
+    t.same(res.body, { success: false, error: { code: 'URI_TOO_LONG', message: 'a path parameter is too long' } });
+  });
+
+  await t.test('a malformed percent-encoding in a path parameter is a 400 in the envelope', async (t) => {
+    const res = await api(app, 'GET', '/api/v1/agents/%zz');
+    t.equal(res.status, 400);
+    t.same(res.body, { success: false, error: { code: 'BAD_REQUEST', message: 'the URL has a malformed percent-encoding' } });
+  });
+
+  await t.test('a query string or headers over 16 KiB are a 431 in the envelope', async (t) => {
+    const expected = {
+      success: false,
+      error: { code: 'REQUEST_HEADER_FIELDS_TOO_LARGE', message: 'the request headers (the URL included) are too large' },
+    };
+    const longQuery = await rawHttp(app.url, `GET /api?filter=${'a'.repeat(20_000)} HTTP/1.1\r\nHost: x\r\n\r\n`);
+    t.equal(longQuery.status, 431);
+    t.match(longQuery.headers['content-type'], /^application\/json/);
+    t.same(longQuery.body, expected);
+    const bigHeader = await rawHttp(app.url, `GET /api HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`);
+    t.equal(bigHeader.status, 431);
+    t.same(bigHeader.body, expected);
+  });
+
+  await t.test('a request the HTTP parser cannot read is a 400 in the envelope', async (t) => {
+    const res = await rawHttp(app.url, 'NOT A REQUEST\r\n\r\n');
+    t.equal(res.status, 400);
+    t.match(res.headers['content-type'], /^application\/json/);
+    t.same(res.body, { success: false, error: { code: 'BAD_REQUEST', message: 'malformed HTTP request' } });
   });
 });

@@ -188,3 +188,13 @@ t.test('an agent under review or rejected cannot be followed', async (t) => {
   thenError(t, when(given(listed()), takeSeat('u1')), 'CONFLICT', /pending-review/);
   thenError(t, when(given(listed(), rejected), takeSeat('u1')), 'CONFLICT', /rejected/);
 });
+
+t.test('the decider refuses names that would mislead marketplace readers', async (t) => {
+  const list = (o: Partial<AgentListed>) => when(given(), { type: 'ListAgent', data: listing(o), metadata: { now } });
+  thenError(t, list({ name: '\u202eevil' }), 'BAD_REQUEST', /^name must not contain characters that change the text direction/);
+  thenError(t, list({ name: '\u200b' }), 'BAD_REQUEST', /^name must not contain invisible/);
+  thenError(t, list({ name: '\uff2d\uff4f\uff4d' }), 'BAD_REQUEST', /^name must be NFKC-normalised/);
+  thenError(t, list({ tags: ['ok', 'x\u2066y'] }), 'BAD_REQUEST', /^tag must not contain/);
+  thenError(t, list({ connectedChannels: [{ channelName: 'a\u200bb' }] }), 'BAD_REQUEST', /^channelName must not contain/);
+  t.same(list({ name: 'Café 🚀' }), [listed({ name: 'Café 🚀' })]);
+});

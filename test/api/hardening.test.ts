@@ -56,7 +56,7 @@ function rawHttp(url: string, request: string): Promise<RawAnswer> {
 }
 
 t.test('request hardening', async (t) => {
-  const app = await startTestApp();
+  const app = await startTestApp({ captureLogs: true });
   t.teardown(() => app.close());
 
   await t.test('a body nested deeper than 32 levels is a 400 refused before it is parsed', async (t) => {
@@ -148,5 +148,34 @@ t.test('request hardening', async (t) => {
     t.equal(res.status, 400);
     t.match(res.headers['content-type'], /^application\/json/);
     t.same(res.body, { success: false, error: { code: 'BAD_REQUEST', message: 'malformed HTTP request' } });
+  });
+
+  await t.test('secrets in a query string never reach the log; their names and a placeholder do', async (t) => {
+    const secrets = ['tok-7f3a9c', 'key-51be02', 'code-884422', 'sig-d00dfe', 'pw-c0ffee', 'st-abc123', 'enc-0b5e55'];
+    const query = [
+      `access_token=${secrets[0]}`,
+      `apiKey=${secrets[1]}`,
+      `CODE=${secrets[2]}`,
+      `signature=${secrets[3]}`,
+      `password=${secrets[4]}`,
+      `state=${secrets[5]}`,
+      `refresh%5Ftoken=${secrets[6]}`,
+      'limit=5',
+      'venue=SPOT_VENUE',
+    ].join('&');
+    const res = await api(app, 'GET', `/api/v1/agents?${query}`, { headers: { 'x-request-id': 'query-secrets' } });
+    t.equal(res.status, 200);
+    const lines = app.logs.filter((l) => l.includes('query-secrets'));
+    t.ok(lines.length > 0, 'the request was logged');
+    const text = app.logs.join('');
+    for (const secret of secrets) t.notOk(text.includes(secret), `${secret} is not in the log`);
+    t.ok(
+      lines.some((l) =>
+        (JSON.parse(l).req?.url as string | undefined) ===
+          '/api/v1/agents?access_token=[redacted]&apiKey=[redacted]&CODE=[redacted]&signature=[redacted]' +
+            '&password=[redacted]&state=[redacted]&refresh%5Ftoken=[redacted]&limit=5&venue=SPOT_VENUE',
+      ),
+      'the logged URL keeps the names and the harmless parameters',
+    );
   });
 });

@@ -28,6 +28,15 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // Only behind a proxy that sets X-Forwarded-For: otherwise any caller could choose the IP the
     // captcha provider is told.
     trustProxy: deps.config.TRUST_PROXY,
+    // Slow clients (a byte a second) must not hold connections: headers, the whole request and an
+    // idle keep-alive connection each have a deadline. Node checks the first two on an interval,
+    // so it runs often enough for the headers deadline to mean what it says.
+    http: {
+      headersTimeout: deps.config.HTTP_HEADERS_TIMEOUT_MS,
+      connectionsCheckingInterval: Math.min(1000, Math.ceil(deps.config.HTTP_HEADERS_TIMEOUT_MS / 2)),
+    },
+    requestTimeout: deps.config.HTTP_REQUEST_TIMEOUT_MS,
+    keepAliveTimeout: deps.config.HTTP_KEEP_ALIVE_TIMEOUT_MS,
     // Refusals made before a route runs answer the envelope too.
     frameworkErrors,
     clientErrorHandler: clientErrorHandler(deps.logger as FastifyBaseLogger),

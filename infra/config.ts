@@ -40,6 +40,12 @@ const schema = z.object({
   LOGIN_CODE_TTL_SECONDS: z.coerce.number().int().positive().default(600),
   TRANSFER_RECOVERY_INTERVAL_MS: z.coerce.number().int().positive().default(5000),
   TRANSFER_RECOVERY_GRACE_MS: z.coerce.number().int().positive().default(10000),
+  /** a client must send its request line and headers within this, else 408 and the connection closes */
+  HTTP_HEADERS_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
+  /** …and its whole request (headers and body) within this */
+  HTTP_REQUEST_TIMEOUT_MS: z.coerce.number().int().positive().default(30_000),
+  /** an idle keep-alive connection is closed after this */
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().positive().default(5_000),
 });
 
 export type Config = z.infer<typeof schema>;
@@ -61,6 +67,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const config = parsed.data;
   if (config.EVENT_STORE === 'esdb' && !config.EVENTSTORE_URL) {
     throw new ConfigError('configuration: EVENTSTORE_URL is required when EVENT_STORE=esdb');
+  }
+  if (config.HTTP_HEADERS_TIMEOUT_MS > config.HTTP_REQUEST_TIMEOUT_MS) {
+    throw new ConfigError('configuration: HTTP_HEADERS_TIMEOUT_MS must not exceed HTTP_REQUEST_TIMEOUT_MS');
   }
   if (config.NODE_ENV === 'production') {
     const required: Array<[keyof Config, string]> = [

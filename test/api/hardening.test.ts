@@ -179,3 +179,79 @@ t.test('request hardening', async (t) => {
     );
   });
 });
+
+interface SlowAnswer {
+  /** from the connection to its close by the server */
+  elapsedMs: number;
+  /** from the first byte of the answer to the close */
+  afterAnswerMs: number;
+  text: string;
+}
+
+/**
+ * Opens a connection, writes `first`, then one `drip` every 100 ms for as long as the server keeps
+ * the connection open (a slow client), and reports what came back and when the server closed it.
+ */
+function slowClient(url: string, first: string, drip?: string): Promise<SlowAnswer> {
+  const { hostname, port } = new URL(url);
+  return new Promise((resolve, reject) => {
+    const started = performance.now();
+    let timer: NodeJS.Timeout | undefined;
+    const socket = connect(Number(port), hostname, () => {
+      socket.write(first);
+      if (drip) timer = setInterval(() => socket.writable && socket.write(drip), 100);
+    });
+    const chunks: Buffer[] = [];
+    let answeredAt: number | undefined;
+    socket.on('data', (c) => {
+      answeredAt ??= performance.now();
+      chunks.push(c);
+    });
+    socket.on('error', () => {
+      // a reset after the server's answer: the close event still reports it
+    });
+    socket.on('close', () => {
+      clearInterval(timer);
+      const closedAt = performance.now();
+      resolve({ elapsedMs: closedAt - started, afterAnswerMs: closedAt - (answeredAt ?? closedAt), text: Buffer.concat(chunks).toString('utf8') });
+    });
+    setTimeout(() => reject(new Error('the server kept a slow client for 10 s')), 10_000).unref();
+  });
+}
+
+const bodyOf = (text: string) => JSON.parse(text.slice(text.lastIndexOf('\r\n\r\n') + 4));
+
+t.test('slow clients are cut off at the configured time-outs', async (t) => {
+  const app = await startTestApp({
+    config: { HTTP_HEADERS_TIMEOUT_MS: '500', HTTP_REQUEST_TIMEOUT_MS: '1000', HTTP_KEEP_ALIVE_TIMEOUT_MS: '300' },
+  });
+  t.teardown(() => app.close());
+
+  await t.test('headers sent a line at a time are cut off after the headers time-out with a 408', async (t) => {
+    const slow = await slowClient(app.url, 'GET /api HTTP/1.1\r\nHost: x\r\n', 'X-Slow: a\r\n');
+    t.ok(slow.elapsedMs >= 450 && slow.elapsedMs < 2000, `closed after ${slow.elapsedMs.toFixed(0)} ms`);
+    t.match(slow.text, /^HTTP\/1\.1 408 /);
+    t.same(bodyOf(slow.text), { success: false, error: { code: 'REQUEST_TIMEOUT', message: 'the request was not received in time' } });
+  });
+
+  await t.test('a body sent a byte at a time is cut off after the request time-out with a 408', async (t) => {
+    const head = 'POST /api/auth/lookup HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n';
+    const slow = await slowClient(app.url, head, ' ');
+    t.ok(slow.elapsedMs >= 950 && slow.elapsedMs < 2500, `closed after ${slow.elapsedMs.toFixed(0)} ms`);
+    t.match(slow.text, /^HTTP\/1\.1 408 /);
+    t.equal(bodyOf(slow.text).error.code, 'REQUEST_TIMEOUT');
+  });
+
+  await t.test('an idle keep-alive connection is closed after the keep-alive time-out', async (t) => {
+    const idle = await slowClient(app.url, 'GET /api HTTP/1.1\r\nHost: x\r\nConnection: keep-alive\r\n\r\n');
+    t.match(idle.text, /^HTTP\/1\.1 200 /, 'the request itself is answered');
+    // Node closes the connection 1 s after the time it announces (Keep-Alive: timeout=…), so that
+    // a client closes first and never sends on a connection being closed.
+    t.ok(idle.afterAnswerMs >= 1250 && idle.afterAnswerMs < 2500, `closed ${idle.afterAnswerMs.toFixed(0)} ms after the answer`);
+  });
+
+  await t.test('a client that sends nothing at all is cut off too', async (t) => {
+    const silent = await slowClient(app.url, '');
+    t.ok(silent.elapsedMs < 2000, `closed after ${silent.elapsedMs.toFixed(0)} ms`);
+  });
+});

@@ -20,6 +20,11 @@ const schema = z.object({
   DATABASE_URL: z.string().url().default('postgres://postgres@127.0.0.1:5432/agent_trading'),
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(20),
   REDIS_URL: z.string().url().default('redis://127.0.0.1:6379'),
+  /** every Redis key of this deployment (login codes, limits, BullMQ queues) starts with `<prefix>:` */
+  REDIS_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9._-]{1,64}$/, 'must be 1 to 64 letters, digits, dots, dashes or underscores')
+    .default('agent-trading'),
   EVENT_STORE: z.enum(['postgres', 'esdb']).default('postgres'),
   EVENTSTORE_URL: z.string().optional(),
   SMTP_URL: z.string().url().optional(),

@@ -16,6 +16,14 @@ t.test('development defaults work on a developer machine', async (t) => {
   );
 });
 
+t.test('REDIS_PREFIX names the deployment in every Redis key', async (t) => {
+  t.equal(loadConfig({}).REDIS_PREFIX, 'agent-trading');
+  t.equal(loadConfig({ REDIS_PREFIX: 'staging-eu.2' }).REDIS_PREFIX, 'staging-eu.2');
+  for (const value of ['', 'has space', 'a:b', 'x'.repeat(65)]) {
+    t.throws(() => loadConfig({ REDIS_PREFIX: value }), { message: /^configuration: REDIS_PREFIX / }, JSON.stringify(value));
+  }
+});
+
 t.test('the headers time-out cannot exceed the request time-out (Node refuses it)', async (t) => {
   t.throws(() => loadConfig({ HTTP_HEADERS_TIMEOUT_MS: '40000' }), {
     message: 'configuration: HTTP_HEADERS_TIMEOUT_MS must not exceed HTTP_REQUEST_TIMEOUT_MS',

@@ -33,13 +33,15 @@ export interface Runtime {
   workers?: Workers;
   /** address the API listens on, when it runs */
   url?: string;
+  /** what every Redis key of this runtime starts with: `REDIS_PREFIX:` and the tests' own scope */
+  keyPrefix: string;
   close(): Promise<void>;
 }
 
 export interface RuntimeOptions {
   config: Config;
   roles: Roles;
-  /** tests give each run its own Redis key space */
+  /** tests give each run its own Redis key space (under REDIS_PREFIX) */
   redisKeyPrefix?: string;
   /** tests swap the store (e.g. the EventStoreDB peer) */
   store?: EventStore;
@@ -59,7 +61,9 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   const pool = createPool(config.DATABASE_URL, config.DATABASE_POOL_SIZE);
   const store = options.store ?? createEventStore(config, pool);
   await migrateAll(pool, config, allProjectors);
-  const redis = createRedis(config.REDIS_URL, options.redisKeyPrefix);
+  // Two deployments sharing a Redis must not share login codes, limits or jobs.
+  const keyPrefix = `${config.REDIS_PREFIX}:${options.redisKeyPrefix ?? ''}`;
+  const redis = createRedis(config.REDIS_URL, keyPrefix);
 
   const runner = roles.projections
     ? new ProjectionRunner(store, pool, allProjectors, {
@@ -72,7 +76,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     : undefined;
   await runner?.start();
   const queueConnection = bullConnection(config.REDIS_URL);
-  const mailer = createQueuedMailer(queueConnection, queuePrefix(options.redisKeyPrefix), config.JWT_SECRET);
+  const mailer = createQueuedMailer(queueConnection, queuePrefix(keyPrefix), config.JWT_SECRET);
 
   const ids = options.ids ?? randomIds;
   const clock = options.clock ?? systemClock;
@@ -95,7 +99,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   };
 
   const queries = { transfersInFlight: (before: Date, limit: number) => transfersInFlight(pool, before, limit), unfollowedSeats: (before: Date, limit: number) => unfollowedSeats(pool, before, limit) };
-  const workers = roles.workers ? await startWorkers({ ...deps, queries }, options.redisKeyPrefix) : undefined;
+  const workers = roles.workers ? await startWorkers({ ...deps, queries }, keyPrefix) : undefined;
   let app: FastifyInstance | undefined;
   let url: string | undefined;
   if (roles.api) {
@@ -109,6 +113,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     runner,
     workers,
     url,
+    keyPrefix,
     async close() {
       await app?.close();
       await workers?.close();

@@ -20,6 +20,11 @@ const schema = z.object({
   DATABASE_URL: z.string().url().default('postgres://postgres@127.0.0.1:5432/agent_trading'),
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(20),
   REDIS_URL: z.string().url().default('redis://127.0.0.1:6379'),
+  /** every Redis key of this deployment (login codes, limits, BullMQ queues) starts with `<prefix>:` */
+  REDIS_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9._-]{1,64}$/, 'must be 1 to 64 letters, digits, dots, dashes or underscores')
+    .default('agent-trading'),
   EVENT_STORE: z.enum(['postgres', 'esdb']).default('postgres'),
   EVENTSTORE_URL: z.string().optional(),
   SMTP_URL: z.string().url().optional(),
@@ -42,6 +47,12 @@ const schema = z.object({
   COMMAND_DEADLINE_MS: z.coerce.number().int().positive().default(5000),
   TRANSFER_RECOVERY_INTERVAL_MS: z.coerce.number().int().positive().default(5000),
   TRANSFER_RECOVERY_GRACE_MS: z.coerce.number().int().positive().default(10000),
+  /** a client must send its request line and headers within this, else 408 and the connection closes */
+  HTTP_HEADERS_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
+  /** …and its whole request (headers and body) within this */
+  HTTP_REQUEST_TIMEOUT_MS: z.coerce.number().int().positive().default(30_000),
+  /** an idle keep-alive connection is closed after this */
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().positive().default(5_000),
 });
 
 export type Config = z.infer<typeof schema>;
@@ -63,6 +74,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const config = parsed.data;
   if (config.EVENT_STORE === 'esdb' && !config.EVENTSTORE_URL) {
     throw new ConfigError('configuration: EVENTSTORE_URL is required when EVENT_STORE=esdb');
+  }
+  if (config.HTTP_HEADERS_TIMEOUT_MS > config.HTTP_REQUEST_TIMEOUT_MS) {
+    throw new ConfigError('configuration: HTTP_HEADERS_TIMEOUT_MS must not exceed HTTP_REQUEST_TIMEOUT_MS');
   }
   if (config.NODE_ENV === 'production') {
     const required: Array<[keyof Config, string]> = [

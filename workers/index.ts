@@ -15,18 +15,21 @@ export interface WorkerDeps extends RecoveryDeps {
   logger: Logger;
 }
 
-/** BullMQ key prefix: BullMQ refuses ioredis keyPrefix, so tests separate runs by this instead. */
-export function queuePrefix(redisKeyPrefix?: string): string {
-  return `bull${redisKeyPrefix ? `:${redisKeyPrefix.replace(/:$/, '')}` : ''}`;
+/**
+ * BullMQ's key prefix under the deployment's Redis key prefix (runtime.ts `keyPrefix`, ending in
+ * ':'): BullMQ refuses ioredis keyPrefix, so it gets the same space through its own option.
+ */
+export function queuePrefix(keyPrefix: string): string {
+  return `${keyPrefix}bull`;
 }
 
 export function bullConnection(url: string): Redis {
   return new Redis(url, { maxRetriesPerRequest: null });
 }
 
-export async function startWorkers(deps: WorkerDeps, redisKeyPrefix?: string): Promise<Workers> {
+export async function startWorkers(deps: WorkerDeps, keyPrefix: string): Promise<Workers> {
   const connection = bullConnection(deps.config.REDIS_URL);
-  const prefix = queuePrefix(redisKeyPrefix);
+  const prefix = queuePrefix(keyPrefix);
   const recovery = await startTransferRecovery(connection, prefix, deps);
   const workers: Worker[] = [startMailWorker(connection, prefix, createMailer(deps.config, deps.logger), deps.config.JWT_SECRET), recovery.worker];
   for (const w of workers) w.on('failed', (job, err) => deps.logger.warn({ err, queue: w.name, jobId: job?.id }, 'job failed'));

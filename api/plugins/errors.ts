@@ -43,11 +43,12 @@ export function errorEnvelopeSchema() {
 }
 
 /** The catalogue name of a framework refusal (malformed JSON, wrong content type, body too large…). */
-const FRAMEWORK_REASONS: Record<number, ErrorReason> = {
+export const FRAMEWORK_REASONS: Record<number, ErrorReason> = {
   400: 'MALFORMED_REQUEST',
   404: 'ROUTE_NOT_FOUND',
   405: 'METHOD_NOT_ALLOWED',
   406: 'NOT_ACCEPTABLE',
+  408: 'REQUEST_TIMEOUT',
   413: 'BODY_TOO_LARGE',
   414: 'URI_TOO_LONG',
   415: 'UNSUPPORTED_MEDIA_TYPE',

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import {
   agentDecider,
-  channelSchema,
+  channelInputSchema,
   MAX_LEVERAGE,
   MAX_SUCCESS_FEE_PERCENT,
   signalDetectionRuleSchema,
@@ -13,6 +13,7 @@ import { usdToMicro } from '../../domain/shared/money.ts';
 import type { Command } from '../../domain/shared/decider.ts';
 import { AGENT_SIGNING_SECRET, encryptSecret } from '../../infra/secrets.ts';
 import type { Tools } from '../dispatch.ts';
+import { visibleName } from '../../domain/shared/text.ts';
 
 const MAX_USD = 1_000_000_000;
 const url = (field: string) => z.url({ message: `${field} must be a valid URL` }).max(2000);
@@ -26,16 +27,16 @@ const count = (field: string) =>
 /** What a developer sends to list an agent (USD amounts as numbers, like every API amount). */
 export const listAgentInput = z
   .object({
-    name: z.string({ message: 'name is required' }).trim().min(1, 'name must be 1 to 80 characters').max(80, 'name must be 1 to 80 characters'),
+    name: visibleName('name', { min: 1, max: 80 }),
     description: z.string().max(2000, 'description must be at most 2000 characters').optional(),
     strategyDescription: z.string().max(5000, 'strategyDescription must be at most 5000 characters').optional(),
     avatarUrl: url('avatarUrl').optional(),
-    tags: z.array(z.string().trim().min(1).max(40), { message: 'tags must be an array of strings' }).max(20, 'at most 20 tags').default([]),
+    tags: z.array(visibleName('tag', { min: 1, max: 40 }), { message: 'tags must be an array of strings' }).max(20, 'at most 20 tags').default([]),
     monthlyPrice: usd('monthlyPrice').default(0),
     successFeePercent: percent('successFeePercent', MAX_SUCCESS_FEE_PERCENT).default(0),
     maxBetaUsers: count('maxBetaUsers').optional(),
     webhookUrl: url('webhookUrl').optional(),
-    connectedChannels: z.array(channelSchema).max(20, 'at most 20 connected channels').default([]),
+    connectedChannels: z.array(channelInputSchema).max(20, 'at most 20 connected channels').default([]),
     signalDetectionRule: signalDetectionRuleSchema.optional(),
     signalExecutionDefaults: signalExecutionDefaultsSchema.optional(),
     membershipGated: z.boolean().default(false),

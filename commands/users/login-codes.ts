@@ -73,9 +73,43 @@ export async function storeCode(
   await redis.set(loginKeys(userId).code, value, 'EX', ttlSeconds);
 }
 
-// Deletes the code only if it is still the one that was checked: two verifies of the same code
-// cannot both succeed, and a code stored meanwhile is not deleted by mistake.
-const TAKE_IF_SAME = `if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) else return 0 end`;
+// Both scripts run atomically in Redis, so concurrent verifies of one email are counted one by
+// one: exactly `maxWrongCodes` - 1 wrong codes are answered 400, and no right code is consumed
+// once the limit is reached, however many requests arrive at once.
+
+// A wrong attempt: refused while locked (nothing counted); otherwise counted, and the attempt that
+// reaches the limit locks the email and deletes its code. Answers {'locked', ms left} or
+// {'wrong', failures so far}.
+// KEYS: failures, lock, code. ARGV: maxWrongCodes, lockMs.
+const COUNT_WRONG = `
+local locked = redis.call('PTTL', KEYS[2])
+if locked > 0 then return {'locked', locked} end
+local failures = redis.call('INCR', KEYS[1])
+if failures == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+if failures >= tonumber(ARGV[1]) then
+  redis.call('SET', KEYS[2], '1', 'PX', ARGV[2])
+  redis.call('DEL', KEYS[1], KEYS[3])
+  return {'locked', tonumber(ARGV[2])}
+end
+return {'wrong', failures}`;
+
+// A matching code: consumed only if it is still the one that was checked (two verifies of one code
+// cannot both succeed, and a code stored meanwhile is not deleted by mistake), and only while the
+// email is not locked and has not reached the limit of wrong codes. Answers {'taken'},
+// {'locked', ms left} or {'gone'} (consumed or replaced meanwhile).
+// KEYS: code, failures, lock. ARGV: the stored value that was checked, maxWrongCodes, lockMs.
+const TAKE_IF_SAME = `
+local locked = redis.call('PTTL', KEYS[3])
+if locked > 0 then return {'locked', locked} end
+if tonumber(redis.call('GET', KEYS[2]) or '0') >= tonumber(ARGV[2]) then return {'locked', tonumber(ARGV[3])} end
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return {'gone'} end
+redis.call('DEL', KEYS[1], KEYS[2])
+return {'taken'}`;
+
+type ScriptAnswer = ['taken'] | ['gone'] | ['locked', number] | ['wrong', number];
+
+const lockedError = (now: Date, ms: number) =>
+  refuse('ACCOUNT_LOCKED', 'too many wrong codes: the account is temporarily locked', { nextRequestAt: at(now, ms) });
 
 /**
  * Checks and consumes a code. Wrong, expired or already used: 400; the wrong attempt that reaches
@@ -88,23 +122,15 @@ export async function consumeCode(
   code: string,
   now: Date,
 ): Promise<{ signup?: PendingSignup }> {
-  await assertNotLocked(redis, userId, now);
   const keys = loginKeys(userId);
   const raw = await redis.get(keys.code);
   const stored = raw ? storedCodeSchema.safeParse(JSON.parse(raw)) : undefined;
-  const matches = stored?.success === true && sameDigest(stored.data.digest, codeDigest(key, userId, code));
-  if (matches && (await redis.eval(TAKE_IF_SAME, 1, keys.code, raw!)) === 1) {
-    await redis.del(keys.failures);
-    return { signup: stored.data.signup };
+  if (stored?.success === true && sameDigest(stored.data.digest, codeDigest(key, userId, code))) {
+    const [taken, ms] = (await redis.eval(TAKE_IF_SAME, 3, keys.code, keys.failures, keys.lock, raw!, LOGIN_LIMITS.maxWrongCodes, LOGIN_LIMITS.lockMs)) as ScriptAnswer;
+    if (taken === 'taken') return { signup: stored.data.signup };
+    if (taken === 'locked') throw lockedError(now, ms);
   }
-  const failures = await redis.incr(keys.failures);
-  if (failures === 1) await redis.pexpire(keys.failures, LOGIN_LIMITS.lockMs);
-  if (failures >= LOGIN_LIMITS.maxWrongCodes) {
-    await redis.set(keys.lock, '1', 'PX', LOGIN_LIMITS.lockMs);
-    await redis.del(keys.failures, keys.code);
-    throw refuse('ACCOUNT_LOCKED', 'too many wrong codes: the account is temporarily locked', {
-      nextRequestAt: at(now, LOGIN_LIMITS.lockMs),
-    });
-  }
+  const [outcome, ms] = (await redis.eval(COUNT_WRONG, 3, keys.failures, keys.lock, keys.code, LOGIN_LIMITS.maxWrongCodes, LOGIN_LIMITS.lockMs)) as ScriptAnswer;
+  if (outcome === 'locked') throw lockedError(now, ms);
   throw refuse('INVALID_CODE', 'invalid or expired code');
 }

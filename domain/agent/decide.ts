@@ -1,5 +1,6 @@
 import { assertNever, type Aggregate, type Command } from '../shared/decider.ts';
 import { refuse } from '../shared/errors.ts';
+import { nameProblem } from '../shared/text.ts';
 import type { AgentEvent, AgentListed } from './events.ts';
 import type { ReviewDecision, ReviewRecord } from './record.ts';
 import { agentStream, evolve, initialState, type AgentState, type ListedAgent } from './state.ts';
@@ -48,6 +49,7 @@ function listAgent(command: ListAgent, state: AgentState): AgentEvent[] {
   if (state.exists) throw refuse('ALREADY_EXISTS', 'agent already listed');
   const data = command.data;
   if (data.name.length < 1 || data.name.length > 80) throw refuse('VALIDATION_FAILED', 'name must be 1 to 80 characters');
+  assertVisibleNames(data);
   if (data.successFeePercent < 0 || data.successFeePercent > MAX_SUCCESS_FEE_PERCENT) {
     throw refuse('VALIDATION_FAILED', `successFeePercent must be between 0 and ${MAX_SUCCESS_FEE_PERCENT}`);
   }
@@ -60,6 +62,22 @@ function listAgent(command: ListAgent, state: AgentState): AgentEvent[] {
     throw refuse('VALIDATION_FAILED', 'maxLeverage is not allowed for SPOT_VENUE');
   }
   return [{ type: 'AgentListed', data: { ...data, listedAt: command.metadata.now.toISOString() } }];
+}
+
+/** The names readers of the marketplace see must read as what they are (domain/shared/text.ts). */
+function assertVisibleNames(data: ListAgent['data']): void {
+  const names: Array<[string, string | undefined]> = [
+    ['name', data.name],
+    ...data.tags.map((tag): [string, string] => ['tag', tag]),
+    ...data.connectedChannels.flatMap((c): Array<[string, string | undefined]> => [
+      ['channelName', c.channelName],
+      ['channelUsername', c.channelUsername],
+    ]),
+  ];
+  for (const [field, text] of names) {
+    const problem = text === undefined ? undefined : nameProblem(text);
+    if (problem) throw refuse('VALIDATION_FAILED', `${field} ${problem}`);
+  }
 }
 
 /** Moves of domain.md: pending-review → beta | rejected, beta → live. */

@@ -1,6 +1,7 @@
 // The nested parts of a developer agent record (spec: "Developer agent record"). Shared by the
 // events that carry them and by the API schemas that accept them, so they are written once.
 import { z } from 'zod';
+import { visibleName } from '../shared/text.ts';
 
 export const venues = ['SPOT_VENUE', 'PERP_VENUE'] as const;
 export const venueSchema = z.enum(venues);
@@ -27,6 +28,16 @@ export const channelSchema = z.object({
   lastVerificationErrorCode: z.string().max(100).optional(),
 });
 export type Channel = z.infer<typeof channelSchema>;
+
+/**
+ * A channel as a developer sends it: its names are shown to the agent's readers, so they follow
+ * the rule of visible names. Stored events and records keep `channelSchema`, which stays lenient
+ * so that facts recorded before the rule still read.
+ */
+export const channelInputSchema = channelSchema.extend({
+  channelUsername: visibleName('channelUsername', { min: 1, max: 200 }).optional(),
+  channelName: visibleName('channelName', { min: 1, max: 200 }).optional(),
+});
 
 const keywords = z.array(z.string().min(1).max(100)).max(100).optional();
 

@@ -33,9 +33,10 @@ export const errorCatalogue = {
   USER_NOT_FOUND: { status: 404, description: 'No such user.' },
   AGENT_NOT_FOUND: { status: 404, description: 'No such agent (or not visible to the caller).' },
   TRANSFER_NOT_FOUND: { status: 404, description: 'No transfer with this id was debited.' },
-  // 405, 406, 413, 414, 415, 431: the framework's own refusals, in the envelope
+  // 405, 406, 408, 413, 414, 415, 431: the framework's own refusals, in the envelope
   METHOD_NOT_ALLOWED: { status: 405, description: 'The route does not accept this method.' },
   NOT_ACCEPTABLE: { status: 406, description: 'The response cannot be given in an accepted type.' },
+  REQUEST_TIMEOUT: { status: 408, description: 'The request (headers or body) did not arrive in time.' },
   BODY_TOO_LARGE: { status: 413, description: 'The body exceeds 1 MiB.' },
   URI_TOO_LONG: { status: 414, description: 'The path or one of its parameters is too long.' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, description: 'Bodies are JSON (`content-type: application/json`).' },
@@ -68,6 +69,7 @@ const CODE_BY_STATUS: Record<number, string> = {
   404: 'NOT_FOUND',
   405: 'METHOD_NOT_ALLOWED',
   406: 'NOT_ACCEPTABLE',
+  408: 'REQUEST_TIMEOUT',
   409: 'CONFLICT',
   413: 'PAYLOAD_TOO_LARGE',
   414: 'URI_TOO_LONG',

@@ -30,7 +30,7 @@ t.test('SIGKILL in the middle of 200 concurrent follows loses nothing and applie
     ),
   );
   const users = await manyUsers(app, 'crash', USERS);
-  const env = { TRANSFER_RECOVERY_GRACE_MS: '1000', TRANSFER_RECOVERY_INTERVAL_MS: '200', REDIS_PREFIX: `${app.redisKeyPrefix}child` };
+  const env = { TRANSFER_RECOVERY_GRACE_MS: '1000', TRANSFER_RECOVERY_INTERVAL_MS: '200', REDIS_PREFIX: `crash-${app.redisKeyPrefix.replace(/[^A-Za-z0-9]/g, '')}` };
   const { store } = app.deps;
 
   /** Every transfer of the users, from the wallet and pool streams: debited, credited, refunded. */

@@ -9,6 +9,26 @@ t.test('development defaults work on a developer machine', async (t) => {
   t.equal(config.DATABASE_URL, 'postgres://postgres@127.0.0.1:5432/agent_trading');
   t.equal(config.REDIS_URL, 'redis://127.0.0.1:6379');
   t.equal(config.TRUST_PROXY, false, 'forwarded headers are not trusted unless asked for');
+  t.same(
+    [config.HTTP_HEADERS_TIMEOUT_MS, config.HTTP_REQUEST_TIMEOUT_MS, config.HTTP_KEEP_ALIVE_TIMEOUT_MS],
+    [10_000, 30_000, 5_000],
+    'slow clients are cut off after 10 s of headers, 30 s of request, 5 s idle',
+  );
+});
+
+t.test('REDIS_PREFIX names the deployment in every Redis key', async (t) => {
+  t.equal(loadConfig({}).REDIS_PREFIX, 'agent-trading');
+  t.equal(loadConfig({ REDIS_PREFIX: 'staging-eu.2' }).REDIS_PREFIX, 'staging-eu.2');
+  for (const value of ['', 'has space', 'a:b', 'x'.repeat(65)]) {
+    t.throws(() => loadConfig({ REDIS_PREFIX: value }), { message: /^configuration: REDIS_PREFIX / }, JSON.stringify(value));
+  }
+});
+
+t.test('the headers time-out cannot exceed the request time-out (Node refuses it)', async (t) => {
+  t.throws(() => loadConfig({ HTTP_HEADERS_TIMEOUT_MS: '40000' }), {
+    message: 'configuration: HTTP_HEADERS_TIMEOUT_MS must not exceed HTTP_REQUEST_TIMEOUT_MS',
+  });
+  t.throws(() => loadConfig({ HTTP_REQUEST_TIMEOUT_MS: '0' }), { message: /^configuration: HTTP_REQUEST_TIMEOUT_MS / });
 });
 
 t.test('TRUST_PROXY reads a boolean-ish string', async (t) => {

@@ -22,6 +22,8 @@ export interface TestAppOptions {
   durable?: boolean;
   /** collect log lines (sets LOG_LEVEL to info unless config says otherwise) */
   captureLogs?: boolean;
+  /** the test's own Redis key scope (under REDIS_PREFIX); random unless two apps must share one */
+  redisKeyPrefix?: string;
 }
 
 export interface TestApp {
@@ -29,6 +31,7 @@ export interface TestApp {
   deps: AppDeps;
   runtime: Runtime;
   databaseUrl: string;
+  /** the test's Redis key scope; every key of the app starts with `runtime.keyPrefix` */
   redisKeyPrefix: string;
   mails: ReceivedMail[];
   /** log lines, when captureLogs was set */
@@ -46,7 +49,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   await db.pool.end();
   const smtp = await startSmtpServer();
   const peer = options.eventStore === 'esdb' ? await startEsdbPeer() : undefined;
-  const redisKeyPrefix = `test:${randomBytes(6).toString('hex')}:`;
+  const redisKeyPrefix = options.redisKeyPrefix ?? `test:${randomBytes(6).toString('hex')}:`;
   const config = loadConfig({
     NODE_ENV: 'test',
     PORT: '0',

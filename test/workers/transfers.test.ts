@@ -41,8 +41,8 @@ t.test('transfer recovery completes follows interrupted by a crash', async (t) =
     config: { ADMIN_EMAILS: 'admin@example.test', TRANSFER_RECOVERY_INTERVAL_MS: '250', TRANSFER_RECOVERY_GRACE_MS: String(GRACE_MS) },
   });
   const connection = bullConnection(app.deps.config.REDIS_URL);
-  const queue = new Queue(TRANSFER_QUEUE, { connection, prefix: queuePrefix(app.redisKeyPrefix) });
-  const queueEvents = new QueueEvents(TRANSFER_QUEUE, { connection: { url: app.deps.config.REDIS_URL }, prefix: queuePrefix(app.redisKeyPrefix) });
+  const queue = new Queue(TRANSFER_QUEUE, { connection, prefix: queuePrefix(app.runtime.keyPrefix) });
+  const queueEvents = new QueueEvents(TRANSFER_QUEUE, { connection: { url: app.deps.config.REDIS_URL }, prefix: queuePrefix(app.runtime.keyPrefix) });
   const queuedJobIds: string[] = [];
   queueEvents.on('added', ({ jobId }) => void queuedJobIds.push(jobId));
   await queueEvents.waitUntilReady();

@@ -135,3 +135,13 @@ t.test('the developer resubmits a rejected agent for review', async (t) => {
   given([listed()]).when(resubmit('dev1')).thenRefused(t, 'REVIEW_MOVE_NOT_ALLOWED');
   given([listed(), rejected]).when(resubmit('someone-else')).thenRefused(t, 'AGENT_NOT_FOUND');
 });
+
+t.test('the decider refuses names that would mislead marketplace readers', async (t) => {
+  const named = (o: Partial<AgentListed>) => given().when(list(listing(o)));
+  named({ name: '\u202eevil' }).thenRefused(t, 'VALIDATION_FAILED', /^name must not contain characters that change the text direction/);
+  named({ name: '\u200b' }).thenRefused(t, 'VALIDATION_FAILED', /^name must not contain invisible/);
+  named({ name: '\uff2d\uff4f\uff4d' }).thenRefused(t, 'VALIDATION_FAILED', /^name must be NFKC-normalised/);
+  named({ tags: ['ok', 'x\u2066y'] }).thenRefused(t, 'VALIDATION_FAILED', /^tag must not contain/);
+  named({ connectedChannels: [{ channelName: 'a\u200bb' }] }).thenRefused(t, 'VALIDATION_FAILED', /^channelName must not contain/);
+  named({ name: 'Café 🚀' }).then(t, [listed({ name: 'Café 🚀' })]);
+});

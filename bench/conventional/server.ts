@@ -25,8 +25,14 @@ const app = await buildConventionalApp({
 const url = await app.listen({ host: '127.0.0.1', port: 0 });
 process.stdout.write(`${JSON.stringify({ url })}\n`);
 
-process.once('SIGTERM', async () => {
+let stopping = false;
+async function shutdown() {
+  if (stopping) return;
+  stopping = true;
   await app.close();
   await db.end();
   process.exit(0);
-});
+}
+process.once('SIGTERM', shutdown);
+// The parent went away without stopping this server (a crashed bench): do not outlive it.
+process.once('disconnect', shutdown);

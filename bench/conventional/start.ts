@@ -48,27 +48,29 @@ export async function startConventional(
 /** Runs server.ts in a process of its own and waits for the URL it prints. */
 function spawnServer(spec: ServerSpec): Promise<{ url: string; stop(): Promise<void> }> {
   const entry = fileURLToPath(new URL('./server.ts', import.meta.url));
-  const child = spawn(process.execPath, ['--import=tsx', entry], { stdio: ['pipe', 'pipe', 'inherit'] });
+  // The IPC channel closes when this process dies, however it dies: the server then stops too.
+  const child = spawn(process.execPath, ['--import=tsx', entry], { stdio: ['pipe', 'pipe', 'inherit', 'ipc'] });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const stop = async () => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
     await exited;
   };
+  const [stdin, stdout] = [child.stdin!, child.stdout!];
   return new Promise((resolve, reject) => {
     let out = '';
     const onData = (d: Buffer) => {
       out += d.toString('utf8');
       const line = out.indexOf('\n');
       if (line < 0) return;
-      child.stdout.off('data', onData);
+      stdout.off('data', onData);
       child.off('exit', onEarlyExit);
-      child.stdout.resume();
+      stdout.resume();
       resolve({ url: (JSON.parse(out.slice(0, line)) as { url: string }).url, stop });
     };
     const onEarlyExit = (code: number | null) => reject(new Error(`conventional server exited ${code} before listening`));
-    child.stdout.on('data', onData);
+    stdout.on('data', onData);
     child.once('exit', onEarlyExit);
     child.once('error', reject);
-    child.stdin.end(JSON.stringify(spec));
+    stdin.end(JSON.stringify(spec));
   });
 }

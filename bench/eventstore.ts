@@ -18,7 +18,7 @@ const CLIENTS = 16;
 const meta = () => ({ correlationId: randomUUID(), actor: 'bench', occurredAt: new Date().toISOString() });
 
 /** (a) 16 pg clients, single-row INSERT autocommit into a plain events table. */
-export async function rawCeiling(url: string, seconds: number): Promise<number> {
+async function rawCeiling(url: string, seconds: number): Promise<number> {
   const pool = createPool(url, CLIENTS);
   await pool.query('CREATE TABLE IF NOT EXISTS plain_events (id bigserial PRIMARY KEY, stream text NOT NULL, type text NOT NULL, data jsonb NOT NULL, metadata jsonb NOT NULL)');
   const run = await closedLoop(CLIENTS, seconds, () =>

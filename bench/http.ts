@@ -1,17 +1,20 @@
-// Issue 2 figures through the real app over HTTP: (b) POST subscribe at 16 concurrent users,
-// (c) b / the raw ceiling (a) measured on the same server in the same run, (d) projector lag
-// while (b) runs, (e) GET subscriptions; then (f) rebuilding the subscription read model.
+// The first flow over HTTP, ours against a conventional peer (bench/conventional/: one transaction
+// per follow, same rules, schemas and auth work) driven by the same client loop: follows per second,
+// GET subscriptions, non-2xx answers, projector lag during our follows; then rebuilding the
+// subscription read model.
+import { spawn } from 'node:child_process';
 import { allProjectors } from '../projections/index.ts';
 import { rebuild } from '../projections/rebuild.ts';
-import { startTestApp } from '../test/support/app.ts';
+import { api, startTestApp, type TestApp } from '../test/support/app.ts';
 import { followableAgent } from '../test/support/agents.ts';
-import { signIn } from '../test/support/auth.ts';
-import { rawCeiling } from './eventstore.ts';
-import { spawn } from 'node:child_process';
+import { signIn, type SignedIn } from '../test/support/auth.ts';
+import { startConventional, type Conventional } from './conventional/start.ts';
 import { fmt, percentile, report, verdict, type Run } from './measure.ts';
 
+type LoadRun = Run & { failures: number; statuses: Record<string, number>; clientCpuMsPerRequest: number };
+
 /** Runs bench/load.ts in a child process (a separate client, not sharing the server's event loop). */
-function externalLoad(spec: unknown): Promise<Run & { failures: number; clientCpuMsPerRequest: number }> {
+function externalLoad(spec: unknown): Promise<LoadRun> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import=tsx', 'bench/load.ts'], { stdio: ['pipe', 'pipe', 'inherit'] });
     let out = '';
@@ -24,7 +27,33 @@ function externalLoad(spec: unknown): Promise<Run & { failures: number; clientCp
 
 const CLIENTS = 16;
 const AGENTS = 40;
+const POOL_SIZE = 24;
 const ADMIN = 'bench-admin@example.test';
+const PATH = '/api/v1/users/me/subscriptions';
+
+/**
+ * GET must read as many rows on both sides: whichever agents a user's follow run did not reach are
+ * followed now, through each side's own route. Returns the rows per user, lowest and highest.
+ */
+async function followEveryAgent(server: { url: string }, db: TestApp['deps']['pool'], users: SignedIn[], agentIds: string[]) {
+  const { rows } = await db.query<{ user_id: string; agent_id: string }>('SELECT user_id, agent_id FROM subscriptions');
+  const followed = new Set(rows.map((r) => `${r.user_id} ${r.agent_id}`));
+  await Promise.all(
+    users.map(async (u) => {
+      for (const agentId of agentIds.filter((a) => !followed.has(`${u.userId} ${a}`))) {
+        const res = await api(server, 'POST', PATH, { token: u.accessToken, body: { agentId, allocationMode: 'USD_AMOUNT', allocationAmountUsd: 1 } });
+        if (res.status !== 200) throw new Error(`follow before GET: ${res.status} ${JSON.stringify(res.body)}`);
+      }
+    }),
+  );
+  const counts = await db.query<{ lo: number; hi: number }>(
+    'SELECT min(n)::int AS lo, max(n)::int AS hi FROM (SELECT count(*) AS n FROM subscriptions GROUP BY user_id) c',
+  );
+  return counts.rows[0]!;
+}
+
+const latency = (r: Run) => `p50 ${fmt(percentile(r.latenciesMs, 50), 1)} ms, p99 ${fmt(percentile(r.latenciesMs, 99), 1)} ms`;
+const failed = (r: LoadRun) => `${r.failures}${r.failures ? ` ${JSON.stringify(r.statuses)}` : ''}`;
 
 export async function httpBench(seconds: number) {
   let measuring = false;
@@ -32,7 +61,7 @@ export async function httpBench(seconds: number) {
   const batchSizes: number[] = [];
   const app = await startTestApp({
     durable: true,
-    config: { ADMIN_EMAILS: ADMIN, DATABASE_POOL_SIZE: '24' },
+    config: { ADMIN_EMAILS: ADMIN, DATABASE_POOL_SIZE: String(POOL_SIZE) },
     runnerOptions: {
       onCommitted: (events, committedAt) => {
         if (!measuring) return;
@@ -41,6 +70,7 @@ export async function httpBench(seconds: number) {
       },
     },
   });
+  let conventional: Conventional | undefined;
   try {
     const admin = await signIn(app, ADMIN);
     const developer = await signIn(app, 'bench-dev@example.test');
@@ -49,10 +79,10 @@ export async function httpBench(seconds: number) {
       const body = { name: `Bench ${i}`, venue: i % 2 ? 'PERP_VENUE' : 'SPOT_VENUE', ...(i % 2 ? { maxLeverage: 10 } : {}) };
       agentIds.push(await followableAgent(app, { developer: developer.accessToken, admin: admin.accessToken }, body, { live: true }));
     }
-    const users: Awaited<ReturnType<typeof signIn>>[] = [];
+    const users: SignedIn[] = [];
     for (let i = 0; i < CLIENTS; i++) users.push(await signIn(app, `bench-user-${i}@example.test`));
-
-    const raw = await rawCeiling(app.databaseUrl, seconds);
+    // Same agents, users and sessions (same ids), so the same tokens pass the same checks there.
+    conventional = await startConventional(app, { userIds: users.map((u) => u.userId), agentIds }, POOL_SIZE);
 
     // Each call follows an agent or follows it again with a larger allocation: always a change.
     const followBodies = Array.from({ length: AGENTS * 20 }, (_, i) => ({
@@ -60,26 +90,21 @@ export async function httpBench(seconds: number) {
       allocationMode: 'USD_AMOUNT',
       allocationAmountUsd: 1 + Math.floor(i / AGENTS),
     }));
+    const load = (url: string, method: string, path: string, bodies?: unknown[]) =>
+      externalLoad({ url, seconds, clients: users.map((u) => ({ method, path, token: u.accessToken, bodies })) });
+
+    // Each pair back to back, so both sides of a ratio see the same moment of a shared machine.
     measuring = true;
-    const subscribe = await externalLoad({
-      url: app.url,
-      seconds,
-      clients: users.map((u) => ({ method: 'POST', path: '/api/v1/users/me/subscriptions', token: u.accessToken, bodies: followBodies })),
-    });
+    const follow = await load(app.url, 'POST', PATH, followBodies);
     measuring = false;
-    const list = await externalLoad({
-      url: app.url,
-      seconds,
-      clients: users.map((u) => ({ method: 'GET', path: '/api/v1/users/me/subscriptions', token: u.accessToken })),
-    });
+    const conventionalFollow = await load(conventional.url, 'POST', PATH, followBodies);
+
+    const rows = await followEveryAgent(app, app.deps.pool, users, agentIds);
+    const conventionalRows = await followEveryAgent(conventional, conventional.db, users, agentIds);
+    const list = await load(app.url, 'GET', PATH);
+    const conventionalList = await load(conventional.url, 'GET', PATH);
     // The stack's floor: the cheapest signed-in request (token check, identity lookup, one row).
-    // Any command that does more cannot pass this rate here.
-    const me = await externalLoad({
-      url: app.url,
-      seconds,
-      clients: users.map((u) => ({ method: 'GET', path: '/api/v1/users/me', token: u.accessToken })),
-    });
-    const failures = subscribe.failures + list.failures + me.failures;
+    const me = await load(app.url, 'GET', '/api/v1/users/me');
 
     const projector = allProjectors.find((p) => p.name === 'subscriptions')!;
     const events = (await app.deps.pool.query<{ n: string }>('SELECT count(*) AS n FROM events')).rows[0]!.n;
@@ -87,22 +112,31 @@ export async function httpBench(seconds: number) {
     await rebuild(app.deps.store, app.deps.pool, projector);
     const rebuildSeconds = (performance.now() - r0) / 1000;
 
-    const ratio = subscribe.perSecond / raw;
+    const followRatio = follow.perSecond / conventionalFollow.perSecond;
+    const listRatio = list.perSecond / conventionalList.perSecond;
+    const ours = follow.failures + list.failures + me.failures;
     const lagP99 = percentile(lagsMs, 99);
-    console.log('\nThe first flow over HTTP (real Fastify app, PostgreSQL store, durable commits, 16 concurrent users in a separate client process)');
+    const rowsNote = rows.lo === rows.hi && conventionalRows.lo === conventionalRows.hi && rows.lo === conventionalRows.lo
+      ? `${rows.lo} rows per answer on both sides`
+      : `ROW COUNTS DIFFER: ours ${rows.lo}..${rows.hi}, conventional ${conventionalRows.lo}..${conventionalRows.hi}`;
+    console.log(`\nThe first flow over HTTP: ours against the conventional peer (both durable commits, ${CLIENTS} concurrent users in a separate client process)`);
     report([
-      ['(a) raw ceiling: INSERT autocommit', `${fmt(raw)} /s`, 'baseline, same server, same run'],
-      ['(b) POST subscribe', `${fmt(subscribe.perSecond)} /s`, `p50 ${fmt(percentile(subscribe.latenciesMs, 50), 1)} ms, p99 ${fmt(percentile(subscribe.latenciesMs, 99), 1)} ms; ${subscribe.count} calls`],
-      ['(c) b / a', fmt(ratio, 2), `target >= 0.25: ${verdict(ratio >= 0.25)}`],
-      ['(d) projector lag during (b)', `${fmt(lagP99, 1)} ms`, `p99 (p50 ${fmt(percentile(lagsMs, 50), 1)} ms); target <= 100 ms: ${verdict(lagP99 <= 100)}`],
-      ['    projector batches during (b)', fmt(batchSizes.length), `mean ${fmt(batchSizes.reduce((a, b) => a + b, 0) / Math.max(1, batchSizes.length), 1)} events per batch (one transaction for all read models)`],
-      ['(e) GET subscriptions', `${fmt(list.perSecond)} /s`, `p50 ${fmt(percentile(list.latenciesMs, 50), 1)} ms, p99 ${fmt(percentile(list.latenciesMs, 99), 1)} ms`],
-      ['    floor: GET /users/me', `${fmt(me.perSecond)} /s`, `p50 ${fmt(percentile(me.latenciesMs, 50), 1)} ms; ${fmt(me.perSecond / raw, 2)} of (a): the cheapest signed-in request on this stack`],
-      ['    client CPU per request', `${fmt(subscribe.clientCpuMsPerRequest, 2)} ms`, 'the load generator shares the cores: subscribe run'],
-      ['(f) rebuild subscriptions model', `${fmt(Number(events) / rebuildSeconds)} ev/s`, `${events} events in ${fmt(rebuildSeconds, 2)} s`],
-      ['failed requests', String(failures), failures ? 'UNEXPECTED' : ''],
+      ['follow (POST subscriptions), ours', `${fmt(follow.perSecond)} /s`, `${latency(follow)}; ${follow.count} calls`],
+      ['follow, conventional', `${fmt(conventionalFollow.perSecond)} /s`, `${latency(conventionalFollow)}; ${conventionalFollow.count} calls`],
+      ['follow, ours / conventional', fmt(followRatio, 2), `target >= 0.6: ${verdict(followRatio >= 0.6)}`],
+      ['GET subscriptions, ours', `${fmt(list.perSecond)} /s`, `${latency(list)}; ${rowsNote}`],
+      ['GET subscriptions, conventional', `${fmt(conventionalList.perSecond)} /s`, latency(conventionalList)],
+      ['GET subscriptions, ours / conventional', fmt(listRatio, 2), `target >= 1.0: ${verdict(listRatio >= 1.0)}`],
+      ['non-2xx, ours', String(ours), `follow ${failed(follow)}, GET ${failed(list)}, floor ${failed(me)}; target 0: ${verdict(ours === 0)}`],
+      ['non-2xx, conventional', String(conventionalFollow.failures + conventionalList.failures), `follow ${failed(conventionalFollow)}, GET ${failed(conventionalList)}`],
+      ['projector lag during our follows', `${fmt(lagP99, 1)} ms`, `p99 (p50 ${fmt(percentile(lagsMs, 50), 1)} ms); target <= 50 ms: ${verdict(lagP99 <= 50)}`],
+      ['    projector batches', fmt(batchSizes.length), `mean ${fmt(batchSizes.reduce((a, b) => a + b, 0) / Math.max(1, batchSizes.length), 1)} events per batch (one transaction for all read models)`],
+      ['    floor: GET /users/me, ours', `${fmt(me.perSecond)} /s`, `${latency(me)}: the cheapest signed-in request on our stack`],
+      ['    client CPU per follow', `${fmt(follow.clientCpuMsPerRequest, 2)} ms`, `conventional run ${fmt(conventionalFollow.clientCpuMsPerRequest, 2)} ms; the load generator shares the cores`],
+      ['rebuild subscriptions model', `${fmt(Number(events) / rebuildSeconds)} ev/s`, `${events} events in ${fmt(rebuildSeconds, 2)} s`],
     ]);
   } finally {
+    await conventional?.stop();
     await app.close();
   }
 }

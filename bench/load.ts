@@ -35,13 +35,19 @@ function request(method: string, path: string, token: string, body?: string): Pr
   });
 }
 
+/** non-2xx answers, and how many of each status */
 let failures = 0;
+const statuses: Record<string, number> = {};
 const cpu0 = process.cpuUsage();
 const run = await closedLoop(spec.clients.length, spec.seconds, async (c, i) => {
   const client = spec.clients[c]!;
   const body = client.bodies ? JSON.stringify(client.bodies[i % client.bodies.length]) : undefined;
-  if ((await request(client.method, client.path, client.token, body)) !== 200) failures++;
+  const status = await request(client.method, client.path, client.token, body);
+  if (status < 200 || status > 299) {
+    failures++;
+    statuses[status] = (statuses[status] ?? 0) + 1;
+  }
 });
 agent.destroy();
 const cpu = process.cpuUsage(cpu0);
-process.stdout.write(JSON.stringify({ ...run, failures, clientCpuMsPerRequest: (cpu.user + cpu.system) / 1000 / Math.max(1, run.count) }));
+process.stdout.write(JSON.stringify({ ...run, failures, statuses, clientCpuMsPerRequest: (cpu.user + cpu.system) / 1000 / Math.max(1, run.count) }));

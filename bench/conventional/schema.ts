@@ -1,0 +1,59 @@
+// The conventional baseline's tables. Users, sessions and the per-pool rows use the very DDL of
+// our read models, so the identity lookup and GET subscriptions read rows of the same shape and
+// width on both sides; agents, wallets, beta seats and the audit are the conventional design's own.
+import type { Migration } from '../../infra/db.ts';
+import { subscriptionsProjector } from '../../projections/subscriptions/projector.ts';
+import { usersMigrations } from '../../projections/users/schema.ts';
+
+export const conventionalMigrations: Migration[] = [
+  ...usersMigrations,
+  // `subscriptions` is the pool table here: one row per (user, agent, wallet context), written by
+  // the follow transaction itself instead of a projector.
+  ...subscriptionsProjector.migrations,
+  {
+    id: 'conventional/001-agents-wallets-audit',
+    sql: `
+      CREATE TABLE agents (
+        id text PRIMARY KEY,
+        developer_id text NOT NULL,
+        name text NOT NULL,
+        avatar_url text,
+        venue text NOT NULL,
+        max_leverage integer,
+        success_fee_percent double precision NOT NULL,
+        min_allocation_micro bigint NOT NULL,
+        min_trade_micro bigint NOT NULL,
+        min_per_trade_percent double precision NOT NULL,
+        recommended_per_trade_percent double precision NOT NULL,
+        max_concurrent_positions integer NOT NULL,
+        max_entries_per_trade integer NOT NULL,
+        beta_status text NOT NULL,
+        max_beta_users integer
+      );
+      CREATE TABLE beta_seats (
+        agent_id text NOT NULL REFERENCES agents (id),
+        user_id uuid NOT NULL,
+        taken_at timestamptz NOT NULL,
+        PRIMARY KEY (agent_id, user_id)
+      );
+      CREATE TABLE wallets (
+        user_id uuid NOT NULL,
+        wallet_context text NOT NULL,
+        balance_micro bigint NOT NULL CHECK (balance_micro >= 0),
+        opened_at timestamptz NOT NULL,
+        updated_at timestamptz NOT NULL,
+        PRIMARY KEY (user_id, wallet_context)
+      );
+      CREATE TABLE follow_audit (
+        id bigserial PRIMARY KEY,
+        request_id text NOT NULL,
+        user_id uuid NOT NULL,
+        agent_id text NOT NULL,
+        wallet_context text NOT NULL,
+        amount_micro bigint NOT NULL,
+        balance_after_micro bigint NOT NULL,
+        settings jsonb NOT NULL,
+        created_at timestamptz NOT NULL
+      );`,
+  },
+];

@@ -4,11 +4,13 @@ import { subscriptionRecord, type SubscriptionRecord, type SubscriptionRow } fro
 
 /** The user's subscriptions, oldest first; optionally those of one wallet context. */
 export async function listSubscriptions(db: Pool, userId: string, walletContext?: WalletContext): Promise<SubscriptionRecord[]> {
-  const { rows } = await db.query<SubscriptionRow>(
-    `SELECT * FROM subscriptions WHERE user_id = $1 AND ($2::text IS NULL OR wallet_context = $2)
+  // Named: parsed and planned once per connection (the list is the hottest read of the API).
+  const { rows } = await db.query<SubscriptionRow>({
+    name: 'list-subscriptions',
+    text: `SELECT * FROM subscriptions WHERE user_id = $1 AND ($2::text IS NULL OR wallet_context = $2)
      ORDER BY subscribed_at, agent_id, wallet_context`,
-    [userId, walletContext ?? null],
-  );
+    values: [userId, walletContext ?? null],
+  });
   return rows.map(subscriptionRecord);
 }
 

@@ -12,18 +12,8 @@ import { refuse } from '../../domain/shared/errors.ts';
 const unauthorized = () => refuse('AUTHENTICATION_REQUIRED', 'authentication required');
 import { walletContextSchema } from '../../domain/wallet/events.ts';
 import type { Pool } from '../../infra/db.ts';
-import { subscriptionRecord, subscriptionRecordSchema, type SubscriptionRow } from '../../projections/subscriptions/record.ts';
+import { subscriptionActionResultSchema, subscriptionRecord, subscriptionRecordSchema, type SubscriptionRow } from '../../projections/subscriptions/record.ts';
 import { follow, type Caller, type FollowConfig } from './follow.ts';
-
-/** The route's "Subscription action result" (api/routes/subscriptions/index.ts keeps its own unexported). */
-const subscriptionActionResult = z.object({
-  success: z.boolean(),
-  message: z.string(),
-  subscription: subscriptionRecordSchema.optional(),
-  agentName: z.string().optional(),
-  agentImageUrl: z.string().optional(),
-  strategyCount: z.number().optional(),
-});
 
 const BEARER = /^Bearer\s+(\S+)$/i;
 
@@ -66,7 +56,7 @@ export async function buildConventionalApp(deps: ConventionalDeps): Promise<Fast
 
   app.post(
     '/api/v1/users/me/subscriptions',
-    { schema: { body: subscribeInput, response: { 200: envelopeOf(subscriptionActionResult) } } },
+    { schema: { body: subscribeInput, response: { 200: envelopeOf(subscriptionActionResultSchema) } } },
     async (request) => {
       const caller = await callerOf(root, deps.db, request);
       const { created, row } = await follow(deps.db, deps.follow, caller, request.body, request.id);

@@ -5,12 +5,13 @@ import { allocationOf, type SubscribeInput } from '../../commands/subscriptions/
 import type { BetaStatus, Venue } from '../../domain/agent/record.ts';
 import { resolveSettings, targetAllocationMicro, topUpMicro, type FollowChoices } from '../../domain/pool/allocation.ts';
 import type { AgentTerms, FollowSettings } from '../../domain/pool/events.ts';
+import { sameSettings } from '../../domain/pool/decide.ts';
 import { poolId, type PoolState } from '../../domain/pool/state.ts';
 import { refuse } from '../../domain/shared/errors.ts';
 import type { MicroUsd } from '../../domain/shared/money.ts';
 import { ensureFunds } from '../../domain/wallet/decide.ts';
 import type { WalletContext } from '../../domain/wallet/events.ts';
-import type { Pool, PoolClient } from '../../infra/db.ts';
+import { inTransaction, type Pool, type PoolClient } from '../../infra/db.ts';
 import type { SubscriptionRow } from '../../projections/subscriptions/record.ts';
 
 export interface FollowConfig {
@@ -105,18 +106,6 @@ function poolStateOf(r: SubscriptionRow): PoolState {
   };
 }
 
-const settingKeys = [
-  'tradeMode',
-  'subscriptionType',
-  'allocationMode',
-  'allocationPercentageMin',
-  'allocationPercentageMax',
-  'allocationAmountUsd',
-  'allocationAmountSol',
-  'goLiveUponConfirmation',
-  'isPaused',
-] as const satisfies ReadonlyArray<keyof FollowSettings>;
-const sameSettings = (a: FollowSettings, b: FollowSettings) => settingKeys.every((k) => a[k] === b[k]);
 
 export interface Followed {
   created: boolean;
@@ -138,18 +127,7 @@ export async function follow(db: Pool, config: FollowConfig, caller: Caller, inp
     isPaused: input.isPaused,
   };
   const now = new Date();
-  const client = await db.connect();
-  try {
-    await client.query('BEGIN');
-    const result = await followIn(client, config, { agent, userId: caller.userId, context, choices, now, requestId });
-    await client.query('COMMIT');
-    return result;
-  } catch (err) {
-    await client.query('ROLLBACK').catch(() => {});
-    throw err;
-  } finally {
-    client.release();
-  }
+  return inTransaction(db, (client) => followIn(client, config, { agent, userId: caller.userId, context, choices, now, requestId }));
 }
 
 interface Request {

@@ -40,7 +40,7 @@ const settingKeys = [
   'isPaused',
 ] as const satisfies ReadonlyArray<keyof FollowSettings>;
 
-const sameSettings = (a: FollowSettings, b: FollowSettings): boolean => settingKeys.every((k) => a[k] === b[k]);
+export const sameSettings = (a: FollowSettings, b: FollowSettings): boolean => settingKeys.every((k) => a[k] === b[k]);
 
 function agentFollowed(data: FollowAgent['data'], now: Date): PoolEvent {
   const { agentId, userId, walletContext, settings, terms } = data;

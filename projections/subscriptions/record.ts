@@ -76,6 +76,16 @@ export const subscriptionRecordSchema = z.object({
 });
 export type SubscriptionRecord = z.infer<typeof subscriptionRecordSchema>;
 
+/** Spec: "Subscription action result" (the answer of follow, and later of withdraw). */
+export const subscriptionActionResultSchema = z.object({
+  success: z.boolean(),
+  message: z.string(),
+  subscription: subscriptionRecordSchema.optional(),
+  agentName: z.string().optional(),
+  agentImageUrl: z.string().optional(),
+  strategyCount: z.number().optional(),
+});
+
 /** A row of the `subscriptions` table as pg returns it (bigint columns are strings). */
 export interface SubscriptionRow {
   user_id: string;

@@ -4,20 +4,10 @@ import { z } from 'zod';
 import { subscribeInput } from '../../../commands/subscriptions/subscribe-input.ts';
 import { walletContextSchema } from '../../../domain/wallet/events.ts';
 import { getSubscription, listSubscriptions } from '../../../projections/subscriptions/queries.ts';
-import { subscriptionRecordSchema } from '../../../projections/subscriptions/record.ts';
+import { subscriptionActionResultSchema, subscriptionRecordSchema } from '../../../projections/subscriptions/record.ts';
 import { envelopeOf, ok } from '../../envelope.ts';
 
 const tags = ['User'];
-
-/** Spec: "Subscription action result". */
-const subscriptionActionResult = z.object({
-  success: z.boolean(),
-  message: z.string(),
-  subscription: subscriptionRecordSchema.optional(),
-  agentName: z.string().optional(),
-  agentImageUrl: z.string().optional(),
-  strategyCount: z.number().optional(),
-});
 
 export default async function subscriptionRoutes(root: FastifyInstance): Promise<void> {
   const app = root.withTypeProvider<ZodTypeProvider>();
@@ -31,7 +21,7 @@ export default async function subscriptionRoutes(root: FastifyInstance): Promise
         summary: 'Follow an agent with a capital allocation (following again updates the same subscription)',
         security: [{ bearerAuth: [] }],
         body: subscribeInput,
-        response: { 200: envelopeOf(subscriptionActionResult) },
+        response: { 200: envelopeOf(subscriptionActionResultSchema) },
       },
     },
     async (request) => {

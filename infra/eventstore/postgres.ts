@@ -94,11 +94,7 @@ const EVENT_TYPES = {
 // and the projection runner do): every later event was then allocated in the old generation, and
 // the global read spent a quarter of its time in garbage collection (4.5 to 5.6 us of Node CPU
 // per event against 2.8 to 3.1 us with constructors, bench/global-read.ts --retain).
-interface PositionFields {
-  commit: bigint;
-  prepare: bigint;
-}
-const PlainPosition = function (this: PositionFields, commit: bigint, prepare: bigint) {
+const PlainPosition = function (this: Position, commit: bigint, prepare: bigint) {
   this.commit = commit;
   this.prepare = prepare;
 } as unknown as new (commit: bigint, prepare: bigint) => Position;

@@ -54,7 +54,7 @@ export async function followAgent({ data }: Command<'FollowAgent', FollowAgentDa
   try {
     let round = first;
     for (let n = 1; ; n++) {
-      const added = await apply(tools, { userId, agentId: agent.id, walletContext }, round.pool, round.plan);
+      const added = await apply(tools, id, { userId, agentId: agent.id, walletContext }, round.pool, round.plan);
       if (added === round.plan.topUpMicro || n === MAX_ROUNDS) break;
       try {
         round = await planOnce();
@@ -74,18 +74,19 @@ export async function followAgent({ data }: Command<'FollowAgent', FollowAgentDa
 /** One round: the settings alone, or a transfer whose credit carries them. Returns what the pool was credited. */
 async function apply(
   tools: Tools,
+  id: string,
   pool: { userId: string; agentId: string; walletContext: WalletContext },
   state: PoolState,
   { settings, terms, topUpMicro }: FollowPlan,
 ): Promise<number> {
   if (topUpMicro === 0) {
-    await tools.execute(poolDecider, poolId(pool.userId, pool.agentId, pool.walletContext), { type: 'FollowAgent', data: { ...pool, settings, terms } });
+    await tools.execute(poolDecider, id, { type: 'FollowAgent', data: { ...pool, settings, terms } });
     return 0;
   }
   const transfer = await runTransfer(
     tools,
     planned({
-      transferId: nextTransferId(poolId(pool.userId, pool.agentId, pool.walletContext), state),
+      transferId: nextTransferId(id, state),
       amountMicro: topUpMicro,
       from: { kind: 'wallet', userId: pool.userId, walletContext: pool.walletContext },
       to: { kind: 'pool', ...pool, follow: { settings, terms } },

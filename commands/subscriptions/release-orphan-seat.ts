@@ -5,9 +5,9 @@ import { agentDecider } from '../../domain/agent/index.ts';
 import { poolDecider } from '../../domain/pool/decide.ts';
 import { poolId } from '../../domain/pool/state.ts';
 import type { Command } from '../../domain/shared/decider.ts';
-import { walletDebitedSchema, walletContexts } from '../../domain/wallet/events.ts';
+import { walletContexts } from '../../domain/wallet/events.ts';
 import { walletDecider } from '../../domain/wallet/decide.ts';
-import { walletStream } from '../../domain/wallet/state.ts';
+import { destinationOf } from '../../domain/wallet/state.ts';
 import type { Tools } from '../dispatch.ts';
 import { releaseBetaSeat } from './beta-seats.ts';
 
@@ -21,11 +21,8 @@ export async function releaseOrphanSeat(
   if (pools.some((p) => p.state.followed)) return { released: false };
   // None of the pools is open, so a debit for one of them that was not given back waits to open it.
   const { state: wallet } = await tools.load(walletDecider, userId);
-  const waiting = (await tools.deps.store.readStream(walletStream(userId)))
-    .filter((e) => e.type === 'WalletDebited')
-    .map((e) => walletDebitedSchema.parse(e.data).transfer)
-    .some((t) => ids.includes(poolId(t.to.userId, t.to.agentId, t.to.walletContext)) && !wallet.transfers[t.transferId]?.refunded);
-  if (waiting) return { released: false };
+  const destinations = walletContexts.map((walletContext) => destinationOf({ kind: 'pool', userId, agentId, walletContext }));
+  if (Object.values(wallet.transfers).some((t) => !t.refunded && destinations.includes(t.to))) return { released: false };
   const { state: agent } = await tools.load(agentDecider, agentId);
   return { released: agent.exists && (await releaseBetaSeat(tools, agent, userId)) };
 }

@@ -1,5 +1,4 @@
-// Transfers in flight, for the recovery worker: one row per transfer (its debit's plan, how far it
-// came), and one row per (agent, user) beta seat holder (followed_at null until the user follows).
+// Transfers in flight, for the recovery worker: one row per transfer (its source, how far it came), and one row per (agent, user) beta seat holder (followed_at null until the user follows).
 // Candidates only: the recovery decides on the streams.
 import { seatEventSchema } from '../../domain/agent/seats.ts';
 import { agentFollowedSchema } from '../../domain/pool/events.ts';
@@ -31,8 +30,9 @@ const migrations: Migration[] = [
       WHERE seat_taken_at IS NOT NULL AND followed_at IS NULL;`,
   },
   {
-    // Transfers became a process of their own (domain/transfer): rows now hold the debit's plan
-    // and the status the process reached. Emptied with the checkpoint: the projector replays.
+    // Transfers became a process of their own (domain/transfer): rows now hold the status the
+    // process reached (the recovery reads the plan from the debit event, not from here).
+    // Emptied with the checkpoint: the projector replays.
     id: 'transfers/002-transfer-process',
     sql: `DROP TABLE transfers;
     CREATE TABLE transfers (
@@ -40,7 +40,6 @@ const migrations: Migration[] = [
       status text NOT NULL,
       progress smallint NOT NULL,
       source_user_id text,
-      plan jsonb,
       debit_event_id text,
       correlation_id text,
       debited_at timestamptz,
@@ -52,37 +51,36 @@ const migrations: Migration[] = [
   },
 ];
 
-type Row = [id: string, status: string, progress: number, userId: string | null, plan: string | null, eventId: string | null, correlationId: string | null, debitedAt: string | null, updatedAt: string];
+type Row = [id: string, status: string, progress: number, userId: string | null, eventId: string | null, correlationId: string | null, debitedAt: string | null, updatedAt: string];
 
 function rowOf(fact: TransferFact, event: RecordedEvent): Row {
   const at = event.metadata.occurredAt;
-  if (fact.status !== 'debited') return [fact.transferId, fact.status, PROGRESS[fact.status], null, null, null, null, null, at];
+  if (fact.status !== 'debited') return [fact.transferId, fact.status, PROGRESS[fact.status], null, null, null, null, at];
   const { transfer } = fact;
-  return [transfer.transferId, 'debited', PROGRESS.debited, transfer.from.userId, JSON.stringify(transfer), event.id, event.metadata.correlationId, at, at];
+  return [transfer.transferId, 'debited', PROGRESS.debited, transfer.from.userId, event.id, event.metadata.correlationId, at, at];
 }
 
 /** Rows of one transfer merge: the further status wins, the debit's columns are kept. */
 function merge(a: Row, b: Row): Row {
   const later = b[2] >= a[2] ? b : a;
-  return [a[0], later[1], later[2], a[3] ?? b[3], a[4] ?? b[4], a[5] ?? b[5], a[6] ?? b[6], a[7] ?? b[7], later[8]];
+  return [a[0], later[1], later[2], a[3] ?? b[3], a[4] ?? b[4], a[5] ?? b[5], a[6] ?? b[6], later[7]];
 }
 
 async function upsertTransfers(client: PoolClient, rows: Row[]): Promise<void> {
   if (rows.length === 0) return;
   const column = (i: number) => rows.map((r) => r[i]);
   await client.query(
-    `INSERT INTO transfers (transfer_id, status, progress, source_user_id, plan, debit_event_id, correlation_id, debited_at, updated_at)
-     SELECT * FROM unnest($1::text[], $2::text[], $3::smallint[], $4::text[], $5::jsonb[], $6::text[], $7::text[], $8::timestamptz[], $9::timestamptz[])
+    `INSERT INTO transfers (transfer_id, status, progress, source_user_id, debit_event_id, correlation_id, debited_at, updated_at)
+     SELECT * FROM unnest($1::text[], $2::text[], $3::smallint[], $4::text[], $5::text[], $6::text[], $7::timestamptz[], $8::timestamptz[])
      ON CONFLICT (transfer_id) DO UPDATE SET
        status = CASE WHEN excluded.progress >= transfers.progress THEN excluded.status ELSE transfers.status END,
        progress = GREATEST(excluded.progress, transfers.progress),
        source_user_id = COALESCE(transfers.source_user_id, excluded.source_user_id),
-       plan = COALESCE(transfers.plan, excluded.plan),
        debit_event_id = COALESCE(transfers.debit_event_id, excluded.debit_event_id),
        correlation_id = COALESCE(transfers.correlation_id, excluded.correlation_id),
        debited_at = COALESCE(transfers.debited_at, excluded.debited_at),
        updated_at = CASE WHEN excluded.progress >= transfers.progress THEN excluded.updated_at ELSE transfers.updated_at END`,
-    [0, 1, 2, 3, 4, 5, 6, 7, 8].map(column),
+    [0, 1, 2, 3, 4, 5, 6, 7].map(column),
   );
 }
 

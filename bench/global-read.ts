@@ -12,6 +12,7 @@ import { createPostgresEventStore } from '../infra/eventstore/postgres.ts';
 import { eventStoreMigrations } from '../infra/eventstore/postgres-schema.ts';
 import { START, type Position } from '../infra/eventstore/port.ts';
 import { freshDatabase } from '../test/support/db.ts';
+import { REFERENCE_COLUMNS, referenceEvent, type ReferenceRow } from '../test/support/reference-decoding.ts';
 import { fmt } from './measure.ts';
 
 function arg(name: string): string | undefined {
@@ -23,7 +24,7 @@ const EVENTS = Number(arg('events') ?? 300_000);
 const ROUNDS = Number(arg('rounds') ?? 5);
 const BATCH = 1000;
 
-const SQL = `SELECT position, transaction_id::text AS tx_text, stream_name, revision, event_id, event_type, data, metadata, created_at FROM events
+const SQL = `SELECT ${REFERENCE_COLUMNS} FROM events
   WHERE (transaction_id, position) > ($1::xid8, $2::bigint)
     AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
   ORDER BY events.transaction_id, events.position
@@ -55,22 +56,10 @@ type Reader = (from: Position, maxCount?: number) => Promise<{ n: number; last: 
 
 const variants: Record<string, (pool: Pool) => Reader> = {
   /** the decoding before this change: pg's row objects and default parsers, the text cast of the xid */
-  before: (pool) => {
-    type Row = { position: string; tx_text: string; stream_name: string; revision: string; event_id: string; event_type: string; data: unknown; metadata: unknown; created_at: Date };
-    return async (from, maxCount = BATCH) => {
-      const { rows } = await pool.query<Row>({ name: 'before', text: SQL, values: args(from, maxCount) });
-      const events = rows.map((row) => ({
-        id: row.event_id,
-        streamName: row.stream_name,
-        revision: BigInt(row.revision),
-        position: { commit: BigInt(row.tx_text), prepare: BigInt(row.position) },
-        type: row.event_type,
-        data: row.data,
-        metadata: row.metadata,
-        createdAt: row.created_at,
-      }));
-      return { n: events.length, last: events.at(-1)?.position, events };
-    };
+  before: (pool) => async (from, maxCount = BATCH) => {
+    const { rows } = await pool.query<ReferenceRow>({ name: 'before', text: SQL, values: args(from, maxCount) });
+    const events = rows.map(referenceEvent);
+    return { n: events.length, last: events.at(-1)?.position, events };
   },
   /** the store as it is */
   store: (pool) => {

@@ -12,7 +12,7 @@ import type { MicroUsd } from '../../domain/shared/money.ts';
 import { ensureFunds } from '../../domain/wallet/decide.ts';
 import type { WalletContext } from '../../domain/wallet/events.ts';
 import { inTransaction, type Pool, type PoolClient } from '../../infra/db.ts';
-import type { SubscriptionRow } from '../../projections/subscriptions/record.ts';
+import { ledgerOf, type SubscriptionRow } from '../../projections/subscriptions/record.ts';
 
 export interface FollowConfig {
   virtualStartMicro: MicroUsd;
@@ -91,16 +91,7 @@ function poolStateOf(r: SubscriptionRow): PoolState {
       maxEntriesPerTrade: r.max_entries_per_trade,
     },
     subscribedAt: r.subscribed_at.toISOString(),
-    ledger: {
-      confirmedIn: Number(r.confirmed_in_micro),
-      confirmedOut: Number(r.confirmed_out_micro),
-      realized: Number(r.realized_micro),
-      unrealized: Number(r.unrealized_micro),
-      locked: Number(r.locked_micro),
-      pendingIn: Number(r.pending_in_micro),
-      pendingOut: Number(r.pending_out_micro),
-      feesCharged: Number(r.fees_charged_micro),
-    },
+    ledger: ledgerOf(r),
     // The row lock replaces transfer ids here: a follow either commits whole or not at all.
     transfers: {},
   };

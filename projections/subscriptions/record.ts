@@ -132,7 +132,8 @@ function lamportsToSol(lamports: string): number {
   return Number(`${big / LAMPORTS_PER_SOL}.${(big % LAMPORTS_PER_SOL).toString().padStart(9, '0')}`);
 }
 
-const ledgerOf = (r: SubscriptionRow): LedgerInputs => ({
+/** The ledger inputs a row holds (bigint columns are strings). */
+export const ledgerOf = (r: SubscriptionRow): LedgerInputs => ({
   confirmedIn: Number(r.confirmed_in_micro),
   confirmedOut: Number(r.confirmed_out_micro),
   realized: Number(r.realized_micro),

@@ -9,6 +9,7 @@ import { createPostgresEventStore, parseTimestamptz } from '../../../infra/event
 import { eventStoreMigrations } from '../../../infra/eventstore/postgres-schema.ts';
 import type { RecordedEvent } from '../../../infra/eventstore/port.ts';
 import { freshDatabase } from '../../support/db.ts';
+import { REFERENCE_COLUMNS, referenceEvent, type ReferenceRow } from '../../support/reference-decoding.ts';
 
 const pgParser = pg.types.getTypeParser(1184) as (s: string) => unknown;
 /** node's deepStrictEqual (same prototypes, bigint for bigint, Date for Date), tap's diff when not */
@@ -26,18 +27,8 @@ const same = (a: unknown, b: unknown) => (a instanceof Date && b instanceof Date
 
 /** The decoding before array rows: pg's defaults, then the fields converted one by one. */
 async function referenceRead(pool: Pool, where = 'true'): Promise<RecordedEvent[]> {
-  const { rows } = await pool.query(`SELECT position, transaction_id::text AS tx_text, stream_name, revision, event_id, event_type, data, metadata, created_at
-    FROM events WHERE ${where} ORDER BY transaction_id, position`);
-  return rows.map((row) => ({
-    id: row.event_id,
-    streamName: row.stream_name,
-    revision: BigInt(row.revision),
-    position: { commit: BigInt(row.tx_text), prepare: BigInt(row.position) },
-    type: row.event_type,
-    data: row.data,
-    metadata: row.metadata,
-    createdAt: row.created_at,
-  }));
+  const { rows } = await pool.query<ReferenceRow>(`SELECT ${REFERENCE_COLUMNS} FROM events WHERE ${where} ORDER BY transaction_id, position`);
+  return rows.map(referenceEvent);
 }
 
 const tricky: unknown[] = [

@@ -9,7 +9,8 @@ import { followableAgent } from '../test/support/agents.ts';
 import { startTestApp } from '../test/support/app.ts';
 import { manyUsers, signIn } from '../test/support/auth.ts';
 
-const seconds = Number(process.argv[process.argv.indexOf('--seconds') + 1] || 6);
+const secondsAt = process.argv.indexOf('--seconds');
+const seconds = secondsAt > 0 ? Number(process.argv[secondsAt + 1]) : 6;
 const CLIENTS = 16;
 const AGENTS = 40;
 

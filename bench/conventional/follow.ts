@@ -146,7 +146,7 @@ async function followIn(client: PoolClient, config: FollowConfig, req: Request):
   const terms = pool.followed ? pool.terms : termsOfAgent(agent);
   const settings = resolveSettings(req.choices, pool.followed ? pool.settings : null, terms);
   const amount = topUpMicro(pool, targetAllocationMicro(settings, balance, config.solPriceMicro), terms.minAllocationUsd);
-  ensureFunds({ opened: true, balances: { virtual: 0, real: 0, [context]: balance }, transfers: {} }, context, amount, config.virtualStartMicro);
+  ensureFunds({ opened: true, balances: { virtual: 0, real: 0, [context]: balance } }, context, amount, config.virtualStartMicro);
   if (!pool.followed && agent.beta_status === 'beta') await takeBetaSeat(client, agent, userId, now);
 
   let row = current;

@@ -18,36 +18,107 @@ export type DebitWallet = Command<
 /** Give back a transfer this wallet paid (its destination rejected it); once. */
 export type RefundWallet = Command<'RefundWallet', { transferId: string }>;
 
-export type WalletCommand = DebitWallet | RefundWallet;
+/**
+ * Credit the real context as a confirmed on-chain deposit would (on the simulated venue, an
+ * administrator's deposit); a depositId already credited credits nothing.
+ */
+export type DepositWallet = Command<
+  'DepositWallet',
+  {
+    depositId: string;
+    amountMicro: MicroUsd;
+    /** config.VIRTUAL_START_USD in micro-USD: used only when this is the wallet's first use */
+    virtualStartMicro: MicroUsd;
+  }
+>;
+
+/** The destination step of a transfer coming back to the wallet; a transferId already credited credits nothing. */
+export type CreditWallet = Command<
+  'CreditWallet',
+  {
+    transferId: string;
+    walletContext: WalletContext;
+    amountMicro: MicroUsd;
+    /** the source, e.g. `pool:<poolId>` */
+    from: string;
+    /** config.VIRTUAL_START_USD in micro-USD: used only when this is the wallet's first use */
+    virtualStartMicro: MicroUsd;
+  }
+>;
+
+export type WalletCommand = DebitWallet | RefundWallet | DepositWallet | CreditWallet;
 
 function debit({ data, metadata }: DebitWallet, state: WalletState): WalletEvent[] {
   const { transfer, virtualStartMicro } = data;
-  const known = state.transfers[transfer.transferId];
+  const known = state.debits.get(transfer.transferId);
   if (known) {
     // A retry of the same transfer moves nothing; the same id for another destination would credit
     // a pool the money never left for.
     if (known.to !== destinationOf(transfer.to)) throw refuse('ALREADY_EXISTS', `transfer ${transfer.transferId} was debited for another destination`);
     return [];
   }
-  if (!Number.isSafeInteger(transfer.amountMicro) || transfer.amountMicro <= 0) {
-    throw refuse('VALIDATION_FAILED', 'the amount to transfer must be positive');
-  }
-  const events: WalletEvent[] = [];
-  if (!state.opened) events.push({ type: 'WalletOpened', data: { virtualStartMicro, openedAt: metadata.now.toISOString() } });
+  ensurePositive(transfer.amountMicro, 'the amount to transfer');
   ensureFunds(state, transfer.from.walletContext, transfer.amountMicro, virtualStartMicro);
-  events.push({ type: 'WalletDebited', data: { transfer } });
-  return events;
+  return [...opening(state, virtualStartMicro, metadata.now), { type: 'WalletDebited', data: { transfer } }];
 }
 
 function refund({ data }: RefundWallet, state: WalletState): WalletEvent[] {
-  const paid = state.transfers[data.transferId];
+  const paid = state.debits.get(data.transferId);
   if (!paid) throw refuse('TRANSFER_NOT_FOUND', `no transfer ${data.transferId} was paid by this wallet`);
   if (paid.refunded) return [];
   return [{ type: 'WalletRefunded', data: { transferId: data.transferId, walletContext: paid.walletContext, amountMicro: paid.amountMicro } }];
 }
 
+function deposit({ data, metadata }: DepositWallet, state: WalletState): WalletEvent[] {
+  const { depositId, amountMicro, virtualStartMicro } = data;
+  const known = state.deposits.get(depositId);
+  if (known) {
+    // A retried deposit adds nothing; the same id for another amount is another deposit under a taken id.
+    if (known.amountMicro !== amountMicro) {
+      throw refuse('ALREADY_EXISTS', `deposit ${depositId} was recorded with another amount (${microToUsd(known.amountMicro)} USD)`);
+    }
+    return [];
+  }
+  ensurePositive(amountMicro, 'the amount to deposit');
+  ensureRoom(state, 'real', amountMicro, virtualStartMicro);
+  return [
+    ...opening(state, virtualStartMicro, metadata.now),
+    { type: 'WalletDeposited', data: { depositId, walletContext: 'real', amountMicro, at: metadata.now.toISOString() } },
+  ];
+}
+
+function credit({ data, metadata }: CreditWallet, state: WalletState): WalletEvent[] {
+  const { transferId, walletContext, amountMicro, from, virtualStartMicro } = data;
+  const known = state.credits.get(transferId);
+  if (known) {
+    if (known.walletContext !== walletContext || known.amountMicro !== amountMicro || known.from !== from) {
+      throw refuse('ALREADY_EXISTS', `transfer ${transferId} was credited with another amount, context or source`);
+    }
+    return [];
+  }
+  ensurePositive(amountMicro, 'the amount to credit');
+  ensureRoom(state, walletContext, amountMicro, virtualStartMicro);
+  return [...opening(state, virtualStartMicro, metadata.now), { type: 'WalletCredited', data: { transferId, walletContext, amountMicro, from } }];
+}
+
+/** The wallet's first event, when this decision is its first use. */
+function opening(state: WalletState, virtualStartMicro: MicroUsd, now: Date): WalletEvent[] {
+  return state.opened ? [] : [{ type: 'WalletOpened', data: { virtualStartMicro, openedAt: now.toISOString() } }];
+}
+
+function ensurePositive(amountMicro: MicroUsd, what: string): void {
+  if (!Number.isSafeInteger(amountMicro) || amountMicro <= 0) throw refuse('VALIDATION_FAILED', `${what} must be positive`);
+}
+
+/** Balances stay exact integers: a credit that would take one past 2^53 − 1 micro-USD is refused. */
+function ensureRoom(state: WalletState, context: WalletContext, amountMicro: MicroUsd, virtualStartMicro: MicroUsd): void {
+  if (balanceOf(state, context, virtualStartMicro) + amountMicro > Number.MAX_SAFE_INTEGER) {
+    throw refuse('VALIDATION_FAILED', `the ${context} balance would exceed ${microToUsd(Number.MAX_SAFE_INTEGER)} USD`);
+  }
+}
+
 /** Refuses (INSUFFICIENT_FUNDS, naming the available balance) when the context cannot pay `amountMicro`. */
-export function ensureFunds(state: WalletState, context: WalletContext, amountMicro: MicroUsd, virtualStartMicro: MicroUsd): void {
+export function ensureFunds(state: Pick<WalletState, 'opened' | 'balances'>, context: WalletContext, amountMicro: MicroUsd, virtualStartMicro: MicroUsd): void {
   const available = balanceOf(state, context, virtualStartMicro);
   if (amountMicro <= available) return;
   const details = { availableUsd: microToUsd(available), requestedUsd: microToUsd(amountMicro) };
@@ -67,6 +138,10 @@ export function decide(command: WalletCommand, state: WalletState): WalletEvent[
       return debit(command, state);
     case 'RefundWallet':
       return refund(command, state);
+    case 'DepositWallet':
+      return deposit(command, state);
+    case 'CreditWallet':
+      return credit(command, state);
     default:
       return assertNever(command);
   }

@@ -25,9 +25,36 @@ export const walletRefundedSchema = z.object({
 });
 export type WalletRefunded = z.infer<typeof walletRefundedSchema>;
 
+/**
+ * Money that arrived in the real context from outside, as a confirmed on-chain deposit: on the
+ * simulated venue an administrator's deposit. Once per `depositId`.
+ */
+export const walletDepositedSchema = z.object({
+  depositId: z.string().min(1),
+  walletContext: z.literal('real'),
+  amountMicro: z.number().int().positive(),
+  at: z.string(),
+});
+export type WalletDeposited = z.infer<typeof walletDepositedSchema>;
+
+/**
+ * The destination step of a transfer coming back to the wallet (a withdrawal, a stop): once per
+ * `transferId`. `from` names the source, e.g. `pool:<poolId>`.
+ */
+export const walletCreditedSchema = z.object({
+  transferId: z.string().min(1),
+  walletContext: walletContextSchema,
+  amountMicro: z.number().int().positive(),
+  from: z.string().min(1),
+});
+export type WalletCredited = z.infer<typeof walletCreditedSchema>;
+
 export const walletEventSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('WalletOpened'), data: walletOpenedSchema }),
   z.object({ type: z.literal('WalletDebited'), data: walletDebitedSchema }),
   z.object({ type: z.literal('WalletRefunded'), data: walletRefundedSchema }),
+  z.object({ type: z.literal('WalletDeposited'), data: walletDepositedSchema }),
+  z.object({ type: z.literal('WalletCredited'), data: walletCreditedSchema }),
 ]);
 export type WalletEvent = z.infer<typeof walletEventSchema>;
+export const walletEventTypes: ReadonlySet<string> = new Set(walletEventSchema.options.map((o) => o.shape.type.value));

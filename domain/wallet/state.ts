@@ -1,5 +1,6 @@
 import { assertNever } from '../shared/decider.ts';
 import type { MicroUsd } from '../shared/money.ts';
+import { PersistentMap } from '../shared/persistent-map.ts';
 import type { TransferPlan } from '../transfer/plan.ts';
 import type { WalletContext, WalletEvent } from './events.ts';
 
@@ -14,53 +15,112 @@ export interface WalletTransfer {
   refunded: boolean;
 }
 
+/** A transfer this wallet received: a repeat must be the same credit. */
+export interface WalletCredit {
+  walletContext: WalletContext;
+  amountMicro: MicroUsd;
+  from: string;
+}
+
+/** A deposit into the real context: a repeat must carry the same amount. */
+export interface WalletDeposit {
+  amountMicro: MicroUsd;
+}
+
 /** A transfer destination as one string, to compare a retried debit with the recorded one. */
 export const destinationOf = (to: TransferPlan['to']): string => `${to.kind}:${to.userId}.${to.agentId}.${to.walletContext}`;
 
 export interface WalletState {
-  opened: boolean;
+  readonly opened: boolean;
   /** micro-USD per wallet context */
-  balances: Readonly<Record<WalletContext, MicroUsd>>;
+  readonly balances: Readonly<Record<WalletContext, MicroUsd>>;
   /** transfers debited, by transferId: a repeated debit moves nothing */
-  transfers: Readonly<Record<string, WalletTransfer>>;
+  readonly debits: PersistentMap<WalletTransfer>;
+  /** transfers credited, by transferId: a repeated credit adds nothing */
+  readonly credits: PersistentMap<WalletCredit>;
+  /** deposits, by depositId: a repeated deposit adds nothing */
+  readonly deposits: PersistentMap<WalletDeposit>;
+  /**
+   * The debits as a plain record, built on first read (O(n) once per state). Kept only for the
+   * callers in commands/transfers and commands/subscriptions written before `debits`; new code
+   * reads `debits.get(id)` / `debits.values()`.
+   */
+  readonly transfers: Readonly<Record<string, WalletTransfer>>;
 }
 
-export const initialState = (): WalletState => ({ opened: false, balances: { virtual: 0, real: 0 }, transfers: {} });
+type Fields = Omit<WalletState, 'transfers'>;
+
+/** The state's data and the lazily built `transfers` record. Never changed once built. */
+class State implements WalletState {
+  #transfers: Readonly<Record<string, WalletTransfer>> | undefined;
+  readonly opened: boolean;
+  readonly balances: Readonly<Record<WalletContext, MicroUsd>>;
+  readonly debits: PersistentMap<WalletTransfer>;
+  readonly credits: PersistentMap<WalletCredit>;
+  readonly deposits: PersistentMap<WalletDeposit>;
+
+  constructor(fields: Fields) {
+    this.opened = fields.opened;
+    this.balances = fields.balances;
+    this.debits = fields.debits;
+    this.credits = fields.credits;
+    this.deposits = fields.deposits;
+  }
+
+  get transfers(): Readonly<Record<string, WalletTransfer>> {
+    return (this.#transfers ??= Object.freeze(Object.fromEntries(this.debits.entries())));
+  }
+}
+
+const stateOf = (fields: Fields): WalletState => new State(fields);
+const next = (state: WalletState, changes: Partial<Fields>): WalletState => stateOf({ ...fieldsOf(state), ...changes });
+const fieldsOf = ({ opened, balances, debits, credits, deposits }: WalletState): Fields => ({ opened, balances, debits, credits, deposits });
+
+export const initialState = (): WalletState =>
+  stateOf({ opened: false, balances: { virtual: 0, real: 0 }, debits: PersistentMap.empty(), credits: PersistentMap.empty(), deposits: PersistentMap.empty() });
 
 const add = (balances: WalletState['balances'], context: WalletContext, delta: MicroUsd) => ({ ...balances, [context]: balances[context] + delta });
 
 export function evolve(state: WalletState, event: WalletEvent): WalletState {
   switch (event.type) {
     case 'WalletOpened':
-      return { ...state, opened: true, balances: { virtual: event.data.virtualStartMicro, real: 0 } };
+      return next(state, { opened: true, balances: { virtual: event.data.virtualStartMicro, real: 0 } });
     case 'WalletDebited': {
       const { transferId, amountMicro, from, to } = event.data.transfer;
-      return {
-        ...state,
+      return next(state, {
         balances: add(state.balances, from.walletContext, -amountMicro),
-        transfers: { ...state.transfers, [transferId]: { walletContext: from.walletContext, amountMicro, to: destinationOf(to), refunded: false } },
-      };
+        debits: state.debits.set(transferId, { walletContext: from.walletContext, amountMicro, to: destinationOf(to), refunded: false }),
+      });
     }
     case 'WalletRefunded': {
       const { transferId, walletContext, amountMicro } = event.data;
-      const transfer = state.transfers[transferId]!;
-      return {
-        ...state,
+      const transfer = state.debits.get(transferId)!;
+      return next(state, {
         balances: add(state.balances, walletContext, amountMicro),
-        transfers: { ...state.transfers, [transferId]: { ...transfer, refunded: true } },
-      };
+        debits: state.debits.set(transferId, { ...transfer, refunded: true }),
+      });
+    }
+    case 'WalletDeposited': {
+      const { depositId, walletContext, amountMicro } = event.data;
+      return next(state, { balances: add(state.balances, walletContext, amountMicro), deposits: state.deposits.set(depositId, { amountMicro }) });
+    }
+    case 'WalletCredited': {
+      const { transferId, walletContext, amountMicro, from } = event.data;
+      return next(state, {
+        balances: add(state.balances, walletContext, amountMicro),
+        credits: state.credits.set(transferId, { walletContext, amountMicro, from }),
+      });
     }
     default:
       return assertNever(event);
   }
 }
 
-
 /**
  * The balance a command may spend. A wallet never used yet holds the virtual start it would open
  * with, so a percentage allocation on first use is computed from the same figure the debit uses.
  */
-export function balanceOf(state: WalletState, context: WalletContext, virtualStartMicro: MicroUsd): MicroUsd {
+export function balanceOf(state: Pick<WalletState, 'opened' | 'balances'>, context: WalletContext, virtualStartMicro: MicroUsd): MicroUsd {
   if (state.opened) return state.balances[context];
   return context === 'virtual' ? virtualStartMicro : 0;
 }

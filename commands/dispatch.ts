@@ -49,8 +49,11 @@ export interface Tools {
   readonly deps: CommandDeps;
   readonly metadata: CommandMetadata;
   readonly deadline: number;
-  /** The current state of one instance of an aggregate. */
-  load<C extends Command, S, E extends DomainEvent>(aggregate: Aggregate<C, S, E>, id: string): Promise<Loaded<S>>;
+  /**
+   * The current state of one instance of an aggregate. `answer: true`: the state this process
+   * last saw, without a read when it has one, for a command's answer only (never to decide).
+   */
+  load<C extends Command, S, E extends DomainEvent>(aggregate: Aggregate<C, S, E>, id: string, options?: { answer?: boolean }): Promise<Loaded<S>>;
   /** Decides `command` on one instance, as its stream's single writer; appends what it decides. */
   execute<C extends Command, S, E extends DomainEvent>(
     aggregate: Aggregate<C, S, E>,
@@ -75,8 +78,8 @@ export function createDispatcher(deps: CommandDeps): Dispatch {
       deps,
       metadata,
       deadline,
-      async load(aggregate, id) {
-        const loaded = await load(store, aggregate.streamOf(id), aggregate);
+      async load(aggregate, id, options) {
+        const loaded = await load(store, aggregate.streamOf(id), aggregate, { cachedOnly: options?.answer === true });
         seen(loaded.position);
         return loaded;
       },

@@ -87,13 +87,19 @@ function remember<State>(store: EventStore, folder: object, streamName: string, 
   if (cache.size > CACHE_ENTRIES) cache.delete(cache.keys().next().value!);
 }
 
-/** The stream's current state: the cached state caught up with the events after it. */
+/**
+ * The stream's current state: the cached state caught up with the events after it. `cachedOnly`:
+ * the state this process last saw without reading, when it has one: for a command's answer (the
+ * state its own append left, as an UPDATE … RETURNING would give it), never for a decision.
+ */
 export async function load<State, Event extends DomainEvent>(
   store: EventStore,
   streamName: string,
   folder: Folder<State, Event>,
+  options: { cachedOnly?: boolean } = {},
 ): Promise<Loaded<State>> {
   const known = cached<State>(store, folder, streamName);
+  if (known && options.cachedOnly) return known;
   const recorded = await store.readStream(streamName, known ? { fromRevision: known.revision + 1n } : {});
   if (known && recorded.length === 0) return known;
   let state = known ? known.state : folder.initialState();

@@ -9,8 +9,11 @@ import { listAgent, type ListAgentInput, type ListedAgentResult } from './agents
 import { reviewAgent, type ReviewAgentData } from './agents/review-agent.ts';
 import { followAgent, type FollowAgentData, type FollowAgentResult } from './subscriptions/follow.ts';
 import { releaseOrphanSeat } from './subscriptions/release-orphan-seat.ts';
-import { resumeTransfer, type ResumeTransferData } from './transfers/resume.ts';
-import { creditPool, debitWallet, refundWallet } from './transfers/steps.ts';
+import { resumeTransfer, settleTransfer, type ResumeTransferData, type SettleTransferData } from './transfers/resume.ts';
+import { creditPool, creditWallet, debitPool, debitWallet, refundWallet } from './transfers/steps.ts';
+import { addAllocation, recordPoolFact, stopFollowing, withdrawAllocation, type PoolFact, type PoolMoveResult, type PoolRequest } from './subscriptions/ledger.ts';
+import type { PoolState } from '../domain/pool/state.ts';
+import type { MicroUsd } from '../domain/shared/money.ts';
 import { lookup, type LookupData, type LookupResult } from './users/lookup.ts';
 import { grantRole, type GrantRoleData } from './users/roles.ts';
 import { refreshSession, signOut, type RefreshData } from './users/sessions.ts';
@@ -30,10 +33,17 @@ export interface CommandMap {
   ReviewAgent: { data: ReviewAgentData; result: { agent: AgentState } };
   FollowAgent: { data: FollowAgentData; result: FollowAgentResult };
   ReleaseOrphanSeat: { data: { agentId: string; userId: string }; result: { released: boolean } };
+  AddAllocation: { data: PoolRequest & { amountMicro: MicroUsd }; result: PoolMoveResult };
+  WithdrawAllocation: { data: PoolRequest & { amountMicro: MicroUsd }; result: PoolMoveResult };
+  StopFollowing: { data: PoolRequest; result: PoolMoveResult };
+  RecordPoolFact: { data: { poolId: string; fact: PoolFact }; result: { pool: PoolState } };
   DebitWallet: { data: { transfer: TransferPlan }; result: TransferOutcome };
+  DebitPool: { data: { transfer: TransferPlan }; result: TransferOutcome };
   CreditPool: { data: { transfer: TransferPlan; resumed: boolean }; result: TransferOutcome };
+  CreditWallet: { data: { transfer: TransferPlan }; result: TransferOutcome };
   RefundWallet: { data: { userId: string; transferId: string }; result: TransferOutcome };
   ResumeTransfer: { data: ResumeTransferData; result: { status: TransferStatus } };
+  SettleTransfer: { data: SettleTransferData; result: { status: TransferStatus } };
 }
 
 export type CommandType = keyof CommandMap;
@@ -49,8 +59,15 @@ export const handlers: { [T in CommandType]: (command: Command<T, CommandMap[T][
   ReviewAgent: reviewAgent,
   FollowAgent: followAgent,
   ReleaseOrphanSeat: releaseOrphanSeat,
+  AddAllocation: addAllocation,
+  WithdrawAllocation: withdrawAllocation,
+  StopFollowing: stopFollowing,
+  RecordPoolFact: recordPoolFact,
   DebitWallet: debitWallet,
+  DebitPool: debitPool,
   CreditPool: creditPool,
+  CreditWallet: creditWallet,
   RefundWallet: refundWallet,
   ResumeTransfer: resumeTransfer,
+  SettleTransfer: settleTransfer,
 };

@@ -17,7 +17,7 @@ const SWEEP_BATCH = 100;
 
 export const resumeTransferJob = z.object({
   transferId: z.string().min(1),
-  userId: z.string().min(1),
+  sourceStream: z.string().min(1),
   correlationId: z.string().min(1),
   debitEventId: z.string().min(1),
 });
@@ -54,7 +54,7 @@ const metadataOf = (deps: RecoveryDeps, correlationId: string, causationId?: str
 export async function resumeTransfer(deps: RecoveryDeps, job: z.infer<typeof resumeTransferJob>) {
   const { result } = await deps.dispatch({
     type: 'ResumeTransfer',
-    data: { transferId: job.transferId, userId: job.userId },
+    data: { transferId: job.transferId, sourceStream: job.sourceStream },
     metadata: metadataOf(deps, job.correlationId, job.debitEventId),
   });
   return result.status;

@@ -6,7 +6,7 @@ import type { BetaStatus, Venue } from '../../domain/agent/record.ts';
 import { resolveSettings, targetAllocationMicro, topUpMicro, type FollowChoices } from '../../domain/pool/allocation.ts';
 import type { AgentTerms, FollowSettings } from '../../domain/pool/events.ts';
 import { sameSettings } from '../../domain/pool/decide.ts';
-import { poolId, type PoolState } from '../../domain/pool/state.ts';
+import { initialState, poolId, type PoolState } from '../../domain/pool/state.ts';
 import { refuse } from '../../domain/shared/errors.ts';
 import type { MicroUsd } from '../../domain/shared/money.ts';
 import { ensureFunds } from '../../domain/wallet/decide.ts';
@@ -91,9 +91,17 @@ function poolStateOf(r: SubscriptionRow): PoolState {
       maxEntriesPerTrade: r.max_entries_per_trade,
     },
     subscribedAt: r.subscribed_at.toISOString(),
+    updatedAt: r.updated_at.toISOString(),
     ledger: ledgerOf(r),
+    openTrades: {},
+    bridge: null,
+    reconciliation: null,
     // The row lock replaces transfer ids here: a follow either commits whole or not at all.
     transfers: {},
+    pending: {},
+    trades: {},
+    settlements: 0,
+    payouts: {},
   };
 }
 
@@ -142,7 +150,7 @@ async function followIn(client: PoolClient, config: FollowConfig, req: Request):
       values: [userId, agent.id, context],
     })
   ).rows[0];
-  const pool: PoolState = current ? poolStateOf(current) : { followed: false, transfers: {} };
+  const pool: PoolState = current ? poolStateOf(current) : initialState();
   const terms = pool.followed ? pool.terms : termsOfAgent(agent);
   const settings = resolveSettings(req.choices, pool.followed ? pool.settings : null, terms);
   const amount = topUpMicro(pool, targetAllocationMicro(settings, balance, config.solPriceMicro), terms.minAllocationUsd);

@@ -30,6 +30,8 @@ export interface FollowAgentResult {
   terms: AgentTerms;
   /** the pool did not exist when this request started */
   created: boolean;
+  /** the pool after the follow: the answer's subscription record */
+  pool: PoolState;
 }
 
 /**
@@ -68,7 +70,8 @@ export async function followAgent({ data }: Command<'FollowAgent', FollowAgentDa
     if (tookSeat) await tools.dispatch('ReleaseOrphanSeat', { agentId: agent.id, userId }).catch(() => undefined);
     throw err;
   }
-  return { agentId: agent.id, walletContext, terms: first.plan.terms, created: !first.pool.followed };
+  const { state: pool } = await tools.load(poolDecider, id, { answer: true });
+  return { agentId: agent.id, walletContext, terms: first.plan.terms, created: !first.pool.followed, pool };
 }
 
 /** One round: the settings alone, or a transfer whose credit carries them. Returns what the pool was credited. */

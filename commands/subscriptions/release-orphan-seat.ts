@@ -19,10 +19,13 @@ export async function releaseOrphanSeat(
   const ids = walletContexts.map((context) => poolId(userId, agentId, context));
   const pools = await Promise.all(ids.map((id) => tools.load(poolDecider, id)));
   if (pools.some((p) => p.state.followed)) return { released: false };
-  // None of the pools is open, so a debit for one of them that was not given back waits to open it.
+  // None of the pools is open, so a debit for one of them that was neither given back nor decided
+  // by the pool (a stopped pool decided its earlier adds) waits to open it.
   const { state: wallet } = await tools.load(walletDecider, userId);
   const destinations = walletContexts.map((walletContext) => destinationOf({ kind: 'pool', userId, agentId, walletContext }));
-  if (Object.values(wallet.transfers).some((t) => !t.refunded && destinations.includes(t.to))) return { released: false };
+  const decided = (transferId: string) => pools.some((p) => Object.hasOwn(p.state.transfers, transferId));
+  const waiting = [...wallet.debits.entries()].some(([id, t]) => !t.refunded && destinations.includes(t.to) && !decided(id));
+  if (waiting) return { released: false };
   const { state: agent } = await tools.load(agentDecider, agentId);
   return { released: agent.exists && (await releaseBetaSeat(tools, agent, userId)) };
 }

@@ -1,27 +1,72 @@
-// The recovery worker's command: finish (or compensate) a transfer that a crash interrupted after
-// its debit. The plan comes from the debit event on the source stream, never from a read model.
+// Resuming a transfer: the recovery worker finishes (or compensates) one that a crash interrupted
+// after its debit, and the settlement of a pending leg carries one on once the venue answered. The
+// plan comes from the debit event on the source stream, never from a read model.
+import { poolDecider } from '../../domain/pool/decide.ts';
+import { poolEventSchema } from '../../domain/pool/events.ts';
+import { poolStream } from '../../domain/pool/state.ts';
 import type { Command } from '../../domain/shared/decider.ts';
 import { refuse } from '../../domain/shared/errors.ts';
+import type { MicroUsd } from '../../domain/shared/money.ts';
+import type { TransferPlan } from '../../domain/transfer/plan.ts';
 import { resumed, type TransferStatus } from '../../domain/transfer/process.ts';
-import { walletDecider } from '../../domain/wallet/decide.ts';
-import { walletDebitedSchema } from '../../domain/wallet/events.ts';
+import { walletEventSchema } from '../../domain/wallet/events.ts';
 import { walletStream } from '../../domain/wallet/state.ts';
 import type { Tools } from '../dispatch.ts';
 import { runTransfer } from './run.ts';
 
 export interface ResumeTransferData {
   transferId: string;
-  /** the source wallet's user */
-  userId: string;
+  /** the stream that recorded the debit (and the plan): `wallet-…` or `pool-…` */
+  sourceStream: string;
+}
+
+/** The plan a debit event carries, if `event` is the debit of `transferId`. */
+function planIn(event: { type: string; data: unknown }, transferId: string): TransferPlan | null {
+  if (event.type === 'WalletDebited') {
+    const parsed = walletEventSchema.parse(event);
+    return parsed.type === 'WalletDebited' && parsed.data.transfer.transferId === transferId ? parsed.data.transfer : null;
+  }
+  if (event.type === 'WithdrawalRequested') {
+    const parsed = poolEventSchema.parse(event);
+    return parsed.type === 'WithdrawalRequested' && parsed.data.transfer.transferId === transferId ? parsed.data.transfer : null;
+  }
+  return null;
+}
+
+/** The plan of `transferId` from the first of `streams` that recorded its debit. */
+async function planOf(tools: Tools, transferId: string, streams: string[]): Promise<TransferPlan> {
+  for (const stream of streams) {
+    const recorded = await tools.deps.store.readStream(stream);
+    const plan = recorded.map((e) => planIn(e, transferId)).find((p) => p !== null);
+    if (plan) return plan;
+  }
+  throw refuse('TRANSFER_NOT_FOUND', `no transfer ${transferId} was debited by ${streams.join(' or ')}`);
 }
 
 export async function resumeTransfer({ data }: Command<'ResumeTransfer', ResumeTransferData>, tools: Tools): Promise<{ status: TransferStatus }> {
-  const paid = (await tools.load(walletDecider, data.userId)).state.transfers[data.transferId];
-  if (!paid) throw refuse('TRANSFER_NOT_FOUND', `no transfer ${data.transferId} was debited`);
-  if (paid.refunded) return { status: 'compensated' };
-  const debit = (await tools.deps.store.readStream(walletStream(data.userId)))
-    .filter((e) => e.type === 'WalletDebited')
-    .map((e) => walletDebitedSchema.parse(e.data).transfer)
-    .find((t) => t.transferId === data.transferId)!;
-  return { status: (await runTransfer(tools, resumed(debit))).status };
+  const plan = await planOf(tools, data.transferId, [data.sourceStream]);
+  return { status: (await runTransfer(tools, resumed(plan))).status };
+}
+
+export interface SettleTransferData {
+  poolId: string;
+  transferId: string;
+  outcome: 'confirmed' | 'failed';
+  /** confirmed: what the venue moved (a reclaim may be less than asked) */
+  amountMicro: MicroUsd;
+  reason?: string;
+}
+
+/**
+ * The venue answered for a pool's pending leg (the reconciliation worker sends this): the pool
+ * records it, then the transfer goes on from its source: an add confirmed is complete, an add
+ * failed is refunded to the wallet, a withdrawal confirmed is credited to the wallet, a withdrawal
+ * failed stays in the pool.
+ */
+export async function settleTransfer({ data }: Command<'SettleTransfer', SettleTransferData>, tools: Tools): Promise<{ status: TransferStatus }> {
+  const { poolId, transferId, outcome, amountMicro, reason } = data;
+  await tools.execute(poolDecider, poolId, { type: 'SettleAllocation', data: { transferId, outcome, amountMicro, ...(reason ? { reason } : {}) } });
+  // A withdrawal was debited by the pool itself, an add by the user's wallet.
+  const plan = await planOf(tools, transferId, [poolStream(poolId), walletStream(poolId.split('.', 1)[0]!)]);
+  return { status: (await runTransfer(tools, resumed(plan))).status };
 }

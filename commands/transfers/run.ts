@@ -13,8 +13,12 @@ function perform(tools: Tools, step: TransferStep, options: { deadline?: number 
   switch (step.type) {
     case 'DebitWallet':
       return tools.dispatch('DebitWallet', step.data, options);
+    case 'DebitPool':
+      return tools.dispatch('DebitPool', step.data, options);
     case 'CreditPool':
       return tools.dispatch('CreditPool', step.data, options);
+    case 'CreditWallet':
+      return tools.dispatch('CreditWallet', step.data, options);
     case 'RefundWallet':
       return tools.dispatch('RefundWallet', step.data, options);
   }

@@ -1,8 +1,11 @@
 import { assertNever, type Aggregate, type Command } from '../shared/decider.ts';
-import type { TransferPlan } from '../transfer/plan.ts';
+import { refuse } from '../shared/errors.ts';
+import { microToUsd, type MicroUsd } from '../shared/money.ts';
+import type { PoolEndpoint, TransferPlan } from '../transfer/plan.ts';
 import type { WalletContext } from '../wallet/events.ts';
-import { walletModeOf, type AgentTerms, type FollowSettings, type PoolEvent } from './events.ts';
-import { evolve, initialState, poolId, poolStream, type PoolState } from './state.ts';
+import { walletModeOf, type AgentTerms, type BridgeStatus, type FollowSettings, type PoolEvent } from './events.ts';
+import { MIN_WITHDRAWAL_MICRO, pendingSuccessFeeUsd, poolFigures, splitFee, type ReconciliationStatus } from './ledger.ts';
+import { evolve, initialState, poolId, poolStream, type FollowedPool, type PoolState } from './state.ts';
 
 /** Follow an agent without moving money (nothing to add), or follow it again with new settings. */
 export type FollowAgent = Command<
@@ -22,11 +25,40 @@ export type FollowAgent = Command<
  * Credit a transfer (the destination step of domain/transfer/process.ts), once per transferId. A
  * pool that does not exist opens with the transfer's follow; without one, the credit is rejected
  * for good (TransferRejected) so the source may give the money back. A request (not `resumed`)
- * also applies its follow's settings to an existing pool.
+ * also applies its follow's settings to an existing pool. In the real context the credit is
+ * pending until the venue confirms it (SettleAllocation).
  */
 export type CreditPool = Command<'CreditPool', { transfer: TransferPlan; resumed: boolean }>;
 
-export type PoolCommand = FollowAgent | CreditPool;
+/**
+ * Pay a transfer out of the pool (the source step of a withdrawal or of stop following), once per
+ * transferId. A withdrawal takes at most withdrawableUsd; a close (`transfer.from.close`) settles
+ * the pending fees, pays out everything and closes the pool. Real context: reserved until the
+ * venue confirms.
+ */
+export type DebitPool = Command<'DebitPool', { transfer: TransferPlan }>;
+
+/** The venue's answer for a pending add or withdrawal (the reconciliation worker sends it). */
+export type SettleAllocation = Command<
+  'SettleAllocation',
+  { transferId: string; outcome: 'confirmed' | 'failed'; amountMicro: MicroUsd; reason?: string }
+>;
+
+/** Where a real perp pool's bridge transfer stands, as the bridge reports it. */
+export type RecordBridgeStatus = Command<'RecordBridgeStatus', { transferId: string; status: BridgeStatus; bridgeTransactionId: string | null }>;
+
+/** A trade of the agent in this pool (issue 13 sends these from signals; tests enter them directly). */
+export type OpenTrade = Command<'OpenTrade', { tradeId: string; marginMicro: MicroUsd }>;
+export type MarkTrade = Command<'MarkTrade', { tradeId: string; unrealizedPnlMicro: MicroUsd }>;
+export type CloseTrade = Command<'CloseTrade', { tradeId: string; realizedPnlMicro: MicroUsd }>;
+
+/** The reconciliation worker's reading of the venue for this pool. */
+export type ObserveVenue = Command<
+  'ObserveVenue',
+  { status: ReconciliationStatus; venueEquityMicro: MicroUsd | null; venueFreeMarginMicro: MicroUsd | null; gapMicro: MicroUsd | null }
+>;
+
+export type PoolCommand = FollowAgent | CreditPool | DebitPool | SettleAllocation | RecordBridgeStatus | OpenTrade | MarkTrade | CloseTrade | ObserveVenue;
 
 const settingKeys = [
   'tradeMode',
@@ -59,25 +91,207 @@ function agentFollowed(data: FollowAgent['data'], now: Date): PoolEvent {
   };
 }
 
+/** A pool that stopped with a withdrawal still at the venue opens again only once it settles. */
+function ensureNoLegInFlight(state: PoolState): void {
+  if (Object.keys(state.pending).length > 0) {
+    throw refuse('ALLOCATION_PENDING', 'an add or withdrawal of this pool is waiting for the venue; retry once it settles');
+  }
+}
+
 function follow({ data, metadata }: FollowAgent, state: PoolState): PoolEvent[] {
-  if (!state.followed) return [agentFollowed(data, metadata.now)];
+  if (!state.followed) {
+    ensureNoLegInFlight(state);
+    return [agentFollowed(data, metadata.now)];
+  }
   // Following again updates the same pool: one row per user, agent and wallet context.
   if (sameSettings(state.settings, data.settings)) return [];
   return [{ type: 'FollowSettingsUpdated', data: { ...data.settings, updatedAt: metadata.now.toISOString() } }];
 }
 
+const poolTo = (transfer: TransferPlan): PoolEndpoint => {
+  if (transfer.to.kind !== 'pool') throw refuse('VALIDATION_FAILED', `transfer ${transfer.transferId} is not paid to a pool`);
+  return transfer.to;
+};
+
 function credit({ data, metadata }: CreditPool, state: PoolState): PoolEvent[] {
   const { transfer, resumed } = data;
-  const { transferId, amountMicro, to } = transfer;
+  const { transferId, amountMicro } = transfer;
+  const to = poolTo(transfer);
   if (Object.hasOwn(state.transfers, transferId)) return [];
-  const added: PoolEvent = { type: 'AllocationAdded', data: { transferId, amountMicro, confirmed: true } };
+  const at = metadata.now.toISOString();
+  // Real context: the capital is on its way to the venue; it counts once the venue confirms it.
+  const added: PoolEvent =
+    to.walletContext === 'real'
+      ? { type: 'AllocationPending', data: { transferId, amountMicro, at } }
+      : { type: 'AllocationAdded', data: { transferId, amountMicro, confirmed: true, at } };
+  const rejected = (reason: string): PoolEvent[] => [{ type: 'TransferRejected', data: { transferId, reason } }];
   if (!state.followed) {
-    if (!to.follow) return [{ type: 'TransferRejected', data: { transferId, reason: 'the pool is not open and the transfer carries no follow to open it' } }];
+    if (!to.follow) return rejected('the pool is not open and the transfer carries no follow to open it');
+    if (Object.keys(state.pending).length > 0) return rejected('the pool stopped with a withdrawal still at the venue; follow again once it settles');
     const { agentId, userId, walletContext } = to;
     return [agentFollowed({ agentId, userId, walletContext, ...to.follow }, metadata.now), added];
   }
   const events = resumed || !to.follow ? [] : follow({ type: 'FollowAgent', data: { ...to, ...to.follow }, metadata }, state);
   return [...events, added];
+}
+
+function followed(state: PoolState): FollowedPool {
+  if (!state.followed) throw refuse('SUBSCRIPTION_NOT_FOUND', 'you do not follow this agent in this wallet context');
+  return state;
+}
+
+const figuresOf = (pool: FollowedPool) =>
+  poolFigures(pool.ledger, {
+    walletContext: pool.walletContext,
+    venue: pool.terms.venue,
+    maxLeverage: pool.terms.maxLeverage,
+    successFeePercent: pool.terms.successFeePercent,
+    reconciliationStatus: pool.reconciliation?.status ?? null,
+  });
+
+/** The pool's pending success fee moved to the creator and the platform; real pools only, and only when due. */
+function settleFees(pool: FollowedPool, at: string): PoolEvent[] {
+  if (pool.walletContext !== 'real') return [];
+  const { successFeePercent } = pool.terms;
+  const fee = pendingSuccessFeeUsd(pool.ledger, successFeePercent);
+  if (fee <= 0) return [];
+  const { platform, creator } = splitFee(fee);
+  return [
+    {
+      type: 'FeesSettled',
+      data: {
+        settlementId: `${pool.poolId}#fees-${pool.settlements + 1}`,
+        feeMicro: fee,
+        platformMicro: platform,
+        creatorMicro: creator,
+        realizedMicro: pool.ledger.realized,
+        unrealizedMicro: pool.ledger.unrealized,
+        feesChargedBeforeMicro: pool.ledger.feesCharged,
+        successFeePercent,
+        at,
+      },
+    },
+  ];
+}
+
+const hasOpenTrades = (pool: FollowedPool): boolean => Object.keys(pool.openTrades).length > 0;
+
+function debit({ data, metadata }: DebitPool, state: PoolState): PoolEvent[] {
+  const { transfer } = data;
+  if (transfer.from.kind !== 'pool') throw refuse('VALIDATION_FAILED', `transfer ${transfer.transferId} is not paid by a pool`);
+  if (Object.hasOwn(state.transfers, transfer.transferId)) return [];
+  const pool = followed(state);
+  const at = metadata.now.toISOString();
+  const pending = pool.walletContext === 'real';
+  if (transfer.from.close) {
+    if (hasOpenTrades(pool)) {
+      throw refuse('ALLOCATION_FUNDS_IN_USE', 'this pool has open trades: close them before you stop following', { openTrades: Object.keys(pool.openTrades).length });
+    }
+    ensureNoLegInFlight(pool);
+    const fees = settleFees(pool, at);
+    const settled = fees.reduce(evolve, pool as PoolState) as FollowedPool;
+    const { currentBalanceUsd } = figuresOf(settled);
+    const out: PoolEvent[] =
+      currentBalanceUsd > 0 ? [{ type: 'WithdrawalRequested', data: { transfer: { ...transfer, amountMicro: currentBalanceUsd }, pending, at } }] : [];
+    return [...fees, ...out, { type: 'PoolClosed', data: { at } }];
+  }
+  const figures = figuresOf(pool);
+  if (transfer.amountMicro > figures.withdrawableUsd) {
+    const details = { withdrawableUsd: microToUsd(figures.withdrawableUsd), requestedUsd: microToUsd(transfer.amountMicro) };
+    if (hasOpenTrades(pool)) {
+      throw refuse(
+        'ALLOCATION_FUNDS_IN_USE',
+        `open trades of this agent lock part of the pool: ${microToUsd(figures.withdrawableUsd)} USD can be withdrawn now`,
+        details,
+      );
+    }
+    throw refuse('EXCEEDS_WITHDRAWABLE', `at most ${microToUsd(figures.withdrawableUsd)} USD can be withdrawn from this pool`, details);
+  }
+  return [{ type: 'WithdrawalRequested', data: { transfer, pending, at } }];
+}
+
+function settle({ data, metadata }: SettleAllocation, state: PoolState): PoolEvent[] {
+  const { transferId, outcome, reason } = data;
+  const leg = state.pending[transferId];
+  if (!leg) {
+    if (Object.hasOwn(state.transfers, transferId)) return [];
+    throw refuse('TRANSFER_NOT_FOUND', `no transfer ${transferId} is pending in this pool`);
+  }
+  const amountMicro = outcome === 'confirmed' ? data.amountMicro : 0;
+  if (!Number.isSafeInteger(amountMicro) || amountMicro < 0 || amountMicro > leg.amountMicro) {
+    throw refuse('VALIDATION_FAILED', `a settlement moves between 0 and ${leg.amountMicro} micro-USD`);
+  }
+  const at = metadata.now.toISOString();
+  const events: PoolEvent[] = [{ type: 'AllocationSettled', data: { transferId, direction: leg.direction, outcome, amountMicro, ...(reason ? { reason } : {}), at } }];
+  if (state.followed && state.bridge?.transferId === transferId) {
+    const status = outcome === 'confirmed' ? 'CONFIRMED' : 'FAILED';
+    events.push({ type: 'BridgeStatusChanged', data: { transferId, status, bridgeTransactionId: state.bridge.transactionId, at } });
+  }
+  // Fees are settled when a withdrawal confirms (domain.md).
+  if (state.followed && leg.direction === 'out' && outcome === 'confirmed') {
+    const after = events.reduce(evolve, state as PoolState) as FollowedPool;
+    events.push(...settleFees(after, at));
+  }
+  return events;
+}
+
+function bridgeStatus({ data, metadata }: RecordBridgeStatus, state: PoolState): PoolEvent[] {
+  if (!state.followed || !Object.hasOwn(state.pending, data.transferId)) return [];
+  const { bridge } = state;
+  if (bridge?.transferId === data.transferId && bridge.status === data.status && bridge.transactionId === data.bridgeTransactionId) return [];
+  return [{ type: 'BridgeStatusChanged', data: { ...data, at: metadata.now.toISOString() } }];
+}
+
+function openTrade({ data, metadata }: OpenTrade, state: PoolState): PoolEvent[] {
+  if (Object.hasOwn(state.trades, data.tradeId)) return [];
+  const pool = followed(state);
+  if (!Number.isSafeInteger(data.marginMicro) || data.marginMicro <= 0) throw refuse('VALIDATION_FAILED', 'a trade locks a positive margin');
+  // Margin comes from what is neither locked nor reserved for a withdrawal on its way out.
+  const free = Math.max(0, figuresOf(pool).ledgerAvailableUsd - pool.ledger.pendingOut);
+  if (data.marginMicro > free) {
+    throw refuse('INSUFFICIENT_FUNDS', `the pool has ${microToUsd(free)} USD free for a new trade`, { availableUsd: microToUsd(free), requestedUsd: microToUsd(data.marginMicro) });
+  }
+  return [{ type: 'TradeOpened', data: { tradeId: data.tradeId, marginMicro: data.marginMicro, at: metadata.now.toISOString() } }];
+}
+
+function openTradeOf(state: PoolState, tradeId: string) {
+  const pool = followed(state);
+  const trade = pool.openTrades[tradeId];
+  if (!trade) throw refuse('TRADE_NOT_FOUND', `no open trade ${tradeId} in this pool`);
+  return trade;
+}
+
+function markTrade({ data, metadata }: MarkTrade, state: PoolState): PoolEvent[] {
+  const trade = openTradeOf(state, data.tradeId);
+  if (trade.unrealizedMicro === data.unrealizedPnlMicro) return [];
+  return [{ type: 'TradeMarked', data: { ...data, at: metadata.now.toISOString() } }];
+}
+
+function closeTrade({ data, metadata }: CloseTrade, state: PoolState): PoolEvent[] {
+  if (state.trades[data.tradeId] === 'closed') return [];
+  const trade = openTradeOf(state, data.tradeId);
+  // A position cannot lose more than its margin: the venue liquidates it first.
+  if (!Number.isSafeInteger(data.realizedPnlMicro) || data.realizedPnlMicro < -trade.marginMicro) {
+    throw refuse('VALIDATION_FAILED', 'a trade cannot lose more than its margin');
+  }
+  return [{ type: 'TradeClosed', data: { ...data, at: metadata.now.toISOString() } }];
+}
+
+/** A reading is recorded when the status changes or a venue figure moves by a cent or more. */
+function observe({ data, metadata }: ObserveVenue, state: PoolState): PoolEvent[] {
+  if (!state.followed) return [];
+  const last = state.reconciliation;
+  const moved = (a: number | null, b: number | null) => (a === null) !== (b === null) || Math.abs((a ?? 0) - (b ?? 0)) >= MIN_WITHDRAWAL_MICRO;
+  if (
+    last &&
+    last.status === data.status &&
+    !moved(last.venueEquityMicro, data.venueEquityMicro) &&
+    !moved(last.venueFreeMarginMicro, data.venueFreeMarginMicro) &&
+    !moved(last.gapMicro, data.gapMicro)
+  ) {
+    return [];
+  }
+  return [{ type: 'ReconciliationObserved', data: { ...data, at: metadata.now.toISOString() } }];
 }
 
 export function decide(command: PoolCommand, state: PoolState): PoolEvent[] {
@@ -86,6 +300,20 @@ export function decide(command: PoolCommand, state: PoolState): PoolEvent[] {
       return follow(command, state);
     case 'CreditPool':
       return credit(command, state);
+    case 'DebitPool':
+      return debit(command, state);
+    case 'SettleAllocation':
+      return settle(command, state);
+    case 'RecordBridgeStatus':
+      return bridgeStatus(command, state);
+    case 'OpenTrade':
+      return openTrade(command, state);
+    case 'MarkTrade':
+      return markTrade(command, state);
+    case 'CloseTrade':
+      return closeTrade(command, state);
+    case 'ObserveVenue':
+      return observe(command, state);
     default:
       return assertNever(command);
   }

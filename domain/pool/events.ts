@@ -1,68 +1,11 @@
 // Facts of the pool stream `pool-{userId}.{agentId}.{walletContext}`: one subscription and its
 // allocation ledger. Money is integer micro-USD, SOL amounts integer lamports; times are ISO strings.
 import { z } from 'zod';
-import { venueSchema } from '../agent/record.ts';
-import { microUsdSchema } from '../shared/money.ts';
+import { transferPlanSchema } from '../transfer/plan.ts';
 import { walletContextSchema } from '../wallet/context.ts';
+import { agentTermsSchema, followSettingsSchema, walletModeSchema, type WalletMode } from './settings.ts';
 
-export const tradeModes = ['AUTO_TRADING', 'ALERTS_ONLY', 'TEST_TRADING', 'FULL_TRADING'] as const;
-export const tradeModeSchema = z.enum(tradeModes);
-export type TradeMode = z.infer<typeof tradeModeSchema>;
-
-export const allocationModes = ['PERCENTAGE_RANGE', 'USD_AMOUNT', 'SOL_AMOUNT'] as const;
-export const allocationModeSchema = z.enum(allocationModes);
-export type AllocationMode = z.infer<typeof allocationModeSchema>;
-
-export const walletModeSchema = z.enum(['VIRTUAL', 'REAL']);
-export type WalletMode = z.infer<typeof walletModeSchema>;
-
-const percent = z.number().min(0).max(100);
-
-/** How much capital the follower wants in the pool; only the fields of its mode are set. */
-export const allocationSettingsSchema = z.object({
-  allocationMode: allocationModeSchema,
-  allocationPercentageMin: percent.nullable(),
-  allocationPercentageMax: percent.nullable(),
-  /** micro-USD */
-  allocationAmountUsd: microUsdSchema.nullable(),
-  /** lamports (10^-9 SOL) */
-  allocationAmountSol: z.number().int().min(0).nullable(),
-});
-export type AllocationSettings = z.infer<typeof allocationSettingsSchema>;
-
-/** The follower's choices; `subscriptionType` and `walletMode` are the spec's deprecated aliases, kept in step. */
-export const followSettingsSchema = allocationSettingsSchema.extend({
-  tradeMode: tradeModeSchema,
-  subscriptionType: tradeModeSchema,
-  goLiveUponConfirmation: z.boolean(),
-  isPaused: z.boolean(),
-});
-export type FollowSettings = z.infer<typeof followSettingsSchema>;
-
-/** The agent's terms when the user followed: later edits by its developer do not change them. */
-export const agentTermsSchema = z.object({
-  agentName: z.string(),
-  agentImageUrl: z.string().nullable(),
-  venue: venueSchema,
-  /** 1 on the spot venue */
-  maxLeverage: z.number().min(1),
-  successFeePercent: z.number().min(0).max(100),
-  minAllocationUsd: microUsdSchema,
-  minTradeUsd: microUsdSchema,
-  minPerTradePercent: z.number(),
-  recommendedPerTradePercent: z.number(),
-  maxConcurrentPositions: z.number().int(),
-  maxEntriesPerTrade: z.number().int(),
-});
-export type AgentTerms = z.infer<typeof agentTermsSchema>;
-
-/** What opens a pool: the first follow's settings and the agent terms it accepted. */
-export const followOpeningSchema = z.object({
-  settings: followSettingsSchema,
-  terms: agentTermsSchema,
-});
-export type FollowOpening = z.infer<typeof followOpeningSchema>;
-
+export * from './settings.ts';
 export const agentFollowedSchema = followSettingsSchema.extend({
   poolId: z.string(),
   agentId: z.string(),
@@ -82,6 +25,8 @@ export const allocationAddedSchema = z.object({
   transferId: z.string().min(1),
   amountMicro: z.number().int().positive(),
   confirmed: z.literal(true),
+  /** absent on events written before issue 12 (the projector then uses the event's time) */
+  at: z.string().optional(),
 });
 export type AllocationAdded = z.infer<typeof allocationAddedSchema>;
 
@@ -93,14 +38,105 @@ export type AllocationAdded = z.infer<typeof allocationAddedSchema>;
 export const transferRejectedSchema = z.object({ transferId: z.string().min(1), reason: z.string() });
 export type TransferRejected = z.infer<typeof transferRejectedSchema>;
 
+export const bridgeStatusSchema = z.enum(['PENDING_BRIDGE', 'BRIDGING', 'CONFIRMED', 'FAILED', 'RECLAIM_DEFERRED']);
+export type BridgeStatus = z.infer<typeof bridgeStatusSchema>;
+
+/**
+ * Real context: capital on its way into the pool (the wallet paid it; the venue has not confirmed
+ * it yet). It counts in pendingDeltaUsd, never in allocatedUsd, until AllocationSettled.
+ */
+export const allocationPendingSchema = z.object({
+  transferId: z.string().min(1),
+  amountMicro: z.number().int().positive(),
+  at: z.string(),
+});
+
+/**
+ * The pool pays out (withdraw, stop following): the debit of transfer `transfer`, carrying the
+ * whole plan so the recovery can finish it from this event alone. `pending` (real context): the
+ * amount is reserved (pendingOut) until the venue confirms; otherwise it leaves at once.
+ */
+export const withdrawalRequestedSchema = z.object({
+  transfer: transferPlanSchema,
+  pending: z.boolean(),
+  at: z.string(),
+});
+
+/** The venue's answer for a pending add or withdrawal: confirmed for `amountMicro` (a reclaim may be less than asked), or failed. */
+export const allocationSettledSchema = z.object({
+  transferId: z.string().min(1),
+  /** the leg settled: `in` an add, `out` a withdrawal */
+  direction: z.enum(['in', 'out']),
+  outcome: z.enum(['confirmed', 'failed']),
+  /** confirmed: what moved (≤ what was pending); failed: 0 */
+  amountMicro: z.number().int().min(0),
+  reason: z.string().optional(),
+  at: z.string(),
+});
+
+/** Where a real perp pool's bridge transfer stands (domain.md, Bridge lifecycle). */
+export const bridgeStatusChangedSchema = z.object({
+  transferId: z.string().min(1),
+  status: bridgeStatusSchema,
+  bridgeTransactionId: z.string().nullable(),
+  at: z.string(),
+});
+
+/** A trade of the agent opened in this pool: its margin is locked until it closes. */
+export const tradeOpenedSchema = z.object({ tradeId: z.string().min(1), marginMicro: z.number().int().positive(), at: z.string() });
+/** The open trade's mark-to-market PnL now (replaces the previous mark). */
+export const tradeMarkedSchema = z.object({ tradeId: z.string().min(1), unrealizedPnlMicro: z.number().int(), at: z.string() });
+/** The trade closed: its margin is released and its PnL (net of venue fees) realized. */
+export const tradeClosedSchema = z.object({ tradeId: z.string().min(1), realizedPnlMicro: z.number().int(), at: z.string() });
+
+/**
+ * Success fees moved out of the pool to the agent's creator and the platform, with the figures
+ * they were computed from: fee = successFeePercent% × (realized + min(0, unrealized)) − feesChargedBefore.
+ */
+export const feesSettledSchema = z.object({
+  settlementId: z.string().min(1),
+  feeMicro: z.number().int().positive(),
+  platformMicro: z.number().int().min(0),
+  creatorMicro: z.number().int().min(0),
+  realizedMicro: z.number().int(),
+  unrealizedMicro: z.number().int(),
+  feesChargedBeforeMicro: z.number().int().min(0),
+  successFeePercent: z.number().min(0).max(100),
+  at: z.string(),
+});
+
+/** The user stopped following: the pool leaves the list (its history stays); a later follow opens it anew. */
+export const poolClosedSchema = z.object({ at: z.string() });
+
+/** The reconciliation worker's reading of the venue for this pool (real context). */
+export const reconciliationObservedSchema = z.object({
+  status: z.enum(['IN_SYNC', 'GAP', 'UNKNOWN']),
+  venueEquityMicro: z.number().int().nullable(),
+  venueFreeMarginMicro: z.number().int().nullable(),
+  /** venue − ledger */
+  gapMicro: z.number().int().nullable(),
+  at: z.string(),
+});
+
 /** The pool stream's facts: one discriminated union, parsed by projectors, folded by the decider. */
 export const poolEventSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('AgentFollowed'), data: agentFollowedSchema }),
   z.object({ type: z.literal('FollowSettingsUpdated'), data: followSettingsUpdatedSchema }),
   z.object({ type: z.literal('AllocationAdded'), data: allocationAddedSchema }),
   z.object({ type: z.literal('TransferRejected'), data: transferRejectedSchema }),
+  z.object({ type: z.literal('AllocationPending'), data: allocationPendingSchema }),
+  z.object({ type: z.literal('WithdrawalRequested'), data: withdrawalRequestedSchema }),
+  z.object({ type: z.literal('AllocationSettled'), data: allocationSettledSchema }),
+  z.object({ type: z.literal('BridgeStatusChanged'), data: bridgeStatusChangedSchema }),
+  z.object({ type: z.literal('TradeOpened'), data: tradeOpenedSchema }),
+  z.object({ type: z.literal('TradeMarked'), data: tradeMarkedSchema }),
+  z.object({ type: z.literal('TradeClosed'), data: tradeClosedSchema }),
+  z.object({ type: z.literal('FeesSettled'), data: feesSettledSchema }),
+  z.object({ type: z.literal('PoolClosed'), data: poolClosedSchema }),
+  z.object({ type: z.literal('ReconciliationObserved'), data: reconciliationObservedSchema }),
 ]);
 export type PoolEvent = z.infer<typeof poolEventSchema>;
+export type PoolEventOf<T extends PoolEvent['type']> = Extract<PoolEvent, { type: T }>;
 export const poolEventTypes: ReadonlySet<string> = new Set(poolEventSchema.options.map((o) => o.shape.type.value));
 
 export const walletModeOf = (context: z.infer<typeof walletContextSchema>): WalletMode =>

@@ -1,18 +1,53 @@
 import { assertNever } from '../shared/decider.ts';
+import type { MicroUsd } from '../shared/money.ts';
 import type { WalletContext } from '../wallet/events.ts';
-import type { AgentTerms, FollowSettings, PoolEvent } from './events.ts';
-import { emptyLedger, type LedgerInputs } from './ledger.ts';
+import type { AgentTerms, BridgeStatus, FollowSettings, PoolEvent } from './events.ts';
+import { emptyLedger, type LedgerInputs, type ReconciliationStatus } from './ledger.ts';
 
 /** One pool per user, agent and wallet context. */
 export const poolId = (userId: string, agentId: string, walletContext: WalletContext): string =>
   `${userId}.${agentId}.${walletContext}`;
 export const poolStream = (id: string): string => `pool-${id}`;
 
-/** What the pool decided for a transfer credited to it: taken, or refused for good. */
-export type TransferFate = 'credited' | 'rejected';
-type Transfers = Readonly<Record<string, TransferFate>>;
+/**
+ * What the pool decided for a transfer under its id: credited or rejected (a credit to it),
+ * pending (waiting for the venue), paid (a debit from it, confirmed), failed (the venue refused;
+ * nothing moved). A repeated step finds its fate here and changes nothing.
+ */
+export type TransferFate = 'credited' | 'rejected' | 'pending' | 'paid' | 'failed';
+export type Transfers = Readonly<Record<string, TransferFate>>;
 
-export interface FollowedPool {
+/** A movement waiting for the venue: `in` an add the wallet paid, `out` a withdrawal reserved in the pool. */
+export interface PendingLeg {
+  direction: 'in' | 'out';
+  amountMicro: MicroUsd;
+}
+
+export interface OpenTrade {
+  marginMicro: MicroUsd;
+  unrealizedMicro: MicroUsd;
+}
+
+export interface Reconciliation {
+  status: ReconciliationStatus;
+  venueEquityMicro: MicroUsd | null;
+  venueFreeMarginMicro: MicroUsd | null;
+  gapMicro: MicroUsd | null;
+}
+
+/** What every pool keeps whether or not it is followed now: its transfers, legs in flight and trades seen. */
+interface Book {
+  transfers: Transfers;
+  pending: Readonly<Record<string, PendingLeg>>;
+  /** every trade id the pool has seen: a repeated open or close changes nothing */
+  trades: Readonly<Record<string, 'open' | 'closed'>>;
+  /** fee settlements so far: the next settlement's id */
+  settlements: number;
+  /** what the pool paid out per transfer (a reclaim may pay less than asked) */
+  payouts: Readonly<Record<string, MicroUsd>>;
+}
+
+export interface FollowedPool extends Book {
   followed: true;
   poolId: string;
   agentId: string;
@@ -21,14 +56,38 @@ export interface FollowedPool {
   settings: FollowSettings;
   terms: AgentTerms;
   subscribedAt: string;
+  /** the time of the last event that changed the subscription record */
+  updatedAt: string;
   ledger: LedgerInputs;
-  /** a repeated transferId credits nothing */
-  transfers: Transfers;
+  openTrades: Readonly<Record<string, OpenTrade>>;
+  /** the last bridge transfer of a real perp pool */
+  bridge: { transferId: string; status: BridgeStatus; transactionId: string | null } | null;
+  reconciliation: Reconciliation | null;
 }
 
-export type PoolState = { followed: false; transfers: Transfers } | FollowedPool;
+/** Never followed, or stopped (`closedAt`): a later follow opens it anew with an empty ledger. */
+export interface UnfollowedPool extends Book {
+  followed: false;
+  closedAt: string | null;
+}
 
-export const initialState = (): PoolState => ({ followed: false, transfers: {} });
+export type PoolState = UnfollowedPool | FollowedPool;
+
+export const initialState = (): PoolState => ({ followed: false, closedAt: null, transfers: {}, pending: {}, trades: {}, settlements: 0, payouts: {} });
+
+const without = <T>(record: Readonly<Record<string, T>>, key: string): Record<string, T> => {
+  const { [key]: _gone, ...rest } = record;
+  return rest;
+};
+
+/** Folds a change of the ledger into a followed pool (an unfollowed one keeps no ledger). */
+function withLedger(state: PoolState, at: string | undefined, change: (l: LedgerInputs) => Partial<LedgerInputs>): PoolState {
+  if (!state.followed) return state;
+  return { ...state, ledger: { ...state.ledger, ...change(state.ledger) }, updatedAt: at ?? state.updatedAt };
+}
+
+const sumOf = (trades: Readonly<Record<string, OpenTrade>>, field: keyof OpenTrade): MicroUsd =>
+  Object.values(trades).reduce((sum, t) => sum + t[field], 0);
 
 export function evolve(state: PoolState, event: PoolEvent): PoolState {
   switch (event.type) {
@@ -43,36 +102,124 @@ export function evolve(state: PoolState, event: PoolEvent): PoolState {
         settings,
         terms,
         subscribedAt,
+        updatedAt: subscribedAt,
         ledger: emptyLedger(),
+        openTrades: {},
+        bridge: null,
+        reconciliation: null,
         transfers: state.transfers,
+        pending: state.pending,
+        trades: state.trades,
+        settlements: state.settlements,
+        payouts: state.payouts,
       };
+    }
+    case 'FollowSettingsUpdated': {
+      if (!state.followed) return state;
+      const { updatedAt, ...settings } = event.data;
+      return { ...state, settings, updatedAt };
     }
     case 'TransferRejected':
       return { ...state, transfers: { ...state.transfers, [event.data.transferId]: 'rejected' } };
-    case 'FollowSettingsUpdated': {
-      if (!state.followed) return state;
-      const { updatedAt: _at, ...settings } = event.data;
-      return { ...state, settings };
-    }
     case 'AllocationAdded': {
-      if (!state.followed) return state;
-      const { transferId, amountMicro } = event.data;
+      const { transferId, amountMicro, at } = event.data;
+      const next = withLedger(state, at, (l) => ({ confirmedIn: l.confirmedIn + amountMicro }));
+      return { ...next, transfers: { ...state.transfers, [transferId]: 'credited' } };
+    }
+    case 'AllocationPending': {
+      const { transferId, amountMicro, at } = event.data;
+      const next = withLedger(state, at, (l) => ({ pendingIn: l.pendingIn + amountMicro }));
       return {
-        ...state,
-        ledger: { ...state.ledger, confirmedIn: state.ledger.confirmedIn + amountMicro },
-        transfers: { ...state.transfers, [transferId]: 'credited' },
+        ...next,
+        transfers: { ...state.transfers, [transferId]: 'pending' },
+        pending: { ...state.pending, [transferId]: { direction: 'in', amountMicro } },
       };
+    }
+    case 'WithdrawalRequested': {
+      const { transfer, pending, at } = event.data;
+      const { transferId, amountMicro } = transfer;
+      if (!pending) {
+        const next = withLedger(state, at, (l) => ({ confirmedOut: l.confirmedOut + amountMicro }));
+        return { ...next, transfers: { ...state.transfers, [transferId]: 'paid' }, payouts: { ...state.payouts, [transferId]: amountMicro } };
+      }
+      const next = withLedger(state, at, (l) => ({ pendingOut: l.pendingOut + amountMicro }));
+      return {
+        ...next,
+        transfers: { ...state.transfers, [transferId]: 'pending' },
+        pending: { ...state.pending, [transferId]: { direction: 'out', amountMicro } },
+      };
+    }
+    case 'AllocationSettled': {
+      const { transferId, outcome, amountMicro, at } = event.data;
+      const leg = state.pending[transferId];
+      if (!leg) return state;
+      const confirmed = outcome === 'confirmed';
+      const next = withLedger(state, at, (l) =>
+        leg.direction === 'in'
+          ? { pendingIn: l.pendingIn - leg.amountMicro, confirmedIn: l.confirmedIn + (confirmed ? amountMicro : 0) }
+          : { pendingOut: l.pendingOut - leg.amountMicro, confirmedOut: l.confirmedOut + (confirmed ? amountMicro : 0) },
+      );
+      const fate: TransferFate = !confirmed ? 'failed' : leg.direction === 'in' ? 'credited' : 'paid';
+      const payouts = fate === 'paid' ? { ...state.payouts, [transferId]: amountMicro } : state.payouts;
+      return { ...next, transfers: { ...state.transfers, [transferId]: fate }, pending: without(state.pending, transferId), payouts };
+    }
+    case 'BridgeStatusChanged': {
+      if (!state.followed) return state;
+      const { transferId, status, bridgeTransactionId, at } = event.data;
+      return { ...state, bridge: { transferId, status, transactionId: bridgeTransactionId }, updatedAt: at };
+    }
+    case 'TradeOpened': {
+      const { tradeId, marginMicro, at } = event.data;
+      const trades = { ...state.trades, [tradeId]: 'open' as const };
+      if (!state.followed) return { ...state, trades };
+      const openTrades = { ...state.openTrades, [tradeId]: { marginMicro, unrealizedMicro: 0 } };
+      return { ...state, trades, openTrades, ledger: { ...state.ledger, locked: sumOf(openTrades, 'marginMicro') }, updatedAt: at };
+    }
+    case 'TradeMarked': {
+      if (!state.followed) return state;
+      const { tradeId, unrealizedPnlMicro, at } = event.data;
+      const trade = state.openTrades[tradeId];
+      if (!trade) return state;
+      const openTrades = { ...state.openTrades, [tradeId]: { ...trade, unrealizedMicro: unrealizedPnlMicro } };
+      return { ...state, openTrades, ledger: { ...state.ledger, unrealized: sumOf(openTrades, 'unrealizedMicro') }, updatedAt: at };
+    }
+    case 'TradeClosed': {
+      const { tradeId, realizedPnlMicro, at } = event.data;
+      const trades = { ...state.trades, [tradeId]: 'closed' as const };
+      if (!state.followed) return { ...state, trades };
+      const openTrades = without(state.openTrades, tradeId);
+      const ledger = {
+        ...state.ledger,
+        realized: state.ledger.realized + realizedPnlMicro,
+        locked: sumOf(openTrades, 'marginMicro'),
+        unrealized: sumOf(openTrades, 'unrealizedMicro'),
+      };
+      return { ...state, trades, openTrades, ledger, updatedAt: at };
+    }
+    case 'FeesSettled': {
+      const { feeMicro, at } = event.data;
+      const next = withLedger(state, at, (l) => ({ feesCharged: l.feesCharged + feeMicro }));
+      return { ...next, settlements: state.settlements + 1 };
+    }
+    case 'PoolClosed': {
+      const { transfers, pending, trades, settlements, payouts } = state;
+      return { followed: false, closedAt: event.data.at, transfers, pending, trades, settlements, payouts };
+    }
+    case 'ReconciliationObserved': {
+      if (!state.followed) return state;
+      const { status, venueEquityMicro, venueFreeMarginMicro, gapMicro } = event.data;
+      return { ...state, reconciliation: { status, venueEquityMicro, venueFreeMarginMicro, gapMicro } };
     }
     default:
       return assertNever(event);
   }
 }
 
-
 /**
- * The id of the pool's next add: one more than the transfers the pool decided (credited or
- * rejected). Derived from the pool's own history, not drawn at random, so a request retried after
- * a crash between the wallet debit and the pool credit finds the debit already made under this id
- * and credits it instead of debiting again; after a rejection the next add gets a new id.
+ * The id of the pool's next transfer of `kind`: one more than the transfers the pool has decided.
+ * Derived from the pool's own history, not drawn at random, so a request retried after a crash
+ * between the debit and the credit finds the debit already made under this id and finishes it
+ * instead of paying again; once the pool decided it, the next transfer gets a new id.
  */
-export const nextTransferId = (id: string, state: PoolState): string => `${id}#add-${Object.keys(state.transfers).length + 1}`;
+export const nextTransferId = (id: string, state: PoolState, kind: 'add' | 'withdraw' = 'add'): string =>
+  `${id}#${kind}-${Object.keys(state.transfers).length + 1}`;

@@ -19,6 +19,7 @@ export const errorCatalogue = {
   USERNAME_TAKEN: { status: 400, description: 'Another user holds this username (compared ignoring case).' },
   INVALID_CODE: { status: 400, description: 'The emailed code is wrong, expired or already used.' },
   INSUFFICIENT_FUNDS: { status: 400, description: 'The wallet context cannot pay the allocation; `availableUsd` and `requestedUsd` say how much.' },
+  EXCEEDS_WITHDRAWABLE: { status: 400, description: 'The withdrawal is larger than what may leave the pool; `withdrawableUsd` says how much.' },
   BELOW_MIN_ALLOCATION: { status: 400, description: "The pool would hold less than the agent's minimum allocation; `minAllocationUsd` says how much." },
   // 401
   AUTHENTICATION_REQUIRED: { status: 401, description: 'No valid credentials (missing, expired or ended session).' },
@@ -32,6 +33,8 @@ export const errorCatalogue = {
   ROUTE_NOT_FOUND: { status: 404, description: 'No route has this method and path.' },
   USER_NOT_FOUND: { status: 404, description: 'No such user.' },
   AGENT_NOT_FOUND: { status: 404, description: 'No such agent (or not visible to the caller).' },
+  SUBSCRIPTION_NOT_FOUND: { status: 404, description: 'The caller does not follow this agent in this wallet context.' },
+  TRADE_NOT_FOUND: { status: 404, description: 'No open trade with this id in the pool.' },
   TRANSFER_NOT_FOUND: { status: 404, description: 'No transfer with this id was debited.' },
   // 405, 406, 408, 413, 414, 415, 431: the framework's own refusals, in the envelope
   METHOD_NOT_ALLOWED: { status: 405, description: 'The route does not accept this method.' },
@@ -47,10 +50,12 @@ export const errorCatalogue = {
   REVIEW_MOVE_NOT_ALLOWED: { status: 409, description: "The review decision does not apply to the agent's current state." },
   ALREADY_EXISTS: { status: 409, description: 'An id chosen for a new stream is already in use.' },
   ALLOCATION_FUNDS_IN_USE: { status: 409, code: 'ALLOCATION_FUNDS_IN_USE', description: "Open trades of this pool lock the funds asked for." },
+  ALLOCATION_PENDING: { status: 409, description: 'An add or withdrawal of this pool is waiting for the venue; retry once it settles.' },
   SELL_EXCEEDS_MANUAL_POSITION: { status: 409, code: 'SELL_EXCEEDS_MANUAL_POSITION', description: 'The sell is larger than the open manual BUY lots.' },
   TRADE_IN_PROGRESS: { status: 409, code: 'TRADE_IN_PROGRESS', description: 'Another buy or sell of this wallet is running.' },
   // 422
   UNPROCESSABLE: { status: 422, description: 'The request is well formed but cannot be processed as sent.' },
+  VENUE_FAILED: { status: 422, description: 'The venue (chain transfer or bridge) failed the movement; nothing moved.' },
   // 429
   LOOKUP_THROTTLED: { status: 429, description: 'A code was sent to this email recently; retry after `nextRequestAt`.' },
   ACCOUNT_LOCKED: { status: 429, description: 'Too many wrong codes: the account is locked until `nextRequestAt`.' },

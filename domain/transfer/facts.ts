@@ -1,23 +1,51 @@
 // The facts of a transfer, whichever aggregate records them, and the status each one moves it to.
 // The one projector of transfers in flight (projections/transfers) reads them; a new endpoint adds
-// its debit, credit, rejection or refund events here.
-import { allocationAddedSchema, transferRejectedSchema } from '../pool/events.ts';
+// its debit, credit, rejection, settlement or refund events here.
+import { poolEventSchema } from '../pool/events.ts';
 import { walletDebitedSchema, walletRefundedSchema } from '../wallet/events.ts';
 import type { TransferPlan } from './plan.ts';
 
-/** How far a transfer has come; higher ranks are later (completed and compensated both end it). */
-export const transferProgress = { debited: 1, rejected: 2, completed: 3, compensated: 3 } as const;
+/**
+ * How far a transfer has come; higher ranks are later. `pending` waits for the venue (the
+ * reconciliation worker's), `paid-out` was paid by a pool and waits for the wallet's credit;
+ * debited, paid-out and rejected are in flight for the recovery worker; the rank-4 ones are over.
+ */
+export const transferProgress = { debited: 1, pending: 2, 'paid-out': 3, rejected: 3, completed: 4, compensated: 4, failed: 4 } as const;
 export type TransferProgress = keyof typeof transferProgress;
 
 export type TransferFact =
-  | { status: 'debited'; transfer: TransferPlan }
-  | { status: Exclude<TransferProgress, 'debited'>; transferId: string };
+  /** the source's debit: the plan, and the stream that holds it */
+  | { status: TransferProgress; transfer: TransferPlan }
+  | { status: TransferProgress; transferId: string };
+
+const pool = (d: unknown, type: string) => poolEventSchema.parse({ type, data: d });
 
 const facts: Record<string, { stream: string; read(data: unknown): TransferFact }> = {
   WalletDebited: { stream: 'wallet-', read: (d) => ({ status: 'debited', transfer: walletDebitedSchema.parse(d).transfer }) },
-  AllocationAdded: { stream: 'pool-', read: (d) => ({ status: 'completed', transferId: allocationAddedSchema.parse(d).transferId }) },
-  TransferRejected: { stream: 'pool-', read: (d) => ({ status: 'rejected', transferId: transferRejectedSchema.parse(d).transferId }) },
+  WithdrawalRequested: {
+    stream: 'pool-',
+    read: (d) => {
+      const e = pool(d, 'WithdrawalRequested');
+      if (e.type !== 'WithdrawalRequested') throw new Error('unreachable');
+      return { status: e.data.pending ? 'pending' : 'paid-out', transfer: e.data.transfer };
+    },
+  },
+  AllocationAdded: { stream: 'pool-', read: (d) => ({ status: 'completed', transferId: (d as { transferId: string }).transferId }) },
+  AllocationPending: { stream: 'pool-', read: (d) => ({ status: 'pending', transferId: (d as { transferId: string }).transferId }) },
+  AllocationSettled: {
+    stream: 'pool-',
+    read: (d) => {
+      const e = pool(d, 'AllocationSettled');
+      if (e.type !== 'AllocationSettled') throw new Error('unreachable');
+      const { transferId, direction, outcome } = e.data;
+      const status: TransferProgress =
+        direction === 'in' ? (outcome === 'confirmed' ? 'completed' : 'rejected') : outcome === 'confirmed' ? 'paid-out' : 'failed';
+      return { status, transferId };
+    },
+  },
+  TransferRejected: { stream: 'pool-', read: (d) => ({ status: 'rejected', transferId: (d as { transferId: string }).transferId }) },
   WalletRefunded: { stream: 'wallet-', read: (d) => ({ status: 'compensated', transferId: walletRefundedSchema.parse(d).transferId }) },
+  WalletCredited: { stream: 'wallet-', read: (d) => ({ status: 'completed', transferId: (d as { transferId: string }).transferId }) },
 };
 
 /** The transfer fact an event records, or null for any other event. */
@@ -26,4 +54,4 @@ export function transferFactOf(event: { streamName: string; type: string; data: 
   return fact && event.streamName.startsWith(fact.stream) ? fact.read(event.data) : null;
 }
 
-export const transferIdOf = (fact: TransferFact) => (fact.status === 'debited' ? fact.transfer.transferId : fact.transferId);
+export const transferIdOf = (fact: TransferFact) => ('transfer' in fact ? fact.transfer.transferId : fact.transferId);

@@ -50,6 +50,7 @@ export type WalletCommand = DebitWallet | RefundWallet | DepositWallet | CreditW
 
 function debit({ data, metadata }: DebitWallet, state: WalletState): WalletEvent[] {
   const { transfer, virtualStartMicro } = data;
+  if (transfer.from.kind !== 'wallet') throw refuse('VALIDATION_FAILED', `transfer ${transfer.transferId} is not paid by a wallet`);
   const known = state.debits.get(transfer.transferId);
   if (known) {
     // A retry of the same transfer moves nothing; the same id for another destination would credit

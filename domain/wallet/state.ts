@@ -1,7 +1,7 @@
 import { assertNever } from '../shared/decider.ts';
 import type { MicroUsd } from '../shared/money.ts';
 import { PersistentMap } from '../shared/persistent-map.ts';
-import type { TransferPlan } from '../transfer/plan.ts';
+import { endpointKey, type TransferPlan } from '../transfer/plan.ts';
 import type { WalletContext, WalletEvent } from './events.ts';
 
 export const walletStream = (userId: string): string => `wallet-${userId}`;
@@ -28,7 +28,7 @@ export interface WalletDeposit {
 }
 
 /** A transfer destination as one string, to compare a retried debit with the recorded one. */
-export const destinationOf = (to: TransferPlan['to']): string => `${to.kind}:${to.userId}.${to.agentId}.${to.walletContext}`;
+export const destinationOf = (to: TransferPlan['to']): string => endpointKey(to);
 
 export interface WalletState {
   readonly opened: boolean;

@@ -1,8 +1,11 @@
 // One row per (user, agent, wallet context): the follower's settings, the agent terms they
-// followed under and the ledger inputs. The figures are not stored: queries compute them with
-// the domain's ledger functions, so there is one copy of the maths.
-import { assertNever } from '../../domain/shared/decider.ts';
+// followed under and the ledger inputs. The row is the domain's own pool state, folded with the
+// domain's `evolve` (domain/pool/state.ts) and kept in `state`; its columns are that state laid out
+// for the list query. The figures are not stored: queries compute them with the domain's ledger
+// functions, so the maths exists once and the row can only differ from a replay of the stream if
+// an event was missed or applied twice (what the auditors' replay checks).
 import { poolEventSchema, poolEventTypes, type PoolEvent } from '../../domain/pool/events.ts';
+import { evolve, initialState, type PoolState } from '../../domain/pool/state.ts';
 import type { Migration, PoolClient } from '../../infra/db.ts';
 import type { RecordedEvent } from '../../infra/eventstore/port.ts';
 import type { Projector } from '../projector.ts';
@@ -52,113 +55,111 @@ const migrations: Migration[] = [
     );
     CREATE INDEX subscriptions_agent ON subscriptions (agent_id, subscribed_at);`,
   },
+  {
+    // The row folds the domain state (issue 12's ledger events: withdrawals, pending legs, trades,
+    // fees, closing, venue observations). Emptied with the checkpoint: the projector replays.
+    id: 'subscriptions/002-pool-state',
+    sql: `ALTER TABLE subscriptions ADD COLUMN state jsonb NOT NULL DEFAULT '{}'::jsonb,
+      ADD COLUMN followed boolean NOT NULL DEFAULT true,
+      ADD COLUMN venue_equity_micro bigint,
+      ADD COLUMN venue_free_margin_micro bigint,
+      ADD COLUMN venue_gap_micro bigint;
+    DELETE FROM subscriptions;
+    DELETE FROM projection_checkpoints WHERE name = 'subscriptions';`,
+  },
 ];
 
 /** The pool id is the stream name without its `pool-` prefix. */
 const poolIdOf = (event: RecordedEvent): string => event.streamName.slice('pool-'.length);
 
+/** A pool event as the domain folds it; an AllocationAdded written before it carried its time takes the event's. */
 function parse(event: RecordedEvent): PoolEvent | null {
   if (!event.streamName.startsWith('pool-') || !poolEventTypes.has(event.type)) return null;
-  return poolEventSchema.parse({ type: event.type, data: event.data });
-}
-
-type SettingsUpdate = Extract<PoolEvent, { type: 'FollowSettingsUpdated' }>['data'];
-
-/** The last settings of each pool, one statement for all of them. */
-async function updateSettings(client: PoolClient, updates: Map<string, SettingsUpdate>) {
-  if (updates.size === 0) return;
-  const pools = [...updates.keys()];
-  const all = [...updates.values()];
-  await client.query(
-    `UPDATE subscriptions s SET trade_mode = v.trade_mode, allocation_mode = v.allocation_mode,
-       allocation_percentage_min = v.pmin, allocation_percentage_max = v.pmax, allocation_amount_usd_micro = v.usd,
-       allocation_amount_sol_lamports = v.sol, go_live_upon_confirmation = v.go_live, is_paused = v.paused, updated_at = v.at
-     FROM unnest($1::text[], $2::text[], $3::text[], $4::float8[], $5::float8[], $6::bigint[], $7::bigint[], $8::boolean[],
-                 $9::boolean[], $10::timestamptz[])
-       AS v(pool_id, trade_mode, allocation_mode, pmin, pmax, usd, sol, go_live, paused, at)
-     WHERE s.pool_id = v.pool_id`,
-    [
-      pools, all.map((e) => e.tradeMode), all.map((e) => e.allocationMode), all.map((e) => e.allocationPercentageMin),
-      all.map((e) => e.allocationPercentageMax), all.map((e) => e.allocationAmountUsd), all.map((e) => e.allocationAmountSol),
-      all.map((e) => e.goLiveUponConfirmation), all.map((e) => e.isPaused), all.map((e) => e.updatedAt),
-    ],
-  );
-}
-
-const FOLLOW_COLUMNS = 24;
-
-/** All first follows of a batch in one multi-row INSERT. */
-async function insertFollows(client: PoolClient, follows: Array<Extract<PoolEvent, { type: 'AgentFollowed' }>['data']>) {
-  if (follows.length === 0) return;
-  const rows: string[] = [];
-  const values: unknown[] = [];
-  for (const e of follows) {
-    const t = e.terms;
-    const at = values.length;
-    rows.push(`(${Array.from({ length: FOLLOW_COLUMNS }, (_, i) => `$${at + i + 1}`).join(',')},$${at + 24},$${at + 24})`);
-    values.push(
-      e.userId, e.agentId, e.walletContext, e.poolId, t.agentName, t.agentImageUrl, t.venue, t.maxLeverage,
-      t.successFeePercent, t.minAllocationUsd, t.minTradeUsd, t.minPerTradePercent, t.recommendedPerTradePercent,
-      t.maxConcurrentPositions, t.maxEntriesPerTrade, e.tradeMode, e.allocationMode, e.allocationPercentageMin,
-      e.allocationPercentageMax, e.allocationAmountUsd, e.allocationAmountSol, e.goLiveUponConfirmation,
-      e.isPaused, e.subscribedAt,
-    );
-  }
-  await client.query(
-    `INSERT INTO subscriptions (user_id, agent_id, wallet_context, pool_id, agent_name, agent_image_url, venue, max_leverage,
-       success_fee_percent, min_allocation_micro, min_trade_micro, min_per_trade_percent, recommended_per_trade_percent,
-       max_concurrent_positions, max_entries_per_trade, trade_mode, allocation_mode, allocation_percentage_min,
-       allocation_percentage_max, allocation_amount_usd_micro, allocation_amount_sol_lamports, go_live_upon_confirmation,
-       is_paused, subscribed_at, created_at, updated_at)
-     VALUES ${rows.join(',')}`,
-    values,
-  );
+  const parsed = poolEventSchema.parse({ type: event.type, data: event.data });
+  if (parsed.type === 'AllocationAdded' && parsed.data.at === undefined) return { ...parsed, data: { ...parsed.data, at: event.metadata.occurredAt } };
+  return parsed;
 }
 
 /**
- * A batch in a few statements. Per pool the events compose: the follow comes first (it creates
- * the row), the last settings update wins, allocations add up, and `updated_at` is the time of
- * the pool's last event after its follow. The result equals applying the events one by one
- * (test/projections/batch-equivalence.test.ts).
+ * What the row keeps of the domain state: everything the record and later events need, without
+ * the per-id bookkeeping that only deciding needs (fates of transfers and trades), which would
+ * grow the row with every movement.
+ */
+const kept = (state: PoolState): PoolState => ({ ...state, transfers: {}, trades: {}, payouts: {} });
+
+const COLUMNS = [
+  'user_id', 'agent_id', 'wallet_context', 'pool_id', 'agent_name', 'agent_image_url', 'venue', 'max_leverage',
+  'success_fee_percent', 'min_allocation_micro', 'min_trade_micro', 'min_per_trade_percent', 'recommended_per_trade_percent',
+  'max_concurrent_positions', 'max_entries_per_trade', 'trade_mode', 'allocation_mode', 'allocation_percentage_min',
+  'allocation_percentage_max', 'allocation_amount_usd_micro', 'allocation_amount_sol_lamports', 'go_live_upon_confirmation',
+  'is_paused', 'confirmed_in_micro', 'confirmed_out_micro', 'realized_micro', 'unrealized_micro', 'locked_micro',
+  'pending_in_micro', 'pending_out_micro', 'fees_charged_micro', 'bridge_status', 'bridge_transaction_id',
+  'reconciliation_status', 'venue_equity_micro', 'venue_free_margin_micro', 'venue_gap_micro', 'subscribed_at',
+  'created_at', 'updated_at', 'followed', 'state',
+] as const;
+
+/** The row of a pool that was followed at least once (a closed one keeps its last figures, `followed` false). */
+function rowOf(state: PoolState, previous: Record<string, unknown> | undefined): Record<string, unknown> | null {
+  if (!state.followed) return previous ? { ...previous, followed: false, state: kept(state) } : null;
+  const { terms: t, settings: s, ledger: l } = state;
+  return {
+    user_id: state.userId, agent_id: state.agentId, wallet_context: state.walletContext, pool_id: state.poolId,
+    agent_name: t.agentName, agent_image_url: t.agentImageUrl, venue: t.venue, max_leverage: t.maxLeverage,
+    success_fee_percent: t.successFeePercent, min_allocation_micro: t.minAllocationUsd, min_trade_micro: t.minTradeUsd,
+    min_per_trade_percent: t.minPerTradePercent, recommended_per_trade_percent: t.recommendedPerTradePercent,
+    max_concurrent_positions: t.maxConcurrentPositions, max_entries_per_trade: t.maxEntriesPerTrade,
+    trade_mode: s.tradeMode, allocation_mode: s.allocationMode, allocation_percentage_min: s.allocationPercentageMin,
+    allocation_percentage_max: s.allocationPercentageMax, allocation_amount_usd_micro: s.allocationAmountUsd,
+    allocation_amount_sol_lamports: s.allocationAmountSol, go_live_upon_confirmation: s.goLiveUponConfirmation,
+    is_paused: s.isPaused, confirmed_in_micro: l.confirmedIn, confirmed_out_micro: l.confirmedOut, realized_micro: l.realized,
+    unrealized_micro: l.unrealized, locked_micro: l.locked, pending_in_micro: l.pendingIn, pending_out_micro: l.pendingOut,
+    fees_charged_micro: l.feesCharged, bridge_status: state.bridge?.status ?? null,
+    bridge_transaction_id: state.bridge?.transactionId ?? null, reconciliation_status: state.reconciliation?.status ?? null,
+    venue_equity_micro: state.reconciliation?.venueEquityMicro ?? null,
+    venue_free_margin_micro: state.reconciliation?.venueFreeMarginMicro ?? null,
+    venue_gap_micro: state.reconciliation?.gapMicro ?? null, subscribed_at: state.subscribedAt, created_at: state.subscribedAt,
+    updated_at: state.updatedAt, followed: true, state: kept(state),
+  };
+}
+
+/**
+ * A batch in two statements: the stored states of every pool it touches, then one upsert of all
+ * their rows, each folded with the domain's evolve in event order. Equal to applying the events
+ * one by one (test/projections/batch-equivalence.test.ts).
  */
 async function applyBatch(client: PoolClient, events: RecordedEvent[]): Promise<void> {
-  const follows: Array<Extract<PoolEvent, { type: 'AgentFollowed' }>['data']> = [];
-  const settings = new Map<string, SettingsUpdate>();
-  const added = new Map<string, bigint>();
-  const lastTouch = new Map<string, string>();
+  const byPool = new Map<string, PoolEvent[]>();
   for (const recorded of events) {
     const event = parse(recorded);
-    // A rejected transfer leaves the subscription as it was.
-    if (!event || event.type === 'TransferRejected') continue;
-    const poolId = poolIdOf(recorded);
-    if (event.type !== 'AgentFollowed') {
-      lastTouch.set(poolId, event.type === 'FollowSettingsUpdated' ? event.data.updatedAt : recorded.metadata.occurredAt);
-    }
-    switch (event.type) {
-      case 'AgentFollowed':
-        follows.push(event.data);
-        break;
-      case 'FollowSettingsUpdated':
-        settings.set(poolId, event.data);
-        break;
-      case 'AllocationAdded':
-        added.set(poolId, (added.get(poolId) ?? 0n) + BigInt(event.data.amountMicro));
-        break;
-      default:
-        return assertNever(event);
-    }
+    if (!event) continue;
+    const id = poolIdOf(recorded);
+    const list = byPool.get(id);
+    if (list) list.push(event);
+    else byPool.set(id, [event]);
   }
-  await insertFollows(client, follows);
-  await updateSettings(client, settings);
-  // Every pool with an allocation also has a last touch: one statement adds and stamps them all.
-  if (lastTouch.size) {
-    const pools = [...lastTouch.keys()];
-    await client.query(
-      `UPDATE subscriptions s SET confirmed_in_micro = s.confirmed_in_micro + v.amount, updated_at = v.at
-       FROM unnest($1::text[], $2::bigint[], $3::timestamptz[]) AS v(pool_id, amount, at) WHERE s.pool_id = v.pool_id`,
-      [pools, pools.map((p) => (added.get(p) ?? 0n).toString()), pools.map((p) => lastTouch.get(p))],
-    );
+  if (byPool.size === 0) return;
+  const { rows } = await client.query<{ pool_id: string; row: Record<string, unknown> }>({
+    name: 'subscriptions-states',
+    text: 'SELECT pool_id, to_jsonb(s) AS row FROM subscriptions s WHERE pool_id = ANY($1::text[])',
+    values: [[...byPool.keys()]],
+  });
+  const stored = new Map(rows.map((r) => [r.pool_id, r.row]));
+  const upserts: Array<Record<string, unknown>> = [];
+  for (const [id, poolEvents] of byPool) {
+    const previous = stored.get(id);
+    const start = previous ? (previous.state as PoolState) : initialState();
+    const row = rowOf(poolEvents.reduce(evolve, start), previous);
+    if (row) upserts.push(row);
   }
+  if (upserts.length === 0) return;
+  const assignments = COLUMNS.filter((c) => !['user_id', 'agent_id', 'wallet_context'].includes(c)).map((c) => `${c} = EXCLUDED.${c}`);
+  await client.query({
+    name: 'subscriptions-upsert',
+    text: `INSERT INTO subscriptions (${COLUMNS.join(', ')})
+      SELECT ${COLUMNS.join(', ')} FROM jsonb_populate_recordset(NULL::subscriptions, $1::jsonb)
+      ON CONFLICT (user_id, agent_id, wallet_context) DO UPDATE SET ${assignments.join(', ')}`,
+    values: [JSON.stringify(upserts)],
+  });
 }
 
 export const subscriptionsProjector: Projector = {
@@ -166,25 +167,5 @@ export const subscriptionsProjector: Projector = {
   migrations,
   tables: ['subscriptions'],
   applyBatch,
-  async apply(client, recorded) {
-    const event = parse(recorded);
-    if (!event) return;
-    const poolId = poolIdOf(recorded);
-    switch (event.type) {
-      case 'AgentFollowed':
-        return insertFollows(client, [event.data]);
-      case 'FollowSettingsUpdated':
-        return updateSettings(client, new Map([[poolId, event.data]]));
-      case 'AllocationAdded':
-        await client.query(
-          'UPDATE subscriptions SET confirmed_in_micro = confirmed_in_micro + $2, updated_at = $3 WHERE pool_id = $1',
-          [poolId, event.data.amountMicro, recorded.metadata.occurredAt],
-        );
-        return;
-      case 'TransferRejected':
-        return;
-      default:
-        return assertNever(event);
-    }
-  },
+  apply: (client, recorded) => applyBatch(client, [recorded]),
 };

@@ -7,7 +7,7 @@ export async function listSubscriptions(db: Pool, userId: string, walletContext?
   // Named: parsed and planned once per connection (the list is the hottest read of the API).
   const { rows } = await db.query<SubscriptionRow>({
     name: 'list-subscriptions',
-    text: `SELECT * FROM subscriptions WHERE user_id = $1 AND ($2::text IS NULL OR wallet_context = $2)
+    text: `SELECT * FROM subscriptions WHERE user_id = $1 AND followed AND ($2::text IS NULL OR wallet_context = $2)
      ORDER BY subscribed_at, agent_id, wallet_context`,
     values: [userId, walletContext ?? null],
   });
@@ -22,7 +22,7 @@ export async function getSubscription(
 ): Promise<SubscriptionRecord | null> {
   const { rows } = await db.query<SubscriptionRow>({
     name: 'get-subscription',
-    text: 'SELECT * FROM subscriptions WHERE user_id = $1 AND agent_id = $2 AND wallet_context = $3',
+    text: 'SELECT * FROM subscriptions WHERE user_id = $1 AND agent_id = $2 AND wallet_context = $3 AND followed',
     values: [userId, agentId, walletContext],
   });
   return rows[0] ? subscriptionRecord(rows[0]) : null;

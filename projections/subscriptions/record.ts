@@ -1,14 +1,15 @@
 // The spec's "Agent subscription record" and its allocationBalanceAudit, built from a read-model
 // row: the row holds inputs, the figures come from domain/pool/ledger.ts.
 import { z } from 'zod';
-import { allocationModeSchema, tradeModeSchema, walletModeOf, walletModeSchema } from '../../domain/pool/events.ts';
+import { allocationModeSchema, bridgeStatusSchema, tradeModeSchema, walletModeOf, walletModeSchema, type AgentTerms, type BridgeStatus, type FollowSettings } from '../../domain/pool/events.ts';
 import { poolFigures, type LedgerInputs, type ReconciliationStatus } from '../../domain/pool/ledger.ts';
+import type { FollowedPool, Reconciliation } from '../../domain/pool/state.ts';
 import type { Venue } from '../../domain/agent/record.ts';
-import { LAMPORTS_PER_SOL, microToUsd } from '../../domain/shared/money.ts';
+import { LAMPORTS_PER_SOL, microToUsd, type MicroUsd } from '../../domain/shared/money.ts';
 import { walletContextSchema, type WalletContext } from '../../domain/wallet/events.ts';
 
 const usd = z.number();
-export const bridgeStatusSchema = z.enum(['PENDING_BRIDGE', 'BRIDGING', 'CONFIRMED', 'FAILED', 'RECLAIM_DEFERRED']);
+export { bridgeStatusSchema };
 const reconciliationStatusSchema = z.enum(['IN_SYNC', 'GAP', 'UNKNOWN']);
 
 export const allocationBalanceAuditSchema = z.object({
@@ -121,15 +122,35 @@ export interface SubscriptionRow {
   bridge_status: SubscriptionRecord['bridgeStatus'];
   bridge_transaction_id: string | null;
   reconciliation_status: ReconciliationStatus | null;
+  /** the last venue observation (absent from rows of the conventional baseline) */
+  venue_equity_micro?: string | null;
+  venue_free_margin_micro?: string | null;
+  venue_gap_micro?: string | null;
   subscribed_at: Date;
   created_at: Date;
   updated_at: Date;
 }
 
 /** lamports → whole SOL as a number, through a decimal string (no float arithmetic). */
-function lamportsToSol(lamports: string): number {
+function lamportsToSol(lamports: number): number {
   const big = BigInt(lamports);
   return Number(`${big / LAMPORTS_PER_SOL}.${(big % LAMPORTS_PER_SOL).toString().padStart(9, '0')}`);
+}
+
+/**
+ * What a subscription record is made of, whether it comes from a read-model row (queries) or from
+ * the pool's state (a command's answer): one record function for both, so they cannot differ.
+ */
+export interface PoolView {
+  agentId: string;
+  walletContext: WalletContext;
+  terms: AgentTerms;
+  settings: FollowSettings;
+  ledger: LedgerInputs;
+  bridge: { status: BridgeStatus; transactionId: string | null } | null;
+  reconciliation: Reconciliation | null;
+  subscribedAt: string;
+  updatedAt: string;
 }
 
 /** The ledger inputs a row holds (bigint columns are strings). */
@@ -144,17 +165,74 @@ export const ledgerOf = (r: SubscriptionRow): LedgerInputs => ({
   feesCharged: Number(r.fees_charged_micro),
 });
 
-/** Only the fields of the row's allocation mode are set; the others are left out. */
-function allocationFields(r: SubscriptionRow) {
+const numberOrNull = (v: string | null | undefined): MicroUsd | null => (v === null || v === undefined ? null : Number(v));
+
+export function viewOfRow(r: SubscriptionRow): PoolView {
   return {
-    ...(r.allocation_percentage_min !== null ? { allocationPercentageMin: r.allocation_percentage_min } : {}),
-    ...(r.allocation_percentage_max !== null ? { allocationPercentageMax: r.allocation_percentage_max } : {}),
-    ...(r.allocation_amount_usd_micro !== null ? { allocationAmountUsd: microToUsd(Number(r.allocation_amount_usd_micro)) } : {}),
-    ...(r.allocation_amount_sol_lamports !== null ? { allocationAmountSol: lamportsToSol(r.allocation_amount_sol_lamports) } : {}),
+    agentId: r.agent_id,
+    walletContext: r.wallet_context,
+    terms: {
+      agentName: r.agent_name,
+      agentImageUrl: r.agent_image_url,
+      venue: r.venue,
+      maxLeverage: r.max_leverage,
+      successFeePercent: r.success_fee_percent,
+      minAllocationUsd: Number(r.min_allocation_micro),
+      minTradeUsd: Number(r.min_trade_micro),
+      minPerTradePercent: r.min_per_trade_percent,
+      recommendedPerTradePercent: r.recommended_per_trade_percent,
+      maxConcurrentPositions: r.max_concurrent_positions,
+      maxEntriesPerTrade: r.max_entries_per_trade,
+    },
+    settings: {
+      tradeMode: r.trade_mode,
+      subscriptionType: r.trade_mode,
+      allocationMode: r.allocation_mode,
+      allocationPercentageMin: r.allocation_percentage_min,
+      allocationPercentageMax: r.allocation_percentage_max,
+      allocationAmountUsd: numberOrNull(r.allocation_amount_usd_micro),
+      allocationAmountSol: numberOrNull(r.allocation_amount_sol_lamports),
+      goLiveUponConfirmation: r.go_live_upon_confirmation,
+      isPaused: r.is_paused,
+    },
+    ledger: ledgerOf(r),
+    bridge: r.bridge_status ? { status: r.bridge_status, transactionId: r.bridge_transaction_id } : null,
+    reconciliation: r.reconciliation_status
+      ? {
+          status: r.reconciliation_status,
+          venueEquityMicro: numberOrNull(r.venue_equity_micro),
+          venueFreeMarginMicro: numberOrNull(r.venue_free_margin_micro),
+          gapMicro: numberOrNull(r.venue_gap_micro),
+        }
+      : null,
+    subscribedAt: r.subscribed_at.toISOString(),
+    updatedAt: r.updated_at.toISOString(),
   };
 }
 
-function audit(f: ReturnType<typeof poolFigures>): SubscriptionRecord['allocationBalanceAudit'] {
+export const viewOfPool = (p: FollowedPool): PoolView => ({
+  agentId: p.agentId,
+  walletContext: p.walletContext,
+  terms: p.terms,
+  settings: p.settings,
+  ledger: p.ledger,
+  bridge: p.bridge,
+  reconciliation: p.reconciliation,
+  subscribedAt: p.subscribedAt,
+  updatedAt: p.updatedAt,
+});
+
+/** Only the fields of the allocation mode are set; the others are left out. */
+function allocationFields(s: FollowSettings) {
+  return {
+    ...(s.allocationPercentageMin !== null ? { allocationPercentageMin: s.allocationPercentageMin } : {}),
+    ...(s.allocationPercentageMax !== null ? { allocationPercentageMax: s.allocationPercentageMax } : {}),
+    ...(s.allocationAmountUsd !== null ? { allocationAmountUsd: microToUsd(s.allocationAmountUsd) } : {}),
+    ...(s.allocationAmountSol !== null ? { allocationAmountSol: lamportsToSol(s.allocationAmountSol) } : {}),
+  };
+}
+
+function audit(f: ReturnType<typeof poolFigures>, observed: Reconciliation | null, bridge: BridgeStatus | null): SubscriptionRecord['allocationBalanceAudit'] {
   const u = microToUsd;
   return {
     depositedUsd: u(f.depositedUsd),
@@ -173,31 +251,38 @@ function audit(f: ReturnType<typeof poolFigures>): SubscriptionRecord['allocatio
     estimatedPlatformFeeUsd: u(f.estimatedPlatformFeeUsd),
     estimatedCreatorFeeUsd: u(f.estimatedCreatorFeeUsd),
     netUserPayoutUsd: u(f.netUserPayoutUsd),
+    ...(observed?.venueEquityMicro != null ? { venueEquityUsd: u(observed.venueEquityMicro) } : {}),
+    ...(observed?.venueFreeMarginMicro != null ? { venueFreeMarginUsd: u(observed.venueFreeMarginMicro) } : {}),
+    ...(observed?.gapMicro != null ? { venueGapUsd: u(observed.gapMicro) } : {}),
+    ...(bridge ? { bridgeStatus: bridge } : {}),
   };
 }
 
-export function subscriptionRecord(r: SubscriptionRow): SubscriptionRecord {
-  const f = poolFigures(ledgerOf(r), {
-    walletContext: r.wallet_context,
-    venue: r.venue,
-    maxLeverage: r.max_leverage,
-    successFeePercent: r.success_fee_percent,
-    reconciliationStatus: r.reconciliation_status,
+export function recordOf(v: PoolView): SubscriptionRecord {
+  const { terms: t, settings: s, walletContext } = v;
+  const f = poolFigures(v.ledger, {
+    walletContext,
+    venue: t.venue,
+    maxLeverage: t.maxLeverage,
+    successFeePercent: t.successFeePercent,
+    reconciliationStatus: v.reconciliation?.status ?? null,
   });
   const u = microToUsd;
+  const realPerp = walletContext === 'real' && t.venue === 'PERP_VENUE';
+  const bridgeStatus = realPerp ? (v.bridge?.status ?? null) : null;
   return {
-    agent: r.agent_id,
-    agentName: r.agent_name,
-    agentImageUrl: r.agent_image_url,
-    subscribedAt: r.subscribed_at.toISOString(),
-    createdAt: r.created_at.toISOString(),
-    updatedAt: r.updated_at.toISOString(),
-    subscriptionType: r.trade_mode,
-    tradeMode: r.trade_mode,
-    walletContext: r.wallet_context,
-    walletMode: walletModeOf(r.wallet_context),
-    allocationMode: r.allocation_mode,
-    ...allocationFields(r),
+    agent: v.agentId,
+    agentName: t.agentName,
+    agentImageUrl: t.agentImageUrl,
+    subscribedAt: v.subscribedAt,
+    createdAt: v.subscribedAt,
+    updatedAt: v.updatedAt,
+    subscriptionType: s.tradeMode,
+    tradeMode: s.tradeMode,
+    walletContext,
+    walletMode: walletModeOf(walletContext),
+    allocationMode: s.allocationMode,
+    ...allocationFields(s),
     allocatedUsd: u(f.allocatedUsd),
     inUseUsd: u(f.inUseUsd),
     withdrawableUsd: u(f.withdrawableUsd),
@@ -206,22 +291,28 @@ export function subscriptionRecord(r: SubscriptionRow): SubscriptionRecord {
     inTradesUsd: u(f.inTradesUsd),
     feeBufferUsd: u(f.feeBufferUsd),
     lockedInPositionsUsd: u(f.lockedInPositionsUsd),
-    venue: r.venue,
-    // Live figures of the shared perp-venue account: null for spot and virtual pools, and until a
-    // real venue adapter reports them for real perp pools.
-    perpVenueTotalEquityUsd: null,
-    perpVenueFreeMarginUsd: null,
-    bridgeStatus: r.wallet_context === 'real' && r.venue === 'PERP_VENUE' ? r.bridge_status : null,
-    bridgeTransactionId: r.bridge_transaction_id,
+    venue: t.venue,
+    // Live figures of the shared perp-venue account, as the reconciliation worker last observed
+    // them: null for spot and virtual pools, and until the first observation.
+    perpVenueTotalEquityUsd: realPerp && v.reconciliation?.venueEquityMicro != null ? u(v.reconciliation.venueEquityMicro) : null,
+    perpVenueFreeMarginUsd: realPerp && v.reconciliation?.venueFreeMarginMicro != null ? u(v.reconciliation.venueFreeMarginMicro) : null,
+    bridgeStatus,
+    bridgeTransactionId: realPerp ? (v.bridge?.transactionId ?? null) : null,
     pendingDeltaUsd: u(f.pendingDeltaUsd),
-    minAllocationUsd: u(BigInt(r.min_allocation_micro)),
-    minTradeUsd: u(BigInt(r.min_trade_micro)),
-    minPerTradePercent: r.min_per_trade_percent,
-    recommendedPerTradePercent: r.recommended_per_trade_percent,
-    maxConcurrentPositions: r.max_concurrent_positions,
-    maxEntriesPerTrade: r.max_entries_per_trade,
-    allocationBalanceAudit: audit(f),
-    goLiveUponConfirmation: r.go_live_upon_confirmation,
-    isPaused: r.is_paused,
+    minAllocationUsd: u(t.minAllocationUsd),
+    minTradeUsd: u(t.minTradeUsd),
+    minPerTradePercent: t.minPerTradePercent,
+    recommendedPerTradePercent: t.recommendedPerTradePercent,
+    maxConcurrentPositions: t.maxConcurrentPositions,
+    maxEntriesPerTrade: t.maxEntriesPerTrade,
+    allocationBalanceAudit: audit(f, walletContext === 'real' ? v.reconciliation : null, bridgeStatus),
+    goLiveUponConfirmation: s.goLiveUponConfirmation,
+    isPaused: s.isPaused,
   };
 }
+
+/** The record of a read-model row (queries, the conventional baseline). */
+export const subscriptionRecord = (r: SubscriptionRow): SubscriptionRecord => recordOf(viewOfRow(r));
+
+/** The record of a pool's state (a command's answer): equal to the row's once projected. */
+export const subscriptionRecordOfPool = (p: FollowedPool): SubscriptionRecord => recordOf(viewOfPool(p));

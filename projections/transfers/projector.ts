@@ -49,29 +49,51 @@ const migrations: Migration[] = [
     DELETE FROM beta_seat_holders;
     DELETE FROM projection_checkpoints WHERE name = 'transfers';`,
   },
+  {
+    // Transfers gained pool sources (withdrawals) and venue legs: rows name the stream holding the
+    // plan. Emptied with the checkpoint: the projector replays.
+    id: 'transfers/003-source-stream',
+    sql: `ALTER TABLE transfers ADD COLUMN source_stream text;
+    DROP INDEX transfers_in_flight;
+    CREATE INDEX transfers_in_flight ON transfers (debited_at) WHERE status IN ('debited', 'paid-out', 'rejected');
+    CREATE INDEX transfers_pending ON transfers (debited_at) WHERE status = 'pending';
+    DELETE FROM transfers;
+    DELETE FROM beta_seat_holders;
+    DELETE FROM projection_checkpoints WHERE name = 'transfers';`,
+  },
 ];
 
-type Row = [id: string, status: string, progress: number, userId: string | null, eventId: string | null, correlationId: string | null, debitedAt: string | null, updatedAt: string];
+type Row = [
+  id: string,
+  status: string,
+  progress: number,
+  userId: string | null,
+  eventId: string | null,
+  correlationId: string | null,
+  debitedAt: string | null,
+  updatedAt: string,
+  sourceStream: string | null,
+];
 
 function rowOf(fact: TransferFact, event: RecordedEvent): Row {
   const at = event.metadata.occurredAt;
-  if (fact.status !== 'debited') return [fact.transferId, fact.status, PROGRESS[fact.status], null, null, null, null, at];
+  if (!('transfer' in fact)) return [fact.transferId, fact.status, PROGRESS[fact.status], null, null, null, null, at, null];
   const { transfer } = fact;
-  return [transfer.transferId, 'debited', PROGRESS.debited, transfer.from.userId, event.id, event.metadata.correlationId, at, at];
+  return [transfer.transferId, fact.status, PROGRESS[fact.status], transfer.from.userId, event.id, event.metadata.correlationId, at, at, event.streamName];
 }
 
 /** Rows of one transfer merge: the further status wins, the debit's columns are kept. */
 function merge(a: Row, b: Row): Row {
   const later = b[2] >= a[2] ? b : a;
-  return [a[0], later[1], later[2], a[3] ?? b[3], a[4] ?? b[4], a[5] ?? b[5], a[6] ?? b[6], later[7]];
+  return [a[0], later[1], later[2], a[3] ?? b[3], a[4] ?? b[4], a[5] ?? b[5], a[6] ?? b[6], later[7], a[8] ?? b[8]];
 }
 
 async function upsertTransfers(client: PoolClient, rows: Row[]): Promise<void> {
   if (rows.length === 0) return;
   const column = (i: number) => rows.map((r) => r[i]);
   await client.query(
-    `INSERT INTO transfers (transfer_id, status, progress, source_user_id, debit_event_id, correlation_id, debited_at, updated_at)
-     SELECT * FROM unnest($1::text[], $2::text[], $3::smallint[], $4::text[], $5::text[], $6::text[], $7::timestamptz[], $8::timestamptz[])
+    `INSERT INTO transfers (transfer_id, status, progress, source_user_id, debit_event_id, correlation_id, debited_at, updated_at, source_stream)
+     SELECT * FROM unnest($1::text[], $2::text[], $3::smallint[], $4::text[], $5::text[], $6::text[], $7::timestamptz[], $8::timestamptz[], $9::text[])
      ON CONFLICT (transfer_id) DO UPDATE SET
        status = CASE WHEN excluded.progress >= transfers.progress THEN excluded.status ELSE transfers.status END,
        progress = GREATEST(excluded.progress, transfers.progress),
@@ -79,8 +101,9 @@ async function upsertTransfers(client: PoolClient, rows: Row[]): Promise<void> {
        debit_event_id = COALESCE(transfers.debit_event_id, excluded.debit_event_id),
        correlation_id = COALESCE(transfers.correlation_id, excluded.correlation_id),
        debited_at = COALESCE(transfers.debited_at, excluded.debited_at),
+       source_stream = COALESCE(transfers.source_stream, excluded.source_stream),
        updated_at = CASE WHEN excluded.progress >= transfers.progress THEN excluded.updated_at ELSE transfers.updated_at END`,
-    [0, 1, 2, 3, 4, 5, 6, 7].map(column),
+    [0, 1, 2, 3, 4, 5, 6, 7, 8].map(column),
   );
 }
 

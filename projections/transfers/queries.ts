@@ -3,21 +3,21 @@ import type { Pool } from '../../infra/db.ts';
 /** A transfer debited and not finished, as the recovery worker needs it. */
 export interface TransferInFlight {
   transferId: string;
-  /** the source wallet's user */
-  userId: string;
+  /** the stream that recorded the debit and its plan */
+  sourceStream: string;
   /** the interrupted request's correlation id, and the debit event (the recovery's causation) */
   correlationId: string;
   debitEventId: string;
 }
 
-/** Transfers debited before `before` and neither completed nor compensated, oldest first. */
+/** Transfers debited before `before`, not waiting for the venue and not over, oldest first. */
 export async function transfersInFlight(db: Pool, before: Date, limit: number): Promise<TransferInFlight[]> {
-  const { rows } = await db.query<{ transfer_id: string; source_user_id: string; correlation_id: string; debit_event_id: string }>(
-    `SELECT transfer_id, source_user_id, correlation_id, debit_event_id FROM transfers
-     WHERE status IN ('debited', 'rejected') AND debited_at < $1 ORDER BY debited_at LIMIT $2`,
+  const { rows } = await db.query<{ transfer_id: string; source_stream: string; correlation_id: string; debit_event_id: string }>(
+    `SELECT transfer_id, source_stream, correlation_id, debit_event_id FROM transfers
+     WHERE status IN ('debited', 'paid-out', 'rejected') AND debited_at < $1 ORDER BY debited_at LIMIT $2`,
     [before, limit],
   );
-  return rows.map((r) => ({ transferId: r.transfer_id, userId: r.source_user_id, correlationId: r.correlation_id, debitEventId: r.debit_event_id }));
+  return rows.map((r) => ({ transferId: r.transfer_id, sourceStream: r.source_stream, correlationId: r.correlation_id, debitEventId: r.debit_event_id }));
 }
 
 /** Beta seats taken before `before` by users who never followed the agent, oldest first. */

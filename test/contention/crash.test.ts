@@ -2,6 +2,7 @@
 // every transfer is either complete or compensated, nothing is applied twice, and each user's
 // wallet plus pools still hold exactly the starting balance.
 import t from 'tap';
+import { endpointKey } from '../../domain/transfer/plan.ts';
 import { agentFollowedSchema, allocationAddedSchema } from '../../domain/pool/events.ts';
 import { walletDebitedSchema, walletRefundedSchema } from '../../domain/wallet/events.ts';
 import { walletStream } from '../../domain/wallet/state.ts';
@@ -43,7 +44,7 @@ t.test('SIGKILL in the middle of 200 concurrent follows loses nothing and applie
       for (const e of await store.readStream(walletStream(user.userId))) {
         if (e.type === 'WalletDebited') {
           const { transfer } = walletDebitedSchema.parse(e.data);
-          debits.set(transfer.transferId, { userId: user.userId, amountMicro: transfer.amountMicro, poolId: `${transfer.to.userId}.${transfer.to.agentId}.${transfer.to.walletContext}` });
+          debits.set(transfer.transferId, { userId: user.userId, amountMicro: transfer.amountMicro, poolId: endpointKey(transfer.to).slice('pool:'.length) });
         } else if (e.type === 'WalletRefunded') refunds.add(walletRefundedSchema.parse(e.data).transferId);
       }
       for (const agentId of agents) {

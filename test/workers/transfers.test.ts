@@ -77,7 +77,7 @@ t.test('transfer recovery completes follows interrupted by a crash', async (t) =
     const debit = (await store.readStream(walletStream(user.userId))).find(
       (e) => e.type === 'WalletDebited' && walletDebitedSchema.parse(e.data).transfer.transferId === transferId,
     )!;
-    return { transferId, userId: user.userId, correlationId: debit.metadata.correlationId, debitEventId: debit.id };
+    return { transferId, sourceStream: walletStream(user.userId), correlationId: debit.metadata.correlationId, debitEventId: debit.id };
   };
   const poolEvents = (user: SignedIn, agentId: string) => store.readStream(poolStream(`${user.userId}.${agentId}.virtual`));
   const seatHolders = (agentId: string) => holders(app, agentId);
@@ -125,7 +125,7 @@ t.test('transfer recovery completes follows interrupted by a crash', async (t) =
 
       const events = await recovered(user, agentId);
       t.same(events.map((e) => e.type), ['AgentFollowed', 'AllocationAdded']);
-      t.same(credits(events)[0]!.data, { transferId: `${poolId}#add-1`, amountMicro: 250_000_000, confirmed: true }, 'exactly the debited amount');
+      t.match(credits(events)[0]!.data, { transferId: `${poolId}#add-1`, amountMicro: 250_000_000, confirmed: true, at: String }, 'exactly the debited amount');
       t.match(events[0]!.data, { tradeMode: 'ALERTS_ONLY', isPaused: true, allocationAmountUsd: 250_000_000, terms: { agentName: 'Breakout Hunter' } });
       t.same(byRecovery(events).length, 2, 'appended by the recovery');
       t.ok(events.every((e) => e.metadata.correlationId === crashed.correlationId), 'correlated with the interrupted request');
@@ -221,7 +221,8 @@ t.test('transfer recovery completes follows interrupted by a crash', async (t) =
         return credits(all).length === 2 && all;
       });
       t.same(events.map((e) => e.type), ['AgentFollowed', 'AllocationAdded', 'AllocationAdded'], 'no settings change');
-      t.same(byRecovery(events).map((e) => e.data), [{ transferId: `${user.userId}.${agentId}.virtual#add-2`, amountMicro: 200_000_000, confirmed: true }]);
+      t.match(byRecovery(events).map((e) => e.data), [{ transferId: `${user.userId}.${agentId}.virtual#add-2`, amountMicro: 200_000_000, confirmed: true, at: String }]);
+      t.equal(byRecovery(events).length, 1);
       t.equal(await holdings(user, [agentId]), START_MICRO);
       const [row] = await subscriptionsOf(user, events[2]!);
       t.match(row, { allocatedUsd: 300, isPaused: false, allocationAmountUsd: 100 });

@@ -1,16 +1,46 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import type { PoolMoveResult } from '../../../commands/subscriptions/ledger.ts';
 import { subscribeInput } from '../../../commands/subscriptions/subscribe-input.ts';
+import { microToUsd, usdToMicro } from '../../../domain/shared/money.ts';
 import { walletContextSchema } from '../../../domain/wallet/events.ts';
-import { getSubscription, listSubscriptions } from '../../../projections/subscriptions/queries.ts';
-import { subscriptionActionResultSchema, subscriptionRecordSchema } from '../../../projections/subscriptions/record.ts';
+import { listSubscriptions } from '../../../projections/subscriptions/queries.ts';
+import { subscriptionActionResultSchema, subscriptionRecordOfPool, subscriptionRecordSchema } from '../../../projections/subscriptions/record.ts';
 import { envelopeOf, ok } from '../../envelope.ts';
 
 const tags = ['User'];
 
+/** A USD amount of at least 0.01 with at most 6 decimals (micro-USD), as the withdraw row of the spec says. */
+const amountUsd = z
+  .number({ message: 'amountUsd must be a number' })
+  .min(0.01, 'amountUsd must be at least 0.01')
+  .max(1_000_000_000, 'amountUsd is too large')
+  // Guarded: zod runs every check, and a huge number must fail the range check above, not throw here.
+  .refine((v) => Math.abs(v) <= 1_000_000_000 && microToUsd(usdToMicro(v)) === v, 'amountUsd has at most 6 decimals');
+
+const amountBody = z.object({ amountUsd, walletContext: walletContextSchema.optional() });
+const agentParams = z.object({ agentId: z.string().trim().min(1).max(200) });
+const contextQuery = z.object({ walletContext: walletContextSchema.optional() });
+
+/** The spec's subscription action result, the record rendered from the pool the command left. */
+function actionResult(result: PoolMoveResult, message: string) {
+  const { pool } = result;
+  const terms = pool.followed ? pool.terms : null;
+  return ok({
+    success: true,
+    message,
+    ...(pool.followed ? { subscription: subscriptionRecordOfPool(pool) } : {}),
+    ...(terms ? { agentName: terms.agentName } : {}),
+    ...(terms?.agentImageUrl ? { agentImageUrl: terms.agentImageUrl } : {}),
+  });
+}
+
+const pendingNote = (r: PoolMoveResult) => (r.status === 'pending' ? ' (pending until the venue confirms it)' : '');
+
 export default async function subscriptionRoutes(root: FastifyInstance): Promise<void> {
   const app = root.withTypeProvider<ZodTypeProvider>();
+  const action = { 200: envelopeOf(subscriptionActionResultSchema) };
 
   app.post(
     '/api/v1/users/me/subscriptions',
@@ -21,18 +51,16 @@ export default async function subscriptionRoutes(root: FastifyInstance): Promise
         summary: 'Follow an agent with a capital allocation (following again updates the same subscription)',
         security: [{ bearerAuth: [] }],
         body: subscribeInput,
-        response: { 200: envelopeOf(subscriptionActionResultSchema) },
+        response: action,
       },
     },
     async (request) => {
-      const userId = request.identity!.userId;
-      const followed = await request.dispatch('FollowAgent', { userId, input: request.body });
-      const subscription = await getSubscription(app.deps.pool, userId, followed.agentId, followed.walletContext);
+      const followed = await request.dispatch('FollowAgent', { userId: request.identity!.userId, input: request.body });
       const { agentName, agentImageUrl } = followed.terms;
       return ok({
         success: true,
         message: followed.created ? `Now following ${agentName}` : `Subscription to ${agentName} updated`,
-        ...(subscription ? { subscription } : {}),
+        ...(followed.pool.followed ? { subscription: subscriptionRecordOfPool(followed.pool) } : {}),
         agentName,
         ...(agentImageUrl ? { agentImageUrl } : {}),
       });
@@ -47,10 +75,72 @@ export default async function subscriptionRoutes(root: FastifyInstance): Promise
         tags,
         summary: "The caller's subscriptions (one per agent and wallet context)",
         security: [{ bearerAuth: [] }],
-        querystring: z.object({ walletContext: walletContextSchema.optional() }),
+        querystring: contextQuery,
         response: { 200: envelopeOf(z.array(subscriptionRecordSchema)) },
       },
     },
     async (request) => ok(await listSubscriptions(app.deps.pool, request.identity!.userId, request.query.walletContext)),
+  );
+
+  app.post(
+    '/api/v1/users/me/subscriptions/:agentId/allocation/add',
+    {
+      preHandler: app.requireUser,
+      schema: {
+        tags,
+        summary: 'Add capital from the wallet to a followed agent (real context: pending until the venue confirms)',
+        security: [{ bearerAuth: [] }],
+        params: agentParams,
+        body: amountBody,
+        response: action,
+      },
+    },
+    async (request) => {
+      const { amountUsd: usd, walletContext } = request.body;
+      const data = { userId: request.identity!.userId, agentId: request.params.agentId, amountMicro: usdToMicro(usd), ...(walletContext ? { walletContext } : {}) };
+      const added = await request.dispatch('AddAllocation', data);
+      return actionResult(added, `Added ${usd} USD to the allocation${pendingNote(added)}`);
+    },
+  );
+
+  app.post(
+    '/api/v1/users/me/subscriptions/:agentId/allocation/withdraw',
+    {
+      preHandler: app.requireUser,
+      schema: {
+        tags,
+        summary: "Withdraw from the agent's unused allocation back to the wallet (open trades of this agent lock what they use)",
+        security: [{ bearerAuth: [] }],
+        params: agentParams,
+        body: amountBody,
+        response: action,
+      },
+    },
+    async (request) => {
+      const { amountUsd: usd, walletContext } = request.body;
+      const data = { userId: request.identity!.userId, agentId: request.params.agentId, amountMicro: usdToMicro(usd), ...(walletContext ? { walletContext } : {}) };
+      const withdrawn = await request.dispatch('WithdrawAllocation', data);
+      return actionResult(withdrawn, `Withdrew ${usd} USD from the allocation${pendingNote(withdrawn)}`);
+    },
+  );
+
+  app.delete(
+    '/api/v1/users/me/subscriptions/:agentId',
+    {
+      preHandler: app.requireUser,
+      schema: {
+        tags,
+        summary: 'Stop following: settles pending fees, returns the capital to the wallet, frees a beta seat (refused while trades are open)',
+        security: [{ bearerAuth: [] }],
+        params: agentParams,
+        querystring: contextQuery,
+        response: action,
+      },
+    },
+    async (request) => {
+      const { walletContext } = request.query;
+      const stopped = await request.dispatch('StopFollowing', { userId: request.identity!.userId, agentId: request.params.agentId, ...(walletContext ? { walletContext } : {}) });
+      return actionResult(stopped, `Stopped following; ${microToUsd(stopped.amountMicro)} USD returned to the wallet${pendingNote(stopped)}`);
+    },
   );
 }

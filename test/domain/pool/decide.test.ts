@@ -31,7 +31,10 @@ const followed: PoolEvent = {
   type: 'AgentFollowed',
   data: { ...settings, ...pool, poolId: 'u1.a1.virtual', walletMode: 'VIRTUAL', terms, subscribedAt: now.toISOString() },
 };
-const added = (transferId: string, amountMicro: number): PoolEvent => ({ type: 'AllocationAdded', data: { transferId, amountMicro, confirmed: true } });
+const added = (transferId: string, amountMicro: number, when = now): PoolEvent => ({
+  type: 'AllocationAdded',
+  data: { transferId, amountMicro, confirmed: true, at: when.toISOString() },
+});
 const paused = { ...settings, isPaused: true };
 const settingsUpdated = (s: FollowSettings, when = now): PoolEvent => ({ type: 'FollowSettingsUpdated', data: { ...s, updatedAt: when.toISOString() } });
 
@@ -69,7 +72,7 @@ t.test('a first follow interrupted after its debit is resumed: the credit opens 
   const resuming = given([]).when(credit('p#add-1', 250_000_000, { follow: { settings: alertsPaused, terms }, resumed: true }, later));
   resuming.then(t, [
     { type: 'AgentFollowed', data: { ...alertsPaused, ...pool, poolId: 'u1.a1.virtual', walletMode: 'VIRTUAL', terms, subscribedAt: later.toISOString() } },
-    added('p#add-1', 250_000_000),
+    added('p#add-1', 250_000_000, later),
   ]);
 });
 

@@ -10,7 +10,7 @@ import type { FollowOpening } from '../../../domain/pool/events.ts';
 import { poolDecider } from '../../../domain/pool/decide.ts';
 import { nextTransferId, poolId, type PoolState } from '../../../domain/pool/state.ts';
 import { DomainError } from '../../../domain/shared/errors.ts';
-import type { TransferPlan } from '../../../domain/transfer/plan.ts';
+import { endpointKey, type TransferPlan } from '../../../domain/transfer/plan.ts';
 import { decide, evolve, isFinished, planned, resumed, type TransferOutcome, type TransferState, type TransferStep } from '../../../domain/transfer/process.ts';
 import { walletDecider } from '../../../domain/wallet/decide.ts';
 import type { WalletContext, WalletEvent } from '../../../domain/wallet/events.ts';
@@ -88,7 +88,7 @@ class World {
       }
       case 'CreditPool': {
         const { to, transferId } = step.data.transfer;
-        const id = poolId(to.userId, to.agentId, to.walletContext);
+        const id = endpointKey(to).slice('pool:'.length);
         const before = this.pool(id);
         const events = poolDecider.decide({ type: 'CreditPool', data: step.data, metadata }, before);
         const after = events.reduce(poolDecider.evolve, before);
@@ -101,6 +101,9 @@ class World {
         this.appendWallet(events);
         return { outcome: { type: 'Refunded' }, appended: events.length };
       }
+      case 'DebitPool':
+      case 'CreditWallet':
+        throw new Error(`${step.type}: this world only moves money from the wallet into pools`);
     }
   }
 
@@ -118,7 +121,7 @@ class World {
   inFlight(): TransferPlan[] {
     return this.debits().filter((plan) => {
       const { to, transferId } = plan;
-      return !this.wallet.transfers[transferId]!.refunded && this.pool(poolId(to.userId, to.agentId, to.walletContext)).transfers[transferId] !== 'credited';
+      return !this.wallet.transfers[transferId]!.refunded && this.pool(endpointKey(to).slice('pool:'.length)).transfers[transferId] !== 'credited';
     });
   }
 
@@ -235,7 +238,7 @@ t.test('once every transfer is finished, the wallet and the pools hold exactly t
       // Every debit ended in exactly one place: credited to its pool, or back in the wallet.
       for (const plan of world.debits()) {
         const { to, transferId } = plan;
-        const credited = world.pool(poolId(to.userId, to.agentId, to.walletContext)).transfers[transferId] === 'credited';
+        const credited = world.pool(endpointKey(to).slice('pool:'.length)).transfers[transferId] === 'credited';
         assert.notEqual(credited, world.wallet.transfers[transferId]!.refunded, `${transferId} is ${credited ? 'both credited and refunded' : 'neither credited nor refunded'}`);
       }
     }),

@@ -62,9 +62,49 @@ t.test('a retried transfer that was already given back is compensated without an
   t.equal(again.state.status, 'compensated');
 });
 
-t.test('the recovery resumes a debited transfer: its credit is marked resumed', async (t) => {
-  given(resumed(plan)).thenStep(t, { type: 'CreditPool', data: { transfer: plan, resumed: true } });
-  given(resumed(plan), { type: 'CreditRejected', reason: 'closed' }).thenStep(t, { type: 'RefundWallet', data: { userId: 'u1', transferId: plan.transferId } });
+t.test('a resumed transfer (recovery, settlement) asks its source what it recorded, then credits marked resumed', async (t) => {
+  given(resumed(plan)).thenStep(t, { type: 'DebitWallet', data: { transfer: plan } }, 'the debit step only reports the recorded debit');
+  given(resumed(plan), { type: 'Debited', amountMicro: plan.amountMicro }).thenStep(t, { type: 'CreditPool', data: { transfer: plan, resumed: true } });
+  given(resumed(plan), { type: 'Debited', amountMicro: plan.amountMicro }, { type: 'CreditRejected', reason: 'closed' }).thenStep(t, {
+    type: 'RefundWallet',
+    data: { userId: 'u1', transferId: plan.transferId },
+  });
+});
+
+const withdrawal: TransferPlan = {
+  transferId: 'u1.a1.real#withdraw-1',
+  amountMicro: 40_000_000,
+  from: { kind: 'pool', userId: 'u1', agentId: 'a1', walletContext: 'real' },
+  to: { kind: 'wallet', userId: 'u1', walletContext: 'real' },
+};
+
+t.test('a withdrawal debits the pool, then credits the wallet the amount the pool paid out', async (t) => {
+  given(planned(withdrawal)).thenStep(t, { type: 'DebitPool', data: { transfer: withdrawal } });
+  const partial = given(planned(withdrawal), { type: 'Debited', amountMicro: 25_000_000 });
+  partial.thenStep(t, { type: 'CreditWallet', data: { transfer: { ...withdrawal, amountMicro: 25_000_000 } } }, 'a reclaim may pay out less than asked');
+  const done = given(partial.state, { type: 'Credited' });
+  done.thenStep(t, null);
+  t.equal(done.state.status, 'completed');
+});
+
+t.test('a leg at the venue waits: no step until the settlement resumes the transfer', async (t) => {
+  const out = given(planned(withdrawal), { type: 'DebitPending' });
+  out.thenStep(t, null);
+  t.equal(out.state.status, 'pending');
+  t.notOk(isFinished(out.state), 'pending is not over');
+  const add = given(planned(plan), { type: 'Debited', amountMicro: plan.amountMicro }, { type: 'CreditPending' });
+  add.thenStep(t, null);
+  t.equal(add.state.status, 'pending');
+  t.throws(() => given(out.state, { type: 'Credited' }), /cannot follow pending/, 'a pending transfer moves only by being resumed');
+});
+
+t.test('a withdrawal the venue failed ends with nothing moved; a close with nothing to pay out is complete at once', async (t) => {
+  const failed = given(resumed(withdrawal), { type: 'DebitRefused', error: refuse('VENUE_FAILED', 'bridge failed') });
+  t.equal(failed.state.status, 'failed');
+  const close: TransferPlan = { ...withdrawal, amountMicro: 0, from: { ...withdrawal.from, close: true } as TransferPlan['from'] };
+  const empty = given(planned(close), { type: 'Debited', amountMicro: 0 });
+  empty.thenStep(t, null);
+  t.equal(empty.state.status, 'completed');
 });
 
 t.test('an outcome that cannot follow the state is a bug, never taken silently', async (t) => {

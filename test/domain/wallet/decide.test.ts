@@ -47,7 +47,8 @@ t.test('the real wallet starts empty: debiting it names the missing funds', asyn
 });
 
 t.test('the debit records the whole plan, its follow included, so the recovery can finish the transfer from it alone', async (t) => {
-  const transfer: TransferPlan = { ...plan('tr-1', 300_000_000), to: { ...plan('tr-1', 300_000_000).to, follow: { settings, terms } } };
+  const base = plan('tr-1', 300_000_000);
+  const transfer: TransferPlan = { ...base, to: { kind: 'pool', userId: 'u1', agentId: 'a1', walletContext: 'virtual', follow: { settings, terms } } };
   given([opened]).when(debit(transfer)).then(t, [{ type: 'WalletDebited', data: { transfer } }]);
 });
 

@@ -24,8 +24,9 @@ export interface VenueCall {
 }
 
 /**
- * `unavailable`: the venue is not reached, nothing happens. `reply-lost`: the venue applies the
- * call, then the answer is lost (a time-out after the fact): the caller sees the same error.
+ * `unavailable`: the venue is not reached, nothing happens. `reply-lost`: the venue handles the
+ * call, then its answer (success or refusal) is lost, as on a time-out: the caller sees the same
+ * VenueUnavailableError.
  */
 export type Fault = 'unavailable' | 'reply-lost';
 
@@ -71,9 +72,13 @@ export function createSimulatedVenues(options: SimulatedVenuesOptions): Venues {
       if (fault === 'unavailable') throw new VenueUnavailableError(venue, operation);
       const now = options.clock.now().getTime();
       settle(now);
-      const result = effect(now);
-      if (fault === 'reply-lost') throw new VenueUnavailableError(venue, operation);
-      return result;
+      if (fault !== 'reply-lost') return effect(now);
+      try {
+        effect(now);
+      } catch {
+        // a refusal is lost like any other answer
+      }
+      throw new VenueUnavailableError(venue, operation);
     };
   const spot = caller('spot', (now) => chain.settle(now));
   const perp = caller('perp', (now) => bridge.settle(now));

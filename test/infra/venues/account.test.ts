@@ -53,7 +53,7 @@ t.test('a lock beyond the pool\'s free money is refused with the free figure, an
   await t.rejects(refused, { code: 'VENUE_REFUSED', reason: 'INSUFFICIENT_MARGIN', details: { freeMicro: usd(40), requestedMicro: usd(40) + 1 } });
   await t.rejects(refused, VenueRefusedError);
   t.equal((await perp.poolFigures('p1')).marginInUseMicro, usd(60), 'another pool\'s free money does not count');
-  await t.rejects(perp.releaseMargin({ poolId: 'p1', positionId: 'pos2', pnlMicro: 0 }), { reason: 'UNKNOWN_POSITION' }, 'the refused lock left no position');
+  await t.rejects(perp.releaseMargin({ poolId: 'p1', positionId: 'pos2', pnlMicro: 0 }), { code: 'VENUE_REFUSED', reason: 'UNKNOWN_POSITION' }, 'the refused lock left no position');
   t.match(await perp.lockMargin({ poolId: 'p1', positionId: 'pos2', amountMicro: usd(40) }), { status: 'LOCKED' }, 'exactly the free money can be locked');
 });
 
@@ -83,7 +83,7 @@ t.test('releaseMargin is idempotent by position id and books the PnL once', asyn
   await t.rejects(perp.releaseMargin({ poolId: 'p1', positionId: 'pos1', pnlMicro: usd(-8) }), { code: 'VENUE_ID_CONFLICT', fields: ['pnlMicro'] });
   await t.rejects(perp.releaseMargin({ poolId: 'p2', positionId: 'pos1', pnlMicro: usd(-7) }), { code: 'VENUE_ID_CONFLICT', fields: ['poolId'] });
   await t.rejects(perp.releaseMargin({ poolId: 'p1', positionId: 'never', pnlMicro: 0 }), { code: 'VENUE_REFUSED', reason: 'UNKNOWN_POSITION' });
-  await t.rejects(perp.releaseMargin({ poolId: 'p1', positionId: 'pos1', pnlMicro: 0.5 }), { reason: 'INVALID_REQUEST' });
+  await t.rejects(perp.releaseMargin({ poolId: 'p1', positionId: 'pos1', pnlMicro: 0.5 }), { code: 'VENUE_REFUSED', reason: 'INVALID_REQUEST' });
   t.equal((await perp.poolFigures('p1')).equityMicro, usd(93));
 });
 
@@ -102,7 +102,7 @@ t.test('the spot venue\'s account locks margin out of confirmed chain deposits t
   const spot = venues.spot.account;
   await fundSpot(venues, clock, 's1', usd(200));
   await spot.lockMargin({ poolId: 's1', positionId: 'buy1', amountMicro: usd(150) });
-  await t.rejects(spot.lockMargin({ poolId: 's1', positionId: 'buy2', amountMicro: usd(51) }), { reason: 'INSUFFICIENT_MARGIN' });
+  await t.rejects(spot.lockMargin({ poolId: 's1', positionId: 'buy2', amountMicro: usd(51) }), { code: 'VENUE_REFUSED', reason: 'INSUFFICIENT_MARGIN' });
   await spot.releaseMargin({ poolId: 's1', positionId: 'buy1', pnlMicro: usd(3) });
   t.same(await spot.poolFigures('s1'), { poolId: 's1', equityMicro: usd(203), marginInUseMicro: 0, freeMicro: usd(203), outgoingMicro: 0 });
   t.equal((await venues.perp.account.poolFigures('s1')).equityMicro, 0, 'the perp account never saw it');

@@ -38,7 +38,8 @@ export interface ChainTransfers {
   /**
    * Sends the transfer, or answers the one already sent under this transferId (any status).
    * A withdrawal leaves the pool's venue balance at once (PoolFigures.outgoingMicro) and comes
-   * back if it FAILS. Throws VenueConflictError when the id was used with another direction,
+   * back if it FAILS; one beyond the pool's free balance is never sent: FAILED at once, reason
+   * INSUFFICIENT_FUNDS. Throws VenueConflictError when the id was used with another direction,
    * user, pool or amount.
    */
   submit(request: ChainTransferRequest): Promise<ChainTransfer>;

@@ -8,7 +8,7 @@ import fc from 'fast-check';
 import t from 'tap';
 import { VenueRefusedError, VenueUnavailableError } from '../../../infra/venues/errors.ts';
 import type { MicroUsd, Venues, VenueAccount } from '../../../infra/venues/port.ts';
-import { simulated, usd } from './fixtures.ts';
+import { simulated, usd, type ManualClock } from './fixtures.ts';
 
 const POOLS = ['p0', 'p1', 'p2'];
 
@@ -89,117 +89,166 @@ function seenBridge(s: Awaited<ReturnType<Venues['perp']['bridge']['start']>>): 
 }
 
 /** What the random runs went through, so that a generator that stops reaching a path fails the test. */
-type Seen_ = Record<'confirmedIn' | 'confirmedOut' | 'failed' | 'partial' | 'deferred' | 'resumed' | 'refusedLock' | 'released' | 'lost', number>;
+type Reached = Record<'confirmedIn' | 'confirmedOut' | 'failed' | 'partial' | 'deferred' | 'resumed' | 'refusedLock' | 'released' | 'lost', number>;
 
-async function run(rail: Rail, ops: Op[], seen: Seen_): Promise<void> {
-  const failing = new Set<string>();
-  let lose = false;
-  const { clock, venues } = simulated({
-    failTransfer: (id) => (failing.has(id) ? 'injected' : null),
-    fault: () => (lose ? 'reply-lost' : null),
-  });
-  const account = rail.account(venues);
-  const requests: { id: string; way: 'in' | 'out'; poolId: string; amount: MicroUsd }[] = [];
-  const locks: { positionId: string; poolId: string; amount: MicroUsd; released: boolean }[] = [];
+interface Request {
+  id: string;
+  way: 'in' | 'out';
+  poolId: string;
+  amount: MicroUsd;
+}
 
-  /** The call with its answer lost first when asked (the venue applied it), then repeated. */
-  async function call<T>(lost: boolean, f: () => Promise<T>): Promise<T> {
+interface Lock {
+  positionId: string;
+  poolId: string;
+  amount: MicroUsd;
+  released: boolean;
+}
+
+/** One random run on fresh venues: the requests and locks made, the transfers made to fail. */
+class World {
+  readonly failing = new Set<string>();
+  readonly requests: Request[] = [];
+  readonly locks: Lock[] = [];
+  private lose = false;
+  readonly clock: ManualClock;
+  readonly venues: Venues;
+  readonly account: VenueAccount;
+
+  constructor(
+    readonly rail: Rail,
+    readonly seen: Reached,
+  ) {
+    ({ clock: this.clock, venues: this.venues } = simulated({
+      failTransfer: (id) => (this.failing.has(id) ? 'injected' : null),
+      fault: () => (this.lose ? 'reply-lost' : null),
+    }));
+    this.account = rail.account(this.venues);
+  }
+
+  /** The call with its answer lost first when asked (the venue handled it), then repeated. */
+  async call<T>(lost: boolean, f: () => Promise<T>): Promise<T> {
     if (lost) {
-      lose = true;
+      this.lose = true;
       await assert.rejects(f(), VenueUnavailableError);
-      lose = false;
-      seen.lost++;
+      this.lose = false;
+      this.seen.lost++;
     }
     return f();
   }
 
-  for (const [i, op] of ops.entries()) {
-    if (op.kind === 'advance') clock.advance(op.ms);
-    if (op.kind === 'transfer' || op.kind === 'again') {
-      const r = op.kind === 'transfer' ? { id: `tr${i}`, way: op.way, poolId: POOLS[op.pool]!, amount: op.amount } : requests[op.pick % Math.max(1, requests.length)];
-      if (!r) continue;
-      if (op.kind === 'transfer') {
-        requests.push(r);
-        if (op.fails) failing.add(r.id);
-      }
-      const before = await rail.status(venues, r.id);
-      const free = (await account.poolFigures(r.poolId)).freeMicro;
-      const answer = await call(op.lost, () => rail.send(venues, r.id, r.way, r.poolId, r.amount));
-      if (before && before.state !== 'deferred') {
-        assert.deepEqual(answer, before, 'a repeat of a started transfer changes nothing');
-      } else if (r.way === 'out') {
-        assert.equal(answer.amount, rail.takes(r.amount, free), 'money leaves only from what was free');
-        if (answer.amount > 0 && answer.amount < r.amount) seen.partial++;
-        if (answer.state === 'deferred') seen.deferred++;
-        if (before?.state === 'deferred' && answer.state === 'in-flight') seen.resumed++;
-      }
+  async transfer(r: Request, lost: boolean): Promise<void> {
+    const before = await this.rail.status(this.venues, r.id);
+    const free = (await this.account.poolFigures(r.poolId)).freeMicro;
+    const answer = await this.call(lost, () => this.rail.send(this.venues, r.id, r.way, r.poolId, r.amount));
+    if (before && before.state !== 'deferred') {
+      assert.deepEqual(answer, before, 'a repeat of a started transfer changes nothing');
+    } else if (r.way === 'out') {
+      assert.equal(answer.amount, this.rail.takes(r.amount, free), 'money leaves only from what was free');
+      if (answer.amount > 0 && answer.amount < r.amount) this.seen.partial++;
+      if (answer.state === 'deferred') this.seen.deferred++;
+      if (before?.state === 'deferred' && answer.state === 'in-flight') this.seen.resumed++;
     }
-    if (op.kind === 'lock') {
-      const l = { positionId: `pos${i}`, poolId: POOLS[op.pool]!, amount: op.amount, released: false };
-      const free = (await account.poolFigures(l.poolId)).freeMicro;
-      try {
-        await call(op.lost, () => account.lockMargin({ poolId: l.poolId, positionId: l.positionId, amountMicro: l.amount }));
-        assert.ok(l.amount <= free, 'a lock beyond the free money was taken');
-        locks.push(l);
-      } catch (error) {
-        assert.ok(error instanceof VenueRefusedError && error.reason === 'INSUFFICIENT_MARGIN', String(error));
-        assert.ok(l.amount > free, 'a lock within the free money was refused');
-        seen.refusedLock++;
-      }
-    }
-    if (op.kind === 'release') {
-      const l = locks[op.pick % Math.max(1, locks.length)];
-      if (!l) continue;
-      await call(op.lost, () => account.releaseMargin({ poolId: l.poolId, positionId: l.positionId, pnlMicro: 0 }));
-      l.released = true;
-      seen.released++;
-    }
-    await checkBooks(rail, venues, requests, locks, failing);
   }
-  clock.advance(60_000);
-  await checkBooks(rail, venues, requests, locks, failing);
-  for (const r of requests) {
-    const s = (await rail.status(venues, r.id))!;
+
+  async lock(l: Lock, lost: boolean): Promise<void> {
+    const free = (await this.account.poolFigures(l.poolId)).freeMicro;
+    try {
+      await this.call(lost, () => this.account.lockMargin({ poolId: l.poolId, positionId: l.positionId, amountMicro: l.amount }));
+      assert.ok(l.amount <= free, 'a lock beyond the free money was taken');
+      this.locks.push(l);
+    } catch (error) {
+      assert.ok(error instanceof VenueRefusedError && error.reason === 'INSUFFICIENT_MARGIN', String(error));
+      assert.ok(l.amount > free, 'a lock within the free money was refused');
+      this.seen.refusedLock++;
+    }
+  }
+
+  async release(l: Lock, lost: boolean): Promise<void> {
+    await this.call(lost, () => this.account.releaseMargin({ poolId: l.poolId, positionId: l.positionId, pnlMicro: 0 }));
+    l.released = true;
+    this.seen.released++;
+  }
+
+  async step(op: Op, i: number): Promise<void> {
+    const pick = <T>(list: T[], n: number): T | undefined => list[n % Math.max(1, list.length)];
+    switch (op.kind) {
+      case 'advance':
+        return this.clock.advance(op.ms);
+      case 'transfer': {
+        const r = { id: `tr${i}`, way: op.way, poolId: POOLS[op.pool]!, amount: op.amount };
+        this.requests.push(r);
+        if (op.fails) this.failing.add(r.id);
+        return this.transfer(r, op.lost);
+      }
+      case 'again': {
+        const r = pick(this.requests, op.pick);
+        return r && this.transfer(r, op.lost);
+      }
+      case 'lock':
+        return this.lock({ positionId: `pos${i}`, poolId: POOLS[op.pool]!, amount: op.amount, released: false }, op.lost);
+      case 'release': {
+        const l = pick(this.locks, op.pick);
+        return l && this.release(l, op.lost);
+      }
+    }
+  }
+
+  /** The books after every step: see the file's opening comment. */
+  async check(): Promise<void> {
+    const sum = { equityMicro: 0, marginInUseMicro: 0, freeMicro: 0, outgoingMicro: 0 };
+    for (const poolId of POOLS) {
+      const moved = await this.moved(poolId);
+      const f = await this.account.poolFigures(poolId);
+      const locked = this.locks.filter((l) => l.poolId === poolId && !l.released).reduce((a, l) => a + l.amount, 0);
+      assert.equal(f.equityMicro + f.outgoingMicro, moved.arrived - moved.left, `${poolId}: equity + outgoing = confirmed in − confirmed out`);
+      assert.equal(f.outgoingMicro, moved.inFlightOut, `${poolId}: outgoing is what is in flight`);
+      assert.equal(f.marginInUseMicro, locked, `${poolId}: margin in use is the open locks`);
+      assert.equal(f.freeMicro, f.equityMicro - f.marginInUseMicro, `${poolId}: with zero PnL nothing is locked beyond equity`);
+      sum.equityMicro += f.equityMicro;
+      sum.marginInUseMicro += f.marginInUseMicro;
+      sum.freeMicro += f.freeMicro;
+      sum.outgoingMicro += f.outgoingMicro;
+    }
+    assert.deepEqual(await this.account.accountFigures(), sum, 'the account is the sum of its pools');
+  }
+
+  /** What the venue reports moved for a pool, each transfer checked against how it was asked. */
+  private async moved(poolId: string) {
+    const moved = { arrived: 0, left: 0, inFlightOut: 0 };
+    for (const r of this.requests.filter((r) => r.poolId === poolId)) {
+      const s = (await this.rail.status(this.venues, r.id))!;
+      assert.ok(s.amount <= s.requested && s.amount >= 0);
+      if (s.state === 'failed') assert.ok(this.failing.has(r.id) || s.reason === 'INSUFFICIENT_FUNDS', `${r.id} failed without being made to`);
+      if (s.state === 'confirmed') assert.ok(!this.failing.has(r.id), `${r.id} confirmed though made to fail`);
+      if (s.state === 'deferred') assert.equal(s.amount, 0);
+      if (s.state === 'confirmed' && s.way === 'in') moved.arrived += s.amount;
+      if (s.state === 'confirmed' && s.way === 'out') moved.left += s.amount;
+      if (s.state === 'in-flight' && s.way === 'out') moved.inFlightOut += s.amount;
+    }
+    return moved;
+  }
+}
+
+async function run(rail: Rail, ops: Op[], seen: Reached): Promise<void> {
+  const world = new World(rail, seen);
+  for (const [i, op] of ops.entries()) {
+    await world.step(op, i);
+    await world.check();
+  }
+  world.clock.advance(60_000);
+  await world.check();
+  for (const r of world.requests) {
+    const s = (await rail.status(world.venues, r.id))!;
     assert.notEqual(s.state, 'in-flight', 'every transfer is final once its delay has passed');
     if (s.state === 'confirmed') seen[r.way === 'in' ? 'confirmedIn' : 'confirmedOut']++;
     if (s.state === 'failed') seen.failed++;
   }
 }
 
-async function checkBooks(rail: Rail, venues: Venues, requests: { id: string; poolId: string }[], locks: { poolId: string; amount: MicroUsd; released: boolean }[], failing: Set<string>) {
-  const account = rail.account(venues);
-  const sum = { equityMicro: 0, marginInUseMicro: 0, freeMicro: 0, outgoingMicro: 0 };
-  for (const poolId of POOLS) {
-    let arrived = 0;
-    let left = 0;
-    let inFlightOut = 0;
-    for (const r of requests.filter((r) => r.poolId === poolId)) {
-      const s = (await rail.status(venues, r.id))!;
-      assert.ok(s.amount <= s.requested && s.amount >= 0);
-      if (s.state === 'failed') assert.ok(failing.has(r.id) || s.reason === 'INSUFFICIENT_FUNDS', `${r.id} failed without being made to`);
-      if (s.state === 'confirmed') assert.ok(!failing.has(r.id), `${r.id} confirmed though made to fail`);
-      if (s.state === 'deferred') assert.equal(s.amount, 0);
-      if (s.state === 'confirmed' && s.way === 'in') arrived += s.amount;
-      if (s.state === 'confirmed' && s.way === 'out') left += s.amount;
-      if (s.state === 'in-flight' && s.way === 'out') inFlightOut += s.amount;
-    }
-    const f = await account.poolFigures(poolId);
-    const locked = locks.filter((l) => l.poolId === poolId && !l.released).reduce((a, l) => a + l.amount, 0);
-    assert.equal(f.equityMicro + f.outgoingMicro, arrived - left, `${poolId}: equity + outgoing = confirmed in − confirmed out`);
-    assert.equal(f.outgoingMicro, inFlightOut, `${poolId}: outgoing is what is in flight`);
-    assert.equal(f.marginInUseMicro, locked, `${poolId}: margin in use is the open locks`);
-    assert.equal(f.freeMicro, f.equityMicro - f.marginInUseMicro, `${poolId}: with zero PnL nothing is locked beyond equity`);
-    sum.equityMicro += f.equityMicro;
-    sum.marginInUseMicro += f.marginInUseMicro;
-    sum.freeMicro += f.freeMicro;
-    sum.outgoingMicro += f.outgoingMicro;
-  }
-  assert.deepEqual(await account.accountFigures(), sum, 'the account is the sum of its pools');
-}
-
 for (const rail of [spotRail, perpRail]) {
   t.test(`${rail.name}: collateral is conserved across random transfers, locks and releases`, async (t) => {
-    const seen: Seen_ = { confirmedIn: 0, confirmedOut: 0, failed: 0, partial: 0, deferred: 0, resumed: 0, refusedLock: 0, released: 0, lost: 0 };
+    const seen: Reached = { confirmedIn: 0, confirmedOut: 0, failed: 0, partial: 0, deferred: 0, resumed: 0, refusedLock: 0, released: 0, lost: 0 };
     await fc.assert(
       fc.asyncProperty(fc.array(opArb, { minLength: 1, maxLength: 60, size: 'max' }), (ops) => run(rail, ops, seen)),
       { numRuns: 150 },

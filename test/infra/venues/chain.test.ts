@@ -103,3 +103,9 @@ t.test('amounts that are not positive safe integers of micro-USD are refused bef
   await t.rejects(venues.spot.chain.submit(deposit('', 1)), VenueRefusedError);
   t.equal(await venues.spot.chain.status('t-bad'), null);
 });
+
+t.test('a delay that is not a whole number of ms, at least 0, is refused when the venues are made', async (t) => {
+  t.throws(() => simulated({ chainSettlementMs: -1 }), RangeError);
+  t.throws(() => simulated({ bridgeDelays: { reclaimMs: 1.5 } }), RangeError);
+  t.doesNotThrow(() => simulated({ chainSettlementMs: 0, bridgeDelays: { depositMs: 0 } }));
+});

@@ -11,11 +11,13 @@ import { followAgent, type FollowAgentData, type FollowAgentResult } from './sub
 import { releaseOrphanSeat } from './subscriptions/release-orphan-seat.ts';
 import { resumeTransfer, type ResumeTransferData } from './transfers/resume.ts';
 import { creditPool, debitWallet, refundWallet } from './transfers/steps.ts';
+import { setMarketPrices, type SetMarketPricesData } from './market/set-prices.ts';
 import { lookup, type LookupData, type LookupResult } from './users/lookup.ts';
 import { grantRole, type GrantRoleData } from './users/roles.ts';
 import { refreshSession, signOut, type RefreshData } from './users/sessions.ts';
 import { verifyCode, type StartedSession, type VerifyCodeData } from './users/sign-in.ts';
 import { updateProfile, type ProfileChanges } from './users/update-profile.ts';
+import { depositWallet, type DepositWalletData } from './wallet/deposit.ts';
 
 type Nothing = Record<string, never>;
 
@@ -34,6 +36,8 @@ export interface CommandMap {
   CreditPool: { data: { transfer: TransferPlan; resumed: boolean }; result: TransferOutcome };
   RefundWallet: { data: { userId: string; transferId: string }; result: TransferOutcome };
   ResumeTransfer: { data: ResumeTransferData; result: { status: TransferStatus } };
+  DepositWallet: { data: DepositWalletData; result: { deposited: boolean } };
+  SetMarketPrices: { data: SetMarketPricesData; result: { changed: number } };
 }
 
 export type CommandType = keyof CommandMap;
@@ -53,4 +57,6 @@ export const handlers: { [T in CommandType]: (command: Command<T, CommandMap[T][
   CreditPool: creditPool,
   RefundWallet: refundWallet,
   ResumeTransfer: resumeTransfer,
+  DepositWallet: depositWallet,
+  SetMarketPrices: setMarketPrices,
 };

@@ -49,6 +49,7 @@ export const errorCatalogue = {
   ALLOCATION_FUNDS_IN_USE: { status: 409, code: 'ALLOCATION_FUNDS_IN_USE', description: "Open trades of this pool lock the funds asked for." },
   SELL_EXCEEDS_MANUAL_POSITION: { status: 409, code: 'SELL_EXCEEDS_MANUAL_POSITION', description: 'The sell is larger than the open manual BUY lots.' },
   TRADE_IN_PROGRESS: { status: 409, code: 'TRADE_IN_PROGRESS', description: 'Another buy or sell of this wallet is running.' },
+  VENUE_NOT_SIMULATED: { status: 409, description: 'Simulated-venue only (deposits, mark prices): this deployment is configured for a real venue (`VENUE`).' },
   // 422
   UNPROCESSABLE: { status: 422, description: 'The request is well formed but cannot be processed as sent.' },
   // 429

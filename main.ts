@@ -13,7 +13,7 @@ async function main() {
   if (!roles) throw new ConfigError(`unknown role ${process.argv[2]}; use all, api, projections or workers`);
   const config = loadConfig();
   const runtime = await startRuntime({ config, roles });
-  runtime.deps.logger.info({ url: runtime.url, roles, eventStore: config.EVENT_STORE }, 'started');
+  runtime.deps.logger.info({ url: runtime.url, roles, eventStore: config.EVENT_STORE, venue: config.VENUE }, 'started');
   const shutdown = async (signal: string) => {
     runtime.deps.logger.info({ signal }, 'stopping');
     await runtime.close();

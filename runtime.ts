@@ -57,6 +57,12 @@ export interface RuntimeOptions {
 export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   const { config, roles } = options;
   const logger = createLogger(config, options.logDestination);
+  if (config.VENUE === 'external') {
+    logger.warn(
+      { venue: config.VENUE },
+      'VENUE=external: a real venue is configured (this service has no adapter for one yet); the simulated venue\'s admin routes (deposits, mark prices) answer 409 VENUE_NOT_SIMULATED',
+    );
+  }
   await ensureDatabase(config.DATABASE_URL);
   const pool = createPool(config.DATABASE_URL, config.DATABASE_POOL_SIZE);
   const store = options.store ?? createEventStore(config, pool);

@@ -26,6 +26,7 @@ export interface CommandDeps {
     | 'ADMIN_EMAILS'
     | 'VIRTUAL_START_USD'
     | 'SOL_PRICE_USD'
+    | 'VENUE'
   >;
 }
 

@@ -14,11 +14,13 @@ import { creditPool, creditWallet, debitPool, debitWallet, refundWallet } from '
 import { addAllocation, recordPoolFact, stopFollowing, withdrawAllocation, type PoolFact, type PoolMoveResult, type PoolRequest } from './subscriptions/ledger.ts';
 import type { PoolState } from '../domain/pool/state.ts';
 import type { MicroUsd } from '../domain/shared/money.ts';
+import { setMarketPrices, type SetMarketPricesData } from './market/set-prices.ts';
 import { lookup, type LookupData, type LookupResult } from './users/lookup.ts';
 import { grantRole, type GrantRoleData } from './users/roles.ts';
 import { refreshSession, signOut, type RefreshData } from './users/sessions.ts';
 import { verifyCode, type StartedSession, type VerifyCodeData } from './users/sign-in.ts';
 import { updateProfile, type ProfileChanges } from './users/update-profile.ts';
+import { depositWallet, type DepositWalletData } from './wallet/deposit.ts';
 
 type Nothing = Record<string, never>;
 
@@ -44,6 +46,8 @@ export interface CommandMap {
   RefundWallet: { data: { userId: string; transferId: string }; result: TransferOutcome };
   ResumeTransfer: { data: ResumeTransferData; result: { status: TransferStatus } };
   SettleTransfer: { data: SettleTransferData; result: { status: TransferStatus } };
+  DepositWallet: { data: DepositWalletData; result: { deposited: boolean } };
+  SetMarketPrices: { data: SetMarketPricesData; result: { changed: number } };
 }
 
 export type CommandType = keyof CommandMap;
@@ -70,4 +74,6 @@ export const handlers: { [T in CommandType]: (command: Command<T, CommandMap[T][
   RefundWallet: refundWallet,
   ResumeTransfer: resumeTransfer,
   SettleTransfer: settleTransfer,
+  DepositWallet: depositWallet,
+  SetMarketPrices: setMarketPrices,
 };

@@ -39,6 +39,11 @@ const schema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   VIRTUAL_START_USD: z.coerce.number().int().positive().default(10000),
   SOL_PRICE_USD: z.coerce.number().positive().default(150),
+  /**
+   * the trading venue: `simulated` (built in), or `external`, a real venue's adapter configured
+   * outside this service, under which the simulated venue's admin routes are refused
+   */
+  VENUE: z.enum(['simulated', 'external']).default('simulated'),
   READ_YOUR_WRITES_TIMEOUT_MS: z.coerce.number().int().positive().default(5000),
   ACCESS_TOKEN_TTL_SECONDS: z.coerce.number().int().positive().default(900),
   REFRESH_TOKEN_TTL_DAYS: z.coerce.number().int().positive().default(30),

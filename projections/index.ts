@@ -4,6 +4,8 @@ import { agentsProjector } from './agents/projector.ts';
 import { reviewsProjector } from './reviews/projector.ts';
 import { subscriptionsProjector } from './subscriptions/projector.ts';
 import { transfersProjector } from './transfers/projector.ts';
+import { walletsProjector } from './wallets/projector.ts';
+import { marketPricesProjector } from './market/projector.ts';
 
 // Every read model; the runner feeds each one, `npm run projections:rebuild` rebuilds them.
 export const allProjectors: Projector[] = [
@@ -12,4 +14,6 @@ export const allProjectors: Projector[] = [
   reviewsProjector,
   subscriptionsProjector,
   transfersProjector,
+  walletsProjector,
+  marketPricesProjector,
 ];

@@ -5,6 +5,7 @@ import agentRoutes from './agents/index.ts';
 import developerRoutes from './developers/index.ts';
 import adminRoutes from './admin/index.ts';
 import subscriptionRoutes from './subscriptions/index.ts';
+import walletRoutes from './wallet/index.ts';
 
 // Every route group of the spec, one plugin each; app.ts registers them in this order.
 export const routeGroups: Array<(app: FastifyInstance) => Promise<void>> = [
@@ -14,4 +15,5 @@ export const routeGroups: Array<(app: FastifyInstance) => Promise<void>> = [
   developerRoutes,
   adminRoutes,
   subscriptionRoutes,
+  walletRoutes,
 ];

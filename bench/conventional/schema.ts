@@ -2,14 +2,14 @@
 // our read models, so the identity lookup and GET subscriptions read rows of the same shape and
 // width on both sides; agents, wallets, beta seats and the audit are the conventional design's own.
 import type { Migration } from '../../infra/db.ts';
-import { subscriptionsProjector } from '../../projections/subscriptions/projector.ts';
+import { subscriptionsTable } from '../../projections/subscriptions/projector.ts';
 import { usersMigrations } from '../../projections/users/schema.ts';
 
 export const conventionalMigrations: Migration[] = [
   ...usersMigrations,
   // `subscriptions` is the pool table here: one row per (user, agent, wallet context), written by
   // the follow transaction itself instead of a projector.
-  ...subscriptionsProjector.migrations,
+  subscriptionsTable,
   {
     id: 'conventional/001-agents-wallets-audit',
     sql: `

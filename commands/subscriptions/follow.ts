@@ -96,7 +96,10 @@ async function apply(
     }),
   );
   if (transfer.status === 'failed') throw transfer.refusal!;
-  if (transfer.status !== 'completed') throw refuse('UNPROCESSABLE', 'the pool did not accept the allocation; the funds are back in the wallet');
+  // Real context: the credit waits for the venue (pending); the capital is on its way.
+  if (transfer.status !== 'completed' && transfer.status !== 'pending') {
+    throw refuse('UNPROCESSABLE', 'the pool did not accept the allocation; the funds are back in the wallet');
+  }
   return transfer.plan.amountMicro;
 }
 

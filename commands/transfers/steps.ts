@@ -26,7 +26,7 @@ export async function debitWallet({ data }: Step<'DebitWallet', { transfer: Tran
   const virtualStartMicro = usdToMicro(tools.deps.config.VIRTUAL_START_USD);
   try {
     const { state } = await tools.execute(walletDecider, transfer.from.userId, { type: 'DebitWallet', data: { transfer, virtualStartMicro } });
-    const paid = state.transfers[transfer.transferId]!;
+    const paid = state.debits.get(transfer.transferId)!;
     return paid.refunded ? { type: 'Refunded' } : { type: 'Debited', amountMicro: paid.amountMicro };
   } catch (err) {
     if (err instanceof DomainError) return { type: 'DebitRefused', error: err };

@@ -65,10 +65,12 @@ export function targetAllocationMicro(a: AllocationSettings, walletBalanceMicro:
 
 /**
  * How much to add so the pool holds the target. A follow never withdraws: a target below what is
- * allocated adds nothing. The pool must end at or above the agent's minimum.
+ * allocated adds nothing. The pool must end at or above the agent's minimum. Capital on its way
+ * (a pending add or withdrawal in the real context) counts as arrived, so a repeated follow does
+ * not add it twice.
  */
 export function topUpMicro(state: PoolState, targetMicro: MicroUsd, minAllocationMicro: MicroUsd): MicroUsd {
-  const allocated = state.followed ? allocatedUsd(state.ledger) : 0;
+  const allocated = state.followed ? Math.max(0, allocatedUsd(state.ledger) + state.ledger.pendingIn - state.ledger.pendingOut) : 0;
   if (Math.max(allocated, targetMicro) < minAllocationMicro) {
     throw refuse(
       'BELOW_MIN_ALLOCATION',

@@ -53,6 +53,7 @@ export const errorCatalogue = {
   ALLOCATION_PENDING: { status: 409, description: 'An add or withdrawal of this pool is waiting for the venue; retry once it settles.' },
   SELL_EXCEEDS_MANUAL_POSITION: { status: 409, code: 'SELL_EXCEEDS_MANUAL_POSITION', description: 'The sell is larger than the open manual BUY lots.' },
   TRADE_IN_PROGRESS: { status: 409, code: 'TRADE_IN_PROGRESS', description: 'Another buy or sell of this wallet is running.' },
+  VENUE_NOT_SIMULATED: { status: 409, description: 'Simulated-venue only (deposits, mark prices): this deployment is configured for a real venue (`VENUE`).' },
   // 422
   UNPROCESSABLE: { status: 422, description: 'The request is well formed but cannot be processed as sent.' },
   VENUE_FAILED: { status: 422, description: 'The venue (chain transfer or bridge) failed the movement; nothing moved.' },

@@ -30,6 +30,24 @@ function decimalString(value: number): string {
   return `${sign}${digits.slice(0, point)}.${digits.slice(point) || '0'}`;
 }
 
+/** Whether a finite number has at most `decimals` digits after the point (as written, exactly). */
+export function hasAtMostDecimals(value: number, decimals: number): boolean {
+  if (!Number.isFinite(value)) return false;
+  const frac = decimalString(value).split('.')[1]!.replace(/0+$/, '');
+  return frac.length <= decimals;
+}
+
+/**
+ * A USD amount in a request: a JSON number above 0, at most 1e9, with at most 6 decimals, so it is
+ * a whole number of micro-USD (`usdToMicro` converts it without rounding).
+ */
+export const usdAmountSchema = (field: string) =>
+  z
+    .number({ message: `${field} must be a number` })
+    .gt(0, `${field} must be positive`)
+    .max(1_000_000_000, `${field} must be at most 1000000000`)
+    .refine((usd) => hasAtMostDecimals(usd, 6), `${field} has more than 6 decimals (the precision is 1 micro-USD)`);
+
 /** Parses a decimal amount (USD or token) to integer units of 10^-decimals, rounding half up. */
 export function toUnits(value: number, decimals: number): bigint {
   const [whole, frac] = decimalString(value).split('.') as [string, string];

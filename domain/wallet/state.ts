@@ -40,39 +40,11 @@ export interface WalletState {
   readonly credits: PersistentMap<WalletCredit>;
   /** deposits, by depositId: a repeated deposit adds nothing */
   readonly deposits: PersistentMap<WalletDeposit>;
-  /**
-   * The debits as a plain record, built on first read (O(n) once per state). Kept only for the
-   * callers in commands/transfers and commands/subscriptions written before `debits`; new code
-   * reads `debits.get(id)` / `debits.values()`.
-   */
-  readonly transfers: Readonly<Record<string, WalletTransfer>>;
 }
 
-type Fields = Omit<WalletState, 'transfers'>;
+type Fields = WalletState;
 
-/** The state's data and the lazily built `transfers` record. Never changed once built. */
-class State implements WalletState {
-  #transfers: Readonly<Record<string, WalletTransfer>> | undefined;
-  readonly opened: boolean;
-  readonly balances: Readonly<Record<WalletContext, MicroUsd>>;
-  readonly debits: PersistentMap<WalletTransfer>;
-  readonly credits: PersistentMap<WalletCredit>;
-  readonly deposits: PersistentMap<WalletDeposit>;
-
-  constructor(fields: Fields) {
-    this.opened = fields.opened;
-    this.balances = fields.balances;
-    this.debits = fields.debits;
-    this.credits = fields.credits;
-    this.deposits = fields.deposits;
-  }
-
-  get transfers(): Readonly<Record<string, WalletTransfer>> {
-    return (this.#transfers ??= Object.freeze(Object.fromEntries(this.debits.entries())));
-  }
-}
-
-const stateOf = (fields: Fields): WalletState => new State(fields);
+const stateOf = (fields: Fields): WalletState => fields;
 const next = (state: WalletState, changes: Partial<Fields>): WalletState => stateOf({ ...fieldsOf(state), ...changes });
 const fieldsOf = ({ opened, balances, debits, credits, deposits }: WalletState): Fields => ({ opened, balances, debits, credits, deposits });
 

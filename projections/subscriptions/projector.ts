@@ -10,8 +10,8 @@ import type { Migration, PoolClient } from '../../infra/db.ts';
 import type { RecordedEvent } from '../../infra/eventstore/port.ts';
 import type { Projector } from '../projector.ts';
 
-const migrations: Migration[] = [
-  {
+/** The table as the list query reads it (the conventional baseline creates the same one). */
+export const subscriptionsTable: Migration = {
     id: 'subscriptions/001-subscriptions',
     sql: `CREATE TABLE subscriptions (
       user_id text NOT NULL,
@@ -54,7 +54,10 @@ const migrations: Migration[] = [
       PRIMARY KEY (user_id, agent_id, wallet_context)
     );
     CREATE INDEX subscriptions_agent ON subscriptions (agent_id, subscribed_at);`,
-  },
+  };
+
+const migrations: Migration[] = [
+  subscriptionsTable,
   {
     // The row folds the domain state (issue 12's ledger events: withdrawals, pending legs, trades,
     // fees, closing, venue observations). Emptied with the checkpoint: the projector replays.

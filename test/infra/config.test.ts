@@ -37,6 +37,12 @@ t.test('TRUST_PROXY reads a boolean-ish string', async (t) => {
   t.throws(() => loadConfig({ TRUST_PROXY: 'maybe' }), { message: /^configuration: TRUST_PROXY / });
 });
 
+t.test('VENUE is the simulated venue unless a real one is configured (external)', async (t) => {
+  t.equal(loadConfig({}).VENUE, 'simulated');
+  t.equal(loadConfig({ VENUE: 'external' }).VENUE, 'external');
+  t.throws(() => loadConfig({ VENUE: 'binance' }), { message: /^configuration: VENUE / });
+});
+
 t.test('a wrong value names the variable', async (t) => {
   t.throws(() => loadConfig({ PORT: 'eighty' }), { message: /^configuration: PORT / });
   t.throws(() => loadConfig({ EVENT_STORE: 'mongo' }), { message: /^configuration: EVENT_STORE / });

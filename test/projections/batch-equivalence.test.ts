@@ -50,7 +50,7 @@ t.test('projectors with applyBatch apply a batch exactly as they apply its event
   const db = await freshDatabase('batcheq');
   t.teardown(() => db.drop());
   const batched = allProjectors.filter((p) => p.applyBatch);
-  t.same(batched.map((p) => p.name).sort(), ['subscriptions', 'transfers'], 'the projectors with a batch path');
+  t.same(batched.map((p) => p.name).sort(), ['subscriptions', 'transfers', 'wallets'], 'the projectors with a batch path');
   await migrate(db.pool, [...checkpointMigrations, ...batched.flatMap((p) => p.migrations)]);
   for (const projector of batched) {
     const snapshot = async () => {
@@ -65,7 +65,7 @@ t.test('projectors with applyBatch apply a batch exactly as they apply its event
       for (const e of events) await projector.apply(c, e);
     });
     const oneByOne = await snapshot();
-    t.ok(oneByOne.length >= 4, `${projector.name}: rows to compare`);
+    t.ok(oneByOne.length >= 2, `${projector.name}: rows to compare`);
     for (const size of [events.length, 7, 3]) {
       await clear();
       await inTransaction(db.pool, async (c) => {

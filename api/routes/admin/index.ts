@@ -1,7 +1,11 @@
 import type { FastifyInstance } from 'fastify';
 import developerAgentReviewRoutes from './developer-agents.ts';
+import adminMarketRoutes from './market.ts';
+import adminWalletRoutes from './wallets.ts';
 
 // Admin routes (under /api/admin), one file per concern.
 export default async function adminRoutes(app: FastifyInstance): Promise<void> {
   await app.register(developerAgentReviewRoutes);
+  await app.register(adminWalletRoutes);
+  await app.register(adminMarketRoutes);
 }

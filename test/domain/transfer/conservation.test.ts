@@ -83,7 +83,7 @@ class World {
           throw err;
         }
         this.appendWallet(events);
-        const paid = this.wallet.transfers[transfer.transferId]!;
+        const paid = this.wallet.debits.get(transfer.transferId)!;
         return { outcome: paid.refunded ? { type: 'Refunded' } : { type: 'Debited', amountMicro: paid.amountMicro }, appended: events.length };
       }
       case 'CreditPool': {
@@ -121,7 +121,7 @@ class World {
   inFlight(): TransferPlan[] {
     return this.debits().filter((plan) => {
       const { to, transferId } = plan;
-      return !this.wallet.transfers[transferId]!.refunded && this.pool(endpointKey(to).slice('pool:'.length)).transfers[transferId] !== 'credited';
+      return !this.wallet.debits.get(transferId)!.refunded && this.pool(endpointKey(to).slice('pool:'.length)).transfers[transferId] !== 'credited';
     });
   }
 
@@ -129,7 +129,7 @@ class World {
     const wallet = balanceOf(this.wallet, 'virtual', START) + balanceOf(this.wallet, 'real', START);
     const pools = [...this.pools.values()].reduce((sum, p) => sum + (p.followed ? p.ledger.confirmedIn : 0), 0);
     // The wallet's own record of what it paid, not the plan's amount: that is what must arrive.
-    const inFlight = this.inFlight().reduce((sum, plan) => sum + this.wallet.transfers[plan.transferId]!.amountMicro, 0);
+    const inFlight = this.inFlight().reduce((sum, plan) => sum + this.wallet.debits.get(plan.transferId)!.amountMicro, 0);
     return { wallet, pools, inFlight };
   }
 
@@ -239,7 +239,7 @@ t.test('once every transfer is finished, the wallet and the pools hold exactly t
       for (const plan of world.debits()) {
         const { to, transferId } = plan;
         const credited = world.pool(endpointKey(to).slice('pool:'.length)).transfers[transferId] === 'credited';
-        assert.notEqual(credited, world.wallet.transfers[transferId]!.refunded, `${transferId} is ${credited ? 'both credited and refunded' : 'neither credited nor refunded'}`);
+        assert.notEqual(credited, world.wallet.debits.get(transferId)!.refunded, `${transferId} is ${credited ? 'both credited and refunded' : 'neither credited nor refunded'}`);
       }
     }),
     { numRuns: 300 },

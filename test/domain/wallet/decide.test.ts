@@ -60,7 +60,7 @@ t.test('a refund gives a debited transfer back once', async (t) => {
   const refunding = given([opened, debited('tr-1', 300_000_000)]).when(refund('tr-1'));
   refunding.then(t, [{ type: 'WalletRefunded', data: { transferId: 'tr-1', walletContext: 'virtual', amountMicro: 300_000_000 } }]);
   t.equal(refunding.after().balances.virtual, START, 'the balance is whole again');
-  t.same(refunding.after().transfers['tr-1'], { walletContext: 'virtual', amountMicro: 300_000_000, to: 'pool:u.a.virtual', refunded: true });
+  t.same(refunding.after().debits.get('tr-1'), { walletContext: 'virtual', amountMicro: 300_000_000, to: 'pool:u.a.virtual', refunded: true });
   given([opened, debited('tr-1', 300_000_000), ...refunding.events()]).when(refund('tr-1')).then(t, [], 'a second refund gives nothing');
   given([opened, debited('tr-1', 300_000_000), ...refunding.events()]).when(debit(plan('tr-1', 300_000_000))).then(t, [], 'nor does a retried debit take it again');
 });

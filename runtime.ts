@@ -15,7 +15,12 @@ import { migrateAll } from './projections/migrations.ts';
 import { createRedis } from './infra/redis.ts';
 import { allProjectors } from './projections/index.ts';
 import { ProjectionRunner, type RunnerOptions } from './projections/runner.ts';
-import { transfersInFlight, unfollowedSeats } from './projections/transfers/queries.ts';
+import { legsAtVenue, transfersInFlight, unfollowedSeats } from './projections/transfers/queries.ts';
+import { realPools } from './projections/subscriptions/queries.ts';
+import { createReadModelPriceSource } from './projections/market/queries.ts';
+import { createSimulatedVenues } from './infra/venues/simulated.ts';
+import { createRemoteVenues } from './infra/venues/remote.ts';
+import type { Venues } from './infra/venues/port.ts';
 import { createReadYourWrites } from './projections/wait.ts';
 import { bullConnection, queuePrefix, startWorkers, type Workers } from './workers/index.ts';
 import { createQueuedMailer } from './workers/mail.ts';
@@ -50,7 +55,23 @@ export interface RuntimeOptions {
   logDestination?: DestinationStream;
   /** tests may fix the time and the ids */
   clock?: Clock;
+  /** tests give the workers a venue they control */
+  venues?: Venues;
   ids?: Ids;
+}
+
+/**
+ * The venues the workers call: the one served at VENUE_URL (shared by every process, outliving
+ * them), else a simulation in this process (its state is lost on restart: one process only).
+ */
+function venuesOf(config: Config, clock: Clock, pool: ReturnType<typeof createPool>): Venues {
+  if (config.VENUE_URL) return createRemoteVenues(config.VENUE_URL);
+  return createSimulatedVenues({
+    clock,
+    prices: createReadModelPriceSource(pool),
+    chainSettlementMs: config.VENUE_SIM_CHAIN_MS,
+    bridgeDelays: { depositMs: config.VENUE_SIM_DEPOSIT_MS, reclaimMs: config.VENUE_SIM_RECLAIM_MS },
+  });
 }
 
 /** The composition root: `npm start` runs all three roles in one process, or one role each. */
@@ -105,7 +126,17 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   };
 
   const queries = { transfersInFlight: (before: Date, limit: number) => transfersInFlight(pool, before, limit), unfollowedSeats: (before: Date, limit: number) => unfollowedSeats(pool, before, limit) };
-  const workers = roles.workers ? await startWorkers({ ...deps, queries }, keyPrefix) : undefined;
+  const workers = roles.workers
+    ? await startWorkers(
+        {
+          ...deps,
+          queries,
+          venues: options.venues ?? venuesOf(config, clock, pool),
+          reconciliationQueries: { legsAtVenue: (after, limit) => legsAtVenue(pool, after, limit), realPools: (after, limit) => realPools(pool, after, limit) },
+        },
+        keyPrefix,
+      )
+    : undefined;
   let app: FastifyInstance | undefined;
   let url: string | undefined;
   if (roles.api) {

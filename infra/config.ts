@@ -44,6 +44,14 @@ const schema = z.object({
    * outside this service, under which the simulated venue's admin routes are refused
    */
   VENUE: z.enum(['simulated', 'external']).default('simulated'),
+  /** the venue served over HTTP (infra/venues/remote.ts); unset: the workers simulate it in process */
+  VENUE_URL: z.string().url().optional(),
+  /** the in-process simulation's settlement delays in ms: chain transfers, bridge deposits, reclaims */
+  VENUE_SIM_CHAIN_MS: z.coerce.number().int().min(0).default(2_000),
+  VENUE_SIM_DEPOSIT_MS: z.coerce.number().int().min(0).default(5_000),
+  VENUE_SIM_RECLAIM_MS: z.coerce.number().int().min(0).default(10_000),
+  /** how often the reconciliation worker sweeps legs at the venue and real pools */
+  RECONCILIATION_INTERVAL_MS: z.coerce.number().int().positive().default(5_000),
   READ_YOUR_WRITES_TIMEOUT_MS: z.coerce.number().int().positive().default(5000),
   ACCESS_TOKEN_TTL_SECONDS: z.coerce.number().int().positive().default(900),
   REFRESH_TOKEN_TTL_DAYS: z.coerce.number().int().positive().default(30),

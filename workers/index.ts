@@ -4,6 +4,8 @@ import type { Logger } from 'pino';
 import type { Config } from '../infra/config.ts';
 import { createMailer } from '../infra/mailer.ts';
 import { startMailWorker } from './mail.ts';
+import type { Venues } from '../infra/venues/port.ts';
+import { startReconciliation, type ReconciliationQueries } from './reconciliation.ts';
 import { startTransferRecovery, type RecoveryDeps } from './transfers.ts';
 
 export interface Workers {
@@ -13,6 +15,8 @@ export interface Workers {
 export interface WorkerDeps extends RecoveryDeps {
   config: Config;
   logger: Logger;
+  venues: Venues;
+  reconciliationQueries: ReconciliationQueries;
 }
 
 /**
@@ -31,12 +35,18 @@ export async function startWorkers(deps: WorkerDeps, keyPrefix: string): Promise
   const connection = bullConnection(deps.config.REDIS_URL);
   const prefix = queuePrefix(keyPrefix);
   const recovery = await startTransferRecovery(connection, prefix, deps);
-  const workers: Worker[] = [startMailWorker(connection, prefix, createMailer(deps.config, deps.logger), deps.config.JWT_SECRET), recovery.worker];
+  const reconciliation = await startReconciliation(connection, prefix, { ...deps, queries: deps.reconciliationQueries });
+  const workers: Worker[] = [
+    startMailWorker(connection, prefix, createMailer(deps.config, deps.logger), deps.config.JWT_SECRET),
+    recovery.worker,
+    reconciliation.worker,
+  ];
   for (const w of workers) w.on('failed', (job, err) => deps.logger.warn({ err, queue: w.name, jobId: job?.id }, 'job failed'));
   return {
     async close() {
       await Promise.all(workers.map((w) => w.close()));
       await recovery.queue.close();
+      await reconciliation.queue.close();
       connection.disconnect();
     },
   };

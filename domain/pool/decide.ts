@@ -108,6 +108,12 @@ function follow({ data, metadata }: FollowAgent, state: PoolState): PoolEvent[] 
   return [{ type: 'FollowSettingsUpdated', data: { ...data.settings, updatedAt: metadata.now.toISOString() } }];
 }
 
+/** A real perp pool's leg goes through the bridge: it starts PENDING_BRIDGE (domain.md, Bridge lifecycle). */
+function bridging(walletContext: WalletContext, terms: AgentTerms, transferId: string, at: string): PoolEvent[] {
+  if (walletContext !== 'real' || terms.venue !== 'PERP_VENUE') return [];
+  return [{ type: 'BridgeStatusChanged', data: { transferId, status: 'PENDING_BRIDGE', bridgeTransactionId: null, at } }];
+}
+
 const poolTo = (transfer: TransferPlan): PoolEndpoint => {
   if (transfer.to.kind !== 'pool') throw refuse('VALIDATION_FAILED', `transfer ${transfer.transferId} is not paid to a pool`);
   return transfer.to;
@@ -129,10 +135,10 @@ function credit({ data, metadata }: CreditPool, state: PoolState): PoolEvent[] {
     if (!to.follow) return rejected('the pool is not open and the transfer carries no follow to open it');
     if (Object.keys(state.pending).length > 0) return rejected('the pool stopped with a withdrawal still at the venue; follow again once it settles');
     const { agentId, userId, walletContext } = to;
-    return [agentFollowed({ agentId, userId, walletContext, ...to.follow }, metadata.now), added];
+    return [agentFollowed({ agentId, userId, walletContext, ...to.follow }, metadata.now), added, ...bridging(to.walletContext, to.follow.terms, transferId, at)];
   }
   const events = resumed || !to.follow ? [] : follow({ type: 'FollowAgent', data: { ...to, ...to.follow }, metadata }, state);
-  return [...events, added];
+  return [...events, added, ...bridging(state.walletContext, state.terms, transferId, at)];
 }
 
 function followed(state: PoolState): FollowedPool {
@@ -192,7 +198,12 @@ function debit({ data, metadata }: DebitPool, state: PoolState): PoolEvent[] {
     const settled = fees.reduce(evolve, pool as PoolState) as FollowedPool;
     const { currentBalanceUsd } = figuresOf(settled);
     const out: PoolEvent[] =
-      currentBalanceUsd > 0 ? [{ type: 'WithdrawalRequested', data: { transfer: { ...transfer, amountMicro: currentBalanceUsd }, pending, at } }] : [];
+      currentBalanceUsd > 0
+        ? [
+            { type: 'WithdrawalRequested', data: { transfer: { ...transfer, amountMicro: currentBalanceUsd }, pending, at } },
+            ...bridging(pool.walletContext, pool.terms, transfer.transferId, at),
+          ]
+        : [];
     return [...fees, ...out, { type: 'PoolClosed', data: { at } }];
   }
   const figures = figuresOf(pool);
@@ -207,7 +218,7 @@ function debit({ data, metadata }: DebitPool, state: PoolState): PoolEvent[] {
     }
     throw refuse('EXCEEDS_WITHDRAWABLE', `at most ${microToUsd(figures.withdrawableUsd)} USD can be withdrawn from this pool`, details);
   }
-  return [{ type: 'WithdrawalRequested', data: { transfer, pending, at } }];
+  return [{ type: 'WithdrawalRequested', data: { transfer, pending, at } }, ...bridging(pool.walletContext, pool.terms, transfer.transferId, at)];
 }
 
 function settle({ data, metadata }: SettleAllocation, state: PoolState): PoolEvent[] {

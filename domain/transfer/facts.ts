@@ -13,25 +13,42 @@ import type { TransferPlan } from './plan.ts';
 export const transferProgress = { debited: 1, pending: 2, 'paid-out': 3, rejected: 3, completed: 4, compensated: 4, failed: 4 } as const;
 export type TransferProgress = keyof typeof transferProgress;
 
+/** A pool's leg waiting for the venue: what the reconciliation worker submits and polls. */
+export interface PendingLeg {
+  poolId: string;
+  direction: 'in' | 'out';
+  amountMicro: number;
+}
+
 export type TransferFact =
   /** the source's debit: the plan, and the stream that holds it */
-  | { status: TransferProgress; transfer: TransferPlan }
-  | { status: TransferProgress; transferId: string };
+  | { status: TransferProgress; transfer: TransferPlan; leg?: PendingLeg }
+  | { status: TransferProgress; transferId: string; leg?: PendingLeg };
 
 const pool = (d: unknown, type: string) => poolEventSchema.parse({ type, data: d });
 
-const facts: Record<string, { stream: string; read(data: unknown): TransferFact }> = {
+const poolIdOf = (streamName: string) => streamName.slice('pool-'.length);
+
+const facts: Record<string, { stream: string; read(data: unknown, streamName: string): TransferFact }> = {
   WalletDebited: { stream: 'wallet-', read: (d) => ({ status: 'debited', transfer: walletDebitedSchema.parse(d).transfer }) },
   WithdrawalRequested: {
     stream: 'pool-',
-    read: (d) => {
+    read: (d, stream) => {
       const e = pool(d, 'WithdrawalRequested');
       if (e.type !== 'WithdrawalRequested') throw new Error('unreachable');
-      return { status: e.data.pending ? 'pending' : 'paid-out', transfer: e.data.transfer };
+      const { transfer, pending } = e.data;
+      if (!pending) return { status: 'paid-out', transfer };
+      return { status: 'pending', transfer, leg: { poolId: poolIdOf(stream), direction: 'out', amountMicro: transfer.amountMicro } };
     },
   },
   AllocationAdded: { stream: 'pool-', read: (d) => ({ status: 'completed', transferId: (d as { transferId: string }).transferId }) },
-  AllocationPending: { stream: 'pool-', read: (d) => ({ status: 'pending', transferId: (d as { transferId: string }).transferId }) },
+  AllocationPending: {
+    stream: 'pool-',
+    read: (d, stream) => {
+      const { transferId, amountMicro } = d as { transferId: string; amountMicro: number };
+      return { status: 'pending', transferId, leg: { poolId: poolIdOf(stream), direction: 'in', amountMicro } };
+    },
+  },
   AllocationSettled: {
     stream: 'pool-',
     read: (d) => {
@@ -51,7 +68,7 @@ const facts: Record<string, { stream: string; read(data: unknown): TransferFact 
 /** The transfer fact an event records, or null for any other event. */
 export function transferFactOf(event: { streamName: string; type: string; data: unknown }): TransferFact | null {
   const fact = Object.hasOwn(facts, event.type) ? facts[event.type]! : undefined;
-  return fact && event.streamName.startsWith(fact.stream) ? fact.read(event.data) : null;
+  return fact && event.streamName.startsWith(fact.stream) ? fact.read(event.data, event.streamName) : null;
 }
 
 export const transferIdOf = (fact: TransferFact) => ('transfer' in fact ? fact.transfer.transferId : fact.transferId);

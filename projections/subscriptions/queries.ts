@@ -36,3 +36,43 @@ export async function getSubscription(
   });
   return rows[0] ? subscriptionRecord(rows[0]) : null;
 }
+
+/** A real pool's ledger as the reconciliation worker compares it with the venue. */
+export interface RealPoolLedger {
+  poolId: string;
+  venue: string;
+  /** confirmedIn − confirmedOut + realized − feesCharged */
+  currentBalanceMicro: number;
+  feesChargedMicro: number;
+  reconciliationStatus: string | null;
+  venueEquityMicro: number | null;
+  venueFreeMarginMicro: number | null;
+  venueGapMicro: number | null;
+}
+
+/**
+ * Followed real pools after `afterPoolId` (a cursor), in pool id order; not those with a leg at the
+ * venue: the venue may count it before the ledger's settlement does, a gap that is only motion.
+ */
+export async function realPools(db: Pool, afterPoolId: string | null, limit: number): Promise<RealPoolLedger[]> {
+  const { rows } = await db.query<Record<string, string | null>>({
+    name: 'real-pools',
+    text: `SELECT pool_id, venue, confirmed_in_micro - confirmed_out_micro + realized_micro - fees_charged_micro AS current_micro,
+        fees_charged_micro, reconciliation_status, venue_equity_micro, venue_free_margin_micro, venue_gap_micro
+      FROM subscriptions WHERE wallet_context = 'real' AND followed AND pending_in_micro = 0 AND pending_out_micro = 0
+        AND ($1::text IS NULL OR pool_id > $1)
+      ORDER BY pool_id LIMIT $2`,
+    values: [afterPoolId, limit],
+  });
+  const n = (v: string | null | undefined) => (v === null || v === undefined ? null : Number(v));
+  return rows.map((r) => ({
+    poolId: r.pool_id!,
+    venue: r.venue!,
+    currentBalanceMicro: Number(r.current_micro),
+    feesChargedMicro: Number(r.fees_charged_micro),
+    reconciliationStatus: r.reconciliation_status ?? null,
+    venueEquityMicro: n(r.venue_equity_micro),
+    venueFreeMarginMicro: n(r.venue_free_margin_micro),
+    venueGapMicro: n(r.venue_gap_micro),
+  }));
+}

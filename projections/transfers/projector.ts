@@ -61,6 +61,14 @@ const migrations: Migration[] = [
     DELETE FROM beta_seat_holders;
     DELETE FROM projection_checkpoints WHERE name = 'transfers';`,
   },
+  {
+    // A pool's leg at the venue, for the reconciliation worker: which pool, which way, how much.
+    id: 'transfers/004-venue-legs',
+    sql: `ALTER TABLE transfers ADD COLUMN leg_pool_id text, ADD COLUMN leg_direction text, ADD COLUMN leg_amount_micro bigint;
+    DELETE FROM transfers;
+    DELETE FROM beta_seat_holders;
+    DELETE FROM projection_checkpoints WHERE name = 'transfers';`,
+  },
 ];
 
 type Row = [
@@ -73,27 +81,33 @@ type Row = [
   debitedAt: string | null,
   updatedAt: string,
   sourceStream: string | null,
+  legPoolId: string | null,
+  legDirection: string | null,
+  legAmountMicro: number | null,
 ];
 
 function rowOf(fact: TransferFact, event: RecordedEvent): Row {
   const at = event.metadata.occurredAt;
-  if (!('transfer' in fact)) return [fact.transferId, fact.status, PROGRESS[fact.status], null, null, null, null, at, null];
+  const leg: [string | null, string | null, number | null] = fact.leg ? [fact.leg.poolId, fact.leg.direction, fact.leg.amountMicro] : [null, null, null];
+  if (!('transfer' in fact)) return [fact.transferId, fact.status, PROGRESS[fact.status], null, null, null, null, at, null, ...leg];
   const { transfer } = fact;
-  return [transfer.transferId, fact.status, PROGRESS[fact.status], transfer.from.userId, event.id, event.metadata.correlationId, at, at, event.streamName];
+  return [transfer.transferId, fact.status, PROGRESS[fact.status], transfer.from.userId, event.id, event.metadata.correlationId, at, at, event.streamName, ...leg];
 }
 
 /** Rows of one transfer merge: the further status wins, the debit's columns are kept. */
 function merge(a: Row, b: Row): Row {
   const later = b[2] >= a[2] ? b : a;
-  return [a[0], later[1], later[2], a[3] ?? b[3], a[4] ?? b[4], a[5] ?? b[5], a[6] ?? b[6], later[7], a[8] ?? b[8]];
+  return [a[0], later[1], later[2], a[3] ?? b[3], a[4] ?? b[4], a[5] ?? b[5], a[6] ?? b[6], later[7], a[8] ?? b[8], a[9] ?? b[9], a[10] ?? b[10], a[11] ?? b[11]];
 }
 
 async function upsertTransfers(client: PoolClient, rows: Row[]): Promise<void> {
   if (rows.length === 0) return;
   const column = (i: number) => rows.map((r) => r[i]);
   await client.query(
-    `INSERT INTO transfers (transfer_id, status, progress, source_user_id, debit_event_id, correlation_id, debited_at, updated_at, source_stream)
-     SELECT * FROM unnest($1::text[], $2::text[], $3::smallint[], $4::text[], $5::text[], $6::text[], $7::timestamptz[], $8::timestamptz[], $9::text[])
+    `INSERT INTO transfers (transfer_id, status, progress, source_user_id, debit_event_id, correlation_id, debited_at, updated_at, source_stream,
+       leg_pool_id, leg_direction, leg_amount_micro)
+     SELECT * FROM unnest($1::text[], $2::text[], $3::smallint[], $4::text[], $5::text[], $6::text[], $7::timestamptz[], $8::timestamptz[], $9::text[],
+       $10::text[], $11::text[], $12::bigint[])
      ON CONFLICT (transfer_id) DO UPDATE SET
        status = CASE WHEN excluded.progress >= transfers.progress THEN excluded.status ELSE transfers.status END,
        progress = GREATEST(excluded.progress, transfers.progress),
@@ -102,8 +116,11 @@ async function upsertTransfers(client: PoolClient, rows: Row[]): Promise<void> {
        correlation_id = COALESCE(transfers.correlation_id, excluded.correlation_id),
        debited_at = COALESCE(transfers.debited_at, excluded.debited_at),
        source_stream = COALESCE(transfers.source_stream, excluded.source_stream),
+       leg_pool_id = COALESCE(transfers.leg_pool_id, excluded.leg_pool_id),
+       leg_direction = COALESCE(transfers.leg_direction, excluded.leg_direction),
+       leg_amount_micro = COALESCE(transfers.leg_amount_micro, excluded.leg_amount_micro),
        updated_at = CASE WHEN excluded.progress >= transfers.progress THEN excluded.updated_at ELSE transfers.updated_at END`,
-    [0, 1, 2, 3, 4, 5, 6, 7, 8].map(column),
+    [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11].map(column),
   );
 }
 

@@ -33,3 +33,44 @@ export async function unfollowedSeats(
   );
   return rows.map((r) => ({ agentId: r.agent_id, userId: r.user_id, takenAt: r.seat_taken_at }));
 }
+
+/** A pool's leg waiting for the venue, as the reconciliation worker needs it. */
+export interface LegAtVenue {
+  transferId: string;
+  poolId: string;
+  userId: string;
+  direction: 'in' | 'out';
+  amountMicro: number;
+  venue: string;
+  /** the request that started it: the settlement's events belong to it */
+  correlationId: string | null;
+}
+
+/** Legs at the venue after `afterTransferId` (a cursor), in transfer id order. */
+export async function legsAtVenue(db: Pool, afterTransferId: string | null, limit: number): Promise<LegAtVenue[]> {
+  const { rows } = await db.query<{
+    transfer_id: string;
+    leg_pool_id: string;
+    user_id: string;
+    leg_direction: 'in' | 'out';
+    leg_amount_micro: string;
+    venue: string;
+    correlation_id: string | null;
+  }>({
+    name: 'legs-at-venue',
+    text: `SELECT t.transfer_id, t.leg_pool_id, s.user_id, t.leg_direction, t.leg_amount_micro, s.venue, t.correlation_id
+      FROM transfers t JOIN subscriptions s ON s.pool_id = t.leg_pool_id
+      WHERE t.status = 'pending' AND t.leg_pool_id IS NOT NULL AND ($1::text IS NULL OR t.transfer_id > $1)
+      ORDER BY t.transfer_id LIMIT $2`,
+    values: [afterTransferId, limit],
+  });
+  return rows.map((r) => ({
+    transferId: r.transfer_id,
+    poolId: r.leg_pool_id,
+    userId: r.user_id,
+    direction: r.leg_direction,
+    amountMicro: Number(r.leg_amount_micro),
+    venue: r.venue,
+    correlationId: r.correlation_id,
+  }));
+}

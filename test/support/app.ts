@@ -1,3 +1,4 @@
+import type { Venues } from '../../infra/venues/port.ts';
 import { randomBytes } from 'node:crypto';
 import { loadConfig } from '../../infra/config.ts';
 import type { AppDeps } from '../../api/deps.ts';
@@ -24,6 +25,8 @@ export interface TestAppOptions {
   captureLogs?: boolean;
   /** the test's own Redis key scope (under REDIS_PREFIX); random unless two apps must share one */
   redisKeyPrefix?: string;
+  /** the venues the workers call (a simulation on a clock the test moves) */
+  venues?: Venues;
 }
 
 export interface TestApp {
@@ -71,6 +74,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     redisKeyPrefix,
     store: peer ? createEsdbEventStore(peer.url) : undefined,
     runnerOptions: options.runnerOptions,
+    venues: options.venues,
   });
   let closed = false;
   return {

@@ -1,0 +1,139 @@
+// The reconciliation worker on the real app (workers running, real PostgreSQL and Redis): real
+// context adds and withdrawals on both venues stay pending until the simulated venue is final;
+// a deferred reclaim is retried once collateral frees up; a failed leg gives the money back; the
+// venue's figures enter the ledger as observations. The venue runs on a clock the test moves.
+import t from 'tap';
+import { poolId } from '../../domain/pool/state.ts';
+import { api, type TestApp, startTestApp } from '../support/app.ts';
+import { followableAgent } from '../support/agents.ts';
+import { signIn, type SignedIn } from '../support/auth.ts';
+import { CHAIN_MS, DEPOSIT_MS, RECLAIM_MS, simulated } from '../infra/venues/fixtures.ts';
+
+const SUBS = '/api/v1/users/me/subscriptions';
+
+async function until<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 15_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+t.test('reconciliation against the simulated venues', async (t) => {
+  const failing = new Set<string>();
+  const { clock, venues } = simulated({ failTransfer: (id) => (failing.has(id) ? 'the bridge dropped it' : null) });
+  const app: TestApp = await startTestApp({ config: { ADMIN_EMAILS: 'admin@example.test', RECONCILIATION_INTERVAL_MS: '100' }, venues });
+  t.teardown(() => app.close());
+  const admin = await signIn(app, 'admin@example.test');
+  const dev = await signIn(app, 'dev@example.test');
+  const agent = (venue: 'SPOT_VENUE' | 'PERP_VENUE') =>
+    followableAgent(app, { developer: dev.accessToken, admin: admin.accessToken }, { name: `Reconciled ${venue}`, venue, minAllocationUsd: 10, ...(venue === 'PERP_VENUE' ? { maxLeverage: 2 } : {}) }, { live: true });
+  let n = 0;
+  const funded = async (usd: number) => {
+    const u = await signIn(app, `real${++n}@example.test`);
+    const res = await api(app, 'POST', `/api/admin/wallets/${u.userId}/deposit`, { token: admin.accessToken, body: { amountUsd: usd } });
+    if (res.status !== 200) throw new Error(JSON.stringify(res.body));
+    return u;
+  };
+  const record = async (u: SignedIn, agentId: string) => ((await api(app, 'GET', `${SUBS}?walletContext=real`, { token: u.accessToken })).body.data as any[]).find((s) => s.agent === agentId);
+  const realBalance = async (u: SignedIn) => ((await api(app, 'GET', '/api/v1/wallet', { token: u.accessToken })).body.data.wallets as any[]).find((w) => w.walletContext === 'real').balanceUsd as number;
+
+  await t.test('spot: an add and a withdrawal are pending until the chain transfer is final', async (t) => {
+    const u = await funded(1000);
+    const spot = await agent('SPOT_VENUE');
+    const followed = await api(app, 'POST', SUBS, { token: u.accessToken, body: { agentId: spot, walletContext: 'real', allocationAmountUsd: 300 } });
+    t.equal(followed.status, 200, JSON.stringify(followed.body));
+    t.match(followed.body.data.subscription, { allocatedUsd: 0, pendingDeltaUsd: 300, bridgeStatus: null });
+    t.equal(await realBalance(u), 700, 'the wallet paid at once');
+    // The worker submits the chain transfer; it stays pending until the chain is final.
+    await until('the chain transfer', async () => (await venues.spot.chain.status(`${poolId(u.userId, spot, 'real')}#add-1`)) ?? undefined);
+    await new Promise((r) => setTimeout(r, 300));
+    t.equal((await record(u, spot)).allocatedUsd, 0, 'not before the chain is final');
+    clock.advance(CHAIN_MS);
+    const confirmed = await until('the add confirmed', async () => {
+      const r = await record(u, spot);
+      return r.allocatedUsd === 300 && r;
+    });
+    t.equal(confirmed.pendingDeltaUsd, 0);
+    const synced = await until('the venue observed', async () => {
+      const r = await record(u, spot);
+      return r.allocationBalanceAudit.reconciliationStatus === 'IN_SYNC' && r;
+    });
+    t.equal(synced.allocationBalanceAudit.venueEquityUsd, 300);
+    t.equal(synced.allocationBalanceAudit.venueGapUsd, 0);
+
+    const out = await api(app, 'POST', `${SUBS}/${spot}/allocation/withdraw`, { token: u.accessToken, body: { amountUsd: 100, walletContext: 'real' } });
+    t.equal(out.status, 200);
+    t.match(out.body.data.subscription, { allocatedUsd: 300, pendingDeltaUsd: -100, withdrawableUsd: 200 });
+    t.match(out.body.data.message, /pending until the venue confirms/);
+    await new Promise((r) => setTimeout(r, 300));
+    clock.advance(CHAIN_MS);
+    await until('the withdrawal confirmed and credited', async () => (await realBalance(u)) === 800);
+    t.match(await record(u, spot), { allocatedUsd: 200, pendingDeltaUsd: 0 });
+  });
+
+  await t.test('perp: the bridge lifecycle, a deferred reclaim retried when collateral frees up, and min(requested, free)', async (t) => {
+    const u = await funded(1000);
+    const perp = await agent('PERP_VENUE');
+    const id = poolId(u.userId, perp, 'real');
+    const followed = await api(app, 'POST', SUBS, { token: u.accessToken, body: { agentId: perp, walletContext: 'real', allocationAmountUsd: 400 } });
+    t.match(followed.body.data.subscription, { pendingDeltaUsd: 400, bridgeStatus: 'PENDING_BRIDGE' });
+    await until('BRIDGING', async () => (await record(u, perp)).bridgeStatus === 'BRIDGING');
+    t.match((await record(u, perp)).bridgeTransactionId, /\S/);
+    clock.advance(DEPOSIT_MS);
+    await until('CONFIRMED', async () => {
+      const r = await record(u, perp);
+      return r.bridgeStatus === 'CONFIRMED' && r.allocatedUsd === 400;
+    });
+
+    // All of the pool's collateral is in use at the venue: the reclaim is deferred.
+    await venues.perp.account.lockMargin({ poolId: id, positionId: 'p-1', amountMicro: 400_000_000 });
+    const out = await api(app, 'POST', `${SUBS}/${perp}/allocation/withdraw`, { token: u.accessToken, body: { amountUsd: 150, walletContext: 'real' } });
+    t.equal(out.status, 200);
+    await until('RECLAIM_DEFERRED', async () => (await record(u, perp)).bridgeStatus === 'RECLAIM_DEFERRED');
+    t.equal((await record(u, perp)).pendingDeltaUsd, -150);
+    // 100 frees up: the worker starts the reclaim again and it takes min(150, 100).
+    await venues.perp.account.releaseMargin({ poolId: id, positionId: 'p-1', pnlMicro: 0 });
+    await venues.perp.account.lockMargin({ poolId: id, positionId: 'p-2', amountMicro: 300_000_000 });
+    await until('BRIDGING again', async () => (await record(u, perp)).bridgeStatus === 'BRIDGING');
+    clock.advance(RECLAIM_MS);
+    await until('the partial reclaim credited', async () => (await realBalance(u)) === 600 + 100);
+    t.match(await record(u, perp), { allocatedUsd: 300, pendingDeltaUsd: 0, bridgeStatus: 'CONFIRMED' });
+  });
+
+  await t.test('a failed bridge deposit gives the money back to the wallet', async (t) => {
+    const u = await funded(500);
+    const perp = await agent('PERP_VENUE');
+    failing.add(`${poolId(u.userId, perp, 'real')}#add-1`);
+    const followed = await api(app, 'POST', SUBS, { token: u.accessToken, body: { agentId: perp, walletContext: 'real', allocationAmountUsd: 200 } });
+    t.equal(followed.status, 200);
+    t.equal(await realBalance(u), 300);
+    await until('BRIDGING', async () => (await record(u, perp)).bridgeStatus === 'BRIDGING');
+    clock.advance(DEPOSIT_MS);
+    await until('refunded', async () => (await realBalance(u)) === 500);
+    t.match(await record(u, perp), { allocatedUsd: 0, pendingDeltaUsd: 0, bridgeStatus: 'FAILED' });
+  });
+
+  await t.test('a venue figure that differs from the ledger by a cent or more is a GAP, recorded as an event', async (t) => {
+    const u = await funded(100);
+    const perp = await agent('PERP_VENUE');
+    const id = poolId(u.userId, perp, 'real');
+    await api(app, 'POST', SUBS, { token: u.accessToken, body: { agentId: perp, walletContext: 'real', allocationAmountUsd: 50 } });
+    await until('BRIDGING', async () => (await record(u, perp)).bridgeStatus === 'BRIDGING');
+    clock.advance(DEPOSIT_MS);
+    await until('IN_SYNC', async () => (await record(u, perp)).allocationBalanceAudit.reconciliationStatus === 'IN_SYNC');
+    // A loss at the venue the ledger does not know of.
+    await venues.perp.account.lockMargin({ poolId: id, positionId: 'gap', amountMicro: 10_000_000 });
+    await venues.perp.account.releaseMargin({ poolId: id, positionId: 'gap', pnlMicro: -2_500_000 });
+    const gap = await until('GAP', async () => {
+      const r = await record(u, perp);
+      return r.allocationBalanceAudit.reconciliationStatus === 'GAP' && r;
+    });
+    t.match(gap.allocationBalanceAudit, { venueEquityUsd: 47.5, venueGapUsd: -2.5 });
+    t.equal(gap.perpVenueTotalEquityUsd, 47.5);
+    const observed = (await app.deps.store.readStream(`pool-${id}`)).filter((e) => e.type === 'ReconciliationObserved');
+    t.same(observed.map((e) => (e.data as { status: string }).status), ['IN_SYNC', 'GAP'], 'each change once, not every sweep');
+  });
+});

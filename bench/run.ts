@@ -1,7 +1,8 @@
-// npm run bench [-- --seconds N --events N --only eventstore|http]: every figure from one run on this machine, each
+// npm run bench [-- --seconds N --events N --bridges N --only eventstore|http|reconciliation]: every figure from one run on this machine, each
 // compared with a baseline measured in the same run.
 import { eventStoreBench } from './eventstore.ts';
 import { httpBench } from './http.ts';
+import { reconciliationBench } from './reconciliation.ts';
 
 function arg(name: string, fallback: number): number {
   const i = process.argv.indexOf(`--${name}`);
@@ -15,4 +16,5 @@ const only = onlyAt > 0 ? process.argv[onlyAt + 1] : undefined;
 console.log(`bench: ${seconds} s per measurement, exactly-once run at ${events} events`);
 if (!only || only === 'eventstore') await eventStoreBench(seconds, events);
 if (!only || only === 'http') await httpBench(seconds);
+if (!only || only === 'reconciliation') await reconciliationBench(arg('bridges', 10_000));
 process.exit(0);

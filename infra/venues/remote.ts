@@ -42,7 +42,7 @@ export interface VenueServer {
  */
 export async function serveVenues(
   venues: Venues,
-  options: { port?: number; host?: string; onCall?: (call: { venue: string; component: string; method: string; args: unknown[] }) => void } = {},
+  options: { port?: number; host?: string; onCall?: (call: { venue: string; component: string; method: string; args: unknown[]; result: unknown }) => void } = {},
 ): Promise<VenueServer> {
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -64,7 +64,7 @@ export async function serveVenues(
       }
       try {
         const result = await call(...args);
-        options.onCall?.({ venue, component, method, args });
+        options.onCall?.({ venue, component, method, args, result });
         send(200, { result: result ?? null });
       } catch (err) {
         send(200, { error: errorBody(err) });

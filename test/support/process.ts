@@ -13,7 +13,7 @@ export interface ServiceProcess {
 
 export async function startServiceProcess(
   app: Pick<TestApp, 'databaseUrl' | 'deps' | 'redisKeyPrefix'>,
-  role: 'all' | 'api',
+  role: 'all' | 'api' | 'workers',
   env: Record<string, string> = {},
 ): Promise<ServiceProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'main.ts', role], {

@@ -1,6 +1,7 @@
 // One row per (user, agent, wallet context): the follower's settings, the agent terms they
 // followed under and the ledger inputs. The row is the domain's own pool state, folded with the
-// domain's `evolve` (domain/pool/state.ts) and kept in `state`; its columns are that state laid out
+// domain's `evolve` (domain/pool/state.ts) and kept in `subscription_states` (the projector's own
+// table, so the list query's rows stay narrow); the row's columns are that state laid out
 // for the list query. The figures are not stored: queries compute them with the domain's ledger
 // functions, so the maths exists once and the row can only differ from a replay of the stream if
 // an event was missed or applied twice (what the auditors' replay checks).
@@ -70,6 +71,13 @@ const migrations: Migration[] = [
     DELETE FROM subscriptions;
     DELETE FROM projection_checkpoints WHERE name = 'subscriptions';`,
   },
+  {
+    // The folded state moves to a table of its own: the list reads narrow rows, only the projector reads states.
+    id: 'subscriptions/003-pool-state-apart',
+    sql: `CREATE TABLE subscription_states (pool_id text PRIMARY KEY, state jsonb NOT NULL);
+    INSERT INTO subscription_states (pool_id, state) SELECT pool_id, state FROM subscriptions;
+    ALTER TABLE subscriptions DROP COLUMN state;`,
+  },
 ];
 
 /** The pool id is the stream name without its `pool-` prefix. */
@@ -98,12 +106,12 @@ const COLUMNS = [
   'is_paused', 'confirmed_in_micro', 'confirmed_out_micro', 'realized_micro', 'unrealized_micro', 'locked_micro',
   'pending_in_micro', 'pending_out_micro', 'fees_charged_micro', 'bridge_status', 'bridge_transaction_id',
   'reconciliation_status', 'venue_equity_micro', 'venue_free_margin_micro', 'venue_gap_micro', 'subscribed_at',
-  'created_at', 'updated_at', 'followed', 'state',
+  'created_at', 'updated_at', 'followed',
 ] as const;
 
 /** The row of a pool that was followed at least once (a closed one keeps its last figures, `followed` false). */
 function rowOf(state: PoolState, previous: Record<string, unknown> | undefined): Record<string, unknown> | null {
-  if (!state.followed) return previous ? { ...previous, followed: false, state: kept(state) } : null;
+  if (!state.followed) return previous ? { ...previous, followed: false } : null;
   const { terms: t, settings: s, ledger: l } = state;
   return {
     user_id: state.userId, agent_id: state.agentId, wallet_context: state.walletContext, pool_id: state.poolId,
@@ -121,14 +129,14 @@ function rowOf(state: PoolState, previous: Record<string, unknown> | undefined):
     venue_equity_micro: state.reconciliation?.venueEquityMicro ?? null,
     venue_free_margin_micro: state.reconciliation?.venueFreeMarginMicro ?? null,
     venue_gap_micro: state.reconciliation?.gapMicro ?? null, subscribed_at: state.subscribedAt, created_at: state.subscribedAt,
-    updated_at: state.updatedAt, followed: true, state: kept(state),
+    updated_at: state.updatedAt, followed: true,
   };
 }
 
 /**
- * A batch in two statements: the stored states of every pool it touches, then one upsert of all
- * their rows, each folded with the domain's evolve in event order. Equal to applying the events
- * one by one (test/projections/batch-equivalence.test.ts).
+ * A batch in three statements: the stored states (and rows) of every pool it touches, then one
+ * upsert of their states and one of their rows, each folded with the domain's evolve in event
+ * order. Equal to applying the events one by one (test/projections/batch-equivalence.test.ts).
  */
 async function applyBatch(client: PoolClient, events: RecordedEvent[]): Promise<void> {
   const byPool = new Map<string, PoolEvent[]>();
@@ -141,19 +149,28 @@ async function applyBatch(client: PoolClient, events: RecordedEvent[]): Promise<
     else byPool.set(id, [event]);
   }
   if (byPool.size === 0) return;
-  const { rows } = await client.query<{ pool_id: string; row: Record<string, unknown> }>({
+  const { rows } = await client.query<{ pool_id: string; state: PoolState; row: Record<string, unknown> | null }>({
     name: 'subscriptions-states',
-    text: 'SELECT pool_id, to_jsonb(s) AS row FROM subscriptions s WHERE pool_id = ANY($1::text[])',
+    text: `SELECT st.pool_id, st.state, to_jsonb(s) AS row FROM subscription_states st
+      LEFT JOIN subscriptions s ON s.pool_id = st.pool_id WHERE st.pool_id = ANY($1::text[])`,
     values: [[...byPool.keys()]],
   });
-  const stored = new Map(rows.map((r) => [r.pool_id, r.row]));
+  const stored = new Map(rows.map((r) => [r.pool_id, r]));
+  const states: Array<{ pool_id: string; state: PoolState }> = [];
   const upserts: Array<Record<string, unknown>> = [];
   for (const [id, poolEvents] of byPool) {
     const previous = stored.get(id);
-    const start = previous ? (previous.state as PoolState) : initialState();
-    const row = rowOf(poolEvents.reduce(evolve, start), previous);
+    const state = poolEvents.reduce(evolve, previous?.state ?? initialState());
+    states.push({ pool_id: id, state: kept(state) });
+    const row = rowOf(state, previous?.row ?? undefined);
     if (row) upserts.push(row);
   }
+  await client.query({
+    name: 'subscription-states-upsert',
+    text: `INSERT INTO subscription_states (pool_id, state) SELECT pool_id, state FROM jsonb_to_recordset($1::jsonb) AS v(pool_id text, state jsonb)
+      ON CONFLICT (pool_id) DO UPDATE SET state = EXCLUDED.state`,
+    values: [JSON.stringify(states)],
+  });
   if (upserts.length === 0) return;
   const assignments = COLUMNS.filter((c) => !['user_id', 'agent_id', 'wallet_context'].includes(c)).map((c) => `${c} = EXCLUDED.${c}`);
   await client.query({
@@ -168,7 +185,7 @@ async function applyBatch(client: PoolClient, events: RecordedEvent[]): Promise<
 export const subscriptionsProjector: Projector = {
   name: 'subscriptions',
   migrations,
-  tables: ['subscriptions'],
+  tables: ['subscriptions', 'subscription_states'],
   applyBatch,
   apply: (client, recorded) => applyBatch(client, [recorded]),
 };

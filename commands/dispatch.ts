@@ -53,8 +53,14 @@ export interface Tools {
   /**
    * The current state of one instance of an aggregate. `answer: true`: the state this process
    * last saw, without a read when it has one, for a command's answer only (never to decide).
+   * `maxStaleMs`: a state this process verified that recently, without a read: for planning a
+   * step whose own decision re-checks on fresh state (its append carries the expected revision).
    */
-  load<C extends Command, S, E extends DomainEvent>(aggregate: Aggregate<C, S, E>, id: string, options?: { answer?: boolean }): Promise<Loaded<S>>;
+  load<C extends Command, S, E extends DomainEvent>(
+    aggregate: Aggregate<C, S, E>,
+    id: string,
+    options?: { answer?: boolean; maxStaleMs?: number },
+  ): Promise<Loaded<S>>;
   /** Decides `command` on one instance, as its stream's single writer; appends what it decides. */
   execute<C extends Command, S, E extends DomainEvent>(
     aggregate: Aggregate<C, S, E>,
@@ -80,7 +86,10 @@ export function createDispatcher(deps: CommandDeps): Dispatch {
       metadata,
       deadline,
       async load(aggregate, id, options) {
-        const loaded = await load(store, aggregate.streamOf(id), aggregate, { cachedOnly: options?.answer === true });
+        const loaded = await load(store, aggregate.streamOf(id), aggregate, {
+          cachedOnly: options?.answer === true,
+          ...(options?.maxStaleMs !== undefined ? { maxStaleMs: options.maxStaleMs } : {}),
+        });
         seen(loaded.position);
         return loaded;
       },

@@ -19,6 +19,8 @@ export interface Loaded<State> {
   revision: bigint;
   /** global position of the stream's last event; undefined when it has none */
   position?: Position;
+  /** epoch ms when this state was last known to be the stream's latest (read, or appended by this process) */
+  verifiedAt?: number;
 }
 
 export interface Decided<State, Event extends DomainEvent> extends Loaded<State> {
@@ -76,12 +78,15 @@ function cached<State>(store: EventStore, folder: object, streamName: string): L
   return entry as Loaded<State> | undefined;
 }
 
-/** Keeps the newer of the cached and the given state (concurrent loads may finish out of order). */
-function remember<State>(store: EventStore, folder: object, streamName: string, loaded: Loaded<State>): void {
+/**
+ * Keeps the newer of the cached and the given state (concurrent loads may finish out of order);
+ * `reverified`: the same revision read again, so its verification time moves on.
+ */
+function remember<State>(store: EventStore, folder: object, streamName: string, loaded: Loaded<State>, reverified = false): void {
   const cache = cacheOf(store);
   const key = cacheKey(folder, streamName);
   const current = cache.get(key);
-  if (current && current.revision >= loaded.revision) return;
+  if (current && (current.revision > loaded.revision || (current.revision === loaded.revision && !reverified))) return;
   cache.delete(key);
   cache.set(key, loaded);
   if (cache.size > CACHE_ENTRIES) cache.delete(cache.keys().next().value!);
@@ -96,16 +101,22 @@ export async function load<State, Event extends DomainEvent>(
   store: EventStore,
   streamName: string,
   folder: Folder<State, Event>,
-  options: { cachedOnly?: boolean } = {},
+  options: { cachedOnly?: boolean; maxStaleMs?: number } = {},
 ): Promise<Loaded<State>> {
   const known = cached<State>(store, folder, streamName);
   if (known && options.cachedOnly) return known;
+  if (known && options.maxStaleMs !== undefined && Date.now() - (known.verifiedAt ?? 0) <= options.maxStaleMs) return known;
+  const readAt = Date.now();
   const recorded = await store.readStream(streamName, known ? { fromRevision: known.revision + 1n } : {});
-  if (known && recorded.length === 0) return known;
+  if (known && recorded.length === 0) {
+    const verified = { ...known, verifiedAt: readAt };
+    remember(store, folder, streamName, verified, true);
+    return verified;
+  }
   let state = known ? known.state : folder.initialState();
   for (const e of recorded) state = folder.evolve(state, e as unknown as RecordedEvent & Event);
   const last = recorded[recorded.length - 1];
-  const loaded = last ? { state, revision: last.revision, position: last.position } : { state, revision: -1n };
+  const loaded = last ? { state, revision: last.revision, position: last.position, verifiedAt: readAt } : { state, revision: -1n, verifiedAt: readAt };
   remember(store, folder, streamName, loaded);
   return loaded;
 }
@@ -200,7 +211,7 @@ async function decideAndAppend<State, Event extends DomainEvent>(
         events.map((e) => ({ id: ids.uuid(), type: e.type, data: e.data, metadata: eventMetadata })),
         { expectedRevision: loaded.revision === -1n ? 'no_stream' : loaded.revision },
       );
-      const next = { state: events.reduce(folder.evolve, loaded.state), revision: result.nextRevision, position: result.position };
+      const next = { state: events.reduce(folder.evolve, loaded.state), revision: result.nextRevision, position: result.position, verifiedAt: Date.now() };
       remember(store, folder, streamName, next);
       return { ...next, events };
     } catch (err) {

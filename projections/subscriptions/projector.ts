@@ -160,9 +160,15 @@ async function applyBatch(client: PoolClient, events: RecordedEvent[]): Promise<
   const upserts: Array<Record<string, unknown>> = [];
   for (const [id, poolEvents] of byPool) {
     const previous = stored.get(id);
-    const state = poolEvents.reduce(evolve, previous?.state ?? initialState());
+    // Event by event, as applying them one at a time would: a pool followed and stopped within one
+    // batch still leaves its row (followed false, its last figures).
+    let state = previous?.state ?? initialState();
+    let row = previous?.row ?? undefined;
+    for (const event of poolEvents) {
+      state = evolve(state, event);
+      row = rowOf(state, row) ?? row;
+    }
     states.push({ pool_id: id, state: kept(state) });
-    const row = rowOf(state, previous?.row ?? undefined);
     if (row) upserts.push(row);
   }
   await client.query({

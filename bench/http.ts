@@ -1,7 +1,7 @@
 // The first flow over HTTP, ours against a conventional peer (bench/conventional/: one transaction
-// per follow, same rules, schemas and auth work) driven by the same client loop: follows per second,
-// GET subscriptions, non-2xx answers, projector lag during our follows; then rebuilding the
-// subscription read model.
+// per follow or withdrawal, same rules, schemas and auth work) driven by the same client loop:
+// follows per second, GET subscriptions, withdrawals per second, non-2xx answers, projector lag
+// during our follows; then rebuilding the subscription read model.
 import { spawn } from 'node:child_process';
 import { allProjectors } from '../projections/index.ts';
 import { rebuild } from '../projections/rebuild.ts';
@@ -30,6 +30,10 @@ const AGENTS = 40;
 const POOL_SIZE = 24;
 const ADMIN = 'bench-admin@example.test';
 const PATH = '/api/v1/users/me/subscriptions';
+/** Each user's pool for the withdraw run holds this much, so every withdrawal succeeds all run long. */
+const FUND_USD = 5000;
+const WITHDRAW_USD = 0.25;
+const withdrawPath = (agentId: string) => `${PATH}/${agentId}/allocation/withdraw`;
 
 /**
  * GET must read as many rows on both sides: whichever agents a user's follow run did not reach are
@@ -50,6 +54,22 @@ async function followEveryAgent(server: { url: string }, db: TestApp['deps']['po
     'SELECT min(n)::int AS lo, max(n)::int AS hi FROM (SELECT count(*) AS n FROM subscriptions GROUP BY user_id) c',
   );
   return counts.rows[0]!;
+}
+
+/** Tops every user's withdraw pool up to FUND_USD through the side's own follow route. */
+async function fund(server: { url: string }, users: SignedIn[], agentOf: (user: number) => string) {
+  await Promise.all(
+    users.map(async (u, i) => {
+      const res = await api(server, 'POST', PATH, { token: u.accessToken, body: { agentId: agentOf(i), allocationMode: 'USD_AMOUNT', allocationAmountUsd: FUND_USD } });
+      if (res.status !== 200) throw new Error(`funding before withdrawals: ${res.status} ${JSON.stringify(res.body)}`);
+    }),
+  );
+}
+
+/** USD the side's pool rows paid out: every withdrawal answered 2xx must be there, and nothing else. */
+async function withdrawnUsd(db: TestApp['deps']['pool']): Promise<number> {
+  const { rows } = await db.query<{ out: string }>('SELECT coalesce(sum(confirmed_out_micro), 0) AS out FROM subscriptions');
+  return Number(rows[0]!.out) / 1e6;
 }
 
 const latency = (r: Run) => `p50 ${fmt(percentile(r.latenciesMs, 50), 1)} ms, p99 ${fmt(percentile(r.latenciesMs, 99), 1)} ms`;
@@ -106,6 +126,28 @@ export async function httpBench(seconds: number) {
     // The stack's floor: the cheapest signed-in request (token check, identity lookup, one row).
     const me = await load(app.url, 'GET', '/api/v1/users/me');
 
+    // Withdrawals: each user takes WITHDRAW_USD at a time from one pool funded with FUND_USD first
+    // (on both sides, through each side's own route), so every withdrawal of the run succeeds.
+    const withdrawAgent = (user: number) => agentIds[user % AGENTS]!;
+    await fund(app, users, withdrawAgent);
+    await fund(conventional, users, withdrawAgent);
+    const withdrawLoad = (url: string) =>
+      externalLoad({
+        url,
+        seconds,
+        clients: users.map((u, i) => ({ method: 'POST', path: withdrawPath(withdrawAgent(i)), token: u.accessToken, bodies: [{ amountUsd: WITHDRAW_USD }] })),
+      });
+    const withdraw = await withdrawLoad(app.url);
+    const conventionalWithdraw = await withdrawLoad(conventional.url);
+    // Every 2xx moved exactly WITHDRAW_USD on its side (ours: once the projector caught up).
+    const expectedOut = (r: LoadRun) => Math.round((r.count - r.failures) * WITHDRAW_USD * 100) / 100;
+    let oursOut = await withdrawnUsd(app.deps.pool);
+    for (const until = Date.now() + 5000; oursOut !== expectedOut(withdraw) && Date.now() < until; ) {
+      await new Promise((r) => setTimeout(r, 50));
+      oursOut = await withdrawnUsd(app.deps.pool);
+    }
+    const conventionalOut = await withdrawnUsd(conventional.db);
+
     const projector = allProjectors.find((p) => p.name === 'subscriptions')!;
     const events = (await app.deps.pool.query<{ n: string }>('SELECT count(*) AS n FROM events')).rows[0]!.n;
     const r0 = performance.now();
@@ -114,7 +156,10 @@ export async function httpBench(seconds: number) {
 
     const followRatio = follow.perSecond / conventionalFollow.perSecond;
     const listRatio = list.perSecond / conventionalList.perSecond;
-    const ours = follow.failures + list.failures + me.failures;
+    const withdrawRatio = withdraw.perSecond / conventionalWithdraw.perSecond;
+    const ours = follow.failures + list.failures + me.failures + withdraw.failures;
+    const conventionalFailures = conventionalFollow.failures + conventionalList.failures + conventionalWithdraw.failures;
+    const moneyOk = oursOut === expectedOut(withdraw) && conventionalOut === expectedOut(conventionalWithdraw);
     const lagP99 = percentile(lagsMs, 99);
     const rowsNote = rows.lo === rows.hi && conventionalRows.lo === conventionalRows.hi && rows.lo === conventionalRows.lo
       ? `${rows.lo} rows per answer on both sides`
@@ -127,12 +172,17 @@ export async function httpBench(seconds: number) {
       ['GET subscriptions, ours', `${fmt(list.perSecond)} /s`, `${latency(list)}; ${rowsNote}`],
       ['GET subscriptions, conventional', `${fmt(conventionalList.perSecond)} /s`, latency(conventionalList)],
       ['GET subscriptions, ours / conventional', fmt(listRatio, 2), `target >= 1.0: ${verdict(listRatio >= 1.0)}`],
-      ['non-2xx, ours', String(ours), `follow ${failed(follow)}, GET ${failed(list)}, floor ${failed(me)}; target 0: ${verdict(ours === 0)}`],
-      ['non-2xx, conventional', String(conventionalFollow.failures + conventionalList.failures), `follow ${failed(conventionalFollow)}, GET ${failed(conventionalList)}`],
+      ['withdraw (POST …/allocation/withdraw), ours', `${fmt(withdraw.perSecond)} /s`, `${latency(withdraw)}; ${withdraw.count} calls of ${WITHDRAW_USD} USD`],
+      ['withdraw, conventional', `${fmt(conventionalWithdraw.perSecond)} /s`, `${latency(conventionalWithdraw)}; ${conventionalWithdraw.count} calls`],
+      ['withdraw, ours / conventional', fmt(withdrawRatio, 2), `target >= 0.6: ${verdict(withdrawRatio >= 0.6)}`],
+      ['    withdrawn, ours / conventional', `${fmt(oursOut, 2)} / ${fmt(conventionalOut, 2)}`, `USD paid out by the pool rows; ${WITHDRAW_USD} USD per 2xx on each side: ${moneyOk ? 'matches' : 'DIFFERS'}`],
+      ['non-2xx, ours', String(ours), `follow ${failed(follow)}, GET ${failed(list)}, floor ${failed(me)}, withdraw ${failed(withdraw)}; target 0: ${verdict(ours === 0)}`],
+      ['non-2xx, conventional', String(conventionalFailures), `follow ${failed(conventionalFollow)}, GET ${failed(conventionalList)}, withdraw ${failed(conventionalWithdraw)}`],
       ['projector lag during our follows', `${fmt(lagP99, 1)} ms`, `p99 (p50 ${fmt(percentile(lagsMs, 50), 1)} ms); target <= 50 ms: ${verdict(lagP99 <= 50)}`],
       ['    projector batches', fmt(batchSizes.length), `mean ${fmt(batchSizes.reduce((a, b) => a + b, 0) / Math.max(1, batchSizes.length), 1)} events per batch (one transaction for all read models)`],
       ['    floor: GET /users/me, ours', `${fmt(me.perSecond)} /s`, `${latency(me)}: the cheapest signed-in request on our stack`],
       ['    client CPU per follow', `${fmt(follow.clientCpuMsPerRequest, 2)} ms`, `conventional run ${fmt(conventionalFollow.clientCpuMsPerRequest, 2)} ms; the load generator shares the cores`],
+      ['    client CPU per withdrawal', `${fmt(withdraw.clientCpuMsPerRequest, 2)} ms`, `conventional run ${fmt(conventionalWithdraw.clientCpuMsPerRequest, 2)} ms`],
       ['rebuild subscriptions model', `${fmt(Number(events) / rebuildSeconds)} ev/s`, `${events} events in ${fmt(rebuildSeconds, 2)} s`],
     ]);
   } finally {

@@ -1,5 +1,6 @@
-// The conventional service's HTTP side: the same two routes, the same body and query schemas, the
-// same response schemas serialised through fastify-type-provider-zod, the same error mapping.
+// The conventional service's HTTP side: the same routes (follow, GET subscriptions, withdraw), the
+// same body, params and query schemas, the same response schemas serialised through
+// fastify-type-provider-zod, the same error mapping.
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 import fastifyJwt from '@fastify/jwt';
 import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
@@ -8,12 +9,24 @@ import { envelopeOf, ok } from '../../api/envelope.ts';
 import { registerErrorHandling } from '../../api/plugins/errors.ts';
 import { subscribeInput } from '../../commands/subscriptions/subscribe-input.ts';
 import { refuse } from '../../domain/shared/errors.ts';
+import { microToUsd, usdToMicro } from '../../domain/shared/money.ts';
 
 const unauthorized = () => refuse('AUTHENTICATION_REQUIRED', 'authentication required');
 import { walletContextSchema } from '../../domain/wallet/events.ts';
 import type { Pool } from '../../infra/db.ts';
 import { subscriptionActionResultSchema, subscriptionRecord, subscriptionRecordSchema, type SubscriptionRow } from '../../projections/subscriptions/record.ts';
 import { follow, type Caller, type FollowConfig } from './follow.ts';
+import { withdraw } from './withdraw.ts';
+
+// The withdraw route's params and body, as api/routes/subscriptions/index.ts declares them (not
+// exported there); check.ts proves both sides refuse the same bad bodies with the same messages.
+const amountUsd = z
+  .number({ message: 'amountUsd must be a number' })
+  .min(0.01, 'amountUsd must be at least 0.01')
+  .max(1_000_000_000, 'amountUsd is too large')
+  .refine((v) => Math.abs(v) <= 1_000_000_000 && microToUsd(usdToMicro(v)) === v, 'amountUsd has at most 6 decimals');
+const amountBody = z.object({ amountUsd, walletContext: walletContextSchema.optional() });
+const agentParams = z.object({ agentId: z.string().trim().min(1).max(200) });
 
 const BEARER = /^Bearer\s+(\S+)$/i;
 
@@ -63,6 +76,28 @@ export async function buildConventionalApp(deps: ConventionalDeps): Promise<Fast
       return ok({
         success: true,
         message: created ? `Now following ${row.agent_name}` : `Subscription to ${row.agent_name} updated`,
+        subscription: subscriptionRecord(row),
+        agentName: row.agent_name,
+        ...(row.agent_image_url ? { agentImageUrl: row.agent_image_url } : {}),
+      });
+    },
+  );
+
+  app.post(
+    '/api/v1/users/me/subscriptions/:agentId/allocation/withdraw',
+    { schema: { params: agentParams, body: amountBody, response: { 200: envelopeOf(subscriptionActionResultSchema) } } },
+    async (request) => {
+      const caller = await callerOf(root, deps.db, request);
+      const { amountUsd: usd, walletContext } = request.body;
+      const { row, pending } = await withdraw(
+        deps.db,
+        caller,
+        { agentId: request.params.agentId, amountMicro: usdToMicro(usd), ...(walletContext ? { walletContext } : {}) },
+        request.id,
+      );
+      return ok({
+        success: true,
+        message: `Withdrew ${usd} USD from the allocation${pending ? ' (pending until the venue confirms it)' : ''}`,
         subscription: subscriptionRecord(row),
         agentName: row.agent_name,
         ...(row.agent_image_url ? { agentImageUrl: row.agent_image_url } : {}),

@@ -1,8 +1,10 @@
-// node --import=tsx bench/conventional/check.ts: the baseline must be the same follow, or the bench
-// compares nothing. Sends one sequence of requests to our app and to the conventional server, checks
-// that both answer alike (timestamps aside), and checks the conventional rows after each step.
+// node --import=tsx bench/conventional/check.ts: the baseline must be the same follow and the same
+// withdrawal, or the bench compares nothing. Sends one sequence of requests to our app and to the
+// conventional server, checks that both answer alike (timestamps aside), and checks the
+// conventional rows after each step.
 import { isDeepStrictEqual } from 'node:util';
-import { api, startTestApp } from '../../test/support/app.ts';
+import { poolId } from '../../domain/pool/state.ts';
+import { api, dispatch, startTestApp } from '../../test/support/app.ts';
 import { followableAgent } from '../../test/support/agents.ts';
 import { signIn } from '../../test/support/auth.ts';
 import { startConventional } from './start.ts';
@@ -51,9 +53,9 @@ try {
 
   const conv = await startConventional(app, { userIds: [u1.userId, u2.userId], agentIds: [live, perp, pendingId] }, 4);
   try {
-    const both = async (what: string, method: string, token: string | undefined, body?: unknown) => {
-      const ours = await api(app, method, PATH, { token, body });
-      const theirs = await api({ url: conv.url }, method, PATH, { token, body });
+    const both = async (what: string, method: string, token: string | undefined, body?: unknown, path = PATH) => {
+      const ours = await api(app, method, path, { token, body });
+      const theirs = await api({ url: conv.url }, method, path, { token, body });
       expect(
         ours.status === theirs.status && isDeepStrictEqual(withoutTimes(ours.body), withoutTimes(theirs.body)),
         `${what}: ${ours.status} on both sides, same body`,
@@ -95,6 +97,63 @@ try {
     await both('no token', 'POST', undefined, { agentId: live });
     await both('GET subscriptions', 'GET', u1.accessToken);
     await both('GET subscriptions of an empty user', 'GET', u2.accessToken);
+
+    // Withdrawals: the same figures, refusals and records; the conventional rows move as ours.
+    const withdrawPath = (agentId: string) => `${PATH}/${encodeURIComponent(agentId)}/allocation/withdraw`;
+    const withdraw = (what: string, token: string | undefined, agentId: string, body?: unknown) => both(what, 'POST', token, body, withdrawPath(agentId));
+    const withdrawals = async () => Number((await row('SELECT count(*) AS n FROM withdraw_audit WHERE user_id = $1', [u1.userId])).n);
+    const withdrawn = async () =>
+      Number((await row('SELECT confirmed_out_micro FROM subscriptions WHERE user_id = $1 AND agent_id = $2', [u1.userId, live])).confirmed_out_micro);
+    // Our pool's open trade locks margin; the baseline models no trades, its row's locked column stands for it.
+    const lock = async (marginMicro: number) => {
+      const id = poolId(u1.userId, live, 'virtual');
+      if (marginMicro > 0) await dispatch(app, 'RecordPoolFact', { poolId: id, fact: { type: 'OpenTrade', data: { tradeId: 'check-trade', marginMicro } } });
+      else await dispatch(app, 'RecordPoolFact', { poolId: id, fact: { type: 'CloseTrade', data: { tradeId: 'check-trade', realizedPnlMicro: 0 } } });
+      await conv.db.query('UPDATE subscriptions SET locked_micro = $3 WHERE user_id = $1 AND agent_id = $2', [u1.userId, live, marginMicro]);
+    };
+
+    const before = await wallet();
+    const out = await withdraw('withdraw 20.25 USD from the 250 USD pool', u1.accessToken, live, { amountUsd: 20.25 });
+    expect(out.body.data?.message === 'Withdrew 20.25 USD from the allocation', 'the answer says what was withdrawn');
+    expect(out.body.data?.subscription?.allocatedUsd === 229.75 && out.body.data?.subscription?.withdrawableUsd === 229.75, 'the record shows 229.75 USD left');
+    expect((await wallet()) === before + 20_250_000 && (await withdrawn()) === 20_250_000, 'the wallet row gained 20.25 USD, the pool row paid it');
+    expect((await withdrawals()) === 1, 'one withdrawal audit row');
+    await withdraw('withdraw the 0.01 USD minimum, context named', u1.accessToken, live, { amountUsd: 0.01, walletContext: 'virtual' });
+    await withdraw('withdraw 229.75 USD, above the 229.74 withdrawable', u1.accessToken, live, { amountUsd: 229.75 });
+    expect((await wallet()) === before + 20_260_000 && (await withdrawals()) === 2, 'the refused withdrawal changed nothing (rolled back)');
+
+    await lock(200_000_000);
+    await withdraw('withdraw 50 USD while a trade locks 200 USD', u1.accessToken, live, { amountUsd: 50 });
+    await withdraw('withdraw the 29.74 USD the trade leaves free', u1.accessToken, live, { amountUsd: 29.74 });
+    await lock(0);
+    await withdraw('withdraw the last 200 USD once the trade closed', u1.accessToken, live, { amountUsd: 200 });
+    expect((await wallet()) === before + 250_000_000 && (await withdrawn()) === 250_000_000, 'the whole 250 USD is back in the wallet row');
+    await withdraw('withdraw 0.01 USD from an empty pool', u1.accessToken, live, { amountUsd: 0.01 });
+
+    await withdraw('withdraw 97.25 USD of the 97.5 USD perp pool', u1.accessToken, perp, { amountUsd: 97.25 });
+    await withdraw('withdraw 0.25 USD, above what the perp fee buffer leaves (0.249375)', u1.accessToken, perp, { amountUsd: 0.25 });
+    await withdraw('withdraw 0.249375 USD, to the micro-USD', u1.accessToken, perp, { amountUsd: 0.249375 });
+
+    await withdraw('withdraw from an agent the user does not follow', u1.accessToken, pendingId, { amountUsd: 1 });
+    await withdraw('withdraw from an unknown agent', u1.accessToken, 'no-such-agent', { amountUsd: 1 });
+    await withdraw('withdraw from the real context (another pool, none)', u1.accessToken, live, { amountUsd: 1, walletContext: 'real' });
+    await withdraw('withdraw by a user who never used the wallet', u2.accessToken, live, { amountUsd: 1 });
+    for (const [what, body] of [
+      ['no body', undefined],
+      ['an empty body', {}],
+      ['0.001 USD, below the minimum', { amountUsd: 0.001 }],
+      ['the amount as a string', { amountUsd: '10' }],
+      ['a negative amount', { amountUsd: -1 }],
+      ['seven decimals', { amountUsd: 1.0000001 }],
+      ['1e300 USD', { amountUsd: 1e300 }],
+      ['an unknown wallet context', { amountUsd: 1, walletContext: 'paper' }],
+    ] as const) {
+      await withdraw(`withdraw with ${what}`, u1.accessToken, live, body);
+    }
+    await withdraw('withdraw with a blank agent id', u1.accessToken, ' ', { amountUsd: 1 });
+    await withdraw('withdraw without a token', undefined, live, { amountUsd: 1 });
+    expect((await withdrawals()) === 6, 'six withdrawals went through, each with its audit row');
+    await both('GET subscriptions after the withdrawals', 'GET', u1.accessToken);
   } finally {
     await conv.stop();
   }

@@ -56,4 +56,19 @@ export const conventionalMigrations: Migration[] = [
         created_at timestamptz NOT NULL
       );`,
   },
+  {
+    id: 'conventional/002-withdraw-audit',
+    sql: `
+      CREATE TABLE withdraw_audit (
+        id bigserial PRIMARY KEY,
+        request_id text NOT NULL,
+        user_id uuid NOT NULL,
+        agent_id text NOT NULL,
+        wallet_context text NOT NULL,
+        amount_micro bigint NOT NULL,
+        pending boolean NOT NULL,
+        wallet_balance_after_micro bigint,
+        created_at timestamptz NOT NULL
+      );`,
+  },
 ];

@@ -41,12 +41,31 @@ export interface FollowAgentResult {
  */
 const MAX_ROUNDS = 5;
 
+/**
+ * How stale the states a follow plans on may be: this process's own writes keep them current, and
+ * every decision the plan leads to is taken again on fresh state under the stream's expected
+ * revision. Only another process's change within this bound can make the plan itself stale: an
+ * agent delisted or a wallet context switched elsewhere that recently (docs/decisions.md).
+ */
+const PLAN_STALENESS_MS = 1_000;
+
 export async function followAgent({ data }: Command<'FollowAgent', FollowAgentData>, tools: Tools): Promise<FollowAgentResult> {
-  const { userId, input } = data;
-  const [agent, walletContext] = await Promise.all([followableAgent(tools, input.agentId), walletContextOf(tools, userId, input)]);
+  try {
+    return await follow(data, tools, PLAN_STALENESS_MS);
+  } catch (err) {
+    // A refusal is never answered from a state that may be stale: plan again on fresh state.
+    if (err instanceof DomainError) return follow(data, tools, undefined);
+    throw err;
+  }
+}
+
+async function follow({ userId, input }: FollowAgentData, tools: Tools, maxStaleMs: number | undefined): Promise<FollowAgentResult> {
+  const staleness = maxStaleMs === undefined ? {} : { maxStaleMs };
+  const [agent, walletContext] = await Promise.all([followableAgent(tools, input.agentId, staleness), walletContextOf(tools, userId, input, staleness)]);
   const id = poolId(userId, agent.id, walletContext);
-  const planOnce = async () => {
-    const [pool, wallet] = await Promise.all([tools.load(poolDecider, id), tools.load(walletDecider, userId)]);
+  const planOnce = async (fresh = false) => {
+    const options = fresh ? {} : staleness;
+    const [pool, wallet] = await Promise.all([tools.load(poolDecider, id, options), tools.load(walletDecider, userId, options)]);
     const facts = { pool: pool.state, wallet: wallet.state, walletContext, agentTerms: termsOf(agent), choices: choicesOf(input) };
     const { VIRTUAL_START_USD, SOL_PRICE_USD } = tools.deps.config;
     return { pool: pool.state, plan: planFollow({ ...facts, virtualStartMicro: usdToMicro(VIRTUAL_START_USD), solPriceMicro: usdToMicro(SOL_PRICE_USD) }) };
@@ -59,7 +78,7 @@ export async function followAgent({ data }: Command<'FollowAgent', FollowAgentDa
       const added = await apply(tools, id, { userId, agentId: agent.id, walletContext }, round.pool, round.plan);
       if (added === round.plan.topUpMicro || n === MAX_ROUNDS) break;
       try {
-        round = await planOnce();
+        round = await planOnce(true);
       } catch (err) {
         if (err instanceof DomainError) break;
         throw err;
@@ -103,8 +122,8 @@ async function apply(
   return transfer.plan.amountMicro;
 }
 
-async function followableAgent(tools: Tools, agentId: string): Promise<ListedAgent> {
-  const { state } = await tools.load(agentDecider, agentId);
+async function followableAgent(tools: Tools, agentId: string, options: { maxStaleMs?: number }): Promise<ListedAgent> {
+  const { state } = await tools.load(agentDecider, agentId, options);
   if (!state.exists) throw refuse('AGENT_NOT_FOUND', 'agent not found');
   const status = state.betaStatus;
   if (!isFollowable(state)) throw refuse('AGENT_NOT_FOLLOWABLE', `agent is ${status} and cannot be followed`);
@@ -112,9 +131,9 @@ async function followableAgent(tools: Tools, agentId: string): Promise<ListedAge
 }
 
 /** The body's context, else the user's current one (virtualWalletMode), else virtual. */
-async function walletContextOf(tools: Tools, userId: string, input: SubscribeInput): Promise<WalletContext> {
+async function walletContextOf(tools: Tools, userId: string, input: SubscribeInput, options: { maxStaleMs?: number }): Promise<WalletContext> {
   if (input.walletContext) return input.walletContext;
   if (input.walletMode) return input.walletMode === 'REAL' ? 'real' : 'virtual';
-  const { state: user } = await tools.load(userDecider, userId);
+  const { state: user } = await tools.load(userDecider, userId, options);
   return user.status === 'registered' && !user.virtualWalletMode ? 'real' : 'virtual';
 }

@@ -66,7 +66,9 @@ async function expectSeen(
  */
 export function flowSuite(t: Test, eventStore: 'postgres' | 'esdb') {
   t.test(`the first flow end to end on ${eventStore}`, async (t) => {
-    const app = await startTestApp({ eventStore, config: { ADMIN_EMAILS: ADMIN, READ_YOUR_WRITES_TIMEOUT_MS: '3000' } });
+    // The simulated chain takes an hour: the real pool's add stays pending through the flow
+    // (test/workers/reconciliation.test.ts settles them).
+    const app = await startTestApp({ eventStore, config: { ADMIN_EMAILS: ADMIN, READ_YOUR_WRITES_TIMEOUT_MS: '3000', VENUE_SIM_CHAIN_MS: '3600000' } });
     t.teardown(() => app.close());
     t.equal(app.deps.store.kind, eventStore);
 

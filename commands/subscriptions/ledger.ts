@@ -31,17 +31,22 @@ export interface PoolMoveResult {
   amountMicro: MicroUsd;
 }
 
+/** How stale a state used only to plan may be (see PLAN_STALENESS_MS in follow.ts): the steps decide again on fresh state. */
+const PLAN_STALENESS_MS = 1_000;
+
 /** The request's context, else the user's current one (virtualWalletMode). */
 async function contextOf(tools: Tools, req: PoolRequest): Promise<WalletContext> {
   if (req.walletContext) return req.walletContext;
-  const { state: user } = await tools.load(userDecider, req.userId);
+  const { state: user } = await tools.load(userDecider, req.userId, { maxStaleMs: PLAN_STALENESS_MS });
   return user.status === 'registered' && !user.virtualWalletMode ? 'real' : 'virtual';
 }
 
+/** The pool, which the user must follow: a refusal is only ever answered from a fresh read. */
 async function followedPool(tools: Tools, req: PoolRequest) {
   const walletContext = await contextOf(tools, req);
   const id = poolId(req.userId, req.agentId, walletContext);
-  const { state } = await tools.load(poolDecider, id);
+  let { state } = await tools.load(poolDecider, id, { maxStaleMs: PLAN_STALENESS_MS });
+  if (!state.followed) ({ state } = await tools.load(poolDecider, id));
   if (!state.followed) throw refuse('SUBSCRIPTION_NOT_FOUND', 'you do not follow this agent in this wallet context');
   return { id, walletContext, state };
 }
@@ -77,7 +82,9 @@ export async function withdrawAllocation(
   { data }: Command<'WithdrawAllocation', PoolRequest & { amountMicro: MicroUsd }>,
   tools: Tools,
 ): Promise<PoolMoveResult> {
-  const { id, walletContext } = await followedPool(tools, data);
+  // No read first: the pool's debit refuses a pool the user does not follow (404) on fresh state.
+  const walletContext = await contextOf(tools, data);
+  const id = poolId(data.userId, data.agentId, walletContext);
   const transfer = await runTransfer(
     tools,
     planned({

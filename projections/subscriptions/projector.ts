@@ -5,7 +5,8 @@
 // functions, so the maths exists once and the row can only differ from a replay of the stream if
 // an event was missed or applied twice (what the auditors' replay checks).
 import { poolEventSchema, poolEventTypes, type PoolEvent } from '../../domain/pool/events.ts';
-import { evolve, initialState, type PoolState } from '../../domain/pool/state.ts';
+import { replayStep, type Replayed } from '../../domain/pool/history.ts';
+import { initialState, type PoolState } from '../../domain/pool/state.ts';
 import type { Migration, PoolClient } from '../../infra/db.ts';
 import type { RecordedEvent } from '../../infra/eventstore/port.ts';
 import type { Projector } from '../projector.ts';
@@ -70,13 +71,24 @@ const migrations: Migration[] = [
     DELETE FROM subscriptions;
     DELETE FROM projection_checkpoints WHERE name = 'subscriptions';`,
   },
+  {
+    // A stopped pool's row kept the figures of the batch before the stop (the payout that closed it
+    // and anything else in its batch were lost, and a pool opened and stopped in one batch had no
+    // row): the auditors' replay found it. Replayed with the fixed fold.
+    id: 'subscriptions/003-stopped-rows',
+    sql: `DELETE FROM subscriptions;
+    DELETE FROM projection_checkpoints WHERE name = 'subscriptions';`,
+  },
 ];
 
 /** The pool id is the stream name without its `pool-` prefix. */
 const poolIdOf = (event: RecordedEvent): string => event.streamName.slice('pool-'.length);
 
-/** A pool event as the domain folds it; an AllocationAdded written before it carried its time takes the event's. */
-function parse(event: RecordedEvent): PoolEvent | null {
+/**
+ * A pool event as the domain folds it (null for any other event); an AllocationAdded written before
+ * it carried its time takes the event's. The auditors' replay reads the log through it too.
+ */
+export function poolEventOf(event: RecordedEvent): PoolEvent | null {
   if (!event.streamName.startsWith('pool-') || !poolEventTypes.has(event.type)) return null;
   const parsed = poolEventSchema.parse({ type: event.type, data: event.data });
   if (parsed.type === 'AllocationAdded' && parsed.data.at === undefined) return { ...parsed, data: { ...parsed.data, at: event.metadata.occurredAt } };
@@ -133,7 +145,7 @@ function rowOf(state: PoolState, previous: Record<string, unknown> | undefined):
 async function applyBatch(client: PoolClient, events: RecordedEvent[]): Promise<void> {
   const byPool = new Map<string, PoolEvent[]>();
   for (const recorded of events) {
-    const event = parse(recorded);
+    const event = poolEventOf(recorded);
     if (!event) continue;
     const id = poolIdOf(recorded);
     const list = byPool.get(id);
@@ -151,7 +163,9 @@ async function applyBatch(client: PoolClient, events: RecordedEvent[]): Promise<
   for (const [id, poolEvents] of byPool) {
     const previous = stored.get(id);
     const start = previous ? (previous.state as PoolState) : initialState();
-    const row = rowOf(poolEvents.reduce(evolve, start), previous);
+    // A pool stopped in this batch keeps the row of its last followed state, as one event at a time would.
+    const { state, lastFollowed } = poolEvents.reduce(replayStep, { state: start, lastFollowed: null, events: 0 } satisfies Replayed);
+    const row = rowOf(state, lastFollowed ? rowOf(lastFollowed, undefined)! : previous);
     if (row) upserts.push(row);
   }
   if (upserts.length === 0) return;

@@ -80,8 +80,17 @@ export function figuresOf(state: PoolState): PoolFigures | null {
   });
 }
 
+/**
+ * The state without the per-id bookkeeping that only deciding reads (the fates of transfers and
+ * trades, payouts): `evolve` never reads it, so a fold that drops it after each event ends with
+ * the same pool, without copying records that grow with every movement. The read model keeps the
+ * same (its row's state).
+ */
+export const withoutBookkeeping = (state: PoolState): PoolState => ({ ...state, transfers: {}, trades: {}, payouts: {} });
+
 /** A pool's fold so far: the state, the last state in which it was followed, the events folded. */
 export interface Replayed {
+  /** without the bookkeeping (withoutBookkeeping) */
   state: PoolState;
   /**
    * The state before the pool last stopped (or the current one while followed): a stopped pool's
@@ -95,7 +104,11 @@ export const startReplay = (): Replayed => ({ state: initialState(), lastFollowe
 
 /** One more event folded in. */
 export function replayStep(replayed: Replayed, event: PoolEvent): Replayed {
-  const state = evolve(replayed.state, event);
+  const before = replayed.state;
+  const after = evolve(before, event);
+  // Most events leave the bookkeeping as it was (already dropped): no second copy of the state then.
+  const untouched = after.transfers === before.transfers && after.trades === before.trades && after.payouts === before.payouts;
+  const state = untouched ? after : withoutBookkeeping(after);
   return { state, lastFollowed: state.followed ? state : replayed.lastFollowed, events: replayed.events + 1 };
 }
 

@@ -165,9 +165,9 @@ export interface LogReplay {
  * folded, so the store works while the fold runs.
  */
 export async function replayLog(store: EventStore, until: Position, onProgress?: (events: number) => void): Promise<LogReplay> {
-  const pools = new Map<string, Replayed>();
+  const byStream = new Map<string, Replayed>();
   let events = 0;
-  if (comparePositions(until, START) <= 0) return { pools, events };
+  if (comparePositions(until, START) <= 0) return { pools: byStream, events };
   let next: Promise<RecordedEvent[]> | null = store.readAll({ fromPosition: START, maxCount: READ_BATCH });
   while (next) {
     const batch: RecordedEvent[] = await next;
@@ -179,11 +179,13 @@ export async function replayLog(store: EventStore, until: Position, onProgress?:
       events += 1;
       const event = poolEventOf(recorded);
       if (!event) continue;
-      const id = poolIdOfStream(recorded.streamName);
-      pools.set(id, replayStep(pools.get(id) ?? startReplay(), event));
+      const stream = recorded.streamName;
+      byStream.set(stream, replayStep(byStream.get(stream) ?? startReplay(), event));
     }
     onProgress?.(events);
   }
+  const pools = new Map<string, Replayed>();
+  for (const [stream, replayed] of byStream) pools.set(poolIdOfStream(stream), replayed);
   return { pools, events };
 }
 

@@ -5,7 +5,7 @@
 // functions, so the maths exists once and the row can only differ from a replay of the stream if
 // an event was missed or applied twice (what the auditors' replay checks).
 import { poolEventSchema, poolEventTypes, type PoolEvent } from '../../domain/pool/events.ts';
-import { replayStep, type Replayed } from '../../domain/pool/history.ts';
+import { replayStep, withoutBookkeeping, type Replayed } from '../../domain/pool/history.ts';
 import { initialState, type PoolState } from '../../domain/pool/state.ts';
 import type { Migration, PoolClient } from '../../infra/db.ts';
 import type { RecordedEvent } from '../../infra/eventstore/port.ts';
@@ -100,7 +100,7 @@ export function poolEventOf(event: RecordedEvent): PoolEvent | null {
  * the per-id bookkeeping that only deciding needs (fates of transfers and trades), which would
  * grow the row with every movement.
  */
-const kept = (state: PoolState): PoolState => ({ ...state, transfers: {}, trades: {}, payouts: {} });
+const kept = withoutBookkeeping;
 
 const COLUMNS = [
   'user_id', 'agent_id', 'wallet_context', 'pool_id', 'agent_name', 'agent_image_url', 'venue', 'max_leverage',

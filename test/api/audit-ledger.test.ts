@@ -109,6 +109,15 @@ t.test('the pool ledger: every event with its running figures, pages, and the re
     t.equal((await api(app, 'GET', `${SUBS}/${agentId}/ledger`)).status, 401);
   });
 
+  await t.test('the OpenAPI document describes the auditors\' routes', async (t) => {
+    const doc = await api(app, 'GET', '/docs/json');
+    t.equal(doc.status, 200);
+    const ledgerDoc = doc.body.paths['/api/v1/users/me/subscriptions/{agentId}/ledger'].get;
+    t.same(ledgerDoc.parameters.filter((p: { in: string }) => p.in === 'query').map((p: { name: string }) => p.name).sort(), ['at', 'limit', 'page', 'walletContext']);
+    t.ok(ledgerDoc.responses['200'].content['application/json'].schema, 'the answer is described');
+    t.ok(doc.body.paths['/api/admin/audit/pools'].get && doc.body.paths['/api/admin/audit/pools/{poolId}'].get);
+  });
+
   await t.test("a stopped pool's history stays readable, ending unfollowed", async (t) => {
     ok(await api(app, 'DELETE', `${SUBS}/${agentId}`, { token: user.accessToken }));
     const res = await ledger('?walletContext=virtual');

@@ -1,5 +1,6 @@
-// npm run bench [-- --seconds N --events N --bridges N --only eventstore|http|reconciliation]: every figure from one run on this machine, each
-// compared with a baseline measured in the same run.
+// npm run bench [-- --seconds N --events N --audit-events N --bridges N --only eventstore|http|audit|reconciliation]: every
+// figure from one run on this machine, each compared with a baseline or target measured or stated in the same run.
+import { auditBench } from './audit.ts';
 import { eventStoreBench } from './eventstore.ts';
 import { httpBench } from './http.ts';
 import { reconciliationBench } from './reconciliation.ts';
@@ -11,10 +12,12 @@ function arg(name: string, fallback: number): number {
 
 const seconds = arg('seconds', 8);
 const events = arg('events', 300_000);
+const auditEvents = arg('audit-events', 1_000_000);
 const onlyAt = process.argv.indexOf('--only');
 const only = onlyAt > 0 ? process.argv[onlyAt + 1] : undefined;
-console.log(`bench: ${seconds} s per measurement, exactly-once run at ${events} events`);
+console.log(`bench: ${seconds} s per measurement, exactly-once run at ${events} events, audit replay over ${auditEvents} events`);
 if (!only || only === 'eventstore') await eventStoreBench(seconds, events);
 if (!only || only === 'http') await httpBench(seconds);
+if (!only || only === 'audit') await auditBench(auditEvents);
 if (!only || only === 'reconciliation') await reconciliationBench(arg('bridges', 10_000));
 process.exit(0);

@@ -5,6 +5,7 @@ import agentRoutes from './agents/index.ts';
 import developerRoutes from './developers/index.ts';
 import adminRoutes from './admin/index.ts';
 import subscriptionRoutes from './subscriptions/index.ts';
+import subscriptionLedgerRoutes from './subscriptions/ledger.ts';
 import walletRoutes from './wallet/index.ts';
 
 // Every route group of the spec, one plugin each; app.ts registers them in this order.
@@ -15,5 +16,6 @@ export const routeGroups: Array<(app: FastifyInstance) => Promise<void>> = [
   developerRoutes,
   adminRoutes,
   subscriptionRoutes,
+  subscriptionLedgerRoutes,
   walletRoutes,
 ];

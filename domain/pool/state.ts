@@ -75,9 +75,23 @@ export type PoolState = UnfollowedPool | FollowedPool;
 
 export const initialState = (): PoolState => ({ followed: false, closedAt: null, transfers: {}, pending: {}, trades: {}, settlements: 0, payouts: {} });
 
+// Records keyed by transfer and trade ids are copied into objects without a prototype, which V8
+// keeps as dictionaries. A spread adding a new id made a new hidden class for every event (ids are
+// unique), and folding a million pool events spent most of its time creating and collecting them.
+const dictionaryOf = <T>(record: Readonly<Record<string, T>>): Record<string, T> => Object.assign(Object.create(null) as Record<string, T>, record);
+
+/** A copy of `record` with `key` set to `value`. */
+const withEntry = <T>(record: Readonly<Record<string, T>>, key: string, value: T): Record<string, T> => {
+  const copy = dictionaryOf(record);
+  copy[key] = value;
+  return copy;
+};
+
+/** A copy of `record` without `key`. */
 const without = <T>(record: Readonly<Record<string, T>>, key: string): Record<string, T> => {
-  const { [key]: _gone, ...rest } = record;
-  return rest;
+  const copy = dictionaryOf(record);
+  delete copy[key];
+  return copy;
 };
 
 /** Folds a change of the ledger into a followed pool (an unfollowed one keeps no ledger). */
@@ -120,19 +134,19 @@ export function evolve(state: PoolState, event: PoolEvent): PoolState {
       return { ...state, settings, updatedAt };
     }
     case 'TransferRejected':
-      return { ...state, transfers: { ...state.transfers, [event.data.transferId]: 'rejected' } };
+      return { ...state, transfers: withEntry(state.transfers, event.data.transferId, 'rejected') };
     case 'AllocationAdded': {
       const { transferId, amountMicro, at } = event.data;
       const next = withLedger(state, at, (l) => ({ confirmedIn: l.confirmedIn + amountMicro }));
-      return { ...next, transfers: { ...state.transfers, [transferId]: 'credited' } };
+      return { ...next, transfers: withEntry(state.transfers, transferId, 'credited') };
     }
     case 'AllocationPending': {
       const { transferId, amountMicro, at } = event.data;
       const next = withLedger(state, at, (l) => ({ pendingIn: l.pendingIn + amountMicro }));
       return {
         ...next,
-        transfers: { ...state.transfers, [transferId]: 'pending' },
-        pending: { ...state.pending, [transferId]: { direction: 'in', amountMicro } },
+        transfers: withEntry(state.transfers, transferId, 'pending'),
+        pending: withEntry(state.pending, transferId, { direction: 'in', amountMicro }),
       };
     }
     case 'WithdrawalRequested': {
@@ -140,13 +154,13 @@ export function evolve(state: PoolState, event: PoolEvent): PoolState {
       const { transferId, amountMicro } = transfer;
       if (!pending) {
         const next = withLedger(state, at, (l) => ({ confirmedOut: l.confirmedOut + amountMicro }));
-        return { ...next, transfers: { ...state.transfers, [transferId]: 'paid' }, payouts: { ...state.payouts, [transferId]: amountMicro } };
+        return { ...next, transfers: withEntry(state.transfers, transferId, 'paid'), payouts: withEntry(state.payouts, transferId, amountMicro) };
       }
       const next = withLedger(state, at, (l) => ({ pendingOut: l.pendingOut + amountMicro }));
       return {
         ...next,
-        transfers: { ...state.transfers, [transferId]: 'pending' },
-        pending: { ...state.pending, [transferId]: { direction: 'out', amountMicro } },
+        transfers: withEntry(state.transfers, transferId, 'pending'),
+        pending: withEntry(state.pending, transferId, { direction: 'out', amountMicro }),
       };
     }
     case 'AllocationSettled': {
@@ -160,8 +174,8 @@ export function evolve(state: PoolState, event: PoolEvent): PoolState {
           : { pendingOut: l.pendingOut - leg.amountMicro, confirmedOut: l.confirmedOut + (confirmed ? amountMicro : 0) },
       );
       const fate: TransferFate = !confirmed ? 'failed' : leg.direction === 'in' ? 'credited' : 'paid';
-      const payouts = fate === 'paid' ? { ...state.payouts, [transferId]: amountMicro } : state.payouts;
-      return { ...next, transfers: { ...state.transfers, [transferId]: fate }, pending: without(state.pending, transferId), payouts };
+      const payouts = fate === 'paid' ? withEntry(state.payouts, transferId, amountMicro) : state.payouts;
+      return { ...next, transfers: withEntry(state.transfers, transferId, fate), pending: without(state.pending, transferId), payouts };
     }
     case 'BridgeStatusChanged': {
       if (!state.followed) return state;
@@ -170,9 +184,9 @@ export function evolve(state: PoolState, event: PoolEvent): PoolState {
     }
     case 'TradeOpened': {
       const { tradeId, marginMicro, at } = event.data;
-      const trades = { ...state.trades, [tradeId]: 'open' as const };
+      const trades = withEntry(state.trades, tradeId, 'open' as const);
       if (!state.followed) return { ...state, trades };
-      const openTrades = { ...state.openTrades, [tradeId]: { marginMicro, unrealizedMicro: 0 } };
+      const openTrades = withEntry(state.openTrades, tradeId, { marginMicro, unrealizedMicro: 0 });
       return { ...state, trades, openTrades, ledger: { ...state.ledger, locked: sumOf(openTrades, 'marginMicro') }, updatedAt: at };
     }
     case 'TradeMarked': {
@@ -180,12 +194,12 @@ export function evolve(state: PoolState, event: PoolEvent): PoolState {
       const { tradeId, unrealizedPnlMicro, at } = event.data;
       const trade = state.openTrades[tradeId];
       if (!trade) return state;
-      const openTrades = { ...state.openTrades, [tradeId]: { ...trade, unrealizedMicro: unrealizedPnlMicro } };
+      const openTrades = withEntry(state.openTrades, tradeId, { ...trade, unrealizedMicro: unrealizedPnlMicro });
       return { ...state, openTrades, ledger: { ...state.ledger, unrealized: sumOf(openTrades, 'unrealizedMicro') }, updatedAt: at };
     }
     case 'TradeClosed': {
       const { tradeId, realizedPnlMicro, at } = event.data;
-      const trades = { ...state.trades, [tradeId]: 'closed' as const };
+      const trades = withEntry(state.trades, tradeId, 'closed' as const);
       if (!state.followed) return { ...state, trades };
       const openTrades = without(state.openTrades, tradeId);
       const ledger = {

@@ -36,6 +36,7 @@ export const errorCatalogue = {
   SUBSCRIPTION_NOT_FOUND: { status: 404, description: 'The caller does not follow this agent in this wallet context.' },
   TRADE_NOT_FOUND: { status: 404, description: 'No open trade with this id in the pool.' },
   TRANSFER_NOT_FOUND: { status: 404, description: 'No transfer with this id was debited.' },
+  POOL_NOT_FOUND: { status: 404, description: 'No pool stream and no read-model row has this pool id.' },
   // 405, 406, 408, 413, 414, 415, 431: the framework's own refusals, in the envelope
   METHOD_NOT_ALLOWED: { status: 405, description: 'The route does not accept this method.' },
   NOT_ACCEPTABLE: { status: 406, description: 'The response cannot be given in an accepted type.' },

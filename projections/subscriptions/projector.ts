@@ -6,6 +6,7 @@
 // functions, so the maths exists once and the row can only differ from a replay of the stream if
 // an event was missed or applied twice (what the auditors' replay checks).
 import { poolEventSchema, poolEventTypes, type PoolEvent } from '../../domain/pool/events.ts';
+import { withoutBookkeeping } from '../../domain/pool/history.ts';
 import { evolve, initialState, type PoolState } from '../../domain/pool/state.ts';
 import type { Migration, PoolClient } from '../../infra/db.ts';
 import type { RecordedEvent } from '../../infra/eventstore/port.ts';
@@ -78,13 +79,25 @@ const migrations: Migration[] = [
     INSERT INTO subscription_states (pool_id, state) SELECT pool_id, state FROM subscriptions;
     ALTER TABLE subscriptions DROP COLUMN state;`,
   },
+  {
+    // A stopped pool's row kept the figures of the batch before the stop (the payout that closed it
+    // and anything else in its batch were lost, and a pool opened and stopped in one batch had no
+    // row): the auditors' replay found it. Replayed, states and rows, with the fixed fold.
+    id: 'subscriptions/004-stopped-rows',
+    sql: `DELETE FROM subscriptions;
+    DELETE FROM subscription_states;
+    DELETE FROM projection_checkpoints WHERE name = 'subscriptions';`,
+  },
 ];
 
 /** The pool id is the stream name without its `pool-` prefix. */
 const poolIdOf = (event: RecordedEvent): string => event.streamName.slice('pool-'.length);
 
-/** A pool event as the domain folds it; an AllocationAdded written before it carried its time takes the event's. */
-function parse(event: RecordedEvent): PoolEvent | null {
+/**
+ * A pool event as the domain folds it (null for any other event); an AllocationAdded written before
+ * it carried its time takes the event's. The auditors' replay reads the log through it too.
+ */
+export function poolEventOf(event: RecordedEvent): PoolEvent | null {
   if (!event.streamName.startsWith('pool-') || !poolEventTypes.has(event.type)) return null;
   const parsed = poolEventSchema.parse({ type: event.type, data: event.data });
   if (parsed.type === 'AllocationAdded' && parsed.data.at === undefined) return { ...parsed, data: { ...parsed.data, at: event.metadata.occurredAt } };
@@ -96,7 +109,7 @@ function parse(event: RecordedEvent): PoolEvent | null {
  * the per-id bookkeeping that only deciding needs (fates of transfers and trades), which would
  * grow the row with every movement.
  */
-const kept = (state: PoolState): PoolState => ({ ...state, transfers: {}, trades: {}, payouts: {} });
+const kept = withoutBookkeeping;
 
 const COLUMNS = [
   'user_id', 'agent_id', 'wallet_context', 'pool_id', 'agent_name', 'agent_image_url', 'venue', 'max_leverage',
@@ -141,7 +154,7 @@ function rowOf(state: PoolState, previous: Record<string, unknown> | undefined):
 async function applyBatch(client: PoolClient, events: RecordedEvent[]): Promise<void> {
   const byPool = new Map<string, PoolEvent[]>();
   for (const recorded of events) {
-    const event = parse(recorded);
+    const event = poolEventOf(recorded);
     if (!event) continue;
     const id = poolIdOf(recorded);
     const list = byPool.get(id);

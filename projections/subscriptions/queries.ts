@@ -3,7 +3,7 @@ import type { Pool } from '../../infra/db.ts';
 import { subscriptionRecord, type SubscriptionRecord, type SubscriptionRow } from './record.ts';
 
 /** The columns a record is made of (not the folded `state`, which only the projector reads). */
-const RECORD_COLUMNS = `user_id, agent_id, wallet_context, agent_name, agent_image_url, venue, max_leverage, success_fee_percent,
+export const RECORD_COLUMNS = `user_id, agent_id, wallet_context, agent_name, agent_image_url, venue, max_leverage, success_fee_percent,
   min_allocation_micro, min_trade_micro, min_per_trade_percent, recommended_per_trade_percent, max_concurrent_positions,
   max_entries_per_trade, trade_mode, allocation_mode, allocation_percentage_min, allocation_percentage_max,
   allocation_amount_usd_micro, allocation_amount_sol_lamports, go_live_upon_confirmation, is_paused, confirmed_in_micro,

@@ -1,4 +1,5 @@
 import type { FastifyInstance } from 'fastify';
+import adminAuditRoutes from './audit.ts';
 import developerAgentReviewRoutes from './developer-agents.ts';
 import adminMarketRoutes from './market.ts';
 import adminWalletRoutes from './wallets.ts';
@@ -8,4 +9,5 @@ export default async function adminRoutes(app: FastifyInstance): Promise<void> {
   await app.register(developerAgentReviewRoutes);
   await app.register(adminWalletRoutes);
   await app.register(adminMarketRoutes);
+  await app.register(adminAuditRoutes);
 }

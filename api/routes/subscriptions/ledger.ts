@@ -1,0 +1,109 @@
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { everFollowed, eventsAsOf, replayHistory, type HistoryStep } from '../../../domain/pool/history.ts';
+import { poolId } from '../../../domain/pool/state.ts';
+import { refuse } from '../../../domain/shared/errors.ts';
+import { microToUsd } from '../../../domain/shared/money.ts';
+import { walletContextSchema, type WalletContext } from '../../../domain/wallet/events.ts';
+import { poolHistory } from '../../../projections/subscriptions/audit.ts';
+import { allocationBalanceAuditSchema, recordOf, subscriptionRecordSchema, viewOfPool } from '../../../projections/subscriptions/record.ts';
+import { getUser } from '../../../projections/users/queries.ts';
+import { ok, paginated, paginationQuery } from '../../envelope.ts';
+import { paginatedOf } from '../developers/record.ts';
+
+const usd = z.number();
+const ledgerQuery = paginationQuery.extend({
+  walletContext: walletContextSchema.optional(),
+  at: z.iso.datetime({ offset: true, message: 'at must be an ISO 8601 date-time, e.g. 2025-02-01T10:00:00Z' }).optional(),
+});
+
+/** The running figures after an event: the record's headline figures and its allocationBalanceAudit. */
+const balances = z.object({
+  allocatedUsd: usd,
+  currentBalanceUsd: usd,
+  withdrawableUsd: usd,
+  pendingDeltaUsd: usd,
+  allocationBalanceAudit: allocationBalanceAuditSchema,
+});
+
+const ledgerItem = z.object({
+  /** the event's place in the pool's history, from 1 */
+  sequence: z.number(),
+  eventId: z.string(),
+  type: z.string(),
+  time: z.string(),
+  /** the event's own money fields, in USD; empty for a fact that moves no money */
+  amounts: z.record(z.string(), usd),
+  /** whether the pool was followed after the event (a stop leaves it unfollowed) */
+  followed: z.boolean(),
+  balances: balances.nullable(),
+});
+
+const ledgerPage = paginatedOf(ledgerItem).extend({
+  data: paginatedOf(ledgerItem).shape.data.extend({
+    /** with `at`: the subscription record as it was then, null when the pool was not followed then */
+    subscription: subscriptionRecordSchema.nullable().optional(),
+  }),
+});
+
+function itemOf(step: HistoryStep): z.infer<typeof ledgerItem> {
+  const record = step.state.followed ? recordOf(viewOfPool(step.state)) : null;
+  return {
+    sequence: step.index + 1,
+    eventId: step.id,
+    type: step.event.type,
+    time: step.time,
+    amounts: Object.fromEntries(Object.entries(step.amounts).map(([name, micro]) => [name, microToUsd(micro)])),
+    followed: step.state.followed,
+    balances: record && {
+      allocatedUsd: record.allocatedUsd,
+      currentBalanceUsd: record.currentBalanceUsd,
+      withdrawableUsd: record.withdrawableUsd,
+      pendingDeltaUsd: record.pendingDeltaUsd,
+      allocationBalanceAudit: record.allocationBalanceAudit,
+    },
+  };
+}
+
+/**
+ * The caller's pool history, replayed from its stream (not from the read model): every event,
+ * oldest first, with the running figures after it; `at` replays up to a point in time.
+ */
+export default async function subscriptionLedgerRoutes(root: FastifyInstance): Promise<void> {
+  const app = root.withTypeProvider<ZodTypeProvider>();
+
+  /** The user's current context (virtualWalletMode), as the commands pick it. */
+  async function currentContext(userId: string): Promise<WalletContext> {
+    const user = await getUser(app.deps.pool, userId);
+    return user && !user.virtualWalletMode ? 'real' : 'virtual';
+  }
+
+  app.get(
+    '/api/v1/users/me/subscriptions/:agentId/ledger',
+    {
+      preHandler: app.requireUser,
+      schema: {
+        tags: ['User'],
+        summary: "The pool's ledger history: every event with the running figures after it, oldest first; `at` replays to a point in time",
+        security: [{ bearerAuth: [] }],
+        params: z.object({ agentId: z.string().trim().min(1).max(200) }),
+        querystring: ledgerQuery,
+        response: { 200: ledgerPage },
+      },
+    },
+    async (request) => {
+      const { userId } = request.identity!;
+      const { walletContext = await currentContext(userId), at, ...page } = request.query;
+      const history = await poolHistory(app.deps.store, poolId(userId, request.params.agentId, walletContext));
+      // A stopped pool's history stays readable; a pool never followed has none.
+      if (!everFollowed(history)) throw refuse('SUBSCRIPTION_NOT_FOUND', 'you have never followed this agent in this wallet context');
+      const steps = replayHistory(at ? eventsAsOf(history, new Date(at)) : history);
+      const items = steps.slice((page.page - 1) * page.limit, page.page * page.limit).map(itemOf);
+      const { data } = paginated(items, steps.length, page);
+      if (!at) return ok(data);
+      const then = steps.at(-1)?.state;
+      return ok({ ...data, subscription: then?.followed ? recordOf(viewOfPool(then)) : null });
+    },
+  );
+}

@@ -1,0 +1,147 @@
+// npm run audit -- verify [--progress]
+// npm run audit -- ledger --user <id or email> --agent <agentId> [--context virtual|real] [--at <ISO time>]
+//
+// verify: one pass over the global log (batches of 1,000), every pool folded as its events come,
+// then compared with the `subscriptions` read model at the read model's checkpoint. Prints each
+// difference; exits 1 on any, 0 when every pool matches. A progress bar goes to stderr when it is a
+// terminal, or with --progress.
+// ledger: one pool's history as a table, replayed from its stream (up to --at).
+// EVENT_STORE=esdb reads EventStoreDB, as the service does. Usage errors exit 2.
+import { parseArgs } from 'node:util';
+import cliProgress from 'cli-progress';
+import { eventsAsOf, everFollowed, replayHistory, type HistoryStep } from '../domain/pool/history.ts';
+import { poolId } from '../domain/pool/state.ts';
+import { normalizeEmail } from '../domain/user/fields.ts';
+import { walletContextSchema, type WalletContext } from '../domain/wallet/events.ts';
+import { ConfigError, loadConfig } from '../infra/config.ts';
+import { createPool, type Pool } from '../infra/db.ts';
+import { createEventStore } from '../infra/eventstore/index.ts';
+import type { EventStore } from '../infra/eventstore/port.ts';
+import { userIdForEmail } from '../infra/tokens.ts';
+import { compareAll, poolHistory, readModelSnapshot, replayLog, type PoolAudit } from '../projections/subscriptions/audit.ts';
+import { getUser } from '../projections/users/queries.ts';
+
+class UsageError extends Error {}
+
+const USAGE = `usage: npm run audit -- verify [--progress]
+       npm run audit -- ledger --user <id or email> --agent <agentId> [--context virtual|real] [--at <ISO time>]`;
+
+/** micro-USD as exact decimal text with 6 places (an auditor's table does not round). */
+function usd(micro: number): string {
+  const sign = micro < 0 ? '-' : '';
+  const abs = Math.abs(micro);
+  return `${sign}${Math.floor(abs / 1_000_000)}.${String(abs % 1_000_000).padStart(6, '0')}`;
+}
+
+function describe(audit: PoolAudit): string[] {
+  const head = `${audit.status} ${audit.poolId} (${audit.events} events)`;
+  return [head, ...audit.differences.map((d) => `  ${d.field}: ledger ${JSON.stringify(d.ledger)}, read model ${JSON.stringify(d.readModel)}`)];
+}
+
+async function verify(store: EventStore, db: Pool, progress: boolean): Promise<number> {
+  const { checkpoint, rows } = await readModelSnapshot(db);
+  const total = store.kind === 'postgres' ? Number((await db.query<{ n: string }>('SELECT count(*) AS n FROM events')).rows[0]!.n) : 0;
+  const bar = progress
+    ? new cliProgress.SingleBar({ format: ' replay |{bar}| {value}/{total} events', hideCursor: true, noTTYOutput: true, notTTYSchedule: 1000 }, cliProgress.Presets.shades_classic)
+    : null;
+  bar?.start(total, 0);
+  const started = performance.now();
+  const replay = await replayLog(store, checkpoint, (n) => {
+    if (n > total) bar?.setTotal(n);
+    bar?.update(n);
+  });
+  const seconds = (performance.now() - started) / 1000;
+  bar?.setTotal(replay.events);
+  bar?.stop();
+  const audits = compareAll(replay.pools, rows);
+  const count = (status: PoolAudit['status']) => audits.filter((a) => a.status === status).length;
+  for (const audit of audits) if (audit.status !== 'MATCH') console.log(describe(audit).join('\n'));
+  const rate = seconds > 0 ? Math.round(replay.events / seconds) : replay.events;
+  console.log(
+    `verified ${audits.length} pools from ${replay.events} events in ${seconds.toFixed(2)} s (${rate} events/s): ` +
+      `${count('MATCH')} match, ${count('DIFFERENT')} different, ${count('MISSING_ROW')} missing rows, ${count('ORPHAN_ROW')} orphan rows`,
+  );
+  return audits.every((a) => a.status === 'MATCH') ? 0 : 1;
+}
+
+function table(steps: HistoryStep[]): string {
+  const header = ['#', 'time', 'type', 'amounts', 'allocatedUsd', 'currentBalanceUsd', 'withdrawableUsd', 'pendingDeltaUsd'];
+  const lines = steps.map((s) => {
+    const f = s.figures;
+    const amounts = Object.entries(s.amounts).map(([name, micro]) => `${name}=${usd(micro)}`).join(' ');
+    const figures = f ? [f.allocatedUsd, f.currentBalanceUsd, f.withdrawableUsd, f.pendingDeltaUsd].map(usd) : ['-', '-', '-', '-'];
+    return [String(s.index + 1), s.time, s.event.type, amounts, ...figures];
+  });
+  const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
+  const right = new Set([0, 4, 5, 6, 7]);
+  const render = (cells: string[]) => cells.map((c, i) => (right.has(i) ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join('  ').trimEnd();
+  return [render(header), ...lines.map(render)].join('\n');
+}
+
+async function ledger(store: EventStore, db: Pool, args: { user?: string; agent?: string; context?: string; at?: string }): Promise<number> {
+  if (!args.user || !args.agent) throw new UsageError('ledger needs --user and --agent');
+  const userId = args.user.includes('@') ? userIdForEmail(normalizeEmail(args.user)) : args.user;
+  let walletContext: WalletContext;
+  if (args.context) {
+    const parsed = walletContextSchema.safeParse(args.context);
+    if (!parsed.success) throw new UsageError('--context is virtual or real');
+    walletContext = parsed.data;
+  } else {
+    const user = await getUser(db, userId);
+    walletContext = user && !user.virtualWalletMode ? 'real' : 'virtual';
+  }
+  const at = args.at === undefined ? undefined : new Date(args.at);
+  if (at && Number.isNaN(at.getTime())) throw new UsageError('--at is an ISO date-time, e.g. 2025-02-01T10:00:00Z');
+  const id = poolId(userId, args.agent, walletContext);
+  const history = await poolHistory(store, id);
+  if (!everFollowed(history)) {
+    console.error(`no pool ${id}: the user never followed this agent in the ${walletContext} context`);
+    return 1;
+  }
+  const steps = replayHistory(at ? eventsAsOf(history, at) : history);
+  console.log(`pool ${id}: ${steps.length} of ${history.length} events${at ? ` as of ${at.toISOString()}` : ''}`);
+  console.log(table(steps));
+  const last = steps.at(-1);
+  console.log(last?.state.followed ? `followed, allocatedUsd ${usd(last.figures!.allocatedUsd)}` : 'not followed');
+  return 0;
+}
+
+function argsOf(args: string[]) {
+  try {
+    return parseArgs({
+      args,
+      options: { progress: { type: 'boolean' }, user: { type: 'string' }, agent: { type: 'string' }, context: { type: 'string' }, at: { type: 'string' } },
+      allowPositionals: true,
+    });
+  } catch (err) {
+    throw new UsageError(`${(err as Error).message}\n${USAGE}`);
+  }
+}
+
+async function main(): Promise<number> {
+  const { values, positionals } = argsOf(process.argv.slice(2));
+  const [command, ...rest] = positionals;
+  if ((command !== 'verify' && command !== 'ledger') || rest.length) throw new UsageError(USAGE);
+  const config = loadConfig();
+  const db = createPool(config.DATABASE_URL, 4);
+  const store = createEventStore(config, db);
+  try {
+    if (command === 'verify') return await verify(store, db, Boolean(values.progress || process.stderr.isTTY));
+    return await ledger(store, db, values);
+  } finally {
+    await store.close();
+    await db.end();
+  }
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err) => {
+    if (err instanceof UsageError) {
+      console.error(err.message);
+      process.exit(2);
+    }
+    console.error(err instanceof ConfigError ? err.message : err);
+    process.exit(1);
+  },
+);

@@ -228,6 +228,11 @@ function settle({ data, metadata }: SettleAllocation, state: PoolState): PoolEve
   if (!Number.isSafeInteger(amountMicro) || amountMicro < 0 || amountMicro > leg.amountMicro) {
     throw refuse('VALIDATION_FAILED', `a settlement moves between 0 and ${leg.amountMicro} micro-USD`);
   }
+  // The wallet paid the whole add: a part confirmed would leave the rest in no ledger. A deposit
+  // reaches the venue in full (only a reclaim may move less than asked).
+  if (leg.direction === 'in' && outcome === 'confirmed' && amountMicro !== leg.amountMicro) {
+    throw refuse('VALIDATION_FAILED', `an add is confirmed in full (${leg.amountMicro} micro-USD) or fails`);
+  }
   const at = metadata.now.toISOString();
   const events: PoolEvent[] = [{ type: 'AllocationSettled', data: { transferId, direction: leg.direction, outcome, amountMicro, ...(reason ? { reason } : {}), at } }];
   if (state.followed && state.bridge?.transferId === transferId) {

@@ -161,9 +161,15 @@ type Leg = { id: string; transferId: string; leg: { direction: 'in' | 'out'; amo
 /** The venue's answer for one leg, and the transfer carried on (settleTransfer). */
 function settleLeg(w: World, { id, transferId, leg, followed }: Leg, a: Extract<Action, { kind: 'settle' }>): void {
   const seen = w.seen;
-  // A deposit reaches the venue in full (infra/venues: only a reclaim may move less than asked).
-  const result = leg.direction === 'in' && a.result === 'partial' ? 'full' : a.result;
+  const result = a.result;
   const amountMicro = result === 'full' ? leg.amountMicro : result === 'partial' ? Math.floor((leg.amountMicro * a.permille) / 1000) : 0;
+  if (leg.direction === 'in' && result === 'partial') {
+    // A deposit reaches the venue in full (only a reclaim may move less): a part is refused, the leg waits.
+    const err = refused(() => w.executePool(id, { type: 'SettleAllocation', data: { transferId, outcome: 'confirmed', amountMicro }, metadata }));
+    assert.equal(err?.reason, 'VALIDATION_FAILED', 'an add confirmed for part of it is refused');
+    seen.partialAddRefused++;
+    return;
+  }
   const fees = w.settlementIds.size;
   w.settle(id, transferId, result === 'failed' ? 'failed' : 'confirmed', amountMicro, a);
   if (!followed) seen.settleAfterClose++;

@@ -253,3 +253,15 @@ t.test('fees: a settlement never takes margin locked in open trades; what it can
   const rest = given([...recovered, ...someFree.events(), closed('tr-2', 0)]).when(debit(withdrawal('t-stop', 0, 'real', true)));
   t.match(rest.events()[0], { type: 'FeesSettled', data: { feeMicro: 4_000_000, feesChargedBeforeMicro: 6_000_000 } }, 'never more than 20 % of the profit in all');
 });
+
+// Found by the property test once it let the venue confirm an add for less than asked: the pool
+// took the smaller amount as credited and the rest, paid by the wallet, was in no ledger. A
+// deposit reaches the venue in full (only a reclaim may move less), so anything else is refused.
+t.test('real context: an add is confirmed for what the wallet paid, or fails; never for part of it', async (t) => {
+  const plan: TransferPlan = { transferId: 't-add-2', amountMicro: 100_000_000, from: { kind: 'wallet', userId: 'u1', walletContext: 'real' }, to: { kind: 'pool', userId: 'u1', agentId: 'a1', walletContext: 'real' } };
+  const pending = [...realPool, { type: 'AllocationPending', data: { transferId: 't-add-2', amountMicro: 100_000_000, at: T } } as PoolEvent];
+  t.equal(figures(given(pending).state).pendingDeltaUsd, plan.amountMicro);
+  given(pending).when(settle('t-add-2', 'confirmed', 99_999_999)).thenRefused(t, 'VALIDATION_FAILED', /in full/);
+  t.equal(given(pending).when(settle('t-add-2', 'confirmed', 100_000_000)).events().length, 1);
+  t.equal(given(pending).when(settle('t-add-2', 'failed', 0)).events().length, 1);
+});

@@ -63,6 +63,7 @@ export const reached = {
   settleAddFailed: 0,
   settleOutConfirmedFull: 0,
   partialReclaim: 0,
+  partialAddRefused: 0,
   settleOutFailed: 0,
   settleAfterClose: 0,
   feeSettledAtWithdrawal: 0,

@@ -4,7 +4,7 @@ import { microToUsd, type MicroUsd } from '../shared/money.ts';
 import type { PoolEndpoint, TransferPlan } from '../transfer/plan.ts';
 import type { WalletContext } from '../wallet/events.ts';
 import { walletModeOf, type AgentTerms, type BridgeStatus, type FollowSettings, type PoolEvent } from './events.ts';
-import { MIN_WITHDRAWAL_MICRO, pendingSuccessFeeUsd, poolFigures, splitFee, type ReconciliationStatus } from './ledger.ts';
+import { currentBalanceUsd, MIN_WITHDRAWAL_MICRO, pendingSuccessFeeUsd, poolFigures, splitFee, type ReconciliationStatus } from './ledger.ts';
 import { evolve, initialState, poolId, poolStream, type FollowedPool, type PoolState } from './state.ts';
 
 /** Follow an agent without moving money (nothing to add), or follow it again with new settings. */
@@ -155,11 +155,18 @@ const figuresOf = (pool: FollowedPool) =>
     reconciliationStatus: pool.reconciliation?.status ?? null,
   });
 
-/** The pool's pending success fee moved to the creator and the platform; real pools only, and only when due. */
+/**
+ * The pool's pending success fee moved to the creator and the platform; real pools only, and only
+ * when due. Never more than is free: the fee owed is net of open losses, so it can grow back once
+ * a trade recovers after a withdrawal took what was free then; the margin of open trades and the
+ * withdrawals on their way out stay covered, and what is not free now is settled next time.
+ */
 function settleFees(pool: FollowedPool, at: string): PoolEvent[] {
   if (pool.walletContext !== 'real') return [];
   const { successFeePercent } = pool.terms;
-  const fee = pendingSuccessFeeUsd(pool.ledger, successFeePercent);
+  const { ledger } = pool;
+  const free = currentBalanceUsd(ledger) - ledger.locked - ledger.pendingOut;
+  const fee = Math.min(pendingSuccessFeeUsd(ledger, successFeePercent), free);
   if (fee <= 0) return [];
   const { platform, creator } = splitFee(fee);
   return [
@@ -204,7 +211,7 @@ function debit({ data, metadata }: DebitPool, state: PoolState): PoolEvent[] {
             ...bridging(pool.walletContext, pool.terms, transfer.transferId, at),
           ]
         : [];
-    return [...fees, ...out, { type: 'PoolClosed', data: { at } }];
+    return [...fees, ...out, { type: 'PoolClosed', data: { at, transferId: transfer.transferId } }];
   }
   const figures = figuresOf(pool);
   if (transfer.amountMicro > figures.withdrawableUsd) {
@@ -232,6 +239,11 @@ function settle({ data, metadata }: SettleAllocation, state: PoolState): PoolEve
   if (!Number.isSafeInteger(amountMicro) || amountMicro < 0 || amountMicro > leg.amountMicro) {
     throw refuse('VALIDATION_FAILED', `a settlement moves between 0 and ${leg.amountMicro} micro-USD`);
   }
+  // The wallet paid the whole add: a part confirmed would leave the rest in no ledger. A deposit
+  // reaches the venue in full (only a reclaim may move less than asked).
+  if (leg.direction === 'in' && outcome === 'confirmed' && amountMicro !== leg.amountMicro) {
+    throw refuse('VALIDATION_FAILED', `an add is confirmed in full (${leg.amountMicro} micro-USD) or fails`);
+  }
   const at = metadata.now.toISOString();
   const events: PoolEvent[] = [{ type: 'AllocationSettled', data: { transferId, direction: leg.direction, outcome, amountMicro, ...(reason ? { reason } : {}), at } }];
   if (state.followed && state.bridge?.transferId === transferId) {
@@ -257,8 +269,10 @@ function openTrade({ data, metadata }: OpenTrade, state: PoolState): PoolEvent[]
   if (Object.hasOwn(state.trades, data.tradeId)) return [];
   const pool = followed(state);
   if (!Number.isSafeInteger(data.marginMicro) || data.marginMicro <= 0) throw refuse('VALIDATION_FAILED', 'a trade locks a positive margin');
-  // Margin comes from what is neither locked nor reserved for a withdrawal on its way out.
-  const free = Math.max(0, figuresOf(pool).ledgerAvailableUsd - pool.ledger.pendingOut);
+  // Margin comes from what is neither locked, nor reserved for a withdrawal on its way out, nor owed
+  // as success fees on realized profit: what could be withdrawn. A trade that locked the fees could
+  // lose them, and the fee settled when the withdrawal confirms would then exceed what the pool holds.
+  const free = figuresOf(pool).withdrawableUsd;
   if (data.marginMicro > free) {
     throw refuse('INSUFFICIENT_FUNDS', `the pool has ${microToUsd(free)} USD free for a new trade`, { availableUsd: microToUsd(free), requestedUsd: microToUsd(data.marginMicro) });
   }

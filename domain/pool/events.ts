@@ -91,7 +91,8 @@ export const tradeClosedSchema = z.object({ tradeId: z.string().min(1), realized
 
 /**
  * Success fees moved out of the pool to the agent's creator and the platform, with the figures
- * they were computed from: fee = successFeePercent% × (realized + min(0, unrealized)) − feesChargedBefore.
+ * they were computed from: fee = successFeePercent% × (realized + min(0, unrealized)) − feesChargedBefore,
+ * or less when less is free (the rest of what is due stays pending for the next settlement).
  */
 export const feesSettledSchema = z.object({
   settlementId: z.string().min(1),
@@ -105,8 +106,12 @@ export const feesSettledSchema = z.object({
   at: z.string(),
 });
 
-/** The user stopped following: the pool leaves the list (its history stays); a later follow opens it anew. */
-export const poolClosedSchema = z.object({ at: z.string() });
+/**
+ * The user stopped following: the pool leaves the list (its history stays); a later follow opens it
+ * anew. `transferId`: the stop's transfer, so that a repeated step finds it decided even when the
+ * pool had nothing to pay out (absent on events written before it was recorded).
+ */
+export const poolClosedSchema = z.object({ at: z.string(), transferId: z.string().min(1).optional() });
 
 /** The reconciliation worker's reading of the venue for this pool (real context). */
 export const reconciliationObservedSchema = z.object({

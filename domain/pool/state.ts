@@ -65,10 +65,19 @@ export interface FollowedPool extends Book {
   reconciliation: Reconciliation | null;
 }
 
-/** Never followed, or stopped (`closedAt`): a later follow opens it anew with an empty ledger. */
+/**
+ * Never followed, or stopped (`closedAt`): a later follow opens it anew with an empty ledger, but
+ * for what the stop left at the venue (`residueMicro`).
+ */
 export interface UnfollowedPool extends Book {
   followed: false;
   closedAt: string | null;
+  /**
+   * What a stopped pool still holds at the venue: the part of its closing payout the venue did not
+   * pay out (a reclaim for less than asked, or a failed one). A later follow opens with it as
+   * confirmed capital (its fees were settled at the stop). Absent (0) in states stored before it.
+   */
+  residueMicro?: MicroUsd;
 }
 
 export type PoolState = UnfollowedPool | FollowedPool;
@@ -117,7 +126,7 @@ export function evolve(state: PoolState, event: PoolEvent): PoolState {
         terms,
         subscribedAt,
         updatedAt: subscribedAt,
-        ledger: emptyLedger(),
+        ledger: { ...emptyLedger(), confirmedIn: state.followed ? 0 : (state.residueMicro ?? 0) },
         openTrades: {},
         bridge: null,
         reconciliation: null,
@@ -175,7 +184,10 @@ export function evolve(state: PoolState, event: PoolEvent): PoolState {
       );
       const fate: TransferFate = !confirmed ? 'failed' : leg.direction === 'in' ? 'credited' : 'paid';
       const payouts = fate === 'paid' ? withEntry(state.payouts, transferId, amountMicro) : state.payouts;
-      return { ...next, transfers: withEntry(state.transfers, transferId, fate), pending: without(state.pending, transferId), payouts };
+      const settled = { ...next, transfers: withEntry(state.transfers, transferId, fate), pending: without(state.pending, transferId), payouts };
+      // A stopped pool's closing payout: what the venue did not pay out stays the pool's.
+      if (settled.followed || leg.direction !== 'out') return settled;
+      return { ...settled, residueMicro: (settled.residueMicro ?? 0) + leg.amountMicro - (confirmed ? amountMicro : 0) };
     }
     case 'BridgeStatusChanged': {
       if (!state.followed) return state;
@@ -216,8 +228,13 @@ export function evolve(state: PoolState, event: PoolEvent): PoolState {
       return { ...next, settlements: state.settlements + 1 };
     }
     case 'PoolClosed': {
-      const { transfers, pending, trades, settlements, payouts } = state;
-      return { followed: false, closedAt: event.data.at, transfers, pending, trades, settlements, payouts };
+      const { trades, settlements } = state;
+      const { at, transferId } = event.data;
+      // A stop with nothing to pay out is decided too: paid, 0 (its payout, if any, was recorded first).
+      const decided = transferId === undefined || Object.hasOwn(state.transfers, transferId);
+      const transfers = decided ? state.transfers : withEntry(state.transfers, transferId, 'paid' as const);
+      const payouts = decided ? state.payouts : withEntry(state.payouts, transferId, 0);
+      return { followed: false, closedAt: at, transfers, pending: state.pending, trades, settlements, payouts };
     }
     case 'ReconciliationObserved': {
       if (!state.followed) return state;

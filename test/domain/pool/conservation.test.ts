@@ -391,7 +391,7 @@ function playReal(actions: Action[]): World {
   return w;
 }
 
-const RUNS = Number(process.env.PROPERTY_RUNS ?? 1000);
+const RUNS = Number(process.env.PROPERTY_RUNS ?? 800);
 
 t.test('random histories of the pool ledger: money conserved, nothing negative, withdrawals within withdrawable, fees on the high-water mark', async (t) => {
   const started = Date.now();

@@ -6,10 +6,11 @@ import fastifyJwt from '@fastify/jwt';
 import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { envelopeOf, ok } from '../../api/envelope.ts';
+import { agentParams, amountBody } from '../../api/routes/subscriptions/schemas.ts';
 import { registerErrorHandling } from '../../api/plugins/errors.ts';
 import { subscribeInput } from '../../commands/subscriptions/subscribe-input.ts';
 import { refuse } from '../../domain/shared/errors.ts';
-import { microToUsd, usdToMicro } from '../../domain/shared/money.ts';
+import { usdToMicro } from '../../domain/shared/money.ts';
 
 const unauthorized = () => refuse('AUTHENTICATION_REQUIRED', 'authentication required');
 import { walletContextSchema } from '../../domain/wallet/events.ts';
@@ -17,16 +18,6 @@ import type { Pool } from '../../infra/db.ts';
 import { subscriptionActionResultSchema, subscriptionRecord, subscriptionRecordSchema, type SubscriptionRow } from '../../projections/subscriptions/record.ts';
 import { follow, type Caller, type FollowConfig } from './follow.ts';
 import { withdraw } from './withdraw.ts';
-
-// The withdraw route's params and body, as api/routes/subscriptions/index.ts declares them (not
-// exported there); check.ts proves both sides refuse the same bad bodies with the same messages.
-const amountUsd = z
-  .number({ message: 'amountUsd must be a number' })
-  .min(0.01, 'amountUsd must be at least 0.01')
-  .max(1_000_000_000, 'amountUsd is too large')
-  .refine((v) => Math.abs(v) <= 1_000_000_000 && microToUsd(usdToMicro(v)) === v, 'amountUsd has at most 6 decimals');
-const amountBody = z.object({ amountUsd, walletContext: walletContextSchema.optional() });
-const agentParams = z.object({ agentId: z.string().trim().min(1).max(200) });
 
 const BEARER = /^Bearer\s+(\S+)$/i;
 

@@ -12,7 +12,7 @@ import type { MicroUsd } from '../../domain/shared/money.ts';
 import { ensureFunds } from '../../domain/wallet/decide.ts';
 import type { WalletContext } from '../../domain/wallet/events.ts';
 import { inTransaction, type Pool, type PoolClient } from '../../infra/db.ts';
-import { ledgerOf, type SubscriptionRow } from '../../projections/subscriptions/record.ts';
+import { ledgerOf, viewOfRow, type SubscriptionRow } from '../../projections/subscriptions/record.ts';
 
 export interface FollowConfig {
   virtualStartMicro: MicroUsd;
@@ -56,40 +56,18 @@ const termsOfAgent = (a: AgentRow): AgentTerms => ({
   maxEntriesPerTrade: a.max_entries_per_trade,
 });
 
-const settingsOf = (r: SubscriptionRow): FollowSettings => ({
-  tradeMode: r.trade_mode,
-  subscriptionType: r.trade_mode,
-  allocationMode: r.allocation_mode,
-  allocationPercentageMin: r.allocation_percentage_min,
-  allocationPercentageMax: r.allocation_percentage_max,
-  allocationAmountUsd: r.allocation_amount_usd_micro === null ? null : Number(r.allocation_amount_usd_micro),
-  allocationAmountSol: r.allocation_amount_sol_lamports === null ? null : Number(r.allocation_amount_sol_lamports),
-  goLiveUponConfirmation: r.go_live_upon_confirmation,
-  isPaused: r.is_paused,
-});
-
 /** The pool row as the domain helpers read a pool: its settings, the terms it kept, its ledger. */
 function poolStateOf(r: SubscriptionRow): PoolState {
+  // The same row-to-pool mapping the read model's queries use.
+  const view = viewOfRow(r);
   return {
     followed: true,
     poolId: poolId(r.user_id, r.agent_id, r.wallet_context),
     agentId: r.agent_id,
     userId: r.user_id,
     walletContext: r.wallet_context,
-    settings: settingsOf(r),
-    terms: {
-      agentName: r.agent_name,
-      agentImageUrl: r.agent_image_url,
-      venue: r.venue,
-      maxLeverage: r.max_leverage,
-      successFeePercent: r.success_fee_percent,
-      minAllocationUsd: Number(r.min_allocation_micro),
-      minTradeUsd: Number(r.min_trade_micro),
-      minPerTradePercent: r.min_per_trade_percent,
-      recommendedPerTradePercent: r.recommended_per_trade_percent,
-      maxConcurrentPositions: r.max_concurrent_positions,
-      maxEntriesPerTrade: r.max_entries_per_trade,
-    },
+    settings: view.settings,
+    terms: view.terms,
     subscribedAt: r.subscribed_at.toISOString(),
     updatedAt: r.updated_at.toISOString(),
     ledger: ledgerOf(r),

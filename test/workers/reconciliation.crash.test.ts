@@ -4,6 +4,7 @@
 // the venue kills the worker right after a call took effect and before the answer reaches it.
 import type { ChildProcess } from 'node:child_process';
 import t from 'tap';
+import { until } from '../support/until.ts';
 import { poolId } from '../../domain/pool/state.ts';
 import { serveVenues } from '../../infra/venues/remote.ts';
 import { api, startTestApp } from '../support/app.ts';
@@ -12,15 +13,6 @@ import { signIn } from '../support/auth.ts';
 import { startServiceProcess, type ServiceProcess } from '../support/process.ts';
 import { CHAIN_MS, simulated } from '../infra/venues/fixtures.ts';
 
-async function until<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 t.test('a worker killed between the venue call and the append: after restart, exactly one effect', async (t) => {
   const { clock, venues } = simulated();

@@ -3,6 +3,7 @@
 // a deferred reclaim is retried once collateral frees up; a failed leg gives the money back; the
 // venue's figures enter the ledger as observations. The venue runs on a clock the test moves.
 import t from 'tap';
+import { until } from '../support/until.ts';
 import { poolId } from '../../domain/pool/state.ts';
 import { api, type TestApp, startTestApp } from '../support/app.ts';
 import { followableAgent } from '../support/agents.ts';
@@ -11,15 +12,6 @@ import { CHAIN_MS, DEPOSIT_MS, RECLAIM_MS, simulated } from '../infra/venues/fix
 
 const SUBS = '/api/v1/users/me/subscriptions';
 
-async function until<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 15_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 t.test('reconciliation against the simulated venues', async (t) => {
   const failing = new Set<string>();

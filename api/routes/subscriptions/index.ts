@@ -4,24 +4,12 @@ import { z } from 'zod';
 import type { PoolMoveResult } from '../../../commands/subscriptions/ledger.ts';
 import { subscribeInput } from '../../../commands/subscriptions/subscribe-input.ts';
 import { microToUsd, usdToMicro } from '../../../domain/shared/money.ts';
-import { walletContextSchema } from '../../../domain/wallet/events.ts';
 import { listSubscriptions } from '../../../projections/subscriptions/queries.ts';
 import { subscriptionActionResultSchema, subscriptionRecordOfPool, subscriptionRecordSchema } from '../../../projections/subscriptions/record.ts';
 import { envelopeOf, ok } from '../../envelope.ts';
+import { agentParams, amountBody, contextQuery } from './schemas.ts';
 
 const tags = ['User'];
-
-/** A USD amount of at least 0.01 with at most 6 decimals (micro-USD), as the withdraw row of the spec says. */
-const amountUsd = z
-  .number({ message: 'amountUsd must be a number' })
-  .min(0.01, 'amountUsd must be at least 0.01')
-  .max(1_000_000_000, 'amountUsd is too large')
-  // Guarded: zod runs every check, and a huge number must fail the range check above, not throw here.
-  .refine((v) => Math.abs(v) <= 1_000_000_000 && microToUsd(usdToMicro(v)) === v, 'amountUsd has at most 6 decimals');
-
-const amountBody = z.object({ amountUsd, walletContext: walletContextSchema.optional() });
-const agentParams = z.object({ agentId: z.string().trim().min(1).max(200) });
-const contextQuery = z.object({ walletContext: walletContextSchema.optional() });
 
 /** The spec's subscription action result, the record rendered from the pool the command left. */
 function actionResult(result: PoolMoveResult, message: string) {

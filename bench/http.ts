@@ -75,6 +75,60 @@ async function withdrawnUsd(db: TestApp['deps']['pool']): Promise<number> {
 const latency = (r: Run) => `p50 ${fmt(percentile(r.latenciesMs, 50), 1)} ms, p99 ${fmt(percentile(r.latenciesMs, 99), 1)} ms`;
 const failed = (r: LoadRun) => `${r.failures}${r.failures ? ` ${JSON.stringify(r.statuses)}` : ''}`;
 
+/** The middle value (the mean of the two middle ones for an even count). */
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length / 2;
+  return sorted.length % 2 ? sorted[Math.floor(mid)]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+}
+
+/** Rounds per pair of sides; each side runs `seconds` in all, split over the rounds. */
+const ROUNDS = 4;
+
+/** Several runs of one side as one: counts, time and latencies added up. */
+function merged(runs: LoadRun[]): LoadRun {
+  const count = runs.reduce((n, r) => n + r.count, 0);
+  const seconds = runs.reduce((n, r) => n + r.seconds, 0);
+  const statuses: Record<string, number> = {};
+  for (const r of runs) for (const [k, v] of Object.entries(r.statuses)) statuses[k] = (statuses[k] ?? 0) + v;
+  return {
+    count,
+    seconds,
+    perSecond: count / seconds,
+    latenciesMs: runs.flatMap((r) => r.latenciesMs),
+    failures: runs.reduce((n, r) => n + r.failures, 0),
+    statuses,
+    clientCpuMsPerRequest: runs.reduce((n, r) => n + r.clientCpuMsPerRequest * r.count, 0) / Math.max(1, count),
+  };
+}
+
+interface Paired {
+  ours: LoadRun;
+  conventional: LoadRun;
+  /** the median of the rounds' ratios */
+  ratio: number;
+  ratios: number[];
+}
+
+/**
+ * Ours and the conventional side in alternating rounds, ABBA (ours, theirs, theirs, ours, …), so a
+ * shared machine that speeds up or slows down during the run weighs on both sides alike; the ratio
+ * is the median of the rounds' ratios. `round` is the round's number (bodies may depend on it).
+ */
+async function paired(run: (side: 'ours' | 'conventional', round: number) => Promise<LoadRun>): Promise<Paired> {
+  const ours: LoadRun[] = [];
+  const theirs: LoadRun[] = [];
+  for (let round = 0; round < ROUNDS; round++) {
+    const order: Array<'ours' | 'conventional'> = round % 2 === 0 ? ['ours', 'conventional'] : ['conventional', 'ours'];
+    for (const side of order) (side === 'ours' ? ours : theirs).push(await run(side, round));
+  }
+  const ratios = ours.map((o, i) => o.perSecond / theirs[i]!.perSecond);
+  return { ours: merged(ours), conventional: merged(theirs), ratio: median(ratios), ratios };
+}
+
+const ratioNote = (p: Paired, target: number) =>
+  `median of ${p.ratios.length} rounds (${p.ratios.map((r) => fmt(r, 2)).join(', ')}); target >= ${target}: ${verdict(p.ratio >= target)}`;
+
 export async function httpBench(seconds: number) {
   let measuring = false;
   const lagsMs: number[] = [];
@@ -104,27 +158,33 @@ export async function httpBench(seconds: number) {
     // Same agents, users and sessions (same ids), so the same tokens pass the same checks there.
     conventional = await startConventional(app, { userIds: users.map((u) => u.userId), agentIds }, POOL_SIZE);
 
-    // Each call follows an agent or follows it again with a larger allocation: always a change.
-    const followBodies = Array.from({ length: AGENTS * 20 }, (_, i) => ({
-      agentId: agentIds[i % AGENTS],
-      allocationMode: 'USD_AMOUNT',
-      allocationAmountUsd: 1 + Math.floor(i / AGENTS),
-    }));
-    const load = (url: string, method: string, path: string, bodies?: unknown[]) =>
-      externalLoad({ url, seconds, clients: users.map((u) => ({ method, path, token: u.accessToken, bodies })) });
+    // Each call follows an agent or follows it again with a larger allocation: always a change (each
+    // round starts above the last one's amounts).
+    const followBodies = (round: number) =>
+      Array.from({ length: AGENTS * 20 }, (_, i) => ({
+        agentId: agentIds[i % AGENTS],
+        allocationMode: 'USD_AMOUNT',
+        allocationAmountUsd: 1 + round * 20 + Math.floor(i / AGENTS),
+      }));
+    const part = Math.max(2, seconds / ROUNDS);
+    const load = (url: string, method: string, path: string, bodies?: unknown[], duration = part) =>
+      externalLoad({ url, seconds: duration, clients: users.map((u) => ({ method, path, token: u.accessToken, bodies })) });
+    const urlOf = (side: 'ours' | 'conventional') => (side === 'ours' ? app.url : conventional!.url);
 
-    // Each pair back to back, so both sides of a ratio see the same moment of a shared machine.
-    measuring = true;
-    const follow = await load(app.url, 'POST', PATH, followBodies);
-    measuring = false;
-    const conventionalFollow = await load(conventional.url, 'POST', PATH, followBodies);
+    const follows = await paired(async (side, round) => {
+      measuring = side === 'ours';
+      const run = await load(urlOf(side), 'POST', PATH, followBodies(round));
+      measuring = false;
+      return run;
+    });
+    const [follow, conventionalFollow] = [follows.ours, follows.conventional];
 
     const rows = await followEveryAgent(app, app.deps.pool, users, agentIds);
     const conventionalRows = await followEveryAgent(conventional, conventional.db, users, agentIds);
-    const list = await load(app.url, 'GET', PATH);
-    const conventionalList = await load(conventional.url, 'GET', PATH);
+    const lists = await paired((side) => load(urlOf(side), 'GET', PATH));
+    const [list, conventionalList] = [lists.ours, lists.conventional];
     // The stack's floor: the cheapest signed-in request (token check, identity lookup, one row).
-    const me = await load(app.url, 'GET', '/api/v1/users/me');
+    const me = await load(app.url, 'GET', '/api/v1/users/me', undefined, seconds);
 
     // Withdrawals: each user takes WITHDRAW_USD at a time from one pool funded with FUND_USD first
     // (on both sides, through each side's own route), so every withdrawal of the run succeeds.
@@ -134,11 +194,11 @@ export async function httpBench(seconds: number) {
     const withdrawLoad = (url: string) =>
       externalLoad({
         url,
-        seconds,
+        seconds: part,
         clients: users.map((u, i) => ({ method: 'POST', path: withdrawPath(withdrawAgent(i)), token: u.accessToken, bodies: [{ amountUsd: WITHDRAW_USD }] })),
       });
-    const withdraw = await withdrawLoad(app.url);
-    const conventionalWithdraw = await withdrawLoad(conventional.url);
+    const withdrawals = await paired((side) => withdrawLoad(urlOf(side)));
+    const [withdraw, conventionalWithdraw] = [withdrawals.ours, withdrawals.conventional];
     // Every 2xx moved exactly WITHDRAW_USD on its side (ours: once the projector caught up).
     const expectedOut = (r: LoadRun) => Math.round((r.count - r.failures) * WITHDRAW_USD * 100) / 100;
     let oursOut = await withdrawnUsd(app.deps.pool);
@@ -154,9 +214,6 @@ export async function httpBench(seconds: number) {
     await rebuild(app.deps.store, app.deps.pool, projector);
     const rebuildSeconds = (performance.now() - r0) / 1000;
 
-    const followRatio = follow.perSecond / conventionalFollow.perSecond;
-    const listRatio = list.perSecond / conventionalList.perSecond;
-    const withdrawRatio = withdraw.perSecond / conventionalWithdraw.perSecond;
     const ours = follow.failures + list.failures + me.failures + withdraw.failures;
     const conventionalFailures = conventionalFollow.failures + conventionalList.failures + conventionalWithdraw.failures;
     const moneyOk = oursOut === expectedOut(withdraw) && conventionalOut === expectedOut(conventionalWithdraw);
@@ -164,17 +221,17 @@ export async function httpBench(seconds: number) {
     const rowsNote = rows.lo === rows.hi && conventionalRows.lo === conventionalRows.hi && rows.lo === conventionalRows.lo
       ? `${rows.lo} rows per answer on both sides`
       : `ROW COUNTS DIFFER: ours ${rows.lo}..${rows.hi}, conventional ${conventionalRows.lo}..${conventionalRows.hi}`;
-    console.log(`\nThe first flow over HTTP: ours against the conventional peer (both durable commits, ${CLIENTS} concurrent users in a separate client process)`);
+    console.log(`\nThe first flow over HTTP: ours against the conventional peer (both durable commits, ${CLIENTS} concurrent users in a separate client process; ${ROUNDS} alternating rounds of ${fmt(Math.max(2, seconds / ROUNDS), 1)} s per side)`);
     report([
       ['follow (POST subscriptions), ours', `${fmt(follow.perSecond)} /s`, `${latency(follow)}; ${follow.count} calls`],
       ['follow, conventional', `${fmt(conventionalFollow.perSecond)} /s`, `${latency(conventionalFollow)}; ${conventionalFollow.count} calls`],
-      ['follow, ours / conventional', fmt(followRatio, 2), `target >= 0.6: ${verdict(followRatio >= 0.6)}`],
+      ['follow, ours / conventional', fmt(follows.ratio, 2), ratioNote(follows, 0.6)],
       ['GET subscriptions, ours', `${fmt(list.perSecond)} /s`, `${latency(list)}; ${rowsNote}`],
       ['GET subscriptions, conventional', `${fmt(conventionalList.perSecond)} /s`, latency(conventionalList)],
-      ['GET subscriptions, ours / conventional', fmt(listRatio, 2), `target >= 1.0: ${verdict(listRatio >= 1.0)}`],
+      ['GET subscriptions, ours / conventional', fmt(lists.ratio, 2), ratioNote(lists, 1.0)],
       ['withdraw (POST …/allocation/withdraw), ours', `${fmt(withdraw.perSecond)} /s`, `${latency(withdraw)}; ${withdraw.count} calls of ${WITHDRAW_USD} USD`],
       ['withdraw, conventional', `${fmt(conventionalWithdraw.perSecond)} /s`, `${latency(conventionalWithdraw)}; ${conventionalWithdraw.count} calls`],
-      ['withdraw, ours / conventional', fmt(withdrawRatio, 2), `target >= 0.6: ${verdict(withdrawRatio >= 0.6)}`],
+      ['withdraw, ours / conventional', fmt(withdrawals.ratio, 2), ratioNote(withdrawals, 0.6)],
       ['    withdrawn, ours / conventional', `${fmt(oursOut, 2)} / ${fmt(conventionalOut, 2)}`, `USD paid out by the pool rows; ${WITHDRAW_USD} USD per 2xx on each side: ${moneyOk ? 'matches' : 'DIFFERS'}`],
       ['non-2xx, ours', String(ours), `follow ${failed(follow)}, GET ${failed(list)}, floor ${failed(me)}, withdraw ${failed(withdraw)}; target 0: ${verdict(ours === 0)}`],
       ['non-2xx, conventional', String(conventionalFailures), `follow ${failed(conventionalFollow)}, GET ${failed(conventionalList)}, withdraw ${failed(conventionalWithdraw)}`],

@@ -433,28 +433,37 @@ function appendBatcher(
 /**
  * NOTIFY after a commit, outside the appending transaction: a NOTIFY inside it would hold a
  * database-wide lock through the commit and serialise the commits of every process. At most one
- * in flight per store; appends that land meanwhile share the next one, whose payload
- * is the highest transaction id among them.
+ * in flight per store, and at most one every NOTIFY_GAP_MS: appends that land meanwhile share the
+ * next one, whose payload is the highest transaction id among them. Subscribers in this process are
+ * woken at once (locally); those of other processes at most NOTIFY_GAP_MS later, for one statement
+ * per gap instead of one per append under load.
  */
+const NOTIFY_GAP_MS = 10;
+
 function coalescedNotifier(pool: Pool) {
   let inFlight: Promise<void> | null = null;
   let pending: bigint | null = null;
-  const send = (xid: bigint): Promise<void> =>
-    pool
-      .query('SELECT pg_notify($1, $2)', [CHANNEL, xid.toString()])
-      .then(
-        () => undefined,
-        () => undefined, // subscribers fall back to polling
-      )
-      .then(() => {
-        if (pending !== null) {
-          const next = pending;
-          pending = null;
-          inFlight = send(next);
-          return inFlight;
-        }
-        inFlight = null;
-      });
+  let lastSent = 0;
+  const pause = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+  const send = async (xid: bigint): Promise<void> => {
+    const wait = lastSent + NOTIFY_GAP_MS - Date.now();
+    if (wait > 0) await pause(wait);
+    // What landed while this one waited goes with it.
+    if (pending !== null && pending > xid) xid = pending;
+    pending = null;
+    lastSent = Date.now();
+    await pool.query('SELECT pg_notify($1, $2)', [CHANNEL, xid.toString()]).then(
+      () => undefined,
+      () => undefined, // subscribers fall back to polling
+    );
+    if (pending !== null) {
+      const next: bigint = pending;
+      pending = null;
+      inFlight = send(next);
+      return inFlight;
+    }
+    inFlight = null;
+  };
   return {
     notify(xid: bigint) {
       if (inFlight) pending = pending === null || xid > pending ? xid : pending;

@@ -144,11 +144,13 @@ export interface SweepReport {
   pools: number;
   observed: number;
   unreachable: number;
+  /** legs or pools whose check failed otherwise (a venue's unexpected answer): retried next sweep */
+  errors: string[];
 }
 
 /** One pass: every leg at the venue checked, actions queued; every real pool compared with its venue. */
 export async function sweep(deps: ReconciliationDeps, queue: Queue): Promise<SweepReport> {
-  const report: SweepReport = { legs: 0, queued: 0, pools: 0, observed: 0, unreachable: 0 };
+  const report: SweepReport = { legs: 0, queued: 0, pools: 0, observed: 0, unreachable: 0, errors: [] };
   for (let after: string | null = null; ; ) {
     const legs = await deps.queries.legsAtVenue(after, PAGE);
     if (legs.length === 0) break;
@@ -160,8 +162,9 @@ export async function sweep(deps: ReconciliationDeps, queue: Queue): Promise<Swe
       try {
         action = actionFor(await recordOf(deps.venues, leg));
       } catch (err) {
-        if (!(err instanceof VenueUnavailableError)) throw err;
-        report.unreachable++;
+        // One leg's bad answer never stops the sweep: it is counted in the sweep's report (the job's result) and retried next time.
+        if (err instanceof VenueUnavailableError) report.unreachable++;
+        else report.errors.push(`${leg.transferId}: ${err instanceof Error ? err.message : String(err)}`);
         return;
       }
       if (action) jobs.push({ name: 'leg', data: { leg, action }, opts: { ...JOB_OPTIONS, jobId: `${action}-${leg.transferId}` } });
@@ -176,7 +179,11 @@ export async function sweep(deps: ReconciliationDeps, queue: Queue): Promise<Swe
     after = pools[pools.length - 1]!.poolId;
     report.pools += pools.length;
     await inParallel(pools, PARALLEL, async (pool) => {
-      if (await observe(deps, pool)) report.observed++;
+      try {
+        if (await observe(deps, pool)) report.observed++;
+      } catch (err) {
+        report.errors.push(`${pool.poolId}: ${err instanceof Error ? err.message : String(err)}`);
+      }
     });
     if (pools.length < PAGE) break;
   }

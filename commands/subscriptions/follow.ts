@@ -71,7 +71,10 @@ async function follow({ userId, input }: FollowAgentData, tools: Tools, maxStale
     return { pool: pool.state, plan: planFollow({ ...facts, virtualStartMicro: usdToMicro(VIRTUAL_START_USD), solPriceMicro: usdToMicro(SOL_PRICE_USD) }) };
   };
   const first = await planOnce();
-  const tookSeat = !first.pool.followed && agent.betaStatus === 'beta' && (await takeBetaSeat(tools, agent, userId));
+  // The seat is decided on a fresh read: a stop in another process within the staleness bound
+  // must not let a first follow of a beta agent pass as a follow-again without a seat.
+  const followedNow = agent.betaStatus === 'beta' && first.pool.followed ? (await tools.load(poolDecider, id)).state.followed : first.pool.followed;
+  const tookSeat = !followedNow && agent.betaStatus === 'beta' && (await takeBetaSeat(tools, agent, userId));
   try {
     let round = first;
     for (let n = 1; ; n++) {

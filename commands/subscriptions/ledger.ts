@@ -114,7 +114,9 @@ export async function stopFollowing({ data }: Command<'StopFollowing', PoolReque
   );
   const result = await settle(tools, id, data, walletContext, transfer);
   await tools.dispatch('ReleaseOrphanSeat', { agentId: data.agentId, userId: data.userId });
-  return result;
+  // Real context: the payout is still at the venue; the answer names what is on its way.
+  const leg = result.pool.pending[transfer.plan.transferId];
+  return leg ? { ...result, amountMicro: leg.amountMicro } : result;
 }
 
 /**

@@ -133,6 +133,9 @@ function credit({ data, metadata }: CreditPool, state: PoolState): PoolEvent[] {
   const rejected = (reason: string): PoolEvent[] => [{ type: 'TransferRejected', data: { transferId, reason } }];
   if (!state.followed) {
     if (!to.follow) return rejected('the pool is not open and the transfer carries no follow to open it');
+    // A top-up finished by the recovery or a settlement never reopens a pool the user stopped
+    // meanwhile: the money goes back to the wallet (a live follow request may reopen it).
+    if (resumed && state.closedAt !== null) return rejected('the user stopped following this pool while the transfer was in flight');
     if (Object.keys(state.pending).length > 0) return rejected('the pool stopped with a withdrawal still at the venue; follow again once it settles');
     const { agentId, userId, walletContext } = to;
     return [agentFollowed({ agentId, userId, walletContext, ...to.follow }, metadata.now), added, ...bridging(to.walletContext, to.follow.terms, transferId, at)];
@@ -229,12 +232,15 @@ function debit({ data, metadata }: DebitPool, state: PoolState): PoolEvent[] {
 }
 
 function settle({ data, metadata }: SettleAllocation, state: PoolState): PoolEvent[] {
-  const { transferId, outcome, reason } = data;
+  const { transferId, reason } = data;
   const leg = state.pending[transferId];
   if (!leg) {
     if (Object.hasOwn(state.transfers, transferId)) return [];
     throw refuse('TRANSFER_NOT_FOUND', `no transfer ${transferId} is pending in this pool`);
   }
+  // A payout the venue confirms for nothing moved nothing: it is a failure (the reservation goes back).
+  const nothingPaid = data.outcome === 'confirmed' && leg.direction === 'out' && data.amountMicro === 0;
+  const outcome = nothingPaid ? 'failed' : data.outcome;
   const amountMicro = outcome === 'confirmed' ? data.amountMicro : 0;
   if (!Number.isSafeInteger(amountMicro) || amountMicro < 0 || amountMicro > leg.amountMicro) {
     throw refuse('VALIDATION_FAILED', `a settlement moves between 0 and ${leg.amountMicro} micro-USD`);
@@ -245,7 +251,7 @@ function settle({ data, metadata }: SettleAllocation, state: PoolState): PoolEve
     throw refuse('VALIDATION_FAILED', `an add is confirmed in full (${leg.amountMicro} micro-USD) or fails`);
   }
   const at = metadata.now.toISOString();
-  const events: PoolEvent[] = [{ type: 'AllocationSettled', data: { transferId, direction: leg.direction, outcome, amountMicro, ...(reason ? { reason } : {}), at } }];
+  const events: PoolEvent[] = [{ type: 'AllocationSettled', data: { transferId, direction: leg.direction, outcome, amountMicro, ...(reason ? { reason } : nothingPaid ? { reason: 'the venue paid nothing out' } : {}), at } }];
   if (state.followed && state.bridge?.transferId === transferId) {
     const status = outcome === 'confirmed' ? 'CONFIRMED' : 'FAILED';
     events.push({ type: 'BridgeStatusChanged', data: { transferId, status, bridgeTransactionId: state.bridge.transactionId, at } });

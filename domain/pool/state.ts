@@ -43,6 +43,12 @@ interface Book {
   trades: Readonly<Record<string, 'open' | 'closed'>>;
   /** fee settlements so far: the next settlement's id */
   settlements: number;
+  /**
+   * Every fee this pool stream ever settled, across its openings (the ledger's feesCharged starts
+   * again with a new follow): the venue's account for the pool still reflects them all. Absent (0)
+   * in states stored before it.
+   */
+  feesSettledMicro?: MicroUsd;
   /** what the pool paid out per transfer (a reclaim may pay less than asked) */
   payouts: Readonly<Record<string, MicroUsd>>;
 }
@@ -134,6 +140,7 @@ export function evolve(state: PoolState, event: PoolEvent): PoolState {
         pending: state.pending,
         trades: state.trades,
         settlements: state.settlements,
+        feesSettledMicro: state.feesSettledMicro ?? 0,
         payouts: state.payouts,
       };
     }
@@ -225,7 +232,7 @@ export function evolve(state: PoolState, event: PoolEvent): PoolState {
     case 'FeesSettled': {
       const { feeMicro, at } = event.data;
       const next = withLedger(state, at, (l) => ({ feesCharged: l.feesCharged + feeMicro }));
-      return { ...next, settlements: state.settlements + 1 };
+      return { ...next, settlements: state.settlements + 1, feesSettledMicro: (state.feesSettledMicro ?? 0) + feeMicro };
     }
     case 'PoolClosed': {
       const { trades, settlements } = state;
@@ -234,7 +241,7 @@ export function evolve(state: PoolState, event: PoolEvent): PoolState {
       const decided = transferId === undefined || Object.hasOwn(state.transfers, transferId);
       const transfers = decided ? state.transfers : withEntry(state.transfers, transferId, 'paid' as const);
       const payouts = decided ? state.payouts : withEntry(state.payouts, transferId, 0);
-      return { followed: false, closedAt: at, transfers, pending: state.pending, trades, settlements, payouts };
+      return { followed: false, closedAt: at, transfers, pending: state.pending, trades, settlements, payouts, feesSettledMicro: state.feesSettledMicro ?? 0 };
     }
     case 'ReconciliationObserved': {
       if (!state.followed) return state;

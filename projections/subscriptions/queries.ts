@@ -43,6 +43,7 @@ export interface RealPoolLedger {
   venue: string;
   /** confirmedIn − confirmedOut + realized − feesCharged */
   currentBalanceMicro: number;
+  /** every fee the pool stream settled, across its openings */
   feesChargedMicro: number;
   reconciliationStatus: string | null;
   venueEquityMicro: number | null;
@@ -57,11 +58,15 @@ export interface RealPoolLedger {
 export async function realPools(db: Pool, afterPoolId: string | null, limit: number): Promise<RealPoolLedger[]> {
   const { rows } = await db.query<Record<string, string | null>>({
     name: 'real-pools',
-    text: `SELECT pool_id, venue, confirmed_in_micro - confirmed_out_micro + realized_micro - fees_charged_micro AS current_micro,
-        fees_charged_micro, reconciliation_status, venue_equity_micro, venue_free_margin_micro, venue_gap_micro
-      FROM subscriptions WHERE wallet_context = 'real' AND followed AND pending_in_micro = 0 AND pending_out_micro = 0
-        AND ($1::text IS NULL OR pool_id > $1)
-      ORDER BY pool_id LIMIT $2`,
+    // Fees: every fee the stream settled (state.feesSettledMicro), not only this opening's, since
+    // the venue's account for the pool still holds what earlier openings paid.
+    text: `SELECT s.pool_id, s.venue, s.confirmed_in_micro - s.confirmed_out_micro + s.realized_micro - s.fees_charged_micro AS current_micro,
+        GREATEST(s.fees_charged_micro, COALESCE((st.state->>'feesSettledMicro')::bigint, 0)) AS fees_charged_micro,
+        s.reconciliation_status, s.venue_equity_micro, s.venue_free_margin_micro, s.venue_gap_micro
+      FROM subscriptions s LEFT JOIN subscription_states st ON st.pool_id = s.pool_id
+      WHERE s.wallet_context = 'real' AND s.followed AND s.pending_in_micro = 0 AND s.pending_out_micro = 0
+        AND ($1::text IS NULL OR s.pool_id > $1)
+      ORDER BY s.pool_id LIMIT $2`,
     values: [afterPoolId, limit],
   });
   const n = (v: string | null | undefined) => (v === null || v === undefined ? null : Number(v));

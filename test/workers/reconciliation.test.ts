@@ -64,6 +64,15 @@ t.test('reconciliation against the simulated venues', async (t) => {
     clock.advance(CHAIN_MS);
     await until('the withdrawal confirmed and credited', async () => (await realBalance(u)) === 800);
     t.match(await record(u, spot), { allocatedUsd: 200, pendingDeltaUsd: 0 });
+
+    // Stop following: the payout waits for the chain, and the answer names it.
+    const stopped = await api(app, 'DELETE', `${SUBS}/${spot}?walletContext=real`, { token: u.accessToken });
+    t.equal(stopped.status, 200, JSON.stringify(stopped.body));
+    t.match(stopped.body.data.message, /200 USD returned to the wallet \(pending until the venue confirms it\)/);
+    t.notOk(await record(u, spot), 'the pool leaves the list at once');
+    await new Promise((r) => setTimeout(r, 300));
+    clock.advance(CHAIN_MS);
+    await until('the payout credited', async () => (await realBalance(u)) === 1000);
   });
 
   await t.test('perp: the bridge lifecycle, a deferred reclaim retried when collateral frees up, and min(requested, free)', async (t) => {

@@ -265,3 +265,40 @@ t.test('real context: an add is confirmed for what the wallet paid, or fails; ne
   t.equal(given(pending).when(settle('t-add-2', 'confirmed', 100_000_000)).events().length, 1);
   t.equal(given(pending).when(settle('t-add-2', 'failed', 0)).events().length, 1);
 });
+
+t.test('review: a top-up resumed after the user stopped never reopens the pool; its money goes back', async (t) => {
+  const plan: TransferPlan = {
+    transferId: 't-late',
+    amountMicro: 50_000_000,
+    from: { kind: 'wallet', userId: 'u1', walletContext: 'virtual' },
+    to: { kind: 'pool', userId: 'u1', agentId: 'a1', walletContext: 'virtual', follow: { settings, terms } },
+  };
+  const stopped = [...virtualPool, ...given(virtualPool).when(debit(withdrawal('t-stop', 0, 'virtual', true))).events()];
+  const resumedCredit = given(stopped).when({ type: 'CreditPool', data: { transfer: plan, resumed: true }, metadata });
+  t.same(resumedCredit.events().map((e) => e.type), ['TransferRejected'], 'rejected, so the wallet is refunded');
+  const liveFollow = given(stopped).when({ type: 'CreditPool', data: { transfer: plan, resumed: false }, metadata });
+  t.same(liveFollow.events().map((e) => e.type), ['AgentFollowed', 'AllocationAdded'], 'a live follow request may open it again');
+});
+
+t.test('review: a payout the venue confirms for nothing is a failed one (the reservation goes back, no transfer left in flight)', async (t) => {
+  const w = withdrawal('t-w-0', 100_000_000, 'real');
+  const asked = [...realPool, ...given(realPool).when(debit(w)).events()];
+  const zero = given(asked).when(settle('t-w-0', 'confirmed', 0));
+  t.match(zero.events(), [{ type: 'AllocationSettled', data: { outcome: 'failed', amountMicro: 0, reason: 'the venue paid nothing out' } }]);
+  t.equal((zero.after() as FollowedPool).transfers['t-w-0'], 'failed');
+  t.equal(figures(zero.after()).withdrawableUsd, 500_000_000);
+});
+
+t.test('review: fees settled by earlier openings of the pool stay counted after a new follow (the venue still holds them)', async (t) => {
+  const profit = [...realPool, opened('tr-1', 100_000_000), closed('tr-1', 50_000_000)];
+  const stop = given(profit).when(debit(withdrawal('t-stop', 0, 'real', true)));
+  const settledStop = given([...profit, ...stop.events()]).when(settle('t-stop', 'confirmed', 540_000_000));
+  const again = given([...profit, ...stop.events(), ...settledStop.events()]).when({
+    type: 'FollowAgent',
+    data: { agentId: 'a1', userId: 'u1', walletContext: 'real', settings, terms },
+    metadata,
+  });
+  const reopened = again.after() as FollowedPool;
+  t.equal(reopened.ledger.feesCharged, 0, 'the new opening owes nothing yet');
+  t.equal(reopened.feesSettledMicro, 10_000_000, 'the stream has settled 10 USD in all');
+});

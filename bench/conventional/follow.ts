@@ -7,6 +7,7 @@ import { resolveSettings, targetAllocationMicro, topUpMicro, type FollowChoices 
 import type { AgentTerms, FollowSettings } from '../../domain/pool/events.ts';
 import { sameSettings } from '../../domain/pool/decide.ts';
 import { initialState, poolId, type PoolState } from '../../domain/pool/state.ts';
+import { PersistentMap } from '../../domain/shared/persistent-map.ts';
 import { refuse } from '../../domain/shared/errors.ts';
 import type { MicroUsd } from '../../domain/shared/money.ts';
 import { ensureFunds } from '../../domain/wallet/decide.ts';
@@ -75,11 +76,11 @@ function poolStateOf(r: SubscriptionRow): PoolState {
     bridge: null,
     reconciliation: null,
     // The row lock replaces transfer ids here: a follow either commits whole or not at all.
-    transfers: {},
+    transfers: PersistentMap.empty(),
     pending: {},
-    trades: {},
+    trades: PersistentMap.empty(),
     settlements: 0,
-    payouts: {},
+    payouts: PersistentMap.empty(),
   };
 }
 

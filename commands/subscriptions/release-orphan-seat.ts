@@ -23,7 +23,7 @@ export async function releaseOrphanSeat(
   // by the pool (a stopped pool decided its earlier adds) waits to open it.
   const { state: wallet } = await tools.load(walletDecider, userId);
   const destinations = walletContexts.map((walletContext) => destinationOf({ kind: 'pool', userId, agentId, walletContext }));
-  const decided = (transferId: string) => pools.some((p) => Object.hasOwn(p.state.transfers, transferId));
+  const decided = (transferId: string) => pools.some((p) => p.state.transfers.has(transferId));
   const waiting = [...wallet.debits.entries()].some(([id, t]) => !t.refunded && destinations.includes(t.to) && !decided(id));
   if (waiting) return { released: false };
   const { state: agent } = await tools.load(agentDecider, agentId);

@@ -36,9 +36,9 @@ export async function debitWallet({ data }: Step<'DebitWallet', { transfer: Tran
 
 /** What the pool recorded for a transfer it pays: paid (how much), still at the venue, or failed there. */
 function payoutOutcome(state: PoolState, transferId: string): TransferOutcome {
-  switch (state.transfers[transferId]) {
+  switch (state.transfers.get(transferId)) {
     case 'paid':
-      return { type: 'Debited', amountMicro: state.payouts[transferId] ?? 0 };
+      return { type: 'Debited', amountMicro: state.payouts.get(transferId) ?? 0 };
     case 'pending':
       return { type: 'DebitPending' };
     case 'failed':
@@ -68,7 +68,7 @@ export async function creditPool(
 ): Promise<TransferOutcome> {
   const { transferId } = data.transfer;
   const { state, events } = await tools.execute(poolDecider, poolIdOf(poolEndpoint(data.transfer, 'to')), { type: 'CreditPool', data });
-  switch (state.transfers[transferId]) {
+  switch (state.transfers.get(transferId)) {
     case 'pending':
       return { type: 'CreditPending' };
     case 'rejected': {

@@ -123,7 +123,7 @@ function credit({ data, metadata }: CreditPool, state: PoolState): PoolEvent[] {
   const { transfer, resumed } = data;
   const { transferId, amountMicro } = transfer;
   const to = poolTo(transfer);
-  if (Object.hasOwn(state.transfers, transferId)) return [];
+  if (state.transfers.has(transferId)) return [];
   const at = metadata.now.toISOString();
   // Real context: the capital is on its way to the venue; it counts once the venue confirms it.
   const added: PoolEvent =
@@ -195,7 +195,7 @@ const hasOpenTrades = (pool: FollowedPool): boolean => Object.keys(pool.openTrad
 function debit({ data, metadata }: DebitPool, state: PoolState): PoolEvent[] {
   const { transfer } = data;
   if (transfer.from.kind !== 'pool') throw refuse('VALIDATION_FAILED', `transfer ${transfer.transferId} is not paid by a pool`);
-  if (Object.hasOwn(state.transfers, transfer.transferId)) return [];
+  if (state.transfers.has(transfer.transferId)) return [];
   const pool = followed(state);
   const at = metadata.now.toISOString();
   const pending = pool.walletContext === 'real';
@@ -235,7 +235,7 @@ function settle({ data, metadata }: SettleAllocation, state: PoolState): PoolEve
   const { transferId, reason } = data;
   const leg = state.pending[transferId];
   if (!leg) {
-    if (Object.hasOwn(state.transfers, transferId)) return [];
+    if (state.transfers.has(transferId)) return [];
     throw refuse('TRANSFER_NOT_FOUND', `no transfer ${transferId} is pending in this pool`);
   }
   // A payout the venue confirms for nothing moved nothing: it is a failure (the reservation goes back).
@@ -272,7 +272,7 @@ function bridgeStatus({ data, metadata }: RecordBridgeStatus, state: PoolState):
 }
 
 function openTrade({ data, metadata }: OpenTrade, state: PoolState): PoolEvent[] {
-  if (Object.hasOwn(state.trades, data.tradeId)) return [];
+  if (state.trades.has(data.tradeId)) return [];
   const pool = followed(state);
   if (!Number.isSafeInteger(data.marginMicro) || data.marginMicro <= 0) throw refuse('VALIDATION_FAILED', 'a trade locks a positive margin');
   // Margin comes from what is neither locked, nor reserved for a withdrawal on its way out, nor owed
@@ -299,7 +299,7 @@ function markTrade({ data, metadata }: MarkTrade, state: PoolState): PoolEvent[]
 }
 
 function closeTrade({ data, metadata }: CloseTrade, state: PoolState): PoolEvent[] {
-  if (state.trades[data.tradeId] === 'closed') return [];
+  if (state.trades.get(data.tradeId) === 'closed') return [];
   const trade = openTradeOf(state, data.tradeId);
   // A position cannot lose more than its margin: the venue liquidates it first.
   if (!Number.isSafeInteger(data.realizedPnlMicro) || data.realizedPnlMicro < -trade.marginMicro) {

@@ -1,6 +1,7 @@
 // The auditors' replay of one pool (issue 12): its events folded one by one with the domain's own
 // `evolve`, the ledger figures after each, and the pool as it was at a point in time. Pure: the
 // events arrive with their ids and times; money stays micro-USD (the API renders USD).
+import { PersistentMap } from '../shared/persistent-map.ts';
 import { assertNever } from '../shared/decider.ts';
 import type { MicroUsd } from '../shared/money.ts';
 import type { PoolEvent } from './events.ts';
@@ -86,7 +87,12 @@ export function figuresOf(state: PoolState): PoolFigures | null {
  * the same pool, without copying records that grow with every movement. The read model keeps the
  * same (its row's state).
  */
-export const withoutBookkeeping = (state: PoolState): PoolState => ({ ...state, transfers: {}, trades: {}, payouts: {} });
+export const withoutBookkeeping = (state: PoolState): PoolState => ({
+  ...state,
+  transfers: PersistentMap.empty(),
+  trades: PersistentMap.empty(),
+  payouts: PersistentMap.empty(),
+});
 
 /** A pool's fold so far: the state, the last state in which it was followed, the events folded. */
 export interface Replayed {

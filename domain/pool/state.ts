@@ -1,4 +1,5 @@
 import { assertNever } from '../shared/decider.ts';
+import { PersistentMap } from '../shared/persistent-map.ts';
 import type { MicroUsd } from '../shared/money.ts';
 import type { WalletContext } from '../wallet/events.ts';
 import type { AgentTerms, BridgeStatus, FollowSettings, PoolEvent } from './events.ts';
@@ -15,7 +16,7 @@ export const poolStream = (id: string): string => `pool-${id}`;
  * nothing moved). A repeated step finds its fate here and changes nothing.
  */
 export type TransferFate = 'credited' | 'rejected' | 'pending' | 'paid' | 'failed';
-export type Transfers = Readonly<Record<string, TransferFate>>;
+export type Transfers = PersistentMap<TransferFate>;
 
 /** A movement waiting for the venue: `in` an add the wallet paid, `out` a withdrawal reserved in the pool. */
 export interface PendingLeg {
@@ -40,7 +41,7 @@ interface Book {
   transfers: Transfers;
   pending: Readonly<Record<string, PendingLeg>>;
   /** every trade id the pool has seen: a repeated open or close changes nothing */
-  trades: Readonly<Record<string, 'open' | 'closed'>>;
+  trades: PersistentMap<'open' | 'closed'>;
   /** fee settlements so far: the next settlement's id */
   settlements: number;
   /**
@@ -50,7 +51,7 @@ interface Book {
    */
   feesSettledMicro?: MicroUsd;
   /** what the pool paid out per transfer (a reclaim may pay less than asked) */
-  payouts: Readonly<Record<string, MicroUsd>>;
+  payouts: PersistentMap<MicroUsd>;
 }
 
 export interface FollowedPool extends Book {
@@ -88,7 +89,15 @@ export interface UnfollowedPool extends Book {
 
 export type PoolState = UnfollowedPool | FollowedPool;
 
-export const initialState = (): PoolState => ({ followed: false, closedAt: null, transfers: {}, pending: {}, trades: {}, settlements: 0, payouts: {} });
+export const initialState = (): PoolState => ({
+  followed: false,
+  closedAt: null,
+  transfers: PersistentMap.empty(),
+  pending: {},
+  trades: PersistentMap.empty(),
+  settlements: 0,
+  payouts: PersistentMap.empty(),
+});
 
 // Records keyed by transfer and trade ids are copied into objects without a prototype, which V8
 // keeps as dictionaries. A spread adding a new id made a new hidden class for every event (ids are
@@ -150,18 +159,18 @@ export function evolve(state: PoolState, event: PoolEvent): PoolState {
       return { ...state, settings, updatedAt };
     }
     case 'TransferRejected':
-      return { ...state, transfers: withEntry(state.transfers, event.data.transferId, 'rejected') };
+      return { ...state, transfers: state.transfers.set(event.data.transferId, 'rejected') };
     case 'AllocationAdded': {
       const { transferId, amountMicro, at } = event.data;
       const next = withLedger(state, at, (l) => ({ confirmedIn: l.confirmedIn + amountMicro }));
-      return { ...next, transfers: withEntry(state.transfers, transferId, 'credited') };
+      return { ...next, transfers: state.transfers.set(transferId, 'credited') };
     }
     case 'AllocationPending': {
       const { transferId, amountMicro, at } = event.data;
       const next = withLedger(state, at, (l) => ({ pendingIn: l.pendingIn + amountMicro }));
       return {
         ...next,
-        transfers: withEntry(state.transfers, transferId, 'pending'),
+        transfers: state.transfers.set(transferId, 'pending'),
         pending: withEntry(state.pending, transferId, { direction: 'in', amountMicro }),
       };
     }
@@ -170,12 +179,12 @@ export function evolve(state: PoolState, event: PoolEvent): PoolState {
       const { transferId, amountMicro } = transfer;
       if (!pending) {
         const next = withLedger(state, at, (l) => ({ confirmedOut: l.confirmedOut + amountMicro }));
-        return { ...next, transfers: withEntry(state.transfers, transferId, 'paid'), payouts: withEntry(state.payouts, transferId, amountMicro) };
+        return { ...next, transfers: state.transfers.set(transferId, 'paid'), payouts: state.payouts.set(transferId, amountMicro) };
       }
       const next = withLedger(state, at, (l) => ({ pendingOut: l.pendingOut + amountMicro }));
       return {
         ...next,
-        transfers: withEntry(state.transfers, transferId, 'pending'),
+        transfers: state.transfers.set(transferId, 'pending'),
         pending: withEntry(state.pending, transferId, { direction: 'out', amountMicro }),
       };
     }
@@ -190,8 +199,8 @@ export function evolve(state: PoolState, event: PoolEvent): PoolState {
           : { pendingOut: l.pendingOut - leg.amountMicro, confirmedOut: l.confirmedOut + (confirmed ? amountMicro : 0) },
       );
       const fate: TransferFate = !confirmed ? 'failed' : leg.direction === 'in' ? 'credited' : 'paid';
-      const payouts = fate === 'paid' ? withEntry(state.payouts, transferId, amountMicro) : state.payouts;
-      const settled = { ...next, transfers: withEntry(state.transfers, transferId, fate), pending: without(state.pending, transferId), payouts };
+      const payouts = fate === 'paid' ? state.payouts.set(transferId, amountMicro) : state.payouts;
+      const settled = { ...next, transfers: state.transfers.set(transferId, fate), pending: without(state.pending, transferId), payouts };
       // A stopped pool's closing payout: what the venue did not pay out stays the pool's.
       if (settled.followed || leg.direction !== 'out') return settled;
       return { ...settled, residueMicro: (settled.residueMicro ?? 0) + leg.amountMicro - (confirmed ? amountMicro : 0) };
@@ -203,7 +212,7 @@ export function evolve(state: PoolState, event: PoolEvent): PoolState {
     }
     case 'TradeOpened': {
       const { tradeId, marginMicro, at } = event.data;
-      const trades = withEntry(state.trades, tradeId, 'open' as const);
+      const trades = state.trades.set(tradeId, 'open' as const);
       if (!state.followed) return { ...state, trades };
       const openTrades = withEntry(state.openTrades, tradeId, { marginMicro, unrealizedMicro: 0 });
       return { ...state, trades, openTrades, ledger: { ...state.ledger, locked: sumOf(openTrades, 'marginMicro') }, updatedAt: at };
@@ -218,7 +227,7 @@ export function evolve(state: PoolState, event: PoolEvent): PoolState {
     }
     case 'TradeClosed': {
       const { tradeId, realizedPnlMicro, at } = event.data;
-      const trades = withEntry(state.trades, tradeId, 'closed' as const);
+      const trades = state.trades.set(tradeId, 'closed' as const);
       if (!state.followed) return { ...state, trades };
       const openTrades = without(state.openTrades, tradeId);
       const ledger = {
@@ -238,9 +247,9 @@ export function evolve(state: PoolState, event: PoolEvent): PoolState {
       const { trades, settlements } = state;
       const { at, transferId } = event.data;
       // A stop with nothing to pay out is decided too: paid, 0 (its payout, if any, was recorded first).
-      const decided = transferId === undefined || Object.hasOwn(state.transfers, transferId);
-      const transfers = decided ? state.transfers : withEntry(state.transfers, transferId, 'paid' as const);
-      const payouts = decided ? state.payouts : withEntry(state.payouts, transferId, 0);
+      const decided = transferId === undefined || state.transfers.has(transferId);
+      const transfers = decided ? state.transfers : state.transfers.set(transferId, 'paid' as const);
+      const payouts = decided ? state.payouts : state.payouts.set(transferId, 0);
       return { followed: false, closedAt: at, transfers, pending: state.pending, trades, settlements, payouts, feesSettledMicro: state.feesSettledMicro ?? 0 };
     }
     case 'ReconciliationObserved': {
@@ -260,4 +269,4 @@ export function evolve(state: PoolState, event: PoolEvent): PoolState {
  * instead of paying again; once the pool decided it, the next transfer gets a new id.
  */
 export const nextTransferId = (id: string, state: PoolState, kind: 'add' | 'withdraw' = 'add'): string =>
-  `${id}#${kind}-${Object.keys(state.transfers).length + 1}`;
+  `${id}#${kind}-${state.transfers.size + 1}`;

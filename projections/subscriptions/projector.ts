@@ -175,7 +175,8 @@ async function applyBatch(client: PoolClient, events: RecordedEvent[]): Promise<
     const previous = stored.get(id);
     // Event by event, as applying them one at a time would: a pool followed and stopped within one
     // batch still leaves its row (followed false, its last figures).
-    let state = previous?.state ?? initialState();
+    // The stored state is JSON: its (always empty) bookkeeping maps are made anew.
+    let state = previous ? kept(previous.state) : initialState();
     let row = previous?.row ?? undefined;
     for (const event of poolEvents) {
       state = evolve(state, event);

@@ -82,7 +82,7 @@ t.test('real context: a withdrawal is reserved (pendingDeltaUsd) until the venue
   const after = figures(confirmed.after());
   t.equal(after.allocatedUsd, 250_000_000, 'what the venue paid out leaves; the rest stays');
   t.equal(after.pendingDeltaUsd, 0);
-  t.equal((confirmed.after() as FollowedPool).payouts['t-w-1'], 250_000_000);
+  t.equal((confirmed.after() as FollowedPool).payouts.get('t-w-1'), 250_000_000);
 
   const failed = given([...realPool, ...asked.events()]).when(settle('t-w-1', 'failed', 0));
   t.equal(figures(failed.after()).withdrawableUsd, 500_000_000, 'a failed withdrawal gives the reservation back');
@@ -99,10 +99,10 @@ t.test('real context: an add is pending until the venue confirms it, and a faile
   t.equal(figures(credit.after()).allocatedUsd, 500_000_000);
   const ok = given([...realPool, ...credit.events()]).when(settle('t-add-2', 'confirmed', 100_000_000));
   t.equal(figures(ok.after()).allocatedUsd, 600_000_000);
-  t.equal((ok.after() as FollowedPool).transfers['t-add-2'], 'credited');
+  t.equal((ok.after() as FollowedPool).transfers.get('t-add-2'), 'credited');
   const failed = given([...realPool, ...credit.events()]).when(settle('t-add-2', 'failed', 0));
   t.equal(figures(failed.after()).allocatedUsd, 500_000_000);
-  t.equal((failed.after() as FollowedPool).transfers['t-add-2'], 'failed');
+  t.equal((failed.after() as FollowedPool).transfers.get('t-add-2'), 'failed');
 });
 
 t.test('fees: settled from realized profit when a real withdrawal confirms, on the high-water mark, never twice', async (t) => {
@@ -148,8 +148,8 @@ t.test('stop following: refused with open trades; otherwise fees settle, everyth
   // step repeated was refused (SUBSCRIPTION_NOT_FOUND) where the first had reported a payout of 0.
   const closedEmpty = [followedIn('virtual'), ...empty.events()];
   given(closedEmpty).when(debit(withdrawal('t-stop', 0, 'virtual', true))).then(t, [], 'the stop repeated changes nothing');
-  t.equal(given(closedEmpty).state.transfers['t-stop'], 'paid', 'the stop is decided: paid');
-  t.equal(given(closedEmpty).state.payouts['t-stop'], 0, 'for 0');
+  t.equal(given(closedEmpty).state.transfers.get('t-stop'), 'paid', 'the stop is decided: paid');
+  t.equal(given(closedEmpty).state.payouts.get('t-stop'), 0, 'for 0');
   given(closedEmpty).when(debit(withdrawal('t-stop-2', 0, 'virtual', true))).thenRefused(t, 'SUBSCRIPTION_NOT_FOUND', undefined);
   // Following again while the closing withdrawal is still at the venue is refused; once settled it opens anew.
   given([...profit, ...stop.events()]).when({ type: 'FollowAgent', data: { agentId: 'a1', userId: 'u1', walletContext: 'real', settings, terms }, metadata }).thenRefused(t, 'ALLOCATION_PENDING');
@@ -285,7 +285,7 @@ t.test('review: a payout the venue confirms for nothing is a failed one (the res
   const asked = [...realPool, ...given(realPool).when(debit(w)).events()];
   const zero = given(asked).when(settle('t-w-0', 'confirmed', 0));
   t.match(zero.events(), [{ type: 'AllocationSettled', data: { outcome: 'failed', amountMicro: 0, reason: 'the venue paid nothing out' } }]);
-  t.equal((zero.after() as FollowedPool).transfers['t-w-0'], 'failed');
+  t.equal((zero.after() as FollowedPool).transfers.get('t-w-0'), 'failed');
   t.equal(figures(zero.after()).withdrawableUsd, 500_000_000);
 });
 

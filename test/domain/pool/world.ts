@@ -193,7 +193,7 @@ export class World {
     if (command.type !== 'DebitPool') return;
     const { transfer } = command.data;
     const out = events.filter((e): e is PoolEventOf<'WithdrawalRequested'> => e.type === 'WithdrawalRequested');
-    if (!before.followed || Object.hasOwn(before.transfers, transfer.transferId)) return;
+    if (!before.followed || before.transfers.has(transfer.transferId)) return;
     const close = transfer.from.kind === 'pool' && transfer.from.close === true;
     if (!close) {
       for (const e of out) {
@@ -289,7 +289,7 @@ export class World {
         const { transfer } = step.data;
         if (transfer.to.kind !== 'pool') throw new Error('CreditPool to a wallet');
         const { state, events } = this.executePool(poolIdOf(transfer.to), { type: 'CreditPool', data: step.data, metadata });
-        const fate = state.transfers[transfer.transferId];
+        const fate = state.transfers.get(transfer.transferId);
         const outcome: TransferOutcome =
           fate === 'pending' ? { type: 'CreditPending' } : fate === 'rejected' || fate === 'failed' ? { type: 'CreditRejected', reason: fate } : { type: 'Credited' };
         return { outcome, appended: events.length };
@@ -422,8 +422,8 @@ export class World {
         if (leg.direction === 'in') venueIn += leg.amountMicro;
         else if (!p.followed) closingPayouts += leg.amountMicro;
       }
-      for (const [transferId, fate] of Object.entries(p.transfers)) {
-        if (fate === 'paid' && !this.wallet.credits.get(transferId)) paidNotCredited += p.payouts[transferId] ?? 0;
+      for (const [transferId, fate] of p.transfers.entries()) {
+        if (fate === 'paid' && !this.wallet.credits.get(transferId)) paidNotCredited += p.payouts.get(transferId) ?? 0;
       }
     }
     let debitedNotCredited = 0;
@@ -432,7 +432,7 @@ export class World {
       const { transferId, to } = e.data.transfer;
       const paid = this.wallet.debits.get(transferId)!;
       if (paid.refunded || to.kind !== 'pool') continue;
-      const fate = this.pool(poolIdOf(to)).transfers[transferId];
+      const fate = this.pool(poolIdOf(to)).transfers.get(transferId);
       if (fate !== 'credited' && fate !== 'pending') debitedNotCredited += paid.amountMicro;
     }
     return { wallet, pools, venueIn, closingPayouts, residue, debitedNotCredited, paidNotCredited, fees: this.feesMicro };
@@ -494,7 +494,7 @@ export class World {
       const { from, to } = s.plan;
       const pool = to.kind === 'pool' ? this.pool(poolIdOf(to)) : from.kind === 'pool' ? this.pool(poolIdOf(from)) : null;
       assert.ok(pool);
-      const fate = pool.transfers[transferId];
+      const fate = pool.transfers.get(transferId);
       const refunded = this.wallet.debits.get(transferId)?.refunded;
       const credited = this.wallet.credits.get(transferId) !== undefined;
       const why = () => `${context}: ${transferId} is ${s.status} but its pool records ${fate}`;
@@ -511,7 +511,7 @@ export class World {
           break;
         case 'completed':
           if (to.kind === 'pool') ensure(fate === 'credited', why);
-          else ensure(credited || (pool.payouts[transferId] ?? 0) === 0, why);
+          else ensure(credited || (pool.payouts.get(transferId) ?? 0) === 0, why);
           break;
         case 'compensated':
           ensure(refunded === true, why);
@@ -539,9 +539,9 @@ function same<T>(actual: T, expected: T, message: () => string): void {
 
 /** What commands/transfers/steps.ts's debitPool reports for a transfer the pool pays. */
 function payoutOutcome(state: PoolState, transferId: string): TransferOutcome {
-  switch (state.transfers[transferId]) {
+  switch (state.transfers.get(transferId)) {
     case 'paid':
-      return { type: 'Debited', amountMicro: state.payouts[transferId] ?? 0 };
+      return { type: 'Debited', amountMicro: state.payouts.get(transferId) ?? 0 };
     case 'pending':
       return { type: 'DebitPending' };
     case 'failed':

@@ -93,7 +93,7 @@ class World {
         const events = poolDecider.decide({ type: 'CreditPool', data: step.data, metadata }, before);
         const after = events.reduce(poolDecider.evolve, before);
         this.pools.set(id, after);
-        const outcome: TransferOutcome = after.transfers[transferId] === 'rejected' ? { type: 'CreditRejected', reason: 'rejected' } : { type: 'Credited' };
+        const outcome: TransferOutcome = after.transfers.get(transferId) === 'rejected' ? { type: 'CreditRejected', reason: 'rejected' } : { type: 'Credited' };
         return { outcome, appended: events.length };
       }
       case 'RefundWallet': {
@@ -121,7 +121,7 @@ class World {
   inFlight(): TransferPlan[] {
     return this.debits().filter((plan) => {
       const { to, transferId } = plan;
-      return !this.wallet.debits.get(transferId)!.refunded && this.pool(endpointKey(to).slice('pool:'.length)).transfers[transferId] !== 'credited';
+      return !this.wallet.debits.get(transferId)!.refunded && this.pool(endpointKey(to).slice('pool:'.length)).transfers.get(transferId) !== 'credited';
     });
   }
 
@@ -238,7 +238,7 @@ t.test('once every transfer is finished, the wallet and the pools hold exactly t
       // Every debit ended in exactly one place: credited to its pool, or back in the wallet.
       for (const plan of world.debits()) {
         const { to, transferId } = plan;
-        const credited = world.pool(endpointKey(to).slice('pool:'.length)).transfers[transferId] === 'credited';
+        const credited = world.pool(endpointKey(to).slice('pool:'.length)).transfers.get(transferId) === 'credited';
         assert.notEqual(credited, world.wallet.debits.get(transferId)!.refunded, `${transferId} is ${credited ? 'both credited and refunded' : 'neither credited nor refunded'}`);
       }
     }),

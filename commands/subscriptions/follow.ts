@@ -10,12 +10,12 @@ import type { Command } from '../../domain/shared/decider.ts';
 import { DomainError, refuse } from '../../domain/shared/errors.ts';
 import { usdToMicro } from '../../domain/shared/money.ts';
 import { planned } from '../../domain/transfer/process.ts';
-import { userDecider } from '../../domain/user/decide.ts';
 import type { WalletContext } from '../../domain/wallet/events.ts';
 import { walletDecider } from '../../domain/wallet/decide.ts';
 import type { Tools } from '../dispatch.ts';
 import { runTransfer } from '../transfers/run.ts';
 import { takeBetaSeat } from './beta-seats.ts';
+import { currentWalletContext, PLAN_STALENESS_MS } from './planning.ts';
 import { choicesOf, type SubscribeInput } from './subscribe-input.ts';
 
 export interface FollowAgentData {
@@ -41,13 +41,6 @@ export interface FollowAgentResult {
  */
 const MAX_ROUNDS = 5;
 
-/**
- * How stale the states a follow plans on may be: this process's own writes keep them current, and
- * every decision the plan leads to is taken again on fresh state under the stream's expected
- * revision. Only another process's change within this bound can make the plan itself stale: an
- * agent delisted or a wallet context switched elsewhere that recently (docs/decisions.md).
- */
-const PLAN_STALENESS_MS = 1_000;
 
 export async function followAgent({ data }: Command<'FollowAgent', FollowAgentData>, tools: Tools): Promise<FollowAgentResult> {
   try {
@@ -137,6 +130,5 @@ async function followableAgent(tools: Tools, agentId: string, options: { maxStal
 async function walletContextOf(tools: Tools, userId: string, input: SubscribeInput, options: { maxStaleMs?: number }): Promise<WalletContext> {
   if (input.walletContext) return input.walletContext;
   if (input.walletMode) return input.walletMode === 'REAL' ? 'real' : 'virtual';
-  const { state: user } = await tools.load(userDecider, userId, options);
-  return user.status === 'registered' && !user.virtualWalletMode ? 'real' : 'virtual';
+  return currentWalletContext(tools, userId, options);
 }

@@ -8,10 +8,10 @@ import type { Command, CommandBody } from '../../domain/shared/decider.ts';
 import { refuse } from '../../domain/shared/errors.ts';
 import type { MicroUsd } from '../../domain/shared/money.ts';
 import { planned, type TransferStatus } from '../../domain/transfer/process.ts';
-import { userDecider } from '../../domain/user/decide.ts';
 import type { WalletContext } from '../../domain/wallet/events.ts';
 import type { Tools } from '../dispatch.ts';
 import { runTransfer } from '../transfers/run.ts';
+import { currentWalletContext, PLAN_STALENESS_MS } from './planning.ts';
 
 export interface PoolRequest {
   userId: string;
@@ -31,15 +31,9 @@ export interface PoolMoveResult {
   amountMicro: MicroUsd;
 }
 
-/** How stale a state used only to plan may be (see PLAN_STALENESS_MS in follow.ts): the steps decide again on fresh state. */
-const PLAN_STALENESS_MS = 1_000;
-
-/** The request's context, else the user's current one (virtualWalletMode). */
-async function contextOf(tools: Tools, req: PoolRequest): Promise<WalletContext> {
-  if (req.walletContext) return req.walletContext;
-  const { state: user } = await tools.load(userDecider, req.userId, { maxStaleMs: PLAN_STALENESS_MS });
-  return user.status === 'registered' && !user.virtualWalletMode ? 'real' : 'virtual';
-}
+/** The request's context, else the user's current one. */
+const contextOf = (tools: Tools, req: PoolRequest): Promise<WalletContext> =>
+  req.walletContext ? Promise.resolve(req.walletContext) : currentWalletContext(tools, req.userId, { maxStaleMs: PLAN_STALENESS_MS });
 
 /** The pool, which the user must follow: a refusal is only ever answered from a fresh read. */
 async function followedPool(tools: Tools, req: PoolRequest) {

@@ -1,7 +1,7 @@
 // The steps of a transfer, one command per endpoint role, each idempotent by the transfer id.
 // Each reports the fact its endpoint holds for the transfer (domain/transfer/process.ts).
 import { poolDecider } from '../../domain/pool/decide.ts';
-import { poolId, type PoolState } from '../../domain/pool/state.ts';
+import { payoutOutcome, poolId } from '../../domain/pool/state.ts';
 import type { Command } from '../../domain/shared/decider.ts';
 import { DomainError, refuse } from '../../domain/shared/errors.ts';
 import { usdToMicro } from '../../domain/shared/money.ts';
@@ -34,20 +34,6 @@ export async function debitWallet({ data }: Step<'DebitWallet', { transfer: Tran
   }
 }
 
-/** What the pool recorded for a transfer it pays: paid (how much), still at the venue, or failed there. */
-function payoutOutcome(state: PoolState, transferId: string): TransferOutcome {
-  switch (state.transfers.get(transferId)) {
-    case 'paid':
-      return { type: 'Debited', amountMicro: state.payouts.get(transferId) ?? 0 };
-    case 'pending':
-      return { type: 'DebitPending' };
-    case 'failed':
-      return { type: 'DebitRefused', error: refuse('VENUE_FAILED', 'the venue did not pay the withdrawal out; the funds stay in the pool') };
-    default:
-      // A close with nothing to pay out records no withdrawal.
-      return { type: 'Debited', amountMicro: 0 };
-  }
-}
 
 /** A pool pays (withdraw, stop following): Debited at once (virtual), pending at the venue (real), or refused. */
 export async function debitPool({ data }: Step<'DebitPool', { transfer: TransferPlan }>, tools: Tools): Promise<TransferOutcome> {

@@ -1,4 +1,6 @@
 import { assertNever } from '../shared/decider.ts';
+import { refuse } from '../shared/errors.ts';
+import type { TransferOutcome } from '../transfer/process.ts';
 import { PersistentMap } from '../shared/persistent-map.ts';
 import type { MicroUsd } from '../shared/money.ts';
 import type { WalletContext } from '../wallet/events.ts';
@@ -270,3 +272,20 @@ export function evolve(state: PoolState, event: PoolEvent): PoolState {
  */
 export const nextTransferId = (id: string, state: PoolState, kind: 'add' | 'withdraw' = 'add'): string =>
   `${id}#${kind}-${state.transfers.size + 1}`;
+
+/**
+ * What the pool recorded for a transfer it pays, as the transfer process reads it: paid (how much),
+ * still at the venue, or failed there; a close with nothing to pay out recorded no withdrawal.
+ */
+export function payoutOutcome(state: PoolState, transferId: string): TransferOutcome {
+  switch (state.transfers.get(transferId)) {
+    case 'paid':
+      return { type: 'Debited', amountMicro: state.payouts.get(transferId) ?? 0 };
+    case 'pending':
+      return { type: 'DebitPending' };
+    case 'failed':
+      return { type: 'DebitRefused', error: refuse('VENUE_FAILED', 'the venue did not pay the withdrawal out; the funds stay in the pool') };
+    default:
+      return { type: 'Debited', amountMicro: 0 };
+  }
+}

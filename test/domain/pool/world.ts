@@ -9,8 +9,8 @@ import assert from 'node:assert/strict';
 import { poolDecider, type PoolCommand } from '../../../domain/pool/decide.ts';
 import type { AgentTerms, PoolEvent, PoolEventOf } from '../../../domain/pool/events.ts';
 import { currentBalanceUsd, poolFigures, splitFee } from '../../../domain/pool/ledger.ts';
-import { poolId, type FollowedPool, type PoolState } from '../../../domain/pool/state.ts';
-import { DomainError, refuse } from '../../../domain/shared/errors.ts';
+import { payoutOutcome, poolId, type FollowedPool, type PoolState } from '../../../domain/pool/state.ts';
+import { DomainError } from '../../../domain/shared/errors.ts';
 import { mulDiv, percentFraction } from '../../../domain/shared/money.ts';
 import type { PoolEndpoint, TransferPlan } from '../../../domain/transfer/plan.ts';
 import {
@@ -537,19 +537,6 @@ function same<T>(actual: T, expected: T, message: () => string): void {
   if (actual !== expected) assert.fail(`${message()}: ${String(actual)} !== ${String(expected)}`);
 }
 
-/** What commands/transfers/steps.ts's debitPool reports for a transfer the pool pays. */
-function payoutOutcome(state: PoolState, transferId: string): TransferOutcome {
-  switch (state.transfers.get(transferId)) {
-    case 'paid':
-      return { type: 'Debited', amountMicro: state.payouts.get(transferId) ?? 0 };
-    case 'pending':
-      return { type: 'DebitPending' };
-    case 'failed':
-      return { type: 'DebitRefused', error: refuse('VENUE_FAILED', 'the venue did not pay the withdrawal out; the funds stay in the pool') };
-    default:
-      return { type: 'Debited', amountMicro: 0 };
-  }
-}
 
 /** An outcome as compared between two deliveries of a step (a refusal by its reason). */
 const outcomeKey = (o: TransferOutcome) => (o.type === 'DebitRefused' ? { type: o.type, reason: o.error.reason } : o);

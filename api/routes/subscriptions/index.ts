@@ -70,46 +70,34 @@ export default async function subscriptionRoutes(root: FastifyInstance): Promise
     async (request) => ok(await listSubscriptions(app.deps.pool, request.identity!.userId, request.query.walletContext)),
   );
 
-  app.post(
-    '/api/v1/users/me/subscriptions/:agentId/allocation/add',
-    {
-      preHandler: app.requireUser,
-      schema: {
-        tags,
-        summary: 'Add capital from the wallet to a followed agent (real context: pending until the venue confirms)',
-        security: [{ bearerAuth: [] }],
-        params: agentParams,
-        body: amountBody,
-        response: action,
+  /** Add and withdraw: the same body and answer, one command each. */
+  const allocationMove = (
+    move: 'add' | 'withdraw',
+    summary: string,
+    command: 'AddAllocation' | 'WithdrawAllocation',
+    message: (usd: number) => string,
+  ) =>
+    app.post(
+      `/api/v1/users/me/subscriptions/:agentId/allocation/${move}`,
+      { preHandler: app.requireUser, schema: { tags, summary, security: [{ bearerAuth: [] }], params: agentParams, body: amountBody, response: action } },
+      async (request) => {
+        const { amountUsd: usd, walletContext } = request.body;
+        const data = { userId: request.identity!.userId, agentId: request.params.agentId, amountMicro: usdToMicro(usd), ...(walletContext ? { walletContext } : {}) };
+        const moved = await request.dispatch(command, data);
+        return actionResult(moved, `${message(usd)}${pendingNote(moved)}`);
       },
-    },
-    async (request) => {
-      const { amountUsd: usd, walletContext } = request.body;
-      const data = { userId: request.identity!.userId, agentId: request.params.agentId, amountMicro: usdToMicro(usd), ...(walletContext ? { walletContext } : {}) };
-      const added = await request.dispatch('AddAllocation', data);
-      return actionResult(added, `Added ${usd} USD to the allocation${pendingNote(added)}`);
-    },
+    );
+  allocationMove(
+    'add',
+    'Add capital from the wallet to a followed agent (real context: pending until the venue confirms)',
+    'AddAllocation',
+    (usd) => `Added ${usd} USD to the allocation`,
   );
-
-  app.post(
-    '/api/v1/users/me/subscriptions/:agentId/allocation/withdraw',
-    {
-      preHandler: app.requireUser,
-      schema: {
-        tags,
-        summary: "Withdraw from the agent's unused allocation back to the wallet (open trades of this agent lock what they use)",
-        security: [{ bearerAuth: [] }],
-        params: agentParams,
-        body: amountBody,
-        response: action,
-      },
-    },
-    async (request) => {
-      const { amountUsd: usd, walletContext } = request.body;
-      const data = { userId: request.identity!.userId, agentId: request.params.agentId, amountMicro: usdToMicro(usd), ...(walletContext ? { walletContext } : {}) };
-      const withdrawn = await request.dispatch('WithdrawAllocation', data);
-      return actionResult(withdrawn, `Withdrew ${usd} USD from the allocation${pendingNote(withdrawn)}`);
-    },
+  allocationMove(
+    'withdraw',
+    "Withdraw from the agent's unused allocation back to the wallet (open trades of this agent lock what they use)",
+    'WithdrawAllocation',
+    (usd) => `Withdrew ${usd} USD from the allocation`,
   );
 
   app.delete(

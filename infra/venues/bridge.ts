@@ -6,7 +6,7 @@ import type { PoolBook } from './book.ts';
 import { VenueConflictError } from './errors.ts';
 import type { BridgeRequest, BridgeTransfer } from './port.ts';
 import { checkAmount, checkId, differences, simulatedHash } from './requests.ts';
-import { Settlements, type FailRule } from './settlements.ts';
+import { SimulatedTransfers, type FailRule } from './settlements.ts';
 
 export interface BridgeDelays {
   /** ms from start until a deposit is final */
@@ -15,16 +15,13 @@ export interface BridgeDelays {
   reclaimMs: number;
 }
 
-export class SimulatedBridge {
-  private readonly transfers = new Map<string, BridgeTransfer>();
-  private readonly pending: Settlements;
-
+export class SimulatedBridge extends SimulatedTransfers<BridgeTransfer> {
   constructor(
-    private readonly book: PoolBook,
+    book: PoolBook,
     private readonly delays: BridgeDelays,
     fail: FailRule,
   ) {
-    this.pending = new Settlements(fail);
+    super(book, fail);
   }
 
   start(request: BridgeRequest, now: number): BridgeTransfer {
@@ -53,21 +50,6 @@ export class SimulatedBridge {
     if (direction === 'deposit') this.send(transfer, amountMicro, now + this.delays.depositMs);
     else this.tryReclaim(transfer, now);
     return { ...transfer };
-  }
-
-  status(transferId: string): BridgeTransfer | null {
-    const transfer = this.transfers.get(transferId);
-    return transfer ? { ...transfer } : null;
-  }
-
-  /** Applies every transfer that became final by `now`, in the order they became final. */
-  settle(now: number): void {
-    this.pending.due(now, (transferId, reason) => {
-      const transfer = this.transfers.get(transferId)!;
-      transfer.status = reason === null ? 'CONFIRMED' : 'FAILED';
-      transfer.reason = reason;
-      this.book.finish(transfer.poolId, transfer.amountMicro, transfer.direction === 'deposit' ? 'in' : 'out', reason === null);
-    });
   }
 
   /** A reclaim leaves with what is free now, or stays deferred while nothing is. */

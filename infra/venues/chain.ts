@@ -5,18 +5,15 @@ import type { PoolBook } from './book.ts';
 import { VenueConflictError } from './errors.ts';
 import type { ChainTransfer, ChainTransferRequest } from './port.ts';
 import { checkAmount, checkId, differences, simulatedHash } from './requests.ts';
-import { Settlements, type FailRule } from './settlements.ts';
+import { SimulatedTransfers, type FailRule } from './settlements.ts';
 
-export class SimulatedChain {
-  private readonly transfers = new Map<string, ChainTransfer>();
-  private readonly pending: Settlements;
-
+export class SimulatedChain extends SimulatedTransfers<ChainTransfer> {
   constructor(
-    private readonly book: PoolBook,
+    book: PoolBook,
     private readonly settlementMs: number,
     fail: FailRule,
   ) {
-    this.pending = new Settlements(fail);
+    super(book, fail);
   }
 
   submit(request: ChainTransferRequest, now: number): ChainTransfer {
@@ -44,20 +41,5 @@ export class SimulatedChain {
     transfer.txHash = simulatedHash('chain', transferId);
     this.pending.add(transferId, now + this.settlementMs);
     return { ...transfer };
-  }
-
-  status(transferId: string): ChainTransfer | null {
-    const transfer = this.transfers.get(transferId);
-    return transfer ? { ...transfer } : null;
-  }
-
-  /** Applies every transfer that became final by `now`, in the order they became final. */
-  settle(now: number): void {
-    this.pending.due(now, (transferId, reason) => {
-      const transfer = this.transfers.get(transferId)!;
-      transfer.status = reason === null ? 'CONFIRMED' : 'FAILED';
-      transfer.reason = reason;
-      this.book.finish(transfer.poolId, transfer.amountMicro, transfer.direction === 'deposit' ? 'in' : 'out', reason === null);
-    });
   }
 }

@@ -1,5 +1,6 @@
 // Transfers waiting to become final, each with the time it does. The failure rule is asked once,
 // when a transfer comes due, so a final status never changes afterwards.
+import type { PoolBook } from './book.ts';
 
 /** A reason when the transfer must end FAILED, null to confirm it. */
 export type FailRule = (transferId: string) => string | null;
@@ -30,5 +31,46 @@ export class Settlements {
       this.waiting.splice(this.waiting.indexOf(d), 1);
       settle(d.transferId, reason);
     }
+  }
+}
+
+/** What a simulated chain or bridge transfer holds that settling it reads and writes. */
+interface SettlingTransfer {
+  poolId: string;
+  amountMicro: number;
+  direction: string;
+  status: string;
+  reason: string | null;
+}
+
+/**
+ * The transfers of one simulated chain or bridge, by id, and their settling: when one comes due it
+ * is CONFIRMED or FAILED (by the failure rule) and the pool's book applies it (a deposit in, any
+ * other direction out).
+ */
+export abstract class SimulatedTransfers<T extends SettlingTransfer> {
+  protected readonly transfers = new Map<string, T>();
+  protected readonly pending: Settlements;
+
+  protected constructor(
+    protected readonly book: PoolBook,
+    fail: FailRule,
+  ) {
+    this.pending = new Settlements(fail);
+  }
+
+  status(transferId: string): T | null {
+    const transfer = this.transfers.get(transferId);
+    return transfer ? { ...transfer } : null;
+  }
+
+  /** Applies every transfer that became final by `now`, in the order they became final. */
+  settle(now: number): void {
+    this.pending.due(now, (transferId, reason) => {
+      const transfer = this.transfers.get(transferId)!;
+      transfer.status = reason === null ? 'CONFIRMED' : 'FAILED';
+      transfer.reason = reason;
+      this.book.finish(transfer.poolId, transfer.amountMicro, transfer.direction === 'deposit' ? 'in' : 'out', reason === null);
+    });
   }
 }

@@ -1,7 +1,16 @@
+import type { FastifyReply } from 'fastify';
 import { z } from 'zod';
 
 export function ok<T>(data: T): { success: true; data: T } {
   return { success: true, data };
+}
+
+/**
+ * The success envelope around data a read model stored already serialized (the bytes the route's
+ * response schema would have written): sent as is, the serializer skipped.
+ */
+export function okRendered(reply: FastifyReply, dataJson: string): FastifyReply {
+  return reply.type('application/json; charset=utf-8').send(`{"success":true,"data":${dataJson}}`);
 }
 
 export const paginationQuery = z.object({

@@ -8,7 +8,7 @@ import { comparePositions, START, type EventStore, type Position, type RecordedE
 import { readCheckpoint } from '../checkpoints.ts';
 import { poolEventOf } from './projector.ts';
 import { RECORD_COLUMNS } from './queries.ts';
-import { viewOfPool, viewOfRow, type PoolView, type SubscriptionRow } from './record.ts';
+import { renderedRecord, viewOfPool, viewOfRow, type PoolView, type SubscriptionRow } from './record.ts';
 
 export const POOL_STREAM_PREFIX = 'pool-';
 export const poolIdOfStream = (streamName: string): string => streamName.slice(POOL_STREAM_PREFIX.length);
@@ -32,8 +32,8 @@ export async function poolHistory(store: EventStore, poolId: string, until?: Pos
   return events;
 }
 
-/** A read-model row as the audit reads it: what the record is made of, plus its id and `followed`. */
-export type AuditRow = SubscriptionRow & { pool_id: string; followed: boolean };
+/** A read-model row as the audit reads it: what the record is made of, plus its id, `followed` and the rendered record. */
+export type AuditRow = SubscriptionRow & { pool_id: string; followed: boolean; record_json: string | null };
 
 /** The read model's rows (all, or those of `poolIds`) and the position it has applied, in one snapshot. */
 export async function readModelSnapshot(db: Pool, poolIds?: readonly string[]): Promise<{ checkpoint: Position; rows: Map<string, AuditRow> }> {
@@ -43,7 +43,7 @@ export async function readModelSnapshot(db: Pool, poolIds?: readonly string[]): 
     await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
     const checkpoint = await readCheckpoint(client, 'subscriptions');
     const { rows } = await client.query<AuditRow>(
-      `SELECT pool_id, followed, ${RECORD_COLUMNS} FROM subscriptions WHERE $1::text[] IS NULL OR pool_id = ANY($1::text[])`,
+      `SELECT pool_id, followed, record_json, ${RECORD_COLUMNS} FROM subscriptions WHERE $1::text[] IS NULL OR pool_id = ANY($1::text[])`,
       [poolIds ?? null],
     );
     await client.query('COMMIT');
@@ -136,8 +136,13 @@ export function comparePool(poolId: string, replayed: Replayed | undefined, row:
   const result = (status: AuditStatus, differences: Difference[] = []): PoolAudit => ({ poolId, events, status, differences });
   if (!pool) return result(row ? 'ORPHAN_ROW' : 'MATCH');
   if (!row) return result('MISSING_ROW');
-  const ledger = { user_id: pool.userId, followed: replayed!.state.followed, ...columnsOfView(viewOfPool(pool)) };
-  const readModel: Record<string, Value> = { user_id: row.user_id, followed: row.followed, ...columnsOfView(viewOfRow(row)) };
+  const ledger = { user_id: pool.userId, followed: replayed!.state.followed, ...columnsOfView(viewOfPool(pool)), record_json: renderedRecord(pool) };
+  const readModel: Record<string, Value> = {
+    user_id: row.user_id,
+    followed: row.followed,
+    ...columnsOfView(viewOfRow(row)),
+    record_json: row.record_json,
+  };
   const differences = Object.entries(ledger)
     .filter(([field, value]) => !Object.is(value, readModel[field]))
     .map(([field, value]) => ({ field, ledger: value, readModel: readModel[field] ?? null }));

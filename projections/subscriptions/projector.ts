@@ -2,15 +2,17 @@
 // followed under and the ledger inputs. The row is the domain's own pool state, folded with the
 // domain's `evolve` (domain/pool/state.ts) and kept in `subscription_states` (the projector's own
 // table, so the list query's rows stay narrow); the row's columns are that state laid out
-// for the list query. The figures are not stored: queries compute them with the domain's ledger
-// functions, so the maths exists once and the row can only differ from a replay of the stream if
-// an event was missed or applied twice (what the auditors' replay checks).
+// for the list query, plus the record the list answers, rendered from that state with the domain's
+// ledger functions (record.ts). The maths exists once, and the row can only differ from a replay
+// of the stream if an event was missed or applied twice (what the auditors' replay checks, the
+// rendered record included).
 import { poolEventSchema, poolEventTypes, type PoolEvent } from '../../domain/pool/events.ts';
 import { withoutBookkeeping } from '../../domain/pool/history.ts';
-import { evolve, initialState, type PoolState } from '../../domain/pool/state.ts';
+import { evolve, initialState, type FollowedPool, type PoolState } from '../../domain/pool/state.ts';
 import type { Migration, PoolClient } from '../../infra/db.ts';
 import type { RecordedEvent } from '../../infra/eventstore/port.ts';
 import type { Projector } from '../projector.ts';
+import { renderedRecord } from './record.ts';
 
 /** The table as the list query reads it (the conventional baseline creates the same one). */
 export const subscriptionsTable: Migration = {
@@ -88,6 +90,16 @@ const migrations: Migration[] = [
     DELETE FROM subscription_states;
     DELETE FROM projection_checkpoints WHERE name = 'subscriptions';`,
   },
+  {
+    // The record the list answers, rendered when the row changes (record.ts renderedRecord) and
+    // replayed so every row has it. A change to the record's rendering ships with a migration like
+    // this one; until it runs, the auditors' replay shows the stale rows.
+    id: 'subscriptions/005-rendered-record',
+    sql: `ALTER TABLE subscriptions ADD COLUMN record_json text;
+    DELETE FROM subscriptions;
+    DELETE FROM subscription_states;
+    DELETE FROM projection_checkpoints WHERE name = 'subscriptions';`,
+  },
 ];
 
 /** The pool id is the stream name without its `pool-` prefix. */
@@ -119,7 +131,7 @@ const COLUMNS = [
   'is_paused', 'confirmed_in_micro', 'confirmed_out_micro', 'realized_micro', 'unrealized_micro', 'locked_micro',
   'pending_in_micro', 'pending_out_micro', 'fees_charged_micro', 'bridge_status', 'bridge_transaction_id',
   'reconciliation_status', 'venue_equity_micro', 'venue_free_margin_micro', 'venue_gap_micro', 'subscribed_at',
-  'created_at', 'updated_at', 'followed',
+  'created_at', 'updated_at', 'followed', 'record_json',
 ] as const;
 
 /** The row of a pool that was followed at least once (a closed one keeps its last figures, `followed` false). */
@@ -178,12 +190,15 @@ async function applyBatch(client: PoolClient, events: RecordedEvent[]): Promise<
     // The stored state is JSON: its (always empty) bookkeeping maps are made anew.
     let state = previous ? kept(previous.state) : initialState();
     let row = previous?.row ?? undefined;
+    let lastFollowed: FollowedPool | null = null;
     for (const event of poolEvents) {
       state = evolve(state, event);
       row = rowOf(state, row) ?? row;
+      if (state.followed) lastFollowed = state;
     }
     states.push({ pool_id: id, state: kept(state) });
-    if (row) upserts.push(row);
+    // Rendered once per pool and batch, from the state the row's columns were last laid out from.
+    if (row) upserts.push(lastFollowed ? { ...row, record_json: renderedRecord(lastFollowed) } : row);
   }
   await client.query({
     name: 'subscription-states-upsert',

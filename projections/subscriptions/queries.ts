@@ -1,6 +1,5 @@
 import type { WalletContext } from '../../domain/wallet/events.ts';
 import type { Pool } from '../../infra/db.ts';
-import { subscriptionRecord, type SubscriptionRecord, type SubscriptionRow } from './record.ts';
 
 /** The columns a record is made of (not the folded `state`, which only the projector reads). */
 export const RECORD_COLUMNS = `user_id, agent_id, wallet_context, agent_name, agent_image_url, venue, max_leverage, success_fee_percent,
@@ -11,30 +10,20 @@ export const RECORD_COLUMNS = `user_id, agent_id, wallet_context, agent_name, ag
   bridge_status, bridge_transaction_id, reconciliation_status, venue_equity_micro, venue_free_margin_micro, venue_gap_micro,
   subscribed_at, created_at, updated_at`;
 
-/** The user's subscriptions, oldest first; optionally those of one wallet context. */
-export async function listSubscriptions(db: Pool, userId: string, walletContext?: WalletContext): Promise<SubscriptionRecord[]> {
+/**
+ * The user's subscriptions, oldest first, optionally those of one wallet context: the JSON array of
+ * their records, joined from the records the projector rendered (record.ts renderedRecord).
+ */
+export async function subscriptionListJson(db: Pool, userId: string, walletContext?: WalletContext): Promise<string> {
   // Named: parsed and planned once per connection (the list is the hottest read of the API).
-  const { rows } = await db.query<SubscriptionRow>({
+  const { rows } = await db.query<[string | null]>({
     name: 'list-subscriptions',
-    text: `SELECT ${RECORD_COLUMNS} FROM subscriptions WHERE user_id = $1 AND followed AND ($2::text IS NULL OR wallet_context = $2)
-     ORDER BY subscribed_at, agent_id, wallet_context`,
+    text: `SELECT string_agg(record_json, ',' ORDER BY subscribed_at, agent_id, wallet_context) FROM subscriptions
+      WHERE user_id = $1 AND followed AND ($2::text IS NULL OR wallet_context = $2)`,
     values: [userId, walletContext ?? null],
+    rowMode: 'array',
   });
-  return rows.map(subscriptionRecord);
-}
-
-export async function getSubscription(
-  db: Pool,
-  userId: string,
-  agentId: string,
-  walletContext: WalletContext,
-): Promise<SubscriptionRecord | null> {
-  const { rows } = await db.query<SubscriptionRow>({
-    name: 'get-subscription',
-    text: `SELECT ${RECORD_COLUMNS} FROM subscriptions WHERE user_id = $1 AND agent_id = $2 AND wallet_context = $3 AND followed`,
-    values: [userId, agentId, walletContext],
-  });
-  return rows[0] ? subscriptionRecord(rows[0]) : null;
+  return `[${rows[0]?.[0] ?? ''}]`;
 }
 
 /** A real pool's ledger as the reconciliation worker compares it with the venue. */

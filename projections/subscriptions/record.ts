@@ -316,3 +316,10 @@ export const subscriptionRecord = (r: SubscriptionRow): SubscriptionRecord => re
 
 /** The record of a pool's state (a command's answer): equal to the row's once projected. */
 export const subscriptionRecordOfPool = (p: FollowedPool): SubscriptionRecord => recordOf(viewOfPool(p));
+
+/**
+ * The record as the list answers it, in the exact bytes the response serializer would write (the
+ * schema's parse, then JSON): the projector stores it with the row, so the list, the hottest read,
+ * joins stored text instead of computing and serializing every record on every request.
+ */
+export const renderedRecord = (p: FollowedPool): string => JSON.stringify(subscriptionRecordSchema.parse(subscriptionRecordOfPool(p)));

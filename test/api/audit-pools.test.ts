@@ -35,6 +35,18 @@ t.test('the auditors see each pool replayed against its row', async (t) => {
     t.same(res.body.data.pagination, { total: 4, limit: 3, page: 2, totalPages: 2, hasNextPage: false, hasPreviousPage: true });
   });
 
+  await t.test('a rendered record that says what its columns do not is named', async (t) => {
+    const { rows } = await db.query<{ record_json: string }>('SELECT record_json FROM subscriptions WHERE pool_id = $1', [pools.trading]);
+    const rendered = rows[0]!.record_json;
+    t.match(JSON.parse(rendered), { isPaused: true }, 'the list answers the rendered record');
+    await db.query('UPDATE subscriptions SET record_json = $2 WHERE pool_id = $1', [pools.trading, rendered.replace('"isPaused":true', '"isPaused":false')]);
+    const differences = (await one(pools.trading)).body.data.differences;
+    t.same(differences.map((d: { field: string }) => d.field), ['record_json'], 'the record alone differs');
+    t.equal(differences[0].ledger, rendered, 'the replay renders what the row held');
+    await db.query('UPDATE subscriptions SET record_json = $2 WHERE pool_id = $1', [pools.trading, rendered]);
+    t.equal((await one(pools.trading)).body.data.status, 'MATCH');
+  });
+
   await t.test('a tampered column is named with both values', async (t) => {
     await db.query('UPDATE subscriptions SET confirmed_out_micro = confirmed_out_micro + 1, is_paused = false WHERE pool_id = $1', [pools.trading]);
     const res = await one(pools.trading);

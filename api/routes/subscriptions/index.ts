@@ -4,9 +4,9 @@ import { z } from 'zod';
 import type { PoolMoveResult } from '../../../commands/subscriptions/ledger.ts';
 import { subscribeInput } from '../../../commands/subscriptions/subscribe-input.ts';
 import { microToUsd, usdToMicro } from '../../../domain/shared/money.ts';
-import { listSubscriptions } from '../../../projections/subscriptions/queries.ts';
+import { subscriptionListJson } from '../../../projections/subscriptions/queries.ts';
 import { subscriptionActionResultSchema, subscriptionRecordOfPool, subscriptionRecordSchema } from '../../../projections/subscriptions/record.ts';
-import { envelopeOf, ok } from '../../envelope.ts';
+import { envelopeOf, ok, okRendered } from '../../envelope.ts';
 import { agentParams, amountBody, contextQuery } from './schemas.ts';
 
 const tags = ['User'];
@@ -67,7 +67,7 @@ export default async function subscriptionRoutes(root: FastifyInstance): Promise
         response: { 200: envelopeOf(z.array(subscriptionRecordSchema)) },
       },
     },
-    async (request) => ok(await listSubscriptions(app.deps.pool, request.identity!.userId, request.query.walletContext)),
+    async (request, reply) => okRendered(reply, await subscriptionListJson(app.deps.pool, request.identity!.userId, request.query.walletContext)),
   );
 
   /** Add and withdraw: the same body and answer, one command each. */

@@ -9,12 +9,19 @@ import { api, startTestApp, type TestApp } from '../test/support/app.ts';
 import { followableAgent } from '../test/support/agents.ts';
 import { signIn, type SignedIn } from '../test/support/auth.ts';
 import { startConventional, type Conventional } from './conventional/start.ts';
+import { cpuDuring, type CpuSpent } from './cpu.ts';
 import { fmt, percentile, report, verdict, type Run } from './measure.ts';
 
-type LoadRun = Run & { failures: number; statuses: Record<string, number>; clientCpuMsPerRequest: number };
+type LoadRun = Run & { failures: number; statuses: Record<string, number>; clientCpuMsPerRequest: number; cpu: CpuSpent };
+
+interface LoadSpec {
+  url: string;
+  seconds: number;
+  clients: Array<{ method: string; path: string; token: string; bodies?: unknown[] }>;
+}
 
 /** Runs bench/load.ts in a child process (a separate client, not sharing the server's event loop). */
-function externalLoad(spec: unknown): Promise<LoadRun> {
+function externalLoad(spec: LoadSpec): Promise<Omit<LoadRun, 'cpu'>> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import=tsx', 'bench/load.ts'], { stdio: ['pipe', 'pipe', 'inherit'] });
     let out = '';
@@ -73,6 +80,8 @@ async function withdrawnUsd(db: TestApp['deps']['pool']): Promise<number> {
 }
 
 const latency = (r: Run) => `p50 ${fmt(percentile(r.latenciesMs, 50), 1)} ms, p99 ${fmt(percentile(r.latenciesMs, 99), 1)} ms`;
+/** ms of CPU per request: the server process (ours: with its projectors) and its database backends. */
+const cpuPer = (r: LoadRun) => `${fmt(r.cpu.serverMs / Math.max(1, r.count), 2)} + ${fmt(r.cpu.databaseMs / Math.max(1, r.count), 2)} ms`;
 const failed = (r: LoadRun) => `${r.failures}${r.failures ? ` ${JSON.stringify(r.statuses)}` : ''}`;
 
 /** The middle value (the mean of the two middle ones for an even count). */
@@ -99,6 +108,7 @@ function merged(runs: LoadRun[]): LoadRun {
     failures: runs.reduce((n, r) => n + r.failures, 0),
     statuses,
     clientCpuMsPerRequest: runs.reduce((n, r) => n + r.clientCpuMsPerRequest * r.count, 0) / Math.max(1, count),
+    cpu: { serverMs: runs.reduce((n, r) => n + r.cpu.serverMs, 0), databaseMs: runs.reduce((n, r) => n + r.cpu.databaseMs, 0) },
   };
 }
 
@@ -175,9 +185,15 @@ export async function httpBench(seconds: number) {
         allocationAmountUsd: 1 + (round + 1) * 20 + Math.floor(i / AGENTS),
       }));
     const part = Math.max(2, seconds / ROUNDS);
-    const load = (url: string, method: string, path: string, bodies?: unknown[], duration = part) =>
-      externalLoad({ url, seconds: duration, clients: users.map((u) => ({ method, path, token: u.accessToken, bodies })) });
     const urlOf = (side: 'ours' | 'conventional') => (side === 'ours' ? app.url : conventional!.url);
+    /** A load run with the CPU its side's server and database backends spent meanwhile. */
+    const counted = async (url: string, spec: Omit<LoadSpec, 'url'>): Promise<LoadRun> => {
+      const [pid, db] = url === app.url ? [process.pid, app.deps.pool] : [conventional!.pid, conventional!.db];
+      const { result, cpu } = await cpuDuring(pid, db, () => externalLoad({ url, ...spec }));
+      return { ...result, cpu };
+    };
+    const load = (url: string, method: string, path: string, bodies?: unknown[], duration = part) =>
+      counted(url, { seconds: duration, clients: users.map((u) => ({ method, path, token: u.accessToken, bodies })) });
 
     const follows = await paired(async (side, round) => {
       measuring = side === 'ours' && round >= 0;
@@ -200,8 +216,7 @@ export async function httpBench(seconds: number) {
     await fund(app, users, withdrawAgent);
     await fund(conventional, users, withdrawAgent);
     const withdrawLoad = (url: string) =>
-      externalLoad({
-        url,
+      counted(url, {
         seconds: part,
         clients: users.map((u, i) => ({ method: 'POST', path: withdrawPath(withdrawAgent(i)), token: u.accessToken, bodies: [{ amountUsd: WITHDRAW_USD }] })),
       });
@@ -249,6 +264,9 @@ export async function httpBench(seconds: number) {
       ['    floor: GET /users/me, ours', `${fmt(me.perSecond)} /s`, `${latency(me)}: the cheapest signed-in request on our stack`],
       ['    client CPU per follow', `${fmt(follow.clientCpuMsPerRequest, 2)} ms`, `conventional run ${fmt(conventionalFollow.clientCpuMsPerRequest, 2)} ms; the load generator shares the cores`],
       ['    client CPU per withdrawal', `${fmt(withdraw.clientCpuMsPerRequest, 2)} ms`, `conventional run ${fmt(conventionalWithdraw.clientCpuMsPerRequest, 2)} ms`],
+      ['    server + database CPU per follow', cpuPer(follow), `conventional ${cpuPer(conventionalFollow)}`],
+      ['    server + database CPU per GET', cpuPer(list), `conventional ${cpuPer(conventionalList)}`],
+      ['    server + database CPU per withdrawal', cpuPer(withdraw), `conventional ${cpuPer(conventionalWithdraw)}`],
       ['rebuild subscriptions model', `${fmt(Number(events) / rebuildSeconds)} ev/s`, `${events} events in ${fmt(rebuildSeconds, 2)} s`],
     ]);
   } finally {

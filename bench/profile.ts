@@ -1,16 +1,20 @@
-// `npm run bench:profile [-- --seconds N]`: where a follow's time goes. Runs the real app with
-// durable commits, drives POST subscribe from a separate client process at 16 concurrent users,
+// `npm run bench:profile [-- --seconds N --flow follow|withdraw]`: where a follow's (or a
+// withdrawal's) time goes. Runs the real app with durable commits, drives the flow from a separate
+// client process at 16 concurrent users,
 // and prints (1) the server's CPU profile top entries by self time, taken with the inspector only
 // while the load runs, and (2) the SQL statements per request, counted at the pg driver.
 import { spawn } from 'node:child_process';
 import { Session } from 'node:inspector/promises';
 import pg from 'pg';
 import { followableAgent } from '../test/support/agents.ts';
-import { startTestApp } from '../test/support/app.ts';
+import { api, startTestApp } from '../test/support/app.ts';
 import { manyUsers, signIn } from '../test/support/auth.ts';
 
 const secondsAt = process.argv.indexOf('--seconds');
 const seconds = secondsAt > 0 ? Number(process.argv[secondsAt + 1]) : 6;
+const flowAt = process.argv.indexOf('--flow');
+const flow = flowAt > 0 ? process.argv[flowAt + 1] : 'follow';
+if (flow !== 'follow' && flow !== 'withdraw') throw new Error(`--flow follow|withdraw, not ${flow}`);
 const CLIENTS = 16;
 const AGENTS = 40;
 
@@ -47,6 +51,19 @@ try {
   for (let i = 0; i < AGENTS; i++) agents.push(await followableAgent(app, { developer: dev.accessToken, admin: admin.accessToken }, { name: `Profiled ${i}` }, { live: true }));
   const users = await manyUsers(app, 'profiled', CLIENTS);
   const bodies = Array.from({ length: AGENTS * 20 }, (_, i) => ({ agentId: agents[i % AGENTS], allocationMode: 'USD_AMOUNT', allocationAmountUsd: 1 + Math.floor(i / AGENTS) }));
+  const PATH = '/api/v1/users/me/subscriptions';
+  // A withdrawal run withdraws 0.25 USD at a time from one funded pool per user (bench/http.ts's run).
+  if (flow === 'withdraw') {
+    for (const [i, u] of users.entries()) {
+      const res = await api(app, 'POST', PATH, { token: u.accessToken, body: { agentId: agents[i % AGENTS], allocationMode: 'USD_AMOUNT', allocationAmountUsd: 5000 } });
+      if (res.status !== 200) throw new Error(`funding: ${res.status} ${JSON.stringify(res.body)}`);
+    }
+  }
+  const clients = users.map((u, i) =>
+    flow === 'withdraw'
+      ? { method: 'POST', path: `${PATH}/${agents[i % AGENTS]}/allocation/withdraw`, token: u.accessToken, bodies: [{ amountUsd: 0.25 }] }
+      : { method: 'POST', path: PATH, token: u.accessToken, bodies },
+  );
 
   // Statements per request: every query the server's pg clients send, by its first words.
   const statements = new Map<string, number>();
@@ -67,17 +84,17 @@ try {
   await session.post('Profiler.setSamplingInterval', { interval: 200 });
   await session.post('Profiler.start');
   counting = true;
-  const run = await load({ url: app.url, seconds, clients: users.map((u) => ({ method: 'POST', path: '/api/v1/users/me/subscriptions', token: u.accessToken, bodies })) });
+  const run = await load({ url: app.url, seconds, clients });
   counting = false;
   const { profile } = await session.post('Profiler.stop');
   session.disconnect();
   pg.Client.prototype.query = query;
 
-  console.log(`\nPOST subscribe: ${run.perSecond.toFixed(0)} /s, ${run.count} calls, ${run.failures} non-2xx`);
+  console.log(`\n${flow}: ${run.perSecond.toFixed(0)} /s, ${run.count} calls, ${run.failures} non-2xx`);
   console.log('\nServer CPU profile, top entries by self time (the server process only, during the load):');
   for (const line of top(profile as never, 25)) console.log(`  ${line}`);
   const total = [...statements.values()].reduce((a, b) => a + b, 0);
-  console.log(`\nSQL statements: ${(total / run.count).toFixed(2)} per follow (server and projectors, all pools)`);
+  console.log(`\nSQL statements: ${(total / run.count).toFixed(2)} per ${flow} (server and projectors, all pools)`);
   for (const [text, n] of [...statements.entries()].sort((a, b) => b[1] - a[1]).slice(0, 15)) console.log(`  ${(n / run.count).toFixed(2).padStart(6)}  ${text}`);
 } finally {
   await app.close();

@@ -10,6 +10,8 @@ import type { ServerSpec } from './server.ts';
 
 export interface Conventional {
   url: string;
+  /** the server process */
+  pid: number;
   /** the conventional database, for checks */
   db: Pool;
   stop(): Promise<void>;
@@ -33,6 +35,7 @@ export async function startConventional(
     });
     return {
       url: server.url,
+      pid: server.pid,
       db: database.pool,
       async stop() {
         await server.stop();
@@ -46,7 +49,7 @@ export async function startConventional(
 }
 
 /** Runs server.ts in a process of its own and waits for the URL it prints. */
-function spawnServer(spec: ServerSpec): Promise<{ url: string; stop(): Promise<void> }> {
+function spawnServer(spec: ServerSpec): Promise<{ url: string; pid: number; stop(): Promise<void> }> {
   const entry = fileURLToPath(new URL('./server.ts', import.meta.url));
   // The IPC channel closes when this process dies, however it dies: the server then stops too.
   const child = spawn(process.execPath, ['--import=tsx', entry], { stdio: ['pipe', 'pipe', 'inherit', 'ipc'] });
@@ -65,7 +68,7 @@ function spawnServer(spec: ServerSpec): Promise<{ url: string; stop(): Promise<v
       stdout.off('data', onData);
       child.off('exit', onEarlyExit);
       stdout.resume();
-      resolve({ url: (JSON.parse(out.slice(0, line)) as { url: string }).url, stop });
+      resolve({ url: (JSON.parse(out.slice(0, line)) as { url: string }).url, pid: child.pid!, stop });
     };
     const onEarlyExit = (code: number | null) => reject(new Error(`conventional server exited ${code} before listening`));
     stdout.on('data', onData);

@@ -128,7 +128,12 @@ export class ProjectionRunner {
     const reader = (async () => {
       while (!stopped) {
         try {
-          subscription = this.store.subscribeAll({ fromPosition: lastRead });
+          // The next read waits until the applier has taken what was read: one read per batch
+          // applied, made while the batch before is being applied, not many small ones meanwhile.
+          const ready = async () => {
+            while (buffer.length > 0 && !stopped) await waitSignal();
+          };
+          subscription = this.store.subscribeAll({ fromPosition: lastRead, ready });
           for await (const event of subscription) {
             buffer.push(event);
             lastRead = event.position;

@@ -77,6 +77,12 @@ export interface Subscription extends AsyncIterable<RecordedEvent> {
 export interface SubscribeOptions {
   /** exclusive, like readAll */
   fromPosition?: Position;
+  /**
+   * Resolves when the consumer has room for more: a store that polls reads no sooner, so a
+   * consumer busy with what it has is not fed many small reads meanwhile (a store that pushes
+   * events ignores it).
+   */
+  ready?: () => Promise<void>;
 }
 
 export interface EventStore {

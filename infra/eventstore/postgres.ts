@@ -247,9 +247,9 @@ export function createPostgresEventStore(options: PostgresEventStoreOptions): Ev
 
     readAll,
 
-    subscribeAll({ fromPosition = START }: SubscribeOptions = {}): Subscription {
+    subscribeAll({ fromPosition = START, ready }: SubscribeOptions = {}): Subscription {
       listener?.retain();
-      return pollingSubscription(readAll, local, fromPosition, () => listener?.release());
+      return pollingSubscription(readAll, local, fromPosition, () => listener?.release(), ready);
     },
 
     async ping() {
@@ -526,6 +526,7 @@ function pollingSubscription(
   local: EventEmitter,
   fromPosition: Position,
   onClose: () => void,
+  ready: () => Promise<void> = () => Promise.resolve(),
 ): Subscription {
   let closed = false;
   let wake: (() => void) | null = null;
@@ -560,6 +561,8 @@ function pollingSubscription(
     let position = fromPosition;
     let retryDelay = 0;
     while (!closed) {
+      await ready();
+      if (closed) return;
       woken = false;
       const batch = await readAll({ fromPosition: position, maxCount: SUBSCRIPTION_BATCH });
       for (const event of batch) {

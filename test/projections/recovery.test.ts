@@ -172,3 +172,44 @@ t.test('read-your-writes in a process without projectors polls the checkpoints',
   await quick(beyond);
   t.ok(Date.now() - t0 < 1000, 'a wait that cannot be met ends at its bound');
 });
+
+t.test('while a batch is applied the runner reads once more, not once per append (reads counted at the driver)', async (t) => {
+  const { db } = await setup(t);
+  let reads = 0;
+  // The store's pool, with every read of the global log counted.
+  const counted = new Proxy(db.pool, {
+    get(target, prop) {
+      if (prop === 'query') {
+        return (config: unknown, ...rest: unknown[]) => {
+          if ((config as { name?: string }).name === 'read-all') reads++;
+          return (target.query as (...a: unknown[]) => unknown)(config, ...rest);
+        };
+      }
+      const value = Reflect.get(target, prop, target) as unknown;
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+  const store = createPostgresEventStore({ pool: counted });
+  t.teardown(() => store.close());
+  let batches = 0;
+  const slow: Projector = {
+    ...statsProjector,
+    async applyBatch(client, events) {
+      batches++;
+      await new Promise((r) => setTimeout(r, 25));
+      await statsProjector.applyBatch!(client, events);
+    },
+  };
+  const runner = new ProjectionRunner(store, db.pool, [slow]);
+  await runner.start();
+  t.teardown(() => runner.stop());
+  let last;
+  for (let i = 0; i < 60; i++) {
+    last = (await store.append(`p-${i % 6}`, [{ type: 'N', data: { n: 1 }, metadata: meta() }], { expectedRevision: 'any' })).position;
+    await new Promise((r) => setTimeout(r, 2));
+  }
+  t.ok(await runner.waitFor(last!, 10_000), 'caught up');
+  t.same((await statsSnapshot(db.pool)).map((r) => [r.stream_name, r.events]), Array.from({ length: 6 }, (_, i) => [`p-${i}`, '10']), 'every event once');
+  t.ok(batches < 30, `appends were batched (${batches} batches)`);
+  t.ok(reads <= batches + 3, `${reads} reads for ${batches} batches: one per batch, and the idle reads around them`);
+});

@@ -124,14 +124,18 @@ export class ProjectionRunner {
     };
     const waitSignal = () => new Promise<void>((resolve) => (signal = resolve));
     let lastRead = from;
+    /** a batch is being applied, and whether the reader has read once meanwhile */
+    let applying = false;
+    let readWhileApplying = false;
 
     const reader = (async () => {
       while (!stopped) {
         try {
-          // The next read waits until the applier has taken what was read: one read per batch
-          // applied, made while the batch before is being applied, not many small ones meanwhile.
+          // The next read waits until the applier has taken what was read, and makes at most one
+          // read while a batch is applied: one read per batch, not one per append meanwhile.
           const ready = async () => {
-            while (buffer.length > 0 && !stopped) await waitSignal();
+            while (!stopped && (buffer.length > 0 || (applying && readWhileApplying))) await waitSignal();
+            if (applying) readWhileApplying = true;
           };
           subscription = this.store.subscribeAll({ fromPosition: lastRead, ready });
           for await (const event of subscription) {
@@ -163,6 +167,8 @@ export class ProjectionRunner {
         }
         await this.retryStalled();
         const batch = buffer.splice(0, MAX_BATCH);
+        applying = true;
+        readWhileApplying = false;
         notify();
         try {
           // A failed batch is tried again at once, each projector in a savepoint: one failing on
@@ -172,9 +178,13 @@ export class ProjectionRunner {
         } catch (err) {
           this.options.onError?.('apply', err);
           buffer.unshift(...batch);
+          applying = false;
+          notify();
           await sleep(RETRY_MS);
           continue;
         }
+        applying = false;
+        notify();
         this.applied = batch[batch.length - 1]!.position;
         const committedAt = Date.now();
         for (const p of this.projectors) {

@@ -98,7 +98,11 @@ t.test('a worker killed between the venue call and the append: after restart, ex
   t.equal((await walletEvents('WalletCredited')).length, 1, 'credited exactly once');
   t.equal((await poolEvents('AllocationSettled')).length, 2, 'one settlement per leg');
   t.equal((await venues.spot.account.poolFigures(id)).equityMicro, 180_000_000, 'the venue paid out once');
-  const wallet = await api(app, 'GET', '/api/v1/wallet', { token: user.accessToken });
-  t.equal(wallet.body.data.wallets.find((w: { walletContext: string }) => w.walletContext === 'real').balanceUsd, 700 + 120);
+  // The credit was appended by the worker process: this process's read model sees it once its
+  // projector has caught up (an eventually consistent read, so waited for, then checked exact).
+  const realBalance = async () =>
+    (await api(app, 'GET', '/api/v1/wallet', { token: user.accessToken })).body.data.wallets.find((w: { walletContext: string }) => w.walletContext === 'real').balanceUsd;
+  await until('the wallet read model shows the credit', async () => (await realBalance()) !== 700);
+  t.equal(await realBalance(), 700 + 120);
   await p.stop();
 });

@@ -1,0 +1,63 @@
+// The trade's commands. Their data is parsed here (a malformed field is VALIDATION_FAILED), so the
+// decider only ever reasons about well-formed numbers.
+import { z } from 'zod';
+import type { Command } from '../shared/decider.ts';
+import { refuse } from '../shared/errors.ts';
+import { entrySchema, sideSchema } from './events.ts';
+
+const price = z.number().int().positive().max(Number.MAX_SAFE_INTEGER);
+const percent = z.number().gt(0).max(100);
+
+export const takeProfitSchema = z.object({ priceMicro: price, closePercent: percent.optional() });
+export type TakeProfit = z.infer<typeof takeProfitSchema>;
+
+export const requestTradeDataSchema = z.object({
+  tradeId: z.string().min(1),
+  poolId: z.string().min(1),
+  token: z.string().min(1),
+  decimals: z.number().int().min(0).max(36),
+  side: sideSchema,
+  leverage: z.number().int().min(1).max(1000),
+  /** USD size at entry; at most 1e9 USD */
+  notionalMicro: z.number().int().positive().max(1e15),
+  entry: entrySchema,
+  stopLossMicro: price.optional(),
+  takeProfits: z.array(takeProfitSchema).max(20),
+  trailing: z.object({ activationPercent: percent, callbackPercent: percent }).optional(),
+  breakevenOnTarget: z.number().int().positive().optional(),
+  slippageBps: z.number().int().min(0).max(5_000),
+  /** the venue's taker fee; below 10% so that breakeven stays finite */
+  feeBps: z.number().int().min(0).max(1_000),
+  expiresAt: z.iso.datetime({ offset: true }),
+  markPriceMicro: price,
+});
+export const markPriceDataSchema = z.object({ priceMicro: price });
+export const moveStopDataSchema = z.union([z.object({ to: z.literal('breakeven') }), z.object({ priceMicro: price })]);
+export const setTargetsDataSchema = z.object({ takeProfits: z.array(takeProfitSchema).max(20) });
+export const cancelEntryDataSchema = z.object({});
+export const closePositionDataSchema = z.object({
+  /** a percent of the original filled size, capped at what remains */
+  closePercent: percent,
+  priceMicro: price,
+  reason: z.enum(['SIGNAL', 'USER', 'AGENT_DELETED']),
+});
+
+export type RequestTrade = Command<'RequestTrade', z.infer<typeof requestTradeDataSchema>>;
+/** The price watcher's tick. */
+export type MarkPrice = Command<'MarkPrice', z.infer<typeof markPriceDataSchema>>;
+export type MoveStop = Command<'MoveStop', z.infer<typeof moveStopDataSchema>>;
+/** Replaces the targets not hit yet. */
+export type SetTargets = Command<'SetTargets', z.infer<typeof setTargetsDataSchema>>;
+export type CancelEntry = Command<'CancelEntry', z.infer<typeof cancelEntryDataSchema>>;
+/** A reduce-only market exit. */
+export type ClosePosition = Command<'ClosePosition', z.infer<typeof closePositionDataSchema>>;
+
+export type TradeCommand = RequestTrade | MarkPrice | MoveStop | SetTargets | CancelEntry | ClosePosition;
+
+/** The command's data as its schema reads it, or VALIDATION_FAILED naming the fields. */
+export function parsed<T>(schema: z.ZodType<T>, data: unknown): T {
+  const result = schema.safeParse(data);
+  if (result.success) return result.data;
+  const fields = result.error.issues.map((i) => `${i.path.join('.') || 'data'}: ${i.message}`).join('; ');
+  throw refuse('VALIDATION_FAILED', fields);
+}

@@ -1,0 +1,147 @@
+import { assertNever } from '../shared/decider.ts';
+import type { MicroUsd } from '../shared/money.ts';
+import type { Entry, Side, StopKind, Target, TradeEvent, TradeEventOf } from './events.ts';
+import { grossPnl } from './maths.ts';
+
+export const tradeStream = (tradeId: string): string => `trade-${tradeId}`;
+
+export type TradeStatus = 'pending' | 'open' | 'closed' | 'cancelled' | 'expired';
+
+export interface Trailing {
+  activationBps: number;
+  callbackBps: number;
+  /** the price that armed it; null until the favourable move reaches the activation */
+  armedAtMicro: number | null;
+}
+
+/** What the executor needs of one trade. Sizes are base units (bigint), money micro-USD. */
+export interface Trade {
+  status: TradeStatus;
+  tradeId: string;
+  poolId: string;
+  token: string;
+  decimals: number;
+  side: Side;
+  leverage: number;
+  notionalMicro: MicroUsd;
+  entry: Entry;
+  slippageBps: number;
+  feeBps: number;
+  expiresAt: string;
+  stop: { priceMicro: number; kind: StopKind } | null;
+  /** the targets not hit yet, in order */
+  targets: Target[];
+  breakevenOnTarget: number | null;
+  trailing: Trailing | null;
+  /** the size filled at entry (0 until filled) */
+  filledUnits: bigint;
+  remainingUnits: bigint;
+  averageFillMicro: number | null;
+  /** locked while open, 0 otherwise */
+  marginMicro: MicroUsd;
+  /** the sum of the exits' PnL so far, each net of its fees */
+  realizedPnlMicro: MicroUsd;
+  /** every venue fee paid: entry and exits */
+  feesPaidMicro: MicroUsd;
+  /** the part of the entry fee not yet charged to an exit: a cost of what remains open */
+  entryFeeOpenMicro: MicroUsd;
+  /** how many take-profit tiers were hit: a replaced list numbers its tiers after them */
+  tiersHit: number;
+  /** the unrealized figure last marked (TradeMarked), null before the first mark */
+  markedPnlMicro: MicroUsd | null;
+}
+
+export type TradeState = { status: 'none' } | Trade;
+
+export const initialState = (): TradeState => ({ status: 'none' });
+
+/** The PnL of what remains at `priceMicro`, net of the entry fee it still carries; 0 unless open. */
+export function unrealizedPnlMicro(state: TradeState, priceMicro: number): MicroUsd {
+  if (state.status !== 'open' || state.averageFillMicro === null) return 0;
+  return Number(grossPnl(state.side, state.remainingUnits, state.averageFillMicro, priceMicro, state.decimals)) - state.entryFeeOpenMicro;
+}
+
+/** The trade a request starts: pending, nothing filled. */
+export function tradeRequested({ data }: TradeEventOf<'TradeRequested'>): Trade {
+  const { at: _at, stopLossMicro, trailing, ...rest } = data;
+  return {
+    ...rest,
+    status: 'pending',
+    stop: stopLossMicro === null ? null : { priceMicro: stopLossMicro, kind: 'STOP_LOSS' },
+    trailing: trailing && { ...trailing, armedAtMicro: null },
+    filledUnits: 0n,
+    remainingUnits: 0n,
+    averageFillMicro: null,
+    marginMicro: 0,
+    realizedPnlMicro: 0,
+    feesPaidMicro: 0,
+    entryFeeOpenMicro: 0,
+    tiersHit: 0,
+    markedPnlMicro: null,
+  };
+}
+
+type Exit = TradeEventOf<'TargetHit' | 'TradeReduced' | 'TradeClosed'>;
+
+/** An exit: the size leaves, its PnL is realized and its fee paid; the entry fee share it carried is charged. */
+function exited(trade: Trade, { data }: Exit): Trade {
+  const closed = BigInt(data.closedUnits);
+  const remaining = BigInt(data.remainingUnits);
+  const share = trade.remainingUnits === 0n ? 0 : entryFeeShare(trade, closed);
+  return {
+    ...trade,
+    remainingUnits: remaining,
+    realizedPnlMicro: trade.realizedPnlMicro + data.realizedPnlMicro,
+    feesPaidMicro: trade.feesPaidMicro + data.feeMicro,
+    entryFeeOpenMicro: trade.entryFeeOpenMicro - share,
+  };
+}
+
+/** The entry fee an exit of `units` carries: pro rata (rounded up), the last exit the rest. */
+export function entryFeeShare(trade: Trade, units: bigint): MicroUsd {
+  if (units >= trade.remainingUnits) return trade.entryFeeOpenMicro;
+  const share = Number((BigInt(trade.entryFeeOpenMicro) * units + trade.remainingUnits - 1n) / trade.remainingUnits);
+  return Math.min(share, trade.entryFeeOpenMicro);
+}
+
+/** A trade's next state; a second request of the same trade changes nothing. */
+export function evolveTrade(trade: Trade, event: TradeEvent): Trade {
+  switch (event.type) {
+    case 'TradeRequested':
+    case 'EntryPending':
+      return trade;
+    case 'TradeFilled': {
+      const { priceMicro, sizeUnits, marginMicro, feeMicro } = event.data;
+      const size = BigInt(sizeUnits);
+      return { ...trade, status: 'open', filledUnits: size, remainingUnits: size, averageFillMicro: priceMicro, marginMicro, feesPaidMicro: feeMicro, entryFeeOpenMicro: feeMicro };
+    }
+    case 'EntryExpired':
+      return { ...trade, status: 'expired' };
+    case 'EntryCancelled':
+      return { ...trade, status: 'cancelled' };
+    case 'StopMoved':
+      return { ...trade, stop: { priceMicro: event.data.stopMicro, kind: event.data.kind } };
+    case 'TrailingArmed':
+      return trade.trailing ? { ...trade, trailing: { ...trade.trailing, armedAtMicro: event.data.priceMicro } } : trade;
+    case 'TargetsSet':
+      return { ...trade, targets: event.data.targets };
+    case 'TargetHit':
+      return { ...exited(trade, event), targets: trade.targets.filter((t) => t.tier !== event.data.tier), tiersHit: trade.tiersHit + 1 };
+    case 'TradeReduced':
+      return exited(trade, event);
+    case 'TradeClosed':
+      return { ...exited(trade, event), status: 'closed', marginMicro: 0, targets: [] };
+    case 'TradeMarked':
+      return { ...trade, markedPnlMicro: event.data.unrealizedPnlMicro };
+    default:
+      return assertNever(event);
+  }
+}
+
+export function evolve(state: TradeState, event: TradeEvent): TradeState {
+  if (state.status !== 'none') return evolveTrade(state, event);
+  return event.type === 'TradeRequested' ? tradeRequested(event) : state;
+}
+
+/** The trade after `events`, in order. */
+export const foldTrade = (trade: Trade, events: TradeEvent[]): Trade => events.reduce(evolveTrade, trade);

@@ -21,6 +21,7 @@ export const errorCatalogue = {
   INSUFFICIENT_FUNDS: { status: 400, description: 'The wallet context cannot pay the allocation; `availableUsd` and `requestedUsd` say how much.' },
   EXCEEDS_WITHDRAWABLE: { status: 400, description: 'The withdrawal is larger than what may leave the pool; `withdrawableUsd` says how much.' },
   BELOW_MIN_ALLOCATION: { status: 400, description: "The pool would hold less than the agent's minimum allocation; `minAllocationUsd` says how much." },
+  INVALID_LEVELS: { status: 400, description: "A structured signal's levels contradict its side (a long's stop at or above its entry, targets on the wrong side); `problems` names each." },
   // 401
   AUTHENTICATION_REQUIRED: { status: 401, description: 'No valid credentials (missing, expired or ended session).' },
   INVALID_REFRESH_TOKEN: { status: 401, description: 'The refresh token is unknown, rotated, expired, or used from another user agent.' },

@@ -83,21 +83,32 @@ function markBareTokens(items: Item[]): Item[] {
   });
 }
 
+const CARRIED = new Set<Family>([...SIDES, 'close', 'partialClose', 'cancel', 'breakeven', 'stopMove', 'newTargets']);
+
 /**
- * One block per trade: a token other than the block's own starts the next block, taking with it the
- * side written just before it ("… TP 69,000\nSHORT ETH …").
+ * Where the next trade's items start when `block` meets another token: the side or action written
+ * just before it on the same line ("… TP 69,000 SHORT ETH", "Close all $SOL"), with the words and
+ * percents between, but nothing of the trade before (its numbers, tokens and level keywords).
  */
+function carriedFrom(block: readonly Item[]): number {
+  let from = block.length;
+  for (let k = block.length - 1; k >= 0; k--) {
+    const item = block[k]!;
+    if (item.kind === 'nl' || item.kind === 'num' || item.kind === 'lev' || item.kind === 'token') break;
+    if (item.kind === 'kw' && !CARRIED.has(item.family) && item.family !== 'noise' && item.family !== 'report') break;
+    if (item.kind === 'kw' && CARRIED.has(item.family)) from = k;
+  }
+  return from;
+}
+
+/** One block per trade: a token other than the block's own starts the next block. */
 export function splitBlocks(items: readonly Item[]): Item[][] {
   const blocks: Item[][] = [[]];
   let token: string | undefined;
   for (const item of items) {
     let block = blocks[blocks.length - 1]!;
     if (item.kind === 'token' && token !== undefined && item.symbol !== token) {
-      const carried: Item[] = [];
-      let k = block.length - 1;
-      while (k >= 0 && (block[k]!.kind === 'punct' || block[k]!.kind === 'nl')) k--;
-      if (k >= 0 && isSide(block[k])) carried.push(...block.splice(k));
-      blocks.push((block = carried));
+      blocks.push((block = block.splice(carriedFrom(block))));
     }
     if (item.kind === 'token') token = item.symbol;
     block.push(item);

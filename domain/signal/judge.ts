@@ -57,8 +57,9 @@ function followUp(action: Action, named: { token?: string; side?: OpenIntent['si
 export function judge(r: BlockReading, leverageMax: number | undefined): BlockResult {
   const side = r.side ?? r.impliedSide;
   const levels = r.entryPrices.length > 0 || r.breakout !== undefined || r.stopLoss !== undefined || r.takeProfits.length > 0 || r.badPrices > 0;
-  const bare = r.words === 0 && r.numbers === 0;
-  if (side && r.token && !r.reported && (levels || r.market || bare)) {
+  // "Exit ETH short now": with an instruction about a trade, only prices make the message an open
+  const marketOnly = (r.market || (r.words === 0 && r.numbers === 0)) && r.actions.length === 0;
+  if (side && r.token && !r.reported && (levels || marketOnly)) {
     return { kind: 'open', intent: openIntent(r, r.token, side, leverageMax), badPrices: r.badPrices };
   }
   const named = { ...(r.token ? { token: r.token } : {}), ...(side ? { side } : {}) };

@@ -48,6 +48,8 @@ const CONDITIONED = new Set<Family>(['tp', 'sl', 'entry', 'report']);
 const FILLERS = new Set(
   "please pls plz kindly now lets let's guys ok okay and then also so signal trade order orders position positions setup move set put to the your our just at near around from between or price".split(' '),
 );
+/** Words joining two instructions in one sentence ("close 50% of ARB and cancel the rest"). */
+const JOINERS = new Set(['and', 'then', 'also', 'plus']);
 const CLOSE_AMOUNTS: Record<string, number> = { half: 50, quarter: 25, all: 100, everything: 100, full: 100, fully: 100, entire: 100, rest: 100, remaining: 100 };
 const BREAKEVEN_WORDS = new Set(['be', 'cost']);
 const SIDES: Record<string, Side> = { long: 'long', short: 'short', buy: 'buy', sell: 'sell' };
@@ -63,6 +65,8 @@ class Reader {
   private clauseClean = true;
   /** inside advice about later, up to the end of its sentence */
   private skipping = false;
+  /** an instruction was read in this sentence */
+  private actionInSentence = false;
   private lineHasLevel = false;
   private lineHasReport = false;
   /** a target was read on this line */
@@ -86,7 +90,7 @@ class Reader {
     }
     if (item.kind !== 'punct' && item.kind !== 'pct') this.lastTarget = undefined;
     if (item.kind === 'nl') return this.newLine(item.blank);
-    if (item.kind === 'punct') return void (CLAUSE_END.has(item.key) && (this.clauseClean = true));
+    if (item.kind === 'punct') return this.punct(item.key);
     const fresh = this.freshLine && !this.fieldOnLine;
     this.freshLine = false;
     if (item.kind === 'num' && fresh) this.continueField();
@@ -101,10 +105,16 @@ class Reader {
   private newLine(blank: boolean): void {
     this.freshLine = true;
     this.clauseClean = true;
+    this.actionInSentence = false;
     this.lineHasLevel = this.lineHasReport = this.targetOnLine = false;
     this.pendingPercent = undefined;
     this.fieldOnLine = false;
     if (blank || this.field === 'implicitEntry' || this.field === 'market' || this.field === 'close') this.field = 'none';
+  }
+
+  private punct(key: string): void {
+    if (CLAUSE_END.has(key)) this.clauseClean = true;
+    if (SENTENCE_END.has(key)) this.actionInSentence = false;
   }
 
   /** A number opening a line continues a list (targets one per line) or a field still waiting for its value. */
@@ -169,6 +179,7 @@ class Reader {
     if ((family === 'close' || family === 'partialClose') && this.targetOnLine) return; // "TP1 67,500 close 30%": the target's share
     if (family === 'breakeven' && this.field === 'stopMove') return this.update({ breakeven: true });
     if (!this.clauseClean) return;
+    this.actionInSentence = true;
     if (family === 'close' || family === 'partialClose') {
       this.r.actions.push({ type: 'close', partial: family === 'partialClose' });
       return this.setField('close');
@@ -187,12 +198,10 @@ class Reader {
     if (this.field === 'stopMove') this.field = 'none';
   }
 
+  /** After a side, the token keeps the entry price open ("LONG BTC 67,000"); alone it opens nothing ("#BTC 67,000 support"). */
   private token(symbol: string): void {
     this.r.token ??= symbol;
-    if (this.field === 'none' || this.field === 'implicitEntry') {
-      this.field = 'implicitEntry';
-      this.implicitClean = true;
-    }
+    if (this.field === 'implicitEntry') this.implicitClean = true;
   }
 
   private price(micro: number | null): number | undefined {
@@ -247,6 +256,7 @@ class Reader {
     const close = this.r.actions.at(-1);
     if (this.field === 'close' && close?.type === 'close' && key in CLOSE_AMOUNTS) return void (close.percent ??= CLOSE_AMOUNTS[key]);
     if (this.field === 'stopMove' && BREAKEVEN_WORDS.has(key)) return this.update({ breakeven: true });
+    if (JOINERS.has(key) && this.actionInSentence) this.clauseClean = true;
     if (FILLERS.has(key)) return;
     this.r.words++;
     this.clauseClean = false;

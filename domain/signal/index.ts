@@ -9,3 +9,4 @@ export { normaliseToken } from './token.ts';
 export { builtInKeywords } from './keywords.ts';
 export { MAX_TEXT_LENGTH } from './normalise.ts';
 export { interpretSignalBody, textSignalSchema, type SignalBodyResult } from './body.ts';
+export type { SignalDetectionRule, SignalExecutionDefaults } from '../agent/record.ts';

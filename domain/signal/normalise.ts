@@ -2,7 +2,7 @@
 // 𝐋𝐎𝐍𝐆, full-width ＬＯＮＧ, circled ①) into plain letters and digits; a few emoji that carry a
 // meaning become that word; every other emoji, markdown mark and decoration becomes a space.
 
-/** Longer texts are not parsed (a Telegram message holds 4,096 characters). */
+/** Longer texts are not parsed (a Telegram message holds 4,096 characters); normalised, twice this. */
 export const MAX_TEXT_LENGTH = 10_000;
 
 /** Emoji channels use as words: a target, a stop, a reached level ("TP1 ✅"). */

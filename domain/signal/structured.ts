@@ -103,8 +103,11 @@ function entryOf(s: StructuredSignal, problems: StructuredProblem[]): Entry {
   const { entry } = s;
   if (s.entryType === 'above' || s.entryType === 'below') return { type: 'breakout', direction: s.entryType, price: micro(entry as number, 'entry', problems) };
   if (s.entryType === 'market' || entry === undefined) return typeof entry === 'number' ? { type: 'market', price: micro(entry, 'entry', problems) } : { type: 'market' };
-  const [a, b] = typeof entry === 'number' ? [entry, entry] : entry;
-  const [low, high] = [micro(Math.min(a, b), 'entry', problems), micro(Math.max(a, b), 'entry', problems)];
+  if (typeof entry === 'number') {
+    const at = micro(entry, 'entry', problems);
+    return { type: 'zone', low: at, high: at };
+  }
+  const [low, high] = [micro(Math.min(...entry), 'entry[0]', problems), micro(Math.max(...entry), 'entry[1]', problems)];
   return { type: 'zone', low, high };
 }
 

@@ -64,6 +64,8 @@ export function parseSignalText(text: string, rule?: SignalDetectionRule | Compi
   const { ruleVersion } = compiled;
   if (text.length > MAX_TEXT_LENGTH) return { kind: 'unmatched', ruleVersion, reason: 'TEXT_TOO_LONG' };
   let normalised = normaliseText(text);
+  // NFKC may expand a character eighteenfold (U+FDFA): the bound holds after it too.
+  if (normalised.length > 2 * MAX_TEXT_LENGTH) return { kind: 'unmatched', ruleVersion, reason: 'TEXT_TOO_LONG' };
   if (compiled.prefix) {
     const found = compiled.prefix.exec(normalised);
     if (!found) return { kind: 'unmatched', ruleVersion, reason: 'NO_STRATEGY_PREFIX' };

@@ -37,19 +37,19 @@ export function ruleProblems(rule: SignalDetectionRule): RuleProblem[] {
     (rule[field] ?? []).forEach((keyword, i) => {
       const keys = phraseKeys(keyword).join(' ');
       const other = seen.get(keys);
-      if (keys === '') problems.push({ path: [field, i], message: `${field}[${i}] has no letters, digits or signs left once emoji and decoration are removed` });
-      else if (other !== undefined && other !== field) problems.push({ path: [field, i], message: `${field}[${i}] "${keyword}" is also in ${other}: a keyword reads one way` });
+      if (keys === '') problems.push({ path: [field, i], message: 'a keyword needs letters, digits or signs besides emoji and decoration' });
+      else if (other !== undefined && other !== field) problems.push({ path: [field, i], message: `the keyword "${keyword}" is also in ${other}: a keyword reads one way` });
       else seen.set(keys, field);
     });
   }
   if (rule.strategyPrefix !== undefined && normaliseText(rule.strategyPrefix).trim() === '') {
-    problems.push({ path: ['strategyPrefix'], message: 'strategyPrefix has no letters, digits or signs left once emoji and decoration are removed' });
+    problems.push({ path: ['strategyPrefix'], message: 'the strategy prefix needs letters, digits or signs besides emoji and decoration' });
   }
   const patterns = rule.tokenPatterns ?? [];
   if (patterns.length > MAX_TOKEN_PATTERNS) problems.push({ path: ['tokenPatterns'], message: `at most ${MAX_TOKEN_PATTERNS} token patterns` });
   patterns.forEach((pattern, i) => {
     const problem = tokenPatternProblem(pattern);
-    if (problem) problems.push({ path: ['tokenPatterns', i], message: `tokenPatterns[${i}] ${problem}` });
+    if (problem) problems.push({ path: ['tokenPatterns', i], message: `a token pattern ${problem}` });
   });
   return problems;
 }

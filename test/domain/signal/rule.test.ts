@@ -86,8 +86,8 @@ t.test('the rule version names what the parser read with, and nothing else', asy
 t.test('a rule is refused when saved with every problem named', async (t) => {
   const problems = (rule: SignalDetectionRule) => ruleProblems(rule).map((p) => `${p.path.join('.')}: ${p.message}`);
   t.strictSame(problems({ longKeywords: ['go long', 'send it'], tokenPatterns: ['\\$([A-Z]{2,10})'], strategyPrefix: '#alpha' }), []);
-  t.match(problems({ longKeywords: ['🚀🚀'] }), [/^longKeywords\.0: .*no letters, digits or signs/]);
-  t.match(problems({ longKeywords: ['moon'], shortKeywords: ['MOON'] }), [/^shortKeywords\.0: .*"MOON" is also in longKeywords/]);
+  t.match(problems({ longKeywords: ['🚀🚀'] }), [/^longKeywords\.0: a keyword needs letters, digits or signs/]);
+  t.match(problems({ longKeywords: ['moon'], shortKeywords: ['MOON'] }), [/^shortKeywords\.0: the keyword "MOON" is also in longKeywords/]);
   t.match(problems({ strategyPrefix: '✨' }), [/^strategyPrefix: /]);
   t.match(problems({ tokenPatterns: Array.from({ length: 11 }, () => '#([A-Z]+)') }), [/^tokenPatterns: at most 10/]);
   const patterns: Array<[string, RegExp]> = [

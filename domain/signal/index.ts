@@ -6,7 +6,6 @@ export { parseStructuredSignal, structuredSignalSchema, STRUCTURED_VERSION, type
 export { compileSignalRule, ruleProblems, ruleVersionOf, signalDetectionRuleInputSchema, PARSER_VERSION, MAX_TOKEN_PATTERNS, type CompiledSignalRule, type RuleProblem } from './rule.ts';
 export { resolveTarget, type FollowUpIntent, type OpenTradeRef, type TargetResolution } from './resolve.ts';
 export { normaliseToken } from './token.ts';
-export { builtInKeywords } from './keywords.ts';
 export { MAX_TEXT_LENGTH } from './normalise.ts';
 export { interpretSignalBody, textSignalSchema, type SignalBodyResult } from './body.ts';
 export type { SignalDetectionRule, SignalExecutionDefaults } from '../agent/record.ts';

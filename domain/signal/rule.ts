@@ -2,7 +2,6 @@
 // families, `strategyPrefix` keeps only the messages carrying it, `tokenPatterns` find tokens the
 // built-in styles do not. A rule is checked when it is saved (every problem named) and compiled once
 // per rule object; `ruleVersion` digests what the parser read with, so the inbox can show it.
-import { z } from 'zod';
 import { signalDetectionRuleSchema, type SignalDetectionRule, type SignalExecutionDefaults } from '../agent/record.ts';
 import { canonicalJson } from '../shared/canonical-json.ts';
 import { buildTrie, phraseKeys, ruleFamilies, type Family, type KeywordTrie, type RuleKeywordField } from './keywords.ts';
@@ -58,7 +57,6 @@ export function ruleProblems(rule: SignalDetectionRule): RuleProblem[] {
 export const signalDetectionRuleInputSchema = signalDetectionRuleSchema.superRefine((rule, ctx) => {
   for (const { path, message } of ruleProblems(rule)) ctx.addIssue({ code: 'custom', path, message });
 });
-export type SignalDetectionRuleInput = z.infer<typeof signalDetectionRuleInputSchema>;
 
 /** The prefix as a phrase: any spacing, any case, not inside a word. */
 function prefixPattern(prefix: string): RegExp {

@@ -8,7 +8,7 @@ export type Lexeme =
   | { kind: 'nl'; start: number; key: string; blank: boolean }
   | { kind: 'token'; start: number; key: string; symbol: string }
   | { kind: 'lev'; start: number; key: string; value: number }
-  | { kind: 'num'; start: number; key: string; micro: number | null; value: number; line: boolean }
+  | { kind: 'num'; start: number; key: string; micro: number | null; value: number }
   | { kind: 'pct'; start: number; key: string; value: number }
   | { kind: 'word'; start: number; key: string; caps: boolean }
   | { kind: 'punct'; start: number; key: string };
@@ -39,12 +39,12 @@ const ENUMERATOR = /^\d{1,2}$/;
 /** The number's digits with a point: thousands separators dropped, the comma of `0,5` a point. */
 const plainDecimal = (text: string) => (text.startsWith('0,') ? text.replace(',', '.') : text.replace(/[ ,]/g, ''));
 
-function numberLexeme(text: string, start: number, suffix: string | undefined, line: boolean): Lexeme {
+function numberLexeme(text: string, start: number, suffix: string | undefined): Lexeme {
   const plain = plainDecimal(text);
   const [whole = '', fraction = ''] = plain.split('.');
   const shift = suffix === undefined ? 0 : suffix.toLowerCase() === 'k' ? 3 : 6;
   const micro = decimalToMicro(whole || '0', fraction, shift);
-  return { kind: 'num', start, key: text.toLowerCase() + (suffix ?? '').toLowerCase(), micro, value: Number(plain) * 10 ** shift, line };
+  return { kind: 'num', start, key: text.toLowerCase() + (suffix ?? '').toLowerCase(), micro, value: Number(plain) * 10 ** shift };
 }
 
 /** `#TAG` is a token only in capitals (`#crypto` is a hashtag); `$tag` in any case. */
@@ -96,7 +96,7 @@ function read(m: RegExpExecArray, start: number, lineStart: boolean, segment: st
     const after = segment.slice(m.index + whole.length, m.index + whole.length + 2);
     if (lineStart && m[10] === undefined && m[11] === undefined && ENUMERATOR.test(whole) && /^[).](\s|$)/.test(after)) return 'enumerator';
     if (m[11] !== undefined) return { kind: 'pct', start, key: whole.toLowerCase().replace(/ /g, ''), value: Number(plainDecimal(m[9])) };
-    return numberLexeme(m[9], start, m[10], lineStart);
+    return numberLexeme(m[9], start, m[10]);
   }
   if (m[12] !== undefined) return word(whole, start);
   return { kind: 'punct', start, key: whole };

@@ -46,7 +46,7 @@ const CONDITIONALS = new Set(['after', 'when', 'once', 'if', 'upon']);
 const CONDITIONED = new Set<Family>(['tp', 'sl', 'entry', 'report']);
 /** Words an instruction may start with, and that may stand between a side or token and its entry price. */
 const FILLERS = new Set(
-  "please pls plz kindly now lets let's guys ok okay and then also so signal trade order orders position positions setup move set put to the your our just at near around from between or price".split(' '),
+  "please pls plz kindly now lets let's guys ok okay and then also so signal trade order orders position positions setup move set put to the your our just here at near around from between or price".split(' '),
 );
 /** Words joining two instructions in one sentence ("close 50% of ARB and cancel the rest"). */
 const JOINERS = new Set(['and', 'then', 'also', 'plus']);

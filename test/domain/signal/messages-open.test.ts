@@ -75,6 +75,11 @@ t.test('opening messages read in full', async (t) => {
     ['LONG 1000PEPEUSDT entry 0.0118 sl 0.0112 tp 0.0126', signal(open('1000PEPE', 'long', zone(11_800), { stopLoss: 11_200, takeProfits: [tp(12_600)] }))],
     ['BUY $SOL', signal(open('SOL', 'buy', market()))],
     ['#TIA/USDT LONG\nEntry 67 200 - 67 900 — SL 66 100', signal(open('TIA', 'long', zone(usd(67_200), usd(67_900)), { stopLoss: usd(66_100) }))],
+    ['Short BTC here 68.4k. Stop 69.1k. Target 66k.', signal(open('BTC', 'short', zone(usd(68_400)), { stopLoss: usd(69_100), takeProfits: [tp(usd(66_000))] }))],
+    [
+      'Leverage: 20x (Cross)\n#DOGE/USDT SHORT 🔻\nEntry: 0.1620-0.1650\nTargets: 0.1580 - 0.1540 - 0.1490\nStop: 0.1700',
+      signal(open('DOGE', 'short', zone(162_000, 165_000), { stopLoss: 170_000, takeProfits: [tp(158_000), tp(154_000), tp(149_000)], leverage: 20 })),
+    ],
     ['LONG BTC 1.2m TP 1.3m SL 1.15m', signal(open('BTC', 'long', zone(usd(1_200_000)), { stopLoss: usd(1_150_000), takeProfits: [tp(usd(1_300_000))] }))],
   ]);
 });

@@ -4,12 +4,12 @@ import {
   channelInputSchema,
   MAX_LEVERAGE,
   MAX_SUCCESS_FEE_PERCENT,
-  signalDetectionRuleSchema,
   signalExecutionDefaultsSchema,
   venueSchema,
   type AgentState,
 } from '../../domain/agent/index.ts';
 import { usdToMicro } from '../../domain/shared/money.ts';
+import { signalDetectionRuleInputSchema } from '../../domain/signal/index.ts';
 import type { Command } from '../../domain/shared/decider.ts';
 import { AGENT_SIGNING_SECRET, encryptSecret } from '../../infra/secrets.ts';
 import type { Tools } from '../dispatch.ts';
@@ -37,7 +37,7 @@ export const listAgentInput = z
     maxBetaUsers: count('maxBetaUsers').optional(),
     webhookUrl: url('webhookUrl').optional(),
     connectedChannels: z.array(channelInputSchema).max(20, 'at most 20 connected channels').default([]),
-    signalDetectionRule: signalDetectionRuleSchema.optional(),
+    signalDetectionRule: signalDetectionRuleInputSchema.optional(),
     signalExecutionDefaults: signalExecutionDefaultsSchema.optional(),
     membershipGated: z.boolean().default(false),
     externalSignupUrl: url('externalSignupUrl').optional(),

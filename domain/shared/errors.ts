@@ -20,7 +20,7 @@ export const errorCatalogue = {
   INVALID_CODE: { status: 400, description: 'The emailed code is wrong, expired or already used.' },
   INSUFFICIENT_FUNDS: { status: 400, description: 'The wallet context cannot pay the allocation; `availableUsd` and `requestedUsd` say how much.' },
   EXCEEDS_WITHDRAWABLE: { status: 400, description: 'The withdrawal is larger than what may leave the pool; `withdrawableUsd` says how much.' },
-  INVALID_LEVELS: { status: 400, description: 'A stop or take-profit contradicts the side of the trade (a long with its stop above the entry, a target below it; a short mirrored), or targets are out of order.' },
+  INVALID_LEVELS: { status: 400, description: 'Levels that contradict the side of the trade: a long with its stop at or above the entry or a target below it (a short mirrored), or targets out of order; `problems` names each when a structured signal is refused.' },
   BELOW_MIN_ALLOCATION: { status: 400, description: "The pool would hold less than the agent's minimum allocation; `minAllocationUsd` says how much." },
   // 401
   AUTHENTICATION_REQUIRED: { status: 401, description: 'No valid credentials (missing, expired or ended session).' },

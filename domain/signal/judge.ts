@@ -1,0 +1,94 @@
+// What each block read means — an open, follow-ups, or nothing and why — and the interpretation of
+// the whole message: every trade it holds or none of them.
+import type { Entry, Intent, Interpretation, LevelProblem, OpenIntent, UnmatchedReason } from './intent.ts';
+import { levelProblems } from './levels.ts';
+import type { Action, BlockReading } from './reader.ts';
+
+export type BlockResult =
+  | { kind: 'open'; intent: OpenIntent; badPrices: number }
+  | { kind: 'followUps'; intents: Intent[] }
+  | { kind: 'none'; reason: UnmatchedReason };
+
+function entryOf(r: BlockReading): Entry {
+  if (r.breakout) return { type: 'breakout', ...r.breakout };
+  if (r.market) {
+    const price = r.marketPrice ?? r.entryPrices[0];
+    return price === undefined ? { type: 'market' } : { type: 'market', price };
+  }
+  if (r.entryPrices.length === 0) return { type: 'market' };
+  return { type: 'zone', low: Math.min(...r.entryPrices), high: Math.max(...r.entryPrices) };
+}
+
+function openIntent(r: BlockReading, token: string, side: OpenIntent['side'], leverageMax: number | undefined): OpenIntent {
+  const leverage = r.leverage === undefined ? undefined : Math.min(r.leverage, leverageMax ?? r.leverage);
+  return {
+    action: 'open',
+    token,
+    side,
+    entry: entryOf(r),
+    ...(r.stopLoss !== undefined ? { stopLoss: r.stopLoss } : {}),
+    takeProfits: r.takeProfits,
+    ...(leverage !== undefined ? { leverage } : {}),
+  };
+}
+
+function followUp(action: Action, named: { token?: string; side?: OpenIntent['side'] }): Intent[] {
+  if (action.type === 'close') return [{ action: 'close', ...named, closePercent: action.percent ?? (action.partial ? 50 : 100) }];
+  if (action.type === 'cancel') return [{ action: 'cancel', ...named }];
+  const { stopLoss, breakeven, stopLossAtTarget, takeProfits } = action;
+  if (stopLoss === undefined && breakeven === undefined && stopLossAtTarget === undefined && takeProfits.length === 0) return [];
+  return [
+    {
+      action: 'update',
+      ...named,
+      ...(stopLoss !== undefined ? { stopLoss } : {}),
+      ...(breakeven ? { breakeven } : {}),
+      ...(stopLossAtTarget !== undefined ? { stopLossAtTarget } : {}),
+      ...(takeProfits.length > 0 ? { takeProfits } : {}),
+    },
+  ];
+}
+
+/**
+ * An open needs a side (named, or implied by "buy zone"), a token, no level reported as reached, and
+ * something to trade on: an entry, a stop, a target, "now" — or nothing at all besides the side and
+ * the token ("BUY $SOL"), which is a market order. Otherwise its actions are follow-ups.
+ */
+export function judge(r: BlockReading, leverageMax: number | undefined): BlockResult {
+  const side = r.side ?? r.impliedSide;
+  const levels = r.entryPrices.length > 0 || r.breakout !== undefined || r.stopLoss !== undefined || r.takeProfits.length > 0 || r.badPrices > 0;
+  // "Exit ETH short now": with an instruction about a trade, only prices make the message an open
+  const marketOnly = (r.market || (r.words === 0 && r.numbers === 0)) && r.actions.length === 0;
+  if (side && r.token && !r.reported && (levels || marketOnly)) {
+    return { kind: 'open', intent: openIntent(r, r.token, side, leverageMax), badPrices: r.badPrices };
+  }
+  const named = { ...(r.token ? { token: r.token } : {}), ...(side ? { side } : {}) };
+  const intents = r.actions.flatMap((action) => followUp(action, named));
+  if (intents.length > 0) return { kind: 'followUps', intents };
+  if (r.reported || (r.reportWords && !levels)) return { kind: 'none', reason: 'RESULT_REPORT' };
+  if (levels && !r.token) return { kind: 'none', reason: 'MISSING_TOKEN' };
+  if (levels && !side) return { kind: 'none', reason: 'MISSING_SIDE' };
+  return { kind: 'none', reason: side && r.token ? 'MISSING_LEVELS' : 'NO_SIGNAL' };
+}
+
+/** Most telling first: a trade missing a part says more than a report, a report more than chatter. */
+const REASON_ORDER: readonly UnmatchedReason[] = ['MISSING_TOKEN', 'MISSING_SIDE', 'MISSING_LEVELS', 'RESULT_REPORT', 'NO_SIGNAL'];
+/** A block with levels but no token or side is a trade the message holds but cannot be read whole. */
+const INCOMPLETE = new Set<UnmatchedReason>(['MISSING_TOKEN', 'MISSING_SIDE']);
+
+/** The message's interpretation: all its intents, or none when one of its trades is incomplete or contradicts itself. */
+export function interpret(results: readonly BlockResult[], ruleVersion: string): Interpretation {
+  const reasons = results.flatMap((r) => (r.kind === 'none' ? [r.reason] : []));
+  const intents = results.flatMap((r) => (r.kind === 'open' ? [r.intent] : r.kind === 'followUps' ? r.intents : []));
+  if (intents.length === 0 || reasons.some((reason) => INCOMPLETE.has(reason))) {
+    return { kind: 'unmatched', ruleVersion, reason: REASON_ORDER.find((reason) => reasons.includes(reason)) ?? 'NO_SIGNAL' };
+  }
+  const problems: LevelProblem[] = [];
+  for (const result of results) {
+    if (result.kind !== 'open') continue;
+    const index = intents.indexOf(result.intent);
+    if (result.badPrices > 0) problems.push({ code: 'PRICE_OUT_OF_RANGE', intent: index, message: 'a price rounds to 0 micro-USD or is above 1,000,000,000 USD' });
+    problems.push(...levelProblems(result.intent, index));
+  }
+  return problems.length > 0 ? { kind: 'skipped', ruleVersion, skipReason: 'INVALID_LEVELS', problems, intents } : { kind: 'signal', ruleVersion, intents };
+}

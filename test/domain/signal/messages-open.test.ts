@@ -1,0 +1,85 @@
+// Channel messages that open trades, in the styles real channels post them, each with the whole
+// interpretation the parser must give with the built-in keywords alone.
+import t from 'tap';
+import { above, below, checkTable, market, open, signal, tp, usd, zone } from './fixtures.ts';
+
+t.test('opening messages read in full', async (t) => {
+  checkTable(t, [
+    [
+      '⚡️⚡️ #BTC/USDT ⚡️⚡️\nSignal Type: Regular (Long)\nLeverage: Cross (20X)\nEntry Targets: 67,200 - 66,800\nTake-Profit Targets:\n1) 67,900\n2) 68,600\n3) 69,500\nStop Targets: 65,900',
+      signal(open('BTC', 'long', zone(usd(66_800), usd(67_200)), { stopLoss: usd(65_900), takeProfits: [tp(usd(67_900)), tp(usd(68_600)), tp(usd(69_500))], leverage: 20 })),
+    ],
+    [
+      'LONG $ETH\nEntry: 3,420 - 3,380\nTP: 3,500 / 3,600 / 3,750\nSL: 3,310\nLev 5x',
+      signal(open('ETH', 'long', zone(usd(3_380), usd(3_420)), { stopLoss: usd(3_310), takeProfits: [tp(usd(3_500)), tp(usd(3_600)), tp(usd(3_750))], leverage: 5 })),
+    ],
+    [
+      '🔴 SHORT #SOL/USDT\nEntry: CMP (148.20)\nTargets: 145.5 - 142 - 138\nStop: 152.4\nLeverage: 10x',
+      signal(open('SOL', 'short', market(148_200_000), { stopLoss: 152_400_000, takeProfits: [tp(145_500_000), tp(usd(142)), tp(usd(138))], leverage: 10 })),
+    ],
+    [
+      '#LINK spot\nBuy zone: 13.80 - 14.20\nSell targets: 15.00, 16.20, 17.50\nStop loss: 12.90',
+      signal(open('LINK', 'buy', zone(13_800_000, 14_200_000), { stopLoss: 12_900_000, takeProfits: [tp(usd(15)), tp(16_200_000), tp(17_500_000)] })),
+    ],
+    ['BTC LONG above 68,450\nSL 67,600\nTP 69,200 / 70,000', signal(open('BTC', 'long', above(usd(68_450)), { stopLoss: usd(67_600), takeProfits: [tp(usd(69_200)), tp(usd(70_000))] }))],
+    ['$AVAX short below 31.50 | SL 32.40 | TP 30.20, 29.00', signal(open('AVAX', 'short', below(31_500_000), { stopLoss: 32_400_000, takeProfits: [tp(30_200_000), tp(usd(29))] }))],
+    ['𝗟𝗢𝗡𝗚 𝗕𝗧𝗖 𝟲𝟳𝟬𝟬𝟬 𝗦𝗟 𝟲𝟲𝟬𝟬𝟬 𝗧𝗣 𝟲𝟵𝟬𝟬𝟬', signal(open('BTC', 'long', zone(usd(67_000)), { stopLoss: usd(66_000), takeProfits: [tp(usd(69_000))] }))],
+    ['ＳＨＯＲＴ ＄ＥＴＨ ３５００ ＳＬ ３６００ ＴＰ ３３００', signal(open('ETH', 'short', zone(usd(3_500)), { stopLoss: usd(3_600), takeProfits: [tp(usd(3_300))] }))],
+    [
+      '#OP/USDT LONG\nEntry 1.92-1.98\nTP1 2.05 (30%)\nTP2 2.15 (30%)\nTP3 2.30 (40%)\nSL 1.84\nLev 3x-5x',
+      signal(open('OP', 'long', zone(1_920_000, 1_980_000), { stopLoss: 1_840_000, takeProfits: [tp(2_050_000, 30), tp(2_150_000, 30), tp(2_300_000, 40)], leverage: 3 })),
+    ],
+    [
+      '$XRP long\nEntry: 0.5850\nTarget 1: 0.6120\nTarget 2: 0.6350\nTarget 3: 0.6600\nStop-loss: 0.5640',
+      signal(open('XRP', 'long', zone(585_000), { stopLoss: 564_000, takeProfits: [tp(612_000), tp(635_000), tp(660_000)] })),
+    ],
+    [
+      'Long BTC 67.2k-67.5k, stop 66.4k, targets 68k 69.5k 71k',
+      signal(open('BTC', 'long', zone(usd(67_200), usd(67_500)), { stopLoss: usd(66_400), takeProfits: [tp(usd(68_000)), tp(usd(69_500)), tp(usd(71_000))] })),
+    ],
+    ['Short ETH now, SL 3550, TP 3300', signal(open('ETH', 'short', market(), { stopLoss: usd(3_550), takeProfits: [tp(usd(3_300))] }))],
+    ['BUY $BONK 0.00002150 SL 0.00001980 TP 0.00002500', signal(open('BONK', 'buy', zone(22), { stopLoss: 20, takeProfits: [tp(25)] }))],
+    ['BUY So11111111111111111111111111111111111111112 now', signal(open('So11111111111111111111111111111111111111112', 'buy', market()))],
+    ['LONG   #ETH/USDT   entry:3450   sl:3380   tp:3520,3600', signal(open('ETH', 'long', zone(usd(3_450)), { stopLoss: usd(3_380), takeProfits: [tp(usd(3_520)), tp(usd(3_600))] }))],
+    [
+      'SELL BTCUSDT @ 67,850 | Stop 68,600 | Targets 67,000 - 66,200 - 65,000',
+      signal(open('BTC', 'sell', zone(usd(67_850)), { stopLoss: usd(68_600), takeProfits: [tp(usd(67_000)), tp(usd(66_200)), tp(usd(65_000))] })),
+    ],
+    ['#ATOM LONG\nEntry 8.40 - 8.55\nSL 8.10\nTP 8.90 9.30\nLev: 5-10x', signal(open('ATOM', 'long', zone(8_400_000, 8_550_000), { stopLoss: 8_100_000, takeProfits: [tp(8_900_000), tp(9_300_000)], leverage: 5 }))],
+    ['SHORT #DOGE x5 entry 0.1620 sl 0.1680 tp 0.1550', signal(open('DOGE', 'short', zone(162_000), { stopLoss: 168_000, takeProfits: [tp(155_000)], leverage: 5 }))],
+    [
+      '#BTC Long Setup\nEntry: 66,900-67,300\nSL: 65,950\nTPs: 68,100 | 69,400 | 70,800\n⚠️ Use 2-3% of your capital',
+      signal(open('BTC', 'long', zone(usd(66_900), usd(67_300)), { stopLoss: usd(65_950), takeProfits: [tp(usd(68_100)), tp(usd(69_400)), tp(usd(70_800))] })),
+    ],
+    [
+      '$INJ LONG 🟢\n\nEntry zone: 24.10 – 23.40\n\nTargets 🎯\n25.20\n26.00\n27.50\n\nSL ❌ 22.80',
+      signal(open('INJ', 'long', zone(23_400_000, 24_100_000), { stopLoss: 22_800_000, takeProfits: [tp(25_200_000), tp(usd(26)), tp(27_500_000)] })),
+    ],
+    ['ETH long idea: entry 3400-3440, invalidation 3320, targets 3550/3700', signal(open('ETH', 'long', zone(usd(3_400), usd(3_440)), { stopLoss: usd(3_320), takeProfits: [tp(usd(3_550)), tp(usd(3_700))] }))],
+    ['LONG BTC at market, SL 66k, TP 69k', signal(open('BTC', 'long', market(), { stopLoss: usd(66_000), takeProfits: [tp(usd(69_000))] }))],
+    ['BTCUSDT.P LONG 🟢 Entry 67100 SL 66300 TP 68200 69000', signal(open('BTC', 'long', zone(usd(67_100)), { stopLoss: usd(66_300), takeProfits: [tp(usd(68_200)), tp(usd(69_000))] }))],
+    ['BTC-PERP short 68,200 stop 69,100 target 66,500', signal(open('BTC', 'short', zone(usd(68_200)), { stopLoss: usd(69_100), takeProfits: [tp(usd(66_500))] }))],
+    ['🟢 BUY #NEAR/USDT\nBuy between 5.10 and 5.30\nTP 5.60 - 5.90 - 6.40\nSL 4.85', signal(open('NEAR', 'buy', zone(5_100_000, 5_300_000), { stopLoss: 4_850_000, takeProfits: [tp(5_600_000), tp(5_900_000), tp(6_400_000)] }))],
+    ['LONG #SUI\nEntry: 1.72 / 1.68 / 1.64\nTP: 1.85, 1.95, 2.10\nSL: 1.58\nLeverage 5x', signal(open('SUI', 'long', zone(1_640_000, 1_720_000), { stopLoss: 1_580_000, takeProfits: [tp(1_850_000), tp(1_950_000), tp(2_100_000)], leverage: 5 }))],
+    ['𝐒𝐇𝐎𝐑𝐓 #𝐀𝐃𝐀/𝐔𝐒𝐃𝐓\n𝐄𝐧𝐭𝐫𝐲: 0.4520\n𝐓𝐏: 0.4380 - 0.4250\n𝐒𝐋: 0.4640', signal(open('ADA', 'short', zone(452_000), { stopLoss: 464_000, takeProfits: [tp(438_000), tp(425_000)] }))],
+    ['Long $WIF 2.35 SL 2.18 TP1 2.55 TP2 2.80 TP3 3.10 (leave a runner)', signal(open('WIF', 'long', zone(2_350_000), { stopLoss: 2_180_000, takeProfits: [tp(2_550_000), tp(2_800_000), tp(3_100_000)] }))],
+    ['Buy $JUP CMP, SL 0.92, targets 1.05 1.15', signal(open('JUP', 'buy', market(), { stopLoss: 920_000, takeProfits: [tp(1_050_000), tp(1_150_000)] }))],
+    [
+      'SHORT BTC\nEntry: 68,400 - 68,900\nTP1: 67,500 (25%)\nTP2: 66,800 (25%)\nTP3: 65,900 (50%)\nSL: 69,600\nLeverage: Isolated 10x',
+      signal(open('BTC', 'short', zone(usd(68_400), usd(68_900)), { stopLoss: usd(69_600), takeProfits: [tp(usd(67_500), 25), tp(usd(66_800), 25), tp(usd(65_900), 50)], leverage: 10 })),
+    ],
+    ['LONG ETH 3450 SL 3380 TP 3600 lev x10', signal(open('ETH', 'long', zone(usd(3_450)), { stopLoss: usd(3_380), takeProfits: [tp(usd(3_600))], leverage: 10 }))],
+    ['Long #BTC 10x', signal(open('BTC', 'long', market(), { leverage: 10 }))],
+    ['BUY $PEPE 0.0000123 SL 0.0000110 TP 0.0000150', signal(open('PEPE', 'buy', zone(12), { stopLoss: 11, takeProfits: [tp(15)] }))],
+    ['Breakout long #ETH above 3,520 · SL 3,440 · TP 3,640 / 3,760', signal(open('ETH', 'long', above(usd(3_520)), { stopLoss: usd(3_440), takeProfits: [tp(usd(3_640)), tp(usd(3_760))] }))],
+    ['LONG 1000PEPEUSDT entry 0.0118 sl 0.0112 tp 0.0126', signal(open('1000PEPE', 'long', zone(11_800), { stopLoss: 11_200, takeProfits: [tp(12_600)] }))],
+    ['BUY $SOL', signal(open('SOL', 'buy', market()))],
+    ['#TIA/USDT LONG\nEntry 67 200 - 67 900 — SL 66 100', signal(open('TIA', 'long', zone(usd(67_200), usd(67_900)), { stopLoss: usd(66_100) }))],
+    ['Short BTC here 68.4k. Stop 69.1k. Target 66k.', signal(open('BTC', 'short', zone(usd(68_400)), { stopLoss: usd(69_100), takeProfits: [tp(usd(66_000))] }))],
+    [
+      'Leverage: 20x (Cross)\n#DOGE/USDT SHORT 🔻\nEntry: 0.1620-0.1650\nTargets: 0.1580 - 0.1540 - 0.1490\nStop: 0.1700',
+      signal(open('DOGE', 'short', zone(162_000, 165_000), { stopLoss: 170_000, takeProfits: [tp(158_000), tp(154_000), tp(149_000)], leverage: 20 })),
+    ],
+    ['LONG BTC 1.2m TP 1.3m SL 1.15m', signal(open('BTC', 'long', zone(usd(1_200_000)), { stopLoss: usd(1_150_000), takeProfits: [tp(usd(1_300_000))] }))],
+  ]);
+});

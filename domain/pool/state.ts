@@ -104,7 +104,13 @@ export const initialState = (): PoolState => ({
 // Records keyed by transfer and trade ids are copied into objects without a prototype, which V8
 // keeps as dictionaries. A spread adding a new id made a new hidden class for every event (ids are
 // unique), and folding a million pool events spent most of its time creating and collecting them.
-const dictionaryOf = <T>(record: Readonly<Record<string, T>>): Record<string, T> => Object.assign(Object.create(null) as Record<string, T>, record);
+// Copied key by key: Object.assign into a dictionary, and Object.values over one, take V8's
+// generic paths (about three times the time of these loops, on records of a few entries).
+const dictionaryOf = <T>(record: Readonly<Record<string, T>>): Record<string, T> => {
+  const copy = Object.create(null) as Record<string, T>;
+  for (const key in record) copy[key] = record[key]!;
+  return copy;
+};
 
 /** A copy of `record` with `key` set to `value`. */
 const withEntry = <T>(record: Readonly<Record<string, T>>, key: string, value: T): Record<string, T> => {
@@ -126,8 +132,11 @@ function withLedger(state: PoolState, at: string | undefined, change: (l: Ledger
   return { ...state, ledger: { ...state.ledger, ...change(state.ledger) }, updatedAt: at ?? state.updatedAt };
 }
 
-const sumOf = (trades: Readonly<Record<string, OpenTrade>>, field: keyof OpenTrade): MicroUsd =>
-  Object.values(trades).reduce((sum, t) => sum + t[field], 0);
+const sumOf = (trades: Readonly<Record<string, OpenTrade>>, field: keyof OpenTrade): MicroUsd => {
+  let sum = 0;
+  for (const id in trades) sum += trades[id]![field];
+  return sum;
+};
 
 export function evolve(state: PoolState, event: PoolEvent): PoolState {
   switch (event.type) {

@@ -6,14 +6,13 @@
 // --retain first reads the whole log with the first variant and keeps it, as the bench's exactly-once
 // run keeps its 300k subscribed events while (e) runs: V8 then pretenures the allocation sites of
 // that decoder, and the reads run against a large old generation.
-import { readFileSync } from 'node:fs';
 import { createPool, migrate, type Pool } from '../infra/db.ts';
 import { createPostgresEventStore } from '../infra/eventstore/postgres.ts';
 import { eventStoreMigrations } from '../infra/eventstore/postgres-schema.ts';
 import { START, type Position } from '../infra/eventstore/port.ts';
 import { freshDatabase } from '../test/support/db.ts';
 import { REFERENCE_COLUMNS, referenceEvent, type ReferenceRow } from '../test/support/reference-decoding.ts';
-import { fmt } from './measure.ts';
+import { cpuOf, fmt } from './measure.ts';
 
 function arg(name: string): string | undefined {
   const i = process.argv.indexOf(`--${name}`);
@@ -103,13 +102,6 @@ const variants: Record<string, (pool: Pool) => Reader> = {
 
 function args(from: Position, maxCount = BATCH): [string, string, number] {
   return [from.commit < 0n ? '0' : from.commit.toString(), from.prepare.toString(), maxCount];
-}
-
-/** CPU seconds (user + system) of a process on this machine, from /proc (10 ms ticks). */
-function cpuOf(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
 }
 
 let backendPid = 0;

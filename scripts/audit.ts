@@ -1,7 +1,7 @@
 // npm run audit -- verify [--progress]
 // npm run audit -- ledger --user <id or email> --agent <agentId> [--context virtual|real] [--at <ISO time>]
 //
-// verify: one pass over the global log (batches of 1,000), every pool folded as its events come,
+// verify: one pass over the global log's pool events (batches of 1,000), every pool folded as they come,
 // then compared with the `subscriptions` read model at the read model's checkpoint. Prints each
 // difference; exits 1 on any, 0 when every pool matches. A progress bar goes to stderr when it is a
 // terminal, or with --progress.
@@ -18,7 +18,7 @@ import { createPool, type Pool } from '../infra/db.ts';
 import { createEventStore } from '../infra/eventstore/index.ts';
 import type { EventStore } from '../infra/eventstore/port.ts';
 import { userIdForEmail } from '../infra/tokens.ts';
-import { compareAll, poolHistory, readModelSnapshot, replayLog, type PoolAudit } from '../projections/subscriptions/audit.ts';
+import { compareAll, POOL_STREAM_PREFIX, poolHistory, readModelSnapshot, replayLog, type PoolAudit } from '../projections/subscriptions/audit.ts';
 import { getUser } from '../projections/users/queries.ts';
 
 class UsageError extends Error {}
@@ -40,7 +40,8 @@ function describe(audit: PoolAudit): string[] {
 
 async function verify(store: EventStore, db: Pool, progress: boolean): Promise<number> {
   const { checkpoint, rows } = await readModelSnapshot(db);
-  const total = store.kind === 'postgres' ? Number((await db.query<{ n: string }>('SELECT count(*) AS n FROM events')).rows[0]!.n) : 0;
+  // the progress bar's total: the pool events the replay reads
+  const total = store.kind === 'postgres' ? Number((await db.query<{ n: string }>('SELECT count(*) AS n FROM events WHERE starts_with(stream_name, $1)', [POOL_STREAM_PREFIX])).rows[0]!.n) : 0;
   const bar = progress
     ? new cliProgress.SingleBar({ format: ' replay |{bar}| {value}/{total} events', hideCursor: true, noTTYOutput: true, notTTYSchedule: 1000 }, cliProgress.Presets.shades_classic)
     : null;

@@ -4,6 +4,7 @@
 import { PersistentMap } from '../shared/persistent-map.ts';
 import { assertNever } from '../shared/decider.ts';
 import type { MicroUsd } from '../shared/money.ts';
+import { changed } from './copy.ts';
 import type { PoolEvent } from './events.ts';
 import { poolFigures, type PoolFigures } from './ledger.ts';
 import { evolve, initialState, type FollowedPool, type PoolState } from './state.ts';
@@ -87,12 +88,8 @@ export function figuresOf(state: PoolState): PoolFigures | null {
  * the same pool, without copying records that grow with every movement. The read model keeps the
  * same (its row's state).
  */
-export const withoutBookkeeping = (state: PoolState): PoolState => ({
-  ...state,
-  transfers: PersistentMap.empty(),
-  trades: PersistentMap.empty(),
-  payouts: PersistentMap.empty(),
-});
+export const withoutBookkeeping = (state: PoolState): PoolState =>
+  changed(state, { transfers: PersistentMap.empty(), trades: PersistentMap.empty(), payouts: PersistentMap.empty() });
 
 /** A pool's fold so far: the state, the last state in which it was followed, the events folded. */
 export interface Replayed {

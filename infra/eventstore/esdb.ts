@@ -28,9 +28,11 @@ import {
   type EventStore,
   type ExpectedRevision,
   type Position,
+  type ReadAllFactsOptions,
   type ReadAllOptions,
   type ReadStreamOptions,
   type RecordedEvent,
+  type RecordedFact,
   type SubscribeOptions,
   type Subscription,
 } from './port.ts';
@@ -79,6 +81,11 @@ function toRecorded(event: EsdbRecordedEvent): RecordedEvent {
     metadata: event.metadata as unknown as EventMetadata,
     createdAt: event.created,
   };
+}
+
+function toFact(event: EsdbRecordedEvent): RecordedFact {
+  const { occurredAt } = event.metadata as unknown as EventMetadata;
+  return { streamName: event.streamId, position: toPosition(event.position), type: event.type, data: event.data, metadata: { occurredAt } };
 }
 
 function isWrongExpectedVersion(err: unknown): err is { actualVersion: bigint | 'no_stream' } {
@@ -151,8 +158,9 @@ export function createEsdbEventStore(connectionString: string): EventStore {
     return { nextRevision, position: last.position };
   }
 
-  async function readAll({ fromPosition, maxCount }: ReadAllOptions): Promise<RecordedEvent[]> {
-    const out: RecordedEvent[] = [];
+  /** $all after `fromPosition`: up to `maxCount` of the events `wanted` keeps (never a system event), as `as` makes them. */
+  async function readAllOf<T>({ fromPosition, maxCount }: ReadAllOptions, wanted: (e: EsdbRecordedEvent) => boolean, as: (e: EsdbRecordedEvent) => T): Promise<T[]> {
+    const out: T[] = [];
     let from = fromPosition;
     while (out.length < maxCount) {
       // +1: a read from a position includes the event at it, which is not wanted (exclusive).
@@ -167,14 +175,20 @@ export function createEsdbEventStore(connectionString: string): EventStore {
         const position = toPosition(event.position);
         last = position;
         if (!isStart(from) && comparePositions(position, from!) <= 0) continue;
-        if (isSystemType(event.type)) continue;
-        if (out.length < maxCount) out.push(toRecorded(event as EsdbRecordedEvent));
+        if (isSystemType(event.type) || !wanted(event as EsdbRecordedEvent)) continue;
+        if (out.length < maxCount) out.push(as(event as EsdbRecordedEvent));
       }
       if (received < batch || !last) break; // end of the log
       from = last;
     }
     return out;
   }
+
+  const readAll = (options: ReadAllOptions) => readAllOf(options, () => true, toRecorded);
+  // This client reads $all without a server-side filter (it has one for subscriptions only): the
+  // prefix is applied here, so the other streams' events still travel and are skipped on arrival.
+  const readAllFacts = ({ streamPrefix, ...options }: ReadAllFactsOptions) =>
+    readAllOf(options, streamPrefix === undefined ? () => true : (e) => e.streamId.startsWith(streamPrefix), toFact);
 
   function subscribeAll(options: SubscribeOptions = {}): Subscription {
     const from = options.fromPosition;
@@ -221,6 +235,7 @@ export function createEsdbEventStore(connectionString: string): EventStore {
     append,
     readStream: readStreamRaw,
     readAll,
+    readAllFacts,
     subscribeAll,
     async ping() {
       const read = client.readAll({ fromPosition: END, direction: BACKWARDS, maxCount: 1 });

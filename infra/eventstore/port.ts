@@ -50,6 +50,18 @@ export interface RecordedEvent<T extends string = string, D = unknown> {
   createdAt: Date;
 }
 
+/**
+ * An event as a pass that folds the log's facts reads it (readAllFacts): where it is, what it
+ * says and when it happened; a RecordedEvent is one too.
+ */
+export interface RecordedFact<T extends string = string, D = unknown> {
+  streamName: string;
+  position: Position;
+  type: T;
+  data: D;
+  metadata: Pick<EventMetadata, 'occurredAt'>;
+}
+
 export interface AppendResult {
   /** revision of the last event written */
   nextRevision: bigint;
@@ -67,6 +79,11 @@ export interface ReadAllOptions {
   /** exclusive: events strictly after this position; START (default) reads from the first event */
   fromPosition?: Position;
   maxCount: number;
+}
+
+export interface ReadAllFactsOptions extends ReadAllOptions {
+  /** only the events of streams whose name starts with it (maxCount counts those) */
+  streamPrefix?: string;
 }
 
 export interface Subscription extends AsyncIterable<RecordedEvent> {
@@ -92,6 +109,12 @@ export interface EventStore {
   readStream(streamName: string, options?: ReadStreamOptions): Promise<RecordedEvent[]>;
   /** Global order; never skips an event that commits late. */
   readAll(options: ReadAllOptions): Promise<RecordedEvent[]>;
+  /**
+   * readAll's events, in its order and at its positions, with only what folding them needs, and
+   * only those of `streamPrefix`'s streams when given: a pass over the whole log that folds one
+   * kind of stream (the auditors' replay) reads and decodes a fraction of what readAll would.
+   */
+  readAllFacts(options: ReadAllFactsOptions): Promise<RecordedFact[]>;
   /** Catches up from `fromPosition`, then follows live appends, each event exactly once, in readAll order. */
   subscribeAll(options?: SubscribeOptions): Subscription;
   /** Health probe. */

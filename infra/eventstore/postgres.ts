@@ -10,9 +10,11 @@ import {
   type EventStore,
   type ExpectedRevision,
   type Position,
+  type ReadAllFactsOptions,
   type ReadAllOptions,
   type ReadStreamOptions,
   type RecordedEvent,
+  type RecordedFact,
   type SubscribeOptions,
   type Subscription,
 } from './port.ts';
@@ -117,10 +119,38 @@ function toRecorded(row: unknown[], at = 0): RecordedEvent {
   return new PlainEvent(row, at);
 }
 
+/** The fact of a row of READ_ALL_FACTS_SQL; a metadata without `occurredAt` reads as it would from a whole event. */
+const PlainFact = function (this: RecordedFact, row: unknown[]) {
+  this.streamName = row[2] as string;
+  this.position = new PlainPosition(row[1] as bigint, row[0] as bigint);
+  this.type = row[3] as string;
+  this.data = row[4];
+  this.metadata = new PlainOccurred(row[5] as string | null);
+} as unknown as new (row: unknown[]) => RecordedFact;
+PlainFact.prototype = Object.prototype;
+
+const PlainOccurred = function (this: { occurredAt: string | undefined }, occurredAt: string | null) {
+  this.occurredAt = occurredAt ?? undefined;
+} as unknown as new (occurredAt: string | null) => RecordedFact['metadata'];
+PlainOccurred.prototype = Object.prototype;
+
 /** The global read: an index range scan on the primary key (transaction_id, position). */
 export const READ_ALL_SQL = `SELECT ${COLUMNS} FROM events
   WHERE (transaction_id, position) > ($1::xid8, $2::bigint)
     AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
+  ORDER BY events.transaction_id, events.position
+  LIMIT $3`;
+
+/**
+ * readAllFacts: the global read's scan and visibility, five columns of the nine (no id, revision,
+ * creation time, nor metadata but its `occurredAt`), and the stream prefix as a filter on the scan.
+ * Half the Node time per event of the global read, and the server's too (no uuid, timestamptz and
+ * metadata output), on the bench's log of pool events.
+ */
+export const READ_ALL_FACTS_SQL = `SELECT position, transaction_id, stream_name, event_type, data, metadata->>'occurredAt' FROM events
+  WHERE (transaction_id, position) > ($1::xid8, $2::bigint)
+    AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
+    AND ($4::text IS NULL OR starts_with(stream_name, $4))
   ORDER BY events.transaction_id, events.position
   LIMIT $3`;
 
@@ -211,6 +241,18 @@ export function createPostgresEventStore(options: PostgresEventStoreOptions): Ev
     return rows.map((row) => toRecorded(row));
   }
 
+  async function readAllFacts({ fromPosition = START, maxCount, streamPrefix }: ReadAllFactsOptions): Promise<RecordedFact[]> {
+    const commit = fromPosition.commit < 0n ? '0' : fromPosition.commit.toString();
+    const { rows } = await pool.query<unknown[]>({
+      name: 'read-all-facts',
+      text: READ_ALL_FACTS_SQL,
+      values: [commit, fromPosition.prepare.toString(), maxCount, streamPrefix ?? null],
+      rowMode: 'array',
+      types: EVENT_TYPES,
+    });
+    return rows.map((row) => new PlainFact(row));
+  }
+
   return {
     kind: 'postgres',
 
@@ -246,6 +288,7 @@ export function createPostgresEventStore(options: PostgresEventStoreOptions): Ev
     },
 
     readAll,
+    readAllFacts,
 
     subscribeAll({ fromPosition = START, ready }: SubscribeOptions = {}): Subscription {
       listener?.retain();

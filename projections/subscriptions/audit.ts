@@ -4,7 +4,7 @@
 // model's checkpoint, so a projector that is merely behind (or a live service) shows no difference.
 import { replayStep, startReplay, type PoolHistoryEvent, type Replayed } from '../../domain/pool/history.ts';
 import type { Pool } from '../../infra/db.ts';
-import { comparePositions, START, type EventStore, type Position, type RecordedEvent } from '../../infra/eventstore/port.ts';
+import { comparePositions, START, type EventStore, type Position, type RecordedEvent, type RecordedFact } from '../../infra/eventstore/port.ts';
 import { readCheckpoint } from '../checkpoints.ts';
 import { poolEventOf } from './projector.ts';
 import { RECORD_COLUMNS } from './queries.ts';
@@ -160,25 +160,27 @@ export const READ_BATCH = 1000;
 
 export interface LogReplay {
   pools: Map<string, Replayed>;
-  /** events read from the log (every stream) */
+  /** pool events read from the log */
   events: number;
 }
 
 /**
  * One pass over the global log up to `until`, in batches of READ_BATCH, folding each pool's events
- * as they come (no stream is read on its own). The next batch is asked for before this one is
- * folded, so the store works while the fold runs.
+ * as they come (no stream is read on its own). Only the pool streams' facts are read (readAllFacts):
+ * what the fold needs of each, nothing of the other streams. The next batch is asked for before
+ * this one is folded, so the store works while the fold runs.
  */
 export async function replayLog(store: EventStore, until: Position, onProgress?: (events: number) => void): Promise<LogReplay> {
   const byStream = new Map<string, Replayed>();
   let events = 0;
   if (comparePositions(until, START) <= 0) return { pools: byStream, events };
-  let next: Promise<RecordedEvent[]> | null = store.readAll({ fromPosition: START, maxCount: READ_BATCH });
+  const read = (fromPosition: Position) => store.readAllFacts({ fromPosition, maxCount: READ_BATCH, streamPrefix: POOL_STREAM_PREFIX });
+  let next: Promise<RecordedFact[]> | null = read(START);
   while (next) {
-    const batch: RecordedEvent[] = await next;
+    const batch: RecordedFact[] = await next;
     const last = batch.at(-1);
     const more = batch.length === READ_BATCH && comparePositions(last!.position, until) < 0;
-    next = more ? store.readAll({ fromPosition: last!.position, maxCount: READ_BATCH }) : null;
+    next = more ? read(last!.position) : null;
     for (const recorded of batch) {
       if (comparePositions(recorded.position, until) > 0) break;
       events += 1;

@@ -10,7 +10,7 @@ import { poolEventSchema, poolEventTypes, type PoolEvent } from '../../domain/po
 import { withoutBookkeeping } from '../../domain/pool/history.ts';
 import { evolve, initialState, type FollowedPool, type PoolState } from '../../domain/pool/state.ts';
 import type { Migration, PoolClient } from '../../infra/db.ts';
-import type { RecordedEvent } from '../../infra/eventstore/port.ts';
+import type { RecordedEvent, RecordedFact } from '../../infra/eventstore/port.ts';
 import type { Projector } from '../projector.ts';
 import { renderedRecord } from './record.ts';
 
@@ -109,7 +109,7 @@ const poolIdOf = (event: RecordedEvent): string => event.streamName.slice('pool-
  * A pool event as the domain folds it (null for any other event); an AllocationAdded written before
  * it carried its time takes the event's. The auditors' replay reads the log through it too.
  */
-export function poolEventOf(event: RecordedEvent): PoolEvent | null {
+export function poolEventOf(event: RecordedFact): PoolEvent | null {
   if (!event.streamName.startsWith('pool-') || !poolEventTypes.has(event.type)) return null;
   const parsed = poolEventSchema.parse({ type: event.type, data: event.data });
   if (parsed.type === 'AllocationAdded' && parsed.data.at === undefined) return { ...parsed, data: { ...parsed.data, at: event.metadata.occurredAt } };

@@ -16,6 +16,7 @@ import {
   withTimeout,
   type TapTest,
 } from './contract-helpers.ts';
+import { readAllFactsContract } from './contract-facts.ts';
 
 export type { TapTest } from './contract-helpers.ts';
 
@@ -179,6 +180,8 @@ export function eventStoreContract(t: TapTest, name: string, makeStore: () => Pr
       t.ok(first && comparePositions(first.position, from) <= 0, 'START reads from the first event');
       t.same(defaulted?.id, first?.id, 'fromPosition defaults to START');
     });
+
+    readAllFactsContract(t, store);
 
     t.test('subscribeAll catches up from START, then follows live appends in readAll order', async (t) => {
       const from = await mark(store);

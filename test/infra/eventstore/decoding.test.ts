@@ -146,6 +146,13 @@ t.test('every event read returns what the former decoding returned, field for fi
     strictlyEqual(t, backwards, [...want].reverse(), `readStream ${stream}, backwards`);
   }
 
+  // The facts: the same decoding of the columns they keep; `occurredAt` read out of the metadata.
+  const factOf = (e: RecordedEvent) => ({ streamName: e.streamName, position: e.position, type: e.type, data: e.data, metadata: { occurredAt: e.metadata.occurredAt } });
+  for (const [streamPrefix, want] of [[undefined, expected], ['tricky-', expected.filter((e) => e.streamName.startsWith('tricky-'))]] as const) {
+    const facts = await store.readAllFacts({ maxCount: 1000, streamPrefix });
+    strictlyEqual(t, facts, want.map(factOf), `readAllFacts${streamPrefix ? ` of ${streamPrefix}` : ''}`);
+  }
+
   const [first] = await store.readStream('tricky-1');
   t.equal(Object.getPrototypeOf(first), Object.prototype, 'a plain object');
   t.equal(Object.getPrototypeOf(first!.position), Object.prototype, 'a plain position');

@@ -1,0 +1,41 @@
+// The event-store contract of readAllFacts (registered by contract.ts, so every adapter passes it).
+import type { EventStore, Position, RecordedFact } from '../../../infra/eventstore/port.ts';
+import { ev, mark, readAllUntil, uniq, type TapTest } from './contract-helpers.ts';
+
+/** A fact as the contract compares it, whichever read gave it. */
+const asFact = (e: RecordedFact) => ({ streamName: e.streamName, position: e.position, type: e.type, data: e.data, occurredAt: e.metadata.occurredAt });
+
+export function readAllFactsContract(t: TapTest, store: EventStore): void {
+  t.test("readAllFacts: readAll's events of the streams with a prefix, at its positions, with type, data and time", async (t) => {
+    const from = await mark(store);
+    const prefix = `${uniq('facts')}-`;
+    // one character off, where the prefix has a `_`: the prefix is matched as it is, not as a pattern
+    const [a, b, other] = [`${prefix}a`, `${prefix}b`, `${prefix.replace('_', 'X')}a`];
+    const occurredAt = '2025-03-01T10:00:00.000Z';
+    await store.append(a, [ev('A0', { n: 0 }), ev('A1', { n: 1 })], { expectedRevision: 'no_stream' });
+    await store.append(other, [ev('O0', { n: 2 })], { expectedRevision: 'no_stream' });
+    await store.append(b, [ev('B0', { nested: { list: [1, 'two'] } }, { metadata: { correlationId: 'c', actor: 'system:contract', occurredAt } })], { expectedRevision: 'no_stream' });
+    await store.append(other, [ev('O1')], { expectedRevision: 0n });
+    await store.append(a, [ev('A2')], { expectedRevision: 1n });
+    const { all } = await readAllUntil(store, from, new Set([a, b, other]), 6);
+    const expected = all.filter((e) => e.streamName.startsWith(prefix)).map(asFact);
+    t.same(expected.map((f) => f.type), ['A0', 'A1', 'B0', 'A2']);
+
+    const facts = await store.readAllFacts({ fromPosition: from, maxCount: 1000, streamPrefix: prefix });
+    t.same(facts.map(asFact), expected, "the prefix's events of readAll, in its order, at its positions, with their data");
+    t.equal(facts[2]?.metadata.occurredAt, occurredAt, 'the time it happened (metadata.occurredAt)');
+    t.same(Object.keys(facts[0] ?? {}).sort(), ['data', 'metadata', 'position', 'streamName', 'type'], 'and nothing else');
+
+    const paged: RecordedFact[] = [];
+    for (let position: Position = from; ; ) {
+      const page = await store.readAllFacts({ fromPosition: position, maxCount: 1, streamPrefix: prefix });
+      paged.push(...page);
+      if (page.length === 0) break;
+      position = page[0]!.position;
+    }
+    t.same(paged.map(asFact), expected, "maxCount counts the prefix's events; a page goes on after the last one read");
+
+    const unfiltered = await store.readAllFacts({ fromPosition: from, maxCount: all.length });
+    t.same(unfiltered.map(asFact), all.map(asFact), 'without a prefix: every event readAll reads');
+  });
+}

@@ -21,7 +21,7 @@ import { createReadModelPriceSource } from './projections/market/queries.ts';
 import { createSimulatedVenues } from './infra/venues/simulated.ts';
 import { createRemoteVenues } from './infra/venues/remote.ts';
 import type { Venues } from './infra/venues/port.ts';
-import { createReadYourWrites } from './projections/wait.ts';
+import { createDeferredWrites, createReadYourWrites } from './projections/wait.ts';
 import { bullConnection, queuePrefix, startWorkers, type Workers } from './workers/index.ts';
 import { createQueuedMailer } from './workers/mail.ts';
 
@@ -107,6 +107,14 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
 
   const ids = options.ids ?? randomIds;
   const clock = options.clock ?? systemClock;
+  /** A write answered from its own state answers at once while the projections are this close behind. */
+  const DEFER_WHILE_LAG_UNDER_MS = 20;
+  const readYourWrites = createReadYourWrites({
+    runner,
+    pool,
+    projectorNames: allProjectors.map((p) => p.name),
+    timeoutMs: config.READ_YOUR_WRITES_TIMEOUT_MS,
+  });
   const deps: AppDeps = {
     config,
     pool,
@@ -117,11 +125,13 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     clock,
     ids,
     dispatch: createDispatcher({ store, redis, mailer, ids, config }),
-    readYourWrites: createReadYourWrites({
-      runner,
-      pool,
-      projectorNames: allProjectors.map((p) => p.name),
-      timeoutMs: config.READ_YOUR_WRITES_TIMEOUT_MS,
+    readYourWrites,
+    // Without projectors in this process their lag is unknown here: writes wait, as reads would.
+    deferredWrites: createDeferredWrites({
+      redis,
+      settle: readYourWrites,
+      behind: () => !runner || runner.lagMs() > DEFER_WHILE_LAG_UNDER_MS,
+      ttlMs: 2 * config.READ_YOUR_WRITES_TIMEOUT_MS,
     }),
   };
 

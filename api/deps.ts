@@ -7,6 +7,7 @@ import type { Config } from '../infra/config.ts';
 import type { Pool } from '../infra/db.ts';
 import type { EventStore, Position } from '../infra/eventstore/port.ts';
 import type { Ids } from '../infra/ids.ts';
+import type { DeferredWrites } from '../projections/wait.ts';
 
 /** Everything a route may use, decorated on the app as `app.deps`. */
 export interface AppDeps {
@@ -23,4 +24,6 @@ export interface AppDeps {
   dispatch: Dispatch;
   /** Waits (bounded) until every read model has applied the event at `position`. */
   readYourWrites(position: Position | undefined): Promise<void>;
+  /** A user's writes whose answer needed no read model: their next read waits for them instead. */
+  deferredWrites: DeferredWrites;
 }

@@ -22,7 +22,7 @@ declare module 'fastify' {
   }
   interface FastifyRequest {
     identity: Identity | null;
-    /** Dispatches the request's command and waits until the read models show it (api/plugins/dispatch.ts). */
-    dispatch<T extends CommandType>(type: T, data: CommandMap[T]['data']): Promise<CommandMap[T]['result']>;
+    /** Dispatches the request's command; its answer, or the caller's next read, waits until the read models show it (api/plugins/dispatch.ts). */
+    dispatch<T extends CommandType>(type: T, data: CommandMap[T]['data'], options?: { answeredFromCommand?: boolean }): Promise<CommandMap[T]['result']>;
   }
 }

@@ -45,7 +45,7 @@ export class ProjectionRunner {
   private readonly stalled = new Map<string, Stalled>();
   /** the last position every projector not held back has committed (the catch-up target) */
   private applied: Position | undefined;
-  private loop?: { stop(): Promise<void> };
+  private loop?: { stop(): Promise<void>; lagMs(): number };
   private readonly keys: number[];
 
   constructor(
@@ -71,6 +71,11 @@ export class ProjectionRunner {
   async stop(): Promise<void> {
     await this.loop?.stop();
     this.loop = undefined;
+  }
+
+  /** How long the oldest event read but not yet applied has waited (being applied, or buffered); 0 when none. */
+  lagMs(): number {
+    return this.loop?.lagMs() ?? 0;
   }
 
   /** Resolves true once every projector of this runner has committed past `position`. */
@@ -127,6 +132,8 @@ export class ProjectionRunner {
     /** a batch is being applied, and whether the reader has read once meanwhile */
     let applying = false;
     let readWhileApplying = false;
+    /** when the oldest event of the batch being applied was appended */
+    let inFlightSince: number | null = null;
 
     const reader = (async () => {
       while (!stopped) {
@@ -167,6 +174,7 @@ export class ProjectionRunner {
         }
         await this.retryStalled();
         const batch = buffer.splice(0, MAX_BATCH);
+        inFlightSince = batch[0]!.createdAt.getTime();
         applying = true;
         readWhileApplying = false;
         notify();
@@ -179,11 +187,13 @@ export class ProjectionRunner {
           this.options.onError?.('apply', err);
           buffer.unshift(...batch);
           applying = false;
+          inFlightSince = null;
           notify();
           await sleep(RETRY_MS);
           continue;
         }
         applying = false;
+        inFlightSince = null;
         notify();
         this.applied = batch[batch.length - 1]!.position;
         const committedAt = Date.now();
@@ -200,6 +210,10 @@ export class ProjectionRunner {
     })();
 
     return {
+      lagMs: () => {
+        const oldest = inFlightSince ?? buffer[0]?.createdAt.getTime();
+        return oldest === undefined ? 0 : Math.max(0, Date.now() - oldest);
+      },
       stop: async () => {
         stopped = true;
         notify();

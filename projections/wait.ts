@@ -1,3 +1,4 @@
+import type { Redis } from 'ioredis';
 import type { Pool } from '../infra/db.ts';
 import { comparePositions, type Position } from '../infra/eventstore/port.ts';
 import { readCheckpoints } from './checkpoints.ts';
@@ -29,5 +30,78 @@ export function createReadYourWrites(options: {
       await new Promise((r) => setTimeout(r, delay));
       delay = Math.min(delay * 2, 50);
     }
+  };
+}
+
+/**
+ * Read-your-writes moved to the reader, for commands whose answer is rendered from the command's
+ * own state (it needs no read model): the command answers at once and its position is remembered
+ * as the user's latest write, in this process and in Redis (every API process shares it); the
+ * user's next read waits (bounded, `settle`) until the read models show it. Commands decide on
+ * the event store, never on read models, so only reads need to wait.
+ */
+export interface DeferredWrites {
+  defer(userId: string, position: Position | undefined): Promise<void>;
+  beforeRead(userId: string): Promise<void>;
+}
+
+/** Positions as fixed-width text, so Redis compares them as strings in position order. */
+const WIDTH = 20;
+const encode = (p: Position) => `${p.commit.toString().padStart(WIDTH, '0')}:${p.prepare.toString().padStart(WIDTH, '0')}`;
+function decode(text: string): Position | undefined {
+  const [commit, prepare] = text.split(':');
+  return /^\d{20}$/.test(commit ?? '') && /^\d{20}$/.test(prepare ?? '') ? { commit: BigInt(commit!), prepare: BigInt(prepare!) } : undefined;
+}
+
+/** Keeps the later of the stored and the given position (two processes may defer for one user at once). */
+const KEEP_LATER = `local cur = redis.call('GET', KEYS[1])
+if (not cur) or ARGV[1] > cur then redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2]) else redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return 1`;
+
+/** Redis slower than this (or down) must not stall a request: the write waits as before, the read uses this process's memory. */
+const REDIS_BOUND_MS = 100;
+
+const TIMED_OUT: unique symbol = Symbol('timed out');
+
+function bounded<T>(work: Promise<T>): Promise<T | typeof TIMED_OUT> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<typeof TIMED_OUT>((resolve) => (timer = setTimeout(() => resolve(TIMED_OUT), REDIS_BOUND_MS)));
+  return Promise.race([work.catch((): typeof TIMED_OUT => TIMED_OUT), timeout]).finally(() => clearTimeout(timer));
+}
+
+export function createDeferredWrites(options: {
+  /** the runtime's client (its key prefix scopes the keys) */
+  redis: Pick<Redis, 'eval' | 'get'>;
+  settle: (position: Position | undefined) => Promise<void>;
+  /**
+   * Whether the read models are behind (their lag past a bound, or unknown in this process): a
+   * write then waits for them as before. Writers answered at once could otherwise outrun the
+   * projections for as long as they keep writing; waiting is what holds them to the projections' pace.
+   */
+  behind: () => boolean;
+  /** how long a user's latest write is remembered: past the settle bound a read would not wait anyway */
+  ttlMs: number;
+}): DeferredWrites {
+  const { redis, settle, behind, ttlMs } = options;
+  const key = (userId: string) => `ryw:${userId}`;
+  /** this process's own deferred writes, the latest per user (bounded, oldest out) */
+  const local = new Map<string, Position>();
+  const later = (a: Position | undefined, b: Position | undefined) => (!a ? b : !b ? a : comparePositions(a, b) >= 0 ? a : b);
+  return {
+    async defer(userId, position) {
+      if (!position) return;
+      if (behind()) return settle(position);
+      local.delete(userId);
+      local.set(userId, later(local.get(userId), position)!);
+      if (local.size > 10_000) local.delete(local.keys().next().value!);
+      const stored = await bounded(redis.eval(KEEP_LATER, 1, key(userId), encode(position), String(ttlMs)));
+      if (stored === TIMED_OUT) await settle(position);
+    },
+    async beforeRead(userId) {
+      const stored = await bounded(redis.get(key(userId)));
+      const shared = typeof stored === 'string' ? decode(stored) : undefined;
+      const latest = later(local.get(userId), shared);
+      if (latest) await settle(latest);
+    },
   };
 }

@@ -7,18 +7,27 @@ import '../types.ts';
  * `request.dispatch(type, data)`: the request's command, in the one command shape (its id is the
  * correlation id, its caller the actor, the clock's time), sent to the one dispatcher. The answer
  * waits (bounded) until the read models show the command's effect: read-your-writes, here only.
+ * With `{ answeredFromCommand: true }` (an answer rendered from the command's own result, reading
+ * no read model) the answer goes at once and the caller's next read waits instead: a signed-in
+ * caller's GET first waits for their latest such write (projections/wait.ts, shared in Redis).
  */
 async function dispatchPlugin(app: FastifyInstance): Promise<void> {
   app.decorateRequest('dispatch', async function dispatch<T extends CommandType>(
     this: FastifyRequest,
     type: T,
     data: CommandMap[T]['data'],
+    options: { answeredFromCommand?: boolean } = {},
   ): Promise<CommandMap[T]['result']> {
     const { deps } = this.server;
     const metadata = { now: deps.clock.now(), actor: this.identity?.userId ?? 'anonymous', correlationId: String(this.id) };
     const { result, position } = await deps.dispatch({ type, data, metadata });
-    await deps.readYourWrites(position);
+    if (options.answeredFromCommand && this.identity) await deps.deferredWrites.defer(this.identity.userId, position);
+    else await deps.readYourWrites(position);
     return result;
+  });
+
+  app.addHook('preHandler', async (request) => {
+    if (request.method === 'GET' && request.identity) await app.deps.deferredWrites.beforeRead(request.identity.userId);
   });
 }
 

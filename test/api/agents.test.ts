@@ -4,6 +4,7 @@ import { rebuild } from '../../projections/rebuild.ts';
 import { reviewsProjector } from '../../projections/reviews/projector.ts';
 import { api, startTestApp } from '../support/app.ts';
 import { signIn } from '../support/auth.ts';
+import { until } from '../support/until.ts';
 
 t.test('followable agents', async (t) => {
   const app = await startTestApp({ config: { ADMIN_EMAILS: 'admin@example.test' } });
@@ -98,8 +99,9 @@ t.test('followable agents', async (t) => {
     t.equal((await follow(first!, beta.id)).status, 200);
     t.equal((await follow(first!, beta.id)).status, 200, 'the same user again takes no second seat');
     t.equal((await follow(second!, beta.id)).status, 200);
-    const res = await api(app, 'GET', `/api/v1/agents/${beta.id}`);
-    t.same(res.body.data.performanceStats, { betaSeatsTaken: 2 });
+    // A public read waits for no one's writes: the count shows the follows once projected.
+    const seats = async () => (await api(app, 'GET', `/api/v1/agents/${beta.id}`)).body.data.performanceStats.betaSeatsTaken as number;
+    await until('both seats counted', async () => (await seats()) === 2);
 
     const full = await follow(third!, beta.id);
     t.equal(full.status, 409, 'a third user finds the beta full');

@@ -1,6 +1,7 @@
 // Hot streams: a valid command is never refused because other writers touched its streams. Many
 // follows of one wallet at once, from one process and from two; many followers of one beta agent.
 import t from 'tap';
+import { until } from '../support/until.ts';
 import { poolDecider } from '../../domain/pool/decide.ts';
 import { walletDecider } from '../../domain/wallet/decide.ts';
 import { balanceOf } from '../../domain/wallet/state.ts';
@@ -68,7 +69,10 @@ t.test('hot streams never refuse a valid command', async (t) => {
     t.ok(refused.every((r) => r.body.error.code === 'CONFLICT' && r.body.error.reason === 'BETA_FULL'), 'each refusal is BETA_FULL');
     t.equal(statuses.filter((s) => s >= 500).length, 0, 'no 5xx');
     t.equal((await seatHolders(app, beta)).length, 100, 'the seat shards hold 100 seats');
-    t.equal((await api(app, 'GET', `/api/v1/agents/${beta}`)).body.data.performanceStats.betaSeatsTaken, 100);
+    // A public read waits for no one's writes: the count shows every follow once projected.
+    const seats = async () => (await api(app, 'GET', `/api/v1/agents/${beta}`)).body.data.performanceStats.betaSeatsTaken as number;
+    await until('the 100 seats counted', async () => (await seats()) === 100, 10_000);
+    t.equal(await seats(), 100);
     const followed = new Set(users.filter((_, i) => statuses[i] === 200).map((u) => u.userId));
     t.same(new Set(await seatHolders(app, beta)), followed, 'the seat holders are the followers');
     for (const [i, user] of users.entries()) {

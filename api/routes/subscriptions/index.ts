@@ -43,7 +43,7 @@ export default async function subscriptionRoutes(root: FastifyInstance): Promise
       },
     },
     async (request) => {
-      const followed = await request.dispatch('FollowAgent', { userId: request.identity!.userId, input: request.body });
+      const followed = await request.dispatch('FollowAgent', { userId: request.identity!.userId, input: request.body }, { answeredFromCommand: true });
       const { agentName, agentImageUrl } = followed.terms;
       return ok({
         success: true,
@@ -83,7 +83,7 @@ export default async function subscriptionRoutes(root: FastifyInstance): Promise
       async (request) => {
         const { amountUsd: usd, walletContext } = request.body;
         const data = { userId: request.identity!.userId, agentId: request.params.agentId, amountMicro: usdToMicro(usd), ...(walletContext ? { walletContext } : {}) };
-        const moved = await request.dispatch(command, data);
+        const moved = await request.dispatch(command, data, { answeredFromCommand: true });
         return actionResult(moved, `${message(usd)}${pendingNote(moved)}`);
       },
     );
@@ -115,7 +115,11 @@ export default async function subscriptionRoutes(root: FastifyInstance): Promise
     },
     async (request) => {
       const { walletContext } = request.query;
-      const stopped = await request.dispatch('StopFollowing', { userId: request.identity!.userId, agentId: request.params.agentId, ...(walletContext ? { walletContext } : {}) });
+      const stopped = await request.dispatch(
+        'StopFollowing',
+        { userId: request.identity!.userId, agentId: request.params.agentId, ...(walletContext ? { walletContext } : {}) },
+        { answeredFromCommand: true },
+      );
       return actionResult(stopped, `Stopped following; ${microToUsd(stopped.amountMicro)} USD returned to the wallet${pendingNote(stopped)}`);
     },
   );

@@ -1,0 +1,101 @@
+// Read-your-writes moved to the reader (projections/wait.ts createDeferredWrites): a write whose
+// answer needed no read model is remembered for its user, in this process and in Redis, and the
+// user's next read waits for it, in any process; Redis down or slow never stalls a request.
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import t from 'tap';
+import type { Position } from '../../infra/eventstore/port.ts';
+import { lockKey } from '../../projections/checkpoints.ts';
+import { createDeferredWrites } from '../../projections/wait.ts';
+import { api, startTestApp } from '../support/app.ts';
+import { followableAgent } from '../support/agents.ts';
+import { signIn } from '../support/auth.ts';
+
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+const at = (commit: number): Position => ({ commit: BigInt(commit), prepare: BigInt(commit) });
+
+/** A process's deferred writes on a real Redis, with the positions its reads waited for recorded. */
+function processOn(redis: Pick<Redis, 'eval' | 'get'>) {
+  const settled: Array<Position | undefined> = [];
+  const writes = createDeferredWrites({ redis, settle: async (p) => void settled.push(p), behind: () => false, ttlMs: 10_000 });
+  return { writes, settled };
+}
+
+t.test('a deferred write is waited for by its user\'s next read, in this process and in another', async (t) => {
+  const redis = new Redis(REDIS_URL, { keyPrefix: `test-ryw-${randomUUID()}:` });
+  t.teardown(() => redis.quit());
+  const a = processOn(redis);
+  const b = processOn(redis);
+  await a.writes.defer('user-1', at(7));
+  await a.writes.beforeRead('user-1');
+  await b.writes.beforeRead('user-1');
+  t.same(a.settled, [at(7)], 'the writing process waits for it');
+  t.same(b.settled, [at(7)], 'another process, through Redis, too');
+  await b.writes.defer('user-1', at(5));
+  await a.writes.beforeRead('user-1');
+  t.same(a.settled.at(-1), at(7), 'an earlier position deferred later never replaces a later one');
+  await a.writes.beforeRead('user-2');
+  t.equal(a.settled.length, 2, 'a user with no deferred write waits for nothing');
+  await a.writes.defer('user-1', undefined);
+  t.equal(a.settled.length, 2, 'a command that touched no stream defers nothing');
+});
+
+t.test('projections behind: the write waits for them before answering, so writers never outrun them', async (t) => {
+  const redis = new Redis(REDIS_URL, { keyPrefix: `test-ryw-${randomUUID()}:` });
+  t.teardown(() => redis.quit());
+  let behind = true;
+  const settled: Array<Position | undefined> = [];
+  const writes = createDeferredWrites({ redis, settle: async (p) => void settled.push(p), behind: () => behind, ttlMs: 10_000 });
+  await writes.defer('user-1', at(4));
+  t.same(settled, [at(4)], 'waited at once');
+  t.equal(await redis.get('ryw:user-1'), null, 'nothing left for a read to wait for');
+  behind = false;
+  await writes.defer('user-1', at(6));
+  t.same(settled, [at(4)], 'caught up: answered at once');
+  await writes.beforeRead('user-1');
+  t.same(settled, [at(4), at(6)], 'and the next read waits');
+});
+
+t.test('Redis down or slow: the write waits as before, the read uses what this process knows', async (t) => {
+  const hanging = { eval: () => new Promise<never>(() => {}), get: () => new Promise<never>(() => {}) } as unknown as Redis;
+  const failing = { eval: () => Promise.reject(new Error('down')), get: () => Promise.reject(new Error('down')) } as unknown as Redis;
+  for (const [name, redis] of [['hanging (a mock: a Redis that never answers)', hanging], ['failing (a mock: a Redis that refuses)', failing]] as const) {
+    const p = processOn(redis);
+    const started = Date.now();
+    await p.writes.defer('user-1', at(3));
+    t.same(p.settled, [at(3)], `${name}: the write waited for its read models`);
+    await p.writes.beforeRead('user-1');
+    t.same(p.settled, [at(3), at(3)], `${name}: the read waited for this process's own write`);
+    t.ok(Date.now() - started < 1000, `${name}: bounded`);
+  }
+});
+
+t.test('over HTTP: a withdrawal answers from its own state at once, and the user\'s next read waits until it shows', async (t) => {
+  const app = await startTestApp({ config: { ADMIN_EMAILS: 'admin@example.test' } });
+  t.teardown(() => app.close());
+  const admin = await signIn(app, 'admin@example.test');
+  const dev = await signIn(app, 'dev@example.test');
+  const user = await signIn(app, 'reader@example.test');
+  const other = await signIn(app, 'other@example.test');
+  const agentId = await followableAgent(app, { developer: dev.accessToken, admin: admin.accessToken }, { name: 'Read after write' }, { live: true });
+  const path = '/api/v1/users/me/subscriptions';
+  t.equal((await api(app, 'POST', path, { token: user.accessToken, body: { agentId, allocationAmountUsd: 100 } })).status, 200);
+  t.equal((await api(app, 'GET', path, { token: user.accessToken })).body.data[0].allocatedUsd, 100);
+
+  // The projectors are held: the runner takes each one's advisory lock in its batch transaction.
+  const holder = await app.deps.pool.connect();
+  t.teardown(() => holder.release());
+  await holder.query('BEGIN');
+  await holder.query('SELECT pg_advisory_xact_lock($1)', [lockKey('subscriptions')]);
+  const started = Date.now();
+  const out = await api(app, 'POST', `${path}/${agentId}/allocation/withdraw`, { token: user.accessToken, body: { amountUsd: 1 } });
+  t.equal(out.body.data.subscription.allocatedUsd, 99, 'answered from the command\'s own state');
+  t.ok(Date.now() - started < 2000, 'without waiting for the held projectors');
+  let answered = false;
+  const read = api(app, 'GET', path, { token: user.accessToken }).then((res) => ((answered = true), res));
+  await new Promise((r) => setTimeout(r, 300));
+  t.notOk(answered, 'the next read of the same user waits for the withdrawal to be projected');
+  t.equal((await api(app, 'GET', path, { token: other.accessToken })).status, 200, 'another user\'s read does not wait');
+  await holder.query('COMMIT');
+  t.equal((await read).body.data[0].allocatedUsd, 99, 'once projected, the read shows it');
+});

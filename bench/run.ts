@@ -1,9 +1,10 @@
-// npm run bench [-- --seconds N --events N --audit-events N --bridges N --only eventstore|http|audit|reconciliation]: every
+// npm run bench [-- --seconds N --events N --audit-events N --bridges N --only eventstore|http|audit|reconciliation|signals]: every
 // figure from one run on this machine, each compared with a baseline or target measured or stated in the same run.
 import { auditBench } from './audit.ts';
 import { eventStoreBench } from './eventstore.ts';
 import { httpBench } from './http.ts';
 import { reconciliationBench } from './reconciliation.ts';
+import { signalParseBench } from './signals.ts';
 
 function arg(name: string, fallback: number): number {
   const i = process.argv.indexOf(`--${name}`);
@@ -20,4 +21,5 @@ if (!only || only === 'eventstore') await eventStoreBench(seconds, events);
 if (!only || only === 'http') await httpBench(seconds);
 if (!only || only === 'audit') await auditBench(auditEvents);
 if (!only || only === 'reconciliation') await reconciliationBench(arg('bridges', 10_000));
+if (!only || only === 'signals') await signalParseBench(Math.min(seconds, 5));
 process.exit(0);

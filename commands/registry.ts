@@ -7,6 +7,7 @@ import type { AgentState } from '../domain/agent/index.ts';
 import type { Tools } from './dispatch.ts';
 import { listAgent, type ListAgentInput, type ListedAgentResult } from './agents/list-agent.ts';
 import { reviewAgent, type ReviewAgentData } from './agents/review-agent.ts';
+import { updateAgent, type UpdateAgentData } from './agents/update-agent.ts';
 import { followAgent, type FollowAgentData, type FollowAgentResult } from './subscriptions/follow.ts';
 import { releaseOrphanSeat } from './subscriptions/release-orphan-seat.ts';
 import { resumeTransfer, settleTransfer, type ResumeTransferData, type SettleTransferData } from './transfers/resume.ts';
@@ -33,6 +34,7 @@ export interface CommandMap {
   GrantRole: { data: GrantRoleData; result: { granted: boolean } };
   ListAgent: { data: { developerId: string; input: ListAgentInput }; result: ListedAgentResult };
   ReviewAgent: { data: ReviewAgentData; result: { agent: AgentState } };
+  UpdateAgent: { data: UpdateAgentData; result: { agent: AgentState } };
   FollowAgent: { data: FollowAgentData; result: FollowAgentResult };
   ReleaseOrphanSeat: { data: { agentId: string; userId: string }; result: { released: boolean } };
   AddAllocation: { data: PoolRequest & { amountMicro: MicroUsd }; result: PoolMoveResult };
@@ -61,6 +63,7 @@ export const handlers: { [T in CommandType]: (command: Command<T, CommandMap[T][
   GrantRole: grantRole,
   ListAgent: listAgent,
   ReviewAgent: reviewAgent,
+  UpdateAgent: updateAgent,
   FollowAgent: followAgent,
   ReleaseOrphanSeat: releaseOrphanSeat,
   AddAllocation: addAllocation,

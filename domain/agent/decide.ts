@@ -1,8 +1,9 @@
 import { assertNever, type Aggregate, type Command } from '../shared/decider.ts';
+import { canonicalJson } from '../shared/canonical-json.ts';
 import { refuse } from '../shared/errors.ts';
 import { nameProblem } from '../shared/text.ts';
 import type { AgentEvent, AgentListed } from './events.ts';
-import type { ReviewDecision, ReviewRecord } from './record.ts';
+import type { ReviewDecision, ReviewRecord, SignalDetectionRule, SignalExecutionDefaults } from './record.ts';
 import { agentStream, evolve, initialState, type AgentState, type ListedAgent } from './state.ts';
 
 /** The review fields an administrator gives; the id comes from the command handler (no randomness here). */
@@ -17,8 +18,12 @@ export type ApproveAgent = Command<'ApproveAgent', ReviewInput>;
 export type RejectAgent = Command<'RejectAgent', ReviewInput>;
 export type PromoteAgent = Command<'PromoteAgent', ReviewInput>;
 export type ResubmitAgent = Command<'ResubmitAgent', { developerId: string; notes?: string }>;
+export type UpdateAgentSignalSettings = Command<
+  'UpdateAgentSignalSettings',
+  { developerId: string; signalDetectionRule?: SignalDetectionRule; signalExecutionDefaults?: SignalExecutionDefaults }
+>;
 
-export type AgentCommand = ListAgent | ApproveAgent | RejectAgent | PromoteAgent | ResubmitAgent;
+export type AgentCommand = ListAgent | ApproveAgent | RejectAgent | PromoteAgent | ResubmitAgent | UpdateAgentSignalSettings;
 
 export const MAX_LEVERAGE = 100;
 export const MAX_SUCCESS_FEE_PERCENT = 50;
@@ -35,6 +40,8 @@ export function decide(command: AgentCommand, state: AgentState): AgentEvent[] {
       return review(command.data, 'promote', command.metadata.now, listed(state));
     case 'ResubmitAgent':
       return resubmit(command, listed(state));
+    case 'UpdateAgentSignalSettings':
+      return updateSignalSettings(command, listed(state));
     default:
       return assertNever(command);
   }
@@ -119,6 +126,19 @@ function resubmit(command: ResubmitAgent, agent: ListedAgent): AgentEvent[] {
   if (agent.developerId !== command.data.developerId) throw refuse('AGENT_NOT_FOUND', 'agent not found');
   if (agent.betaStatus !== 'rejected') throw refuse('REVIEW_MOVE_NOT_ALLOWED', `only a rejected agent can be resubmitted; this one is ${agent.betaStatus}`);
   return [{ type: 'AgentResubmitted', data: { resubmittedAt: command.metadata.now.toISOString(), notes: command.data.notes ?? '' } }];
+}
+
+/** Only what differs is recorded (in canonical JSON, so key order is no change); nothing differing, nothing recorded. */
+function updateSignalSettings(command: UpdateAgentSignalSettings, agent: ListedAgent): AgentEvent[] {
+  const { developerId, signalDetectionRule, signalExecutionDefaults } = command.data;
+  if (agent.developerId !== developerId) throw refuse('NOT_AGENT_OWNER', "only the agent's developer can edit its signal settings");
+  const differs = (next: unknown, current: unknown) => next !== undefined && canonicalJson(next) !== canonicalJson(current ?? null);
+  const changes = {
+    ...(differs(signalDetectionRule, agent.signalDetectionRule) ? { signalDetectionRule } : {}),
+    ...(differs(signalExecutionDefaults, agent.signalExecutionDefaults) ? { signalExecutionDefaults } : {}),
+  };
+  if (Object.keys(changes).length === 0) return [];
+  return [{ type: 'AgentSignalSettingsUpdated', data: { ...changes, updatedAt: command.metadata.now.toISOString() } }];
 }
 
 export const agentDecider: Aggregate<AgentCommand, AgentState, AgentEvent> = { streamOf: agentStream, initialState, evolve, decide };

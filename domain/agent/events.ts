@@ -45,6 +45,12 @@ export type AgentListed = z.infer<typeof agentListedSchema>;
 export const agentApprovedSchema = z.object({ review: reviewRecordSchema, betaStartDate: z.string() });
 export const agentReviewedSchema = z.object({ review: reviewRecordSchema });
 export const agentResubmittedSchema = z.object({ resubmittedAt: z.string(), notes: z.string() });
+/** The developer's edit of how the agent's signals are read and executed: each field present replaces the old one. */
+export const agentSignalSettingsUpdatedSchema = z.object({
+  signalDetectionRule: signalDetectionRuleSchema.optional(),
+  signalExecutionDefaults: signalExecutionDefaultsSchema.optional(),
+  updatedAt: z.string(),
+});
 
 /** The agent stream's facts (its beta seats live in shard streams: seats.ts). */
 export const agentEventSchema = z.discriminatedUnion('type', [
@@ -53,6 +59,7 @@ export const agentEventSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('AgentRejected'), data: agentReviewedSchema }),
   z.object({ type: z.literal('AgentPromoted'), data: agentReviewedSchema }),
   z.object({ type: z.literal('AgentResubmitted'), data: agentResubmittedSchema }),
+  z.object({ type: z.literal('AgentSignalSettingsUpdated'), data: agentSignalSettingsUpdatedSchema }),
 ]);
 export type AgentEvent = z.infer<typeof agentEventSchema>;
 export const agentEventTypes: ReadonlySet<string> = new Set(agentEventSchema.options.map((o) => o.shape.type.value));

@@ -36,6 +36,10 @@ export function evolve(state: AgentState, event: AgentEvent): AgentState {
       return { ...state, betaStatus: 'live', updatedAt: event.data.review.reviewedAt };
     case 'AgentResubmitted':
       return { ...state, betaStatus: 'pending-review', updatedAt: event.data.resubmittedAt };
+    case 'AgentSignalSettingsUpdated': {
+      const { updatedAt, ...changes } = event.data;
+      return { ...state, ...changes, updatedAt };
+    }
     default:
       return assertNever(event);
   }

@@ -45,6 +45,11 @@ async function applyAgentEvent(client: PoolClient, agentId: string, event: Agent
     case 'AgentResubmitted':
       await setStatus(client, agentId, 'pending-review', event.data.resubmittedAt);
       return;
+    case 'AgentSignalSettingsUpdated': {
+      const { updatedAt, ...changes } = event.data;
+      await client.query('UPDATE agent_records SET record = record || $2::jsonb, updated_at = $3 WHERE id = $1', [agentId, JSON.stringify(changes), updatedAt]);
+      return;
+    }
     default:
       assertNever(event);
   }

@@ -1,4 +1,6 @@
 import t from 'tap';
+import { agentsProjector } from '../../projections/agents/projector.ts';
+import { rebuild } from '../../projections/rebuild.ts';
 import { AGENT_SIGNING_SECRET, decryptSecret } from '../../infra/secrets.ts';
 import { api, startTestApp } from '../support/app.ts';
 import { signIn } from '../support/auth.ts';
@@ -163,5 +165,46 @@ t.test('developer agents', async (t) => {
 
     const bad = await api(app, 'GET', '/api/v1/developers/agents?limit=0', { token: owner.accessToken });
     t.equal(bad.status, 400, 'a limit below 1 is refused');
+  });
+
+  await t.test('the developer edits the signal settings: each field sent replaces the old one, others may not', async (t) => {
+    const listed = await api(app, 'POST', '/api/v1/developers/agents', { token: dev.accessToken, body: spotAgent({ name: 'Editable' }) });
+    const id = listed.body.data.id as string;
+    const path = `/api/v1/developers/agents/${id}`;
+    const rule = { longKeywords: ['send it'], tokenPatterns: ['coin:\\s*([a-z0-9]+)'], strategyPrefix: 'ED' };
+    const res = await api(app, 'PATCH', path, { token: dev.accessToken, body: { signalDetectionRule: rule } });
+    t.equal(res.status, 200, JSON.stringify(res.body));
+    t.same(res.body.data.signalDetectionRule, rule, 'the new rule replaces the old one');
+    t.same(res.body.data.signalExecutionDefaults, spotAgent().signalExecutionDefaults, 'a field not sent is kept');
+    t.notOk('inboundWebhookSigningSecretReveal' in res.body.data, 'the secret is never shown again');
+    const listing = await api(app, 'GET', '/api/v1/developers/agents?limit=100', { token: dev.accessToken });
+    t.same(listing.body.data.items.find((a: { id: string }) => a.id === id).signalDetectionRule, rule, 'the listing shows it');
+
+    const defaults = { leverageMax: 3, cooldownSeconds: 60, tokenWhitelist: ['BTC', 'SOL'] };
+    const both = await api(app, 'PATCH', path, { token: dev.accessToken, body: { signalExecutionDefaults: defaults } });
+    t.same(both.body.data.signalExecutionDefaults, defaults);
+    const streamOf = async () => (await app.deps.store.readStream(`agent-${id}`)).map((e) => e.type);
+    const before = await streamOf();
+    t.equal((await api(app, 'PATCH', path, { token: dev.accessToken, body: { signalExecutionDefaults: { tokenWhitelist: ['BTC', 'SOL'], cooldownSeconds: 60, leverageMax: 3 } } })).status, 200);
+    t.same(await streamOf(), before, 'the same settings in another key order record nothing');
+    t.same(before.filter((type) => type === 'AgentSignalSettingsUpdated').length, 2, 'one event per change');
+
+    const notOwner = await api(app, 'PATCH', path, { token: other.accessToken, body: { signalDetectionRule: {} } });
+    t.equal(notOwner.status, 403);
+    t.equal(notOwner.body.error.reason, 'NOT_AGENT_OWNER');
+    const unknown = await api(app, 'PATCH', '/api/v1/developers/agents/00000000-0000-4000-8000-000000000000', { token: dev.accessToken, body: { signalDetectionRule: {} } });
+    t.equal(unknown.status, 404);
+    t.equal((await api(app, 'PATCH', path, { body: { signalDetectionRule: {} } })).status, 401, 'signed-in callers only');
+    for (const body of [{}, { signalDetectionRule: { tokenPatterns: ['(a+)+$'] } }, { signalDetectionRule: { longKeywords: 'LONG' } }, { signalExecutionDefaults: { leverageMax: 0 } }, { name: 'renamed' }]) {
+      const bad = await api(app, 'PATCH', path, { token: dev.accessToken, body });
+      t.equal(bad.status, 400, `${JSON.stringify(body)} is a 400`);
+      t.equal(bad.body.success, false);
+      t.ok(bad.body.error.message.length > 0, bad.body.error.message);
+    }
+    t.same(await streamOf(), before, 'a refused edit records nothing');
+    const rows = async () => (await app.deps.pool.query('SELECT * FROM agent_records ORDER BY id')).rows;
+    const live = await rows();
+    await rebuild(app.deps.store, app.deps.pool, agentsProjector);
+    t.same(await rows(), live, 'the agents read model rebuilds row for row, edits included');
   });
 });

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { listAgentInput } from '../../../commands/agents/list-agent.ts';
+import { updateAgentInput } from '../../../commands/agents/update-agent.ts';
 import { refuse } from '../../../domain/shared/errors.ts';
 import {
   agentRowOf,
@@ -49,6 +50,27 @@ export default async function developerRoutes(root: FastifyInstance): Promise<vo
       const { rows, total } = await listDeveloperAgents(app.deps.pool, request.identity!.userId, request.query);
       const base = publicBaseUrl(app);
       return paginated(rows.map((row) => toDeveloperAgentRecord(row, base)), total, request.query);
+    },
+  );
+
+  app.patch(
+    '/api/v1/developers/agents/:id',
+    {
+      onRequest: app.requireUser,
+      schema: {
+        tags,
+        security,
+        summary: 'Edit how the caller’s agent reads signals (signalDetectionRule) and executes them (signalExecutionDefaults)',
+        params: agentIdParams,
+        body: updateAgentInput,
+        response: { 200: envelopeOf(developerAgentRecord) },
+      },
+    },
+    async (request) => {
+      await request.dispatch('UpdateAgent', { agentId: request.params.id, developerId: request.identity!.userId, input: request.body });
+      const row = await getAgentRow(app.deps.pool, request.params.id);
+      if (!row) throw refuse('AGENT_NOT_FOUND', 'agent not found');
+      return ok(toDeveloperAgentRecord(row, publicBaseUrl(app)));
     },
   );
 

@@ -145,3 +145,22 @@ t.test('the decider refuses names that would mislead marketplace readers', async
   named({ connectedChannels: [{ channelName: 'a\u200bb' }] }).thenRefused(t, 'VALIDATION_FAILED', /^channelName must not contain/);
   named({ name: 'Café 🚀' }).then(t, [listed({ name: 'Café 🚀' })]);
 });
+
+t.test('the developer edits the signal settings: only what differs is recorded, only by the developer', async (t) => {
+  const edit = (data: Record<string, unknown>, developerId = 'dev1'): AgentCommand => ({
+    type: 'UpdateAgentSignalSettings',
+    data: { developerId, ...data },
+    metadata: at(later),
+  });
+  const rule = { longKeywords: ['LONG'], strategyPrefix: 'MS' };
+  const edited = given([listed()]).when(edit({ signalDetectionRule: rule }));
+  edited.then(t, [{ type: 'AgentSignalSettingsUpdated', data: { signalDetectionRule: rule, updatedAt: later.toISOString() } }]);
+  t.match(edited.after(), { signalDetectionRule: rule, updatedAt: later.toISOString() });
+  const withRule = listed({ signalDetectionRule: { strategyPrefix: 'MS', longKeywords: ['LONG'] }, signalExecutionDefaults: { leverageMax: 5 } });
+  given([withRule]).when(edit({ signalDetectionRule: rule, signalExecutionDefaults: { leverageMax: 5 } })).then(t, []);
+  given([withRule]).when(edit({ signalExecutionDefaults: { leverageMax: 3 } })).then(t, [
+    { type: 'AgentSignalSettingsUpdated', data: { signalExecutionDefaults: { leverageMax: 3 }, updatedAt: later.toISOString() } },
+  ]);
+  given([listed()]).when(edit({ signalDetectionRule: rule }, 'someone-else')).thenRefused(t, 'NOT_AGENT_OWNER');
+  given().when(edit({ signalDetectionRule: rule })).thenRefused(t, 'AGENT_NOT_FOUND');
+});

@@ -126,11 +126,11 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     ids,
     dispatch: createDispatcher({ store, redis, mailer, ids, config }),
     readYourWrites,
-    // Without projectors in this process their lag is unknown here: writes wait, as reads would.
     deferredWrites: createDeferredWrites({
       redis,
       settle: readYourWrites,
-      behind: () => !runner || runner.lagMs() > DEFER_WHILE_LAG_UNDER_MS,
+      projections: runner ?? null,
+      boundMs: DEFER_WHILE_LAG_UNDER_MS,
       ttlMs: 2 * config.READ_YOUR_WRITES_TIMEOUT_MS,
     }),
   };

@@ -73,6 +73,19 @@ export class ProjectionRunner {
     this.loop = undefined;
   }
 
+  /** Whether the runner is reading and applying (started, not stopped). */
+  running(): boolean {
+    return this.loop !== undefined;
+  }
+
+  /** Whether every projector of this runner has committed `position` (what `waitFor` waits for). */
+  hasApplied(position: Position): boolean {
+    return this.projectors.every((p) => {
+      const at = this.positions.get(p.name);
+      return at !== undefined && comparePositions(at, position) >= 0;
+    });
+  }
+
   /** How long the oldest event read but not yet applied has waited (being applied, or buffered); 0 when none. */
   lagMs(): number {
     return this.loop?.lagMs() ?? 0;

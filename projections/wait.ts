@@ -69,36 +69,59 @@ function bounded<T>(work: Promise<T>): Promise<T | typeof TIMED_OUT> {
   return Promise.race([work.catch((): typeof TIMED_OUT => TIMED_OUT), timeout]).finally(() => clearTimeout(timer));
 }
 
+/** What the deferred writes need to know of this process's projections. */
+export interface ProjectionsProgress {
+  running(): boolean;
+  /** the age of the oldest event read and not yet applied */
+  lagMs(): number;
+  /** whether every read model has applied `position` */
+  hasApplied(position: Position): boolean;
+}
+
 export function createDeferredWrites(options: {
   /** the runtime's client (its key prefix scopes the keys) */
-  redis: Pick<Redis, 'eval' | 'get'>;
+  redis: Pick<Redis, 'eval' | 'get' | 'status'>;
   settle: (position: Position | undefined) => Promise<void>;
+  /** this process's projections; null when it runs none (their lag is unknown here: writes wait, as before) */
+  projections: ProjectionsProgress | null;
   /**
-   * Whether the read models are behind (their lag past a bound, or unknown in this process): a
-   * write then waits for them as before. Writers answered at once could otherwise outrun the
-   * projections for as long as they keep writing; waiting is what holds them to the projections' pace.
+   * How far behind the projections may be for a write to answer at once. Writers answered at once
+   * could otherwise outrun the projections for as long as they keep writing: waiting is what
+   * holds them to the projections' pace.
    */
-  behind: () => boolean;
+  boundMs: number;
   /** how long a user's latest write is remembered: past the settle bound a read would not wait anyway */
   ttlMs: number;
 }): DeferredWrites {
-  const { redis, settle, behind, ttlMs } = options;
+  const { redis, settle, projections, boundMs, ttlMs } = options;
   const key = (userId: string) => `ryw:${userId}`;
   /** this process's own deferred writes, the latest per user (bounded, oldest out) */
   const local = new Map<string, Position>();
+  /** this process's deferred writes not yet seen applied, oldest first, with when they were answered (monotonic) */
+  const unapplied: Array<{ position: Position; at: number }> = [];
   const later = (a: Position | undefined, b: Position | undefined) => (!a ? b : !b ? a : comparePositions(a, b) >= 0 ? a : b);
+  // Behind: the projections' own lag (events read, not applied), or a write of ours they have not
+  // applied for longer than the bound (events not even read: a visibility hold, a read retry).
+  const behind = (): boolean => {
+    if (!projections || !projections.running() || unapplied.length >= 10_000) return true;
+    while (unapplied.length > 0 && projections.hasApplied(unapplied[0]!.position)) unapplied.shift();
+    const oldest = unapplied[0];
+    return projections.lagMs() > boundMs || (oldest !== undefined && performance.now() - oldest.at > boundMs);
+  };
+  const ready = () => redis.status === 'ready';
   return {
     async defer(userId, position) {
       if (!position) return;
-      if (behind()) return settle(position);
+      if (behind() || !ready()) return settle(position);
       local.delete(userId);
       local.set(userId, later(local.get(userId), position)!);
       if (local.size > 10_000) local.delete(local.keys().next().value!);
+      unapplied.push({ position, at: performance.now() });
       const stored = await bounded(redis.eval(KEEP_LATER, 1, key(userId), encode(position), String(ttlMs)));
       if (stored === TIMED_OUT) await settle(position);
     },
     async beforeRead(userId) {
-      const stored = await bounded(redis.get(key(userId)));
+      const stored = ready() ? await bounded(redis.get(key(userId))) : TIMED_OUT;
       const shared = typeof stored === 'string' ? decode(stored) : undefined;
       const latest = later(local.get(userId), shared);
       if (latest) await settle(latest);

@@ -9,7 +9,7 @@ import '../types.ts';
  * waits (bounded) until the read models show the command's effect: read-your-writes, here only.
  * With `{ answeredFromCommand: true }` (an answer rendered from the command's own result, reading
  * no read model) the answer goes at once and the caller's next read waits instead: a signed-in
- * caller's GET first waits for their latest such write (projections/wait.ts, shared in Redis).
+ * caller's GET (or HEAD) first waits for their latest such write (projections/wait.ts, shared in Redis).
  */
 async function dispatchPlugin(app: FastifyInstance): Promise<void> {
   app.decorateRequest('dispatch', async function dispatch<T extends CommandType>(
@@ -27,7 +27,8 @@ async function dispatchPlugin(app: FastifyInstance): Promise<void> {
   });
 
   app.addHook('preHandler', async (request) => {
-    if (request.method === 'GET' && request.identity) await app.deps.deferredWrites.beforeRead(request.identity.userId);
+    const reads = request.method === 'GET' || request.method === 'HEAD';
+    if (reads && request.identity) await app.deps.deferredWrites.beforeRead(request.identity.userId);
   });
 }
 

@@ -100,6 +100,11 @@ const migrations: Migration[] = [
     DELETE FROM subscription_states;
     DELETE FROM projection_checkpoints WHERE name = 'subscriptions';`,
   },
+  {
+    // A followed row without its rendering would silently drop out of the list (string_agg skips NULL).
+    id: 'subscriptions/006-rendered-record-required',
+    sql: `ALTER TABLE subscriptions ADD CONSTRAINT subscriptions_followed_rendered CHECK (NOT followed OR record_json IS NOT NULL);`,
+  },
 ];
 
 /** The pool id is the stream name without its `pool-` prefix. */

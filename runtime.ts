@@ -108,7 +108,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   const ids = options.ids ?? randomIds;
   const clock = options.clock ?? systemClock;
   /** A write answered from its own state answers at once while the projections are this close behind (docs/decisions.md: the lag target is 50 ms). */
-  const DEFER_WHILE_LAG_UNDER_MS = 30;
+  const DEFER_WHILE_LAG_UNDER_MS = 25;
   const readYourWrites = createReadYourWrites({
     runner,
     pool,

@@ -1,7 +1,8 @@
 import t from 'tap';
 import pg from 'pg';
 import { migrate } from '../../../infra/db.ts';
-import { createPostgresEventStore, READ_ALL_SQL } from '../../../infra/eventstore/postgres.ts';
+import { createPostgresEventStore } from '../../../infra/eventstore/postgres.ts';
+import { READ_ALL_SQL } from '../../../infra/eventstore/postgres-reads.ts';
 import { eventStoreMigrations } from '../../../infra/eventstore/postgres-schema.ts';
 import { START, type RecordedEvent } from '../../../infra/eventstore/port.ts';
 import { freshDatabase } from '../../support/db.ts';

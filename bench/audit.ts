@@ -21,7 +21,8 @@ import { rebuild } from '../projections/rebuild.ts';
 import { compareAll, POOL_STREAM_PREFIX, READ_BATCH, readModelSnapshot, replayLog } from '../projections/subscriptions/audit.ts';
 import { subscriptionsProjector } from '../projections/subscriptions/projector.ts';
 import { freshDatabase } from '../test/support/db.ts';
-import { cpuOf, fmt, report, verdict } from './measure.ts';
+import { backendsCpuMs, backendsCpuSinceMs } from './cpu.ts';
+import { fmt, report, verdict } from './measure.ts';
 
 const EVENTS_PER_POOL = 50;
 const WRITERS = 16;
@@ -160,12 +161,6 @@ async function writeLog(store: ReturnType<typeof createPostgresEventStore>, tota
   return next;
 }
 
-/** CPU seconds of each server process of this bench's database (the store's connections). */
-async function backendsCpu(pool: Pool): Promise<Map<number, number>> {
-  const { rows } = await pool.query<{ pid: number }>('SELECT pid FROM pg_stat_activity WHERE datname = current_database()');
-  return new Map(rows.map(({ pid }) => [pid, cpuOf(pid)]));
-}
-
 interface Pass {
   events: number;
   seconds: number;
@@ -177,15 +172,15 @@ interface Pass {
 
 /** Times `run` with the CPU it took here and on the server, per event it went through. */
 async function timed<T extends { events: number }>(pool: Pool, run: () => Promise<T>): Promise<Pass & { result: T }> {
-  const server0 = await backendsCpu(pool);
+  const server0 = await backendsCpuMs(pool);
   const cpu0 = process.cpuUsage();
   const t0 = performance.now();
   const result = await run();
   const seconds = (performance.now() - t0) / 1000;
   const cpu = process.cpuUsage(cpu0);
-  const server = [...(await backendsCpu(pool))].reduce((sum, [pid, s]) => sum + s - (server0.get(pid) ?? 0), 0);
+  const serverMs = await backendsCpuSinceMs(pool, server0);
   const n = result.events;
-  return { result, events: n, seconds, rate: n / seconds, nodeUs: (cpu.user + cpu.system) / n, serverUs: (server * 1e6) / n };
+  return { result, events: n, seconds, rate: n / seconds, nodeUs: (cpu.user + cpu.system) / n, serverUs: (serverMs * 1e3) / n };
 }
 
 /** Every batch of `read` from the start of the log, nothing done with the events; how many there were. */

@@ -24,6 +24,17 @@ async function backendPids(db: Pool): Promise<number[]> {
   return rows.map((r) => r.pid);
 }
 
+/** CPU ms so far of each PostgreSQL backend connected to `db`'s database. */
+export async function backendsCpuMs(db: Pool): Promise<Map<number, number>> {
+  return new Map((await backendPids(db)).map((pid) => [pid, processCpuMs(pid)]));
+}
+
+/** CPU ms `db`'s backends spent since `before` (backendsCpuMs); a backend that connected since counts from zero. */
+export async function backendsCpuSinceMs(db: Pool, before: Map<number, number>): Promise<number> {
+  const after = await backendPids(db);
+  return after.reduce((sum, pid) => sum + processCpuMs(pid) - (before.get(pid) ?? 0), 0);
+}
+
 export interface CpuSpent {
   serverMs: number;
   databaseMs: number;
@@ -31,12 +42,9 @@ export interface CpuSpent {
 
 /** CPU the server process and the database's backends spent while `work` ran. */
 export async function cpuDuring<T>(serverPid: number, db: Pool, work: () => Promise<T>): Promise<{ result: T; cpu: CpuSpent }> {
-  const before = new Map((await backendPids(db)).map((pid) => [pid, processCpuMs(pid)]));
+  const before = await backendsCpuMs(db);
   const server0 = processCpuMs(serverPid);
   const result = await work();
   const serverMs = processCpuMs(serverPid) - server0;
-  // A backend that connected during the run counts from zero.
-  const after = await backendPids(db);
-  const databaseMs = after.reduce((sum, pid) => sum + processCpuMs(pid) - (before.get(pid) ?? 0), 0);
-  return { result, cpu: { serverMs, databaseMs } };
+  return { result, cpu: { serverMs, databaseMs: await backendsCpuSinceMs(db, before) } };
 }

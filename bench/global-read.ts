@@ -12,7 +12,8 @@ import { eventStoreMigrations } from '../infra/eventstore/postgres-schema.ts';
 import { START, type Position } from '../infra/eventstore/port.ts';
 import { freshDatabase } from '../test/support/db.ts';
 import { REFERENCE_COLUMNS, referenceEvent, type ReferenceRow } from '../test/support/reference-decoding.ts';
-import { cpuOf, fmt } from './measure.ts';
+import { processCpuMs } from './cpu.ts';
+import { fmt } from './measure.ts';
 
 function arg(name: string): string | undefined {
   const i = process.argv.indexOf(`--${name}`);
@@ -110,7 +111,7 @@ async function readWhole(read: Reader): Promise<{ events: number; ms: number; no
   let from: Position = START;
   let events = 0;
   const c0 = process.cpuUsage();
-  const p0 = cpuOf(backendPid);
+  const p0 = processCpuMs(backendPid);
   const t0 = performance.now();
   for (;;) {
     const { n, last } = await read(from);
@@ -120,7 +121,7 @@ async function readWhole(read: Reader): Promise<{ events: number; ms: number; no
   }
   const ms = performance.now() - t0;
   const c = process.cpuUsage(c0);
-  return { events, ms, nodeCpu: (c.user + c.system) / 1e6, pgCpu: cpuOf(backendPid) - p0 };
+  return { events, ms, nodeCpu: (c.user + c.system) / 1e6, pgCpu: (processCpuMs(backendPid) - p0) / 1000 };
 }
 
 async function readAllKept(read: Reader): Promise<unknown[]> {

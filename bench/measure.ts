@@ -1,5 +1,4 @@
 // Small measuring helpers shared by the benchmarks.
-import { readFileSync } from 'node:fs';
 
 export interface Run {
   count: number;
@@ -40,10 +39,3 @@ export function report(rows: Array<[string, string, string?]>): void {
 }
 
 export const verdict = (ok: boolean) => (ok ? 'meets target' : 'BELOW TARGET');
-
-/** CPU seconds (user + system) of a process on this machine, from /proc (10 ms ticks). */
-export function cpuOf(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}

@@ -142,11 +142,10 @@ export class ProjectionRunner {
     };
     const waitSignal = () => new Promise<void>((resolve) => (signal = resolve));
     let lastRead = from;
-    /** a batch is being applied, and whether the reader has read once meanwhile */
-    let applying = false;
-    let readWhileApplying = false;
-    /** when the oldest event of the batch being applied was appended */
+    /** when the oldest event of the batch being applied was appended; null while none is */
     let inFlightSince: number | null = null;
+    /** whether the reader has read once while this batch is applied */
+    let readWhileApplying = false;
 
     const reader = (async () => {
       while (!stopped) {
@@ -154,8 +153,8 @@ export class ProjectionRunner {
           // The next read waits until the applier has taken what was read, and makes at most one
           // read while a batch is applied: one read per batch, not one per append meanwhile.
           const ready = async () => {
-            while (!stopped && (buffer.length > 0 || (applying && readWhileApplying))) await waitSignal();
-            if (applying) readWhileApplying = true;
+            while (!stopped && (buffer.length > 0 || (inFlightSince !== null && readWhileApplying))) await waitSignal();
+            if (inFlightSince !== null) readWhileApplying = true;
           };
           subscription = this.store.subscribeAll({ fromPosition: lastRead, ready });
           for await (const event of subscription) {
@@ -188,7 +187,6 @@ export class ProjectionRunner {
         await this.retryStalled();
         const batch = buffer.splice(0, MAX_BATCH);
         inFlightSince = batch[0]!.createdAt.getTime();
-        applying = true;
         readWhileApplying = false;
         notify();
         try {
@@ -199,13 +197,11 @@ export class ProjectionRunner {
         } catch (err) {
           this.options.onError?.('apply', err);
           buffer.unshift(...batch);
-          applying = false;
           inFlightSince = null;
           notify();
           await sleep(RETRY_MS);
           continue;
         }
-        applying = false;
         inFlightSince = null;
         notify();
         this.applied = batch[batch.length - 1]!.position;

@@ -5,7 +5,7 @@ import { payoutOutcome, poolId } from '../../domain/pool/state.ts';
 import type { Command } from '../../domain/shared/decider.ts';
 import { DomainError, refuse } from '../../domain/shared/errors.ts';
 import { usdToMicro } from '../../domain/shared/money.ts';
-import type { PoolEndpoint, TransferPlan } from '../../domain/transfer/plan.ts';
+import { endpointKey, ownerOf, type PoolEndpoint, type TransferPlan } from '../../domain/transfer/plan.ts';
 import type { TransferOutcome } from '../../domain/transfer/process.ts';
 import { walletDecider } from '../../domain/wallet/decide.ts';
 import type { Tools } from '../dispatch.ts';
@@ -25,7 +25,7 @@ export async function debitWallet({ data }: Step<'DebitWallet', { transfer: Tran
   const { transfer } = data;
   const virtualStartMicro = usdToMicro(tools.deps.config.VIRTUAL_START_USD);
   try {
-    const { state } = await tools.execute(walletDecider, transfer.from.userId, { type: 'DebitWallet', data: { transfer, virtualStartMicro } });
+    const { state } = await tools.execute(walletDecider, ownerOf(transfer.from), { type: 'DebitWallet', data: { transfer, virtualStartMicro } });
     const paid = state.debits.get(transfer.transferId)!;
     return paid.refunded ? { type: 'Refunded' } : { type: 'Debited', amountMicro: paid.amountMicro };
   } catch (err) {
@@ -72,7 +72,7 @@ export async function creditPool(
 export async function creditWallet({ data }: Step<'CreditWallet', { transfer: TransferPlan }>, tools: Tools): Promise<TransferOutcome> {
   const { transferId, amountMicro, from, to } = data.transfer;
   if (to.kind !== 'wallet') throw refuse('VALIDATION_FAILED', `transfer ${transferId}: the destination is not a wallet`);
-  const source = from.kind === 'pool' ? `pool:${poolIdOf(from)}` : `wallet:${from.userId}.${from.walletContext}`;
+  const source = endpointKey(from);
   const virtualStartMicro = usdToMicro(tools.deps.config.VIRTUAL_START_USD);
   await tools.execute(walletDecider, to.userId, {
     type: 'CreditWallet',

@@ -3,9 +3,11 @@
 // refusal, and a refused credit is given back to the source. Endpoints: a wallet context pays a
 // pool (follow, add), a pool pays a wallet context (withdraw, stop following). In the real context
 // the pool's side waits for the venue (chain transfer or bridge): its step is pending until the
-// reconciliation worker settles it. Trades and sells add endpoints here.
+// reconciliation worker settles it. A pool pays a trade its margin (an agent trade opens), a trade
+// pays its pool back the margin and its PnL (it closed). Sells add endpoints here.
 import { z } from 'zod';
 import { followOpeningSchema } from '../pool/settings.ts';
+import { requestTradeDataSchema } from '../trade/commands.ts';
 import { walletContextSchema } from '../wallet/context.ts';
 
 export const walletEndpointSchema = z.object({
@@ -32,7 +34,20 @@ export const poolEndpointSchema = z.object({
   close: z.literal(true).optional(),
 });
 
-export const endpointSchema = z.discriminatedUnion('kind', [walletEndpointSchema, poolEndpointSchema]);
+/** The trade as the signal asked for it: its notional is the margin the pool locked × leverage, its mark the venue's at the credit. */
+export const tradeRequestSchema = requestTradeDataSchema.omit({ tradeId: true, poolId: true, notionalMicro: true, markPriceMicro: true });
+export type TradeRequest = z.infer<typeof tradeRequestSchema>;
+
+export const tradeEndpointSchema = z.object({
+  kind: z.literal('trade'),
+  tradeId: z.string().min(1),
+  /** the pool whose margin the trade holds */
+  poolId: z.string().min(1),
+  /** destination only: the trade to open with the margin credited */
+  request: tradeRequestSchema.optional(),
+});
+
+export const endpointSchema = z.discriminatedUnion('kind', [walletEndpointSchema, poolEndpointSchema, tradeEndpointSchema]);
 
 export const transferPlanSchema = z.object({
   transferId: z.string().min(1),
@@ -44,8 +59,27 @@ export const transferPlanSchema = z.object({
 export type TransferPlan = z.infer<typeof transferPlanSchema>;
 export type WalletEndpoint = z.infer<typeof walletEndpointSchema>;
 export type PoolEndpoint = z.infer<typeof poolEndpointSchema>;
+/** A transfer a wallet pays (follow, add): what a wallet's debit records. */
+export type WalletPaidPlan = TransferPlan & { from: WalletEndpoint };
+export type TradeEndpoint = z.infer<typeof tradeEndpointSchema>;
 export type Endpoint = z.infer<typeof endpointSchema>;
 
 /** An endpoint as one string: a retried debit must name the same destination as the recorded one. */
-export const endpointKey = (e: Endpoint): string =>
-  e.kind === 'wallet' ? `wallet:${e.userId}.${e.walletContext}` : `pool:${e.userId}.${e.agentId}.${e.walletContext}`;
+export function endpointKey(e: Endpoint): string {
+  switch (e.kind) {
+    case 'wallet':
+      return `wallet:${e.userId}.${e.walletContext}`;
+    case 'pool':
+      return `pool:${e.userId}.${e.agentId}.${e.walletContext}`;
+    case 'trade':
+      return `trade:${e.tradeId}`;
+  }
+}
+
+/** The user whose money a transfer moves (a pool id starts with its user's id). */
+export function ownerOf(e: Endpoint): string {
+  return e.kind === 'trade' ? e.poolId.slice(0, e.poolId.indexOf('.')) : e.userId;
+}
+
+/** The transfer that pays a trade's margin and PnL back to its pool once it is over. */
+export const tradeReturnId = (tradeId: string): string => `${tradeId}:return`;

@@ -50,7 +50,8 @@ export type WalletCommand = DebitWallet | RefundWallet | DepositWallet | CreditW
 
 function debit({ data, metadata }: DebitWallet, state: WalletState): WalletEvent[] {
   const { transfer, virtualStartMicro } = data;
-  if (transfer.from.kind !== 'wallet') throw refuse('VALIDATION_FAILED', `transfer ${transfer.transferId} is not paid by a wallet`);
+  const { from } = transfer;
+  if (from.kind !== 'wallet') throw refuse('VALIDATION_FAILED', `transfer ${transfer.transferId} is not paid by a wallet`);
   const known = state.debits.get(transfer.transferId);
   if (known) {
     // A retry of the same transfer moves nothing; the same id for another destination would credit
@@ -59,8 +60,8 @@ function debit({ data, metadata }: DebitWallet, state: WalletState): WalletEvent
     return [];
   }
   ensurePositive(transfer.amountMicro, 'the amount to transfer');
-  ensureFunds(state, transfer.from.walletContext, transfer.amountMicro, virtualStartMicro);
-  return [...opening(state, virtualStartMicro, metadata.now), { type: 'WalletDebited', data: { transfer } }];
+  ensureFunds(state, from.walletContext, transfer.amountMicro, virtualStartMicro);
+  return [...opening(state, virtualStartMicro, metadata.now), { type: 'WalletDebited', data: { transfer: { ...transfer, from } } }];
 }
 
 function refund({ data }: RefundWallet, state: WalletState): WalletEvent[] {

@@ -1,7 +1,7 @@
 // Facts of the wallet stream `wallet-{userId}`. Money is integer micro-USD.
 import { z } from 'zod';
 import { microUsdSchema } from '../shared/money.ts';
-import { transferPlanSchema } from '../transfer/plan.ts';
+import { transferPlanSchema, walletEndpointSchema } from '../transfer/plan.ts';
 import { walletContextSchema } from './context.ts';
 
 export { walletContexts, walletContextSchema, type WalletContext } from './context.ts';
@@ -14,7 +14,8 @@ export type WalletOpened = z.infer<typeof walletOpenedSchema>;
  * The debit of a transfer out of a wallet context (`transfer.from`). It carries the whole plan, so
  * the recovery can finish the transfer from this event alone if the request stops here.
  */
-export const walletDebitedSchema = z.object({ transfer: transferPlanSchema });
+/** A wallet's debit: the plan of a transfer whose source is this wallet. */
+export const walletDebitedSchema = z.object({ transfer: transferPlanSchema.extend({ from: walletEndpointSchema }) });
 export type WalletDebited = z.infer<typeof walletDebitedSchema>;
 
 /** A debited transfer given back: its destination rejected the credit. */

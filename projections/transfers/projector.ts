@@ -2,6 +2,7 @@
 // Candidates only: the recovery decides on the streams.
 import { seatEventSchema } from '../../domain/agent/seats.ts';
 import { agentFollowedSchema } from '../../domain/pool/events.ts';
+import { ownerOf } from '../../domain/transfer/plan.ts';
 import { transferFactOf, transferIdOf, transferProgress as PROGRESS, type TransferFact } from '../../domain/transfer/facts.ts';
 import type { Migration, PoolClient } from '../../infra/db.ts';
 import type { RecordedEvent } from '../../infra/eventstore/port.ts';
@@ -91,7 +92,7 @@ function rowOf(fact: TransferFact, event: RecordedEvent): Row {
   const leg: [string | null, string | null, number | null] = fact.leg ? [fact.leg.poolId, fact.leg.direction, fact.leg.amountMicro] : [null, null, null];
   if (!('transfer' in fact)) return [fact.transferId, fact.status, PROGRESS[fact.status], null, null, null, null, at, null, ...leg];
   const { transfer } = fact;
-  return [transfer.transferId, fact.status, PROGRESS[fact.status], transfer.from.userId, event.id, event.metadata.correlationId, at, at, event.streamName, ...leg];
+  return [transfer.transferId, fact.status, PROGRESS[fact.status], ownerOf(transfer.from), event.id, event.metadata.correlationId, at, at, event.streamName, ...leg];
 }
 
 /** Rows of one transfer merge: the further status wins, the debit's columns are kept. */

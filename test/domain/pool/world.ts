@@ -363,7 +363,7 @@ export class World {
 
   /** The plans recorded by debit events (WalletDebited, WithdrawalRequested): where the recovery reads them. */
   debitPlans(): TransferPlan[] {
-    const plans = this.walletEvents.flatMap((e) => (e.type === 'WalletDebited' ? [e.data.transfer] : []));
+    const plans: TransferPlan[] = this.walletEvents.flatMap((e) => (e.type === 'WalletDebited' ? [e.data.transfer] : []));
     for (const events of this.poolEvents.values()) for (const e of events) if (e.type === 'WithdrawalRequested') plans.push(e.data.transfer);
     return plans;
   }

@@ -1,7 +1,7 @@
 import t from 'tap';
 import { walletDecider, type WalletCommand } from '../../../domain/wallet/decide.ts';
 import type { WalletContext, WalletEvent } from '../../../domain/wallet/events.ts';
-import type { TransferPlan } from '../../../domain/transfer/plan.ts';
+import type { WalletPaidPlan as TransferPlan } from '../../../domain/transfer/plan.ts';
 import { at, scenario } from '../../support/given-when-then.ts';
 import { settings, terms } from '../pool/fixtures.ts';
 

@@ -1,7 +1,7 @@
 import t from 'tap';
 import { walletDecider, type WalletCommand } from '../../../domain/wallet/decide.ts';
 import type { WalletContext, WalletEvent } from '../../../domain/wallet/events.ts';
-import type { TransferPlan } from '../../../domain/transfer/plan.ts';
+import type { WalletPaidPlan as TransferPlan } from '../../../domain/transfer/plan.ts';
 import { at, scenario } from '../../support/given-when-then.ts';
 
 const now = new Date('2025-01-02T03:04:05.000Z');

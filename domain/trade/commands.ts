@@ -35,6 +35,7 @@ export const markPriceDataSchema = z.object({ priceMicro: price });
 export const moveStopDataSchema = z.union([z.object({ to: z.literal('breakeven') }), z.object({ priceMicro: price })]);
 export const setTargetsDataSchema = z.object({ takeProfits: z.array(takeProfitSchema).max(20) });
 export const cancelEntryDataSchema = z.object({});
+export const rejectTradeDataSchema = z.object({ tradeId: z.string().min(1), reason: z.string().min(1).max(100), message: z.string().max(1000) });
 export const closePositionDataSchema = z.object({
   /** a percent of the original filled size, capped at what remains */
   closePercent: percent,
@@ -52,7 +53,10 @@ export type CancelEntry = Command<'CancelEntry', z.infer<typeof cancelEntryDataS
 /** A reduce-only market exit. */
 export type ClosePosition = Command<'ClosePosition', z.infer<typeof closePositionDataSchema>>;
 
-export type TradeCommand = RequestTrade | MarkPrice | MoveStop | SetTargets | CancelEntry | ClosePosition;
+/** The request cannot open (its credit is refused): recorded so that a later request of the id changes nothing. */
+export type RejectTrade = Command<'RejectTrade', z.infer<typeof rejectTradeDataSchema>>;
+
+export type TradeCommand = RequestTrade | RejectTrade | MarkPrice | MoveStop | SetTargets | CancelEntry | ClosePosition;
 
 /** The command's data as its schema reads it, or VALIDATION_FAILED naming the fields. */
 export function parsed<T>(schema: z.ZodType<T>, data: unknown): T {

@@ -85,6 +85,20 @@ export const tradeClosedSchema = z.object({
   totalRealizedPnlMicro: money,
 });
 
+/**
+ * The trade is over (closed, cancelled or expired): it pays its pool back the margin and the PnL it
+ * realized, under transfer `transferId` (domain/transfer). `returnedMicro` = margin + PnL ≥ 0.
+ */
+export const tradeSettledSchema = z.object({
+  tradeId: z.string().min(1),
+  poolId: z.string().min(1),
+  transferId: z.string().min(1),
+  marginMicro: z.number().int().positive(),
+  realizedPnlMicro: money,
+  returnedMicro: money.min(0),
+  at: z.string(),
+});
+
 /** The trade's facts: one discriminated union, parsed by projectors, folded by the decider. */
 export const tradeEventSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('TradeRequested'), data: tradeRequestedSchema }),
@@ -100,6 +114,9 @@ export const tradeEventSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('TradeReduced'), data: z.object({ ...exitFields, reason: closeReasonSchema }) }),
   z.object({ type: z.literal('TradeClosed'), data: tradeClosedSchema }),
   z.object({ type: z.literal('TradeMarked'), data: z.object({ tradeId: z.string().min(1), priceMicro: price, unrealizedPnlMicro: money, at: z.string() }) }),
+  z.object({ type: z.literal('TradeSettled'), data: tradeSettledSchema }),
+  /** the trade never opened: its request was refused when the pool's margin arrived (the margin goes back) */
+  z.object({ type: z.literal('TradeRejected'), data: z.object({ tradeId: z.string().min(1), reason: z.string(), message: z.string(), at: z.string() }) }),
 ]);
 export type TradeEvent = z.infer<typeof tradeEventSchema>;
 export type TradeEventOf<T extends TradeEvent['type']> = Extract<TradeEvent, { type: T }>;

@@ -5,6 +5,9 @@ import { grossPnl } from './maths.ts';
 
 export const tradeStream = (tradeId: string): string => `trade-${tradeId}`;
 
+/** The transfer that pays a trade's margin and PnL back to its pool once it is over. */
+export const tradeReturnId = (tradeId: string): string => `${tradeId}:return`;
+
 export type TradeStatus = 'pending' | 'open' | 'closed' | 'cancelled' | 'expired';
 
 export interface Trailing {
@@ -51,7 +54,14 @@ export interface Trade {
   markedPnlMicro: MicroUsd | null;
 }
 
-export type TradeState = { status: 'none' } | Trade;
+/** A request refused when its margin arrived: the id is spent, nothing opened. */
+export interface RejectedTrade {
+  status: 'rejected';
+  tradeId: string;
+  reason: string;
+}
+
+export type TradeState = { status: 'none' } | RejectedTrade | Trade;
 
 export const initialState = (): TradeState => ({ status: 'none' });
 
@@ -133,13 +143,18 @@ export function evolveTrade(trade: Trade, event: TradeEvent): Trade {
       return { ...exited(trade, event), status: 'closed', marginMicro: 0, targets: [] };
     case 'TradeMarked':
       return { ...trade, markedPnlMicro: event.data.unrealizedPnlMicro };
+    case 'TradeSettled':
+    case 'TradeRejected':
+      return trade;
     default:
       return assertNever(event);
   }
 }
 
 export function evolve(state: TradeState, event: TradeEvent): TradeState {
+  if (state.status === 'rejected') return state;
   if (state.status !== 'none') return evolveTrade(state, event);
+  if (event.type === 'TradeRejected') return { status: 'rejected', tradeId: event.data.tradeId, reason: event.data.reason };
   return event.type === 'TradeRequested' ? tradeRequested(event) : state;
 }
 

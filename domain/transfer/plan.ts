@@ -81,5 +81,3 @@ export function ownerOf(e: Endpoint): string {
   return e.kind === 'trade' ? e.poolId.slice(0, e.poolId.indexOf('.')) : e.userId;
 }
 
-/** The transfer that pays a trade's margin and PnL back to its pool once it is over. */
-export const tradeReturnId = (tradeId: string): string => `${tradeId}:return`;

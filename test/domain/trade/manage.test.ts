@@ -1,7 +1,7 @@
 import t from 'tap';
 import { tradeDecider, unrealizedPnlMicro } from '../../../domain/trade/decide.ts';
 import { scenario } from '../../support/given-when-then.ts';
-import { at2, cancel, close, history, mark, moveStop, request, setTargets, usd } from './fixtures.ts';
+import { at2, cancel, close, history, mark, moveStop, request, setTargets, settled, usd } from './fixtures.ts';
 
 const { given } = scenario(tradeDecider);
 const open = history(request());
@@ -75,7 +75,7 @@ t.test('the same targets again change nothing; an empty list removes them', asyn
 
 t.test('cancel removes an unfilled entry', async (t) => {
   const cancelling = given(pending).when(cancel());
-  cancelling.then(t, [{ type: 'EntryCancelled', data: { tradeId: 't1', at: at2 } }]);
+  cancelling.then(t, [{ type: 'EntryCancelled', data: { tradeId: 't1', at: at2 } }, settled(0, at2)]);
   t.equal(cancelling.after().status, 'cancelled');
 });
 
@@ -104,11 +104,12 @@ t.test('realized PnL of the closes adds up to the total the pool realizes', asyn
   const events = history(request(), close(30, 51_000), close(30, 49_000), close(100, 50_500));
   const exits = events.filter((e) => e.type === 'TradeReduced' || e.type === 'TradeClosed');
   const sum = exits.reduce((s, e) => s + (e.data as { realizedPnlMicro: number }).realizedPnlMicro, 0);
-  t.match(events.at(-1), { type: 'TradeClosed', data: { totalRealizedPnlMicro: sum } });
+  t.match(events.at(-2), { type: 'TradeClosed', data: { totalRealizedPnlMicro: sum } });
+  t.same(events.at(-1), settled(sum, at2));
 });
 
 t.test('a close of an unfilled entry cancels it: there is nothing to sell', async (t) => {
-  given(pending).when(close(100, 50_000)).then(t, [{ type: 'EntryCancelled', data: { tradeId: 't1', at: at2 } }]);
+  given(pending).when(close(100, 50_000)).then(t, [{ type: 'EntryCancelled', data: { tradeId: 't1', at: at2 } }, settled(0, at2)]);
 });
 
 t.test('a close repeated on a closed trade changes nothing', async (t) => {

@@ -2,7 +2,7 @@ import t from 'tap';
 import { tradeDecider } from '../../../domain/trade/decide.ts';
 import type { TradeEvent } from '../../../domain/trade/events.ts';
 import { scenario } from '../../support/given-when-then.ts';
-import { afterExpiry, at2, history, mark, moveStop, request, usd } from './fixtures.ts';
+import { afterExpiry, at2, history, mark, moveStop, request, settled, usd } from './fixtures.ts';
 
 const { given } = scenario(tradeDecider);
 const open = history(request());
@@ -26,7 +26,7 @@ t.test('a pending entry the price does not reach waits', async (t) => {
 
 t.test('a pending entry past expiresAt expires, even on a tick that reaches it', async (t) => {
   const expiring = given(pendingZone).when(mark(49_200, afterExpiry));
-  expiring.then(t, [{ type: 'EntryExpired', data: { tradeId: 't1', at: afterExpiry.toISOString() } }]);
+  expiring.then(t, [{ type: 'EntryExpired', data: { tradeId: 't1', at: afterExpiry.toISOString() } }, settled(0, afterExpiry.toISOString())]);
   t.equal(expiring.after().status, 'expired');
 });
 
@@ -37,6 +37,7 @@ t.test('the stop crossed closes everything at the tick price, net of both fees, 
       type: 'TradeClosed',
       data: { tradeId: 't1', priceMicro: usd(47_000), closedUnits: '2000000', feeMicro: 940_000, realizedPnlMicro: -61_940_000, remainingUnits: '0', at: at2, reason: 'STOP_LOSS', tier: null, totalRealizedPnlMicro: -61_940_000 },
     },
+    settled(-61_940_000, at2),
   ]);
   t.match(stopped.after(), { status: 'closed', marginMicro: 0, remainingUnits: 0n, realizedPnlMicro: -61_940_000, feesPaidMicro: 1_940_000, entryFeeOpenMicro: 0 });
 });
@@ -51,7 +52,8 @@ t.test('a target reached closes its tier at the target price, with its share of 
 t.test('a tick past two targets closes both tiers; the last one closes the rest as TAKE_PROFIT', async (t) => {
   const both = given(open).when(mark(55_000));
   const events = both.events();
-  t.same(types(events), ['TargetHit', 'TradeClosed']);
+  t.same(types(events), ['TargetHit', 'TradeClosed', 'TradeSettled']);
+  t.same(events[2], settled(57_940_000, at2), 'the pool gets back the margin and both tiers\' PnL');
   t.match(events[1], { data: { priceMicro: usd(54_000), closedUnits: '1000000', realizedPnlMicro: 38_960_000, reason: 'TAKE_PROFIT', tier: 2, totalRealizedPnlMicro: 57_940_000 } });
   t.match(both.after(), { status: 'closed', targets: [], realizedPnlMicro: 57_940_000 });
 });
@@ -102,7 +104,7 @@ t.test('a trailing stop crossed closes with TRAILING_STOP', async (t) => {
 t.test('a tick beyond both the stop and a target applies the stop first and closes everything', async (t) => {
   const events = given(history(request(), moveStop({ priceMicro: usd(53_000) }))).when(mark(52_500)).events();
   t.match(events, [{ type: 'TradeClosed', data: { reason: 'STOP_LOSS', priceMicro: usd(52_500), closedUnits: '2000000' } }]);
-  t.equal(events.length, 1);
+  t.same(types(events), ['TradeClosed', 'TradeSettled']);
 });
 
 t.test('the unrealized PnL is marked only when it changed', async (t) => {

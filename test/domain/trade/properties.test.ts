@@ -96,16 +96,23 @@ function commandOf(op: Exclude<Op, { kind: 'wait' }>, now: number): TradeCommand
 const notLooser = (side: Side, before: number, after: number): boolean => (side === 'short' ? after <= before : after >= before);
 
 function checkInvariants(before: TradeState, after: TradeState, decided: TradeEvent[], realizedSum: number): void {
-  if (after.status === 'none') return;
+  if (after.status === 'none' || after.status === 'rejected') return;
   assert.ok(after.remainingUnits >= 0n && after.remainingUnits <= after.filledUnits, 'size within the fill');
   assert.equal(after.realizedPnlMicro, realizedSum, 'realized PnL is the sum of the exits');
   assert.equal(after.marginMicro, after.status === 'open' ? marginFor(after.notionalMicro, after.leverage) : 0, 'margin locked only while open');
-  if (before.status !== 'none' && before.stop) {
+  if (before.status !== 'none' && before.status !== 'rejected' && before.stop) {
     assert.ok(after.stop && notLooser(after.side, before.stop.priceMicro, after.stop.priceMicro), 'the stop never loosens');
   }
   for (const e of decided) {
     if (e.type === 'TradeClosed') assert.equal(e.data.totalRealizedPnlMicro, after.realizedPnlMicro, 'the close carries the total');
+    if (e.type === 'TradeSettled') {
+      assert.equal(e.data.returnedMicro, marginFor(after.notionalMicro, after.leverage) + after.realizedPnlMicro, 'it pays back the margin and the realized PnL');
+      assert.ok(e.data.returnedMicro >= 0, 'never more than the margin lost');
+    }
   }
+  const live = (s: TradeState) => s.status === 'pending' || s.status === 'open';
+  const settlements = decided.filter((e) => e.type === 'TradeSettled').length;
+  assert.equal(settlements, live(before) && !live(after) ? 1 : 0, 'a trade settles with its pool exactly when it ends');
 }
 
 const exitPnl = (e: TradeEvent): number =>

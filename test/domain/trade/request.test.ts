@@ -1,7 +1,7 @@
 import t from 'tap';
-import { tradeDecider } from '../../../domain/trade/decide.ts';
-import { scenario } from '../../support/given-when-then.ts';
-import { at1, expiresAt, filledAt50k, history, request, usd } from './fixtures.ts';
+import { tradeDecider, type TradeCommand } from '../../../domain/trade/decide.ts';
+import { at, scenario } from '../../support/given-when-then.ts';
+import { at1, expiresAt, filledAt50k, history, mark, now, request, usd } from './fixtures.ts';
 
 const { given } = scenario(tradeDecider);
 const zone = (lowUsd: number, highUsd: number) => ({ kind: 'zone' as const, lowMicro: usd(lowUsd), highMicro: usd(highUsd) });
@@ -158,4 +158,15 @@ t.test('malformed fields are refused VALIDATION_FAILED naming them', async (t) =
 
 t.test('a second request with the same tradeId changes nothing', async (t) => {
   given(history(request())).when(request({ side: 'short', stopLossMicro: usd(60_000) })).then(t, []);
+});
+
+t.test('a rejected request spends the id: a later request of it changes nothing, and a request decided first stands', async (t) => {
+  const reject = (tradeId = 't1'): TradeCommand => ({ type: 'RejectTrade', data: { tradeId, reason: 'INVALID_LEVELS', message: 'the mark is past the stop' }, metadata: at(now) });
+  const rejected = given([]).when(reject());
+  rejected.then(t, [{ type: 'TradeRejected', data: { tradeId: 't1', reason: 'INVALID_LEVELS', message: 'the mark is past the stop', at: now.toISOString() } }]);
+  t.match(rejected.after(), { status: 'rejected', tradeId: 't1', reason: 'INVALID_LEVELS' });
+  given(rejected.events()).when(request()).then(t, [], 'the id is spent');
+  given(rejected.events()).when(reject()).then(t, [], 'a repeated rejection changes nothing');
+  given(history(request())).when(reject()).then(t, [], 'a trade requested first is not rejected');
+  given(rejected.events()).when(mark(50_000)).thenRefused(t, 'TRADE_CLOSED');
 });

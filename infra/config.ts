@@ -50,6 +50,12 @@ const schema = z.object({
   VENUE_SIM_CHAIN_MS: z.coerce.number().int().min(0).default(2_000),
   VENUE_SIM_DEPOSIT_MS: z.coerce.number().int().min(0).default(5_000),
   VENUE_SIM_RECLAIM_MS: z.coerce.number().int().min(0).default(10_000),
+  /** the venue's taker fee on agent trades, in basis points of the traded value (entry and every exit) */
+  TRADE_FEE_BPS: z.coerce.number().int().min(0).max(1_000).default(5),
+  /** how long the signal webhook waits for every pool's decision before it answers `accepted` */
+  SIGNAL_ANSWER_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
+  /** how often the signal worker's price watcher marks open and pending trades */
+  PRICE_WATCH_INTERVAL_MS: z.coerce.number().int().positive().default(1_000),
   /** how often the reconciliation worker sweeps legs at the venue and real pools */
   RECONCILIATION_INTERVAL_MS: z.coerce.number().int().positive().default(5_000),
   READ_YOUR_WRITES_TIMEOUT_MS: z.coerce.number().int().positive().default(5000),

@@ -23,6 +23,7 @@ export const errorCatalogue = {
   INVALID_LEVELS: { status: 400, description: 'Levels that contradict the side of the trade: a long with its stop at or above the entry or a target below it (a short mirrored), or targets out of order; `problems` names each when a structured signal is refused.' },
   BELOW_MIN_ALLOCATION: { status: 400, description: "The pool would hold less than the agent's minimum allocation; `minAllocationUsd` says how much." },
   // 401
+  INVALID_SIGNATURE: { status: 401, description: 'The signal webhook\'s `X-SVC-Timestamp` / `X-SVC-Signature` are missing, malformed, more than 5 minutes off, wrong, or already used.' },
   AUTHENTICATION_REQUIRED: { status: 401, description: 'No valid credentials (missing, expired or ended session).' },
   INVALID_REFRESH_TOKEN: { status: 401, description: 'The refresh token is unknown, rotated, expired, or used from another user agent.' },
   // 403
@@ -36,6 +37,7 @@ export const errorCatalogue = {
   AGENT_NOT_FOUND: { status: 404, description: 'No such agent (or not visible to the caller).' },
   SUBSCRIPTION_NOT_FOUND: { status: 404, description: 'The caller does not follow this agent in this wallet context.' },
   TRADE_NOT_FOUND: { status: 404, description: 'No open trade with this id in the pool.' },
+  SIGNAL_NOT_FOUND: { status: 404, description: 'No signal with this id was received for the agent.' },
   TRANSFER_NOT_FOUND: { status: 404, description: 'No transfer with this id was debited.' },
   POOL_NOT_FOUND: { status: 404, description: 'No pool stream and no read-model row has this pool id.' },
   // 405, 406, 408, 413, 414, 415, 431: the framework's own refusals, in the envelope
@@ -55,6 +57,7 @@ export const errorCatalogue = {
   ALLOCATION_PENDING: { status: 409, description: 'An add or withdrawal of this pool is waiting for the venue; retry once it settles.' },
   SELL_EXCEEDS_MANUAL_POSITION: { status: 409, code: 'SELL_EXCEEDS_MANUAL_POSITION', description: 'The sell is larger than the open manual BUY lots.' },
   TRADE_IN_PROGRESS: { status: 409, code: 'TRADE_IN_PROGRESS', description: 'Another buy or sell of this wallet is running.' },
+  TRADE_SKIPPED: { status: 409, description: "The pool's limits or settings refused the trade (`skipReason`: MAX_OPEN_POSITIONS, COOLDOWN, …); recorded, so a repeat is refused the same way." },
   TRADE_CLOSED: { status: 409, description: 'The trade is closed, cancelled or expired: only a repeat of the command that ended it is accepted (and changes nothing).' },
   TRADE_NOT_FILLED: { status: 409, description: 'The trade has no filled position yet (a breakeven stop needs a fill price).' },
   VENUE_NOT_SIMULATED: { status: 409, description: 'Simulated-venue only (deposits, mark prices): this deployment is configured for a real venue (`VENUE`).' },

@@ -81,3 +81,19 @@ export function ownerOf(e: Endpoint): string {
   return e.kind === 'trade' ? e.poolId.slice(0, e.poolId.indexOf('.')) : e.userId;
 }
 
+
+/** A pool's endpoint from its id `{userId}.{agentId}.{walletContext}` (user ids hold no dot; the context is the last part). */
+export function poolEndpointOf(poolId: string): PoolEndpoint {
+  const first = poolId.indexOf('.');
+  const last = poolId.lastIndexOf('.');
+  const walletContext = walletContextSchema.parse(poolId.slice(last + 1));
+  return { kind: 'pool', userId: poolId.slice(0, first), agentId: poolId.slice(first + 1, last), walletContext };
+}
+
+/** The transfer a trade that ended records (TradeSettled): it pays its pool back what it returns. */
+export const tradeReturnPlan = (settled: { tradeId: string; poolId: string; transferId: string; returnedMicro: number }): TransferPlan => ({
+  transferId: settled.transferId,
+  amountMicro: settled.returnedMicro,
+  from: { kind: 'trade', tradeId: settled.tradeId, poolId: settled.poolId },
+  to: poolEndpointOf(settled.poolId),
+});

@@ -1,0 +1,79 @@
+// How an open intent becomes a trade in one pool: the trade's request (token, side, leverage,
+// entry, stop, targets, slippage, expiry) and its size, from the signal, the agent's execution
+// defaults and the terms the pool accepted. Pure: the time and the venue's fee come in.
+import type { SignalExecutionDefaults } from '../agent/record.ts';
+import type { AgentTerms } from '../pool/settings.ts';
+import type { TradeRequest } from '../transfer/plan.ts';
+import type { OpenIntent, TakeProfit } from './intent.ts';
+
+/** Sizes are kept in base units of 10^-9 of a token on the simulated venue (enough for any price in micro-USD). */
+export const TRADE_DECIMALS = 9;
+/** A pending entry (zone, breakout) waits this long. */
+export const ENTRY_EXPIRY_MS = 24 * 3600_000;
+/** Slippage tolerance when the agent sets none: 0.5%. */
+export const DEFAULT_SLIPPAGE_BPS = 50;
+/** Share of the pool's free capital a trade takes when neither the signal nor the agent sizes it. */
+export const DEFAULT_SIZE_PERCENT = 10;
+/** The trailing stop of `trailingStop: true`: armed after a 1% move, then 0.5% behind the best price. */
+export const DEFAULT_TRAILING = { activationPercent: 1, callbackPercent: 0.5 } as const;
+
+/** The margin a trade locks: a fixed amount, or a percent of the capital the pool has free. */
+export type TradeSize = { marginMicro: number } | { percent: number };
+
+export interface ExecutionContext {
+  defaults: SignalExecutionDefaults | undefined;
+  terms: AgentTerms;
+  feeBps: number;
+  now: Date;
+}
+
+export type TradeOrder = { ok: true; request: TradeRequest; size: TradeSize } | { ok: false; skipReason: 'UNSUPPORTED_SIDE'; message: string };
+
+const wholePercent = (p: number | undefined): number | null => (p !== undefined && p > 0 && p <= 100 ? Math.round(p * 100) / 100 : null);
+
+/** The signal's percents win; without them the agent's tiers when they match the targets one to one; else the trade splits evenly. */
+function targetsOf(takeProfits: TakeProfit[], defaults: SignalExecutionDefaults | undefined) {
+  const tiers = defaults?.takeProfitTiers;
+  const useTiers = tiers !== undefined && tiers.length === takeProfits.length && takeProfits.every((tp) => tp.closePercent === undefined);
+  return takeProfits.map((tp, i) => {
+    const closePercent = tp.closePercent ?? (useTiers ? wholePercent(tiers[i]!.closePercent) ?? undefined : undefined);
+    return closePercent === undefined ? { priceMicro: tp.price } : { priceMicro: tp.price, closePercent };
+  });
+}
+
+function sizeOf(intent: OpenIntent, defaults: SignalExecutionDefaults | undefined, terms: AgentTerms): TradeSize {
+  if (intent.size?.type === 'usd') return { marginMicro: intent.size.amountMicro };
+  const percent = (intent.size?.type === 'percent' ? wholePercent(intent.size.percent) : null) ?? wholePercent(defaults?.tradeSizeValue) ?? wholePercent(terms.recommendedPerTradePercent);
+  return { percent: percent ?? DEFAULT_SIZE_PERCENT };
+}
+
+export function tradeOrderOf(intent: OpenIntent, ctx: ExecutionContext): TradeOrder {
+  const { defaults, terms } = ctx;
+  const spot = terms.venue !== 'PERP_VENUE';
+  const long = intent.side === 'long' || intent.side === 'buy';
+  if (spot && !long) return { ok: false, skipReason: 'UNSUPPORTED_SIDE', message: `a ${intent.side} cannot open on a spot venue` };
+  const side = spot ? 'buy' : long ? 'long' : 'short';
+  const cap = Math.max(1, Math.floor(Math.min(terms.maxLeverage, defaults?.leverageMax ?? Infinity)));
+  const leverage = spot ? 1 : Math.min(cap, Math.max(1, Math.floor(intent.leverage ?? 1)));
+  const { entry } = intent;
+  const slippage = defaults?.slippageTolerance;
+  const request: TradeRequest = {
+    token: intent.token,
+    decimals: TRADE_DECIMALS,
+    side,
+    leverage,
+    entry:
+      entry.type === 'market'
+        ? { kind: 'market' }
+        : entry.type === 'zone'
+          ? { kind: 'zone', lowMicro: entry.low, highMicro: entry.high }
+          : { kind: 'breakout', direction: entry.direction, priceMicro: entry.price },
+    ...(intent.stopLoss !== undefined ? { stopLossMicro: intent.stopLoss } : {}),
+    takeProfits: targetsOf(intent.takeProfits, defaults),
+    ...(defaults?.trailingStop ? { trailing: { ...DEFAULT_TRAILING } } : {}),
+    slippageBps: slippage !== undefined ? Math.min(5_000, Math.round(slippage * 100)) : DEFAULT_SLIPPAGE_BPS,
+    feeBps: ctx.feeBps,
+    expiresAt: new Date(ctx.now.getTime() + ENTRY_EXPIRY_MS).toISOString(),
+  };
+  return { ok: true, request, size: sizeOf(intent, defaults, terms) };
+}

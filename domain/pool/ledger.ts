@@ -56,6 +56,13 @@ export const allocatedUsd = (l: LedgerInputs): MicroUsd => max0(l.confirmedIn - 
 /** Equity headline without unrealized PnL: principal plus realized PnL minus settled fees. */
 export const currentBalanceUsd = (l: LedgerInputs): MicroUsd => l.confirmedIn - l.confirmedOut + l.realized - l.feesCharged;
 
+/**
+ * The pool's value now: currentBalanceUsd plus the open trades' unrealized PnL (principal, realized
+ * PnL net of venue fees, minus the success fees settled). What the daily loss limit measures; the
+ * fee the pool would owe on exit is not taken off, so a profit does not look smaller than it is.
+ */
+export const equityUsd = (l: LedgerInputs): MicroUsd => currentBalanceUsd(l) + l.unrealized;
+
 /** Perp venue: max(0, 0.05% × maxLeverage × allocated), floored to the micro-USD; spot venue: 0. */
 export function feeBufferUsd(l: LedgerInputs, venue: Venue, maxLeverage: number): MicroUsd {
   if (venue !== 'PERP_VENUE') return 0;

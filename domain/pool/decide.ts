@@ -4,7 +4,7 @@ import { microToUsd, type MicroUsd } from '../shared/money.ts';
 import type { PoolEndpoint, TransferPlan } from '../transfer/plan.ts';
 import type { WalletContext } from '../wallet/events.ts';
 import { walletModeOf, type AgentTerms, type BridgeStatus, type FollowSettings, type PoolEvent } from './events.ts';
-import { currentBalanceUsd, MIN_WITHDRAWAL_MICRO, pendingSuccessFeeUsd, poolFigures, splitFee, type ReconciliationStatus } from './ledger.ts';
+import { currentBalanceUsd, ledgerTermsOf, MIN_WITHDRAWAL_MICRO, pendingSuccessFeeUsd, poolFigures, splitFee, type ReconciliationStatus } from './ledger.ts';
 import { evolve, initialState, poolId, poolStream, type FollowedPool, type PoolState } from './state.ts';
 
 /** Follow an agent without moving money (nothing to add), or follow it again with new settings. */
@@ -149,14 +149,7 @@ function followed(state: PoolState): FollowedPool {
   return state;
 }
 
-const figuresOf = (pool: FollowedPool) =>
-  poolFigures(pool.ledger, {
-    walletContext: pool.walletContext,
-    venue: pool.terms.venue,
-    maxLeverage: pool.terms.maxLeverage,
-    successFeePercent: pool.terms.successFeePercent,
-    reconciliationStatus: pool.reconciliation?.status ?? null,
-  });
+const figuresOf = (pool: FollowedPool) => poolFigures(pool.ledger, ledgerTermsOf(pool));
 
 /**
  * The pool's pending success fee moved to the creator and the platform; real pools only, and only

@@ -44,6 +44,19 @@ export interface LedgerTerms {
   reconciliationStatus?: ReconciliationStatus | null;
 }
 
+/** A followed pool's ledger terms: its context, the agent terms it keeps and its last venue check. */
+export const ledgerTermsOf = (pool: {
+  walletContext: WalletContext;
+  terms: { venue: Venue; maxLeverage: number; successFeePercent: number };
+  reconciliation: { status: ReconciliationStatus } | null;
+}): LedgerTerms => ({
+  walletContext: pool.walletContext,
+  venue: pool.terms.venue,
+  maxLeverage: pool.terms.maxLeverage,
+  successFeePercent: pool.terms.successFeePercent,
+  reconciliationStatus: pool.reconciliation?.status ?? null,
+});
+
 /** Share of a success fee that goes to the platform (PLATFORM_FEE_SHARE, 0.2); the creator gets the rest. */
 export const PLATFORM_FEE_SHARE: readonly [bigint, bigint] = [1n, 5n];
 /** The smallest withdrawal (0.01 USD); anything withdrawable below it is dust. */

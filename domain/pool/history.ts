@@ -62,6 +62,7 @@ export function eventAmounts(event: PoolEvent): EventAmounts {
     case 'AgentFollowed':
     case 'FollowSettingsUpdated':
     case 'TransferRejected':
+    case 'TradeRefused':
     case 'BridgeStatusChanged':
     case 'PoolClosed':
       return {};

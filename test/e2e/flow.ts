@@ -1,6 +1,7 @@
 import type { Test } from 'tap';
 import type { PoolFact } from '../../commands/subscriptions/ledger.ts';
 import { poolId } from '../../domain/pool/state.ts';
+import { oneTrade } from '../domain/pool/fixtures.ts';
 import { allProjectors } from '../../projections/index.ts';
 import { rebuild } from '../../projections/rebuild.ts';
 import { ProjectionRunner } from '../../projections/runner.ts';
@@ -219,7 +220,7 @@ async function ledgerFlow(t: Test, app: TestApp, { user, admin, agentId }: { use
   });
   t.same(real.body.data.subscription, rows[1], "the real follow's answer is the row the read model holds");
 
-  await fact(virtualPool, { type: 'OpenTrade', data: { tradeId: 'flow-trade', marginMicro: 700_000_000 } });
+  await fact(virtualPool, { type: 'OpenTrade', data: oneTrade('flow-trade', 700_000_000) });
   await expectSeen(t, app, user, 'a trade opens with 700 USD of margin', {
     wallet: { virtual: 8250.5, real: 600 },
     pools: [

@@ -32,7 +32,7 @@ import type { FollowOpening } from '../../../domain/pool/events.ts';
 import { DomainError } from '../../../domain/shared/errors.ts';
 import type { TransferPlan } from '../../../domain/transfer/plan.ts';
 import { at } from '../../support/given-when-then.ts';
-import { settings } from './fixtures.ts';
+import { oneTrade, settings } from './fixtures.ts';
 import { AGENTS, planned, POOLS, reached, START, USER, World } from './world.ts';
 
 const metadata = at('2025-03-04T05:06:07.000Z');
@@ -192,10 +192,10 @@ function openTrade(w: World, P: (typeof POOLS)[number], permille: number, over: 
   const free = p ? w.figures(p).withdrawableUsd : 0;
   const marginMicro = over || free === 0 ? free + 1 : Math.max(1, Math.floor((free * permille) / 1000));
   const tradeId = w.nextId('trade');
-  const err = refused(() => w.executePool(P.id, { type: 'OpenTrade', data: { tradeId, marginMicro }, metadata }));
-  if (err) {
+  const [decided] = w.executePool(P.id, { type: 'OpenTrade', data: oneTrade(tradeId, marginMicro), metadata }).events;
+  if (decided?.type === 'TradeRefused') {
     seen.tradeRefused++;
-    assert.ok(!p || marginMicro > free, `a trade within the free ${free} was refused: ${err.message}`);
+    assert.ok(!p || marginMicro > free, `a trade within the free ${free} was refused: ${decided.data.message}`);
     return null;
   }
   seen.tradeOpened++;

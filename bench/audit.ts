@@ -20,6 +20,7 @@ import { checkpointMigrations } from '../projections/checkpoints.ts';
 import { rebuild } from '../projections/rebuild.ts';
 import { compareAll, POOL_STREAM_PREFIX, READ_BATCH, readModelSnapshot, replayLog } from '../projections/subscriptions/audit.ts';
 import { subscriptionsProjector } from '../projections/subscriptions/projector.ts';
+import { oneTrade } from '../test/domain/pool/fixtures.ts';
 import { freshDatabase } from '../test/support/db.ts';
 import { backendsCpuMs, backendsCpuSinceMs } from './cpu.ts';
 import { fmt, report, verdict } from './measure.ts';
@@ -121,7 +122,7 @@ function simulatedPool(n: number, length: number): { stream: string; events: Arr
     const roll = rnd.next();
     const open = Object.keys(state.openTrades);
     if (roll < 0.12) decide({ type: 'CreditPool', data: { transfer: plan(rnd.int(10, 1_000) * 1_000_000, 'in'), resumed: false } });
-    else if (roll < 0.4 && free > 1_000_000 && open.length < 3) decide({ type: 'OpenTrade', data: { tradeId: `${id}#trade-${++trades}`, marginMicro: rnd.int(1, Math.floor(free / 3)) } });
+    else if (roll < 0.4 && free > 1_000_000 && open.length < 3) decide({ type: 'OpenTrade', data: oneTrade(`${id}#trade-${++trades}`, rnd.int(1, Math.floor(free / 3))) });
     else if (roll < 0.6 && open.length) decide({ type: 'MarkTrade', data: { tradeId: open[0]!, unrealizedPnlMicro: rnd.int(-1_000_000, 3_000_000) } });
     else if (roll < 0.8 && open.length) closeTrades();
     else if (roll < 0.9 && figures.withdrawableUsd > 1_000_000) decide({ type: 'DebitPool', data: { transfer: plan(rnd.int(1, Math.floor(figures.withdrawableUsd / 4)), 'out') } });

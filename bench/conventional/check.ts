@@ -6,6 +6,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { poolId } from '../../domain/pool/state.ts';
 import { api, dispatch, startTestApp } from '../../test/support/app.ts';
 import { followableAgent } from '../../test/support/agents.ts';
+import { oneTrade } from '../../test/domain/pool/fixtures.ts';
 import { signIn } from '../../test/support/auth.ts';
 import { startConventional } from './start.ts';
 
@@ -107,7 +108,7 @@ try {
     // Our pool's open trade locks margin; the baseline models no trades, its row's locked column stands for it.
     const lock = async (marginMicro: number) => {
       const id = poolId(u1.userId, live, 'virtual');
-      if (marginMicro > 0) await dispatch(app, 'RecordPoolFact', { poolId: id, fact: { type: 'OpenTrade', data: { tradeId: 'check-trade', marginMicro } } });
+      if (marginMicro > 0) await dispatch(app, 'RecordPoolFact', { poolId: id, fact: { type: 'OpenTrade', data: oneTrade('check-trade', marginMicro) } });
       else await dispatch(app, 'RecordPoolFact', { poolId: id, fact: { type: 'CloseTrade', data: { tradeId: 'check-trade', realizedPnlMicro: 0 } } });
       await conv.db.query('UPDATE subscriptions SET locked_micro = $3 WHERE user_id = $1 AND agent_id = $2', [u1.userId, live, marginMicro]);
     };

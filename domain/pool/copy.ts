@@ -29,6 +29,7 @@ function copyFollowed(s: FollowedPool): FollowedPool {
     payouts: s.payouts,
   };
   if (s.feesSettledMicro !== undefined) copy.feesSettledMicro = s.feesSettledMicro;
+  if (s.day !== undefined) copy.day = s.day;
   return copy;
 }
 

@@ -1,8 +1,10 @@
 // Facts of the pool stream `pool-{userId}.{agentId}.{walletContext}`: one subscription and its
 // allocation ledger. Money is integer micro-USD, SOL amounts integer lamports; times are ISO strings.
 import { z } from 'zod';
+import { sideSchema } from '../trade/events.ts';
 import { transferPlanSchema } from '../transfer/plan.ts';
 import { walletContextSchema } from '../wallet/context.ts';
+import { skipReasonSchema } from './limits.ts';
 import { agentTermsSchema, followSettingsSchema, walletModeSchema, type WalletMode } from './settings.ts';
 
 export * from './settings.ts';
@@ -82,12 +84,40 @@ export const bridgeStatusChangedSchema = z.object({
   at: z.string(),
 });
 
-/** A trade of the agent opened in this pool: its margin is locked until it closes. */
-export const tradeOpenedSchema = z.object({ tradeId: z.string().min(1), marginMicro: z.number().int().positive(), at: z.string() });
+/**
+ * A trade of the agent opened in this pool: its margin, as the pool decided it, is locked until it
+ * closes. Token, side and signal: what a follow-up finds it by; `transfer`: the plan paying the
+ * trade its margin, for the margin the pool decided. All four are absent on events recorded before
+ * issue 13.
+ */
+export const tradeOpenedSchema = z.object({
+  tradeId: z.string().min(1),
+  marginMicro: z.number().int().positive(),
+  at: z.string(),
+  token: z.string().min(1).optional(),
+  side: sideSchema.optional(),
+  signalId: z.string().min(1).nullable().optional(),
+  transfer: transferPlanSchema.optional(),
+});
+/**
+ * The pool did not open a trade (domain.md's skip reasons). Recorded, so that the refusal is final:
+ * the same trade id asked again changes nothing. Moves no money.
+ */
+export const tradeRefusedSchema = z.object({ tradeId: z.string().min(1), reason: skipReasonSchema, message: z.string(), at: z.string() });
 /** The open trade's mark-to-market PnL now (replaces the previous mark). */
 export const tradeMarkedSchema = z.object({ tradeId: z.string().min(1), unrealizedPnlMicro: z.number().int(), at: z.string() });
-/** The trade closed: its margin is released and its PnL (net of venue fees) realized. */
-export const tradeClosedSchema = z.object({ tradeId: z.string().min(1), realizedPnlMicro: z.number().int(), at: z.string() });
+/**
+ * The trade closed: its margin is released and its PnL (net of venue fees) realized. `transferId`:
+ * the transfer that paid it back; `released`: it never opened at its destination, the margin came
+ * back whole (PnL 0).
+ */
+export const tradeClosedSchema = z.object({
+  tradeId: z.string().min(1),
+  realizedPnlMicro: z.number().int(),
+  at: z.string(),
+  transferId: z.string().min(1).optional(),
+  released: z.literal(true).optional(),
+});
 
 /**
  * Success fees moved out of the pool to the agent's creator and the platform, with the figures
@@ -134,6 +164,7 @@ export const poolEventSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('AllocationSettled'), data: allocationSettledSchema }),
   z.object({ type: z.literal('BridgeStatusChanged'), data: bridgeStatusChangedSchema }),
   z.object({ type: z.literal('TradeOpened'), data: tradeOpenedSchema }),
+  z.object({ type: z.literal('TradeRefused'), data: tradeRefusedSchema }),
   z.object({ type: z.literal('TradeMarked'), data: tradeMarkedSchema }),
   z.object({ type: z.literal('TradeClosed'), data: tradeClosedSchema }),
   z.object({ type: z.literal('FeesSettled'), data: feesSettledSchema }),

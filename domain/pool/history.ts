@@ -6,7 +6,7 @@ import { assertNever } from '../shared/decider.ts';
 import type { MicroUsd } from '../shared/money.ts';
 import { changed } from './copy.ts';
 import type { PoolEvent } from './events.ts';
-import { poolFigures, type PoolFigures } from './ledger.ts';
+import { ledgerTermsOf, poolFigures, type PoolFigures } from './ledger.ts';
 import { evolve, initialState, type FollowedPool, type PoolState } from './state.ts';
 
 /** A recorded pool event as the replay needs it: its id, its time (ISO) and the fact. */
@@ -62,6 +62,7 @@ export function eventAmounts(event: PoolEvent): EventAmounts {
     case 'AgentFollowed':
     case 'FollowSettingsUpdated':
     case 'TransferRejected':
+    case 'TradeRefused':
     case 'BridgeStatusChanged':
     case 'PoolClosed':
       return {};
@@ -73,13 +74,7 @@ export function eventAmounts(event: PoolEvent): EventAmounts {
 /** Every figure of a followed pool (ledger.ts); null for a pool not followed, which holds no ledger. */
 export function figuresOf(state: PoolState): PoolFigures | null {
   if (!state.followed) return null;
-  return poolFigures(state.ledger, {
-    walletContext: state.walletContext,
-    venue: state.terms.venue,
-    maxLeverage: state.terms.maxLeverage,
-    successFeePercent: state.terms.successFeePercent,
-    reconciliationStatus: state.reconciliation?.status ?? null,
-  });
+  return poolFigures(state.ledger, ledgerTermsOf(state));
 }
 
 /**

@@ -44,6 +44,19 @@ export interface LedgerTerms {
   reconciliationStatus?: ReconciliationStatus | null;
 }
 
+/** A followed pool's ledger terms: its context, the agent terms it keeps and its last venue check. */
+export const ledgerTermsOf = (pool: {
+  walletContext: WalletContext;
+  terms: { venue: Venue; maxLeverage: number; successFeePercent: number };
+  reconciliation: { status: ReconciliationStatus } | null;
+}): LedgerTerms => ({
+  walletContext: pool.walletContext,
+  venue: pool.terms.venue,
+  maxLeverage: pool.terms.maxLeverage,
+  successFeePercent: pool.terms.successFeePercent,
+  reconciliationStatus: pool.reconciliation?.status ?? null,
+});
+
 /** Share of a success fee that goes to the platform (PLATFORM_FEE_SHARE, 0.2); the creator gets the rest. */
 export const PLATFORM_FEE_SHARE: readonly [bigint, bigint] = [1n, 5n];
 /** The smallest withdrawal (0.01 USD); anything withdrawable below it is dust. */
@@ -55,6 +68,13 @@ export const allocatedUsd = (l: LedgerInputs): MicroUsd => max0(l.confirmedIn - 
 
 /** Equity headline without unrealized PnL: principal plus realized PnL minus settled fees. */
 export const currentBalanceUsd = (l: LedgerInputs): MicroUsd => l.confirmedIn - l.confirmedOut + l.realized - l.feesCharged;
+
+/**
+ * The pool's value now: currentBalanceUsd plus the open trades' unrealized PnL (principal, realized
+ * PnL net of venue fees, minus the success fees settled). What the daily loss limit measures; the
+ * fee the pool would owe on exit is not taken off, so a profit does not look smaller than it is.
+ */
+export const equityUsd = (l: LedgerInputs): MicroUsd => currentBalanceUsd(l) + l.unrealized;
 
 /** Perp venue: max(0, 0.05% × maxLeverage × allocated), floored to the micro-USD; spot venue: 0. */
 export function feeBufferUsd(l: LedgerInputs, venue: Venue, maxLeverage: number): MicroUsd {

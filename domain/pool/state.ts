@@ -3,10 +3,12 @@ import { refuse } from '../shared/errors.ts';
 import type { TransferOutcome } from '../transfer/process.ts';
 import { PersistentMap } from '../shared/persistent-map.ts';
 import type { MicroUsd } from '../shared/money.ts';
+import type { Side } from '../trade/events.ts';
 import type { WalletContext } from '../wallet/events.ts';
 import type { AgentTerms, BridgeStatus, FollowSettings, PoolEvent } from './events.ts';
 import { changed, changedLedger } from './copy.ts';
 import { emptyLedger, type LedgerInputs, type ReconciliationStatus } from './ledger.ts';
+import { dayOn, utcDateOf, withFlows, withOpen, type TradingDay } from './limits.ts';
 
 /** One pool per user, agent and wallet context. */
 export const poolId = (userId: string, agentId: string, walletContext: WalletContext): string =>
@@ -27,10 +29,19 @@ export interface PendingLeg {
   amountMicro: MicroUsd;
 }
 
-export interface OpenTrade {
+/** An open trade of the agent in this pool. Trades recorded before issue 13 carry no token, side nor signal. */
+export interface PoolTrade {
   marginMicro: MicroUsd;
   unrealizedMicro: MicroUsd;
+  token: string | null;
+  side: Side | null;
+  /** the signal that opened it: a follow-up naming it finds it */
+  signalId: string | null;
+  openedAt: string;
 }
+
+/** What the pool decided for a trade under its id: opened, closed, or refused for good (TradeRefused). */
+export type TradeFate = 'open' | 'closed' | 'refused';
 
 export interface Reconciliation {
   status: ReconciliationStatus;
@@ -43,8 +54,8 @@ export interface Reconciliation {
 interface Book {
   transfers: Transfers;
   pending: Readonly<Record<string, PendingLeg>>;
-  /** every trade id the pool has seen: a repeated open or close changes nothing */
-  trades: PersistentMap<'open' | 'closed'>;
+  /** every trade id the pool has decided: a repeated open or close changes nothing */
+  trades: PersistentMap<TradeFate>;
   /** fee settlements so far: the next settlement's id */
   settlements: number;
   /**
@@ -69,7 +80,9 @@ export interface FollowedPool extends Book {
   /** the time of the last event that changed the subscription record */
   updatedAt: string;
   ledger: LedgerInputs;
-  openTrades: Readonly<Record<string, OpenTrade>>;
+  openTrades: Readonly<Record<string, PoolTrade>>;
+  /** the UTC day the trade limits count in (limits.ts); absent in states stored before it */
+  day?: TradingDay;
   /** the last bridge transfer of a real perp pool */
   bridge: { transferId: string; status: BridgeStatus; transactionId: string | null } | null;
   reconciliation: Reconciliation | null;
@@ -127,23 +140,62 @@ const without = <T>(record: Readonly<Record<string, T>>, key: string): Record<st
   return copy;
 };
 
-/** The pool with `book` changed, and its ledger by `change` at `at` when followed (an unfollowed one keeps none). */
+/** The change of the pool's day by `change`, when it keeps one. */
+const dayChange = (pool: FollowedPool, change: (day: TradingDay) => TradingDay): Partial<FollowedPool> => (pool.day === undefined ? {} : { day: change(pool.day) });
+
+/**
+ * The pool with `book` changed, and its ledger by `change` at `at` when followed (an unfollowed one
+ * keeps none); the capital it moves is a flow of the day, not a profit or a loss.
+ */
 function withLedger(state: PoolState, at: string | undefined, change: (l: LedgerInputs) => Partial<LedgerInputs>, book: Partial<Book>): PoolState {
   if (!state.followed) return changed(state, book);
-  return changed(state, book, { ledger: changedLedger(state.ledger, change(state.ledger)), updatedAt: at ?? state.updatedAt });
+  const ledger = changedLedger(state.ledger, change(state.ledger));
+  return changed(state, book, { ledger, updatedAt: at ?? state.updatedAt }, dayChange(state, (day) => withFlows(day, state.ledger, ledger)));
 }
 
-const sumOf = (trades: Readonly<Record<string, OpenTrade>>, field: keyof OpenTrade): MicroUsd => {
+/** When an event happened, if it says. */
+function timeOf(event: PoolEvent): string | undefined {
+  switch (event.type) {
+    case 'AgentFollowed':
+      return event.data.subscribedAt;
+    case 'FollowSettingsUpdated':
+      return event.data.updatedAt;
+    case 'TransferRejected':
+      return undefined;
+    default:
+      return event.data.at;
+  }
+}
+
+/**
+ * A followed pool on the day of `event`: an event on a later UTC date starts a new day with the
+ * equity before it, which is the equity at 00:00 (equity changes only with events).
+ */
+function onDayOf(state: PoolState, event: PoolEvent): PoolState {
+  if (!state.followed) return state;
+  const at = timeOf(event);
+  // Most events fall on the day the pool is on: no date to cut out of their time.
+  if (at === undefined || (state.day !== undefined && at.startsWith(state.day.date))) return state;
+  const date = utcDateOf(at);
+  if (date === null) return state;
+  const day = dayOn(state.day, date, state.ledger);
+  return day === state.day ? state : changed(state, { day });
+}
+
+const sumOf = (trades: Readonly<Record<string, PoolTrade>>, field: 'marginMicro' | 'unrealizedMicro'): MicroUsd => {
   let sum = 0;
   for (const id in trades) sum += trades[id]![field];
   return sum;
 };
 
-export function evolve(state: PoolState, event: PoolEvent): PoolState {
+export function evolve(before: PoolState, event: PoolEvent): PoolState {
+  const state = onDayOf(before, event);
   switch (event.type) {
     case 'AgentFollowed': {
       const { poolId: id, agentId, userId, walletContext, terms, subscribedAt, walletMode: _alias, ...settings } = event.data;
-      return {
+      const ledger = { ...emptyLedger(), confirmedIn: state.followed ? 0 : (state.residueMicro ?? 0) };
+      const date = utcDateOf(subscribedAt);
+      const pool: FollowedPool = {
         followed: true,
         poolId: id,
         agentId,
@@ -153,7 +205,7 @@ export function evolve(state: PoolState, event: PoolEvent): PoolState {
         terms,
         subscribedAt,
         updatedAt: subscribedAt,
-        ledger: { ...emptyLedger(), confirmedIn: state.followed ? 0 : (state.residueMicro ?? 0) },
+        ledger,
         openTrades: {},
         bridge: null,
         reconciliation: null,
@@ -164,6 +216,8 @@ export function evolve(state: PoolState, event: PoolEvent): PoolState {
         feesSettledMicro: state.feesSettledMicro ?? 0,
         payouts: state.payouts,
       };
+      if (date !== null) pool.day = dayOn(undefined, date, ledger);
+      return pool;
     }
     case 'FollowSettingsUpdated': {
       if (!state.followed) return state;
@@ -219,18 +273,24 @@ export function evolve(state: PoolState, event: PoolEvent): PoolState {
       return changed(state, { bridge: { transferId, status, transactionId: bridgeTransactionId }, updatedAt: at });
     }
     case 'TradeOpened': {
-      const { tradeId, marginMicro, at } = event.data;
+      const { tradeId, marginMicro, at, token, side, signalId } = event.data;
       const trades = state.trades.set(tradeId, 'open' as const);
       if (!state.followed) return changed(state, { trades });
-      const openTrades = withEntry(state.openTrades, tradeId, { marginMicro, unrealizedMicro: 0 });
-      return changed(state, { trades, openTrades, ledger: changedLedger(state.ledger, { locked: sumOf(openTrades, 'marginMicro') }), updatedAt: at });
+      const trade: PoolTrade = { marginMicro, unrealizedMicro: 0, token: token ?? null, side: side ?? null, signalId: signalId ?? null, openedAt: at };
+      const openTrades = withEntry(state.openTrades, tradeId, trade);
+      const ledger = changedLedger(state.ledger, { locked: sumOf(openTrades, 'marginMicro') });
+      return changed(state, { trades, openTrades, ledger, updatedAt: at }, dayChange(state, (day) => withOpen(day, at)));
     }
+    // Changes no money and no record: only the trade's fate, so that the refusal is final.
+    case 'TradeRefused':
+      return changed(state, { trades: state.trades.set(event.data.tradeId, 'refused' as const) });
     case 'TradeMarked': {
       if (!state.followed) return state;
       const { tradeId, unrealizedPnlMicro, at } = event.data;
       const trade = state.openTrades[tradeId];
       if (!trade) return state;
-      const openTrades = withEntry(state.openTrades, tradeId, { marginMicro: trade.marginMicro, unrealizedMicro: unrealizedPnlMicro });
+      const { marginMicro, token, side, signalId, openedAt } = trade;
+      const openTrades = withEntry(state.openTrades, tradeId, { marginMicro, unrealizedMicro: unrealizedPnlMicro, token, side, signalId, openedAt });
       return changed(state, { openTrades, ledger: changedLedger(state.ledger, { unrealized: sumOf(openTrades, 'unrealizedMicro') }), updatedAt: at });
     }
     case 'TradeClosed': {
@@ -269,6 +329,28 @@ export function evolve(state: PoolState, event: PoolEvent): PoolState {
     default:
       return assertNever(event);
   }
+}
+
+/** An open trade as a follow-up looks for it (domain/signal/resolve.ts resolveTarget). */
+export interface PoolTradeRef {
+  tradeId: string;
+  token: string;
+  side: Side;
+  /** absent when no signal opened it */
+  signalId?: string;
+}
+
+/** The pool's open trades that a follow-up can find: those opened with a token and a side. */
+export function openTradeRefs(pool: PoolState): PoolTradeRef[] {
+  if (!pool.followed) return [];
+  const refs: PoolTradeRef[] = [];
+  for (const tradeId in pool.openTrades) {
+    const { token, side, signalId } = pool.openTrades[tradeId]!;
+    // Trades recorded before issue 13 (or states stored before it) carry neither.
+    if (token == null || side == null) continue;
+    refs.push(signalId == null ? { tradeId, token, side } : { tradeId, token, side, signalId });
+  }
+  return refs;
 }
 
 /**

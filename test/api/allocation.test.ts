@@ -5,6 +5,7 @@ import { poolId } from '../../domain/pool/state.ts';
 import { walletDecider } from '../../domain/wallet/decide.ts';
 import { api, dispatch, loadState, startTestApp } from '../support/app.ts';
 import { followableAgent, seatHolders } from '../support/agents.ts';
+import { oneTrade } from '../domain/pool/fixtures.ts';
 import { signIn, type SignedIn } from '../support/auth.ts';
 
 const SUBS = '/api/v1/users/me/subscriptions';
@@ -72,7 +73,7 @@ t.test('allocation add, withdraw and stop following', async (t) => {
     const [a, b] = [await agent(), await agent()];
     await follow(u, a, 100);
     await follow(u, b, 100);
-    await dispatch(app, 'RecordPoolFact', { poolId: poolId(u.userId, a, 'virtual'), fact: { type: 'OpenTrade', data: { tradeId: 'tr-1', marginMicro: 60_000_000 } } });
+    await dispatch(app, 'RecordPoolFact', { poolId: poolId(u.userId, a, 'virtual'), fact: { type: 'OpenTrade', data: oneTrade('tr-1', 60_000_000) } });
     const blocked = await withdraw(u, a, { amountUsd: 50 });
     t.equal(blocked.status, 409);
     t.match(blocked.body.error, { code: 'ALLOCATION_FUNDS_IN_USE', reason: 'ALLOCATION_FUNDS_IN_USE', withdrawableUsd: 40 });

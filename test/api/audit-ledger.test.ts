@@ -5,6 +5,7 @@ import t from 'tap';
 import { poolId } from '../../domain/pool/state.ts';
 import { api, dispatch, startTestApp } from '../support/app.ts';
 import { followableAgent } from '../support/agents.ts';
+import { oneTrade } from '../domain/pool/fixtures.ts';
 import { signIn } from '../support/auth.ts';
 
 const SUBS = '/api/v1/users/me/subscriptions';
@@ -24,7 +25,7 @@ t.test('the pool ledger: every event with its running figures, pages, and the re
   const beforeFollow = new Date(Date.now() - 60_000).toISOString();
   ok(await api(app, 'POST', SUBS, { token: user.accessToken, body: { agentId, allocationAmountUsd: 100 } }));
   ok(await api(app, 'POST', `${SUBS}/${agentId}/allocation/add`, { token: user.accessToken, body: { amountUsd: 50.5 } }));
-  await dispatch(app, 'RecordPoolFact', { poolId: id, fact: { type: 'OpenTrade', data: { tradeId: 'tr-1', marginMicro: 40_000_000 } } });
+  await dispatch(app, 'RecordPoolFact', { poolId: id, fact: { type: 'OpenTrade', data: oneTrade('tr-1', 40_000_000) } });
   await dispatch(app, 'RecordPoolFact', { poolId: id, fact: { type: 'CloseTrade', data: { tradeId: 'tr-1', realizedPnlMicro: 12_345_678 } } });
   ok(await api(app, 'POST', `${SUBS}/${agentId}/allocation/withdraw`, { token: user.accessToken, body: { amountUsd: 30 } }));
 

@@ -1,6 +1,7 @@
 import type { Test } from 'tap';
 import type { PoolFact } from '../../commands/subscriptions/ledger.ts';
 import { poolId } from '../../domain/pool/state.ts';
+import { oneTrade } from '../domain/pool/fixtures.ts';
 import { allProjectors } from '../../projections/index.ts';
 import { rebuild } from '../../projections/rebuild.ts';
 import { ProjectionRunner } from '../../projections/runner.ts';
@@ -219,14 +220,18 @@ async function ledgerFlow(t: Test, app: TestApp, { user, admin, agentId }: { use
   });
   t.same(real.body.data.subscription, rows[1], "the real follow's answer is the row the read model holds");
 
-  await fact(virtualPool, { type: 'OpenTrade', data: { tradeId: 'flow-trade', marginMicro: 700_000_000 } });
-  await expectSeen(t, app, user, 'a trade opens with 700 USD of margin', {
+  await fact(virtualPool, { type: 'OpenTrade', data: oneTrade('flow-trade', 700_000_000) });
+  const trading = {
     wallet: { virtual: 8250.5, real: 600 },
     pools: [
       virtualRow({ allocatedUsd: 1749.5, inUseUsd: 700, availableUsd: 1049.5, withdrawableUsd: 1049.5, allocationBalanceAudit: { lockedMarginUsd: 700 } }),
       pendingRow,
     ],
-  });
+  };
+  rows = await expectSeen(t, app, user, 'a trade opens with 700 USD of margin', trading);
+  const refused = await fact(virtualPool, { type: 'OpenTrade', data: oneTrade('flow-trade-refused', 1_049_500_001) });
+  t.equal(refused.result.pool.trades.get('flow-trade-refused'), 'refused', 'a trade asking more than is free is refused, and the refusal recorded');
+  t.same(await expectSeen(t, app, user, 'a refused trade', trading), rows, 'a refusal changes no record, not even its updatedAt');
   const inUse = await withdraw({ amountUsd: 1100 });
   t.equal(inUse.status, 409);
   t.match(inUse.body.error, { code: 'ALLOCATION_FUNDS_IN_USE', withdrawableUsd: 1049.5 }, 'the open trade locks what it uses');

@@ -4,6 +4,7 @@
 import { poolId } from '../../domain/pool/state.ts';
 import { api, dispatch, type TestApp } from './app.ts';
 import { followableAgent } from './agents.ts';
+import { oneTrade } from '../domain/pool/fixtures.ts';
 import { signIn, type SignedIn } from './auth.ts';
 
 const SUBS = '/api/v1/users/me/subscriptions';
@@ -36,16 +37,16 @@ export async function poolFlows(app: TestApp, prefix = 'flow'): Promise<PoolFlow
   const trading = poolId(u1.userId, spotAgent, 'virtual');
   await call('POST', SUBS, u1.accessToken, { agentId: spotAgent, allocationAmountUsd: 100 });
   await call('POST', `${SUBS}/${spotAgent}/allocation/add`, u1.accessToken, { amountUsd: 50 });
-  await dispatch(app, 'RecordPoolFact', { poolId: trading, fact: { type: 'OpenTrade', data: { tradeId: 'tr-1', marginMicro: 40_000_000 } } });
+  await dispatch(app, 'RecordPoolFact', { poolId: trading, fact: { type: 'OpenTrade', data: oneTrade('tr-1', 40_000_000) } });
   await dispatch(app, 'RecordPoolFact', { poolId: trading, fact: { type: 'MarkTrade', data: { tradeId: 'tr-1', unrealizedPnlMicro: -2_500_000 } } });
   await dispatch(app, 'RecordPoolFact', { poolId: trading, fact: { type: 'CloseTrade', data: { tradeId: 'tr-1', realizedPnlMicro: 9_999_999 } } });
-  await dispatch(app, 'RecordPoolFact', { poolId: trading, fact: { type: 'OpenTrade', data: { tradeId: 'tr-2', marginMicro: 10_000_000 } } });
+  await dispatch(app, 'RecordPoolFact', { poolId: trading, fact: { type: 'OpenTrade', data: oneTrade('tr-2', 10_000_000) } });
   await call('POST', `${SUBS}/${spotAgent}/allocation/withdraw`, u1.accessToken, { amountUsd: 30 });
   await call('POST', SUBS, u1.accessToken, { agentId: spotAgent, isPaused: true });
 
   const stopped = poolId(u2.userId, spotAgent, 'virtual');
   await call('POST', SUBS, u2.accessToken, { agentId: spotAgent, allocationAmountUsd: 200 });
-  await dispatch(app, 'RecordPoolFact', { poolId: stopped, fact: { type: 'OpenTrade', data: { tradeId: 'tr-3', marginMicro: 20_000_000 } } });
+  await dispatch(app, 'RecordPoolFact', { poolId: stopped, fact: { type: 'OpenTrade', data: oneTrade('tr-3', 20_000_000) } });
   await dispatch(app, 'RecordPoolFact', { poolId: stopped, fact: { type: 'CloseTrade', data: { tradeId: 'tr-3', realizedPnlMicro: -1_000_000 } } });
   await call('DELETE', `${SUBS}/${spotAgent}`, u2.accessToken);
 

@@ -3,7 +3,8 @@
 // context, which settles at once, and the real one, whose pool legs wait for the venue), driven by
 // the real wallet and pool deciders and the real transfer process (world.ts). Actions: deposits,
 // follow/add, withdraw, stop, venue settlements (in full, a reclaim for less, failed; one leg or
-// all), trades opened, marked and closed with random PnL (a loss at most the margin), drawdowns
+// all), trades opened in groups (fixed margins or percents of the free capital, both or neither),
+// marked, closed with random PnL (a loss at most the margin) or released (margin back whole), drawdowns
 // (a trade marked to liquidation, everything withdrawable withdrawn, the trade back to flat),
 // transfers crashed after a random step and resumed later from their debit event, steps and
 // settlements delivered twice. After every step and every action the world checks (world.ts,
@@ -17,7 +18,9 @@
 //   ≤ max(0, currentBalanceUsd − locked − pendingOut); pendingDeltaUsd = pendingIn − pendingOut;
 //   pendingIn / pendingOut / locked are the legs at the venue / the open trades' margins;
 // - a withdrawal never takes more than withdrawableUsd at decision time (so two never take the
-//   same dollar: each lowers it before the next is decided); a trade never locks more either;
+//   same dollar: each lowers it before the next is decided); a group of trades never locks more
+//   either: it opens whole when its margins (fixed, or floor(free × percent / 100) of the capital
+//   free before it) fit, and is refused whole (recorded, so a repeat changes nothing) when not;
 // - fees: per pool-opening Σ fees ≤ successFeePercent% × max(0, peak cumulative realized PnL)
 //   (never twice on the same profit, never on principal or unrealized gains); never in the
 //   virtual context; only at a confirmed withdrawal or a stop; each settlement's figures are the
@@ -28,11 +31,12 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import t from 'tap';
+import type { PoolCommand, TradeAsk } from '../../../domain/pool/decide.ts';
 import type { FollowOpening } from '../../../domain/pool/events.ts';
 import { DomainError } from '../../../domain/shared/errors.ts';
 import type { TransferPlan } from '../../../domain/transfer/plan.ts';
 import { at } from '../../support/given-when-then.ts';
-import { settings } from './fixtures.ts';
+import { noLimits, settings } from './fixtures.ts';
 import { AGENTS, planned, POOLS, reached, START, USER, World } from './world.ts';
 
 const metadata = at('2025-03-04T05:06:07.000Z');
@@ -48,7 +52,8 @@ type Action =
   | { kind: 'stop'; pool: PoolPick; crashAfter: Crash; twice: boolean }
   | { kind: 'settle'; pick: number; all: boolean; result: 'full' | 'partial' | 'failed'; permille: number; crashAfter: Crash; twice: boolean }
   | { kind: 'trade'; pool: PoolPick; permille: number; pnlPermille: number }
-  | { kind: 'open'; pool: PoolPick; permille: number; over: boolean; markPermille: number | null }
+  | { kind: 'open'; pool: PoolPick; sizes: Size[]; over: boolean; markPermille: number | null }
+  | { kind: 'release'; pick: number }
   | { kind: 'mark'; pick: number; permille: number }
   | { kind: 'close'; pick: number; permille: number; beyond: boolean }
   | { kind: 'swing'; pick: number; crashAfter: Crash; twice: boolean }
@@ -60,10 +65,14 @@ const pool = fc.record({ pick: fc.nat(), any: oneIn(5) });
 const crashAfter: fc.Arbitrary<Crash> = fc.oneof({ arbitrary: fc.constant(null), weight: 4 }, { arbitrary: fc.integer({ min: 1, max: 2 }), weight: 1 });
 const twice = fc.boolean();
 
+/** A trade of a group: a fixed margin of `permille` of the free capital, or a percent (two decimals) of it. */
+type Size = { percent: boolean; permille: number };
+const size = fc.record({ percent: fc.boolean(), permille: fc.integer({ min: 1, max: 1000 }) });
+
 type Kind = Action['kind'];
 /** How often each action is drawn: the whole platform, or (focused on fees) trades, marks and withdrawals. */
-const everyday: Record<Kind, number> = { deposit: 2, add: 5, withdraw: 3, stop: 2, settle: 5, open: 3, trade: 3, mark: 1, close: 3, swing: 1, recover: 1 };
-const feeHeavy: Record<Kind, number> = { deposit: 1, add: 2, withdraw: 3, stop: 1, settle: 5, open: 3, trade: 2, mark: 3, close: 2, swing: 2, recover: 1 };
+const everyday: Record<Kind, number> = { deposit: 2, add: 5, withdraw: 3, stop: 2, settle: 5, open: 3, trade: 3, mark: 1, close: 3, release: 1, swing: 1, recover: 1 };
+const feeHeavy: Record<Kind, number> = { deposit: 1, add: 2, withdraw: 3, stop: 1, settle: 5, open: 3, trade: 2, mark: 3, close: 2, release: 1, swing: 2, recover: 1 };
 
 const actionOf = (weight: Record<Kind, number>): fc.Arbitrary<Action> => fc.oneof(
   { weight: weight.deposit, arbitrary: fc.record({ kind: fc.constant('deposit' as const), amountMicro: fc.integer({ min: 1, max: 2 * START }), again: fc.boolean() }) },
@@ -99,7 +108,8 @@ const actionOf = (weight: Record<Kind, number>): fc.Arbitrary<Action> => fc.oneo
     arbitrary: fc.record({
       kind: fc.constant('open' as const),
       pool,
-      permille: fc.integer({ min: 1, max: 1000 }),
+      // one trade, or a group of two (one signal): both open or neither
+      sizes: fc.array(size, { minLength: 1, maxLength: 2 }),
       over: oneIn(8),
       // the venue's first mark, often a loss (the fee is then owed net of it)
       markPermille: fc.option(fc.integer({ min: -1000, max: 500 }), { freq: 2 }),
@@ -126,6 +136,8 @@ const actionOf = (weight: Record<Kind, number>): fc.Arbitrary<Action> => fc.oneo
       beyond: oneIn(10),
     }),
   },
+  // an open trade whose destination refused it: its margin comes back whole
+  { weight: weight.release, arbitrary: fc.record({ kind: fc.constant('release' as const), pick: fc.nat() }) },
   { weight: weight.swing, arbitrary: fc.record({ kind: fc.constant('swing' as const), pick: fc.nat(), crashAfter, twice }) },
   { weight: weight.recover, arbitrary: fc.constant({ kind: 'recover' as const }) },
 );
@@ -184,23 +196,42 @@ function settleLeg(w: World, { id, transferId, leg, followed }: Leg, a: Extract<
   }
 }
 
-/** Opens a trade on `margin` per mille of what the pool has free (`over`: one micro-USD more than that). */
-function openTrade(w: World, P: (typeof POOLS)[number], permille: number, over: boolean): { tradeId: string; marginMicro: number } | null {
+/**
+ * Opens a group of trades, each on `permille` of what the pool has free or that percent of it (`over`:
+ * the first asks one micro-USD more than is free). Margin comes from what could be withdrawn: not
+ * locked, not reserved, not owed as fees. The group opens whole exactly when its margins fit.
+ */
+function openGroup(w: World, P: (typeof POOLS)[number], sizes: readonly Size[], over: boolean): Array<{ tradeId: string; marginMicro: number }> {
   const seen = w.seen;
   const p = w.followed(P.id);
-  // Margin comes from what could be withdrawn: not locked, not reserved, not owed as fees.
   const free = p ? w.figures(p).withdrawableUsd : 0;
-  const marginMicro = over || free === 0 ? free + 1 : Math.max(1, Math.floor((free * permille) / 1000));
-  const tradeId = w.nextId('trade');
-  const err = refused(() => w.executePool(P.id, { type: 'OpenTrade', data: { tradeId, marginMicro }, metadata }));
-  if (err) {
+  const trades = sizes.map(({ percent, permille }, i) => {
+    const tradeId = w.nextId('trade');
+    const ask = (size: TradeAsk['size'], marginMicro: number) => ({ ask: { tradeId, size, token: 'SOL', side: 'long' as const, signalId: null }, marginMicro });
+    if (over && i === 0) return ask({ marginMicro: free + 1 }, free + 1);
+    // permille / 10 percent: floor(free × permille / 1000), exactly
+    if (percent) return ask({ percent: permille / 10 }, Math.floor((free * permille) / 1000));
+    const marginMicro = Math.max(1, Math.floor((free * permille) / 1000));
+    return ask({ marginMicro }, marginMicro);
+  });
+  const command: PoolCommand = { type: 'OpenTrade', data: { limits: noLimits, trades: trades.map((x) => x.ask) }, metadata };
+  const { events } = w.executePool(P.id, command);
+  const fits = p !== null && trades.every((x) => x.marginMicro > 0) && trades.reduce((sum, x) => sum + x.marginMicro, 0) <= free;
+  assert.deepEqual(
+    events.map((e) => (e.type === 'TradeOpened' ? e.data.marginMicro : e.type)),
+    trades.map((x) => (fits ? x.marginMicro : 'TradeRefused')),
+    `a group of ${trades.map((x) => x.marginMicro).join(' + ')} with ${free} free (${p ? 'followed' : 'not followed'})`,
+  );
+  assert.equal(w.executePool(P.id, command).events.length, 0, 'a group decided again changes nothing');
+  if (!fits) {
     seen.tradeRefused++;
-    assert.ok(!p || marginMicro > free, `a trade within the free ${free} was refused: ${err.message}`);
-    return null;
+    if (trades.length > 1) seen.groupRefused++;
+    return [];
   }
   seen.tradeOpened++;
-  assert.ok(marginMicro <= free, `a trade of ${marginMicro} locked more than the free ${free}`);
-  return { tradeId, marginMicro };
+  if (trades.length > 1) seen.groupOpened++;
+  if (sizes.some((x) => x.percent)) seen.tradeOpenedByPercent++;
+  return trades.map((x) => ({ tradeId: x.ask.tradeId, marginMicro: x.marginMicro }));
 }
 
 /** A withdrawal of `permille` of what is withdrawable (`over`: more than that, to be refused). */
@@ -227,6 +258,14 @@ function withdraw(w: World, P: (typeof POOLS)[number], permille: number, over: b
 /** The venue marks an open trade; down to its liquidation at most (the loss is within the margin). */
 function markTrade(w: World, id: string, tradeId: string, pnl: number): void {
   if (w.executePool(id, { type: 'MarkTrade', data: { tradeId, unrealizedPnlMicro: pnl }, metadata }).events.length > 0) w.seen.tradeMarked++;
+}
+
+/** Releases a trade its destination refused: its margin back whole, once. */
+function releaseTrade(w: World, id: string, tradeId: string): void {
+  const release = () => w.executePool(id, { type: 'CloseTrade', data: { tradeId, realizedPnlMicro: 0, transferId: `${tradeId}:return`, released: true }, metadata }).events.length;
+  assert.equal(release(), 1);
+  assert.equal(release(), 0, 'a trade released twice gives its margin back once');
+  w.seen.tradeReleased++;
 }
 
 /** Closes a trade with `pnl` realized: once (a repeat realizes nothing). */
@@ -315,24 +354,31 @@ function act(w: World, a: Action): void {
     }
     case 'trade': {
       const P = poolOf(w, a.pool);
-      const trade = openTrade(w, P, a.permille, false);
-      if (trade) closeTrade(w, P.id, trade.tradeId, trade.marginMicro, Math.max(-trade.marginMicro, Math.trunc((trade.marginMicro * a.pnlPermille) / 1000)));
+      for (const trade of openGroup(w, P, [{ percent: false, permille: a.permille }], false)) {
+        closeTrade(w, P.id, trade.tradeId, trade.marginMicro, Math.max(-trade.marginMicro, Math.trunc((trade.marginMicro * a.pnlPermille) / 1000)));
+      }
       break;
     }
     case 'open': {
       const P = poolOf(w, a.pool);
-      const trade = openTrade(w, P, a.permille, a.over);
-      if (trade && a.markPermille !== null) markTrade(w, P.id, trade.tradeId, Math.trunc((trade.marginMicro * a.markPermille) / 1000));
+      for (const trade of openGroup(w, P, a.sizes, a.over)) {
+        if (a.markPermille !== null) markTrade(w, P.id, trade.tradeId, Math.trunc((trade.marginMicro * a.markPermille) / 1000));
+      }
       break;
     }
     case 'mark':
-    case 'close': {
+    case 'close':
+    case 'release': {
       const open = [...w.pools].flatMap(([id, p]) => (p.followed ? Object.entries(p.openTrades).map(([tradeId, trade]) => ({ id, tradeId, trade })) : []));
       if (open.length === 0) break;
       const { id, tradeId, trade } = open[a.pick % open.length]!;
-      const pnl = Math.trunc((trade.marginMicro * a.permille) / 1000);
+      const pnl = a.kind === 'release' ? 0 : Math.trunc((trade.marginMicro * a.permille) / 1000);
       if (a.kind === 'mark') {
         markTrade(w, id, tradeId, pnl);
+        break;
+      }
+      if (a.kind === 'release') {
+        releaseTrade(w, id, tradeId);
         break;
       }
       if (a.beyond) {

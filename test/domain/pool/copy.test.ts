@@ -34,7 +34,7 @@ const dictionary = <V>(value: fc.Arbitrary<V>) => fc.dictionary(ids, value, { ma
 const book = {
   transfers: persistent(fc.constantFrom('credited', 'rejected', 'pending', 'paid', 'failed') as fc.Arbitrary<'credited'>),
   pending: dictionary(fc.record({ direction: fc.constantFrom('in', 'out') as fc.Arbitrary<'in' | 'out'>, amountMicro: micro }, plain)),
-  trades: persistent(fc.constantFrom('open', 'closed') as fc.Arbitrary<'open' | 'closed'>),
+  trades: persistent(fc.constantFrom('open', 'closed', 'refused') as fc.Arbitrary<'open'>),
   settlements: fc.nat(),
   feesSettledMicro: micro,
   payouts: persistent(micro),
@@ -51,7 +51,20 @@ const followedFields = {
   subscribedAt: fc.date({ noInvalidDate: true }).map((d) => d.toISOString()),
   updatedAt: fc.date({ noInvalidDate: true }).map((d) => d.toISOString()),
   ledger,
-  openTrades: dictionary(fc.record({ marginMicro: micro, unrealizedMicro: micro }, plain)),
+  openTrades: dictionary(
+    fc.record(
+      {
+        marginMicro: micro,
+        unrealizedMicro: micro,
+        token: fc.option(ids),
+        side: fc.option(fc.constantFrom('long', 'short', 'buy') as fc.Arbitrary<'long'>),
+        signalId: fc.option(ids),
+        openedAt: fc.date({ noInvalidDate: true }).map((d) => d.toISOString()),
+      },
+      plain,
+    ),
+  ),
+  day: fc.record({ date: fc.constantFrom('2025-01-01', '2025-01-02'), startEquityMicro: micro, flowsMicro: micro, opens: fc.nat(), lastOpenAt: fc.option(ids) }, plain),
   bridge: fc.option(fc.record({ transferId: ids, status: fc.constant('BRIDGING' as const), transactionId: fc.option(ids) }, plain)),
   reconciliation: fc.option(fc.record({ status: fc.constantFrom('IN_SYNC', 'GAP', 'UNKNOWN') as fc.Arbitrary<'GAP'>, venueEquityMicro: fc.option(micro), venueFreeMarginMicro: fc.option(micro), gapMicro: fc.option(micro) }, plain)),
 } satisfies Arbitraries<FollowedPool>;
@@ -63,7 +76,7 @@ const unfollowedFields = {
 } satisfies Arbitraries<UnfollowedPool>;
 
 /** A state with each optional field present or not, its fields in any order (states read back from JSON have another). */
-const optional = ['feesSettledMicro', 'residueMicro'];
+const optional = ['feesSettledMicro', 'residueMicro', 'day'];
 const stateOf = <T extends PoolState>(fields: Arbitraries<T>): fc.Arbitrary<T> =>
   fc
     .tuple(fc.record(fields, { ...plain, requiredKeys: Object.keys(fields).filter((k) => !optional.includes(k)) as Array<keyof T> }), fc.boolean())

@@ -1,4 +1,6 @@
+import type { OpenTrade } from '../../../domain/pool/decide.ts';
 import type { AgentTerms, FollowSettings } from '../../../domain/pool/events.ts';
+import type { TradeLimits } from '../../../domain/pool/limits.ts';
 
 // The agent terms and follow settings the pool decider tests start from.
 export const terms: AgentTerms = {
@@ -26,3 +28,21 @@ export const settings: FollowSettings = {
   goLiveUponConfirmation: true,
   isPaused: false,
 };
+
+/** Free capital only: no limit of an agent's. */
+export const noLimits: TradeLimits = {
+  maxOpenPositions: null,
+  maxTradesPerDay: null,
+  cooldownSeconds: null,
+  maxDailyLossPct: null,
+  maxPositionPct: null,
+  tokenWhitelist: [],
+  tokenBlacklist: [],
+  minTradeMicro: 0,
+};
+
+/** A group of one long trade of a fixed margin, checked against free capital only: a trade as the tests (and benches) enter it. */
+export const oneTrade = (tradeId: string, marginMicro: number, token = 'SOL'): OpenTrade['data'] => ({
+  limits: noLimits,
+  trades: [{ tradeId, size: { marginMicro }, token, side: 'long', signalId: null }],
+});

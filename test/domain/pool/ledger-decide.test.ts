@@ -8,7 +8,7 @@ import type { FollowedPool } from '../../../domain/pool/state.ts';
 import type { TransferPlan } from '../../../domain/transfer/plan.ts';
 import type { WalletContext } from '../../../domain/wallet/events.ts';
 import { at, scenario } from '../../support/given-when-then.ts';
-import { settings, terms } from './fixtures.ts';
+import { oneTrade, settings, terms } from './fixtures.ts';
 
 const now = new Date('2025-02-01T10:00:00.000Z');
 const T = now.toISOString();
@@ -21,6 +21,8 @@ const followedIn = (walletContext: WalletContext): PoolEvent => ({
 });
 const added = (transferId: string, amountMicro: number): PoolEvent => ({ type: 'AllocationAdded', data: { transferId, amountMicro, confirmed: true, at: T } });
 const opened = (tradeId: string, marginMicro: number): PoolEvent => ({ type: 'TradeOpened', data: { tradeId, marginMicro, at: T } });
+/** The event an open of `oneTrade` decides. */
+const openedLong = (tradeId: string, marginMicro: number): PoolEvent => ({ type: 'TradeOpened', data: { tradeId, marginMicro, at: T, token: 'SOL', side: 'long', signalId: null } });
 const closed = (tradeId: string, realizedPnlMicro: number): PoolEvent => ({ type: 'TradeClosed', data: { tradeId, realizedPnlMicro, at: T } });
 
 const withdrawal = (transferId: string, amountMicro: number, walletContext: WalletContext = 'virtual', close = false): TransferPlan => ({
@@ -160,9 +162,9 @@ t.test('stop following: refused with open trades; otherwise fees settle, everyth
 });
 
 t.test('trades lock free capital only, cannot lose more than their margin, and are idempotent by id', async (t) => {
-  const open = (tradeId: string, marginMicro: number): PoolCommand => ({ type: 'OpenTrade', data: { tradeId, marginMicro }, metadata });
-  given(virtualPool).when(open('tr-1', 500_000_001)).thenRefused(t, 'INSUFFICIENT_FUNDS');
-  given(virtualPool).when(open('tr-1', 500_000_000)).then(t, [opened('tr-1', 500_000_000)]);
+  const open = (tradeId: string, marginMicro: number): PoolCommand => ({ type: 'OpenTrade', data: oneTrade(tradeId, marginMicro), metadata });
+  t.match(given(virtualPool).when(open('tr-1', 500_000_001)).events(), [{ type: 'TradeRefused', data: { tradeId: 'tr-1', reason: 'INSUFFICIENT_CAPITAL' } }]);
+  given(virtualPool).when(open('tr-1', 500_000_000)).then(t, [openedLong('tr-1', 500_000_000)]);
   given([...virtualPool, opened('tr-1', 1)]).when(open('tr-1', 1)).then(t, []);
   given([...virtualPool, opened('tr-1', 10)]).when({ type: 'CloseTrade', data: { tradeId: 'tr-1', realizedPnlMicro: -11 }, metadata }).thenRefused(t, 'VALIDATION_FAILED');
   given(virtualPool).when({ type: 'CloseTrade', data: { tradeId: 'tr-9', realizedPnlMicro: 0 }, metadata }).thenRefused(t, 'TRADE_NOT_FOUND');
@@ -190,14 +192,14 @@ t.test('venue observations are recorded when the status changes or a figure move
 // realized profit, so that once a reserved withdrawal confirmed and the fee settled, the pool held
 // less than the margin of its open trade (a full loss would have left it negative).
 t.test('a trade never locks the fee owed on realized profit: margin comes from withdrawableUsd', async (t) => {
-  const open = (tradeId: string, marginMicro: number): PoolCommand => ({ type: 'OpenTrade', data: { tradeId, marginMicro }, metadata });
+  const open = (tradeId: string, marginMicro: number): PoolCommand => ({ type: 'OpenTrade', data: oneTrade(tradeId, marginMicro), metadata });
   const profit = [...realPool, opened('tr-1', 100_000_000), closed('tr-1', 50_000_000)];
   const w = withdrawal('t-w-1', 500_000_000, 'real');
   const reserved = [...profit, { type: 'WithdrawalRequested', data: { transfer: w, pending: true, at: T } } as PoolEvent];
   t.equal(figures(given(reserved).state).withdrawableUsd, 40_000_000, '550 held − 500 reserved − 10 owed in fees');
-  given(reserved).when(open('tr-2', 40_000_001)).thenRefused(t, 'INSUFFICIENT_FUNDS', /40 USD free/);
+  t.match(given(reserved).when(open('tr-2', 40_000_001)).events(), [{ type: 'TradeRefused', data: { reason: 'INSUFFICIENT_CAPITAL', message: /40 USD free/ } }]);
   const trade = given(reserved).when(open('tr-2', 40_000_000));
-  trade.then(t, [opened('tr-2', 40_000_000)]);
+  trade.then(t, [openedLong('tr-2', 40_000_000)]);
   const confirmed = given([...reserved, ...trade.events()]).when(settle('t-w-1', 'confirmed', 500_000_000));
   t.same(confirmed.events().map((e) => e.type), ['AllocationSettled', 'FeesSettled']);
   const after = figures(confirmed.after());

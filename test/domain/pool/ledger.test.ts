@@ -1,5 +1,5 @@
 import t from 'tap';
-import { emptyLedger, poolFigures, splitFee, type LedgerInputs, type LedgerTerms } from '../../../domain/pool/ledger.ts';
+import { emptyLedger, equityUsd, poolFigures, splitFee, type LedgerInputs, type LedgerTerms } from '../../../domain/pool/ledger.ts';
 import { usdToMicro } from '../../../domain/shared/money.ts';
 
 /** Ledger inputs given in USD for readability; the ledger itself sees micro-USD. */
@@ -151,4 +151,10 @@ t.test('a pending add shows as a positive pending delta and is not allocated', a
   const f = poolFigures(inputs({ confirmedIn: 100, pendingIn: 50 }), spotVirtual);
   t.equal(f.pendingDeltaUsd, m(50));
   t.equal(f.allocatedUsd, m(100));
+});
+
+t.test("equity is the pool's value with its open trades marked: principal, realized and unrealized PnL, net of settled fees", async (t) => {
+  const l = inputs({ confirmedIn: 1000, confirmedOut: 200, realized: 150, unrealized: -50, locked: 300, pendingOut: 20, feesCharged: 10 });
+  t.equal(equityUsd(l), m(890), '1000 − 200 + 150 − 10 − 50: a withdrawal still reserved is still in it');
+  t.equal(equityUsd(l), poolFigures(l, spotVirtual).currentBalanceUsd + l.unrealized);
 });

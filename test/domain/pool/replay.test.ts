@@ -39,9 +39,10 @@ const poolEvent: fc.Arbitrary<PoolEvent> = fc
     event('WithdrawalRequested', fc.record({ transfer: plan, pending: fc.boolean(), at }, plain)),
     event('AllocationSettled', fc.record({ transferId, direction: fc.constantFrom('in', 'out'), outcome: fc.constantFrom('confirmed', 'failed'), amountMicro: fc.nat(), at }, plain)),
     event('BridgeStatusChanged', fc.record({ transferId, status: fc.constantFrom('BRIDGING', 'CONFIRMED'), bridgeTransactionId: fc.option(fc.constant('0xabc')), at }, plain)),
-    event('TradeOpened', fc.record({ tradeId, marginMicro: micro, at }, plain)),
+    event('TradeOpened', fc.record({ tradeId, marginMicro: micro, at, token: fc.constantFrom('SOL', 'BTC'), side: fc.constantFrom('long', 'short'), signalId: fc.option(fc.constant('s1')) }, { ...plain, requiredKeys: ['tradeId', 'marginMicro', 'at'] })),
+    event('TradeRefused', fc.record({ tradeId, reason: fc.constantFrom('COOLDOWN', 'INSUFFICIENT_CAPITAL'), message: fc.constant('refused'), at }, plain)),
     event('TradeMarked', fc.record({ tradeId, unrealizedPnlMicro: pnl, at }, plain)),
-    event('TradeClosed', fc.record({ tradeId, realizedPnlMicro: pnl, at }, plain)),
+    event('TradeClosed', fc.record({ tradeId, realizedPnlMicro: pnl, at, transferId, released: fc.constant(true) }, { ...plain, requiredKeys: ['tradeId', 'realizedPnlMicro', 'at'] })),
     event(
       'FeesSettled',
       fc.record(

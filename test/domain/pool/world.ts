@@ -72,7 +72,11 @@ export const reached = {
   feeNetOfOpenLoss: 0,
   feePartlyDeferred: 0,
   tradeOpened: 0,
+  tradeOpenedByPercent: 0,
+  groupOpened: 0,
+  groupRefused: 0,
   tradeRefused: 0,
+  tradeReleased: 0,
   tradeMarked: 0,
   closedWithProfit: 0,
   closedWithLoss: 0,
@@ -179,7 +183,9 @@ export class World {
    *   (confirmedOut) lowers withdrawableUsd at once, two withdrawals never take the same dollar;
    * - a close is decided only with no open trade and no leg at the venue, settles every fee due
    *   (a real pool's), and pays out exactly what the pool holds after settling them;
-   * - fees are settled only by a real pool, only when a withdrawal confirms or the user stops.
+   * - fees are settled only by a real pool, only when a withdrawal confirms or the user stops;
+   * - a group of trades opens whole or not at all, by a followed pool, and its margins together
+   *   never pass withdrawableUsd of that state.
    */
   private checkDecision(id: string, command: PoolCommand, before: PoolState, events: PoolEvent[]): void {
     const fees = events.filter((e) => e.type === 'FeesSettled');
@@ -189,6 +195,16 @@ export class World {
       const byConfirmedWithdrawal = command.type === 'SettleAllocation' && before.pending[command.data.transferId]?.direction === 'out' && command.data.outcome === 'confirmed';
       ensure(byClose || byConfirmedWithdrawal, () => `${id}: fees settled by ${command.type}`);
       same(fees.length, 1, () => `${id}: one settlement per decision`);
+    }
+    if (command.type === 'OpenTrade') {
+      const margins = events.flatMap((e) => (e.type === 'TradeOpened' ? [e.data.marginMicro] : []));
+      if (margins.length === 0) return;
+      ensure(before.followed, () => `${id}: a trade opened in a pool not followed`);
+      same(margins.length, command.data.trades.length, () => `${id}: part of a group opened`);
+      const free = this.figures(before).withdrawableUsd;
+      const locked = margins.reduce((sum, m) => sum + m, 0);
+      ensure(locked <= free, () => `${id}: trades locked ${locked}, more than the ${free} free`);
+      return;
     }
     if (command.type !== 'DebitPool') return;
     const { transfer } = command.data;

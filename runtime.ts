@@ -16,7 +16,8 @@ import { createRedis } from './infra/redis.ts';
 import { allProjectors } from './projections/index.ts';
 import { ProjectionRunner, type RunnerOptions } from './projections/runner.ts';
 import { legsAtVenue, transfersInFlight, unfollowedSeats } from './projections/transfers/queries.ts';
-import { realPools } from './projections/subscriptions/queries.ts';
+import { followerPools, realPools } from './projections/subscriptions/queries.ts';
+import { unexecutedSignals } from './projections/signals/pending.ts';
 import { createReadModelPriceSource } from './projections/market/queries.ts';
 import { createSimulatedVenues } from './infra/venues/simulated.ts';
 import { createRemoteVenues } from './infra/venues/remote.ts';
@@ -24,6 +25,7 @@ import type { Venues } from './infra/venues/port.ts';
 import { createDeferredWrites, createReadYourWrites } from './projections/wait.ts';
 import { bullConnection, queuePrefix, startWorkers, type Workers } from './workers/index.ts';
 import { createQueuedMailer } from './workers/mail.ts';
+import { createSignalQueue } from './workers/signals.ts';
 
 export interface Roles {
   api: boolean;
@@ -105,6 +107,8 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   const queueConnection = bullConnection(config.REDIS_URL);
   const mailer = createQueuedMailer(queueConnection, queuePrefix(keyPrefix), config.JWT_SECRET);
 
+  const signals = createSignalQueue(queueConnection, queuePrefix(keyPrefix));
+
   const ids = options.ids ?? randomIds;
   const clock = options.clock ?? systemClock;
   /** A write answered from its own state answers at once while the projections are this close behind (docs/decisions.md: the lag target is 50 ms). */
@@ -124,7 +128,8 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     captcha: createCaptcha(config, logger),
     clock,
     ids,
-    dispatch: createDispatcher({ store, redis, mailer, ids, config }),
+    dispatch: createDispatcher({ store, redis, mailer, ids, config, signals }),
+    signals,
     readYourWrites,
     deferredWrites: createDeferredWrites({
       redis,
@@ -143,6 +148,10 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
           queries,
           venues: options.venues ?? venuesOf(config, clock, pool),
           reconciliationQueries: { legsAtVenue: (after, limit) => legsAtVenue(pool, after, limit), realPools: (after, limit) => realPools(pool, after, limit) },
+          signalQueries: {
+            followerPools: (agentId) => followerPools(pool, agentId),
+            unexecutedSignals: (before, limit) => unexecutedSignals(pool, before, limit),
+          },
         },
         keyPrefix,
       )
@@ -166,6 +175,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
       await workers?.close();
       await runner?.stop();
       await mailer.close();
+      await signals.close();
       queueConnection.disconnect();
       await store.close();
       redis.disconnect();

@@ -8,6 +8,7 @@ import type { Pool } from '../infra/db.ts';
 import type { EventStore, Position } from '../infra/eventstore/port.ts';
 import type { Ids } from '../infra/ids.ts';
 import type { DeferredWrites } from '../projections/wait.ts';
+import type { SignalQueue } from '../workers/signals.ts';
 
 /** Everything a route may use, decorated on the app as `app.deps`. */
 export interface AppDeps {
@@ -26,4 +27,6 @@ export interface AppDeps {
   readYourWrites(position: Position | undefined): Promise<void>;
   /** A user's writes whose answer needed no read model: their next read waits for them instead. */
   deferredWrites: DeferredWrites;
+  /** the signal worker's queue: the webhook waits there for a signal's execution (absent: it answers `accepted`) */
+  signals?: Pick<SignalQueue, 'waitFor'>;
 }

@@ -23,6 +23,6 @@ declare module 'fastify' {
   interface FastifyRequest {
     identity: Identity | null;
     /** Dispatches the request's command; its answer, or the caller's next read, waits until the read models show it (api/plugins/dispatch.ts). */
-    dispatch<T extends CommandType>(type: T, data: CommandMap[T]['data'], options?: { answeredFromCommand?: boolean }): Promise<CommandMap[T]['result']>;
+    dispatch<T extends CommandType>(type: T, data: CommandMap[T]['data'], options?: { answeredFromCommand?: boolean; actor?: string }): Promise<CommandMap[T]['result']>;
   }
 }

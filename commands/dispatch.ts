@@ -10,6 +10,7 @@ import type { Ids } from '../infra/ids.ts';
 import type { Mailer } from '../infra/mailer.ts';
 import { handle, load, serialized, type Decided, type Loaded } from './handle.ts';
 import { handlers, type CommandMap, type CommandType } from './registry.ts';
+import type { SignalJobs } from './signals/receive.ts';
 
 /** What command handlers may use besides the streams. */
 export interface CommandDeps {
@@ -17,6 +18,8 @@ export interface CommandDeps {
   redis: Redis;
   mailer: Mailer;
   ids: Ids;
+  /** the signal worker's queue: where a received signal goes to be executed (absent: it stays received) */
+  signals?: SignalJobs;
   config: Pick<
     Config,
     | 'COMMAND_DEADLINE_MS'
@@ -27,6 +30,7 @@ export interface CommandDeps {
     | 'VIRTUAL_START_USD'
     | 'SOL_PRICE_USD'
     | 'VENUE'
+    | 'TRADE_FEE_BPS'
   >;
 }
 

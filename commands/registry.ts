@@ -11,7 +11,7 @@ import { updateAgent, type UpdateAgentData } from './agents/update-agent.ts';
 import { followAgent, type FollowAgentData, type FollowAgentResult } from './subscriptions/follow.ts';
 import { releaseOrphanSeat } from './subscriptions/release-orphan-seat.ts';
 import { resumeTransfer, settleTransfer, type ResumeTransferData, type SettleTransferData } from './transfers/resume.ts';
-import { creditPool, creditWallet, debitPool, debitWallet, refundWallet } from './transfers/steps.ts';
+import { creditPool, creditWallet, debitPool, debitTrade, debitWallet, lockMargin, openTradeEntry, refundWallet, releaseMargin, returnMargin } from './transfers/steps.ts';
 import { addAllocation, recordPoolFact, stopFollowing, withdrawAllocation, type PoolFact, type PoolMoveResult, type PoolRequest } from './subscriptions/ledger.ts';
 import type { PoolState } from '../domain/pool/state.ts';
 import type { MicroUsd } from '../domain/shared/money.ts';
@@ -22,6 +22,11 @@ import { refreshSession, signOut, type RefreshData } from './users/sessions.ts';
 import { verifyCode, type StartedSession, type VerifyCodeData } from './users/sign-in.ts';
 import { updateProfile, type ProfileChanges } from './users/update-profile.ts';
 import { depositWallet, type DepositWalletData } from './wallet/deposit.ts';
+import { executeSignal, type ExecuteSignalData } from './signals/execute.ts';
+import { receiveSignal, type ReceiveSignalData, type ReceivedSignal } from './signals/receive.ts';
+import type { SignalExecuted } from '../domain/signal/events.ts';
+import { closeTradeByUser, markTradePrice, type CloseTradeData, type MarkTradeData } from './trades/manage.ts';
+import type { Trade } from '../domain/trade/decide.ts';
 
 type Nothing = Record<string, never>;
 
@@ -46,10 +51,19 @@ export interface CommandMap {
   CreditPool: { data: { transfer: TransferPlan; resumed: boolean }; result: TransferOutcome };
   CreditWallet: { data: { transfer: TransferPlan }; result: TransferOutcome };
   RefundWallet: { data: { userId: string; transferId: string }; result: TransferOutcome };
+  LockMargin: { data: { transfer: TransferPlan }; result: TransferOutcome };
+  OpenTradeEntry: { data: { transfer: TransferPlan }; result: TransferOutcome };
+  ReleaseMargin: { data: { transfer: TransferPlan }; result: TransferOutcome };
+  DebitTrade: { data: { transfer: TransferPlan }; result: TransferOutcome };
+  ReturnMargin: { data: { transfer: TransferPlan }; result: TransferOutcome };
   ResumeTransfer: { data: ResumeTransferData; result: { status: TransferStatus } };
   SettleTransfer: { data: SettleTransferData; result: { status: TransferStatus } };
   DepositWallet: { data: DepositWalletData; result: { deposited: boolean } };
   SetMarketPrices: { data: SetMarketPricesData; result: { changed: number } };
+  ReceiveSignal: { data: ReceiveSignalData; result: ReceivedSignal };
+  ExecuteSignal: { data: ExecuteSignalData; result: { executed: SignalExecuted } };
+  MarkTradePrice: { data: MarkTradeData; result: { status: Trade['status'] } };
+  CloseUserTrade: { data: CloseTradeData; result: { trade: Trade } };
 }
 
 export type CommandType = keyof CommandMap;
@@ -75,8 +89,17 @@ export const handlers: { [T in CommandType]: (command: Command<T, CommandMap[T][
   CreditPool: creditPool,
   CreditWallet: creditWallet,
   RefundWallet: refundWallet,
+  LockMargin: lockMargin,
+  OpenTradeEntry: openTradeEntry,
+  ReleaseMargin: releaseMargin,
+  DebitTrade: debitTrade,
+  ReturnMargin: returnMargin,
   ResumeTransfer: resumeTransfer,
   SettleTransfer: settleTransfer,
   DepositWallet: depositWallet,
   SetMarketPrices: setMarketPrices,
+  ReceiveSignal: receiveSignal,
+  ExecuteSignal: executeSignal,
+  MarkTradePrice: markTradePrice,
+  CloseUserTrade: closeTradeByUser,
 };

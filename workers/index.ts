@@ -7,6 +7,7 @@ import { startMailWorker } from './mail.ts';
 import type { Venues } from '../infra/venues/port.ts';
 import { startReconciliation, type ReconciliationQueries } from './reconciliation.ts';
 import { startTransferRecovery, type RecoveryDeps } from './transfers.ts';
+import { startSignalWorker, type SignalQueries } from './signals.ts';
 
 export interface Workers {
   close(): Promise<void>;
@@ -17,6 +18,7 @@ export interface WorkerDeps extends RecoveryDeps {
   logger: Logger;
   venues: Venues;
   reconciliationQueries: ReconciliationQueries;
+  signalQueries: SignalQueries;
 }
 
 /**
@@ -36,10 +38,17 @@ export async function startWorkers(deps: WorkerDeps, keyPrefix: string): Promise
   const prefix = queuePrefix(keyPrefix);
   const recovery = await startTransferRecovery(connection, prefix, deps);
   const reconciliation = await startReconciliation(connection, prefix, { ...deps, queries: deps.reconciliationQueries });
+  const signals = await startSignalWorker(connection, prefix, {
+    dispatch: deps.dispatch,
+    clock: deps.clock,
+    signalQueries: deps.signalQueries,
+    sweepEveryMs: deps.config.TRANSFER_RECOVERY_INTERVAL_MS,
+  });
   const workers: Worker[] = [
     startMailWorker(connection, prefix, createMailer(deps.config, deps.logger), deps.config.JWT_SECRET),
     recovery.worker,
     reconciliation.worker,
+    signals.worker,
   ];
   for (const w of workers) w.on('failed', (job, err) => deps.logger.warn({ err, queue: w.name, jobId: job?.id }, 'job failed'));
   return {
@@ -47,6 +56,7 @@ export async function startWorkers(deps: WorkerDeps, keyPrefix: string): Promise
       await Promise.all(workers.map((w) => w.close()));
       await recovery.queue.close();
       await reconciliation.queue.close();
+      await signals.queue.close();
       connection.disconnect();
     },
   };

@@ -10,19 +10,22 @@ import '../types.ts';
  * With `{ answeredFromCommand: true }` (an answer rendered from the command's own result, reading
  * no read model) the answer goes at once and the caller's next read waits instead: a signed-in
  * caller's GET (or HEAD) first waits for their latest such write (projections/wait.ts, shared in Redis).
+ * `actor`: who the command is from when it is not the signed-in user (an agent's signed webhook).
  */
 async function dispatchPlugin(app: FastifyInstance): Promise<void> {
   app.decorateRequest('dispatch', async function dispatch<T extends CommandType>(
     this: FastifyRequest,
     type: T,
     data: CommandMap[T]['data'],
-    options: { answeredFromCommand?: boolean } = {},
+    options: { answeredFromCommand?: boolean; actor?: string } = {},
   ): Promise<CommandMap[T]['result']> {
     const { deps } = this.server;
-    const metadata = { now: deps.clock.now(), actor: this.identity?.userId ?? 'anonymous', correlationId: String(this.id) };
+    const metadata = { now: deps.clock.now(), actor: options.actor ?? this.identity?.userId ?? 'anonymous', correlationId: String(this.id) };
     const { result, position } = await deps.dispatch({ type, data, metadata });
-    if (options.answeredFromCommand && this.identity) await deps.deferredWrites.defer(this.identity.userId, position);
-    else await deps.readYourWrites(position);
+    if (options.answeredFromCommand) {
+      // A caller without a session has no reads of theirs to hold back (a signed webhook).
+      if (this.identity) await deps.deferredWrites.defer(this.identity.userId, position);
+    } else await deps.readYourWrites(position);
     return result;
   });
 

@@ -7,7 +7,8 @@ import { poolStream } from '../../domain/pool/state.ts';
 import type { Command } from '../../domain/shared/decider.ts';
 import { refuse } from '../../domain/shared/errors.ts';
 import type { MicroUsd } from '../../domain/shared/money.ts';
-import type { TransferPlan } from '../../domain/transfer/plan.ts';
+import { tradeReturnPlan, type TransferPlan } from '../../domain/transfer/plan.ts';
+import { tradeEventSchema } from '../../domain/trade/events.ts';
 import { resumed, type TransferStatus } from '../../domain/transfer/process.ts';
 import { walletEventSchema } from '../../domain/wallet/events.ts';
 import { walletStream } from '../../domain/wallet/state.ts';
@@ -16,7 +17,7 @@ import { runTransfer } from './run.ts';
 
 export interface ResumeTransferData {
   transferId: string;
-  /** the stream that recorded the debit (and the plan): `wallet-…` or `pool-…` */
+  /** the stream that recorded the debit (and the plan): `wallet-…`, `pool-…` or `trade-…` */
   sourceStream: string;
 }
 
@@ -26,9 +27,15 @@ function planIn(event: { type: string; data: unknown }, transferId: string): Tra
     const parsed = walletEventSchema.parse(event);
     return parsed.type === 'WalletDebited' && parsed.data.transfer.transferId === transferId ? parsed.data.transfer : null;
   }
-  if (event.type === 'WithdrawalRequested') {
+  if (event.type === 'WithdrawalRequested' || event.type === 'TradeOpened') {
     const parsed = poolEventSchema.parse(event);
-    return parsed.type === 'WithdrawalRequested' && parsed.data.transfer.transferId === transferId ? parsed.data.transfer : null;
+    if (parsed.type === 'WithdrawalRequested' || parsed.type === 'TradeOpened') {
+      return parsed.data.transfer?.transferId === transferId ? parsed.data.transfer : null;
+    }
+  }
+  if (event.type === 'TradeSettled') {
+    const parsed = tradeEventSchema.parse(event);
+    return parsed.type === 'TradeSettled' && parsed.data.transferId === transferId ? tradeReturnPlan(parsed.data) : null;
   }
   return null;
 }

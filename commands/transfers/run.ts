@@ -21,6 +21,16 @@ function perform(tools: Tools, step: TransferStep, options: { deadline?: number 
       return tools.dispatch('CreditWallet', step.data, options);
     case 'RefundWallet':
       return tools.dispatch('RefundWallet', step.data, options);
+    case 'LockMargin':
+      return tools.dispatch('LockMargin', step.data, options);
+    case 'OpenTradeEntry':
+      return tools.dispatch('OpenTradeEntry', step.data, options);
+    case 'ReleaseMargin':
+      return tools.dispatch('ReleaseMargin', step.data, options);
+    case 'DebitTrade':
+      return tools.dispatch('DebitTrade', step.data, options);
+    case 'ReturnMargin':
+      return tools.dispatch('ReturnMargin', step.data, options);
   }
 }
 

@@ -5,7 +5,10 @@ import { payoutOutcome, poolId } from '../../domain/pool/state.ts';
 import type { Command } from '../../domain/shared/decider.ts';
 import { DomainError, refuse } from '../../domain/shared/errors.ts';
 import { usdToMicro } from '../../domain/shared/money.ts';
-import { endpointKey, ownerOf, type PoolEndpoint, type TransferPlan } from '../../domain/transfer/plan.ts';
+import { endpointKey, ownerOf, type PoolEndpoint, type TradeEndpoint, type TransferPlan } from '../../domain/transfer/plan.ts';
+import { tradeDecider } from '../../domain/trade/decide.ts';
+import { marginFor } from '../../domain/trade/maths.ts';
+import { markPriceOf } from '../market/mark-price.ts';
 import type { TransferOutcome } from '../../domain/transfer/process.ts';
 import { walletDecider } from '../../domain/wallet/decide.ts';
 import type { Tools } from '../dispatch.ts';
@@ -88,4 +91,92 @@ export async function refundWallet(
 ): Promise<TransferOutcome> {
   await tools.execute(walletDecider, data.userId, { type: 'RefundWallet', data: { transferId: data.transferId } });
   return { type: 'Refunded' };
+}
+
+// ---- trades: a pool pays a trade its margin; a trade that ended pays its pool back ----
+
+function tradeEndpoint(transfer: TransferPlan, side: 'from' | 'to'): TradeEndpoint {
+  const endpoint = transfer[side];
+  if (endpoint.kind !== 'trade') throw refuse('VALIDATION_FAILED', `transfer ${transfer.transferId}: the ${side} endpoint is not a trade`);
+  return endpoint;
+}
+
+/**
+ * The pool's decision on the trade, taken for every trade of the signal together before their
+ * transfers run (both or neither: commands/signals/execute.ts): open (or closed since) is the
+ * margin it locked, refused is recorded for good.
+ */
+export async function lockMargin({ data }: Step<'LockMargin', { transfer: TransferPlan }>, tools: Tools): Promise<TransferOutcome> {
+  const { transfer } = data;
+  const { tradeId } = tradeEndpoint(transfer, 'to');
+  const { state } = await tools.load(poolDecider, poolIdOf(poolEndpoint(transfer, 'from')));
+  switch (state.trades.get(tradeId)) {
+    case 'open':
+    case 'closed':
+      return { type: 'Debited', amountMicro: transfer.amountMicro };
+    case 'refused':
+      return { type: 'DebitRefused', error: refuse('TRADE_SKIPPED', `the pool refused trade ${tradeId}`) };
+    default:
+      throw refuse('TRANSFER_NOT_FOUND', `the pool has not decided trade ${tradeId}`);
+  }
+}
+
+/** The trade opens with the margin (notional = margin × leverage) at the venue's mark, or records why it cannot. */
+export async function openTradeEntry({ data }: Step<'OpenTradeEntry', { transfer: TransferPlan }>, tools: Tools): Promise<TransferOutcome> {
+  const { transfer } = data;
+  const { tradeId, poolId: pool, request } = tradeEndpoint(transfer, 'to');
+  if (!request) throw refuse('VALIDATION_FAILED', `transfer ${transfer.transferId}: the trade has no request`);
+  const rejected = async (reason: string, message: string) => {
+    const { state } = await tools.execute(tradeDecider, tradeId, { type: 'RejectTrade', data: { tradeId, reason, message } });
+    return state.status === 'rejected' ? ({ type: 'CreditRejected', reason: state.reason } as const) : ({ type: 'Credited' } as const);
+  };
+  const markPriceMicro = await markPriceOf(tools, request.token);
+  if (markPriceMicro === null) return rejected('NO_MARK_PRICE', `the venue has no price for ${request.token}`);
+  try {
+    const { state } = await tools.execute(tradeDecider, tradeId, {
+      type: 'RequestTrade',
+      data: { ...request, tradeId, poolId: pool, notionalMicro: transfer.amountMicro * request.leverage, markPriceMicro },
+    });
+    return state.status === 'rejected' ? { type: 'CreditRejected', reason: state.reason } : { type: 'Credited' };
+  } catch (err) {
+    if (err instanceof DomainError) return rejected(err.reason, err.message);
+    throw err;
+  }
+}
+
+/** The pool takes back the margin of a trade that could not open. */
+export async function releaseMargin({ data }: Step<'ReleaseMargin', { transfer: TransferPlan }>, tools: Tools): Promise<TransferOutcome> {
+  const { transfer } = data;
+  const { tradeId } = tradeEndpoint(transfer, 'to');
+  await tools.execute(poolDecider, poolIdOf(poolEndpoint(transfer, 'from')), {
+    type: 'CloseTrade',
+    data: { tradeId, realizedPnlMicro: 0, released: true, transferId: transfer.transferId },
+  });
+  return { type: 'Refunded' };
+}
+
+/** What the trade recorded it pays back when it ended: its margin and the PnL it realized. */
+export async function debitTrade({ data }: Step<'DebitTrade', { transfer: TransferPlan }>, tools: Tools): Promise<TransferOutcome> {
+  const { transfer } = data;
+  const { tradeId } = tradeEndpoint(transfer, 'from');
+  const { state } = await tools.load(tradeDecider, tradeId);
+  if (state.status !== 'closed' && state.status !== 'cancelled' && state.status !== 'expired') {
+    throw refuse('TRANSFER_NOT_FOUND', `trade ${tradeId} has not ended: it pays nothing back yet`);
+  }
+  return { type: 'Debited', amountMicro: marginFor(state.notionalMicro, state.leverage) + state.realizedPnlMicro };
+}
+
+/** The pool releases the trade's margin and realizes its PnL: what came back minus the margin it locked. */
+export async function returnMargin({ data }: Step<'ReturnMargin', { transfer: TransferPlan }>, tools: Tools): Promise<TransferOutcome> {
+  const { transfer } = data;
+  const { tradeId } = tradeEndpoint(transfer, 'from');
+  const id = poolIdOf(poolEndpoint(transfer, 'to'));
+  const { state } = await tools.load(poolDecider, id);
+  const open = state.followed ? state.openTrades[tradeId] : undefined;
+  if (!open) return { type: 'Credited' }; // closed by an earlier run of this step
+  await tools.execute(poolDecider, id, {
+    type: 'CloseTrade',
+    data: { tradeId, realizedPnlMicro: transfer.amountMicro - open.marginMicro, transferId: transfer.transferId },
+  });
+  return { type: 'Credited' };
 }

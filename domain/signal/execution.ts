@@ -2,6 +2,7 @@
 // entry, stop, targets, slippage, expiry) and its size, from the signal, the agent's execution
 // defaults and the terms the pool accepted. Pure: the time and the venue's fee come in.
 import type { SignalExecutionDefaults } from '../agent/record.ts';
+import type { TradeSize } from '../pool/limits.ts';
 import type { AgentTerms } from '../pool/settings.ts';
 import type { TradeRequest } from '../transfer/plan.ts';
 import type { OpenIntent, TakeProfit } from './intent.ts';
@@ -17,8 +18,6 @@ export const DEFAULT_SIZE_PERCENT = 10;
 /** The trailing stop of `trailingStop: true`: armed after a 1% move, then 0.5% behind the best price. */
 export const DEFAULT_TRAILING = { activationPercent: 1, callbackPercent: 0.5 } as const;
 
-/** The margin a trade locks: a fixed amount, or a percent of the capital the pool has free. */
-export type TradeSize = { marginMicro: number } | { percent: number };
 
 export interface ExecutionContext {
   defaults: SignalExecutionDefaults | undefined;

@@ -2,8 +2,9 @@
 // The one projector of transfers in flight (projections/transfers) reads them; a new endpoint adds
 // its debit, credit, rejection, settlement or refund events here.
 import { poolEventSchema } from '../pool/events.ts';
+import { tradeEventSchema } from '../trade/events.ts';
 import { walletDebitedSchema, walletRefundedSchema } from '../wallet/events.ts';
-import type { TransferPlan } from './plan.ts';
+import { tradeReturnPlan, type TransferPlan } from './plan.ts';
 
 /**
  * How far a transfer has come; higher ranks are later. `pending` waits for the venue (the
@@ -26,6 +27,8 @@ export type TransferFact =
   | { status: TransferProgress; transferId: string; leg?: PendingLeg };
 
 const pool = (d: unknown, type: string) => poolEventSchema.parse({ type, data: d });
+
+const trade = (d: unknown, type: string) => tradeEventSchema.parse({ type, data: d });
 
 const poolIdOf = (streamName: string) => streamName.slice('pool-'.length);
 
@@ -63,6 +66,39 @@ const facts: Record<string, { stream: string; read(data: unknown, streamName: st
   TransferRejected: { stream: 'pool-', read: (d) => ({ status: 'rejected', transferId: (d as { transferId: string }).transferId }) },
   WalletRefunded: { stream: 'wallet-', read: (d) => ({ status: 'compensated', transferId: walletRefundedSchema.parse(d).transferId }) },
   WalletCredited: { stream: 'wallet-', read: (d) => ({ status: 'completed', transferId: (d as { transferId: string }).transferId }) },
+  // A trade's margin: the pool's lock (the debit, with the plan), the trade's request (the credit)
+  // or its rejection, the pool's release; a refused trade moved nothing. The trade id is the
+  // transfer id.
+  TradeOpened: {
+    stream: 'pool-',
+    read: (d) => {
+      const e = pool(d, 'TradeOpened');
+      if (e.type !== 'TradeOpened') throw new Error('unreachable');
+      return e.data.transfer ? { status: 'debited', transfer: e.data.transfer } : { status: 'completed', transferId: e.data.tradeId };
+    },
+  },
+  TradeRefused: { stream: 'pool-', read: (d) => ({ status: 'failed', transferId: (d as { tradeId: string }).tradeId }) },
+  TradeRequested: { stream: 'trade-', read: (d) => ({ status: 'completed', transferId: (d as { tradeId: string }).tradeId }) },
+  TradeRejected: { stream: 'trade-', read: (d) => ({ status: 'rejected', transferId: (d as { tradeId: string }).tradeId }) },
+  // A trade that ended pays its pool back (TradeSettled carries what the plan needs); the pool's
+  // close is the credit, or the release of a margin whose trade never opened.
+  TradeSettled: {
+    stream: 'trade-',
+    read: (d) => {
+      const e = trade(d, 'TradeSettled');
+      if (e.type !== 'TradeSettled') throw new Error('unreachable');
+      return { status: 'debited', transfer: tradeReturnPlan(e.data) };
+    },
+  },
+  TradeClosed: {
+    stream: 'pool-',
+    read: (d) => {
+      const e = pool(d, 'TradeClosed');
+      if (e.type !== 'TradeClosed') throw new Error('unreachable');
+      const { transferId, released, tradeId } = e.data;
+      return { status: released ? 'compensated' : 'completed', transferId: transferId ?? tradeId };
+    },
+  },
 };
 
 /** The transfer fact an event records, or null for any other event. */

@@ -13,6 +13,12 @@
 //
 // A pending transfer is resumed from `planned` once the reconciliation worker settles its pool's
 // leg: the steps then report Debited/Credited (confirmed) or DebitRefused/CreditRejected (failed).
+//
+// Trades: a pool pays a trade its margin (LockMargin reports the pool's decision on the trade,
+// taken for all the trades of a signal together; OpenTradeEntry requests the trade; a trade that
+// cannot open is given back by ReleaseMargin). A trade that ended pays its pool back the margin and
+// its PnL (DebitTrade reports the trade's settlement, ReturnMargin closes it in the pool); a loss
+// of the whole margin returns 0 and still closes it.
 import type { DomainError } from '../shared/errors.ts';
 import type { Endpoint, TransferPlan } from './plan.ts';
 
@@ -45,7 +51,12 @@ export type TransferStep =
   | { type: 'DebitPool'; data: { transfer: TransferPlan } }
   | { type: 'CreditPool'; data: { transfer: TransferPlan; resumed: boolean } }
   | { type: 'CreditWallet'; data: { transfer: TransferPlan } }
-  | { type: 'RefundWallet'; data: { userId: string; transferId: string } };
+  | { type: 'RefundWallet'; data: { userId: string; transferId: string } }
+  | { type: 'LockMargin'; data: { transfer: TransferPlan } }
+  | { type: 'OpenTradeEntry'; data: { transfer: TransferPlan } }
+  | { type: 'ReleaseMargin'; data: { transfer: TransferPlan } }
+  | { type: 'DebitTrade'; data: { transfer: TransferPlan } }
+  | { type: 'ReturnMargin'; data: { transfer: TransferPlan } };
 
 /** A new transfer, started by a request. */
 export const planned = (plan: TransferPlan): TransferState => ({ status: 'planned', plan, resumed: false });
@@ -56,16 +67,35 @@ export const resumed = (plan: TransferPlan): TransferState => ({ status: 'planne
 export const isFinished = (state: TransferState): boolean =>
   state.status === 'completed' || state.status === 'compensated' || state.status === 'failed';
 
-const debitOf = (plan: TransferPlan): TransferStep =>
-  plan.from.kind === 'wallet' ? { type: 'DebitWallet', data: { transfer: plan } } : { type: 'DebitPool', data: { transfer: plan } };
+function debitOf(plan: TransferPlan): TransferStep {
+  const transfer = { transfer: plan };
+  switch (plan.from.kind) {
+    case 'wallet':
+      return { type: 'DebitWallet', data: transfer };
+    case 'pool':
+      return plan.to.kind === 'trade' ? { type: 'LockMargin', data: transfer } : { type: 'DebitPool', data: transfer };
+    case 'trade':
+      return { type: 'DebitTrade', data: transfer };
+  }
+}
 
-const creditOf = (plan: TransferPlan, isResumed: boolean): TransferStep =>
-  plan.to.kind === 'pool' ? { type: 'CreditPool', data: { transfer: plan, resumed: isResumed } } : { type: 'CreditWallet', data: { transfer: plan } };
+function creditOf(plan: TransferPlan, isResumed: boolean): TransferStep {
+  const transfer = { transfer: plan };
+  switch (plan.to.kind) {
+    case 'pool':
+      return plan.from.kind === 'trade' ? { type: 'ReturnMargin', data: transfer } : { type: 'CreditPool', data: { transfer: plan, resumed: isResumed } };
+    case 'wallet':
+      return { type: 'CreditWallet', data: transfer };
+    case 'trade':
+      return { type: 'OpenTradeEntry', data: transfer };
+  }
+}
 
-/** Only a wallet gives money back today: a pool's payout is never rejected by a wallet. */
+/** A wallet takes back a refused credit, a pool a trade's margin; a pool never rejects what a trade pays back. */
 function refundOf(plan: TransferPlan, from: Endpoint): TransferStep {
-  if (from.kind !== 'wallet') throw new Error(`transfer ${plan.transferId}: no refund step for a ${from.kind} source`);
-  return { type: 'RefundWallet', data: { userId: from.userId, transferId: plan.transferId } };
+  if (from.kind === 'wallet') return { type: 'RefundWallet', data: { userId: from.userId, transferId: plan.transferId } };
+  if (from.kind === 'pool' && plan.to.kind === 'trade') return { type: 'ReleaseMargin', data: { transfer: plan } };
+  throw new Error(`transfer ${plan.transferId}: no refund step for a ${from.kind} source`);
 }
 
 /** The next step, or null when the transfer is over or waits for the venue. */
@@ -104,8 +134,9 @@ export function evolve(state: TransferState, outcome: TransferOutcome): Transfer
   switch (outcome.type) {
     case 'Debited':
       // The source's record is the truth: a retried request credits what was debited, not what it
-      // planned; a close that found nothing to pay out is over.
-      if (outcome.amountMicro === 0) return { ...state, status: 'completed', plan: { ...state.plan, amountMicro: 0 } };
+      // planned; a pool's close that found nothing to pay out is over (a trade that lost its whole
+      // margin still closes in its pool).
+      if (outcome.amountMicro === 0 && state.plan.from.kind === 'pool') return { ...state, status: 'completed', plan: { ...state.plan, amountMicro: 0 } };
       return { ...state, status: 'debited', plan: { ...state.plan, amountMicro: outcome.amountMicro } };
     case 'DebitPending':
     case 'CreditPending':

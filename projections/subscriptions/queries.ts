@@ -70,3 +70,16 @@ export async function realPools(db: Pool, afterPoolId: string | null, limit: num
     venueGapMicro: n(r.venue_gap_micro),
   }));
 }
+
+/**
+ * The pools that follow an agent now, for the signal worker's fan-out. A follow made while a signal
+ * is being executed may miss it (the read model lags by a few ms): the pool takes the next one.
+ */
+export async function followerPools(db: Pool, agentId: string): Promise<string[]> {
+  const { rows } = await db.query<{ pool_id: string }>({
+    name: 'follower-pools',
+    text: 'SELECT pool_id FROM subscriptions WHERE agent_id = $1 AND followed ORDER BY pool_id',
+    values: [agentId],
+  });
+  return rows.map((r) => r.pool_id);
+}

@@ -324,6 +324,8 @@ export class World {
         const events = this.executeWallet({ type: 'RefundWallet', data: { transferId: step.data.transferId }, metadata });
         return { outcome: { type: 'Refunded' }, appended: events.length };
       }
+      default:
+        throw new Error(`${step.type}: trades are not transfers of this world (test/domain/trade/transfers.test.ts runs them)`);
     }
   }
 

@@ -101,8 +101,7 @@ class World {
         this.appendWallet(events);
         return { outcome: { type: 'Refunded' }, appended: events.length };
       }
-      case 'DebitPool':
-      case 'CreditWallet':
+      default:
         throw new Error(`${step.type}: this world only moves money from the wallet into pools`);
     }
   }

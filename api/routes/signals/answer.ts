@@ -1,0 +1,52 @@
+// The webhook's answer: the signal as read, its outcome, and what it did in each follower pool,
+// with the followers anonymized (a developer never sees a user id).
+import { z } from 'zod';
+import type { ReceivedSignal } from '../../../commands/signals/receive.ts';
+import { interpretationSchema } from '../../../domain/signal/intent.ts';
+import { signalOutcomes, type SignalExecuted } from '../../../domain/signal/events.ts';
+import { poolEndpointOf } from '../../../domain/transfer/plan.ts';
+import { anonymizedSubscriberId } from '../../../infra/anonymize.ts';
+
+export const executionResultSchema = z.object({
+  subscriberId: z.string(),
+  walletContext: z.string(),
+  executionResult: z.object({
+    status: z.enum(['executed', 'skipped', 'failed']),
+    tradeIds: z.array(z.string()),
+    skipReason: z.string().optional(),
+    errorMessage: z.string().optional(),
+    errorTags: z.array(z.string()).optional(),
+  }),
+});
+
+export const signalAnswerSchema = z.object({
+  signalId: z.string(),
+  /** `accepted`: the pools' decisions were not all known within the bound; the inbox shows them */
+  outcome: z.enum([...signalOutcomes, 'accepted']),
+  skipReason: z.string().optional(),
+  /** the signalId was received before: this is the first delivery's outcome, nothing ran again */
+  repeated: z.boolean(),
+  source: z.enum(['text', 'structured']),
+  ruleVersion: z.string(),
+  interpretation: interpretationSchema,
+  executionResults: z.array(executionResultSchema),
+});
+export type SignalAnswer = z.infer<typeof signalAnswerSchema>;
+
+export function signalAnswer(received: ReceivedSignal, executed: SignalExecuted | null, masterSecret: string): SignalAnswer {
+  const { signal } = received;
+  const { interpretation } = signal.received;
+  return {
+    signalId: signal.received.signalId,
+    outcome: executed?.outcome ?? 'accepted',
+    ...(executed?.skipReason ? { skipReason: executed.skipReason } : {}),
+    repeated: received.repeated,
+    source: signal.received.source,
+    ruleVersion: interpretation.ruleVersion,
+    interpretation,
+    executionResults: (executed?.results ?? []).map(({ poolId, ...result }) => {
+      const pool = poolEndpointOf(poolId);
+      return { subscriberId: anonymizedSubscriberId(masterSecret, received.agentId, pool.userId), walletContext: pool.walletContext, executionResult: result };
+    }),
+  };
+}

@@ -1,0 +1,230 @@
+// A signal executed in its follower pools (the signal worker sends this): every open is a transfer
+// of margin from the pool to a new trade, every follow-up manages the trade it names, and a trade
+// that ends pays its pool back. Each pool's part is idempotent by the trade ids (a digest of pool, signal and intent),
+// so a run repeated after a crash opens nothing twice; the outcome is recorded once, on the signal.
+import { createHash } from 'node:crypto';
+import { agentDecider, type ListedAgent } from '../../domain/agent/index.ts';
+import { poolDecider } from '../../domain/pool/decide.ts';
+import { poolEventSchema } from '../../domain/pool/events.ts';
+import { tradeLimitsOf, type TradeSize } from '../../domain/pool/limits.ts';
+import { openTradeRefs, poolStream, type FollowedPool } from '../../domain/pool/state.ts';
+import { DomainError, refuse } from '../../domain/shared/errors.ts';
+import { signalDecider, signalInstanceId } from '../../domain/signal/decide.ts';
+import type { PoolResult, SignalExecuted, SignalReceived } from '../../domain/signal/events.ts';
+import { tradeOrderOf } from '../../domain/signal/execution.ts';
+import { resolveTarget, type FollowUpIntent, type Intent, type OpenIntent } from '../../domain/signal/index.ts';
+import { tradeDecider, type TradeCommand } from '../../domain/trade/decide.ts';
+import { poolEndpointOf, type TransferPlan, type TradeRequest } from '../../domain/transfer/plan.ts';
+import { planned } from '../../domain/transfer/process.ts';
+import type { CommandBody, Command } from '../../domain/shared/decider.ts';
+import type { Tools } from '../dispatch.ts';
+import { markPriceOf } from '../market/mark-price.ts';
+import { runTransfer } from '../transfers/run.ts';
+import { manageTrade } from '../trades/manage.ts';
+
+/** Pools worked on at once by one run: each is a handful of appends on its own streams. */
+const POOL_CONCURRENCY = 16;
+
+export interface ExecuteSignalData {
+  agentId: string;
+  signalKey: string;
+  /** the agent's follower pools (the worker reads them from the subscriptions read model) */
+  poolIds: string[];
+}
+
+interface Signal {
+  key: string;
+  received: SignalReceived;
+  agent: ListedAgent;
+  feeBps: number;
+}
+
+/**
+ * A trade id: stable per pool, signal and intent, so a repeated run finds what the first one did;
+ * a digest, so that the ids a developer sees in the webhook's answer do not name the followers.
+ */
+export const tradeIdOf = (poolId: string, signalKey: string, intent: number): string =>
+  createHash('sha256').update(`${poolId}#${signalKey}#${intent}`).digest('base64url').slice(0, 24);
+
+const skipped = (poolId: string, skipReason: string, errorMessage?: string): PoolResult => ({
+  poolId,
+  status: 'skipped',
+  tradeIds: [],
+  skipReason,
+  ...(errorMessage ? { errorMessage } : {}),
+});
+const failed = (poolId: string, tag: string, errorMessage: string, tradeIds: string[] = []): PoolResult => ({
+  poolId,
+  status: 'failed',
+  tradeIds,
+  errorMessage: `[${tag}] ${errorMessage}`,
+  errorTags: [tag],
+});
+
+/** The pool's recorded decision on a group of trades: the plans it locked margin for, or why it refused. */
+async function recordedDecision(tools: Tools, poolId: string, tradeIds: string[]): Promise<{ plans: TransferPlan[] } | { refused: { reason: string; message: string } }> {
+  const ids = new Set(tradeIds);
+  const plans: TransferPlan[] = [];
+  for (const recorded of await tools.deps.store.readStream(poolStream(poolId))) {
+    if (recorded.type !== 'TradeOpened' && recorded.type !== 'TradeRefused') continue;
+    const event = poolEventSchema.parse(recorded);
+    if (event.type === 'TradeRefused' && ids.has(event.data.tradeId)) return { refused: event.data };
+    if (event.type === 'TradeOpened' && ids.has(event.data.tradeId) && event.data.transfer) plans.push(event.data.transfer);
+  }
+  return { plans };
+}
+
+/** Ends a trade that opened while another of its signal could not (both or neither), and pays its pool back. */
+async function undo(tools: Tools, tradeId: string, token: string): Promise<void> {
+  const priceMicro = await markPriceOf(tools, token);
+  if (priceMicro === null) throw refuse('VALIDATION_FAILED', `no mark price for ${token}`);
+  await manageTrade(tools, tradeId, { type: 'ClosePosition', data: { closePercent: 100, priceMicro, reason: 'SIGNAL' } });
+}
+
+
+async function openTrades(tools: Tools, signal: Signal, pool: FollowedPool, opens: Array<{ intent: OpenIntent; index: number }>): Promise<PoolResult> {
+  const { poolId } = pool;
+  const now = tools.metadata.now;
+  const orders: Array<{ tradeId: string; request: TradeRequest; size: TradeSize }> = [];
+  for (const { intent, index } of opens) {
+    const order = tradeOrderOf(intent, { defaults: signal.agent.signalExecutionDefaults, terms: pool.terms, feeBps: signal.feeBps, now });
+    if (!order.ok) return skipped(poolId, order.skipReason, order.message);
+    orders.push({ tradeId: tradeIdOf(poolId, signal.key, index), request: order.request, size: order.size });
+  }
+  const from = poolEndpointOf(poolId);
+  const { events } = await tools.execute(poolDecider, poolId, {
+    type: 'OpenTrade',
+    data: {
+      limits: tradeLimitsOf(signal.agent.signalExecutionDefaults, pool.terms),
+      trades: orders.map(({ tradeId, request, size }) => ({
+        tradeId,
+        size,
+        token: request.token,
+        side: request.side,
+        signalId: signal.received.signalId,
+        transfer: { transferId: tradeId, amountMicro: 0, from, to: { kind: 'trade' as const, tradeId, poolId, request } },
+      })),
+    },
+  });
+  const tradeIds = orders.map((o) => o.tradeId);
+  const decision = events.length > 0 ? decisionOf(events, tradeIds) : await recordedDecision(tools, poolId, tradeIds);
+  if ('refused' in decision) return skipped(poolId, decision.refused.reason, decision.refused.message);
+  const finished = await Promise.all(decision.plans.map((plan) => runTransfer(tools, planned(plan))));
+  const rejected = finished.find((f) => f.status !== 'completed');
+  if (!rejected) return { poolId, status: 'executed', tradeIds };
+  // Both or neither: the trades that opened end at once, their margin back in the pool.
+  for (const f of finished) if (f.status === 'completed' && f.plan.to.kind === 'trade') await undo(tools, f.plan.to.tradeId, f.plan.to.request!.token);
+  const reason = rejected.rejection ?? rejected.refusal?.reason ?? rejected.status;
+  if (reason === 'INVALID_LEVELS') return skipped(poolId, 'INVALID_LEVELS', 'the levels contradict the side at the venue\'s price');
+  return failed(poolId, reason, `the trade could not open: ${reason}`);
+}
+
+function decisionOf(events: Array<{ type: string; data: unknown }>, tradeIds: string[]) {
+  const plans: TransferPlan[] = [];
+  for (const event of events) {
+    const e = poolEventSchema.parse(event);
+    if (e.type === 'TradeRefused') return { refused: e.data };
+    if (e.type === 'TradeOpened' && e.data.transfer && tradeIds.includes(e.data.tradeId)) plans.push(e.data.transfer);
+  }
+  return { plans };
+}
+
+/** The trade command a follow-up asks for, at the venue's price for a close. */
+async function followUpCommand(tools: Tools, intent: FollowUpIntent, token: string, tradeId: string): Promise<CommandBody<TradeCommand> | PoolResult['errorMessage']> {
+  switch (intent.action) {
+    case 'close': {
+      const priceMicro = await markPriceOf(tools, token);
+      if (priceMicro === null) return `the venue has no price for ${token}`;
+      return { type: 'ClosePosition', data: { closePercent: intent.closePercent, priceMicro, reason: 'SIGNAL' } };
+    }
+    case 'cancel':
+      return { type: 'CancelEntry', data: {} };
+    case 'update': {
+      if (intent.takeProfits) return { type: 'SetTargets', data: { takeProfits: intent.takeProfits.map((tp) => (tp.closePercent === undefined ? { priceMicro: tp.price } : { priceMicro: tp.price, closePercent: tp.closePercent })) } };
+      if (intent.breakeven) return { type: 'MoveStop', data: { to: 'breakeven' } };
+      if (intent.stopLoss !== undefined) return { type: 'MoveStop', data: { priceMicro: intent.stopLoss } };
+      if (intent.stopLossAtTarget !== undefined) {
+        const { state } = await tools.load(tradeDecider, tradeId);
+        const target = 'targets' in state ? state.targets.find((t) => t.tier === intent.stopLossAtTarget) : undefined;
+        if (!target) return `the trade has no open target ${intent.stopLossAtTarget}`;
+        return { type: 'MoveStop', data: { priceMicro: target.priceMicro } };
+      }
+      return 'the update names nothing to change';
+    }
+  }
+}
+
+/** A follow-up manages the one trade it names; two candidates or none skip it. */
+async function followUp(tools: Tools, signal: Signal, pool: FollowedPool, intent: FollowUpIntent): Promise<PoolResult> {
+  const { poolId } = pool;
+  const target = resolveTarget(intent, openTradeRefs(pool), signal.received.replyTo);
+  if (target.kind === 'ambiguous') return skipped(poolId, 'AMBIGUOUS_TARGET', `${target.candidates} open trades match`);
+  if (target.kind === 'notFound') return skipped(poolId, 'NO_MATCHING_TRADE', 'no open trade of the agent matches');
+  const { tradeId, token } = target.trade;
+  const command = await followUpCommand(tools, intent, token, tradeId);
+  if (typeof command !== 'object') return failed(poolId, 'NOT_APPLICABLE', command ?? 'not applicable', [tradeId]);
+  try {
+    await manageTrade(tools, tradeId, command);
+  } catch (err) {
+    if (!(err instanceof DomainError)) throw err;
+    if (err.reason === 'INVALID_LEVELS') return skipped(poolId, 'INVALID_LEVELS', err.message);
+    return failed(poolId, err.reason, err.message, [tradeId]);
+  }
+  return { poolId, status: 'executed', tradeIds: [tradeId] };
+}
+
+/** One pool's part: its opens together (both or neither), then each follow-up. */
+async function executeInPool(tools: Tools, signal: Signal, intents: Intent[], poolId: string): Promise<PoolResult> {
+  const { state } = await tools.load(poolDecider, poolId);
+  if (!state.followed) return skipped(poolId, 'POOL_CLOSED', 'the user no longer follows the agent here');
+  const opens = intents.flatMap((intent, index) => (intent.action === 'open' ? [{ intent, index }] : []));
+  const results: PoolResult[] = [];
+  if (opens.length > 0) results.push(await openTrades(tools, signal, state, opens));
+  for (const intent of intents) {
+    if (intent.action === 'open') continue;
+    const { state: now } = await tools.load(poolDecider, poolId);
+    if (!now.followed) break;
+    results.push(await followUp(tools, signal, now, intent));
+  }
+  return mergedResult(poolId, results);
+}
+
+/** A pool's results for several intents as one: executed when each was, else the first that was not. */
+function mergedResult(poolId: string, results: PoolResult[]): PoolResult {
+  const tradeIds = [...new Set(results.flatMap((r) => r.tradeIds))];
+  const notExecuted = results.find((r) => r.status !== 'executed');
+  return notExecuted ? { ...notExecuted, tradeIds } : { poolId, status: 'executed', tradeIds };
+}
+
+/** Runs `work` on every item, `limit` at a time, results in order. */
+async function inParallel<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
+  const results: R[] = new Array(items.length);
+  let next = 0;
+  const lanes = Array.from({ length: Math.min(limit, items.length) }, async () => {
+    while (next < items.length) {
+      const i = next++;
+      results[i] = await work(items[i]!);
+    }
+  });
+  await Promise.all(lanes);
+  return results;
+}
+
+export async function executeSignal({ data }: Command<'ExecuteSignal', ExecuteSignalData>, tools: Tools): Promise<{ executed: SignalExecuted }> {
+  const id = signalInstanceId(data.agentId, data.signalKey);
+  const { state } = await tools.load(signalDecider, id);
+  if (state.status === 'none') throw refuse('SIGNAL_NOT_FOUND', `no signal ${data.signalKey} of agent ${data.agentId}`);
+  if (state.status === 'executed') return { executed: state.executed };
+  const { interpretation } = state.received;
+  const { state: agent } = await tools.load(agentDecider, data.agentId);
+  if (!agent.exists) throw refuse('AGENT_NOT_FOUND', `no agent ${data.agentId}`);
+  const results =
+    interpretation.kind === 'signal'
+      ? await inParallel(data.poolIds, POOL_CONCURRENCY, (poolId) =>
+          executeInPool(tools, { key: data.signalKey, received: state.received, agent, feeBps: tools.deps.config.TRADE_FEE_BPS }, interpretation.intents, poolId),
+        )
+      : [];
+  const recorded = await tools.execute(signalDecider, id, { type: 'RecordSignalOutcome', data: { results } });
+  if (recorded.state.status !== 'executed') throw new Error(`signal ${id}: the outcome was not recorded`);
+  return { executed: recorded.state.executed };
+}

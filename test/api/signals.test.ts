@@ -1,0 +1,132 @@
+// The signal webhook through real HTTP: signed deliveries, structured and text signals, opens that
+// lock margin in every follower pool, follow-ups that close, repeats and replays, the skips.
+import t from 'tap';
+import { poolDecider } from '../../domain/pool/decide.ts';
+import { poolId } from '../../domain/pool/state.ts';
+import { tradeDecider } from '../../domain/trade/decide.ts';
+import { signWebhookBody } from '../../infra/signing/webhook.ts';
+import { api, loadState, startTestApp, type TestApp } from '../support/app.ts';
+import { signIn, type SignedIn } from '../support/auth.ts';
+
+const ADMIN = 'admin@example.test';
+const SUBS = '/api/v1/users/me/subscriptions';
+
+/** A delivery as an agent sends it: signed now with its secret, unless the test says otherwise. */
+async function deliver(app: TestApp, agentId: string, secret: string, body: unknown, headers?: Record<string, string>) {
+  const signed = signWebhookBody({ secret, body, timestampMs: Date.now() });
+  return api(app, 'POST', `/api/v1/signals/${agentId}`, {
+    body,
+    headers: headers ?? { 'x-svc-timestamp': signed.timestampHeader, 'x-svc-signature': signed.signatureHeader },
+  });
+}
+
+t.test('signals open, manage and close trades in every follower pool', async (t) => {
+  const app = await startTestApp({ config: { ADMIN_EMAILS: ADMIN } });
+  t.teardown(() => app.close());
+  const admin = await signIn(app, ADMIN);
+  const dev = await signIn(app, 'signal-dev@example.test');
+  const listed = await api(app, 'POST', '/api/v1/developers/agents', {
+    token: dev.accessToken,
+    body: { name: 'Perp Signals', venue: 'PERP_VENUE', maxLeverage: 10, successFeePercent: 20, minTradeUsd: 1, recommendedPerTradePercent: 10, maxConcurrentPositions: 5 },
+  });
+  t.equal(listed.status, 201, JSON.stringify(listed.body));
+  const agentId = listed.body.data.id as string;
+  const secret = listed.body.data.inboundWebhookSigningSecretReveal as string;
+  for (const decision of ['approve', 'promote']) {
+    t.equal((await api(app, 'POST', `/api/admin/developer-agents/${agentId}/${decision}`, { token: admin.accessToken, body: {} })).status, 200);
+  }
+  t.equal((await api(app, 'PUT', '/api/admin/market/prices', { token: admin.accessToken, body: { prices: { BTC: 50_000, SOL: 150 } } })).status, 200);
+
+  const users: SignedIn[] = [];
+  for (const n of [1, 2, 3]) users.push(await signIn(app, `signal-user${n}@example.test`));
+  for (const [i, user] of users.entries()) {
+    const body = { agentId, allocationAmountUsd: 1000, ...(i === 2 ? { tradeMode: 'ALERTS_ONLY' } : {}) };
+    const res = await api(app, 'POST', SUBS, { token: user.accessToken, body });
+    t.equal(res.status, 200, JSON.stringify(res.body));
+  }
+  const pools = users.map((u) => poolId(u.userId, agentId, 'virtual'));
+  // The fan-out reads followers from the subscriptions read model.
+  await api(app, 'GET', SUBS, { token: users[2]!.accessToken });
+
+  let openedTradeIds: string[] = [];
+  await t.test('a structured open executes in the trading pools, the alerts-only pool is skipped: partially executed', async (t) => {
+    const body = { signalId: 'btc-long-1', action: 'open', side: 'long', token: 'BTC', leverage: 5, sizePercent: 10, stopLoss: 48_000, takeProfit: [52_000, 54_000] };
+    const res = await deliver(app, agentId, secret, body);
+    t.equal(res.status, 200, JSON.stringify(res.body));
+    const data = res.body.data;
+    t.equal(data.outcome, 'partially_executed');
+    t.equal(data.repeated, false);
+    t.equal(data.executionResults.length, 3);
+    const executed = data.executionResults.filter((r: any) => r.executionResult.status === 'executed');
+    const skipped = data.executionResults.filter((r: any) => r.executionResult.status === 'skipped');
+    t.equal(executed.length, 2);
+    t.equal(skipped.length, 1);
+    t.equal(skipped[0].executionResult.skipReason, 'ALERTS_ONLY');
+    t.notOk(JSON.stringify(data).includes(users[0]!.userId), 'no user id in the answer');
+    openedTradeIds = executed.flatMap((r: any) => r.executionResult.tradeIds);
+    t.equal(openedTradeIds.length, 2);
+    for (const [i, id] of pools.slice(0, 2).entries()) {
+      const { state } = await loadState(app, poolDecider, id);
+      if (!state.followed) throw new Error('not followed');
+      t.equal(state.ledger.locked, 99_500_000, `pool ${i + 1}: 10% of the 995 USD free (1000 less the fee buffer) is locked as margin`);
+    }
+    const trade = (await loadState(app, tradeDecider, openedTradeIds[0]!)).state;
+    t.match(trade, { status: 'open', leverage: 5, notionalMicro: 497_500_000, averageFillMicro: 50_000_000_000 });
+  });
+
+  await t.test('the same signalId again answers the first outcome and opens nothing', async (t) => {
+    const body = { signalId: 'btc-long-1', action: 'open', side: 'long', token: 'BTC', leverage: 5, sizePercent: 10, stopLoss: 48_000, takeProfit: [52_000, 54_000] };
+    const res = await deliver(app, agentId, secret, body);
+    t.equal(res.status, 200);
+    t.equal(res.body.data.repeated, true);
+    t.equal(res.body.data.outcome, 'partially_executed');
+    const { state } = await loadState(app, poolDecider, pools[0]!);
+    t.equal(state.followed && Object.keys(state.openTrades).length, 1, 'still one trade');
+  });
+
+  await t.test('authentication: a replayed signature, a wrong one, a stale timestamp are 401; an unknown agent 404; a bad body 400', async (t) => {
+    const body = { signalId: 'auth-1', text: 'gm traders' };
+    const signed = signWebhookBody({ secret, body, timestampMs: Date.now() });
+    const headers = { 'x-svc-timestamp': signed.timestampHeader, 'x-svc-signature': signed.signatureHeader };
+    t.equal((await deliver(app, agentId, secret, body, headers)).status, 200);
+    const replayed = await deliver(app, agentId, secret, body, headers);
+    t.equal(replayed.status, 401);
+    t.equal(replayed.body.error.reason, 'INVALID_SIGNATURE');
+    t.equal((await deliver(app, agentId, 'not-the-secret', { text: 'x' })).status, 401);
+    const stale = signWebhookBody({ secret, body, timestampMs: Date.now() - 6 * 60_000 });
+    t.equal((await deliver(app, agentId, secret, body, { 'x-svc-timestamp': stale.timestampHeader, 'x-svc-signature': stale.signatureHeader })).status, 401);
+    t.equal((await deliver(app, agentId, secret, body, {})).status, 401, 'no headers');
+    const unknown = await deliver(app, '00000000-0000-0000-0000-000000000000', secret, body);
+    t.equal(unknown.status, 404);
+    const bad = await deliver(app, agentId, secret, { action: 'explode' });
+    t.equal(bad.status, 400);
+    t.equal(bad.body.success, false);
+    const levels = await deliver(app, agentId, secret, { action: 'open', side: 'long', token: 'BTC', entry: 50_000, stopLoss: 51_000 });
+    t.equal(levels.status, 400, 'a structured long with its stop above entry');
+    t.equal(levels.body.error.reason, 'INVALID_LEVELS');
+  });
+
+  await t.test('chatter is unmatched and kept; text levels that contradict the side are skipped INVALID_LEVELS', async (t) => {
+    const chatter = await deliver(app, agentId, secret, { text: 'Good morning fam, big week ahead 🚀' });
+    t.equal(chatter.status, 200);
+    t.equal(chatter.body.data.outcome, 'unmatched');
+    const wrong = await deliver(app, agentId, secret, { text: 'LONG BTC entry 50000 SL 51000 TP 52000' });
+    t.equal(wrong.status, 200);
+    t.equal(wrong.body.data.outcome, 'skipped');
+    t.equal(wrong.body.data.skipReason, 'INVALID_LEVELS');
+  });
+
+  await t.test('a text follow-up closes the trade in every pool: margin released, PnL realized', async (t) => {
+    t.equal((await api(app, 'PUT', '/api/admin/market/prices', { token: admin.accessToken, body: { prices: { BTC: 51_000 } } })).status, 200);
+    const res = await deliver(app, agentId, secret, { signalId: 'btc-close-1', text: 'Close BTC long now' });
+    t.equal(res.status, 200, JSON.stringify(res.body));
+    t.equal(res.body.data.outcome, 'partially_executed', JSON.stringify(res.body.data));
+    for (const id of pools.slice(0, 2)) {
+      const { state } = await loadState(app, poolDecider, id);
+      if (!state.followed) throw new Error('not followed');
+      t.equal(state.ledger.locked, 0, 'the margin is released');
+      t.ok(state.ledger.realized > 0, `a profit is realized (${state.ledger.realized})`);
+    }
+    for (const tradeId of openedTradeIds) t.equal((await loadState(app, tradeDecider, tradeId)).state.status, 'closed');
+  });
+});

@@ -7,6 +7,7 @@ import adminRoutes from './admin/index.ts';
 import subscriptionRoutes from './subscriptions/index.ts';
 import subscriptionLedgerRoutes from './subscriptions/ledger.ts';
 import walletRoutes from './wallet/index.ts';
+import tradeRoutes from './trades/index.ts';
 
 // Every route group of the spec, one plugin each; app.ts registers them in this order.
 export const routeGroups: Array<(app: FastifyInstance) => Promise<void>> = [
@@ -18,4 +19,5 @@ export const routeGroups: Array<(app: FastifyInstance) => Promise<void>> = [
   subscriptionRoutes,
   subscriptionLedgerRoutes,
   walletRoutes,
+  tradeRoutes,
 ];

@@ -3,6 +3,7 @@ import t from 'tap';
 import { snapshotReadModels } from '../e2e/flow.ts';
 import { api, startTestApp } from '../support/app.ts';
 import { signIn } from '../support/auth.ts';
+import { tradeStories, writeStories } from '../support/facts.ts';
 
 function rebuildCommand(databaseUrl: string, ...names: string[]) {
   return spawnSync(process.execPath, ['--import=tsx', 'scripts/rebuild.ts', ...names], {
@@ -18,6 +19,7 @@ t.test('npm run projections:rebuild rebuilds every read model, or the ones named
   const dev = await signIn(app, 'rebuild@example.test');
   const listed = await api(app, 'POST', '/api/v1/developers/agents', { token: dev.accessToken, body: { name: 'Rebuilt', venue: 'SPOT_VENUE' } });
   t.equal(listed.status, 201);
+  await writeStories(app, tradeStories(`${dev.userId}.${listed.body.data.id}.virtual`, 'rebuild'));
   const before = await snapshotReadModels(app);
 
   const all = rebuildCommand(app.databaseUrl);

@@ -7,6 +7,7 @@ import { transfersProjector } from './transfers/projector.ts';
 import { walletsProjector } from './wallets/projector.ts';
 import { marketPricesProjector } from './market/projector.ts';
 import { tradesProjector } from './trades/projector.ts';
+import { signalsProjector } from './signals/projector.ts';
 
 // Every read model; the runner feeds each one, `npm run projections:rebuild` rebuilds them.
 export const allProjectors: Projector[] = [
@@ -18,4 +19,5 @@ export const allProjectors: Projector[] = [
   walletsProjector,
   marketPricesProjector,
   tradesProjector,
+  signalsProjector,
 ];

@@ -3,6 +3,7 @@ import authRoutes from './auth/index.ts';
 import userRoutes from './users/index.ts';
 import agentRoutes from './agents/index.ts';
 import developerRoutes from './developers/index.ts';
+import developerSignalRoutes from './developers/signals.ts';
 import adminRoutes from './admin/index.ts';
 import subscriptionRoutes from './subscriptions/index.ts';
 import subscriptionLedgerRoutes from './subscriptions/ledger.ts';
@@ -15,6 +16,7 @@ export const routeGroups: Array<(app: FastifyInstance) => Promise<void>> = [
   userRoutes,
   agentRoutes,
   developerRoutes,
+  developerSignalRoutes,
   adminRoutes,
   subscriptionRoutes,
   subscriptionLedgerRoutes,

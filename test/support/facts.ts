@@ -1,6 +1,11 @@
 // Facts written straight to the event store, for read models whose writers are built elsewhere
 // (the signal webhook, the trade executor): the projectors see them as any other append.
+import { createHash } from 'node:crypto';
+import type { SignalDetectionRule, SignalExecutionDefaults } from '../../domain/agent/record.ts';
 import type { DomainEvent } from '../../domain/shared/decider.ts';
+import { interpretSignalBody } from '../../domain/signal/body.ts';
+import { signalDecider, signalInstanceId, type SignalCommand } from '../../domain/signal/decide.ts';
+import type { PoolResult } from '../../domain/signal/events.ts';
 import type { RequestTrade } from '../../domain/trade/commands.ts';
 import type { TradeCommand } from '../../domain/trade/decide.ts';
 import { tradeStream } from '../../domain/trade/state.ts';
@@ -57,4 +62,32 @@ export async function writeStories(app: Pick<TestApp, 'deps'>, stories: Array<{ 
   for (let i = 0; stories.some((s) => i < s.steps.length); i++) {
     for (const { stream, steps } of stories) if (steps[i]) await appendFacts(app, stream, steps[i]!);
   }
+}
+
+/** The webhook's key of a signalId: sha256, base64url, 22 characters (as commands/signals derives it). */
+export const signalKeyOf = (signalId: string): string => createHash('sha256').update(signalId).digest('base64url').slice(0, 22);
+
+/**
+ * A signal as the webhook records it, decided by the signal decider: received (read with `rule` and
+ * `defaults`, as the agent's were then), and executed when `results` are given (a second later).
+ */
+export async function writeSignal(
+  app: Pick<TestApp, 'deps'>,
+  agentId: string,
+  body: Record<string, unknown> & { signalId: string },
+  when: Date,
+  options: { rule?: SignalDetectionRule; defaults?: SignalExecutionDefaults; results?: PoolResult[] } = {},
+): Promise<void> {
+  const read = interpretSignalBody(body, options.rule, options.defaults);
+  if (!read.ok) throw new Error('a refused body is never received');
+  const stream = signalDecider.streamOf(signalInstanceId(agentId, signalKeyOf(body.signalId)));
+  let state = signalDecider.initialState();
+  const decided = (command: SignalCommand) => {
+    const events = signalDecider.decide(command, state);
+    state = events.reduce(signalDecider.evolve, state);
+    return events;
+  };
+  const data = { agentId, signalId: body.signalId, signalIdGiven: true, source: read.source, body, interpretation: read.interpretation };
+  await appendFacts(app, stream, decided({ type: 'ReceiveSignal', data, metadata: at(when) }));
+  if (options.results) await appendFacts(app, stream, decided({ type: 'RecordSignalOutcome', data: { results: options.results }, metadata: at(new Date(when.getTime() + 1000)) }));
 }

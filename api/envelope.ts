@@ -19,12 +19,18 @@ export const paginationQuery = z.object({
 });
 export type PaginationQuery = z.infer<typeof paginationQuery>;
 
-export function paginated<T>(items: T[], total: number, { page, limit }: PaginationQuery) {
+function pagination(total: number, { page, limit }: PaginationQuery) {
   const totalPages = Math.ceil(total / limit);
-  return ok({
-    items,
-    pagination: { total, limit, page, totalPages, hasNextPage: page < totalPages, hasPreviousPage: page > 1 },
-  });
+  return { total, limit, page, totalPages, hasNextPage: page < totalPages, hasPreviousPage: page > 1 };
+}
+
+export function paginated<T>(items: T[], total: number, query: PaginationQuery) {
+  return ok({ items, pagination: pagination(total, query) });
+}
+
+/** `paginated` around items a read model stored already serialized (`itemsJson`: a JSON array), sent as is. */
+export function okPaginatedRendered(reply: FastifyReply, itemsJson: string, total: number, query: PaginationQuery): FastifyReply {
+  return okRendered(reply, `{"items":${itemsJson},"pagination":${JSON.stringify(pagination(total, query))}}`);
 }
 
 /** zod schema of a success envelope around `data`, for OpenAPI. */

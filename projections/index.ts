@@ -6,6 +6,8 @@ import { subscriptionsProjector } from './subscriptions/projector.ts';
 import { transfersProjector } from './transfers/projector.ts';
 import { walletsProjector } from './wallets/projector.ts';
 import { marketPricesProjector } from './market/projector.ts';
+import { tradesProjector } from './trades/projector.ts';
+import { signalsProjector } from './signals/projector.ts';
 
 // Every read model; the runner feeds each one, `npm run projections:rebuild` rebuilds them.
 export const allProjectors: Projector[] = [
@@ -16,4 +18,6 @@ export const allProjectors: Projector[] = [
   transfersProjector,
   walletsProjector,
   marketPricesProjector,
+  tradesProjector,
+  signalsProjector,
 ];

@@ -3,11 +3,13 @@ import authRoutes from './auth/index.ts';
 import userRoutes from './users/index.ts';
 import agentRoutes from './agents/index.ts';
 import developerRoutes from './developers/index.ts';
+import developerSignalRoutes from './developers/signals.ts';
 import adminRoutes from './admin/index.ts';
 import subscriptionRoutes from './subscriptions/index.ts';
 import subscriptionLedgerRoutes from './subscriptions/ledger.ts';
 import walletRoutes from './wallet/index.ts';
 import signalRoutes from './signals/index.ts';
+import tradeRoutes from './trades/index.ts';
 
 // Every route group of the spec, one plugin each; app.ts registers them in this order.
 export const routeGroups: Array<(app: FastifyInstance) => Promise<void>> = [
@@ -15,9 +17,11 @@ export const routeGroups: Array<(app: FastifyInstance) => Promise<void>> = [
   userRoutes,
   agentRoutes,
   developerRoutes,
+  developerSignalRoutes,
   adminRoutes,
   subscriptionRoutes,
   subscriptionLedgerRoutes,
   walletRoutes,
   signalRoutes,
+  tradeRoutes,
 ];

@@ -78,7 +78,9 @@ t.test('platform routes', async (t) => {
     const doc = await api(app, 'GET', '/docs/json');
     t.equal(doc.status, 200);
     t.match(doc.body.openapi, /^3\./);
-    for (const path of ['/api', '/api/auth/lookup', '/api/v1/users/me', '/api/v1/users/me/subscriptions', '/api/v1/developers/agents']) {
+    const paths = ['/api', '/api/auth/lookup', '/api/v1/users/me', '/api/v1/users/me/subscriptions', '/api/v1/developers/agents', '/api/v1/trades',
+      '/api/v1/developers/agents/{id}/signals', '/api/v1/developers/agents/{id}/signals/{signalId}/replay'];
+    for (const path of paths) {
       t.ok(doc.body.paths[path], `documents ${path}`);
     }
     t.ok(doc.body.paths['/api/auth/lookup'].post.requestBody, 'request bodies come from the zod schemas');

@@ -6,6 +6,7 @@ import { allProjectors } from '../../projections/index.ts';
 import { api, startTestApp } from '../support/app.ts';
 import { followableAgent } from '../support/agents.ts';
 import { signIn } from '../support/auth.ts';
+import { tradeStories, writeStories } from '../support/facts.ts';
 import { freshDatabase } from '../support/db.ts';
 
 const ADMIN = 'admin@example.test';
@@ -33,6 +34,9 @@ t.test('projectors with applyBatch apply a batch exactly as they apply its event
     }
   }
 
+  // Trades of two pools, every kind of trade event, streams interleaved.
+  await writeStories(app, [...tradeStories(`a.${agents[0]}.virtual`, 'a'), ...tradeStories(`b.${agents[1]}.real`, 'b')]);
+
   const events: RecordedEvent[] = [];
   for (let from: Position | undefined; ; ) {
     const batch = await app.deps.store.readAll({ fromPosition: from, maxCount: 500 });
@@ -46,11 +50,16 @@ t.test('projectors with applyBatch apply a batch exactly as they apply its event
   const count = (type: string) => events.filter((e) => e.type === type).length;
   t.ok(count('BetaSeatTaken') > 0, 'beta seats are covered');
   t.ok(count('WalletDebited') > 0, 'wallet transfers are covered');
+  const tradeKinds = new Set(events.filter((e) => e.streamName.startsWith('trade-')).map((e) => e.type));
+  t.same([...tradeKinds].sort(), [
+    'EntryCancelled', 'EntryExpired', 'EntryPending', 'StopMoved', 'TargetHit', 'TargetsSet', 'TradeClosed', 'TradeFilled',
+    'TradeMarked', 'TradeReduced', 'TradeRejected', 'TradeRequested', 'TradeSettled', 'TrailingArmed',
+  ], 'every kind of trade event is covered');
 
   const db = await freshDatabase('batcheq');
   t.teardown(() => db.drop());
   const batched = allProjectors.filter((p) => p.applyBatch);
-  t.same(batched.map((p) => p.name).sort(), ['subscriptions', 'transfers', 'wallets'], 'the projectors with a batch path');
+  t.same(batched.map((p) => p.name).sort(), ['subscriptions', 'trades', 'transfers', 'wallets'], 'the projectors with a batch path');
   await migrate(db.pool, [...checkpointMigrations, ...batched.flatMap((p) => p.migrations)]);
   for (const projector of batched) {
     const snapshot = async () => {

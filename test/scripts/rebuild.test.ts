@@ -3,6 +3,7 @@ import t from 'tap';
 import { snapshotReadModels } from '../e2e/flow.ts';
 import { api, startTestApp } from '../support/app.ts';
 import { signIn } from '../support/auth.ts';
+import { tradeStories, writeSignal, writeStories } from '../support/facts.ts';
 
 function rebuildCommand(databaseUrl: string, ...names: string[]) {
   return spawnSync(process.execPath, ['--import=tsx', 'scripts/rebuild.ts', ...names], {
@@ -18,7 +19,13 @@ t.test('npm run projections:rebuild rebuilds every read model, or the ones named
   const dev = await signIn(app, 'rebuild@example.test');
   const listed = await api(app, 'POST', '/api/v1/developers/agents', { token: dev.accessToken, body: { name: 'Rebuilt', venue: 'SPOT_VENUE' } });
   t.equal(listed.status, 201);
+  const agentId = listed.body.data.id as string;
+  await writeStories(app, tradeStories(`${dev.userId}.${agentId}.virtual`, 'rebuild'));
+  const results = [{ poolId: `${dev.userId}.${agentId}.virtual`, status: 'executed' as const, tradeIds: ['rebuild-full'] }];
+  await writeSignal(app, agentId, { signalId: 'r1', text: 'LONG $SOL entry 150 sl 140 tp 160' }, new Date('2025-03-01T12:00:00Z'), { results });
+  await writeSignal(app, agentId, { signalId: 'r2', text: 'gm' }, new Date('2025-03-01T12:01:00Z'));
   const before = await snapshotReadModels(app);
+  t.ok(before.trades!.length === 3 && before.signal_inbox!.length === 2, 'trades and signals to rebuild');
 
   const all = rebuildCommand(app.databaseUrl);
   t.equal(all.status, 0);

@@ -37,3 +37,6 @@ export function decryptSecret(sealed: string, masterSecret: string, purpose: str
 
 /** Purpose of an agent's inbound webhook signing secret. */
 export const AGENT_SIGNING_SECRET = 'agent-inbound-signing-secret';
+
+/** Purpose of the key that hashes a subscriber's id for an agent's developer (infra/anonymize.ts). */
+export const ANONYMIZED_SUBSCRIBER = 'anonymized-subscriber-id';

@@ -6,6 +6,7 @@ import { subscriptionsProjector } from './subscriptions/projector.ts';
 import { transfersProjector } from './transfers/projector.ts';
 import { walletsProjector } from './wallets/projector.ts';
 import { marketPricesProjector } from './market/projector.ts';
+import { agentFiguresProjector } from './agent-figures/projector.ts';
 
 // Every read model; the runner feeds each one, `npm run projections:rebuild` rebuilds them.
 export const allProjectors: Projector[] = [
@@ -16,4 +17,5 @@ export const allProjectors: Projector[] = [
   transfersProjector,
   walletsProjector,
   marketPricesProjector,
+  agentFiguresProjector,
 ];

@@ -17,7 +17,7 @@ import { allProjectors } from './projections/index.ts';
 import { ProjectionRunner, type RunnerOptions } from './projections/runner.ts';
 import { legsAtVenue, transfersInFlight, unfollowedSeats } from './projections/transfers/queries.ts';
 import { followerPools, realPools } from './projections/subscriptions/queries.ts';
-import { unexecutedSignals } from './projections/signals/pending.ts';
+import { unexecutedSignals } from './projections/signals/queries.ts';
 import { createReadModelPriceSource } from './projections/market/queries.ts';
 import { createSimulatedVenues } from './infra/venues/simulated.ts';
 import { createRemoteVenues } from './infra/venues/remote.ts';

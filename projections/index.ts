@@ -8,6 +8,7 @@ import { walletsProjector } from './wallets/projector.ts';
 import { marketPricesProjector } from './market/projector.ts';
 import { tradesProjector } from './trades/projector.ts';
 import { signalsProjector } from './signals/projector.ts';
+import { agentFiguresProjector } from './agent-figures/projector.ts';
 
 // Every read model; the runner feeds each one, `npm run projections:rebuild` rebuilds them.
 export const allProjectors: Projector[] = [
@@ -20,4 +21,5 @@ export const allProjectors: Projector[] = [
   marketPricesProjector,
   tradesProjector,
   signalsProjector,
+  agentFiguresProjector,
 ];

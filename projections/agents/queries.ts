@@ -12,6 +12,15 @@ import {
 } from '../../domain/agent/index.ts';
 import { microToUsd } from '../../domain/shared/money.ts';
 import type { Pool } from '../../infra/db.ts';
+import {
+  noPerformance,
+  performanceOf,
+  PERFORMANCE_COLUMNS,
+  tradingStats,
+  tradingStatsOf,
+  type AgentPerformance,
+  type PerformanceColumns,
+} from '../agent-figures/queries.ts';
 
 /**
  * Fields every reader of an agent may see (GET /api/v1/agents). No developerId: user ids are an
@@ -21,7 +30,8 @@ export const publicAgentRecord = z.object({
   id: z.string(),
   name: z.string(),
   betaStatus: betaStatusSchema,
-  performanceStats: z.object({ betaSeatsTaken: z.number() }),
+  /** the beta seats taken, and the trading record of the agent's follower pools */
+  performanceStats: tradingStats.extend({ betaSeatsTaken: z.number() }),
   createdAt: z.string(),
   updatedAt: z.string(),
   description: z.string().optional(),
@@ -69,9 +79,19 @@ export interface AgentRow {
   beta_seats_taken: number;
   created_at: Date;
   updated_at: Date;
+  /** from the agent-figures read model */
+  performance: AgentPerformance;
 }
 
-const columns = 'id, developer_id, record, beta_status, beta_start_date, beta_seats_taken, created_at, updated_at';
+// The agent's trading figures come from the agent-figures read model, joined by the agent's id.
+const columns = `a.id, a.developer_id, a.record, a.beta_status, a.beta_start_date, a.beta_seats_taken, a.created_at, a.updated_at, ${PERFORMANCE_COLUMNS}`;
+const source = 'agent_records a LEFT JOIN agent_performance p ON p.agent_id = a.id';
+
+type AgentQueryRow = Omit<AgentRow, 'performance'> & PerformanceColumns;
+const agentRow = ({ trades, winning_trades, realized_micro, contributed_micro, ...row }: AgentQueryRow): AgentRow => ({
+  ...row,
+  performance: performanceOf({ trades, winning_trades, realized_micro, contributed_micro }),
+});
 
 export function toPublicAgentRecord(row: AgentRow): PublicAgentRecord {
   const r = row.record;
@@ -79,7 +99,7 @@ export function toPublicAgentRecord(row: AgentRow): PublicAgentRecord {
     id: row.id,
     name: r.name,
     betaStatus: row.beta_status,
-    performanceStats: { betaSeatsTaken: row.beta_seats_taken },
+    performanceStats: { betaSeatsTaken: row.beta_seats_taken, ...tradingStatsOf(row.performance) },
     createdAt: row.created_at.toISOString(),
     updatedAt: row.updated_at.toISOString(),
     ...(r.description !== undefined ? { description: r.description } : {}),
@@ -118,8 +138,8 @@ export function toDeveloperAgentRecord(row: AgentRow, baseUrl: string): Develope
 }
 
 export async function getAgentRow(pool: Pool, agentId: string): Promise<AgentRow | null> {
-  const { rows } = await pool.query<AgentRow>(`SELECT ${columns} FROM agent_records WHERE id = $1`, [agentId]);
-  return rows[0] ?? null;
+  const { rows } = await pool.query<AgentQueryRow>(`SELECT ${columns} FROM ${source} WHERE a.id = $1`, [agentId]);
+  return rows[0] ? agentRow(rows[0]) : null;
 }
 
 export interface Page {
@@ -130,14 +150,14 @@ export interface Page {
 /** The caller's own agents, newest first. */
 export async function listDeveloperAgents(pool: Pool, developerId: string, { page, limit }: Page) {
   const [rows, total] = await Promise.all([
-    pool.query<AgentRow>(
-      `SELECT ${columns} FROM agent_records WHERE developer_id = $1
-       ORDER BY created_at DESC, listed_commit DESC, listed_prepare DESC LIMIT $2 OFFSET $3`,
+    pool.query<AgentQueryRow>(
+      `SELECT ${columns} FROM ${source} WHERE a.developer_id = $1
+       ORDER BY a.created_at DESC, a.listed_commit DESC, a.listed_prepare DESC LIMIT $2 OFFSET $3`,
       [developerId, limit, (page - 1) * limit],
     ),
     pool.query<{ n: number }>('SELECT count(*)::int AS n FROM agent_records WHERE developer_id = $1', [developerId]),
   ]);
-  return { rows: rows.rows, total: total.rows[0]!.n };
+  return { rows: rows.rows.map(agentRow), total: total.rows[0]!.n };
 }
 
 export interface FollowableFilter extends Page {
@@ -147,17 +167,16 @@ export interface FollowableFilter extends Page {
 
 /** Agents a user can follow (beta and live), newest first. */
 export async function listFollowableAgents(pool: Pool, { page, limit, venue, betaStatus }: FollowableFilter) {
-  const where = `beta_status IN ('beta', 'live') AND ($1::text IS NULL OR record->>'venue' = $1) AND ($2::text IS NULL OR beta_status = $2)`;
+  const where = `a.beta_status IN ('beta', 'live') AND ($1::text IS NULL OR a.record->>'venue' = $1) AND ($2::text IS NULL OR a.beta_status = $2)`;
   const params = [venue ?? null, betaStatus ?? null];
   const [rows, total] = await Promise.all([
-    pool.query<AgentRow>(`SELECT ${columns} FROM agent_records WHERE ${where} ORDER BY created_at DESC, listed_commit DESC, listed_prepare DESC LIMIT $3 OFFSET $4`, [
-      ...params,
-      limit,
-      (page - 1) * limit,
-    ]),
-    pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM agent_records WHERE ${where}`, params),
+    pool.query<AgentQueryRow>(
+      `SELECT ${columns} FROM ${source} WHERE ${where} ORDER BY a.created_at DESC, a.listed_commit DESC, a.listed_prepare DESC LIMIT $3 OFFSET $4`,
+      [...params, limit, (page - 1) * limit],
+    ),
+    pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM agent_records a WHERE ${where}`, params),
   ]);
-  return { rows: rows.rows, total: total.rows[0]!.n };
+  return { rows: rows.rows.map(agentRow), total: total.rows[0]!.n };
 }
 
 export async function getFollowableAgentRow(pool: Pool, agentId: string): Promise<AgentRow | null> {
@@ -168,8 +187,10 @@ export async function getFollowableAgentRow(pool: Pool, agentId: string): Promis
 /**
  * The row the projector builds, derived from the stream's state instead: a command's response is
  * shaped from the state it produced, so it never depends on how fast the read model catches up.
+ * The seat count and the trading figures live in other streams: `readModel` gives them (none for
+ * an agent just listed).
  */
-export function agentRowOf(state: ListedAgent, betaSeatsTaken = 0): AgentRow {
+export function agentRowOf(state: ListedAgent, readModel?: Pick<AgentRow, 'beta_seats_taken' | 'performance'> | null): AgentRow {
   const { exists: _e, id, betaStatus, betaStartDate, updatedAt, listedAt, signingSecretCiphertext: _s, ...record } = state;
   return {
     id,
@@ -177,8 +198,9 @@ export function agentRowOf(state: ListedAgent, betaSeatsTaken = 0): AgentRow {
     record,
     beta_status: betaStatus,
     beta_start_date: betaStartDate ? new Date(betaStartDate) : null,
-    beta_seats_taken: betaSeatsTaken,
+    beta_seats_taken: readModel?.beta_seats_taken ?? 0,
     created_at: new Date(listedAt),
     updated_at: new Date(updatedAt),
+    performance: readModel?.performance ?? noPerformance,
   };
 }

@@ -38,6 +38,11 @@ const migrations: Migration[] = [
     CREATE INDEX signal_inbox_agent_outcome ON signal_inbox (agent_id, outcome, received_at DESC, received_commit DESC, received_prepare DESC);
     CREATE INDEX signal_inbox_signal_id ON signal_inbox (agent_id, signal_id);`,
   },
+  {
+    // The signal worker's sweep: signals received and never executed, oldest first.
+    id: 'projections/signals/002-unexecuted',
+    sql: `CREATE INDEX signal_inbox_unexecuted ON signal_inbox (received_at) WHERE outcome IS NULL;`,
+  },
 ];
 
 /** `signal-{agentId}.{signalKey}` → its agent and key (agent ids hold no dot). */

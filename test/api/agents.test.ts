@@ -109,7 +109,11 @@ t.test('followable agents', async (t) => {
     t.equal((await follow(third!, live.id)).status, 200, 'a live agent has no seats');
     const notFollowable = await follow(third!, pending.id);
     t.match(notFollowable.body.error, { code: 'CONFLICT', reason: 'AGENT_NOT_FOLLOWABLE' }, 'a pending agent cannot be followed');
-    t.same((await api(app, 'GET', `/api/v1/agents/${beta.id}`)).body.data.performanceStats, { betaSeatsTaken: 2 }, 'the refused follow kept no seat');
+    t.same(
+      (await api(app, 'GET', `/api/v1/agents/${beta.id}`)).body.data.performanceStats,
+      { betaSeatsTaken: 2, trades: 0, winRate: 0, realizedPnlUsd: 0, returnPercent: 0 },
+      'the refused follow kept no seat',
+    );
   });
 
   await t.test('the agent and review read models rebuild row for row', async (t) => {

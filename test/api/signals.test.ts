@@ -57,13 +57,13 @@ t.test('signals open, manage and close trades in every follower pool', async (t)
     t.equal(data.outcome, 'partially_executed');
     t.equal(data.repeated, false);
     t.equal(data.executionResults.length, 3);
-    const executed = data.executionResults.filter((r: any) => r.executionResult.status === 'executed');
-    const skipped = data.executionResults.filter((r: any) => r.executionResult.status === 'skipped');
+    const executed = data.executionResults.filter((r: any) => r.status === 'executed');
+    const skipped = data.executionResults.filter((r: any) => r.status === 'skipped');
     t.equal(executed.length, 2);
     t.equal(skipped.length, 1);
-    t.equal(skipped[0].executionResult.skipReason, 'ALERTS_ONLY');
+    t.equal(skipped[0].skipReason, 'ALERTS_ONLY');
     t.notOk(JSON.stringify(data).includes(users[0]!.userId), 'no user id in the answer');
-    openedTradeIds = executed.flatMap((r: any) => r.executionResult.tradeIds);
+    openedTradeIds = executed.flatMap((r: any) => r.tradeIds);
     t.equal(openedTradeIds.length, 2);
     for (const [i, id] of pools.slice(0, 2).entries()) {
       const { state } = await loadState(app, poolDecider, id);

@@ -59,7 +59,7 @@ t.test('projectors with applyBatch apply a batch exactly as they apply its event
   const db = await freshDatabase('batcheq');
   t.teardown(() => db.drop());
   const batched = allProjectors.filter((p) => p.applyBatch);
-  t.same(batched.map((p) => p.name).sort(), ['subscriptions', 'trades', 'transfers', 'wallets'], 'the projectors with a batch path');
+  t.same(batched.map((p) => p.name).sort(), ['agent-figures', 'subscriptions', 'trades', 'transfers', 'wallets'], 'the projectors with a batch path');
   await migrate(db.pool, [...checkpointMigrations, ...batched.flatMap((p) => p.migrations)]);
   for (const projector of batched) {
     const snapshot = async () => {

@@ -34,9 +34,9 @@ export default async function developerAgentReviewRoutes(root: FastifyInstance):
       async (request) => {
         const { agent } = await request.dispatch('ReviewAgent', { agentId: request.params.id, decision, ...request.body });
         if (!agent.exists) throw refuse('AGENT_NOT_FOUND', 'agent not found');
-        // The record from the state the decision produced; the seat count lives in the seat shards' read model.
-        const seats = (await getAgentRow(app.deps.pool, agent.id))?.beta_seats_taken ?? 0;
-        return ok(toDeveloperAgentRecord(agentRowOf(agent, seats), publicBaseUrl(app)));
+        // The record from the state the decision produced; the seat count and the trading figures live in read models of other streams.
+        const readModel = await getAgentRow(app.deps.pool, agent.id);
+        return ok(toDeveloperAgentRecord(agentRowOf(agent, readModel), publicBaseUrl(app)));
       },
     );
   }

@@ -10,6 +10,7 @@ import {
   listDeveloperAgents,
   toDeveloperAgentRecord,
 } from '../../../projections/agents/queries.ts';
+import { listSubscribers, subscriberItem, toSubscriberItem } from '../../../projections/agent-figures/queries.ts';
 import { listReviews, reviewItem } from '../../../projections/reviews/queries.ts';
 import { envelopeOf, ok, paginated, paginationQuery } from '../../envelope.ts';
 import { agentIdParams, paginatedOf, publicBaseUrl } from './record.ts';
@@ -19,6 +20,14 @@ const security = [{ bearerAuth: [] }];
 
 export default async function developerRoutes(root: FastifyInstance): Promise<void> {
   const app = root.withTypeProvider<ZodTypeProvider>();
+
+  /** The caller's own agent: 404 when unknown, 403 when another user's (administrators included). */
+  const ownAgent = async (agentId: string, callerId: string, what: string) => {
+    const agent = await getAgentRow(app.deps.pool, agentId);
+    if (!agent) throw refuse('AGENT_NOT_FOUND', 'agent not found');
+    if (agent.developer_id !== callerId) throw refuse('NOT_AGENT_OWNER', `only the agent’s developer can read its ${what}`);
+    return agent;
+  };
 
   app.post(
     '/api/v1/developers/agents',
@@ -88,11 +97,30 @@ export default async function developerRoutes(root: FastifyInstance): Promise<vo
       },
     },
     async (request) => {
-      const agent = await getAgentRow(app.deps.pool, request.params.id);
-      if (!agent) throw refuse('AGENT_NOT_FOUND', 'agent not found');
-      if (agent.developer_id !== request.identity!.userId) throw refuse('NOT_AGENT_OWNER', 'only the agent’s developer can read its reviews');
+      const agent = await ownAgent(request.params.id, request.identity!.userId, 'reviews');
       const { items, total } = await listReviews(app.deps.pool, agent.id, request.query);
       return paginated(items, total, request.query);
+    },
+  );
+
+  app.get(
+    '/api/v1/developers/agents/:id/subscribers',
+    {
+      onRequest: app.requireUser,
+      schema: {
+        tags: ['Developer dashboard'],
+        security,
+        summary: 'The caller’s agent’s follower pools (every wallet context, stopped ones too), anonymized, with the fees each earned the developer; latest opening first',
+        params: agentIdParams,
+        querystring: paginationQuery,
+        response: { 200: paginatedOf(subscriberItem) },
+      },
+    },
+    async (request) => {
+      const agent = await ownAgent(request.params.id, request.identity!.userId, 'subscribers');
+      const { rows, total } = await listSubscribers(app.deps.pool, agent.id, request.query);
+      const pricing = { id: agent.id, monthlyPriceMicro: agent.record.monthlyPriceMicroUsd };
+      return paginated(rows.map((row) => toSubscriberItem(row, pricing, app.deps.config.JWT_SECRET)), total, request.query);
     },
   );
 }

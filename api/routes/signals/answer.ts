@@ -1,23 +1,10 @@
 // The webhook's answer: the signal as read, its outcome, and what it did in each follower pool,
-// with the followers anonymized (a developer never sees a user id).
+// with the followers anonymized (a developer never sees a user id): each result as the inbox shows it.
 import { z } from 'zod';
 import type { ReceivedSignal } from '../../../commands/signals/receive.ts';
 import { interpretationSchema } from '../../../domain/signal/intent.ts';
 import { signalOutcomes, type SignalExecuted } from '../../../domain/signal/events.ts';
-import { poolEndpointOf } from '../../../domain/transfer/plan.ts';
-import { anonymizedSubscriberId } from '../../../infra/anonymize.ts';
-
-export const executionResultSchema = z.object({
-  subscriberId: z.string(),
-  walletContext: z.string(),
-  executionResult: z.object({
-    status: z.enum(['executed', 'skipped', 'failed']),
-    tradeIds: z.array(z.string()),
-    skipReason: z.string().optional(),
-    errorMessage: z.string().optional(),
-    errorTags: z.array(z.string()).optional(),
-  }),
-});
+import { executionResultSchema, executionResultsOf } from '../../../projections/signals/record.ts';
 
 export const signalAnswerSchema = z.object({
   signalId: z.string(),
@@ -44,9 +31,6 @@ export function signalAnswer(received: ReceivedSignal, executed: SignalExecuted 
     source: signal.received.source,
     ruleVersion: interpretation.ruleVersion,
     interpretation,
-    executionResults: (executed?.results ?? []).map(({ poolId, ...result }) => {
-      const pool = poolEndpointOf(poolId);
-      return { subscriberId: anonymizedSubscriberId(masterSecret, received.agentId, pool.userId), walletContext: pool.walletContext, executionResult: result };
-    }),
+    executionResults: executionResultsOf(executed?.results ?? [], masterSecret),
   };
 }

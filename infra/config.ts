@@ -54,6 +54,8 @@ const schema = z.object({
   TRADE_FEE_BPS: z.coerce.number().int().min(0).max(1_000).default(5),
   /** how long the signal webhook waits for every pool's decision before it answers `accepted` */
   SIGNAL_ANSWER_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
+  /** how long a signal job stays with a worker that stopped answering (killed) before another takes it over */
+  SIGNAL_JOB_LOCK_MS: z.coerce.number().int().min(1_000).default(10_000),
   /** how often the signal worker's price watcher marks open and pending trades */
   PRICE_WATCH_INTERVAL_MS: z.coerce.number().int().positive().default(1_000),
   /** how often the reconciliation worker sweeps legs at the venue and real pools */

@@ -111,8 +111,8 @@ export async function startSignalWorker(connection: ConnectionOptions, prefix: s
         throw new Error(`unknown ${SIGNAL_QUEUE} job ${job.name}`);
     }
   };
-  // A killed worker's job is handed on once its lock lapses: the lock is kept short so a fan-out
-  // interrupted by a crash goes on within seconds.
+  // A killed worker's job is handed on once its lock lapses (SIGNAL_JOB_LOCK_MS): short, so a
+  // fan-out interrupted by a crash goes on within seconds.
   const lockDuration = options.lockDurationMs ?? 10_000;
   const worker = new Worker(SIGNAL_QUEUE, processor, { connection, prefix, concurrency: 4, lockDuration, stalledInterval: lockDuration });
   return { queue, worker };

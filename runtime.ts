@@ -18,7 +18,8 @@ import { ProjectionRunner, type RunnerOptions } from './projections/runner.ts';
 import { legsAtVenue, transfersInFlight, unfollowedSeats } from './projections/transfers/queries.ts';
 import { followerPools, realPools } from './projections/subscriptions/queries.ts';
 import { unexecutedSignals } from './projections/signals/queries.ts';
-import { createReadModelPriceSource } from './projections/market/queries.ts';
+import { liveTrades } from './projections/trades/queries.ts';
+import { createReadModelPriceSource, markPrices } from './projections/market/queries.ts';
 import { createSimulatedVenues } from './infra/venues/simulated.ts';
 import { createRemoteVenues } from './infra/venues/remote.ts';
 import type { Venues } from './infra/venues/port.ts';
@@ -151,6 +152,8 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
           signalQueries: {
             followerPools: (agentId) => followerPools(pool, agentId),
             unexecutedSignals: (before, limit) => unexecutedSignals(pool, before, limit),
+            liveTrades: (after, limit) => liveTrades(pool, after, limit),
+            markPrices: () => markPrices(pool),
           },
         },
         keyPrefix,

@@ -43,6 +43,7 @@ export async function startWorkers(deps: WorkerDeps, keyPrefix: string): Promise
     clock: deps.clock,
     signalQueries: deps.signalQueries,
     sweepEveryMs: deps.config.TRANSFER_RECOVERY_INTERVAL_MS,
+    watchEveryMs: deps.config.PRICE_WATCH_INTERVAL_MS,
   }, { lockDurationMs: deps.config.SIGNAL_JOB_LOCK_MS });
   const workers: Worker[] = [
     startMailWorker(connection, prefix, createMailer(deps.config, deps.logger), deps.config.JWT_SECRET),

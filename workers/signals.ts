@@ -3,7 +3,9 @@
 // `ExecuteSignal` command. A worker killed mid-way leaves the job stalled: BullMQ hands it to
 // another worker, whose run finds what the first one did (trade ids are stable) and goes on.
 // A repeatable sweep re-queues signals received and never executed (a crash between the record and
-// the queue). The webhook waits for the job (bounded) through `waitFor`.
+// the queue). The webhook waits for the job (bounded) through `waitFor`. The price watcher, a
+// repeatable job too, ticks every live trade whose token's mark moved (or whose entry expired):
+// fills, stops, targets and trailing stops happen there, and a trade that ends pays its pool back.
 import { Queue, QueueEvents, Worker, type ConnectionOptions, type Job } from 'bullmq';
 import { z } from 'zod';
 import type { Dispatch } from '../commands/dispatch.ts';
@@ -13,7 +15,11 @@ import type { Clock } from '../infra/clock.ts';
 
 export const SIGNAL_QUEUE = 'signal-execution';
 export const SIGNAL_ACTOR = 'system:signal-worker';
+export const PRICE_WATCH_ACTOR = 'system:price-watch';
 const SWEEP_SCHEDULER = 'signal-execution-sweep';
+const WATCH_SCHEDULER = 'price-watch';
+/** Trades ticked at once by the watcher. */
+const WATCH_CONCURRENCY = 16;
 
 export const executeSignalJob = z.object({ agentId: z.string().min(1), signalKey: z.string().min(1), correlationId: z.string().min(1) });
 
@@ -31,6 +37,10 @@ export interface SignalQueries {
   followerPools(agentId: string): Promise<string[]>;
   /** signals received before `before` and not executed */
   unexecutedSignals(before: Date, limit: number): Promise<Array<{ agentId: string; signalKey: string }>>;
+  /** pending and open trades, a page at a time in id order */
+  liveTrades(afterTradeId: string | null, limit: number): Promise<Array<{ tradeId: string; token: string; status: 'pending' | 'open'; expiresAt: string }>>;
+  /** the venue's mark prices, micro-USD by symbol or mint */
+  markPrices(): Promise<Map<string, number>>;
 }
 
 export interface SignalWorkerDeps {
@@ -39,6 +49,8 @@ export interface SignalWorkerDeps {
   signalQueries: SignalQueries;
   /** how often the sweep looks for signals never executed, and how old they must be */
   sweepEveryMs: number;
+  /** how often the price watcher ticks live trades */
+  watchEveryMs: number;
 }
 
 /** The queue side, for the API: hand a signal over, and wait for its execution. */
@@ -98,15 +110,62 @@ async function sweep(deps: SignalWorkerDeps, queue: Queue): Promise<number> {
   return signals.length;
 }
 
+/** The price a trade is marked at: its token as written, or in capitals (as the trade's steps read it). */
+const priceFor = (prices: Map<string, number>, token: string) => prices.get(token) ?? prices.get(token.toUpperCase());
+
+/**
+ * One watch: every live trade whose token's price differs from the one this process last ticked it
+ * at, or whose pending entry has expired. A trade ticked at a price it already saw changes nothing,
+ * so a tick repeated by another process is harmless.
+ */
+export async function watchPrices(deps: SignalWorkerDeps, lastTicked: Map<string, number>): Promise<number> {
+  const prices = await deps.signalQueries.markPrices();
+  const now = deps.clock.now();
+  const due: Array<{ tradeId: string; priceMicro: number }> = [];
+  const live = new Set<string>();
+  for (let after: string | null = null; ; ) {
+    const page = await deps.signalQueries.liveTrades(after, 1_000);
+    for (const trade of page) {
+      live.add(trade.tradeId);
+      const priceMicro = priceFor(prices, trade.token);
+      if (priceMicro === undefined) continue;
+      const expired = trade.status === 'pending' && Date.parse(trade.expiresAt) <= now.getTime();
+      if (expired || lastTicked.get(trade.tradeId) !== priceMicro) due.push({ tradeId: trade.tradeId, priceMicro });
+    }
+    if (page.length < 1_000) break;
+    after = page.at(-1)!.tradeId;
+  }
+  for (const id of lastTicked.keys()) if (!live.has(id)) lastTicked.delete(id);
+  let next = 0;
+  const tick = async () => {
+    while (next < due.length) {
+      const { tradeId, priceMicro } = due[next++]!;
+      await deps.dispatch({
+        type: 'MarkTradePrice',
+        data: { tradeId, priceMicro },
+        metadata: { now: deps.clock.now(), actor: PRICE_WATCH_ACTOR, correlationId: `${WATCH_SCHEDULER}/${now.toISOString()}` },
+      });
+      lastTicked.set(tradeId, priceMicro);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(WATCH_CONCURRENCY, due.length) }, tick));
+  return due.length;
+}
+
 export async function startSignalWorker(connection: ConnectionOptions, prefix: string, deps: SignalWorkerDeps, options: { lockDurationMs?: number } = {}) {
   const queue = new Queue(SIGNAL_QUEUE, { connection, prefix });
-  await queue.upsertJobScheduler(SWEEP_SCHEDULER, { every: deps.sweepEveryMs }, { name: 'sweep', opts: { removeOnComplete: true, removeOnFail: { count: 100 } } });
+  const repeatOpts = { removeOnComplete: true, removeOnFail: { count: 100 } };
+  await queue.upsertJobScheduler(SWEEP_SCHEDULER, { every: deps.sweepEveryMs }, { name: 'sweep', opts: repeatOpts });
+  await queue.upsertJobScheduler(WATCH_SCHEDULER, { every: deps.watchEveryMs }, { name: 'watch-prices', opts: repeatOpts });
+  const lastTicked = new Map<string, number>();
   const processor = async (job: Job): Promise<unknown> => {
     switch (job.name) {
       case 'execute-signal':
         return execute(deps, executeSignalJob.parse(job.data));
       case 'sweep':
         return sweep(deps, queue);
+      case 'watch-prices':
+        return watchPrices(deps, lastTicked);
       default:
         throw new Error(`unknown ${SIGNAL_QUEUE} job ${job.name}`);
     }

@@ -30,3 +30,9 @@ export async function priceOf(db: Pool, symbolOrMint: string): Promise<MicroUsd 
 export function createReadModelPriceSource(db: Pool): { priceOf(symbolOrMint: string): Promise<MicroUsd | null> } {
   return { priceOf: (symbolOrMint) => priceOf(db, symbolOrMint) };
 }
+
+/** The mark prices, micro-USD by symbol or mint. */
+export async function markPrices(db: Pool): Promise<Map<string, number>> {
+  const { rows } = await db.query<{ symbol: string; price_micro: string }>({ name: 'mark-prices', text: 'SELECT symbol, price_micro FROM market_prices' });
+  return new Map(rows.map((r) => [r.symbol, Number(r.price_micro)]));
+}

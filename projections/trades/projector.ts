@@ -34,6 +34,11 @@ const migrations: Migration[] = [
     CREATE INDEX trades_user_agent ON trades (user_id, agent_id, opened_at DESC, requested_commit DESC, requested_prepare DESC);
     CREATE TABLE trade_states (trade_id text PRIMARY KEY, state jsonb NOT NULL);`,
   },
+  {
+    // The price watcher ticks the trades still alive: pending entries and open positions.
+    id: 'projections/trades/002-live',
+    sql: `CREATE INDEX trades_live ON trades (trade_id) WHERE status IN ('pending', 'open');`,
+  },
 ];
 
 const tradeEventTypes: ReadonlySet<string> = new Set(tradeEventSchema.options.map((o) => o.shape.type.value));

@@ -30,3 +30,35 @@ export async function tradeListJson(db: Pool, userId: string, q: TradeListQuery)
   const [total, items] = rows[0]!;
   return { itemsJson: `[${items ?? ''}]`, total };
 }
+
+/** One of the user's trades as the list renders it; null when the user has no trade with this id. */
+export async function tradeRecordJson(db: Pool, userId: string, tradeId: string): Promise<string | null> {
+  const { rows } = await db.query<{ record_json: string }>({
+    name: 'trade-record',
+    text: 'SELECT record_json FROM trades WHERE trade_id = $1 AND user_id = $2',
+    values: [tradeId, userId],
+  });
+  return rows[0]?.record_json ?? null;
+}
+
+/** A trade the price watcher ticks: pending or open, with its token and, while pending, when its entry expires. */
+export interface LiveTrade {
+  tradeId: string;
+  token: string;
+  status: 'pending' | 'open';
+  expiresAt: string;
+}
+
+/** Every pending or open trade (after `afterTradeId`, in id order, a page at a time). */
+export async function liveTrades(db: Pool, afterTradeId: string | null, limit: number): Promise<LiveTrade[]> {
+  const { rows } = await db.query<{ trade_id: string; token: string; status: 'pending' | 'open'; expires_at: string }>({
+    name: 'live-trades',
+    text: `SELECT t.trade_id, s.state->'state'->>'token' AS token, t.status, s.state->'state'->>'expiresAt' AS expires_at
+      FROM trades t JOIN trade_states s USING (trade_id)
+      WHERE t.status IN ('pending', 'open') AND ($1::text IS NULL OR t.trade_id > $1)
+      ORDER BY t.trade_id LIMIT $2`,
+    values: [afterTradeId, limit],
+  });
+  return rows.map((r) => ({ tradeId: r.trade_id, token: r.token, status: r.status, expiresAt: r.expires_at }));
+}
+

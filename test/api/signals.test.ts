@@ -21,7 +21,7 @@ async function deliver(app: TestApp, agentId: string, secret: string, body: unkn
 }
 
 t.test('signals open, manage and close trades in every follower pool', async (t) => {
-  const app = await startTestApp({ config: { ADMIN_EMAILS: ADMIN } });
+  const app = await startTestApp({ config: { ADMIN_EMAILS: ADMIN, PRICE_WATCH_INTERVAL_MS: '200' } });
   t.teardown(() => app.close());
   const admin = await signIn(app, ADMIN);
   const dev = await signIn(app, 'signal-dev@example.test');
@@ -128,5 +128,61 @@ t.test('signals open, manage and close trades in every follower pool', async (t)
       t.ok(state.ledger.realized > 0, `a profit is realized (${state.ledger.realized})`);
     }
     for (const tradeId of openedTradeIds) t.equal((await loadState(app, tradeDecider, tradeId)).state.status, 'closed');
+  });
+
+  const setPrices = async (prices: Record<string, number>) =>
+    t.equal((await api(app, 'PUT', '/api/admin/market/prices', { token: admin.accessToken, body: { prices } })).status, 200);
+  const until = async (what: string, check: () => Promise<boolean>) => {
+    for (let i = 0; i < 100; i++) {
+      if (await check()) return;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    throw new Error(`timed out waiting for ${what}`);
+  };
+
+  await t.test('the price watcher takes profit when the mark crosses the targets, and the pool realizes it', async (t) => {
+    const res = await deliver(app, agentId, secret, { signalId: 'sol-long-1', text: 'LONG SOL x2 now, TP 160, SL 140' });
+    t.equal(res.status, 200);
+    t.equal(res.body.data.outcome, 'partially_executed', JSON.stringify(res.body.data));
+    const tradeId = res.body.data.executionResults.find((r: any) => r.status === 'executed').tradeIds[0] as string;
+    const realizedBefore = (await loadState(app, poolDecider, pools[0]!)).state;
+    await setPrices({ SOL: 161 });
+    await until('the target to close the trade', async () => (await loadState(app, tradeDecider, tradeId)).state.status === 'closed');
+    const trade = (await loadState(app, tradeDecider, tradeId)).state;
+    t.match(trade, { status: 'closed' });
+    const owner = pools.find((p) => p.startsWith(trade.status === 'closed' ? trade.poolId.split('.')[0]! : '-'))!;
+    await until('the pool to realize it', async () => {
+      const { state } = await loadState(app, poolDecider, owner);
+      return state.followed && Object.keys(state.openTrades).length === 0;
+    });
+    const after = (await loadState(app, poolDecider, owner)).state;
+    if (!after.followed || !realizedBefore.followed) throw new Error('not followed');
+    t.ok(after.ledger.realized > 0, 'a profit realized');
+    t.equal(after.ledger.locked, 0);
+  });
+
+  await t.test('GET /api/v1/trades lists the caller\'s trades; POST /api/v1/trades/{id}/close closes one of them, 404 for anyone else\'s', async (t) => {
+    const res = await deliver(app, agentId, secret, { signalId: 'btc-long-2', action: 'open', side: 'long', token: 'BTC', leverage: 2, sizeUsd: 20 });
+    t.equal(res.status, 200);
+    const user = users[0]!;
+    await until('the trade to be listed', async () => {
+      const list = await api(app, 'GET', '/api/v1/trades?status=open', { token: user.accessToken });
+      return list.body.data.items.length === 1;
+    });
+    const list = await api(app, 'GET', '/api/v1/trades?status=open', { token: user.accessToken });
+    const tradeId = list.body.data.items[0].id as string;
+    t.match(list.body.data.items[0], { token: 'BTC', side: 'long', leverage: 2, marginUsd: 20, status: 'open' });
+    t.equal((await api(app, 'POST', `/api/v1/trades/${tradeId}/close`, {})).status, 401);
+    const stranger = await api(app, 'POST', `/api/v1/trades/${tradeId}/close`, { token: users[1]!.accessToken });
+    t.equal(stranger.status, 404, 'another user cannot close it');
+    t.equal((await api(app, 'POST', '/api/v1/trades/no-such-trade/close', { token: user.accessToken })).status, 404);
+    const closed = await api(app, 'POST', `/api/v1/trades/${tradeId}/close`, { token: user.accessToken });
+    t.equal(closed.status, 200, JSON.stringify(closed.body));
+    t.match(closed.body.data, { id: tradeId, status: 'closed', closeReason: 'USER' });
+    const again = await api(app, 'POST', `/api/v1/trades/${tradeId}/close`, { token: user.accessToken });
+    t.equal(again.status, 200, 'closing a closed trade again changes nothing');
+    t.same(again.body.data, closed.body.data);
+    const { state } = await loadState(app, poolDecider, pools[0]!);
+    t.equal(state.followed && state.ledger.locked, 0, 'its margin is back in the pool');
   });
 });

@@ -1,10 +1,11 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { tradeListJson } from '../../../projections/trades/queries.ts';
+import { refuse } from '../../../domain/shared/errors.ts';
+import { tradeListJson, tradeRecordJson } from '../../../projections/trades/queries.ts';
 import { tradeRecordSchema } from '../../../projections/trades/record.ts';
-import { okPaginatedRendered } from '../../envelope.ts';
+import { envelopeOf, okPaginatedRendered, okRendered } from '../../envelope.ts';
 import { paginatedOf } from '../developers/record.ts';
-import { tradeListQuery } from './schemas.ts';
+import { tradeIdParams, tradeListQuery } from './schemas.ts';
 
 const tags = ['Trade'];
 
@@ -27,6 +28,27 @@ export default async function tradeRoutes(root: FastifyInstance): Promise<void> 
     async (request, reply) => {
       const { itemsJson, total } = await tradeListJson(app.deps.pool, request.identity!.userId, request.query);
       return okPaginatedRendered(reply, itemsJson, total, request.query);
+    },
+  );
+
+  app.post(
+    '/api/v1/trades/:id/close',
+    {
+      onRequest: app.requireUser,
+      schema: {
+        tags,
+        security: [{ bearerAuth: [] }],
+        summary: "Close one of the caller's agent trades at the venue's price (a pending entry is cancelled); the margin and PnL go back to the pool",
+        params: tradeIdParams,
+        response: { 200: envelopeOf(tradeRecordSchema) },
+      },
+    },
+    async (request, reply) => {
+      const userId = request.identity!.userId;
+      await request.dispatch('CloseUserTrade', { tradeId: request.params.id, userId });
+      const record = await tradeRecordJson(app.deps.pool, userId, request.params.id);
+      if (record === null) throw refuse('TRADE_NOT_FOUND', 'you have no trade with this id');
+      return okRendered(reply, record);
     },
   );
 }

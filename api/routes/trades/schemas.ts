@@ -9,3 +9,5 @@ export const tradeListQuery = paginationQuery.extend({
   status: tradeStatusSchema.optional(),
   walletContext: walletContextSchema.optional(),
 });
+
+export const tradeIdParams = z.object({ id: z.string().min(1).max(100) });

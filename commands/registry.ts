@@ -8,6 +8,7 @@ import type { Tools } from './dispatch.ts';
 import { listAgent, type ListAgentInput, type ListedAgentResult } from './agents/list-agent.ts';
 import { reviewAgent, type ReviewAgentData } from './agents/review-agent.ts';
 import { updateAgent, type UpdateAgentData } from './agents/update-agent.ts';
+import { deleteAgent, type DeleteAgentData, type DeleteAgentResult } from './agents/delete-agent.ts';
 import { followAgent, type FollowAgentData, type FollowAgentResult } from './subscriptions/follow.ts';
 import { releaseOrphanSeat } from './subscriptions/release-orphan-seat.ts';
 import { resumeTransfer, settleTransfer, type ResumeTransferData, type SettleTransferData } from './transfers/resume.ts';
@@ -64,6 +65,7 @@ export interface CommandMap {
   ExecuteSignal: { data: ExecuteSignalData; result: { executed: SignalExecuted } };
   MarkTradePrice: { data: MarkTradeData; result: { status: Trade['status'] } };
   CloseUserTrade: { data: CloseTradeData; result: { trade: Trade } };
+  DeleteAgent: { data: DeleteAgentData; result: DeleteAgentResult };
 }
 
 export type CommandType = keyof CommandMap;
@@ -102,4 +104,5 @@ export const handlers: { [T in CommandType]: (command: Command<T, CommandMap[T][
   ExecuteSignal: executeSignal,
   MarkTradePrice: markTradePrice,
   CloseUserTrade: closeTradeByUser,
+  DeleteAgent: deleteAgent,
 };

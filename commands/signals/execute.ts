@@ -219,7 +219,9 @@ export async function executeSignal({ data }: Command<'ExecuteSignal', ExecuteSi
   const { state: agent } = await tools.load(agentDecider, data.agentId);
   if (!agent.exists) throw refuse('AGENT_NOT_FOUND', `no agent ${data.agentId}`);
   const results =
-    interpretation.kind === 'signal'
+    agent.deletedAt !== undefined
+      ? data.poolIds.map((poolId) => skipped(poolId, 'AGENT_DELETED', 'the agent was deleted'))
+      : interpretation.kind === 'signal'
       ? await inParallel(data.poolIds, POOL_CONCURRENCY, (poolId) =>
           executeInPool(tools, { key: data.signalKey, received: state.received, agent, feeBps: tools.deps.config.TRADE_FEE_BPS }, interpretation.intents, poolId),
         )

@@ -46,7 +46,7 @@ async function spendSignature(tools: Tools, agentId: string, signature: string):
 export async function receiveSignal({ data }: Command<'ReceiveSignal', ReceiveSignalData>, tools: Tools): Promise<ReceivedSignal> {
   const { agentId, body } = data;
   const { state: agent } = await tools.load(agentDecider, agentId, { maxStaleMs: 1_000 });
-  if (!agent.exists) throw refuse('AGENT_NOT_FOUND', 'no such agent');
+  if (!agent.exists || agent.deletedAt !== undefined) throw refuse('AGENT_NOT_FOUND', 'no such agent');
   const secret = decryptSecret(agent.signingSecretCiphertext, tools.deps.config.JWT_SECRET, AGENT_SIGNING_SECRET);
   const verified = verifyWebhookSignature({ secret, timestampHeader: data.timestampHeader, signatureHeader: data.signatureHeader, body, nowMs: tools.metadata.now.getTime() });
   if (!verified.ok) throw refuse('INVALID_SIGNATURE', `the signature was refused: ${verified.reason}`, { signatureProblem: verified.reason });

@@ -23,7 +23,9 @@ export type UpdateAgentSignalSettings = Command<
   { developerId: string; signalDetectionRule?: SignalDetectionRule; signalExecutionDefaults?: SignalExecutionDefaults }
 >;
 
-export type AgentCommand = ListAgent | ApproveAgent | RejectAgent | PromoteAgent | ResubmitAgent | UpdateAgentSignalSettings;
+/** Removes the agent (its developer or an administrator: the caller checks who); a repeat changes nothing. */
+export type DeleteAgent = Command<'DeleteAgent', Record<string, never>>;
+export type AgentCommand = ListAgent | ApproveAgent | RejectAgent | PromoteAgent | ResubmitAgent | UpdateAgentSignalSettings | DeleteAgent;
 
 export const MAX_LEVERAGE = 100;
 export const MAX_SUCCESS_FEE_PERCENT = 50;
@@ -42,6 +44,8 @@ export function decide(command: AgentCommand, state: AgentState): AgentEvent[] {
       return resubmit(command, listed(state));
     case 'UpdateAgentSignalSettings':
       return updateSignalSettings(command, listed(state));
+    case 'DeleteAgent':
+      return listed(state).deletedAt === undefined ? [{ type: 'AgentDeleted', data: { deletedAt: command.metadata.now.toISOString() } }] : [];
     default:
       return assertNever(command);
   }

@@ -52,6 +52,9 @@ export const agentSignalSettingsUpdatedSchema = z.object({
   updatedAt: z.string(),
 });
 
+/** The agent's developer or an administrator removed it: it leaves the listings, takes no signal and no follow; its events stay. */
+export const agentDeletedSchema = z.object({ deletedAt: z.string() });
+
 /** The agent stream's facts (its beta seats live in shard streams: seats.ts). */
 export const agentEventSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('AgentListed'), data: agentListedSchema }),
@@ -60,6 +63,7 @@ export const agentEventSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('AgentPromoted'), data: agentReviewedSchema }),
   z.object({ type: z.literal('AgentResubmitted'), data: agentResubmittedSchema }),
   z.object({ type: z.literal('AgentSignalSettingsUpdated'), data: agentSignalSettingsUpdatedSchema }),
+  z.object({ type: z.literal('AgentDeleted'), data: agentDeletedSchema }),
 ]);
 export type AgentEvent = z.infer<typeof agentEventSchema>;
 export const agentEventTypes: ReadonlySet<string> = new Set(agentEventSchema.options.map((o) => o.shape.type.value));

@@ -11,6 +11,8 @@ export type ListedAgent = Omit<AgentListed, 'agentId'> & {
   betaStatus: BetaStatus;
   betaStartDate?: string;
   updatedAt: string;
+  /** set once deleted: no listing, no follow, no signal */
+  deletedAt?: string;
 };
 
 export type AgentState = { exists: false } | ListedAgent;
@@ -19,7 +21,7 @@ export const initialState = (): AgentState => ({ exists: false });
 
 /** Only beta and live agents can be followed (domain.md, Agent review). */
 export const isFollowable = (state: AgentState): state is ListedAgent =>
-  state.exists && (state.betaStatus === 'beta' || state.betaStatus === 'live');
+  state.exists && state.deletedAt === undefined && (state.betaStatus === 'beta' || state.betaStatus === 'live');
 
 export function evolve(state: AgentState, event: AgentEvent): AgentState {
   if (event.type === 'AgentListed') {
@@ -40,6 +42,8 @@ export function evolve(state: AgentState, event: AgentEvent): AgentState {
       const { updatedAt, ...changes } = event.data;
       return { ...state, ...changes, updatedAt };
     }
+    case 'AgentDeleted':
+      return { ...state, deletedAt: event.data.deletedAt, updatedAt: event.data.deletedAt };
     default:
       return assertNever(event);
   }

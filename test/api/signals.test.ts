@@ -185,4 +185,29 @@ t.test('signals open, manage and close trades in every follower pool', async (t)
     const { state } = await loadState(app, poolDecider, pools[0]!);
     t.equal(state.followed && state.ledger.locked, 0, 'its margin is back in the pool');
   });
+
+  await t.test('DELETE /api/v1/agents/{id}: only its developer or an administrator; 409 with open trades unless they are closed first; the pools stop', async (t) => {
+    const res = await deliver(app, agentId, secret, { signalId: 'btc-long-3', action: 'open', side: 'long', token: 'BTC', leverage: 2, sizeUsd: 10 });
+    t.equal(res.body.data.outcome, 'partially_executed');
+    const path = `/api/v1/agents/${agentId}`;
+    t.equal((await api(app, 'DELETE', path, {})).status, 401);
+    const stranger = await api(app, 'DELETE', path, { token: users[0]!.accessToken });
+    t.equal(stranger.status, 403);
+    const busy = await api(app, 'DELETE', path, { token: dev.accessToken });
+    t.equal(busy.status, 409);
+    t.match(busy.body.error, { code: 'CONFLICT', reason: 'AGENT_HAS_OPEN_TRADES' });
+    const deleted = await api(app, 'DELETE', `${path}?closeActiveTrades=true`, { token: dev.accessToken });
+    t.equal(deleted.status, 200, JSON.stringify(deleted.body));
+    t.match(deleted.body.data, { message: String, affectedBotCount: 3, activeTradesClosed: 3 }, 'this signal\'s two trades and the one the second user kept open');
+    for (const id of pools) {
+      const { state } = await loadState(app, poolDecider, id);
+      if (!state.followed) throw new Error('not followed');
+      t.equal(state.settings.isPaused, true, 'the pool takes no new trade');
+      t.equal(state.ledger.locked, 0, 'its capital is free to withdraw');
+    }
+    t.equal((await api(app, 'GET', path, {})).status, 404, 'the agent left the listings');
+    t.equal((await deliver(app, agentId, secret, { text: 'LONG BTC now' })).status, 404, 'it takes no signal');
+    t.equal((await api(app, 'DELETE', path, { token: dev.accessToken })).status, 404, 'deleting it again: not found');
+    t.equal((await api(app, 'DELETE', '/api/v1/agents/no-such-agent', { token: admin.accessToken })).status, 404);
+  });
 });

@@ -9,17 +9,21 @@ import {
   publicAgentRecord,
   toPublicAgentRecord,
 } from '../../../projections/agents/queries.ts';
+import { followerPools } from '../../../projections/subscriptions/queries.ts';
 import { envelopeOf, ok, paginated, paginationQuery } from '../../envelope.ts';
 import { agentIdParams, paginatedOf } from '../developers/record.ts';
 
 const tags = ['Agent'];
+
+const deleteAgentQuery = z.object({ closeActiveTrades: z.enum(['true', 'false']).default('false').transform((v) => v === 'true') });
+const deletedAgentAnswer = z.object({ message: z.string(), agentId: z.string(), affectedBotCount: z.number().int(), activeTradesClosed: z.number().int() });
 
 const followableQuery = paginationQuery.extend({
   venue: venueSchema.optional(),
   betaStatus: z.enum(['beta', 'live']).optional(),
 });
 
-/** The marketplace: agents a user can follow (beta and live). Public: nothing here is private. */
+/** The marketplace: agents a user can follow (beta and live), public; and their removal. */
 export default async function agentRoutes(root: FastifyInstance): Promise<void> {
   const app = root.withTypeProvider<ZodTypeProvider>();
 
@@ -39,6 +43,29 @@ export default async function agentRoutes(root: FastifyInstance): Promise<void> 
       const row = await getFollowableAgentRow(app.deps.pool, request.params.id);
       if (!row) throw refuse('AGENT_NOT_FOUND', 'agent not found');
       return ok(toPublicAgentRecord(row));
+    },
+  );
+
+  app.delete(
+    '/api/v1/agents/:id',
+    {
+      onRequest: app.requireUser,
+      schema: {
+        tags,
+        security: [{ bearerAuth: [] }],
+        summary: "Delete an agent (its developer or an administrator): its followers' pools stop taking trades; open trades are closed first with closeActiveTrades=true, else 409",
+        params: agentIdParams,
+        querystring: deleteAgentQuery,
+        response: { 200: envelopeOf(deletedAgentAnswer) },
+      },
+    },
+    async (request) => {
+      const { id } = request.params;
+      const { userId, role } = request.identity!;
+      const poolIds = await followerPools(app.deps.pool, id);
+      const caller = { userId, isAdmin: role === 'admin' };
+      const result = await request.dispatch('DeleteAgent', { agentId: id, caller, closeActiveTrades: request.query.closeActiveTrades, poolIds });
+      return ok({ message: 'Agent deleted', ...result });
     },
   );
 }

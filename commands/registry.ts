@@ -25,6 +25,7 @@ import { updateProfile, type ProfileChanges } from './users/update-profile.ts';
 import { depositWallet, type DepositWalletData } from './wallet/deposit.ts';
 import { executeSignal, type ExecuteSignalData } from './signals/execute.ts';
 import { receiveSignal, type ReceiveSignalData, type ReceivedSignal } from './signals/receive.ts';
+import { replaySignal, type ReplaySignalData } from './signals/replay.ts';
 import type { SignalExecuted } from '../domain/signal/events.ts';
 import { closeTradeByUser, markTradePrice, type CloseTradeData, type MarkTradeData } from './trades/manage.ts';
 import type { Trade } from '../domain/trade/decide.ts';
@@ -62,6 +63,7 @@ export interface CommandMap {
   DepositWallet: { data: DepositWalletData; result: { deposited: boolean } };
   SetMarketPrices: { data: SetMarketPricesData; result: { changed: number } };
   ReceiveSignal: { data: ReceiveSignalData; result: ReceivedSignal };
+  ReplaySignal: { data: ReplaySignalData; result: ReceivedSignal };
   ExecuteSignal: { data: ExecuteSignalData; result: { executed: SignalExecuted } };
   MarkTradePrice: { data: MarkTradeData; result: { status: Trade['status'] } };
   CloseUserTrade: { data: CloseTradeData; result: { trade: Trade } };
@@ -101,6 +103,7 @@ export const handlers: { [T in CommandType]: (command: Command<T, CommandMap[T][
   DepositWallet: depositWallet,
   SetMarketPrices: setMarketPrices,
   ReceiveSignal: receiveSignal,
+  ReplaySignal: replaySignal,
   ExecuteSignal: executeSignal,
   MarkTradePrice: markTradePrice,
   CloseUserTrade: closeTradeByUser,

@@ -9,6 +9,7 @@ import { refuse } from '../../domain/shared/errors.ts';
 import { signalDecider, signalInstanceId, type SignalState } from '../../domain/signal/decide.ts';
 import { interpretSignalBody } from '../../domain/signal/index.ts';
 import type { Command } from '../../domain/shared/decider.ts';
+import type { SignalReceived } from '../../domain/signal/events.ts';
 import { AGENT_SIGNING_SECRET, decryptSecret } from '../../infra/secrets.ts';
 import { verifyWebhookSignature, MAX_SKEW_MS } from '../../infra/signing/webhook.ts';
 import type { Tools } from '../dispatch.ts';
@@ -57,21 +58,22 @@ export async function receiveSignal({ data }: Command<'ReceiveSignal', ReceiveSi
     throw refuse(read.reason, `the body is not a valid signal: ${what}`, { problems: read.problems });
   }
   const signalIdGiven = read.signalId !== undefined;
-  const signalId = read.signalId ?? tools.deps.ids.uuid();
-  const signalKey = signalKeyOf(signalId);
-  const { state, events } = await tools.execute(signalDecider, signalInstanceId(agentId, signalKey), {
-    type: 'ReceiveSignal',
-    data: {
-      agentId,
-      signalId,
-      signalIdGiven,
-      source: read.source,
-      body,
-      interpretation: read.interpretation,
-      ...(read.replyTo ? { replyTo: read.replyTo } : {}),
-    },
+  return recordSignal(tools, agentId, {
+    signalId: read.signalId ?? tools.deps.ids.uuid(),
+    signalIdGiven,
+    source: read.source,
+    body,
+    interpretation: read.interpretation,
+    ...(read.replyTo ? { replyTo: read.replyTo } : {}),
   });
+}
+
+/** Records a signal once under its id and hands one with something to execute to the worker. */
+export async function recordSignal(tools: Tools, agentId: string, signal: Omit<SignalReceived, 'agentId' | 'receivedAt'>): Promise<ReceivedSignal> {
+  const signalKey = signalKeyOf(signal.signalId);
+  const { state, events } = await tools.execute(signalDecider, signalInstanceId(agentId, signalKey), { type: 'ReceiveSignal', data: { agentId, ...signal } });
   if (state.status === 'none') throw new Error(`signal ${signalKey} of agent ${agentId} was not recorded`);
   if (state.status === 'received') await tools.deps.signals?.enqueue({ agentId, signalKey, correlationId: tools.metadata.correlationId });
   return { agentId, signalKey, signal: state, repeated: events.length === 0 };
 }
+

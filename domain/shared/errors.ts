@@ -58,6 +58,7 @@ export const errorCatalogue = {
   SELL_EXCEEDS_MANUAL_POSITION: { status: 409, code: 'SELL_EXCEEDS_MANUAL_POSITION', description: 'The sell is larger than the open manual BUY lots.' },
   TRADE_IN_PROGRESS: { status: 409, code: 'TRADE_IN_PROGRESS', description: 'Another buy or sell of this wallet is running.' },
   AGENT_HAS_OPEN_TRADES: { status: 409, description: "The agent's trades are open in its followers' pools (`openTrades` says how many): delete it with `closeActiveTrades=true` to close them first." },
+  SIGNAL_NOT_REPLAYABLE: { status: 409, description: 'The signal executed in some pools already (a signal never executes twice), or is still executing: only a dry run reads it again.' },
   TRADE_SKIPPED: { status: 409, description: "The pool's limits or settings refused the trade (`skipReason`: MAX_OPEN_POSITIONS, COOLDOWN, …); recorded, so a repeat is refused the same way." },
   NO_MARK_PRICE: { status: 409, description: 'The venue has no mark price for the token: nothing can trade at market until one is set.' },
   TRADE_CLOSED: { status: 409, description: 'The trade is closed, cancelled or expired: only a repeat of the command that ended it is accepted (and changes nothing).' },

@@ -10,7 +10,8 @@ import type { StoredSignal } from './queries.ts';
 
 export const replayResultSchema = z.object({
   signalId: z.string(),
-  dryRun: z.literal(true),
+  /** false: the new reading was executed too (`execution`, the webhook's answer for the replay) */
+  dryRun: z.boolean(),
   /** how the signal was read when it arrived, and its outcome (null: not executed yet) */
   previous: z.object({ interpretation: interpretationSchema, ruleVersion: z.string(), outcome: signalOutcomeSchema.nullable() }),
   /** how the current rules read it; null when the body is now refused (`refused` says why) */

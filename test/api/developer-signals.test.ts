@@ -141,9 +141,9 @@ t.test('the signal inbox: GET …/signals and POST …/signals/{signalId}/replay
     t.match(structured.body.data, { changed: true, previous: { outcome: null } });
     t.equal(structured.body.data.interpretation.intents[0].leverage, 3, 'the lower cap applies');
 
-    for (const [query, body] of [['?dryRun=false', undefined], ['', { dryRun: false }], ['', { dryRun: true, execute: true }]] as const) {
+    for (const [query, body] of [['?dryRun=maybe', undefined], ['', { dryRun: 'no' }], ['', { dryRun: true, execute: true }]] as const) {
       const refused = await api(app, 'POST', `${inbox}/s4/replay${query}`, { token: dev.accessToken, ...(body ? { body } : {}) });
-      t.equal(refused.status, 400, `${query} ${JSON.stringify(body)}: only the dry run exists`);
+      t.equal(refused.status, 400, `${query} ${JSON.stringify(body)}: a malformed choice is refused`);
       t.match(refused.body, { success: false, error: { code: 'BAD_REQUEST' } });
     }
     t.equal((await app.deps.store.readAll({ maxCount: 10_000 })).length, before.length + 1, 'a replay appends nothing (the PATCH appended one event)');

@@ -186,6 +186,26 @@ t.test('signals open, manage and close trades in every follower pool', async (t)
     t.equal(state.followed && state.ledger.locked, 0, 'its margin is back in the pool');
   });
 
+  await t.test('replay: a signal unmatched by the old rules executes once with the new ones; an executed signal never again', async (t) => {
+    const chatter = await deliver(app, agentId, secret, { signalId: 'ape-1', text: 'Ape into SOL here' });
+    t.equal(chatter.body.data.outcome, 'unmatched');
+    const patched = await api(app, 'PATCH', `/api/v1/developers/agents/${agentId}`, { token: dev.accessToken, body: { signalDetectionRule: { longKeywords: ['ape into'] } } });
+    t.equal(patched.status, 200, JSON.stringify(patched.body));
+    const replay = `/api/v1/developers/agents/${agentId}/signals/ape-1/replay`;
+    await until('the inbox to show the signal', async () => (await api(app, 'POST', replay, { token: dev.accessToken })).status === 200);
+    const dry = await api(app, 'POST', replay, { token: dev.accessToken });
+    t.match(dry.body.data, { dryRun: true, changed: true, interpretation: { kind: 'signal' } });
+    const run = await api(app, 'POST', `${replay}?dryRun=false`, { token: dev.accessToken });
+    t.equal(run.status, 200, JSON.stringify(run.body));
+    t.match(run.body.data, { dryRun: false, execution: { signalId: 'ape-1:replay', outcome: 'partially_executed', repeated: false } });
+    const again = await api(app, 'POST', replay, { token: dev.accessToken, body: { dryRun: false } });
+    t.match(again.body.data, { execution: { outcome: 'partially_executed', repeated: true } }, 'the replay executes once');
+    const executed = await api(app, 'POST', `/api/v1/developers/agents/${agentId}/signals/btc-long-1/replay?dryRun=false`, { token: dev.accessToken });
+    t.equal(executed.status, 409);
+    t.equal(executed.body.error.reason, 'SIGNAL_NOT_REPLAYABLE');
+    t.equal((await api(app, 'POST', `/api/v1/developers/agents/${agentId}/signals/ape-1/replay?dryRun=false`, { token: users[0]!.accessToken })).status, 403);
+  });
+
   await t.test('DELETE /api/v1/agents/{id}: only its developer or an administrator; 409 with open trades unless they are closed first; the pools stop', async (t) => {
     const res = await deliver(app, agentId, secret, { signalId: 'btc-long-3', action: 'open', side: 'long', token: 'BTC', leverage: 2, sizeUsd: 10 });
     t.equal(res.body.data.outcome, 'partially_executed');
@@ -198,7 +218,7 @@ t.test('signals open, manage and close trades in every follower pool', async (t)
     t.match(busy.body.error, { code: 'CONFLICT', reason: 'AGENT_HAS_OPEN_TRADES' });
     const deleted = await api(app, 'DELETE', `${path}?closeActiveTrades=true`, { token: dev.accessToken });
     t.equal(deleted.status, 200, JSON.stringify(deleted.body));
-    t.match(deleted.body.data, { message: String, affectedBotCount: 3, activeTradesClosed: 3 }, 'this signal\'s two trades and the one the second user kept open');
+    t.match(deleted.body.data, { message: String, affectedBotCount: 3, activeTradesClosed: 5 }, 'this signal\'s two trades, the replay\'s two and the one the second user kept open');
     for (const id of pools) {
       const { state } = await loadState(app, poolDecider, id);
       if (!state.followed) throw new Error('not followed');

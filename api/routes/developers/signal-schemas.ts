@@ -7,7 +7,6 @@ export const signalInboxQuery = paginationQuery.extend({ outcome: inboxOutcomeSc
 
 export const signalParams = z.object({ id: z.string().min(1).max(100), signalId: z.string().min(1).max(200) });
 
-// Only the dry run exists so far: `dryRun=false` (execution) is refused until it is built.
-const onlyDryRun = 'only dryRun=true is available';
-export const replayQuery = z.object({ dryRun: z.literal('true', { message: onlyDryRun }).optional() });
-export const replayBody = z.strictObject({ dryRun: z.literal(true, { message: onlyDryRun }).optional() }).nullish();
+// A dry run unless `dryRun=false` is given (query or body): executing is an explicit choice.
+export const replayQuery = z.object({ dryRun: z.enum(['true', 'false']).optional() });
+export const replayBody = z.strictObject({ dryRun: z.boolean().optional() }).nullish();

@@ -7,6 +7,7 @@ import { signalInboxItemSchema } from '../../../projections/signals/record.ts';
 import { replayResultSchema, replaySignal } from '../../../projections/signals/replay.ts';
 import type { Pool } from '../../../infra/db.ts';
 import { envelopeOf, ok, okPaginatedRendered } from '../../envelope.ts';
+import { signalAnswerOf, signalAnswerSchema } from '../signals/answer.ts';
 import { agentIdParams, paginatedOf } from './record.ts';
 import { replayBody, replayQuery, signalInboxQuery, signalParams } from './signal-schemas.ts';
 
@@ -52,18 +53,21 @@ export default async function developerSignalRoutes(root: FastifyInstance): Prom
       schema: {
         tags,
         security,
-        summary: 'Read a signal again with the agent’s current rules (dry run: nothing is executed)',
+        summary: 'Read a signal again with the agent’s current rules: a dry run by default; dryRun=false executes the new reading once, for a signal that executed nothing',
         params: signalParams,
         querystring: replayQuery,
         body: replayBody,
-        response: { 200: envelopeOf(replayResultSchema) },
+        response: { 200: envelopeOf(replayResultSchema.extend({ execution: signalAnswerSchema.optional() })) },
       },
     },
     async (request) => {
       const agent = await ownAgent(app.deps.pool, request.params.id, request.identity!.userId);
       const signal = await findSignal(app.deps.pool, agent.id, request.params.signalId);
       if (!signal) throw refuse('SIGNAL_NOT_FOUND', 'the agent has no signal with this id');
-      return ok(replaySignal(signal, agent.record.signalDetectionRule, agent.record.signalExecutionDefaults));
+      const reading = replaySignal(signal, agent.record.signalDetectionRule, agent.record.signalExecutionDefaults);
+      if (request.query.dryRun !== 'false' && request.body?.dryRun !== false) return ok(reading);
+      const received = await request.dispatch('ReplaySignal', { agentId: agent.id, signalId: signal.signalId }, { answeredFromCommand: true });
+      return ok({ ...reading, dryRun: false, execution: await signalAnswerOf(app.deps, received) });
     },
   );
 }

@@ -4,6 +4,7 @@ import { z } from 'zod';
 import type { ReceivedSignal } from '../../../commands/signals/receive.ts';
 import { interpretationSchema } from '../../../domain/signal/intent.ts';
 import { signalOutcomes, type SignalExecuted } from '../../../domain/signal/events.ts';
+import type { AppDeps } from '../../deps.ts';
 import { executionResultSchema, executionResultsOf } from '../../../projections/signals/record.ts';
 
 export const signalAnswerSchema = z.object({
@@ -33,4 +34,11 @@ export function signalAnswer(received: ReceivedSignal, executed: SignalExecuted 
     interpretation,
     executionResults: executionResultsOf(executed?.results ?? [], masterSecret),
   };
+}
+
+/** The answer once the signal's execution is known, waiting for the worker up to SIGNAL_ANSWER_TIMEOUT_MS (then `accepted`). */
+export async function signalAnswerOf(deps: Pick<AppDeps, 'signals' | 'config'>, received: ReceivedSignal): Promise<SignalAnswer> {
+  const { signal, agentId, signalKey } = received;
+  const executed = signal.status === 'executed' ? signal.executed : ((await deps.signals?.waitFor(agentId, signalKey, deps.config.SIGNAL_ANSWER_TIMEOUT_MS)) ?? null);
+  return signalAnswer(received, executed, deps.config.JWT_SECRET);
 }

@@ -3,7 +3,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { TIMESTAMP_HEADER, SIGNATURE_HEADER } from '../../../infra/signing/webhook.ts';
 import { envelopeOf, ok } from '../../envelope.ts';
-import { signalAnswer, signalAnswerSchema } from './answer.ts';
+import { signalAnswerOf, signalAnswerSchema } from './answer.ts';
 
 const tags = ['Signals'];
 
@@ -29,10 +29,7 @@ export default async function signalRoutes(root: FastifyInstance): Promise<void>
         { agentId, body: request.body, timestampHeader: request.headers[TIMESTAMP_HEADER], signatureHeader: request.headers[SIGNATURE_HEADER] },
         { answeredFromCommand: true, actor: `agent:${agentId}` },
       );
-      const { deps } = app;
-      const executed =
-        received.signal.status === 'executed' ? received.signal.executed : ((await deps.signals?.waitFor(agentId, received.signalKey, deps.config.SIGNAL_ANSWER_TIMEOUT_MS)) ?? null);
-      return ok(signalAnswer(received, executed, deps.config.JWT_SECRET));
+      return ok(await signalAnswerOf(app.deps, received));
     },
   );
 }

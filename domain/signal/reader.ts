@@ -97,7 +97,7 @@ class Reader {
     if (item.kind === 'kw') this.keyword(item);
     else if (item.kind === 'token') this.token(item.symbol);
     else if (item.kind === 'num') this.number(item.micro, item.value);
-    else if (item.kind === 'pct') this.percent(item.value);
+    else if (item.kind === 'pct') this.percent(item.value, this.signed(i));
     else if (item.kind === 'lev') this.leverage(item.value);
     else this.word(item.key, i, fresh);
   }
@@ -235,8 +235,14 @@ class Reader {
     this.targetOnLine = this.field === 'tp';
   }
 
-  private percent(value: number): void {
-    if (!(value > 0 && value <= 100)) return;
+  /** Whether the item at `i` is written with a sign right before it ("+5%", "-2%"): a result, never an amount to close. */
+  private signed(i: number): boolean {
+    const before = this.items[i - 1];
+    return before?.kind === 'punct' && (before.key === '+' || before.key === '-') && before.start === this.items[i]!.start - 1;
+  }
+
+  private percent(value: number, signed = false): void {
+    if (!(value > 0 && value <= 100) || signed) return;
     if (this.field === 'tp' || this.field === 'newTargets') {
       if (this.lastTarget && this.lastTarget.closePercent === undefined) this.lastTarget.closePercent = value;
       else this.pendingPercent = value;

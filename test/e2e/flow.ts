@@ -7,6 +7,7 @@ import { rebuild } from '../../projections/rebuild.ts';
 import { ProjectionRunner } from '../../projections/runner.ts';
 import { api, dispatch, startTestApp, type TestApp } from '../support/app.ts';
 import { signIn, type SignedIn } from '../support/auth.ts';
+import { signWebhookBody } from '../../infra/signing/webhook.ts';
 
 const ADMIN = 'admin@example.test';
 const SUBS = '/api/v1/users/me/subscriptions';
@@ -66,6 +67,7 @@ async function expectSeen(
  * projectors stopped mid-flow resume exactly where they were; a rebuild equals the live models.
  */
 export function flowSuite(t: Test, eventStore: 'postgres' | 'esdb') {
+  t.test(`the signal flow end to end on ${eventStore}`, (t) => signalFlow(t, eventStore));
   t.test(`the first flow end to end on ${eventStore}`, async (t) => {
     // The simulated chain takes an hour: the real pool's add stays pending through the flow
     // (test/workers/reconciliation.test.ts settles them).
@@ -293,4 +295,66 @@ async function ledgerFlow(t: Test, app: TestApp, { user, admin, agentId }: { use
     wallet: { virtual: 10_120, real: 600 },
     pools: [observedRow],
   });
+}
+
+/**
+ * Agent trades from signals: a signed open executes in the follower's pool (margin locked), the
+ * price watcher marks it, a text follow-up closes it (PnL realized); the trades list, the inbox and
+ * the subscription show it; a rebuild of every read model equals the live ones.
+ */
+async function signalFlow(t: Test, eventStore: 'postgres' | 'esdb') {
+  const app = await startTestApp({ eventStore, config: { ADMIN_EMAILS: ADMIN, PRICE_WATCH_INTERVAL_MS: '200' } });
+  t.teardown(() => app.close());
+  const developer = await signIn(app, 'signal-dev@example.test');
+  const admin = await signIn(app, ADMIN);
+  const user = await signIn(app, 'signal-follower@example.test');
+  const listed = await api(app, 'POST', '/api/v1/developers/agents', {
+    token: developer.accessToken,
+    body: { name: 'Signal flow', venue: 'PERP_VENUE', maxLeverage: 5, successFeePercent: 10, minTradeUsd: 1 },
+  });
+  t.equal(listed.status, 201);
+  const agentId = listed.body.data.id as string;
+  const secret = listed.body.data.inboundWebhookSigningSecretReveal as string;
+  t.equal((await api(app, 'POST', `/api/admin/developer-agents/${agentId}/approve`, { token: admin.accessToken, body: {} })).status, 200);
+  t.equal((await api(app, 'PUT', '/api/admin/market/prices', { token: admin.accessToken, body: { prices: { ETH: 3000 } } })).status, 200);
+  t.equal((await api(app, 'POST', SUBS, { token: user.accessToken, body: { agentId, allocationAmountUsd: 500 } })).status, 200);
+  await api(app, 'GET', SUBS, { token: user.accessToken });
+  const deliver = (body: unknown) => {
+    const signed = signWebhookBody({ secret, body, timestampMs: Date.now() });
+    return api(app, 'POST', `/api/v1/signals/${agentId}`, { body, headers: { 'x-svc-timestamp': signed.timestampHeader, 'x-svc-signature': signed.signatureHeader } });
+  };
+
+  const opened = await deliver({ signalId: 'eth-1', action: 'open', side: 'long', token: 'ETH', leverage: 3, sizeUsd: 100, stopLoss: 2800 });
+  t.equal(opened.status, 200, JSON.stringify(opened.body));
+  t.match(opened.body.data, { outcome: 'executed', executionResults: [{ status: 'executed' }] });
+  const pool = poolId(user.userId, agentId, 'virtual');
+  const row = async () => (await api(app, 'GET', SUBS, { token: user.accessToken })).body.data.find((p: { agent: string }) => p.agent === agentId);
+  // The webhook answers once the pools decided; the follower's views follow within the projection lag.
+  for (let i = 0; i < 100 && (await row()).lockedInPositionsUsd === 0; i++) await new Promise((r) => setTimeout(r, 50));
+  t.match(await row(), { lockedInPositionsUsd: 100, allocationBalanceAudit: { lockedMarginUsd: 100 } }, 'the margin is locked in the pool');
+  t.equal((await api(app, 'PUT', '/api/admin/market/prices', { token: admin.accessToken, body: { prices: { ETH: 3150 } } })).status, 200);
+  for (let i = 0; i < 100 && (await row()).allocationBalanceAudit.unrealizedPnlUsd <= 0; i++) await new Promise((r) => setTimeout(r, 100));
+  t.ok((await row()).allocationBalanceAudit.unrealizedPnlUsd > 0, 'the price watcher marks the pool up');
+
+  const closed = await deliver({ signalId: 'eth-2', text: 'ETH long: close all, +5% 🎯' });
+  t.equal(closed.status, 200, JSON.stringify(closed.body));
+  t.equal(closed.body.data.outcome, 'executed', JSON.stringify(closed.body.data));
+  for (let i = 0; i < 100 && (await row()).allocationBalanceAudit.lockedMarginUsd > 0; i++) await new Promise((r) => setTimeout(r, 50));
+  const after = await row();
+  t.equal(after.allocationBalanceAudit.lockedMarginUsd, 0, 'the margin is released');
+  t.ok(after.allocationBalanceAudit.realizedPnlUsd > 0, `the profit is realized (${after.allocationBalanceAudit.realizedPnlUsd} USD)`);
+  for (let i = 0; i < 100 && (await api(app, 'GET', '/api/v1/trades?status=closed', { token: user.accessToken })).body.data.items.length === 0; i++) await new Promise((r) => setTimeout(r, 50));
+  const trades = await api(app, 'GET', '/api/v1/trades', { token: user.accessToken });
+  t.match(trades.body.data.items, [{ token: 'ETH', status: 'closed', closeReason: 'SIGNAL' }]);
+  const inbox = await api(app, 'GET', `/api/v1/developers/agents/${agentId}/signals`, { token: developer.accessToken });
+  t.same(inbox.body.data.items.map((i: { signalId: string; outcome: string }) => [i.signalId, i.outcome]), [['eth-2', 'executed'], ['eth-1', 'executed']]);
+  t.notOk(JSON.stringify(inbox.body).includes(user.userId), 'the inbox never shows the follower');
+  t.ok(pool.length > 0);
+
+  await app.runtime.workers?.close();
+  await app.runtime.runner!.stop();
+  const live = await snapshotReadModels(app);
+  for (const projector of allProjectors) await rebuild(app.deps.store, app.deps.pool, projector);
+  const rebuilt = await snapshotReadModels(app);
+  for (const table of Object.keys(live)) t.same(rebuilt[table], live[table], `a rebuild of ${table} equals the live read model`);
 }

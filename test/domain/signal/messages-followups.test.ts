@@ -21,6 +21,8 @@ t.test('follow-ups name their trade when the message does and leave the rest to 
     ['Secure profits on $SOL', signal({ action: 'close', token: 'SOL', closePercent: 50 })],
     ['Cancel the $DOGE signal, entry not triggered', signal({ action: 'cancel', token: 'DOGE' })],
     ['Close half of BTC long', signal({ action: 'close', token: 'BTC', side: 'long', closePercent: 50 })],
+    ['ETH long: close all, +5% 🎯', signal({ action: 'close', token: 'ETH', side: 'long', closePercent: 100 })],
+    ['Close SOL now -2% (small loss, protecting capital)', signal({ action: 'close', token: 'SOL', closePercent: 100 })],
     ['Exit ETH short now', signal({ action: 'close', token: 'ETH', side: 'short', closePercent: 100 })],
     ['TP1 done, SL to BE', signal({ action: 'update', breakeven: true })],
     ['Move stop to TP2 on #SOL', signal({ action: 'update', token: 'SOL', stopLossAtTarget: 2 })],

@@ -66,6 +66,9 @@ export async function releaseSeat(deps: RecoveryDeps, job: z.infer<typeof releas
   return result.released;
 }
 
+/** A job id from a fact's id: BullMQ refuses ':' in ids, and one refused id would fail the whole sweep's batch. */
+export const jobIdOf = (prefix: string, id: string): string => `${prefix}-${id.replaceAll(':', '%3A')}`;
+
 /** Queues a job for every candidate older than the grace period (a request in progress is younger). */
 async function sweep(deps: RecoveryDeps, queue: Queue): Promise<number> {
   const before = new Date(deps.clock.now().getTime() - deps.config.TRANSFER_RECOVERY_GRACE_MS);
@@ -74,7 +77,7 @@ async function sweep(deps: RecoveryDeps, queue: Queue): Promise<number> {
     deps.queries.unfollowedSeats(before, SWEEP_BATCH),
   ]);
   await queue.addBulk([
-    ...transfers.map((t) => ({ name: 'resume-transfer', data: t, opts: { ...JOB_OPTIONS, jobId: `resume-${t.transferId}` } })),
+    ...transfers.map((t) => ({ name: 'resume-transfer', data: t, opts: { ...JOB_OPTIONS, jobId: jobIdOf('resume', t.transferId) } })),
     ...seats.map(({ agentId, userId, takenAt }) => ({
       name: 'release-seat',
       data: { agentId, userId },

@@ -6,7 +6,7 @@ import { grossPnl } from './maths.ts';
 export const tradeStream = (tradeId: string): string => `trade-${tradeId}`;
 
 /** The transfer that pays a trade's margin and PnL back to its pool once it is over. */
-export const tradeReturnId = (tradeId: string): string => `${tradeId}:return`;
+export const tradeReturnId = (tradeId: string): string => `${tradeId}.return`;
 
 export type TradeStatus = 'pending' | 'open' | 'closed' | 'cancelled' | 'expired';
 

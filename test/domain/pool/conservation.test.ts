@@ -262,7 +262,7 @@ function markTrade(w: World, id: string, tradeId: string, pnl: number): void {
 
 /** Releases a trade its destination refused: its margin back whole, once. */
 function releaseTrade(w: World, id: string, tradeId: string): void {
-  const release = () => w.executePool(id, { type: 'CloseTrade', data: { tradeId, realizedPnlMicro: 0, transferId: `${tradeId}:return`, released: true }, metadata }).events.length;
+  const release = () => w.executePool(id, { type: 'CloseTrade', data: { tradeId, realizedPnlMicro: 0, transferId: `${tradeId}.return`, released: true }, metadata }).events.length;
   assert.equal(release(), 1);
   assert.equal(release(), 0, 'a trade released twice gives its margin back once');
   w.seen.tradeReleased++;

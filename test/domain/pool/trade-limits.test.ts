@@ -261,16 +261,16 @@ t.test("released: a trade its destination refused gives its margin back whole; t
   const opening = given(pool).when(open([{ ...ask('tr-1', { percent: 12.5 }), transfer: plan }]));
   opening.then(t, [{ type: 'TradeOpened', data: { tradeId: 'tr-1', marginMicro: usd(125), at: NOW, token: 'SOL', side: 'long', signalId: null, transfer: { ...plan, amountMicro: usd(125) } } }]);
   const trading = [...pool, ...opening.events()];
-  const release = (realizedPnlMicro: number): PoolCommand => ({ type: 'CloseTrade', data: { tradeId: 'tr-1', realizedPnlMicro, transferId: 'tr-1:return', released: true }, metadata: at(NOW) });
+  const release = (realizedPnlMicro: number): PoolCommand => ({ type: 'CloseTrade', data: { tradeId: 'tr-1', realizedPnlMicro, transferId: 'tr-1.return', released: true }, metadata: at(NOW) });
   const released = given(trading).when(release(0));
-  released.then(t, [{ type: 'TradeClosed', data: { tradeId: 'tr-1', realizedPnlMicro: 0, transferId: 'tr-1:return', released: true, at: NOW } }]);
+  released.then(t, [{ type: 'TradeClosed', data: { tradeId: 'tr-1', realizedPnlMicro: 0, transferId: 'tr-1.return', released: true, at: NOW } }]);
   const f = figures(released.after());
   t.same([f.lockedMarginUsd, f.currentBalanceUsd, f.withdrawableUsd], [0, usd(1000), usd(1000)], 'the margin is free again, nothing realized');
   given(trading).when(release(1)).thenRefused(t, 'VALIDATION_FAILED', /PnL is 0/);
   given([...trading, ...released.events()]).when(release(0)).then(t, [], 'released once');
-  given(trading).when({ type: 'CloseTrade', data: { tradeId: 'tr-1', realizedPnlMicro: -usd(125) - 1, transferId: 'tr-1:return' }, metadata: at(NOW) }).thenRefused(t, 'VALIDATION_FAILED', /more than its margin/);
-  const closing = given(trading).when({ type: 'CloseTrade', data: { tradeId: 'tr-1', realizedPnlMicro: usd(30), transferId: 'tr-1:return' }, metadata: at(NOW) });
-  closing.then(t, [{ type: 'TradeClosed', data: { tradeId: 'tr-1', realizedPnlMicro: usd(30), transferId: 'tr-1:return', at: NOW } }], 'a close names the transfer that paid it back');
+  given(trading).when({ type: 'CloseTrade', data: { tradeId: 'tr-1', realizedPnlMicro: -usd(125) - 1, transferId: 'tr-1.return' }, metadata: at(NOW) }).thenRefused(t, 'VALIDATION_FAILED', /more than its margin/);
+  const closing = given(trading).when({ type: 'CloseTrade', data: { tradeId: 'tr-1', realizedPnlMicro: usd(30), transferId: 'tr-1.return' }, metadata: at(NOW) });
+  closing.then(t, [{ type: 'TradeClosed', data: { tradeId: 'tr-1', realizedPnlMicro: usd(30), transferId: 'tr-1.return', at: NOW } }], 'a close names the transfer that paid it back');
 });
 
 t.test("a trade's transfer pays that trade from this pool", async (t) => {

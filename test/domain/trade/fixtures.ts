@@ -64,5 +64,5 @@ export const filledAt50k: TradeEvent = {
 /** The settlement with the pool a trade records when it ends: its 200 USD margin and the PnL it realized come back. */
 export const settled = (realizedPnlMicro: number, when: string, marginMicro = usd(200)): TradeEvent => ({
   type: 'TradeSettled',
-  data: { tradeId: 't1', poolId: 'u1.a1.virtual', transferId: 't1:return', marginMicro, realizedPnlMicro, returnedMicro: marginMicro + realizedPnlMicro, at: when },
+  data: { tradeId: 't1', poolId: 'u1.a1.virtual', transferId: 't1.return', marginMicro, realizedPnlMicro, returnedMicro: marginMicro + realizedPnlMicro, at: when },
 });

@@ -87,7 +87,8 @@ async function openTrades(tools: Tools, signal: Signal, pool: FollowedPool, open
   const now = tools.metadata.now;
   const orders: Array<{ tradeId: string; request: TradeRequest; size: TradeSize }> = [];
   for (const { intent, index } of opens) {
-    const order = tradeOrderOf(intent, { defaults: signal.agent.signalExecutionDefaults, terms: pool.terms, feeBps: signal.feeBps, now });
+    const markPriceMicro = await markPriceOf(tools, intent.token);
+    const order = tradeOrderOf(intent, { defaults: signal.agent.signalExecutionDefaults, terms: pool.terms, feeBps: signal.feeBps, now, markPriceMicro });
     if (!order.ok) return skipped(poolId, order.skipReason, order.message);
     orders.push({ tradeId: tradeIdOf(poolId, signal.key, index), request: order.request, size: order.size });
   }

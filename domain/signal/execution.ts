@@ -24,6 +24,53 @@ export interface ExecutionContext {
   terms: AgentTerms;
   feeBps: number;
   now: Date;
+  /** the venue's mark for the signal's token (micro-USD), the reference of a market entry's default levels; null when it has none */
+  markPriceMicro: number | null;
+}
+
+/** A mode of the defaults: `percent` (the only one with a value today) or `none`, in any case. */
+const isPercent = (mode: string | undefined) => mode?.toLowerCase() === 'percent';
+
+/** Where the trade expects to enter: a zone's middle, a breakout's level, else the quoted or the venue's price. */
+function referencePrice(intent: OpenIntent, markPriceMicro: number | null): number | null {
+  const { entry } = intent;
+  if (entry.type === 'zone') return Math.floor((entry.low + entry.high) / 2);
+  if (entry.type === 'breakout') return entry.price;
+  return entry.price ?? markPriceMicro;
+}
+
+/** `percent`% from `reference`, against the trade (a stop) or with it (a target), rounded toward the reference. */
+function away(reference: number, percent: number, long: boolean, withTrade: boolean): number {
+  const bps = BigInt(Math.round(percent * 100));
+  const up = long === withTrade;
+  const moved = (BigInt(reference) * (10_000n + (up ? bps : -bps))) / 10_000n;
+  return Number(moved > 0n ? moved : 1n);
+}
+
+/**
+ * The stop and targets: the signal's, unless `signalOverridesDefaults: false` puts the agent's
+ * first; a missing one comes from the defaults (`stopLossMode`/`takeProfitMode` `percent` with a
+ * value, or `takeProfitTiers` at `whenPositionPercent` from the entry), measured from the reference.
+ */
+function levelsOf(intent: OpenIntent, defaults: SignalExecutionDefaults | undefined, reference: number | null, long: boolean) {
+  const signalFirst = defaults?.signalOverridesDefaults !== false;
+  let stopLoss = signalFirst ? intent.stopLoss : undefined;
+  let takeProfits: TakeProfit[] = signalFirst ? intent.takeProfits : [];
+  if (reference !== null && defaults) {
+    if (stopLoss === undefined && isPercent(defaults.stopLossMode) && (defaults.stopLossValue ?? 0) > 0) {
+      stopLoss = away(reference, Math.min(defaults.stopLossValue!, 99), long, false);
+    }
+    if (takeProfits.length === 0 && defaults.takeProfitTiers?.length) {
+      takeProfits = defaults.takeProfitTiers
+        .filter((tier) => tier.whenPositionPercent > 0)
+        .map((tier) => ({ price: away(reference, tier.whenPositionPercent, long, true), closePercent: tier.closePercent }));
+    } else if (takeProfits.length === 0 && isPercent(defaults.takeProfitMode) && (defaults.takeProfitValue ?? 0) > 0) {
+      takeProfits = [{ price: away(reference, defaults.takeProfitValue!, long, true) }];
+    }
+  }
+  if (stopLoss === undefined && !signalFirst) stopLoss = intent.stopLoss;
+  if (takeProfits.length === 0 && !signalFirst) takeProfits = intent.takeProfits;
+  return { stopLoss, takeProfits };
 }
 
 export type TradeOrder = { ok: true; request: TradeRequest; size: TradeSize } | { ok: false; skipReason: 'UNSUPPORTED_SIDE'; message: string };
@@ -56,6 +103,7 @@ export function tradeOrderOf(intent: OpenIntent, ctx: ExecutionContext): TradeOr
   const leverage = spot ? 1 : Math.min(cap, Math.max(1, Math.floor(intent.leverage ?? 1)));
   const { entry } = intent;
   const slippage = defaults?.slippageTolerance;
+  const { stopLoss, takeProfits } = levelsOf(intent, defaults, referencePrice(intent, ctx.markPriceMicro), long);
   const request: TradeRequest = {
     token: intent.token,
     decimals: TRADE_DECIMALS,
@@ -67,8 +115,8 @@ export function tradeOrderOf(intent: OpenIntent, ctx: ExecutionContext): TradeOr
         : entry.type === 'zone'
           ? { kind: 'zone', lowMicro: entry.low, highMicro: entry.high }
           : { kind: 'breakout', direction: entry.direction, priceMicro: entry.price },
-    ...(intent.stopLoss !== undefined ? { stopLossMicro: intent.stopLoss } : {}),
-    takeProfits: targetsOf(intent.takeProfits, defaults),
+    ...(stopLoss !== undefined ? { stopLossMicro: stopLoss } : {}),
+    takeProfits: targetsOf(takeProfits, defaults),
     ...(defaults?.trailingStop ? { trailing: { ...DEFAULT_TRAILING } } : {}),
     slippageBps: slippage !== undefined ? Math.min(5_000, Math.round(slippage * 100)) : DEFAULT_SLIPPAGE_BPS,
     feeBps: ctx.feeBps,

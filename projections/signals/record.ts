@@ -13,15 +13,7 @@ export const inboxOutcomeSchema = z.enum([...signalOutcomeSchema.options, 'pendi
 export type InboxOutcome = z.infer<typeof inboxOutcomeSchema>;
 
 /** What the signal did in one follower pool. */
-export const executionResultSchema = z.object({
-  subscriberId: z.string(),
-  walletContext: walletContextSchema,
-  status: poolResultSchema.shape.status,
-  tradeIds: z.array(z.string()),
-  skipReason: z.string().optional(),
-  errorMessage: z.string().optional(),
-  errorTags: z.array(z.string()).optional(),
-});
+export const executionResultSchema = poolResultSchema.omit({ poolId: true }).extend({ subscriberId: z.string(), walletContext: walletContextSchema });
 export type ExecutionResult = z.infer<typeof executionResultSchema>;
 
 /** The item without its per-pool results: what the projector renders once (`record_json`). */

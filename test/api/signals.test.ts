@@ -7,6 +7,7 @@ import { tradeDecider } from '../../domain/trade/decide.ts';
 import { signWebhookBody } from '../../infra/signing/webhook.ts';
 import { api, loadState, startTestApp, type TestApp } from '../support/app.ts';
 import { signIn, type SignedIn } from '../support/auth.ts';
+import { until } from '../support/until.ts';
 
 const ADMIN = 'admin@example.test';
 const SUBS = '/api/v1/users/me/subscriptions';
@@ -132,13 +133,6 @@ t.test('signals open, manage and close trades in every follower pool', async (t)
 
   const setPrices = async (prices: Record<string, number>) =>
     t.equal((await api(app, 'PUT', '/api/admin/market/prices', { token: admin.accessToken, body: { prices } })).status, 200);
-  const until = async (what: string, check: () => Promise<boolean>) => {
-    for (let i = 0; i < 100; i++) {
-      if (await check()) return;
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    throw new Error(`timed out waiting for ${what}`);
-  };
 
   await t.test('the price watcher takes profit when the mark crosses the targets, and the pool realizes it', async (t) => {
     const res = await deliver(app, agentId, secret, { signalId: 'sol-long-1', text: 'LONG SOL x2 now, TP 160, SL 140' });

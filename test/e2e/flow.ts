@@ -8,6 +8,7 @@ import { ProjectionRunner } from '../../projections/runner.ts';
 import { api, dispatch, startTestApp, type TestApp } from '../support/app.ts';
 import { signIn, type SignedIn } from '../support/auth.ts';
 import { signWebhookBody } from '../../infra/signing/webhook.ts';
+import { until } from '../support/until.ts';
 
 const ADMIN = 'admin@example.test';
 const SUBS = '/api/v1/users/me/subscriptions';
@@ -330,20 +331,19 @@ async function signalFlow(t: Test, eventStore: 'postgres' | 'esdb') {
   const pool = poolId(user.userId, agentId, 'virtual');
   const row = async () => (await api(app, 'GET', SUBS, { token: user.accessToken })).body.data.find((p: { agent: string }) => p.agent === agentId);
   // The webhook answers once the pools decided; the follower's views follow within the projection lag.
-  for (let i = 0; i < 100 && (await row()).lockedInPositionsUsd === 0; i++) await new Promise((r) => setTimeout(r, 50));
+  await until('the pool to show the margin', async () => (await row()).lockedInPositionsUsd > 0);
   t.match(await row(), { lockedInPositionsUsd: 100, allocationBalanceAudit: { lockedMarginUsd: 100 } }, 'the margin is locked in the pool');
   t.equal((await api(app, 'PUT', '/api/admin/market/prices', { token: admin.accessToken, body: { prices: { ETH: 3150 } } })).status, 200);
-  for (let i = 0; i < 100 && (await row()).allocationBalanceAudit.unrealizedPnlUsd <= 0; i++) await new Promise((r) => setTimeout(r, 100));
-  t.ok((await row()).allocationBalanceAudit.unrealizedPnlUsd > 0, 'the price watcher marks the pool up');
+  await until('the price watcher to mark the pool up', async () => (await row()).allocationBalanceAudit.unrealizedPnlUsd > 0);
 
   const closed = await deliver({ signalId: 'eth-2', text: 'ETH long: close all, +5% 🎯' });
   t.equal(closed.status, 200, JSON.stringify(closed.body));
   t.equal(closed.body.data.outcome, 'executed', JSON.stringify(closed.body.data));
-  for (let i = 0; i < 100 && (await row()).allocationBalanceAudit.lockedMarginUsd > 0; i++) await new Promise((r) => setTimeout(r, 50));
+  await until('the pool to release the margin', async () => (await row()).allocationBalanceAudit.lockedMarginUsd === 0);
   const after = await row();
   t.equal(after.allocationBalanceAudit.lockedMarginUsd, 0, 'the margin is released');
   t.ok(after.allocationBalanceAudit.realizedPnlUsd > 0, `the profit is realized (${after.allocationBalanceAudit.realizedPnlUsd} USD)`);
-  for (let i = 0; i < 100 && (await api(app, 'GET', '/api/v1/trades?status=closed', { token: user.accessToken })).body.data.items.length === 0; i++) await new Promise((r) => setTimeout(r, 50));
+  await until('the trade to be listed closed', async () => (await api(app, 'GET', '/api/v1/trades?status=closed', { token: user.accessToken })).body.data.items.length > 0);
   const trades = await api(app, 'GET', '/api/v1/trades', { token: user.accessToken });
   t.match(trades.body.data.items, [{ token: 'ETH', status: 'closed', closeReason: 'SIGNAL' }]);
   const inbox = await api(app, 'GET', `/api/v1/developers/agents/${agentId}/signals`, { token: developer.accessToken });

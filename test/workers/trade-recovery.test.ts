@@ -13,17 +13,9 @@ import { followableAgent } from '../support/agents.ts';
 import { signIn } from '../support/auth.ts';
 import { DIED, dyingStore } from '../support/crash.ts';
 import { noLimits } from '../domain/pool/fixtures.ts';
+import { until } from '../support/until.ts';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-async function eventually<T>(what: string, check: () => Promise<T | undefined | false>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
-}
 
 t.test('trade transfers interrupted by a crash are finished by the recovery', async (t) => {
   const app = await startTestApp({ config: { ADMIN_EMAILS: 'admin@example.test', TRANSFER_RECOVERY_INTERVAL_MS: '250', TRANSFER_RECOVERY_GRACE_MS: '500' } });
@@ -48,7 +40,7 @@ t.test('trade transfers interrupted by a crash are finished by the recovery', as
       poolId: pool,
       fact: { type: 'OpenTrade', data: { limits: noLimits, trades: [{ tradeId, size: { marginMicro: 100_000_000 }, token: 'BTC', side: 'long', signalId: 'crash-signal', transfer }] } },
     });
-    const trade = await eventually('the recovery to open the trade', async () => {
+    const trade = await until('the recovery to open the trade', async () => {
       const { state } = await loadState(app, tradeDecider, tradeId);
       return state.status === 'open' ? state : false;
     });
@@ -56,7 +48,7 @@ t.test('trade transfers interrupted by a crash are finished by the recovery', as
     const { state } = await loadState(app, poolDecider, pool);
     t.equal(state.followed && state.ledger.locked, 100_000_000, 'the margin stays locked, once');
     const rows = await app.deps.pool.query('SELECT status FROM transfers WHERE transfer_id = $1', [tradeId]);
-    await eventually('the transfer to show completed', async () => (await app.deps.pool.query('SELECT status FROM transfers WHERE transfer_id = $1', [tradeId])).rows[0]?.status === 'completed');
+    await until('the transfer to show completed', async () => (await app.deps.pool.query('SELECT status FROM transfers WHERE transfer_id = $1', [tradeId])).rows[0]?.status === 'completed');
     t.ok(rows.rows.length === 1);
   });
 
@@ -73,7 +65,7 @@ t.test('trade transfers interrupted by a crash are finished by the recovery', as
     if (trade.status !== 'closed') throw new Error(`trade ${trade.status}`);
     const before = (await loadState(app, poolDecider, pool)).state;
     t.equal(before.followed && before.ledger.locked, 100_000_000, 'the pool still holds the margin as locked');
-    const after = await eventually('the recovery to pay the pool back', async () => {
+    const after = await until('the recovery to pay the pool back', async () => {
       const { state } = await loadState(app, poolDecider, pool);
       return state.followed && state.ledger.locked === 0 ? state : false;
     });

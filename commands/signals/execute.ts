@@ -130,13 +130,17 @@ function decisionOf(events: Array<{ type: string; data: unknown }>, tradeIds: st
   return { plans };
 }
 
-/** The trade command a follow-up asks for, at the venue's price for a close. */
-async function followUpCommand(tools: Tools, intent: FollowUpIntent, token: string, tradeId: string): Promise<CommandBody<TradeCommand> | PoolResult['errorMessage']> {
+/**
+ * The trade command a follow-up asks for, at the venue's price for a close. A partial close names
+ * the signal and intent that asked for it, so a run of the signal again closes nothing more (the
+ * other follow-ups are repeats by nature: a cancel, a stop or targets set again, a trade ended).
+ */
+async function followUpCommand(tools: Tools, intent: FollowUpIntent, token: string, tradeId: string, requestId: string): Promise<CommandBody<TradeCommand> | PoolResult['errorMessage']> {
   switch (intent.action) {
     case 'close': {
       const priceMicro = await markPriceOf(tools, token);
       if (priceMicro === null) return `the venue has no price for ${token}`;
-      return { type: 'ClosePosition', data: { closePercent: intent.closePercent, priceMicro, reason: 'SIGNAL' } };
+      return { type: 'ClosePosition', data: { closePercent: intent.closePercent, priceMicro, reason: 'SIGNAL', requestId } };
     }
     case 'cancel':
       return { type: 'CancelEntry', data: {} };
@@ -156,13 +160,13 @@ async function followUpCommand(tools: Tools, intent: FollowUpIntent, token: stri
 }
 
 /** A follow-up manages the one trade it names; two candidates or none skip it. */
-async function followUp(tools: Tools, signal: Signal, pool: FollowedPool, intent: FollowUpIntent): Promise<PoolResult> {
+async function followUp(tools: Tools, signal: Signal, pool: FollowedPool, intent: FollowUpIntent, index: number): Promise<PoolResult> {
   const { poolId } = pool;
   const target = resolveTarget(intent, openTradeRefs(pool), signal.received.replyTo);
   if (target.kind === 'ambiguous') return skipped(poolId, 'AMBIGUOUS_TARGET', `${target.candidates} open trades match`);
   if (target.kind === 'notFound') return skipped(poolId, 'NO_MATCHING_TRADE', 'no open trade of the agent matches');
   const { tradeId, token } = target.trade;
-  const command = await followUpCommand(tools, intent, token, tradeId);
+  const command = await followUpCommand(tools, intent, token, tradeId, `${signal.key}#${index}`);
   if (typeof command !== 'object') return failed(poolId, 'NOT_APPLICABLE', command ?? 'not applicable', [tradeId]);
   try {
     await manageTrade(tools, tradeId, command);
@@ -181,11 +185,11 @@ async function executeInPool(tools: Tools, signal: Signal, intents: Intent[], po
   const opens = intents.flatMap((intent, index) => (intent.action === 'open' ? [{ intent, index }] : []));
   const results: PoolResult[] = [];
   if (opens.length > 0) results.push(await openTrades(tools, signal, state, opens));
-  for (const intent of intents) {
+  for (const [index, intent] of intents.entries()) {
     if (intent.action === 'open') continue;
     const { state: now } = await tools.load(poolDecider, poolId);
     if (!now.followed) break;
-    results.push(await followUp(tools, signal, now, intent));
+    results.push(await followUp(tools, signal, now, intent, index));
   }
   return mergedResult(poolId, results);
 }

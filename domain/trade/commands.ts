@@ -40,6 +40,8 @@ export const closePositionDataSchema = z.object({
   /** a percent of the original filled size, capped at what remains */
   closePercent: percent,
   priceMicro: price,
+  /** who asked (a signal's follow-up): a partial close asked again by the same requester closes nothing more */
+  requestId: z.string().min(1).max(300).optional(),
   reason: z.enum(['SIGNAL', 'USER', 'AGENT_DELETED']),
 });
 

@@ -111,7 +111,8 @@ export const tradeEventSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('TrailingArmed'), data: z.object({ tradeId: z.string().min(1), priceMicro: price, at: z.string() }) }),
   z.object({ type: z.literal('TargetsSet'), data: z.object({ tradeId: z.string().min(1), targets: z.array(targetSchema), at: z.string() }) }),
   z.object({ type: z.literal('TargetHit'), data: z.object({ ...exitFields, tier: z.number().int().positive() }) }),
-  z.object({ type: z.literal('TradeReduced'), data: z.object({ ...exitFields, reason: closeReasonSchema }) }),
+  /** `requestId`: the request that asked for this partial close (a repeat of it closes nothing more) */
+  z.object({ type: z.literal('TradeReduced'), data: z.object({ ...exitFields, reason: closeReasonSchema, requestId: z.string().optional() }) }),
   z.object({ type: z.literal('TradeClosed'), data: tradeClosedSchema }),
   z.object({ type: z.literal('TradeMarked'), data: z.object({ tradeId: z.string().min(1), priceMicro: price, unrealizedPnlMicro: money, at: z.string() }) }),
   z.object({ type: z.literal('TradeSettled'), data: tradeSettledSchema }),

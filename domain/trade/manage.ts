@@ -69,10 +69,12 @@ export function closePosition({ data: raw, metadata }: ClosePosition, state: Tra
   const data = parsed(closePositionDataSchema, raw);
   if (ended(state)) return [];
   const trade = liveTrade(state);
+  // A partial close asked again by the same request (a signal job run again after a crash) is a repeat.
+  if (data.requestId !== undefined && trade.reductions?.includes(data.requestId)) return [];
   const at = metadata.now.toISOString();
   if (trade.status === 'pending') return [{ type: 'EntryCancelled', data: { tradeId: trade.tradeId, at } }];
   const bps = BigInt(percentToBps(data.closePercent, 'closePercent'));
   const units = bps === BPS ? trade.remainingUnits : (trade.filledUnits * bps) / BPS;
   if (units === 0n) return [];
-  return [exit(trade, units, data.priceMicro, { reason: data.reason, tier: null }, at)];
+  return [exit(trade, units, data.priceMicro, { reason: data.reason, tier: null, ...(data.requestId !== undefined ? { requestId: data.requestId } : {}) }, at)];
 }

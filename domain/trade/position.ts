@@ -39,6 +39,8 @@ export interface Why {
   reason: CloseReason;
   /** the take-profit tier, for TAKE_PROFIT */
   tier: number | null;
+  /** the request a partial close answers (recorded on TradeReduced) */
+  requestId?: string;
 }
 
 /** An exit: TradeClosed when it takes all that remains, else TargetHit (a tier) or TradeReduced. */
@@ -51,7 +53,7 @@ export function exit(trade: Trade, units: bigint, priceMicro: number, why: Why, 
     return { type: 'TradeClosed', data: { ...exitData, reason: why.reason, tier: why.tier, totalRealizedPnlMicro: trade.realizedPnlMicro + pnl } };
   }
   if (why.tier !== null) return { type: 'TargetHit', data: { ...exitData, tier: why.tier } };
-  return { type: 'TradeReduced', data: { ...exitData, reason: why.reason } };
+  return { type: 'TradeReduced', data: { ...exitData, reason: why.reason, ...(why.requestId !== undefined ? { requestId: why.requestId } : {}) } };
 }
 
 /** A stop at `priceMicro` if it is tighter than the current one (stops only tighten), else nothing. */

@@ -50,6 +50,8 @@ export interface Trade {
   entryFeeOpenMicro: MicroUsd;
   /** how many take-profit tiers were hit: a replaced list numbers its tiers after them */
   tiersHit: number;
+  /** the requests whose partial closes were applied (absent in states stored before it) */
+  reductions?: readonly string[];
   /** the unrealized figure last marked (TradeMarked), null before the first mark */
   markedPnlMicro: MicroUsd | null;
 }
@@ -65,10 +67,15 @@ export type TradeState = { status: 'none' } | RejectedTrade | Trade;
 
 export const initialState = (): TradeState => ({ status: 'none' });
 
-/** The PnL of what remains at `priceMicro`, net of the entry fee it still carries; 0 unless open. */
+/**
+ * The PnL of what remains at `priceMicro`, net of the entry fee it still carries; 0 unless open.
+ * Never a loss the trade cannot realize: the venue liquidates before the position loses its margin
+ * (position.ts exitPnl), so with what its exits realized the trade's loss stops at the margin.
+ */
 export function unrealizedPnlMicro(state: TradeState, priceMicro: number): MicroUsd {
   if (state.status !== 'open' || state.averageFillMicro === null) return 0;
-  return Number(grossPnl(state.side, state.remainingUnits, state.averageFillMicro, priceMicro, state.decimals)) - state.entryFeeOpenMicro;
+  const marked = Number(grossPnl(state.side, state.remainingUnits, state.averageFillMicro, priceMicro, state.decimals)) - state.entryFeeOpenMicro;
+  return Math.max(marked, -state.marginMicro - state.realizedPnlMicro);
 }
 
 /** The trade a request starts: pending, nothing filled. */
@@ -137,8 +144,11 @@ export function evolveTrade(trade: Trade, event: TradeEvent): Trade {
       return { ...trade, targets: event.data.targets };
     case 'TargetHit':
       return { ...exited(trade, event), targets: trade.targets.filter((t) => t.tier !== event.data.tier), tiersHit: trade.tiersHit + 1 };
-    case 'TradeReduced':
-      return exited(trade, event);
+    case 'TradeReduced': {
+      const { requestId } = event.data;
+      const after = exited(trade, event);
+      return requestId === undefined ? after : { ...after, reductions: [...(trade.reductions ?? []), requestId] };
+    }
     case 'TradeClosed':
       return { ...exited(trade, event), status: 'closed', marginMicro: 0, targets: [] };
     case 'TradeMarked':

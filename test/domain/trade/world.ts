@@ -213,9 +213,8 @@ export class TradeWorld {
 
   /**
    * Whether an open trade of the pool is marked at a loss larger than its margin, which it can never
-   * realize (a trade's realized loss stops at its margin; its mark does not): the pool then owes
-   * less success fee than it will, and counts more capital free than it has (see
-   * transfers.test.ts, the fee forgiven at the stop).
+   * realize: the pool would then owe less success fee than it will, and count more capital free
+   * than it has (transfers.test.ts asserts it never happens: the fee was once forgiven at the stop).
    */
   markedPastItsMargin(): boolean {
     return Object.values(this.pool().openTrades).some((trade) => trade.unrealizedMicro < -trade.marginMicro);
@@ -474,7 +473,7 @@ export class TradeWorld {
     const pool = this.pool();
     const from = poolEndpointOf(this.poolId);
     const trades = intents.map((intent, index) => {
-      const order = tradeOrderOf(intent, { defaults: this.defaults, terms: pool.terms, feeBps: FEE_BPS, now: new Date(this.now) });
+      const order = tradeOrderOf(intent, { defaults: this.defaults, terms: pool.terms, feeBps: FEE_BPS, now: new Date(this.now), markPriceMicro: this.prices.get(intent.token) ?? null });
       assert.ok(order.ok, 'a perp venue takes both sides');
       const tradeId = `s${n}-${index}`;
       return {
@@ -686,7 +685,7 @@ export class TradeWorld {
       locked += open.marginMicro;
       const s = this.trade(id);
       if (live(s)) continue;
-      const transfer = this.transfers.get(ended(s) ? `${id}:return` : id);
+      const transfer = this.transfers.get(ended(s) ? `${id}.return` : id);
       ensure(transfer === undefined || transfer === 'crashed' || !isFinished(transfer), () => `${context}: trade ${id} is ${s.status}, open in the pool, and its transfer finished ${JSON.stringify(transfer)}`);
     }
     same(ledger.locked, locked, () => `${context}: locked is the open trades' margins`);
@@ -705,7 +704,7 @@ export class TradeWorld {
       } else {
         ensure(ended(s), () => `${context}: trade ${id} closed in the pool while ${s.status}`);
         same(e.data.realizedPnlMicro, s.realizedPnlMicro, () => `${context}: trade ${id}'s PnL in the pool`);
-        same(e.data.transferId, `${id}:return`, () => `${context}: trade ${id} closed by its return`);
+        same(e.data.transferId, `${id}.return`, () => `${context}: trade ${id} closed by its return`);
       }
       realized += e.data.realizedPnlMicro;
     }

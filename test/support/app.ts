@@ -7,7 +7,7 @@ import { load, type Loaded } from '../../commands/handle.ts';
 import type { CommandMap, CommandType } from '../../commands/registry.ts';
 import type { Aggregate, Command, DomainEvent } from '../../domain/shared/decider.ts';
 import { createEsdbEventStore } from '../../infra/eventstore/esdb.ts';
-import { startRuntime, type Runtime } from '../../runtime.ts';
+import { startRuntime, type Roles, type Runtime } from '../../runtime.ts';
 import type { RunnerOptions } from '../../projections/runner.ts';
 import { freshDatabase } from './db.ts';
 import { startEsdbPeer } from './esdb-peer/index.ts';
@@ -27,6 +27,8 @@ export interface TestAppOptions {
   redisKeyPrefix?: string;
   /** the venues the workers call (a simulation on a clock the test moves) */
   venues?: Venues;
+  /** which roles run in the test's process (all by default); e.g. no workers when a child process is the worker */
+  roles?: Partial<Roles>;
 }
 
 export interface TestApp {
@@ -45,7 +47,8 @@ export interface TestApp {
 
 /**
  * The real service for one test file: Fastify listening on 127.0.0.1, its own PostgreSQL
- * database, its own Redis key space, an in-process SMTP server, projectors and workers running.
+ * database, its own Redis key space, an in-process SMTP server, projectors and workers running
+ * (unless `roles` says otherwise).
  */
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const db = await freshDatabase('app', { durable: options.durable });
@@ -70,7 +73,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
   const runtime = await startRuntime({
     logDestination: options.captureLogs ? { write: (line: string) => void logs.push(line) } : undefined,
     config,
-    roles: { api: true, projections: true, workers: true },
+    roles: { api: true, projections: true, workers: true, ...options.roles },
     redisKeyPrefix,
     store: peer ? createEsdbEventStore(peer.url) : undefined,
     runnerOptions: options.runnerOptions,

@@ -5,7 +5,7 @@ import { LAMPORTS_PER_SOL, microToUsd, mulDiv, percentFraction, type MicroUsd } 
 import type { AgentTerms, AllocationSettings, FollowSettings, TradeMode } from './events.ts';
 import { allocatedUsd } from './ledger.ts';
 import type { PoolState } from './state.ts';
-import { ensureFunds } from '../wallet/decide.ts';
+import { ensureFunds, ensureNotFrozen } from '../wallet/decide.ts';
 import type { WalletContext } from '../wallet/events.ts';
 import { balanceOf, type WalletState } from '../wallet/state.ts';
 
@@ -127,6 +127,8 @@ export function planFollow(f: FollowFacts): FollowPlan {
   const settings = resolveSettings(f.choices, f.pool.followed ? f.pool.settings : null, terms);
   const balance = balanceOf(f.wallet, f.walletContext, f.virtualStartMicro);
   const topUp = topUpMicro(f.pool, targetAllocationMicro(settings, balance, f.solPriceMicro), terms.minAllocationUsd);
+  // A frozen wallet may still change a pool's settings: only moving money out of it is refused.
+  if (topUp > 0) ensureNotFrozen(f.wallet);
   ensureFunds(f.wallet, f.walletContext, topUp, f.virtualStartMicro);
   return { settings, terms, topUpMicro: topUp };
 }

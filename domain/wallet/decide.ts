@@ -46,7 +46,23 @@ export type CreditWallet = Command<
   }
 >;
 
-export type WalletCommand = DebitWallet | RefundWallet | DepositWallet | CreditWallet;
+/**
+ * An administrator (the command's actor) freezes the wallet: it pays nothing out until unfrozen.
+ * A wallet never used opens with the freeze; a frozen wallet records nothing again.
+ */
+export type FreezeWallet = Command<
+  'FreezeWallet',
+  {
+    reason?: string;
+    /** config.VIRTUAL_START_USD in micro-USD: used only when this is the wallet's first use */
+    virtualStartMicro: MicroUsd;
+  }
+>;
+
+/** An administrator unfreezes the wallet; a wallet not frozen records nothing. */
+export type UnfreezeWallet = Command<'UnfreezeWallet', Record<string, never>>;
+
+export type WalletCommand = DebitWallet | RefundWallet | DepositWallet | CreditWallet | FreezeWallet | UnfreezeWallet;
 
 function debit({ data, metadata }: DebitWallet, state: WalletState): WalletEvent[] {
   const { transfer, virtualStartMicro } = data;
@@ -59,6 +75,7 @@ function debit({ data, metadata }: DebitWallet, state: WalletState): WalletEvent
     if (known.to !== destinationOf(transfer.to)) throw refuse('ALREADY_EXISTS', `transfer ${transfer.transferId} was debited for another destination`);
     return [];
   }
+  ensureNotFrozen(state);
   ensurePositive(transfer.amountMicro, 'the amount to transfer');
   ensureFunds(state, from.walletContext, transfer.amountMicro, virtualStartMicro);
   return [...opening(state, virtualStartMicro, metadata.now), { type: 'WalletDebited', data: { transfer: { ...transfer, from } } }];
@@ -103,6 +120,24 @@ function credit({ data, metadata }: CreditWallet, state: WalletState): WalletEve
   return [...opening(state, virtualStartMicro, metadata.now), { type: 'WalletCredited', data: { transferId, walletContext, amountMicro, from } }];
 }
 
+function freeze({ data, metadata }: FreezeWallet, state: WalletState): WalletEvent[] {
+  if (state.frozen) return [];
+  const at = metadata.now.toISOString();
+  return [...opening(state, data.virtualStartMicro, metadata.now), { type: 'WalletFrozen', data: { ...(data.reason === undefined ? {} : { reason: data.reason }), at } }];
+}
+
+function unfreeze({ metadata }: UnfreezeWallet, state: WalletState): WalletEvent[] {
+  return state.frozen ? [{ type: 'WalletUnfrozen', data: { at: metadata.now.toISOString() } }] : [];
+}
+
+/**
+ * WALLET_FROZEN (403) when an administrator froze the wallet: only money leaving it is refused;
+ * deposits, credits and refunds coming back are taken, so money can always come home.
+ */
+export function ensureNotFrozen(state: Pick<WalletState, 'frozen'>): void {
+  if (state.frozen) throw refuse('WALLET_FROZEN', 'an administrator froze this wallet: nothing can be paid out of it');
+}
+
 /** The wallet's first event, when this decision is its first use. */
 function opening(state: WalletState, virtualStartMicro: MicroUsd, now: Date): WalletEvent[] {
   return state.opened ? [] : [{ type: 'WalletOpened', data: { virtualStartMicro, openedAt: now.toISOString() } }];
@@ -144,6 +179,10 @@ export function decide(command: WalletCommand, state: WalletState): WalletEvent[
       return deposit(command, state);
     case 'CreditWallet':
       return credit(command, state);
+    case 'FreezeWallet':
+      return freeze(command, state);
+    case 'UnfreezeWallet':
+      return unfreeze(command, state);
     default:
       return assertNever(command);
   }

@@ -50,12 +50,25 @@ export const walletCreditedSchema = z.object({
 });
 export type WalletCredited = z.infer<typeof walletCreditedSchema>;
 
+/**
+ * An administrator froze the wallet (the actor of the event's metadata): it pays nothing out
+ * until unfrozen; money coming back into it is still taken. `reason` is the administrator's note.
+ */
+export const walletFrozenSchema = z.object({ reason: z.string().min(1).max(500).optional(), at: z.string() });
+export type WalletFrozen = z.infer<typeof walletFrozenSchema>;
+
+/** An administrator unfroze the wallet. */
+export const walletUnfrozenSchema = z.object({ at: z.string() });
+export type WalletUnfrozen = z.infer<typeof walletUnfrozenSchema>;
+
 export const walletEventSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('WalletOpened'), data: walletOpenedSchema }),
   z.object({ type: z.literal('WalletDebited'), data: walletDebitedSchema }),
   z.object({ type: z.literal('WalletRefunded'), data: walletRefundedSchema }),
   z.object({ type: z.literal('WalletDeposited'), data: walletDepositedSchema }),
   z.object({ type: z.literal('WalletCredited'), data: walletCreditedSchema }),
+  z.object({ type: z.literal('WalletFrozen'), data: walletFrozenSchema }),
+  z.object({ type: z.literal('WalletUnfrozen'), data: walletUnfrozenSchema }),
 ]);
 export type WalletEvent = z.infer<typeof walletEventSchema>;
 export const walletEventTypes: ReadonlySet<string> = new Set(walletEventSchema.options.map((o) => o.shape.type.value));

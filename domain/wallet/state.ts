@@ -40,16 +40,36 @@ export interface WalletState {
   readonly credits: PersistentMap<WalletCredit>;
   /** deposits, by depositId: a repeated deposit adds nothing */
   readonly deposits: PersistentMap<WalletDeposit>;
+  /** an administrator froze the wallet: it pays nothing out */
+  readonly frozen: boolean;
+  /** the freeze in force (its time and note); null when not frozen */
+  readonly freeze: { at: string; reason?: string } | null;
 }
 
 type Fields = WalletState;
 
 const stateOf = (fields: Fields): WalletState => fields;
 const next = (state: WalletState, changes: Partial<Fields>): WalletState => stateOf({ ...fieldsOf(state), ...changes });
-const fieldsOf = ({ opened, balances, debits, credits, deposits }: WalletState): Fields => ({ opened, balances, debits, credits, deposits });
+const fieldsOf = ({ opened, balances, debits, credits, deposits, frozen, freeze }: WalletState): Fields => ({
+  opened,
+  balances,
+  debits,
+  credits,
+  deposits,
+  frozen,
+  freeze,
+});
 
 export const initialState = (): WalletState =>
-  stateOf({ opened: false, balances: { virtual: 0, real: 0 }, debits: PersistentMap.empty(), credits: PersistentMap.empty(), deposits: PersistentMap.empty() });
+  stateOf({
+    opened: false,
+    balances: { virtual: 0, real: 0 },
+    debits: PersistentMap.empty(),
+    credits: PersistentMap.empty(),
+    deposits: PersistentMap.empty(),
+    frozen: false,
+    freeze: null,
+  });
 
 const add = (balances: WalletState['balances'], context: WalletContext, delta: MicroUsd) => ({ ...balances, [context]: balances[context] + delta });
 
@@ -83,6 +103,10 @@ export function evolve(state: WalletState, event: WalletEvent): WalletState {
         credits: state.credits.set(transferId, { walletContext, amountMicro, from }),
       });
     }
+    case 'WalletFrozen':
+      return next(state, { frozen: true, freeze: event.data });
+    case 'WalletUnfrozen':
+      return next(state, { frozen: false, freeze: null });
     default:
       return assertNever(event);
   }

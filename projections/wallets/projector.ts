@@ -18,6 +18,7 @@ const migrations: Migration[] = [
       updated_at timestamptz NOT NULL
     );`,
   },
+  { id: 'wallets/002-frozen', sql: 'ALTER TABLE wallets ADD COLUMN frozen boolean NOT NULL DEFAULT false;' },
 ];
 
 const PREFIX = 'wallet-';
@@ -27,10 +28,12 @@ function parse(event: RecordedEvent): WalletEvent | null {
   return walletEventSchema.parse({ type: event.type, data: event.data });
 }
 
-/** What an event moves, in micro-USD, in which context; null for the opening. */
+/** What an event moves, in micro-USD, in which context; null for the opening and a freeze. */
 function deltaOf(event: WalletEvent): { walletContext: WalletContext; amount: bigint } | null {
   switch (event.type) {
     case 'WalletOpened':
+    case 'WalletFrozen':
+    case 'WalletUnfrozen':
       return null;
     case 'WalletDebited':
       return { walletContext: event.data.transfer.from.walletContext, amount: -BigInt(event.data.transfer.amountMicro) };
@@ -53,7 +56,13 @@ interface Change {
   real: bigint;
   /** the time of the wallet's last event */
   at: string;
+  /** the last freeze or unfreeze of the batch; undefined: unchanged */
+  frozen?: boolean;
 }
+
+/** The frozen flag an event sets; undefined for the others. */
+const frozenBy = (event: WalletEvent): boolean | undefined =>
+  event.type === 'WalletFrozen' ? true : event.type === 'WalletUnfrozen' ? false : undefined;
 
 /**
  * A batch in two statements: wallets opened in it are inserted with their later events of the
@@ -73,32 +82,36 @@ async function applyBatch(client: PoolClient, events: RecordedEvent[]): Promise<
     if (event.type === 'WalletOpened') openings.set(userId, { virtualStart: BigInt(event.data.virtualStartMicro), openedAt: event.data.openedAt });
     const delta = deltaOf(event);
     if (delta) change[delta.walletContext] += delta.amount;
+    change.frozen = frozenBy(event) ?? change.frozen;
   }
   const opened = [...openings.keys()];
   if (opened.length) {
     await client.query(
-      `INSERT INTO wallets (user_id, virtual_micro, real_micro, opened_at, updated_at)
-       SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::timestamptz[], $5::timestamptz[])`,
+      `INSERT INTO wallets (user_id, virtual_micro, real_micro, opened_at, updated_at, frozen)
+       SELECT * FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::timestamptz[], $5::timestamptz[], $6::boolean[])`,
       [
         opened,
         opened.map((u) => (openings.get(u)!.virtualStart + changes.get(u)!.virtual).toString()),
         opened.map((u) => changes.get(u)!.real.toString()),
         opened.map((u) => openings.get(u)!.openedAt),
         opened.map((u) => changes.get(u)!.at),
+        opened.map((u) => changes.get(u)!.frozen ?? false),
       ],
     );
   }
   const updated = [...changes.keys()].filter((u) => !openings.has(u));
   if (updated.length) {
     await client.query(
-      `UPDATE wallets w SET virtual_micro = w.virtual_micro + v.virtual, real_micro = w.real_micro + v.real, updated_at = v.at
-       FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::timestamptz[]) AS v(user_id, virtual, real, at)
+      `UPDATE wallets w SET virtual_micro = w.virtual_micro + v.virtual, real_micro = w.real_micro + v.real, updated_at = v.at,
+         frozen = COALESCE(v.frozen, w.frozen)
+       FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::timestamptz[], $5::boolean[]) AS v(user_id, virtual, real, at, frozen)
        WHERE w.user_id = v.user_id`,
       [
         updated,
         updated.map((u) => changes.get(u)!.virtual.toString()),
         updated.map((u) => changes.get(u)!.real.toString()),
         updated.map((u) => changes.get(u)!.at),
+        updated.map((u) => changes.get(u)!.frozen ?? null),
       ],
     );
   }
@@ -118,6 +131,11 @@ export const walletsProjector: Projector = {
       await client.query('INSERT INTO wallets (user_id, virtual_micro, real_micro, opened_at, updated_at) VALUES ($1, $2, 0, $3, $4)', [
         userId, event.data.virtualStartMicro, event.data.openedAt, at,
       ]);
+      return;
+    }
+    const frozen = frozenBy(event);
+    if (frozen !== undefined) {
+      await client.query('UPDATE wallets SET frozen = $2, updated_at = $3 WHERE user_id = $1', [userId, frozen, at]);
       return;
     }
     const delta = deltaOf(event)!;

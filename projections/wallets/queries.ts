@@ -11,7 +11,7 @@ export const walletDocument = z.object({
   userId: z.string(),
   /** the context a request without `walletContext` uses: the user's `virtualWalletMode` */
   currentWalletContext: walletContextSchema,
-  /** an administrator froze the wallet (not possible yet: always false) */
+  /** an administrator froze the wallet: nothing can be paid out of it (buys, follows, allocation adds) */
   frozen: z.boolean(),
   wallets: z.array(z.object({ walletContext: walletContextSchema, balanceUsd: z.number() })),
 });
@@ -21,6 +21,7 @@ interface Row {
   virtual_wallet_mode: boolean;
   virtual_micro: string | null;
   real_micro: string | null;
+  frozen: boolean | null;
 }
 
 /**
@@ -30,7 +31,7 @@ interface Row {
 export async function getWallet(db: Pool, userId: string, virtualStartMicro: MicroUsd): Promise<WalletDocument | null> {
   const { rows } = await db.query<Row>({
     name: 'get-wallet',
-    text: `SELECT u.virtual_wallet_mode, w.virtual_micro, w.real_micro
+    text: `SELECT u.virtual_wallet_mode, w.virtual_micro, w.real_micro, w.frozen
        FROM users u LEFT JOIN wallets w ON w.user_id = u.id::text WHERE u.id = $1::uuid`,
     values: [userId],
   });
@@ -43,7 +44,7 @@ export async function getWallet(db: Pool, userId: string, virtualStartMicro: Mic
   return {
     userId,
     currentWalletContext: row.virtual_wallet_mode ? 'virtual' : 'real',
-    frozen: false,
+    frozen: row.frozen === true,
     wallets: walletContexts.map((walletContext) => ({ walletContext, balanceUsd: microToUsd(balances[walletContext]) })),
   };
 }

@@ -23,6 +23,7 @@ import { refreshSession, signOut, type RefreshData } from './users/sessions.ts';
 import { verifyCode, type StartedSession, type VerifyCodeData } from './users/sign-in.ts';
 import { updateProfile, type ProfileChanges } from './users/update-profile.ts';
 import { depositWallet, type DepositWalletData } from './wallet/deposit.ts';
+import { freezeWallet, unfreezeWallet, type FreezeWalletData, type WalletFreezeResult } from './wallet/freeze.ts';
 import { executeSignal, type ExecuteSignalData } from './signals/execute.ts';
 import { receiveSignal, type ReceiveSignalData, type ReceivedSignal } from './signals/receive.ts';
 import { replaySignal, type ReplaySignalData } from './signals/replay.ts';
@@ -61,6 +62,8 @@ export interface CommandMap {
   ResumeTransfer: { data: ResumeTransferData; result: { status: TransferStatus } };
   SettleTransfer: { data: SettleTransferData; result: { status: TransferStatus } };
   DepositWallet: { data: DepositWalletData; result: { deposited: boolean } };
+  FreezeWallet: { data: FreezeWalletData; result: WalletFreezeResult };
+  UnfreezeWallet: { data: { userId: string }; result: WalletFreezeResult };
   SetMarketPrices: { data: SetMarketPricesData; result: { changed: number } };
   ReceiveSignal: { data: ReceiveSignalData; result: ReceivedSignal };
   ReplaySignal: { data: ReplaySignalData; result: ReceivedSignal };
@@ -101,6 +104,8 @@ export const handlers: { [T in CommandType]: (command: Command<T, CommandMap[T][
   ResumeTransfer: resumeTransfer,
   SettleTransfer: settleTransfer,
   DepositWallet: depositWallet,
+  FreezeWallet: freezeWallet,
+  UnfreezeWallet: unfreezeWallet,
   SetMarketPrices: setMarketPrices,
   ReceiveSignal: receiveSignal,
   ReplaySignal: replaySignal,

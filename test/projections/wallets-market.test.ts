@@ -46,6 +46,7 @@ t.test('wallets and market prices: the read models agree with the streams and re
   const dev = await signIn(app, 'dev@example.test');
   const agentId = await followableAgent(app, { developer: dev.accessToken, admin: admin.accessToken }, { name: 'Ledger', venue: 'SPOT_VENUE' });
   const users = [await signIn(app, 'a@example.test'), await signIn(app, 'b@example.test'), await signIn(app, 'c@example.test')];
+  const frozenOnly = await signIn(app, 'd@example.test');
 
   for (const [i, user] of users.slice(0, 2).entries()) {
     for (const amountUsd of [100 + i, 0.000001, 42.5]) {
@@ -66,6 +67,11 @@ t.test('wallets and market prices: the read models agree with the streams and re
   await walletCommand(app, users[0]!.userId, { type: 'RefundWallet', data: { transferId: 'tr-refunded' } });
   await walletCommand(app, users[0]!.userId, { type: 'CreditWallet', data: { transferId: 'tr-back', walletContext: 'real', amountMicro: 3_000_001, from: 'pool:x', virtualStartMicro: START } });
   await walletCommand(app, users[2]!.userId, { type: 'CreditWallet', data: { transferId: 'tr-back', walletContext: 'virtual', amountMicro: 5, from: 'pool:y', virtualStartMicro: START } });
+  // Freezes: one kept, one undone, and a wallet never used that opens frozen.
+  for (const [userId, action] of [[users[1]!.userId, 'freeze'], [users[0]!.userId, 'freeze'], [users[0]!.userId, 'unfreeze'], [frozenOnly.userId, 'freeze']]) {
+    const res = await api(app, 'POST', `/api/admin/wallets/${userId}/${action}`, { token: admin.accessToken, ...(action === 'freeze' ? { body: { reason: 'review' } } : {}) });
+    t.equal(res.status, 200, JSON.stringify(res.body));
+  }
   for (const prices of [{ SOL: 150, BONK: 0.00002 }, { SOL: 151.5, 'JUP/USDC': 0.91 }, { BONK: 0.000021 }]) {
     const res = await api(app, 'PUT', '/api/admin/market/prices', { token: admin.accessToken, body: { prices } });
     t.equal(res.status, 200, JSON.stringify(res.body));
@@ -73,17 +79,18 @@ t.test('wallets and market prices: the read models agree with the streams and re
 
   const events = await allEvents(app);
   const kinds = new Set(events.filter((e) => e.streamName.startsWith('wallet-')).map((e) => e.type));
-  t.same([...kinds].sort(), ['WalletCredited', 'WalletDebited', 'WalletDeposited', 'WalletOpened', 'WalletRefunded'], 'every kind of wallet event is covered');
+  t.same([...kinds].sort(), ['WalletCredited', 'WalletDebited', 'WalletDeposited', 'WalletFrozen', 'WalletOpened', 'WalletRefunded', 'WalletUnfrozen'], 'every kind of wallet event is covered');
 
   await t.test('each user’s row holds the balances the wallet stream decides on', async (t) => {
-    for (const user of [...users, admin]) {
+    for (const user of [...users, frozenOnly, admin]) {
       const { state } = await loadState(app, walletDecider, user.userId);
       const res = await api(app, 'GET', '/api/v1/wallet', { token: user.accessToken });
       const shown = Object.fromEntries((res.body.data.wallets as any[]).map((w) => [w.walletContext, Math.round(w.balanceUsd * 1e6)]));
       t.same(shown, { virtual: balanceOf(state, 'virtual', START), real: balanceOf(state, 'real', START) }, user.userId);
+      t.equal(res.body.data.frozen, state.frozen, `${user.userId} frozen`);
     }
     const { rows } = await app.deps.pool.query('SELECT count(*)::int AS n FROM wallets');
-    t.equal(rows[0].n, 3, 'rows only for wallets ever used');
+    t.equal(rows[0].n, 4, 'rows only for wallets ever used (a freeze opens one)');
   });
 
   await t.test('a rebuild equals the live read models row for row', async (t) => {
@@ -106,7 +113,8 @@ t.test('wallets and market prices: the read models agree with the streams and re
       for (const e of events) await walletsProjector.apply(c, e);
     });
     const oneByOne = await rows();
-    t.equal(oneByOne.length, 3);
+    t.equal(oneByOne.length, 4);
+    t.same(oneByOne.filter((r) => r.frozen).map((r) => r.user_id).sort(), [users[1]!.userId, frozenOnly.userId].sort());
     for (const size of [events.length, 7, 3, 1]) {
       await db.pool.query('DELETE FROM wallets');
       await inTransaction(db.pool, async (c) => {

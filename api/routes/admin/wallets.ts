@@ -40,4 +40,41 @@ export default async function adminWalletRoutes(root: FastifyInstance): Promise<
       return ok(await walletOf(app, userId));
     },
   );
+
+  // A frozen wallet pays nothing out (follows, allocation adds, buys); money coming back is still
+  // taken. The events name the administrator as their actor. A repeat changes nothing.
+  const freezeAnswer = z.object({ userId: z.string(), frozen: z.boolean(), frozenAt: z.string().optional(), reason: z.string().optional() });
+  const params = z.object({ userId: z.guid('userId must be a user id (a uuid)') });
+  app.post(
+    '/api/admin/wallets/:userId/freeze',
+    {
+      onRequest: app.requireAdmin,
+      schema: {
+        tags: ['Admin'],
+        security: [{ bearerAuth: [] }],
+        summary: "Freeze a user's wallet: nothing can be paid out of it until it is unfrozen",
+        params,
+        body: z.object({ reason: z.string().trim().min(1, 'reason must be 1 to 500 characters').max(500, 'reason must be 1 to 500 characters').optional() }).strict().nullish(),
+        response: { 200: envelopeOf(freezeAnswer) },
+      },
+    },
+    async (request) => {
+      const reason = request.body?.reason;
+      return ok(await request.dispatch('FreezeWallet', { userId: request.params.userId, ...(reason === undefined ? {} : { reason }) }));
+    },
+  );
+  app.post(
+    '/api/admin/wallets/:userId/unfreeze',
+    {
+      onRequest: app.requireAdmin,
+      schema: {
+        tags: ['Admin'],
+        security: [{ bearerAuth: [] }],
+        summary: "Unfreeze a user's wallet",
+        params,
+        response: { 200: envelopeOf(freezeAnswer) },
+      },
+    },
+    async (request) => ok(await request.dispatch('UnfreezeWallet', { userId: request.params.userId })),
+  );
 }

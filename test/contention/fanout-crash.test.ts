@@ -1,8 +1,8 @@
 // The signal worker killed (SIGKILL) in the middle of one signal's fan-out to 1,000 follower pools,
-// then the second one too, then a third worker: every pool ends with exactly one trade (or its one refusal), no trade is
-// opened twice, every margin transfer completes, each pool's money adds up, and the signal's
-// outcome is recorded once with every pool's result. The webhook, its worker gone, answers
-// `accepted` once its bound has passed.
+// then the next one too, then a third worker: every pool ends with exactly one trade (or its one
+// refusal), no trade is opened twice, every margin transfer completes, each pool's money adds up,
+// and the signal's outcome is recorded once with every pool's result. The webhook, its worker
+// gone, answers `accepted` once its bound has passed.
 import t from 'tap';
 import { signalKeyOf } from '../../commands/signals/receive.ts';
 import { poolDecider } from '../../domain/pool/decide.ts';

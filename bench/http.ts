@@ -2,45 +2,35 @@
 // per follow or withdrawal, same rules, schemas and auth work) driven by the same client loop:
 // follows per second, GET subscriptions, withdrawals per second, non-2xx answers, projector lag
 // during our follows; then rebuilding the subscription read model.
-import { spawn } from 'node:child_process';
 import { allProjectors } from '../projections/index.ts';
 import { rebuild } from '../projections/rebuild.ts';
 import { api, startTestApp, type TestApp } from '../test/support/app.ts';
 import { followableAgent } from '../test/support/agents.ts';
 import { signIn, type SignedIn } from '../test/support/auth.ts';
 import { startConventional, type Conventional } from './conventional/start.ts';
-import { cpuDuring, type CpuSpent } from './cpu.ts';
-import { fmt, percentile, report, verdict, type Run } from './measure.ts';
+import { fmt, percentile, report, verdict } from './measure.ts';
+import { cpuPer, failed, latency, measuredLoad, paired, ratioNote, ROUNDS, type LoadRun, type LoadSpec } from './paired.ts';
 
-type LoadRun = Run & { failures: number; statuses: Record<string, number>; clientCpuMsPerRequest: number; cpu: CpuSpent };
-
-interface LoadSpec {
-  url: string;
-  seconds: number;
-  clients: Array<{ method: string; path: string; token: string; bodies?: unknown[] }>;
-}
-
-/** Runs bench/load.ts in a child process (a separate client, not sharing the server's event loop). */
-function externalLoad(spec: LoadSpec): Promise<Omit<LoadRun, 'cpu'>> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import=tsx', 'bench/load.ts'], { stdio: ['pipe', 'pipe', 'inherit'] });
-    let out = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString('utf8')));
-    child.on('error', reject);
-    child.on('exit', (code) => (code === 0 ? resolve(JSON.parse(out)) : reject(new Error(`load generator exited ${code}`))));
-    child.stdin.end(JSON.stringify(spec));
-  });
-}
-
-const CLIENTS = 16;
-const AGENTS = 40;
-const POOL_SIZE = 24;
+export const CLIENTS = 16;
+export const AGENTS = 40;
+export const POOL_SIZE = 24;
 const ADMIN = 'bench-admin@example.test';
-const PATH = '/api/v1/users/me/subscriptions';
+export const PATH = '/api/v1/users/me/subscriptions';
 /** Each user's pool for the withdraw run holds this much, so every withdrawal succeeds all run long. */
 const FUND_USD = 5000;
 const WITHDRAW_USD = 0.25;
 const withdrawPath = (agentId: string) => `${PATH}/${agentId}/allocation/withdraw`;
+
+/**
+ * A follow run's bodies: each call follows an agent or follows it again with a larger allocation,
+ * always a change (each round starts above the last one's amounts).
+ */
+export const followBodies = (agentIds: string[], round: number) =>
+  Array.from({ length: agentIds.length * 20 }, (_, i) => ({
+    agentId: agentIds[i % agentIds.length],
+    allocationMode: 'USD_AMOUNT',
+    allocationAmountUsd: 1 + (round + 1) * 20 + Math.floor(i / agentIds.length),
+  }));
 
 /**
  * GET must read as many rows on both sides: whichever agents a user's follow run did not reach are
@@ -79,74 +69,6 @@ async function withdrawnUsd(db: TestApp['deps']['pool']): Promise<number> {
   return Number(rows[0]!.out) / 1e6;
 }
 
-const latency = (r: Run) => `p50 ${fmt(percentile(r.latenciesMs, 50), 1)} ms, p99 ${fmt(percentile(r.latenciesMs, 99), 1)} ms`;
-/** ms of CPU per request: the server process (ours: with its projectors) and its database backends. */
-const cpuPer = (r: LoadRun) => `${fmt(r.cpu.serverMs / Math.max(1, r.count), 2)} + ${fmt(r.cpu.databaseMs / Math.max(1, r.count), 2)} ms`;
-const failed = (r: LoadRun) => `${r.failures}${r.failures ? ` ${JSON.stringify(r.statuses)}` : ''}`;
-
-/** The middle value (the mean of the two middle ones for an even count). */
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = sorted.length / 2;
-  return sorted.length % 2 ? sorted[Math.floor(mid)]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-}
-
-/** Rounds per pair of sides; each side runs `seconds` in all, split over the rounds. */
-const ROUNDS = 4;
-
-/** Several runs of one side as one: counts, time and latencies added up. */
-function merged(runs: LoadRun[]): LoadRun {
-  const count = runs.reduce((n, r) => n + r.count, 0);
-  const seconds = runs.reduce((n, r) => n + r.seconds, 0);
-  const statuses: Record<string, number> = {};
-  for (const r of runs) for (const [k, v] of Object.entries(r.statuses)) statuses[k] = (statuses[k] ?? 0) + v;
-  return {
-    count,
-    seconds,
-    perSecond: count / seconds,
-    latenciesMs: runs.flatMap((r) => r.latenciesMs),
-    failures: runs.reduce((n, r) => n + r.failures, 0),
-    statuses,
-    clientCpuMsPerRequest: runs.reduce((n, r) => n + r.clientCpuMsPerRequest * r.count, 0) / Math.max(1, count),
-    cpu: { serverMs: runs.reduce((n, r) => n + r.cpu.serverMs, 0), databaseMs: runs.reduce((n, r) => n + r.cpu.databaseMs, 0) },
-  };
-}
-
-interface Paired {
-  ours: LoadRun;
-  conventional: LoadRun;
-  /** each round's rates, ours and theirs (a trend across rounds shows here) */
-  rounds: Array<[number, number]>;
-  /** the unmeasured warm-up runs (they did work too: a money check counts them) */
-  warmup: { ours: LoadRun; conventional: LoadRun };
-  /** the median of the rounds' ratios */
-  ratio: number;
-  ratios: number[];
-}
-
-/**
- * Ours and the conventional side in alternating rounds, ABBA (ours, theirs, theirs, ours, …), so a
- * shared machine that speeds up or slows down during the run weighs on both sides alike; the ratio
- * is the median of the rounds' ratios. `round` is the round's number (bodies may depend on it).
- */
-async function paired(run: (side: 'ours' | 'conventional', round: number) => Promise<LoadRun>): Promise<Paired> {
-  // Both sides warm first (JIT, connections, PostgreSQL's caches), unmeasured: a cold first round
-  // of the baseline ran ~30% slower than its later ones and flattered our first ratio.
-  const warmup = { ours: await run('ours', -1), conventional: await run('conventional', -1) };
-  const ours: LoadRun[] = [];
-  const theirs: LoadRun[] = [];
-  for (let round = 0; round < ROUNDS; round++) {
-    const order: Array<'ours' | 'conventional'> = round % 2 === 0 ? ['ours', 'conventional'] : ['conventional', 'ours'];
-    for (const side of order) (side === 'ours' ? ours : theirs).push(await run(side, round));
-  }
-  const ratios = ours.map((o, i) => o.perSecond / theirs[i]!.perSecond);
-  const rounds = ours.map((o, i): [number, number] => [o.perSecond, theirs[i]!.perSecond]);
-  return { ours: merged(ours), conventional: merged(theirs), rounds, warmup, ratio: median(ratios), ratios };
-}
-
-const ratioNote = (p: Paired, target: number) =>
-  `median of ${p.ratios.length} rounds (${p.ratios.map((r) => fmt(r, 2)).join(', ')}; /s ${p.rounds.map(([o, c]) => `${fmt(o)}:${fmt(c)}`).join(' ')}); target >= ${target}: ${verdict(p.ratio >= target)}`;
-
 export async function httpBench(seconds: number) {
   let measuring = false;
   const lagsMs: number[] = [];
@@ -176,28 +98,19 @@ export async function httpBench(seconds: number) {
     // Same agents, users and sessions (same ids), so the same tokens pass the same checks there.
     conventional = await startConventional(app, { userIds: users.map((u) => u.userId), agentIds }, POOL_SIZE);
 
-    // Each call follows an agent or follows it again with a larger allocation: always a change (each
-    // round starts above the last one's amounts).
-    const followBodies = (round: number) =>
-      Array.from({ length: AGENTS * 20 }, (_, i) => ({
-        agentId: agentIds[i % AGENTS],
-        allocationMode: 'USD_AMOUNT',
-        allocationAmountUsd: 1 + (round + 1) * 20 + Math.floor(i / AGENTS),
-      }));
     const part = Math.max(2, seconds / ROUNDS);
     const urlOf = (side: 'ours' | 'conventional') => (side === 'ours' ? app.url : conventional!.url);
     /** A load run with the CPU its side's server and database backends spent meanwhile. */
-    const counted = async (url: string, spec: Omit<LoadSpec, 'url'>): Promise<LoadRun> => {
+    const counted = (url: string, spec: Omit<LoadSpec, 'url'>): Promise<LoadRun> => {
       const [pid, db] = url === app.url ? [process.pid, app.deps.pool] : [conventional!.pid, conventional!.db];
-      const { result, cpu } = await cpuDuring(pid, db, () => externalLoad({ url, ...spec }));
-      return { ...result, cpu };
+      return measuredLoad(pid, db, { url, ...spec });
     };
     const load = (url: string, method: string, path: string, bodies?: unknown[], duration = part) =>
       counted(url, { seconds: duration, clients: users.map((u) => ({ method, path, token: u.accessToken, bodies })) });
 
     const follows = await paired(async (side, round) => {
       measuring = side === 'ours' && round >= 0;
-      const run = await load(urlOf(side), 'POST', PATH, followBodies(round));
+      const run = await load(urlOf(side), 'POST', PATH, followBodies(agentIds, round));
       measuring = false;
       return run;
     });

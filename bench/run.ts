@@ -1,7 +1,9 @@
-// npm run bench [-- --seconds N --events N --audit-events N --bridges N --only eventstore|http|audit|reconciliation|signals]: every
+// npm run bench [-- --seconds N --events N --audit-events N --bridges N --pools N --only eventstore|http|audit|reconciliation|signals]: every
 // figure from one run on this machine, each compared with a baseline or target measured or stated in the same run.
 import { auditBench } from './audit.ts';
+import { chatterBench } from './chatter.ts';
 import { eventStoreBench } from './eventstore.ts';
+import { fanoutBench } from './fanout.ts';
 import { httpBench } from './http.ts';
 import { reconciliationBench } from './reconciliation.ts';
 import { signalParseBench } from './signals.ts';
@@ -21,5 +23,9 @@ if (!only || only === 'eventstore') await eventStoreBench(seconds, events);
 if (!only || only === 'http') await httpBench(seconds);
 if (!only || only === 'audit') await auditBench(auditEvents);
 if (!only || only === 'reconciliation') await reconciliationBench(arg('bridges', 10_000));
-if (!only || only === 'signals') await signalParseBench(Math.min(seconds, 5));
+if (!only || only === 'signals') {
+  await signalParseBench(Math.min(seconds, 5));
+  await fanoutBench(arg('pools', 1_000));
+  await chatterBench(seconds);
+}
 process.exit(0);

@@ -171,8 +171,9 @@ export async function startSignalWorker(connection: ConnectionOptions, prefix: s
     }
   };
   // A killed worker's job is handed on once its lock lapses (SIGNAL_JOB_LOCK_MS): short, so a
-  // fan-out interrupted by a crash goes on within seconds.
+  // fan-out interrupted by a crash goes on within seconds. It may stall as often as it may fail:
+  // past BullMQ's default of one stall the job failed for good, and the sweep cannot queue its id again.
   const lockDuration = options.lockDurationMs ?? 10_000;
-  const worker = new Worker(SIGNAL_QUEUE, processor, { connection, prefix, concurrency: 4, lockDuration, stalledInterval: lockDuration });
+  const worker = new Worker(SIGNAL_QUEUE, processor, { connection, prefix, concurrency: 4, lockDuration, stalledInterval: lockDuration, maxStalledCount: JOB_OPTIONS.attempts });
   return { queue, worker };
 }

@@ -1,0 +1,134 @@
+// Issue 13's fan-out figure: one signed open signal to the 1,000 follower pools of a perp agent,
+// the service as `npm start` runs it (API, projectors and the signal worker in one process, durable
+// commits). Measured: the webhook's answer (it waits for the fan-out), the time from that answer to
+// the last trade projected in the trades read model (target <= 1 s), and the fan-out's trades per
+// second (from the signal's arrival to its recorded outcome, in the event log).
+import { signWebhookBody } from '../infra/signing/webhook.ts';
+import { api, startTestApp, type TestApp } from '../test/support/app.ts';
+import { manyUsers, signIn } from '../test/support/auth.ts';
+import { fmt, report, verdict } from './measure.ts';
+
+const ADMIN = 'fanout-admin@example.test';
+/** A first, unmeasured signal to this many pools of another agent: JIT, connections, caches. */
+const WARM_UP_POOLS = 32;
+const FOLLOW_LANES = 16;
+
+interface Agent {
+  agentId: string;
+  secret: string;
+}
+
+async function listedAgent(app: TestApp, tokens: { developer: string; admin: string }, name: string): Promise<Agent> {
+  const body = { name, venue: 'PERP_VENUE', maxLeverage: 10, minTradeUsd: 1, recommendedPerTradePercent: 10, maxConcurrentPositions: 5 };
+  const listed = await api(app, 'POST', '/api/v1/developers/agents', { token: tokens.developer, body });
+  if (listed.status !== 201) throw new Error(`listing: ${listed.status} ${JSON.stringify(listed.body)}`);
+  const agentId = listed.body.data.id as string;
+  for (const decision of ['approve', 'promote']) {
+    const res = await api(app, 'POST', `/api/admin/developer-agents/${agentId}/${decision}`, { token: tokens.admin, body: {} });
+    if (res.status !== 200) throw new Error(`${decision}: ${res.status} ${JSON.stringify(res.body)}`);
+  }
+  return { agentId, secret: listed.body.data.inboundWebhookSigningSecretReveal as string };
+}
+
+/** `count` users each following the agent with 1,000 USD, through the real route, FOLLOW_LANES at a time. */
+async function followers(app: TestApp, agentId: string, prefix: string, count: number): Promise<void> {
+  const users = await manyUsers(app, prefix, count);
+  let next = 0;
+  const lane = async () => {
+    while (next < users.length) {
+      const user = users[next++]!;
+      const res = await api(app, 'POST', '/api/v1/users/me/subscriptions', { token: user.accessToken, body: { agentId, allocationAmountUsd: 1000 } });
+      if (res.status !== 200) throw new Error(`follow: ${res.status} ${JSON.stringify(res.body)}`);
+    }
+  };
+  await Promise.all(Array.from({ length: FOLLOW_LANES }, lane));
+}
+
+function deliver(app: TestApp, agent: Agent, signalId: string) {
+  const body = { signalId, action: 'open', side: 'long', token: 'BTC', leverage: 5, sizePercent: 10, stopLoss: 48_000, takeProfit: [52_000, 54_000] };
+  const signed = signWebhookBody({ secret: agent.secret, body, timestampMs: Date.now() });
+  return api(app, 'POST', `/api/v1/signals/${agent.agentId}`, { body, headers: { 'x-svc-timestamp': signed.timestampHeader, 'x-svc-signature': signed.signatureHeader } });
+}
+
+/** When the projections committed the fill of the `target`-th trade counted since `reset`. */
+function projectedTrades() {
+  let filled = 0;
+  let target = Infinity;
+  let reachedAt: number | null = null;
+  let reached: () => void = () => {};
+  return {
+    onCommitted(events: Array<{ type: string; streamName: string }>, committedAt: number) {
+      filled += events.filter((e) => e.type === 'TradeFilled' && e.streamName.startsWith('trade-')).length;
+      if (reachedAt === null && filled >= target) {
+        reachedAt = committedAt;
+        reached();
+      }
+    },
+    /** resolves with the commit time (epoch ms) of the `count`-th fill from now on */
+    expect(count: number): Promise<number> {
+      [filled, target, reachedAt] = [0, count, null];
+      return new Promise((resolve) => (reached = () => resolve(reachedAt!)));
+    },
+  };
+}
+
+/** The signal's span in the event log: from its arrival to its recorded outcome, in ms. */
+async function executionMs(app: TestApp, agentId: string): Promise<number> {
+  const { rows } = await app.deps.pool.query<{ ms: number }>(
+    `SELECT (extract(epoch FROM max(created_at) FILTER (WHERE event_type = 'SignalExecuted') - min(created_at) FILTER (WHERE event_type = 'SignalReceived')) * 1000)::float AS ms
+       FROM events WHERE stream_name LIKE $1`,
+    [`signal-${agentId}.%`],
+  );
+  return rows[0]!.ms;
+}
+
+export async function fanoutBench(pools = 1_000) {
+  const projected = projectedTrades();
+  const app = await startTestApp({
+    durable: true,
+    // The answer's bound is the deployment's (SIGNAL_ANSWER_TIMEOUT_MS, 10 s): past it, the answer is `accepted`.
+    config: { ADMIN_EMAILS: ADMIN, DATABASE_POOL_SIZE: '24' },
+    runnerOptions: { onCommitted: (events, committedAt) => projected.onCommitted(events, committedAt) },
+  });
+  try {
+    const admin = await signIn(app, ADMIN);
+    const developer = await signIn(app, 'fanout-dev@example.test');
+    const tokens = { developer: developer.accessToken, admin: admin.accessToken };
+    const priced = await api(app, 'PUT', '/api/admin/market/prices', { token: admin.accessToken, body: { prices: { BTC: 50_000 } } });
+    if (priced.status !== 200) throw new Error(`prices: ${priced.status}`);
+    const warm = await listedAgent(app, tokens, 'Fan-out warm-up');
+    const agent = await listedAgent(app, tokens, 'Fan-out');
+    const s0 = performance.now();
+    await followers(app, warm.agentId, 'fanout-warm', WARM_UP_POOLS);
+    await followers(app, agent.agentId, 'fanout', pools);
+    const setupSeconds = (performance.now() - s0) / 1000;
+
+    const warmed = projected.expect(WARM_UP_POOLS);
+    const warmAnswer = await deliver(app, warm, 'warm-up');
+    if (warmAnswer.body?.data?.outcome !== 'executed') throw new Error(`warm-up: ${warmAnswer.status} ${JSON.stringify(warmAnswer.body)}`);
+    await warmed;
+
+    const last = projected.expect(pools);
+    const sent = Date.now();
+    const answer = await deliver(app, agent, 'fanout-1');
+    const answeredAt = Date.now();
+    const lastProjectedAt = await last;
+    const { outcome, executionResults } = answer.body.data as { outcome: string; executionResults: Array<{ status: string }> };
+    const executed = executionResults.filter((r) => r.status === 'executed').length;
+    const { rows } = await app.deps.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM trades WHERE agent_id = $1 AND status = 'open'`, [agent.agentId]);
+    const spanMs = await executionMs(app, agent.agentId);
+    const answerMs = answeredAt - sent;
+    const afterAnswerMs = lastProjectedAt - answeredAt;
+
+    console.log(`\nOne signal to ${fmt(pools)} follower pools (perp, 10% of free capital each; API, projectors and signal worker in one process, durable commits; ${fmt(setupSeconds, 1)} s to follow)`);
+    report([
+      ['answer to last trade projected', `${fmt(afterAnswerMs)} ms`, `${afterAnswerMs <= 0 ? 'the trades read model had them all before the answer arrived; ' : ''}target <= 1,000 ms: ${verdict(afterAnswerMs <= 1_000)}`],
+      ['webhook answer latency', `${fmt(answerMs)} ms`, `outcome ${outcome}, ${executed} of ${executionResults.length} pools executed; it waits for the fan-out`],
+      ['fan-out', `${fmt((pools / spanMs) * 1000)} trades/s`, `${fmt(spanMs)} ms from the signal's arrival to its recorded outcome (event log)`],
+      ['    delivery to last trade projected', `${fmt(lastProjectedAt - sent)} ms`, `${rows[0]!.n} open trades in the read model`],
+    ]);
+    return { afterAnswerMs, answerMs, tradesPerSecond: (pools / spanMs) * 1000 };
+  } finally {
+    await app.close();
+  }
+}

@@ -87,19 +87,35 @@ export function createSignalQueue(connection: ConnectionOptions, prefix: string)
   };
 }
 
+/**
+ * A fan-out's decisions may keep losing races (users adding capital, the price watcher) for this
+ * long before the run gives up BUSY: a whole fan-out is one command, and a thousand pools take
+ * seconds, more than one request's COMMAND_DEADLINE_MS.
+ */
+const FAN_OUT_DEADLINE_MS = 60_000;
+
 async function execute(deps: SignalWorkerDeps, job: z.infer<typeof executeSignalJob>) {
   const poolIds = await deps.signalQueries.followerPools(job.agentId);
-  const { result } = await deps.dispatch({
-    type: 'ExecuteSignal',
-    data: { agentId: job.agentId, signalKey: job.signalKey, poolIds },
-    metadata: { now: deps.clock.now(), actor: SIGNAL_ACTOR, correlationId: job.correlationId },
-  });
+  const { result } = await deps.dispatch(
+    {
+      type: 'ExecuteSignal',
+      data: { agentId: job.agentId, signalKey: job.signalKey, poolIds },
+      metadata: { now: deps.clock.now(), actor: SIGNAL_ACTOR, correlationId: job.correlationId },
+    },
+    { deadline: Date.now() + FAN_OUT_DEADLINE_MS },
+  );
   return result;
 }
 
 async function sweep(deps: SignalWorkerDeps, queue: Queue): Promise<number> {
   const before = new Date(deps.clock.now().getTime() - deps.sweepEveryMs);
   const signals = await deps.signalQueries.unexecutedSignals(before, 100);
+  // A job that failed for good is kept a day under its id, and a job added under that id is
+  // ignored meanwhile: it goes, so the signal is queued again (its run finds what earlier ones did).
+  for (const { agentId, signalKey } of signals) {
+    const failed = await queue.getJob(jobIdOf(agentId, signalKey));
+    if (failed && (await failed.isFailed())) await failed.remove();
+  }
   await queue.addBulk(
     signals.map(({ agentId, signalKey }) => ({
       name: 'execute-signal',

@@ -1,6 +1,6 @@
 // Facts written straight to the event store, for read models whose writers are built elsewhere
 // (the signal webhook, the trade executor): the projectors see them as any other append.
-import { createHash } from 'node:crypto';
+import { signalKeyOf } from '../../commands/signals/receive.ts';
 import type { SignalDetectionRule, SignalExecutionDefaults } from '../../domain/agent/record.ts';
 import type { DomainEvent } from '../../domain/shared/decider.ts';
 import { interpretSignalBody } from '../../domain/signal/body.ts';
@@ -64,8 +64,8 @@ export async function writeStories(app: Pick<TestApp, 'deps'>, stories: Array<{ 
   }
 }
 
-/** The webhook's key of a signalId: sha256, base64url, 22 characters (as commands/signals derives it). */
-export const signalKeyOf = (signalId: string): string => createHash('sha256').update(signalId).digest('base64url').slice(0, 22);
+/** The webhook's key of a signalId (commands/signals/receive.ts). */
+export { signalKeyOf };
 
 /**
  * A signal as the webhook records it, decided by the signal decider: received (read with `rule` and

@@ -9,29 +9,9 @@ import type { Tools } from '../dispatch.ts';
  */
 const FINISH_MS = 30_000;
 
+/** Every step is the command of its name, with that command's data. */
 function perform(tools: Tools, step: TransferStep, options: { deadline?: number }): Promise<TransferOutcome> {
-  switch (step.type) {
-    case 'DebitWallet':
-      return tools.dispatch('DebitWallet', step.data, options);
-    case 'DebitPool':
-      return tools.dispatch('DebitPool', step.data, options);
-    case 'CreditPool':
-      return tools.dispatch('CreditPool', step.data, options);
-    case 'CreditWallet':
-      return tools.dispatch('CreditWallet', step.data, options);
-    case 'RefundWallet':
-      return tools.dispatch('RefundWallet', step.data, options);
-    case 'LockMargin':
-      return tools.dispatch('LockMargin', step.data, options);
-    case 'OpenTradeEntry':
-      return tools.dispatch('OpenTradeEntry', step.data, options);
-    case 'ReleaseMargin':
-      return tools.dispatch('ReleaseMargin', step.data, options);
-    case 'DebitTrade':
-      return tools.dispatch('DebitTrade', step.data, options);
-    case 'ReturnMargin':
-      return tools.dispatch('ReturnMargin', step.data, options);
-  }
+  return tools.dispatch(step.type, step.data, options);
 }
 
 export async function runTransfer(tools: Tools, start: TransferState): Promise<TransferState> {

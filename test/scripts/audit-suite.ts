@@ -2,7 +2,7 @@
 // app, on PostgreSQL and on EventStoreDB (the protocol-level peer): verify exits 0 on a clean read
 // model and 1 naming a tampered column; ledger prints a pool's history as a table.
 import { spawn } from 'node:child_process';
-import t from 'tap';
+import type { Test } from 'tap';
 import { startTestApp, type TestApp } from '../support/app.ts';
 import { poolFlows } from '../support/pool-flows.ts';
 
@@ -27,7 +27,8 @@ function audit(app: TestApp, ...args: string[]): Promise<Ran> {
   return new Promise((resolve) => child.on('close', (status) => resolve({ status, stdout, stderr })));
 }
 
-for (const eventStore of ['postgres', 'esdb'] as const) {
+/** The suite on one store; audit.postgres.test.ts and audit.esdb.test.ts run it, in parallel files. */
+export function auditSuite(t: Test, eventStore: 'postgres' | 'esdb') {
   t.test(`npm run audit on ${eventStore}`, async (t) => {
     const app = await startTestApp({ eventStore, config: { ADMIN_EMAILS: 'admin@example.test' } });
     t.teardown(() => app.close());

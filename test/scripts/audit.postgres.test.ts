@@ -1,0 +1,4 @@
+import t from 'tap';
+import { auditSuite } from './audit-suite.ts';
+
+auditSuite(t, 'postgres');

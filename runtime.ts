@@ -112,8 +112,6 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
 
   const ids = options.ids ?? randomIds;
   const clock = options.clock ?? systemClock;
-  /** A write answered from its own state answers at once while the projections are this close behind (docs/decisions.md: the lag target is 50 ms). */
-  const DEFER_WHILE_LAG_UNDER_MS = 25;
   const readYourWrites = createReadYourWrites({
     runner,
     pool,
@@ -136,7 +134,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
       redis,
       settle: readYourWrites,
       projections: runner ?? null,
-      boundMs: DEFER_WHILE_LAG_UNDER_MS,
+      boundMs: config.READ_YOUR_WRITES_DEFER_LAG_MS,
       ttlMs: 2 * config.READ_YOUR_WRITES_TIMEOUT_MS,
     }),
   };

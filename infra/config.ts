@@ -61,6 +61,8 @@ const schema = z.object({
   /** how often the reconciliation worker sweeps legs at the venue and real pools */
   RECONCILIATION_INTERVAL_MS: z.coerce.number().int().positive().default(5_000),
   READ_YOUR_WRITES_TIMEOUT_MS: z.coerce.number().int().positive().default(5000),
+  /** a write answered from its own state answers at once while this process's projections are at most this far behind; else it waits (backpressure) */
+  READ_YOUR_WRITES_DEFER_LAG_MS: z.coerce.number().int().positive().default(25),
   ACCESS_TOKEN_TTL_SECONDS: z.coerce.number().int().positive().default(900),
   REFRESH_TOKEN_TTL_DAYS: z.coerce.number().int().positive().default(30),
   LOGIN_CODE_TTL_SECONDS: z.coerce.number().int().positive().default(600),

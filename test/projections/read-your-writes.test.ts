@@ -100,7 +100,9 @@ t.test('Redis down or slow: the write waits as before, the read uses what this p
 });
 
 t.test('over HTTP: a withdrawal answers from its own state at once, and the user\'s next read waits until it shows', async (t) => {
-  const app = await startTestApp({ config: { ADMIN_EMAILS: 'admin@example.test' } });
+  // Backpressure off (the bound is tested above): with projectors held, a loaded machine could put
+  // the runner more than 25 ms behind while the withdrawal's own steps still run, and it would wait.
+  const app = await startTestApp({ config: { ADMIN_EMAILS: 'admin@example.test', READ_YOUR_WRITES_DEFER_LAG_MS: '60000' } });
   t.teardown(() => app.close());
   const admin = await signIn(app, 'admin@example.test');
   const dev = await signIn(app, 'dev@example.test');

@@ -4,8 +4,9 @@
 // alternating rounds (bench/paired.ts); target: chatter/s >= 0.5 x the baseline's follows/s. Each
 // chatter delivery is verified, its signature spent in Redis, read with the agent's rules and
 // recorded (SignalReceived and SignalExecuted `unmatched` on a new signal stream).
-import { api, startTestApp, type TestApp } from '../test/support/app.ts';
+import { startTestApp, type TestApp } from '../test/support/app.ts';
 import { signIn, type SignedIn } from '../test/support/auth.ts';
+import { listedFollowableAgent, type ListedAgent } from '../test/support/agents.ts';
 import { startConventional, type Conventional } from './conventional/start.ts';
 import { AGENTS, CLIENTS, followBodies, PATH, POOL_SIZE } from './http.ts';
 import { fmt, report, verdict } from './measure.ts';
@@ -14,24 +15,12 @@ import { cpuPer, failed, latency, measuredLoad, paired, ratioNote, ROUNDS, type 
 const ADMIN = 'chatter-admin@example.test';
 const CHATTER = { text: 'gm everyone' };
 
-interface Agent {
-  agentId: string;
-  secret: string;
-}
-
 /** The bench's agents as bench/http.ts lists them (perp and spot in turn, live), with their signing secrets. */
-async function listedAgents(app: TestApp, tokens: { developer: string; admin: string }): Promise<Agent[]> {
-  const agents: Agent[] = [];
+async function listedAgents(app: TestApp, tokens: { developer: string; admin: string }): Promise<ListedAgent[]> {
+  const agents: ListedAgent[] = [];
   for (let i = 0; i < AGENTS; i++) {
     const body = { name: `Chatter ${i}`, venue: i % 2 ? 'PERP_VENUE' : 'SPOT_VENUE', ...(i % 2 ? { maxLeverage: 10 } : {}) };
-    const listed = await api(app, 'POST', '/api/v1/developers/agents', { token: tokens.developer, body });
-    if (listed.status !== 201) throw new Error(`listing: ${listed.status} ${JSON.stringify(listed.body)}`);
-    const agentId = listed.body.data.id as string;
-    for (const decision of ['approve', 'promote']) {
-      const res = await api(app, 'POST', `/api/admin/developer-agents/${agentId}/${decision}`, { token: tokens.admin, body: {} });
-      if (res.status !== 200) throw new Error(`${decision}: ${res.status} ${JSON.stringify(res.body)}`);
-    }
-    agents.push({ agentId, secret: listed.body.data.inboundWebhookSigningSecretReveal as string });
+    agents.push(await listedFollowableAgent(app, tokens, body, { live: true }));
   }
   return agents;
 }

@@ -6,6 +6,7 @@
 import { signWebhookBody } from '../infra/signing/webhook.ts';
 import { api, startTestApp, type TestApp } from '../test/support/app.ts';
 import { manyUsers, signIn } from '../test/support/auth.ts';
+import { listedFollowableAgent, type ListedAgent } from '../test/support/agents.ts';
 import { fmt, report, verdict } from './measure.ts';
 
 const ADMIN = 'fanout-admin@example.test';
@@ -13,22 +14,8 @@ const ADMIN = 'fanout-admin@example.test';
 const WARM_UP_POOLS = 32;
 const FOLLOW_LANES = 16;
 
-interface Agent {
-  agentId: string;
-  secret: string;
-}
-
-async function listedAgent(app: TestApp, tokens: { developer: string; admin: string }, name: string): Promise<Agent> {
-  const body = { name, venue: 'PERP_VENUE', maxLeverage: 10, minTradeUsd: 1, recommendedPerTradePercent: 10, maxConcurrentPositions: 5 };
-  const listed = await api(app, 'POST', '/api/v1/developers/agents', { token: tokens.developer, body });
-  if (listed.status !== 201) throw new Error(`listing: ${listed.status} ${JSON.stringify(listed.body)}`);
-  const agentId = listed.body.data.id as string;
-  for (const decision of ['approve', 'promote']) {
-    const res = await api(app, 'POST', `/api/admin/developer-agents/${agentId}/${decision}`, { token: tokens.admin, body: {} });
-    if (res.status !== 200) throw new Error(`${decision}: ${res.status} ${JSON.stringify(res.body)}`);
-  }
-  return { agentId, secret: listed.body.data.inboundWebhookSigningSecretReveal as string };
-}
+const listedAgent = (app: TestApp, tokens: { developer: string; admin: string }, name: string) =>
+  listedFollowableAgent(app, tokens, { name, venue: 'PERP_VENUE', maxLeverage: 10, minTradeUsd: 1, recommendedPerTradePercent: 10, maxConcurrentPositions: 5 }, { live: true });
 
 /** `count` users each following the agent with 1,000 USD, through the real route, FOLLOW_LANES at a time. */
 async function followers(app: TestApp, agentId: string, prefix: string, count: number): Promise<void> {
@@ -44,7 +31,7 @@ async function followers(app: TestApp, agentId: string, prefix: string, count: n
   await Promise.all(Array.from({ length: FOLLOW_LANES }, lane));
 }
 
-function deliver(app: TestApp, agent: Agent, signalId: string) {
+function deliver(app: TestApp, agent: ListedAgent, signalId: string) {
   const body = { signalId, action: 'open', side: 'long', token: 'BTC', leverage: 5, sizePercent: 10, stopLoss: 48_000, takeProfit: [52_000, 54_000] };
   const signed = signWebhookBody({ secret: agent.secret, body, timestampMs: Date.now() });
   return api(app, 'POST', `/api/v1/signals/${agent.agentId}`, { body, headers: { 'x-svc-timestamp': signed.timestampHeader, 'x-svc-signature': signed.signatureHeader } });

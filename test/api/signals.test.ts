@@ -6,6 +6,7 @@ import { poolId } from '../../domain/pool/state.ts';
 import { tradeDecider } from '../../domain/trade/decide.ts';
 import { signWebhookBody } from '../../infra/signing/webhook.ts';
 import { api, loadState, startTestApp, type TestApp } from '../support/app.ts';
+import { listedFollowableAgent } from '../support/agents.ts';
 import { signIn, type SignedIn } from '../support/auth.ts';
 import { until } from '../support/until.ts';
 
@@ -26,16 +27,7 @@ t.test('signals open, manage and close trades in every follower pool', async (t)
   t.teardown(() => app.close());
   const admin = await signIn(app, ADMIN);
   const dev = await signIn(app, 'signal-dev@example.test');
-  const listed = await api(app, 'POST', '/api/v1/developers/agents', {
-    token: dev.accessToken,
-    body: { name: 'Perp Signals', venue: 'PERP_VENUE', maxLeverage: 10, successFeePercent: 20, minTradeUsd: 1, recommendedPerTradePercent: 10, maxConcurrentPositions: 5 },
-  });
-  t.equal(listed.status, 201, JSON.stringify(listed.body));
-  const agentId = listed.body.data.id as string;
-  const secret = listed.body.data.inboundWebhookSigningSecretReveal as string;
-  for (const decision of ['approve', 'promote']) {
-    t.equal((await api(app, 'POST', `/api/admin/developer-agents/${agentId}/${decision}`, { token: admin.accessToken, body: {} })).status, 200);
-  }
+  const { agentId, secret } = await listedFollowableAgent(app, { developer: dev.accessToken, admin: admin.accessToken }, { name: 'Perp Signals', venue: 'PERP_VENUE', maxLeverage: 10, successFeePercent: 20, minTradeUsd: 1, recommendedPerTradePercent: 10, maxConcurrentPositions: 5 }, { live: true });
   t.equal((await api(app, 'PUT', '/api/admin/market/prices', { token: admin.accessToken, body: { prices: { BTC: 50_000, SOL: 150 } } })).status, 200);
 
   const users: SignedIn[] = [];

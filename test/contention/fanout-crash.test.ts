@@ -65,16 +65,7 @@ t.test('workers killed mid-way through a 1,000-pool fan-out, twice: the next one
   t.teardown(() => worker.stop());
   const admin = await signIn(app, ADMIN);
   const dev = await signIn(app, 'fanout-dev@example.test');
-  const listed = await api(app, 'POST', '/api/v1/developers/agents', {
-    token: dev.accessToken,
-    body: { name: 'Fan-out', venue: 'PERP_VENUE', maxLeverage: 10, minTradeUsd: 1, recommendedPerTradePercent: 10, maxConcurrentPositions: 5 },
-  });
-  t.equal(listed.status, 201, JSON.stringify(listed.body));
-  const agentId = listed.body.data.id as string;
-  const secret = listed.body.data.inboundWebhookSigningSecretReveal as string;
-  for (const decision of ['approve', 'promote']) {
-    t.equal((await api(app, 'POST', `/api/admin/developer-agents/${agentId}/${decision}`, { token: admin.accessToken, body: {} })).status, 200);
-  }
+  const { agentId, secret } = await listedFollowableAgent(app, { developer: dev.accessToken, admin: admin.accessToken }, { name: 'Fan-out', venue: 'PERP_VENUE', maxLeverage: 10, minTradeUsd: 1, recommendedPerTradePercent: 10, maxConcurrentPositions: 5 }, { live: true });
   t.equal((await api(app, 'PUT', '/api/admin/market/prices', { token: admin.accessToken, body: { prices: { BTC: 50_000 } } })).status, 200);
 
   const users = await manyUsers(app, 'fan', TRADING + ALERTS_ONLY + PAUSED);
@@ -188,4 +179,5 @@ t.test('workers killed mid-way through a 1,000-pool fan-out, twice: the next one
   const inbox = await app.deps.pool.query<{ outcome: string; n: number }>(`SELECT outcome, jsonb_array_length(results)::int AS n FROM signal_inbox WHERE agent_id = $1`, [agentId]);
   t.same(inbox.rows, [{ outcome: 'partially_executed', n: pools.length }], 'the inbox shows the outcome');
   t.comment(`done at ${elapsed()}`);
-});
+});import { listedFollowableAgent } from '../support/agents.ts';
+

@@ -15,7 +15,7 @@ import { tradeOrderOf } from '../../domain/signal/execution.ts';
 import { resolveTarget, type FollowUpIntent, type Intent, type OpenIntent } from '../../domain/signal/index.ts';
 import { tradeDecider, type TradeCommand } from '../../domain/trade/decide.ts';
 import { poolEndpointOf, type TransferPlan, type TradeRequest } from '../../domain/transfer/plan.ts';
-import { planned } from '../../domain/transfer/process.ts';
+import { evolve, planned } from '../../domain/transfer/process.ts';
 import type { CommandBody, Command } from '../../domain/shared/decider.ts';
 import type { Tools } from '../dispatch.ts';
 import { markPriceOf } from '../market/mark-price.ts';
@@ -61,19 +61,6 @@ const failed = (poolId: string, tag: string, errorMessage: string, tradeIds: str
   errorTags: [tag],
 });
 
-/** The pool's recorded decision on a group of trades: the plans it locked margin for, or why it refused. */
-async function recordedDecision(tools: Tools, poolId: string, tradeIds: string[]): Promise<{ plans: TransferPlan[] } | { refused: { reason: string; message: string } }> {
-  const ids = new Set(tradeIds);
-  const plans: TransferPlan[] = [];
-  for (const recorded of await tools.deps.store.readStream(poolStream(poolId))) {
-    if (recorded.type !== 'TradeOpened' && recorded.type !== 'TradeRefused') continue;
-    const event = poolEventSchema.parse(recorded);
-    if (event.type === 'TradeRefused' && ids.has(event.data.tradeId)) return { refused: event.data };
-    if (event.type === 'TradeOpened' && ids.has(event.data.tradeId) && event.data.transfer) plans.push(event.data.transfer);
-  }
-  return { plans };
-}
-
 /** Ends a trade that opened while another of its signal could not (both or neither), and pays its pool back. */
 async function undo(tools: Tools, tradeId: string, token: string): Promise<void> {
   const priceMicro = await markPriceOf(tools, token);
@@ -108,9 +95,12 @@ async function openTrades(tools: Tools, signal: Signal, pool: FollowedPool, open
     },
   });
   const tradeIds = orders.map((o) => o.tradeId);
-  const decision = events.length > 0 ? decisionOf(events, tradeIds) : await recordedDecision(tools, poolId, tradeIds);
+  const decision = decisionOf(events.length > 0 ? events : await tools.deps.store.readStream(poolStream(poolId)), tradeIds);
   if ('refused' in decision) return skipped(poolId, decision.refused.reason, decision.refused.message);
-  const finished = await Promise.all(decision.plans.map((plan) => runTransfer(tools, planned(plan))));
+  // The pool's lock is each transfer's debit, and this run holds it already (the event carries the
+  // amount the pool decided): the transfers go on from it, without reading the pool again for LockMargin.
+  const debited = (plan: TransferPlan) => evolve(planned(plan), { type: 'Debited', amountMicro: plan.amountMicro });
+  const finished = await Promise.all(decision.plans.map((plan) => runTransfer(tools, debited(plan))));
   const rejected = finished.find((f) => f.status !== 'completed');
   if (!rejected) return { poolId, status: 'executed', tradeIds };
   // Both or neither: the trades that opened end at once, their margin back in the pool.
@@ -120,12 +110,15 @@ async function openTrades(tools: Tools, signal: Signal, pool: FollowedPool, open
   return failed(poolId, reason, `the trade could not open: ${reason}`);
 }
 
-function decisionOf(events: Array<{ type: string; data: unknown }>, tradeIds: string[]) {
+/** The pool's decision on a group of trades, from its events (the group's own, or its whole stream): the plans it locked margin for, or why it refused. */
+function decisionOf(events: ReadonlyArray<{ type: string; data: unknown }>, tradeIds: string[]): { plans: TransferPlan[] } | { refused: { reason: string; message: string } } {
+  const ids = new Set(tradeIds);
   const plans: TransferPlan[] = [];
   for (const event of events) {
+    if (event.type !== 'TradeOpened' && event.type !== 'TradeRefused') continue;
     const e = poolEventSchema.parse(event);
-    if (e.type === 'TradeRefused') return { refused: e.data };
-    if (e.type === 'TradeOpened' && e.data.transfer && tradeIds.includes(e.data.tradeId)) plans.push(e.data.transfer);
+    if (e.type === 'TradeRefused' && ids.has(e.data.tradeId)) return { refused: e.data };
+    if (e.type === 'TradeOpened' && ids.has(e.data.tradeId) && e.data.transfer) plans.push(e.data.transfer);
   }
   return { plans };
 }

@@ -7,7 +7,7 @@ import { poolStream } from '../../domain/pool/state.ts';
 import type { Command } from '../../domain/shared/decider.ts';
 import { refuse } from '../../domain/shared/errors.ts';
 import type { MicroUsd } from '../../domain/shared/money.ts';
-import { tradeReturnPlan, type TransferPlan } from '../../domain/transfer/plan.ts';
+import { poolEndpointOf, tradeReturnPlan, type TransferPlan } from '../../domain/transfer/plan.ts';
 import { tradeEventSchema } from '../../domain/trade/events.ts';
 import { resumed, type TransferStatus } from '../../domain/transfer/process.ts';
 import { walletEventSchema } from '../../domain/wallet/events.ts';
@@ -74,6 +74,6 @@ export async function settleTransfer({ data }: Command<'SettleTransfer', SettleT
   const { poolId, transferId, outcome, amountMicro, reason } = data;
   await tools.execute(poolDecider, poolId, { type: 'SettleAllocation', data: { transferId, outcome, amountMicro, ...(reason ? { reason } : {}) } });
   // A withdrawal was debited by the pool itself, an add by the user's wallet.
-  const plan = await planOf(tools, transferId, [poolStream(poolId), walletStream(poolId.split('.', 1)[0]!)]);
+  const plan = await planOf(tools, transferId, [poolStream(poolId), walletStream(poolEndpointOf(poolId).userId)]);
   return { status: (await runTransfer(tools, resumed(plan))).status };
 }

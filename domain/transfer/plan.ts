@@ -78,7 +78,7 @@ export function endpointKey(e: Endpoint): string {
 
 /** The user whose money a transfer moves (a pool id starts with its user's id). */
 export function ownerOf(e: Endpoint): string {
-  return e.kind === 'trade' ? e.poolId.slice(0, e.poolId.indexOf('.')) : e.userId;
+  return e.kind === 'trade' ? poolEndpointOf(e.poolId).userId : e.userId;
 }
 
 

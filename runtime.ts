@@ -22,7 +22,8 @@ import { liveTrades } from './projections/trades/queries.ts';
 import { createReadModelPriceSource, markPrices } from './projections/market/queries.ts';
 import { createSimulatedVenues } from './infra/venues/simulated.ts';
 import { createRemoteVenues } from './infra/venues/remote.ts';
-import type { Venues } from './infra/venues/port.ts';
+import { createSimulatedSwaps } from './infra/venues/swaps.ts';
+import type { SwapRequest, Venues } from './infra/venues/port.ts';
 import { createDeferredWrites, createReadYourWrites } from './projections/wait.ts';
 import { bullConnection, queuePrefix, startWorkers, type Workers } from './workers/index.ts';
 import { createQueuedMailer } from './workers/mail.ts';
@@ -60,6 +61,8 @@ export interface RuntimeOptions {
   clock?: Clock;
   /** tests give the workers a venue they control */
   venues?: Venues;
+  /** tests make some swaps fail (the reason) */
+  failSwap?: (request: SwapRequest) => string | null;
   ids?: Ids;
 }
 
@@ -118,6 +121,12 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     projectorNames: allProjectors.map((p) => p.name),
     timeoutMs: config.READ_YOUR_WRITES_TIMEOUT_MS,
   });
+  const swaps = createSimulatedSwaps({
+    pool,
+    prices: createReadModelPriceSource(pool),
+    delayMs: config.VENUE_SIM_SWAP_MS,
+    ...(options.failSwap ? { failSwap: options.failSwap } : {}),
+  });
   const deps: AppDeps = {
     config,
     pool,
@@ -127,7 +136,8 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     captcha: createCaptcha(config, logger),
     clock,
     ids,
-    dispatch: createDispatcher({ store, redis, mailer, ids, config, signals }),
+    swaps,
+    dispatch: createDispatcher({ store, redis, mailer, ids, swaps, config, signals }),
     signals,
     readYourWrites,
     deferredWrites: createDeferredWrites({

@@ -7,6 +7,7 @@ import type { AppDeps } from './deps.ts';
 import { errorEnvelopeSchema, hasNul, NUL_MESSAGE, registerErrorHandling } from './plugins/errors.ts';
 import authPlugin from './plugins/auth.ts';
 import dispatchPlugin from './plugins/dispatch.ts';
+import idempotencyPlugin from './plugins/idempotency.ts';
 import { clientErrorHandler, frameworkErrors } from './plugins/client-errors.ts';
 import { JSON_DEPTH_MESSAGE, MAX_JSON_DEPTH, nestsDeeperThan } from './plugins/json-depth.ts';
 import { httpDuration } from '../infra/metrics.ts';
@@ -88,6 +89,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(fastifySwaggerUi, { routePrefix: '/docs' });
   await app.register(authPlugin);
   await app.register(dispatchPlugin);
+  await app.register(idempotencyPlugin);
   await app.register(healthRoutes);
   for (const group of routeGroups) await app.register(group);
   return app;

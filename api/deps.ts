@@ -7,6 +7,7 @@ import type { Config } from '../infra/config.ts';
 import type { Pool } from '../infra/db.ts';
 import type { EventStore, Position } from '../infra/eventstore/port.ts';
 import type { Ids } from '../infra/ids.ts';
+import type { Swaps } from '../infra/venues/port.ts';
 import type { DeferredWrites } from '../projections/wait.ts';
 import type { SignalQueue } from '../workers/signals.ts';
 
@@ -21,10 +22,12 @@ export interface AppDeps {
   clock: Clock;
   ids: Ids;
   logger: Logger;
+  /** the spot venue's swaps (the dispatcher's; tests build dispatchers of their own with it) */
+  swaps: Swaps;
   /** the one command dispatcher (commands/dispatch.ts) */
   dispatch: Dispatch;
-  /** Waits (bounded) until every read model has applied the event at `position`. */
-  readYourWrites(position: Position | undefined): Promise<void>;
+  /** Waits (bounded) until every read model has applied the event at `position`: false when it timed out. */
+  readYourWrites(position: Position | undefined): Promise<boolean>;
   /** A user's writes whose answer needed no read model: their next read waits for them instead. */
   deferredWrites: DeferredWrites;
   /** the signal worker's queue: the webhook waits there for a signal's execution (absent: it answers `accepted`) */

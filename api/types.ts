@@ -19,9 +19,15 @@ declare module 'fastify' {
     requireUser: preHandlerHookHandler;
     /** 401 without a caller, 403 unless the caller is an administrator */
     requireAdmin: preHandlerHookHandler;
+    /** Idempotency-Key handling for a route that moves money (api/plugins/idempotency.ts); after requireUser */
+    idempotent: preHandlerHookHandler;
   }
   interface FastifyRequest {
     identity: Identity | null;
+    /** the caller's Idempotency-Key (its hash) claimed for this request; null without one */
+    idempotencyKey: string | null;
+    /** whether the read models showed the last dispatched command's effect when it answered */
+    writesProjected: boolean;
     /** Dispatches the request's command; its answer, or the caller's next read, waits until the read models show it (api/plugins/dispatch.ts). */
     dispatch<T extends CommandType>(type: T, data: CommandMap[T]['data'], options?: { answeredFromCommand?: boolean; actor?: string }): Promise<CommandMap[T]['result']>;
   }

@@ -8,6 +8,7 @@ import type { Config } from '../infra/config.ts';
 import { comparePositions, type EventStore, type Position } from '../infra/eventstore/port.ts';
 import type { Ids } from '../infra/ids.ts';
 import type { Mailer } from '../infra/mailer.ts';
+import type { Swaps } from '../infra/venues/port.ts';
 import { handle, load, serialized, type Decided, type Loaded } from './handle.ts';
 import { handlers, type CommandMap, type CommandType } from './registry.ts';
 import type { SignalJobs } from './signals/receive.ts';
@@ -18,6 +19,8 @@ export interface CommandDeps {
   redis: Redis;
   mailer: Mailer;
   ids: Ids;
+  /** the spot venue's swaps: manual buys and sells (paper ones too, at the same prices) */
+  swaps: Swaps;
   /** the signal worker's queue: where a received signal goes to be executed (absent: it stays received) */
   signals?: SignalJobs;
   config: Pick<
@@ -129,7 +132,20 @@ export function createDispatcher(deps: CommandDeps): Dispatch {
       if (p && (!position || comparePositions(p, position) > 0)) position = p;
     };
     const deadline = context.deadline ?? Date.now() + deps.config.COMMAND_DEADLINE_MS;
-    const result = await run(command, toolsFor(command.metadata, deadline, seen));
-    return { result, position };
+    try {
+      const result = await run(command, toolsFor(command.metadata, deadline, seen));
+      return { result, position };
+    } catch (err) {
+      if (position && typeof err === 'object' && err !== null) written.set(err, position);
+      throw err;
+    }
   };
 }
+
+const written = new WeakMap<object, Position>();
+
+/**
+ * The newest event a command appended or decided on before it failed (a refusal after a step
+ * moved money: a compensated transfer), so the answer can wait for the read models all the same.
+ */
+export const positionBefore = (err: unknown): Position | undefined => (typeof err === 'object' && err !== null ? written.get(err) : undefined);

@@ -22,6 +22,8 @@ import { grantRole, type GrantRoleData } from './users/roles.ts';
 import { refreshSession, signOut, type RefreshData } from './users/sessions.ts';
 import { verifyCode, type StartedSession, type VerifyCodeData } from './users/sign-in.ts';
 import { updateProfile, type ProfileChanges } from './users/update-profile.ts';
+import { buyLot, sellLots, settleSell } from './transfers/swap-steps.ts';
+import { manualBuy, manualSell, type ManualBuyData, type ManualSellData, type ManualTradeResult } from './wallet/manual-trade.ts';
 import { depositWallet, type DepositWalletData } from './wallet/deposit.ts';
 import { freezeWallet, unfreezeWallet, type FreezeWalletData, type WalletFreezeResult } from './wallet/freeze.ts';
 import { executeSignal, type ExecuteSignalData } from './signals/execute.ts';
@@ -53,7 +55,12 @@ export interface CommandMap {
   DebitPool: { data: { transfer: TransferPlan }; result: TransferOutcome };
   CreditPool: { data: { transfer: TransferPlan; resumed: boolean }; result: TransferOutcome };
   CreditWallet: { data: { transfer: TransferPlan }; result: TransferOutcome };
-  RefundWallet: { data: { userId: string; transferId: string }; result: TransferOutcome };
+  RefundWallet: { data: { userId: string; transferId: string; reason?: string }; result: TransferOutcome };
+  BuyLot: { data: { transfer: TransferPlan }; result: TransferOutcome };
+  SellLots: { data: { transfer: TransferPlan }; result: TransferOutcome };
+  SettleSell: { data: { transfer: TransferPlan }; result: TransferOutcome };
+  ManualBuy: { data: ManualBuyData; result: ManualTradeResult };
+  ManualSell: { data: ManualSellData; result: ManualTradeResult };
   LockMargin: { data: { transfer: TransferPlan }; result: TransferOutcome };
   OpenTradeEntry: { data: { transfer: TransferPlan }; result: TransferOutcome };
   ReleaseMargin: { data: { transfer: TransferPlan }; result: TransferOutcome };
@@ -101,6 +108,11 @@ export const handlers: { [T in CommandType]: (command: Command<T, CommandMap[T][
   ReleaseMargin: releaseMargin,
   DebitTrade: debitTrade,
   ReturnMargin: returnMargin,
+  BuyLot: buyLot,
+  SellLots: sellLots,
+  SettleSell: settleSell,
+  ManualBuy: manualBuy,
+  ManualSell: manualSell,
   ResumeTransfer: resumeTransfer,
   SettleTransfer: settleTransfer,
   DepositWallet: depositWallet,

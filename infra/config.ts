@@ -70,6 +70,14 @@ const schema = z.object({
   COMMAND_DEADLINE_MS: z.coerce.number().int().positive().default(5000),
   TRANSFER_RECOVERY_INTERVAL_MS: z.coerce.number().int().positive().default(5000),
   TRANSFER_RECOVERY_GRACE_MS: z.coerce.number().int().positive().default(10000),
+  /** how long the simulated venue takes to make a swap final (a chain's confirmation); 0: at once */
+  VENUE_SIM_SWAP_MS: z.coerce.number().int().min(0).default(0),
+  /** the primary spend stablecoin's mint: the wallet's cash; a sell without `mint` sells it (a withdrawal to `destination`) */
+  SPEND_STABLECOIN_MINT: z.string().regex(/^[A-Za-z0-9/_.:-]{1,64}$/).default('EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v'),
+  /** how long an Idempotency-Key answers its first response (the IETF draft's retention); 24 hours */
+  IDEMPOTENCY_TTL_MS: z.coerce.number().int().positive().default(24 * 3600_000),
+  /** a key whose first request has run this long without an answer (its process died) is taken over by a repeat */
+  IDEMPOTENCY_LEASE_MS: z.coerce.number().int().positive().default(60_000),
   /** a client must send its request line and headers within this, else 408 and the connection closes */
   HTTP_HEADERS_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
   /** …and its whole request (headers and body) within this */

@@ -4,6 +4,8 @@ import type { Config } from '../infra/config.ts';
 import { migrate, type Migration, type Pool } from '../infra/db.ts';
 import { eventStoreMigrations } from '../infra/eventstore/postgres-schema.ts';
 import { checkpointMigrations } from './checkpoints.ts';
+import { idempotencyMigrations } from '../infra/idempotency.ts';
+import { simulatedSwapMigrations } from '../infra/venues/swaps.ts';
 import type { Projector } from './projector.ts';
 
 /** The whole schema, created at start: the event store (PostgreSQL mode), checkpoints, read models. */
@@ -11,6 +13,8 @@ export async function migrateAll(pool: Pool, config: Pick<Config, 'EVENT_STORE'>
   const migrations: Migration[] = [
     ...(config.EVENT_STORE === 'postgres' ? eventStoreMigrations : []),
     ...checkpointMigrations,
+    ...simulatedSwapMigrations,
+    ...idempotencyMigrations,
     ...projectors.flatMap((p) => p.migrations),
   ];
   await migrate(pool, migrations);

@@ -7,29 +7,27 @@ import type { ProjectionRunner } from './runner.ts';
 /**
  * Read-your-writes: wait (bounded) until every read model has applied `position`. With a runner
  * in this process its commits wake the wait; otherwise (API-only process) the checkpoints table is
- * polled. On time-out the answer goes out anyway; a later query shows the effect.
+ * polled. On time-out the answer goes out anyway (false); a later query shows the effect.
  */
 export function createReadYourWrites(options: {
   runner?: ProjectionRunner;
   pool: Pool;
   projectorNames: string[];
   timeoutMs: number;
-}): (position: Position | undefined) => Promise<void> {
+}): (position: Position | undefined) => Promise<boolean> {
   const { runner, pool, projectorNames, timeoutMs } = options;
   return async (position) => {
-    if (!position || projectorNames.length === 0) return;
-    if (runner) {
-      await runner.waitFor(position, timeoutMs);
-      return;
-    }
+    if (!position || projectorNames.length === 0) return true;
+    if (runner) return runner.waitFor(position, timeoutMs);
     const deadline = Date.now() + timeoutMs;
     let delay = 2;
     while (Date.now() < deadline) {
       const checkpoints = await readCheckpoints(pool, projectorNames);
-      if ([...checkpoints.values()].every((c) => comparePositions(c, position) >= 0)) return;
+      if ([...checkpoints.values()].every((c) => comparePositions(c, position) >= 0)) return true;
       await new Promise((r) => setTimeout(r, delay));
       delay = Math.min(delay * 2, 50);
     }
+    return false;
   };
 }
 
@@ -81,7 +79,7 @@ export interface ProjectionsProgress {
 export function createDeferredWrites(options: {
   /** the runtime's client (its key prefix scopes the keys) */
   redis: Pick<Redis, 'eval' | 'get' | 'status'>;
-  settle: (position: Position | undefined) => Promise<void>;
+  settle: (position: Position | undefined) => Promise<unknown>;
   /** this process's projections; null when it runs none (their lag is unknown here: writes wait, as before) */
   projections: ProjectionsProgress | null;
   /**
@@ -112,7 +110,10 @@ export function createDeferredWrites(options: {
   return {
     async defer(userId, position) {
       if (!position) return;
-      if (behind() || !ready()) return settle(position);
+      if (behind() || !ready()) {
+        await settle(position);
+        return;
+      }
       local.delete(userId);
       local.set(userId, later(local.get(userId), position)!);
       if (local.size > 10_000) local.delete(local.keys().next().value!);

@@ -8,6 +8,8 @@ import { createPool } from '../infra/db.ts';
 import { createEventStore } from '../infra/eventstore/index.ts';
 import { randomIds } from '../infra/ids.ts';
 import { createRedis } from '../infra/redis.ts';
+import { createSimulatedSwaps } from '../infra/venues/swaps.ts';
+import { createReadModelPriceSource } from '../projections/market/queries.ts';
 
 const mailerUnused = { send: async () => { throw new Error('admin:grant sends no mail'); } };
 
@@ -21,7 +23,8 @@ async function main(argv: string[]): Promise<number> {
   const pool = createPool(config.DATABASE_URL, 2);
   const store = createEventStore(config, pool);
   const redis = createRedis(config.REDIS_URL);
-  const dispatch = createDispatcher({ store, redis, mailer: mailerUnused, ids: randomIds, config });
+  const swaps = createSimulatedSwaps({ pool, prices: createReadModelPriceSource(pool) });
+  const dispatch = createDispatcher({ store, redis, mailer: mailerUnused, ids: randomIds, swaps, config });
   try {
     const metadata = { now: systemClock.now(), actor: 'system:admin-grant', correlationId: randomIds.uuid() };
     const { result } = await dispatch({ type: 'GrantRole', data: { user: { email }, role: 'admin', reason: 'admin_grant' }, metadata });

@@ -1,5 +1,6 @@
 import fp from 'fastify-plugin';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { positionBefore } from '../../commands/dispatch.ts';
 import type { CommandMap, CommandType } from '../../commands/registry.ts';
 import '../types.ts';
 
@@ -13,6 +14,7 @@ import '../types.ts';
  * `actor`: who the command is from when it is not the signed-in user (an agent's signed webhook).
  */
 async function dispatchPlugin(app: FastifyInstance): Promise<void> {
+  app.decorateRequest('writesProjected', false);
   app.decorateRequest('dispatch', async function dispatch<T extends CommandType>(
     this: FastifyRequest,
     type: T,
@@ -21,11 +23,20 @@ async function dispatchPlugin(app: FastifyInstance): Promise<void> {
   ): Promise<CommandMap[T]['result']> {
     const { deps } = this.server;
     const metadata = { now: deps.clock.now(), actor: options.actor ?? this.identity?.userId ?? 'anonymous', correlationId: String(this.id) };
-    const { result, position } = await deps.dispatch({ type, data, metadata });
+    let dispatched;
+    try {
+      dispatched = await deps.dispatch({ type, data, metadata });
+    } catch (err) {
+      // A refusal after the command wrote (money given back): the caller's next read shows it.
+      await deps.readYourWrites(positionBefore(err));
+      throw err;
+    }
+    const { result, position } = dispatched;
     if (options.answeredFromCommand) {
       // A caller without a session has no reads of theirs to hold back (a signed webhook).
       if (this.identity) await deps.deferredWrites.defer(this.identity.userId, position);
-    } else await deps.readYourWrites(position);
+      this.writesProjected = false;
+    } else this.writesProjected = await deps.readYourWrites(position);
     return result;
   });
 

@@ -23,9 +23,9 @@ export interface ResumeTransferData {
 
 /** The plan a debit event carries, if `event` is the debit of `transferId`. */
 function planIn(event: { type: string; data: unknown }, transferId: string): TransferPlan | null {
-  if (event.type === 'WalletDebited') {
+  if (event.type === 'WalletDebited' || event.type === 'SellRequested') {
     const parsed = walletEventSchema.parse(event);
-    return parsed.type === 'WalletDebited' && parsed.data.transfer.transferId === transferId ? parsed.data.transfer : null;
+    if (parsed.type === 'WalletDebited' || parsed.type === 'SellRequested') return parsed.data.transfer.transferId === transferId ? parsed.data.transfer : null;
   }
   if (event.type === 'WithdrawalRequested' || event.type === 'TradeOpened') {
     const parsed = poolEventSchema.parse(event);

@@ -86,10 +86,11 @@ export async function creditWallet({ data }: Step<'CreditWallet', { transfer: Tr
 
 /** The source takes back what the destination rejected. */
 export async function refundWallet(
-  { data }: Step<'RefundWallet', { userId: string; transferId: string }>,
+  { data }: Step<'RefundWallet', { userId: string; transferId: string; reason?: string }>,
   tools: Tools,
 ): Promise<TransferOutcome> {
-  await tools.execute(walletDecider, data.userId, { type: 'RefundWallet', data: { transferId: data.transferId } });
+  const { transferId, reason } = data;
+  await tools.execute(walletDecider, data.userId, { type: 'RefundWallet', data: { transferId, ...(reason ? { reason } : {}) } });
   return { type: 'Refunded' };
 }
 

@@ -56,7 +56,8 @@ export const errorCatalogue = {
   ALLOCATION_FUNDS_IN_USE: { status: 409, code: 'ALLOCATION_FUNDS_IN_USE', description: "Open trades of this pool lock the funds asked for." },
   ALLOCATION_PENDING: { status: 409, description: 'An add or withdrawal of this pool is waiting for the venue; retry once it settles.' },
   SELL_EXCEEDS_MANUAL_POSITION: { status: 409, code: 'SELL_EXCEEDS_MANUAL_POSITION', description: 'The sell is larger than the open manual BUY lots.' },
-  TRADE_IN_PROGRESS: { status: 409, code: 'TRADE_IN_PROGRESS', description: 'Another buy or sell of this wallet is running.' },
+  TRADE_IN_PROGRESS: { status: 409, code: 'TRADE_IN_PROGRESS', description: 'Another buy or sell of this wallet is running, or the first request with this Idempotency-Key still is.' },
+  LEVELS_NEED_ONE_LOT: { status: 409, description: 'A stop-loss or take-profit applies to exactly one open manual BUY of the mint, which must stay open.' },
   AGENT_HAS_OPEN_TRADES: { status: 409, description: "The agent's trades are open in its followers' pools (`openTrades` says how many): delete it with `closeActiveTrades=true` to close them first." },
   SIGNAL_NOT_REPLAYABLE: { status: 409, description: 'The signal executed in some pools already (a signal never executes twice), or is still executing: only a dry run reads it again.' },
   TRADE_SKIPPED: { status: 409, description: "The pool's limits or settings refused the trade (`skipReason`: MAX_OPEN_POSITIONS, COOLDOWN, …); recorded, so a repeat is refused the same way." },
@@ -66,6 +67,8 @@ export const errorCatalogue = {
   VENUE_NOT_SIMULATED: { status: 409, description: 'Simulated-venue only (deposits, mark prices): this deployment is configured for a real venue (`VENUE`).' },
   // 422
   UNPROCESSABLE: { status: 422, description: 'The request is well formed but cannot be processed as sent.' },
+  IDEMPOTENCY_KEY_REUSED: { status: 422, description: 'This Idempotency-Key was used (within 24 hours) for a request with another method, path or body.' },
+  SWAP_FAILED: { status: 422, description: 'The venue failed the swap: nothing was bought or sold, the lots and the balance are as they were; `swapReason` says why.' },
   VENUE_FAILED: { status: 422, description: 'The venue (chain transfer or bridge) failed the movement; nothing moved.' },
   // 429
   LOOKUP_THROTTLED: { status: 429, description: 'A code was sent to this email recently; retry after `nextRequestAt`.' },

@@ -3,7 +3,7 @@
 // its debit, credit, rejection, settlement or refund events here.
 import { poolEventSchema } from '../pool/events.ts';
 import { tradeEventSchema } from '../trade/events.ts';
-import { walletDebitedSchema, walletRefundedSchema } from '../wallet/events.ts';
+import { sellRequestedSchema, walletDebitedSchema, walletRefundedSchema } from '../wallet/events.ts';
 import { tradeReturnPlan, type TransferPlan } from './plan.ts';
 
 /**
@@ -66,6 +66,12 @@ const facts: Record<string, { stream: string; read(data: unknown, streamName: st
   TransferRejected: { stream: 'pool-', read: (d) => ({ status: 'rejected', transferId: (d as { transferId: string }).transferId }) },
   WalletRefunded: { stream: 'wallet-', read: (d) => ({ status: 'compensated', transferId: walletRefundedSchema.parse(d).transferId }) },
   WalletCredited: { stream: 'wallet-', read: (d) => ({ status: 'completed', transferId: (d as { transferId: string }).transferId }) },
+  // Manual trades: a buy's debit is WalletDebited (above), its lot's opening the credit; a sell's
+  // request is its debit (with the plan), its lots sold the credit, a failed swap ends it.
+  LotOpened: { stream: 'wallet-', read: (d) => ({ status: 'completed', transferId: (d as { transferId: string }).transferId }) },
+  SellRequested: { stream: 'wallet-', read: (d) => ({ status: 'debited', transfer: sellRequestedSchema.parse(d).transfer }) },
+  LotsSold: { stream: 'wallet-', read: (d) => ({ status: 'completed', transferId: (d as { transferId: string }).transferId }) },
+  SellFailed: { stream: 'wallet-', read: (d) => ({ status: 'failed', transferId: (d as { transferId: string }).transferId }) },
   // A trade's margin: the pool's lock (the debit, with the plan), the trade's request (the credit)
   // or its rejection, the pool's release; a refused trade moved nothing. The trade id is the
   // transfer id.

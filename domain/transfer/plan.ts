@@ -4,11 +4,14 @@
 // pool (follow, add), a pool pays a wallet context (withdraw, stop following). In the real context
 // the pool's side waits for the venue (chain transfer or bridge): its step is pending until the
 // reconciliation worker settles it. A pool pays a trade its margin (an agent trade opens), a trade
-// pays its pool back the margin and its PnL (it closed). Sells add endpoints here.
+// pays its pool back the margin and its PnL (it closed). A wallet context buys a manual lot (the
+// swap at the venue is the credit), manual lots pay a wallet context what a sell fetched (the swap
+// is the debit's: the lots shrink only once it is final).
 import { z } from 'zod';
 import { followOpeningSchema } from '../pool/settings.ts';
 import { requestTradeDataSchema } from '../trade/commands.ts';
 import { walletContextSchema } from '../wallet/context.ts';
+import { lotLevelsSchema, mintSchema } from '../wallet/lots.ts';
 
 export const walletEndpointSchema = z.object({
   kind: z.literal('wallet'),
@@ -47,7 +50,19 @@ export const tradeEndpointSchema = z.object({
   request: tradeRequestSchema.optional(),
 });
 
-export const endpointSchema = z.discriminatedUnion('kind', [walletEndpointSchema, poolEndpointSchema, tradeEndpointSchema]);
+/** A user's manual BUY lots of one mint in one wallet context (domain/wallet/lots.ts). */
+export const lotsEndpointSchema = z.object({
+  kind: z.literal('lots'),
+  userId: z.string().min(1),
+  walletContext: walletContextSchema,
+  mint: mintSchema,
+  /** source only (a sell): the token units to sell, oldest lots first */
+  units: z.number().int().positive().optional(),
+  /** the stop-loss / take-profit for the lot a buy opens, or for the one lot a sell leaves */
+  levels: lotLevelsSchema.optional(),
+});
+
+export const endpointSchema = z.discriminatedUnion('kind', [walletEndpointSchema, poolEndpointSchema, tradeEndpointSchema, lotsEndpointSchema]);
 
 export const transferPlanSchema = z.object({
   transferId: z.string().min(1),
@@ -62,6 +77,7 @@ export type PoolEndpoint = z.infer<typeof poolEndpointSchema>;
 /** A transfer a wallet pays (follow, add): what a wallet's debit records. */
 export type WalletPaidPlan = TransferPlan & { from: WalletEndpoint };
 export type TradeEndpoint = z.infer<typeof tradeEndpointSchema>;
+export type LotsEndpoint = z.infer<typeof lotsEndpointSchema>;
 export type Endpoint = z.infer<typeof endpointSchema>;
 
 /** An endpoint as one string: a retried debit must name the same destination as the recorded one. */
@@ -73,6 +89,8 @@ export function endpointKey(e: Endpoint): string {
       return `pool:${e.userId}.${e.agentId}.${e.walletContext}`;
     case 'trade':
       return `trade:${e.tradeId}`;
+    case 'lots':
+      return `lots:${e.userId}.${e.walletContext}.${e.mint}`;
   }
 }
 

@@ -19,6 +19,12 @@
 // cannot open is given back by ReleaseMargin). A trade that ended pays its pool back the margin and
 // its PnL (DebitTrade reports the trade's settlement, ReturnMargin closes it in the pool); a loss
 // of the whole margin returns 0 and still closes it.
+//
+// Manual trades (a wallet's buys and sells): a buy debits the wallet context (DebitWallet holds the
+// wallet's trade lock) and BuyLot swaps at the venue and opens the lot, or reports the swap failed
+// (the wallet is refunded, the lock released). A sell's debit, SellLots, records the request (the
+// lock), swaps at the venue and reports what the swap fetched; the lots are untouched until then,
+// and a failed swap leaves them as they were. SettleSell reduces the lots and credits the proceeds.
 import type { DomainError } from '../shared/errors.ts';
 import type { Endpoint, TransferPlan } from './plan.ts';
 
@@ -51,12 +57,15 @@ export type TransferStep =
   | { type: 'DebitPool'; data: { transfer: TransferPlan } }
   | { type: 'CreditPool'; data: { transfer: TransferPlan; resumed: boolean } }
   | { type: 'CreditWallet'; data: { transfer: TransferPlan } }
-  | { type: 'RefundWallet'; data: { userId: string; transferId: string } }
+  | { type: 'RefundWallet'; data: { userId: string; transferId: string; reason?: string } }
   | { type: 'LockMargin'; data: { transfer: TransferPlan } }
   | { type: 'OpenTradeEntry'; data: { transfer: TransferPlan } }
   | { type: 'ReleaseMargin'; data: { transfer: TransferPlan } }
   | { type: 'DebitTrade'; data: { transfer: TransferPlan } }
-  | { type: 'ReturnMargin'; data: { transfer: TransferPlan } };
+  | { type: 'ReturnMargin'; data: { transfer: TransferPlan } }
+  | { type: 'BuyLot'; data: { transfer: TransferPlan } }
+  | { type: 'SellLots'; data: { transfer: TransferPlan } }
+  | { type: 'SettleSell'; data: { transfer: TransferPlan } };
 
 /** A new transfer, started by a request. */
 export const planned = (plan: TransferPlan): TransferState => ({ status: 'planned', plan, resumed: false });
@@ -76,6 +85,8 @@ function debitOf(plan: TransferPlan): TransferStep {
       return plan.to.kind === 'trade' ? { type: 'LockMargin', data: transfer } : { type: 'DebitPool', data: transfer };
     case 'trade':
       return { type: 'DebitTrade', data: transfer };
+    case 'lots':
+      return { type: 'SellLots', data: transfer };
   }
 }
 
@@ -85,15 +96,17 @@ function creditOf(plan: TransferPlan, isResumed: boolean): TransferStep {
     case 'pool':
       return plan.from.kind === 'trade' ? { type: 'ReturnMargin', data: transfer } : { type: 'CreditPool', data: { transfer: plan, resumed: isResumed } };
     case 'wallet':
-      return { type: 'CreditWallet', data: transfer };
+      return plan.from.kind === 'lots' ? { type: 'SettleSell', data: transfer } : { type: 'CreditWallet', data: transfer };
     case 'trade':
       return { type: 'OpenTradeEntry', data: transfer };
+    case 'lots':
+      return { type: 'BuyLot', data: transfer };
   }
 }
 
 /** A wallet takes back a refused credit, a pool a trade's margin; a pool never rejects what a trade pays back. */
-function refundOf(plan: TransferPlan, from: Endpoint): TransferStep {
-  if (from.kind === 'wallet') return { type: 'RefundWallet', data: { userId: from.userId, transferId: plan.transferId } };
+function refundOf(plan: TransferPlan, from: Endpoint, reason: string | undefined): TransferStep {
+  if (from.kind === 'wallet') return { type: 'RefundWallet', data: { userId: from.userId, transferId: plan.transferId, ...(reason ? { reason } : {}) } };
   if (from.kind === 'pool' && plan.to.kind === 'trade') return { type: 'ReleaseMargin', data: { transfer: plan } };
   throw new Error(`transfer ${plan.transferId}: no refund step for a ${from.kind} source`);
 }
@@ -107,7 +120,7 @@ export function decide(state: TransferState): TransferStep | null {
     case 'debited':
       return creditOf(plan, state.resumed);
     case 'rejected':
-      return refundOf(plan, plan.from);
+      return refundOf(plan, plan.from, state.rejection);
     case 'pending':
     case 'completed':
     case 'compensated':

@@ -3,6 +3,7 @@ import { refuse } from '../shared/errors.ts';
 import { microToUsd, type MicroUsd } from '../shared/money.ts';
 import type { TransferPlan } from '../transfer/plan.ts';
 import type { WalletContext, WalletEvent } from './events.ts';
+import { averagePriceMicro, levelPrices, openLotsOf, reduceOldestFirst, unitsHeld, unitsToTokens } from './lots.ts';
 import { balanceOf, destinationOf, evolve, initialState, walletStream, type WalletState } from './state.ts';
 
 /** Pay a transfer out of the wallet context `transfer.from`; a transferId already paid pays nothing. */
@@ -16,7 +17,7 @@ export type DebitWallet = Command<
 >;
 
 /** Give back a transfer this wallet paid (its destination rejected it); once. */
-export type RefundWallet = Command<'RefundWallet', { transferId: string }>;
+export type RefundWallet = Command<'RefundWallet', { transferId: string; reason?: string }>;
 
 /**
  * Credit the real context as a confirmed on-chain deposit would (on the simulated venue, an
@@ -62,7 +63,30 @@ export type FreezeWallet = Command<
 /** An administrator unfreezes the wallet; a wallet not frozen records nothing. */
 export type UnfreezeWallet = Command<'UnfreezeWallet', Record<string, never>>;
 
-export type WalletCommand = DebitWallet | RefundWallet | DepositWallet | CreditWallet | FreezeWallet | UnfreezeWallet;
+/** What a venue's swap did (infra/venues/port.ts `Swap`, once CONFIRMED). */
+export interface SwapDone {
+  txId: string;
+  priceMicro: MicroUsd;
+  units: number;
+  usdMicro: MicroUsd;
+}
+
+/** A manual buy's swap is final: the lot opens (its id is the transfer's). A lot opened already opens nothing. */
+export type OpenLot = Command<'OpenLot', { transferId: string; swap: SwapDone }>;
+
+/**
+ * A manual sell: checks and records the request (the trade lock) before any swap. A transferId
+ * already requested records nothing.
+ */
+export type RequestSell = Command<'RequestSell', { transfer: TransferPlan }>;
+
+/** A sell's swap is final: the lots shrink oldest first and the proceeds come in; once. */
+export type SettleSell = Command<'SettleSell', { transferId: string; swap: SwapDone }>;
+
+/** A sell's swap failed: the lots stay, the lock goes; once. */
+export type FailSell = Command<'FailSell', { transferId: string; reason: string }>;
+
+export type WalletCommand = DebitWallet | RefundWallet | DepositWallet | CreditWallet | FreezeWallet | UnfreezeWallet | OpenLot | RequestSell | SettleSell | FailSell;
 
 function debit({ data, metadata }: DebitWallet, state: WalletState): WalletEvent[] {
   const { transfer, virtualStartMicro } = data;
@@ -76,6 +100,13 @@ function debit({ data, metadata }: DebitWallet, state: WalletState): WalletEvent
     return [];
   }
   ensureNotFrozen(state);
+  if (transfer.to.kind === 'lots') {
+    ensureUnlocked(state);
+    // A stop or target belongs to the one lot of its mint: a buy sets them only on the first.
+    if (transfer.to.levels && openLotsOf(state.lots, transfer.to.walletContext, transfer.to.mint).length > 0) {
+      throw refuse('LEVELS_NEED_ONE_LOT', `a stop-loss or take-profit needs exactly one open manual BUY of ${transfer.to.mint}: one is open already`);
+    }
+  }
   ensurePositive(transfer.amountMicro, 'the amount to transfer');
   ensureFunds(state, from.walletContext, transfer.amountMicro, virtualStartMicro);
   return [...opening(state, virtualStartMicro, metadata.now), { type: 'WalletDebited', data: { transfer: { ...transfer, from } } }];
@@ -85,7 +116,94 @@ function refund({ data }: RefundWallet, state: WalletState): WalletEvent[] {
   const paid = state.debits.get(data.transferId);
   if (!paid) throw refuse('TRANSFER_NOT_FOUND', `no transfer ${data.transferId} was paid by this wallet`);
   if (paid.refunded) return [];
-  return [{ type: 'WalletRefunded', data: { transferId: data.transferId, walletContext: paid.walletContext, amountMicro: paid.amountMicro } }];
+  if (state.manual.get(data.transferId)?.status === 'done') throw refuse('ALREADY_EXISTS', `transfer ${data.transferId} opened its lot: it cannot be refunded`);
+  const { transferId, reason } = data;
+  return [{ type: 'WalletRefunded', data: { transferId, walletContext: paid.walletContext, amountMicro: paid.amountMicro, ...(reason ? { reason } : {}) } }];
+}
+
+function openLot({ data, metadata }: OpenLot, state: WalletState): WalletEvent[] {
+  const { transferId, swap } = data;
+  const buy = state.manual.get(transferId);
+  if (!buy || buy.side !== 'buy') throw refuse('TRANSFER_NOT_FOUND', `no manual buy ${transferId} was paid by this wallet`);
+  if (buy.status === 'done') return [];
+  if (buy.status === 'failed') throw refuse('ALREADY_EXISTS', `manual buy ${transferId} failed and was refunded: it opens no lot`);
+  ensurePositive(swap.units, 'the tokens bought');
+  const levels = levelPrices(buy.levels, averagePriceMicro(swap.units, buy.requested));
+  return [
+    {
+      type: 'LotOpened',
+      data: { transferId, walletContext: buy.walletContext, mint: buy.mint, costMicro: buy.requested, openedAt: metadata.now.toISOString(), ...swap, ...levels },
+    },
+  ];
+}
+
+function requestSell({ data, metadata }: RequestSell, state: WalletState): WalletEvent[] {
+  const { transfer } = data;
+  const { from, to } = transfer;
+  if (from.kind !== 'lots' || from.units === undefined) throw refuse('VALIDATION_FAILED', `transfer ${transfer.transferId} is not a sell of manual lots`);
+  if (to.kind !== 'wallet' || to.userId !== from.userId || to.walletContext !== from.walletContext) {
+    throw refuse('VALIDATION_FAILED', `transfer ${transfer.transferId}: a sell pays the same wallet context`);
+  }
+  const known = state.manual.get(transfer.transferId);
+  if (known) {
+    if (known.side !== 'sell' || known.mint !== from.mint || known.requested !== from.units || known.walletContext !== from.walletContext) {
+      throw refuse('ALREADY_EXISTS', `transfer ${transfer.transferId} was requested as another buy or sell`);
+    }
+    return [];
+  }
+  ensureNotFrozen(state);
+  ensureUnlocked(state);
+  const lots = openLotsOf(state.lots, from.walletContext, from.mint);
+  const held = unitsHeld(lots);
+  if (from.units > held) {
+    throw refuse('SELL_EXCEEDS_MANUAL_POSITION', `the sell (${unitsToTokens(from.units)}) exceeds the open manual BUY lots of ${from.mint} (${unitsToTokens(held)})`, {
+      requestedAmount: unitsToTokens(from.units),
+      manualPositionAmount: unitsToTokens(held),
+    });
+  }
+  if (from.levels && (lots.length !== 1 || lots[0]!.units === from.units)) {
+    throw refuse(
+      'LEVELS_NEED_ONE_LOT',
+      lots.length !== 1
+        ? `a stop-loss or take-profit needs exactly one open manual BUY of ${from.mint}; ${lots.length} are open`
+        : 'a stop-loss or take-profit needs the lot to stay open: this sell closes it',
+    );
+  }
+  return [{ type: 'SellRequested', data: { transfer: { ...transfer, from }, at: metadata.now.toISOString() } }];
+}
+
+function settleSell({ data, metadata }: SettleSell, state: WalletState): WalletEvent[] {
+  const { transferId, swap } = data;
+  const sell = state.manual.get(transferId);
+  if (!sell || sell.side !== 'sell') throw refuse('TRANSFER_NOT_FOUND', `no manual sell ${transferId} was requested`);
+  if (sell.status === 'done') return [];
+  if (sell.status === 'failed') throw refuse('ALREADY_EXISTS', `manual sell ${transferId} failed: it sells nothing`);
+  if (swap.units !== sell.requested) throw refuse('VALIDATION_FAILED', `the swap sold ${swap.units} units, the sell asked for ${sell.requested}`);
+  const lots = openLotsOf(state.lots, sell.walletContext, sell.mint);
+  // The lock kept every other buy and sell out since the request: the lots still hold the units.
+  const reductions = reduceOldestFirst(lots, sell.requested);
+  const costMicro = reductions.reduce((sum, r) => sum + r.costMicro, 0);
+  const left = lots.find((l) => l.lotId === reductions.at(-1)!.lotId && l.units > reductions.at(-1)!.units);
+  const levels = sell.levels && left ? levelPrices(sell.levels, averagePriceMicro(left.units - reductions.at(-1)!.units, left.costMicro - reductions.at(-1)!.costMicro)) : {};
+  return [
+    {
+      type: 'LotsSold',
+      data: { transferId, walletContext: sell.walletContext, mint: sell.mint, ...swap, reductions, realizedPnlMicro: swap.usdMicro - costMicro, at: metadata.now.toISOString(), ...levels },
+    },
+  ];
+}
+
+function failSell({ data, metadata }: FailSell, state: WalletState): WalletEvent[] {
+  const sell = state.manual.get(data.transferId);
+  if (!sell || sell.side !== 'sell') throw refuse('TRANSFER_NOT_FOUND', `no manual sell ${data.transferId} was requested`);
+  if (sell.status === 'failed') return [];
+  if (sell.status === 'done') throw refuse('ALREADY_EXISTS', `manual sell ${data.transferId} is done: it cannot fail`);
+  return [{ type: 'SellFailed', data: { transferId: data.transferId, reason: data.reason, at: metadata.now.toISOString() } }];
+}
+
+/** TRADE_IN_PROGRESS (409) while another manual buy or sell of this wallet runs. */
+function ensureUnlocked(state: WalletState): void {
+  if (state.lock !== null) throw refuse('TRADE_IN_PROGRESS', 'another buy or sell of this wallet is running: retry once it ends', { transferId: state.lock });
 }
 
 function deposit({ data, metadata }: DepositWallet, state: WalletState): WalletEvent[] {
@@ -183,6 +301,14 @@ export function decide(command: WalletCommand, state: WalletState): WalletEvent[
       return freeze(command, state);
     case 'UnfreezeWallet':
       return unfreeze(command, state);
+    case 'OpenLot':
+      return openLot(command, state);
+    case 'RequestSell':
+      return requestSell(command, state);
+    case 'SettleSell':
+      return settleSell(command, state);
+    case 'FailSell':
+      return failSell(command, state);
     default:
       return assertNever(command);
   }

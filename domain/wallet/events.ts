@@ -1,8 +1,9 @@
 // Facts of the wallet stream `wallet-{userId}`. Money is integer micro-USD.
 import { z } from 'zod';
 import { microUsdSchema } from '../shared/money.ts';
-import { transferPlanSchema, walletEndpointSchema } from '../transfer/plan.ts';
+import { lotsEndpointSchema, transferPlanSchema, walletEndpointSchema } from '../transfer/plan.ts';
 import { walletContextSchema } from './context.ts';
+import { mintSchema, reductionSchema } from './lots.ts';
 
 export { walletContexts, walletContextSchema, type WalletContext } from './context.ts';
 
@@ -18,11 +19,12 @@ export type WalletOpened = z.infer<typeof walletOpenedSchema>;
 export const walletDebitedSchema = z.object({ transfer: transferPlanSchema.extend({ from: walletEndpointSchema }) });
 export type WalletDebited = z.infer<typeof walletDebitedSchema>;
 
-/** A debited transfer given back: its destination rejected the credit. */
+/** A debited transfer given back: its destination rejected the credit (`reason`: why, when it said). */
 export const walletRefundedSchema = z.object({
   transferId: z.string().min(1),
   walletContext: walletContextSchema,
   amountMicro: z.number().int().positive(),
+  reason: z.string().min(1).optional(),
 });
 export type WalletRefunded = z.infer<typeof walletRefundedSchema>;
 
@@ -61,6 +63,58 @@ export type WalletFrozen = z.infer<typeof walletFrozenSchema>;
 export const walletUnfrozenSchema = z.object({ at: z.string() });
 export type WalletUnfrozen = z.infer<typeof walletUnfrozenSchema>;
 
+/** What a venue's swap did: its transaction, the price per whole token, the token units and the micro-USD it moved. */
+const swapSchema = z.object({
+  txId: z.string().min(1),
+  priceMicro: z.number().int().positive(),
+  units: z.number().int().positive(),
+  usdMicro: z.number().int().min(0),
+});
+
+/**
+ * A manual buy's credit: the swap paid for with the wallet's debit (the transfer `transferId`, which
+ * is the lot's id) is final, and the lot opens with its levels as prices. Releases the trade lock.
+ */
+export const lotOpenedSchema = swapSchema.extend({
+  transferId: z.string().min(1),
+  walletContext: walletContextSchema,
+  mint: mintSchema,
+  /** what the debit paid: the lot's cost */
+  costMicro: z.number().int().positive(),
+  openedAt: z.string(),
+  stopLossMicro: z.number().int().positive().optional(),
+  takeProfitMicro: z.number().int().positive().optional(),
+});
+export type LotOpened = z.infer<typeof lotOpenedSchema>;
+
+/**
+ * A manual sell asked for: its plan (the debit of the transfer lots → wallet), the wallet's trade
+ * lock held until it ends. Nothing moved yet: the lots shrink once the venue's swap is final.
+ */
+export const sellRequestedSchema = z.object({ transfer: transferPlanSchema.extend({ from: lotsEndpointSchema }), at: z.string() });
+export type SellRequested = z.infer<typeof sellRequestedSchema>;
+
+/**
+ * A sell's swap is final: the lots it took (oldest first) leave, the proceeds (`usdMicro`) reach
+ * the wallet context, `realizedPnlMicro` = proceeds − the cost taken. The levels asked for go on
+ * the one lot left. Releases the trade lock.
+ */
+export const lotsSoldSchema = swapSchema.extend({
+  transferId: z.string().min(1),
+  walletContext: walletContextSchema,
+  mint: mintSchema,
+  reductions: z.array(reductionSchema).min(1),
+  realizedPnlMicro: z.number().int(),
+  at: z.string(),
+  stopLossMicro: z.number().int().positive().optional(),
+  takeProfitMicro: z.number().int().positive().optional(),
+});
+export type LotsSold = z.infer<typeof lotsSoldSchema>;
+
+/** A sell's swap failed at the venue: the lots stay as they were; the trade lock is released. */
+export const sellFailedSchema = z.object({ transferId: z.string().min(1), reason: z.string().min(1), at: z.string() });
+export type SellFailed = z.infer<typeof sellFailedSchema>;
+
 export const walletEventSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('WalletOpened'), data: walletOpenedSchema }),
   z.object({ type: z.literal('WalletDebited'), data: walletDebitedSchema }),
@@ -69,6 +123,10 @@ export const walletEventSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('WalletCredited'), data: walletCreditedSchema }),
   z.object({ type: z.literal('WalletFrozen'), data: walletFrozenSchema }),
   z.object({ type: z.literal('WalletUnfrozen'), data: walletUnfrozenSchema }),
+  z.object({ type: z.literal('LotOpened'), data: lotOpenedSchema }),
+  z.object({ type: z.literal('SellRequested'), data: sellRequestedSchema }),
+  z.object({ type: z.literal('LotsSold'), data: lotsSoldSchema }),
+  z.object({ type: z.literal('SellFailed'), data: sellFailedSchema }),
 ]);
 export type WalletEvent = z.infer<typeof walletEventSchema>;
 export const walletEventTypes: ReadonlySet<string> = new Set(walletEventSchema.options.map((o) => o.shape.type.value));

@@ -3,6 +3,7 @@ import type { MicroUsd } from '../shared/money.ts';
 import { PersistentMap } from '../shared/persistent-map.ts';
 import { endpointKey, type TransferPlan } from '../transfer/plan.ts';
 import type { WalletContext, WalletEvent } from './events.ts';
+import { applyReductions, type Lot, type LotLevels } from './lots.ts';
 
 export const walletStream = (userId: string): string => `wallet-${userId}`;
 
@@ -30,6 +31,26 @@ export interface WalletDeposit {
 /** A transfer destination as one string, to compare a retried debit with the recorded one. */
 export const destinationOf = (to: TransferPlan['to']): string => endpointKey(to);
 
+/** A manual buy or sell, by its transfer id: what it asked for and, once it ended, what it did. */
+export interface ManualTrade {
+  side: 'buy' | 'sell';
+  walletContext: WalletContext;
+  mint: string;
+  status: 'requested' | 'done' | 'failed';
+  /** a buy: the micro-USD it pays; a sell: the token units it sells */
+  requested: number;
+  /** the stop-loss / take-profit asked for */
+  levels?: LotLevels;
+  /** the venue's swap, once done */
+  swap?: { txId: string; priceMicro: MicroUsd; units: number; usdMicro: MicroUsd };
+  /** a sell's realized PnL, once done */
+  realizedPnlMicro?: MicroUsd;
+  /** when it ended */
+  endedAt?: string;
+  /** why it failed */
+  reason?: string;
+}
+
 export interface WalletState {
   readonly opened: boolean;
   /** micro-USD per wallet context */
@@ -44,13 +65,19 @@ export interface WalletState {
   readonly frozen: boolean;
   /** the freeze in force (its time and note); null when not frozen */
   readonly freeze: { at: string; reason?: string } | null;
+  /** open manual BUY lots, oldest first */
+  readonly lots: readonly Lot[];
+  /** manual buys and sells by transfer id: a repeat finds the first */
+  readonly manual: PersistentMap<ManualTrade>;
+  /** the trade-in-progress lock: the manual buy or sell running, from its request to its end */
+  readonly lock: string | null;
 }
 
 type Fields = WalletState;
 
 const stateOf = (fields: Fields): WalletState => fields;
 const next = (state: WalletState, changes: Partial<Fields>): WalletState => stateOf({ ...fieldsOf(state), ...changes });
-const fieldsOf = ({ opened, balances, debits, credits, deposits, frozen, freeze }: WalletState): Fields => ({
+const fieldsOf = ({ opened, balances, debits, credits, deposits, frozen, freeze, lots, manual, lock }: WalletState): Fields => ({
   opened,
   balances,
   debits,
@@ -58,6 +85,9 @@ const fieldsOf = ({ opened, balances, debits, credits, deposits, frozen, freeze 
   deposits,
   frozen,
   freeze,
+  lots,
+  manual,
+  lock,
 });
 
 export const initialState = (): WalletState =>
@@ -69,6 +99,9 @@ export const initialState = (): WalletState =>
     deposits: PersistentMap.empty(),
     frozen: false,
     freeze: null,
+    lots: [],
+    manual: PersistentMap.empty(),
+    lock: null,
   });
 
 const add = (balances: WalletState['balances'], context: WalletContext, delta: MicroUsd) => ({ ...balances, [context]: balances[context] + delta });
@@ -79,18 +112,24 @@ export function evolve(state: WalletState, event: WalletEvent): WalletState {
       return next(state, { opened: true, balances: { virtual: event.data.virtualStartMicro, real: 0 } });
     case 'WalletDebited': {
       const { transferId, amountMicro, from, to } = event.data.transfer;
-      return next(state, {
+      const debited = next(state, {
         balances: add(state.balances, from.walletContext, -amountMicro),
         debits: state.debits.set(transferId, { walletContext: from.walletContext, amountMicro, to: destinationOf(to), refunded: false }),
       });
+      if (to.kind !== 'lots') return debited;
+      const buy: ManualTrade = { side: 'buy', walletContext: from.walletContext, mint: to.mint, status: 'requested', requested: amountMicro, ...(to.levels ? { levels: to.levels } : {}) };
+      return next(debited, { lock: transferId, manual: state.manual.set(transferId, buy) });
     }
     case 'WalletRefunded': {
-      const { transferId, walletContext, amountMicro } = event.data;
+      const { transferId, walletContext, amountMicro, reason } = event.data;
       const transfer = state.debits.get(transferId)!;
-      return next(state, {
+      const refunded = next(state, {
         balances: add(state.balances, walletContext, amountMicro),
         debits: state.debits.set(transferId, { ...transfer, refunded: true }),
       });
+      const buy = state.manual.get(transferId);
+      if (!buy) return refunded;
+      return next(refunded, { ...unlocked(state, transferId), manual: state.manual.set(transferId, { ...buy, status: 'failed', ...(reason ? { reason } : {}) }) });
     }
     case 'WalletDeposited': {
       const { depositId, walletContext, amountMicro } = event.data;
@@ -107,10 +146,48 @@ export function evolve(state: WalletState, event: WalletEvent): WalletState {
       return next(state, { frozen: true, freeze: event.data });
     case 'WalletUnfrozen':
       return next(state, { frozen: false, freeze: null });
+    case 'LotOpened': {
+      const { transferId, walletContext, mint, units, costMicro, openedAt, txId, priceMicro, usdMicro, stopLossMicro, takeProfitMicro } = event.data;
+      const lot: Lot = { lotId: transferId, walletContext, mint, units, costMicro, openedAt, ...definedLevels({ stopLossMicro, takeProfitMicro }) };
+      const buy = state.manual.get(transferId)!;
+      return next(state, {
+        ...unlocked(state, transferId),
+        lots: [...state.lots, lot],
+        manual: state.manual.set(transferId, { ...buy, status: 'done', swap: { txId, priceMicro, units, usdMicro }, endedAt: openedAt }),
+      });
+    }
+    case 'SellRequested': {
+      const { transferId, from } = event.data.transfer;
+      const sell: ManualTrade = { side: 'sell', walletContext: from.walletContext, mint: from.mint, status: 'requested', requested: from.units ?? 0, ...(from.levels ? { levels: from.levels } : {}) };
+      return next(state, { lock: transferId, manual: state.manual.set(transferId, sell) });
+    }
+    case 'LotsSold': {
+      const { transferId, walletContext, reductions, txId, priceMicro, units, usdMicro, realizedPnlMicro, at, stopLossMicro, takeProfitMicro } = event.data;
+      const sell = state.manual.get(transferId)!;
+      return next(state, {
+        ...unlocked(state, transferId),
+        balances: add(state.balances, walletContext, usdMicro),
+        lots: applyReductions(state.lots, reductions, definedLevels({ stopLossMicro, takeProfitMicro })),
+        manual: state.manual.set(transferId, { ...sell, status: 'done', swap: { txId, priceMicro, units, usdMicro }, realizedPnlMicro, endedAt: at }),
+      });
+    }
+    case 'SellFailed': {
+      const { transferId, reason, at } = event.data;
+      const sell = state.manual.get(transferId)!;
+      return next(state, { ...unlocked(state, transferId), manual: state.manual.set(transferId, { ...sell, status: 'failed', reason, endedAt: at }) });
+    }
     default:
       return assertNever(event);
   }
 }
+
+/** The lock released, if this transfer holds it. */
+const unlocked = (state: WalletState, transferId: string): { lock: string | null } => ({ lock: state.lock === transferId ? null : state.lock });
+
+const definedLevels = (levels: { stopLossMicro?: number | undefined; takeProfitMicro?: number | undefined }) => ({
+  ...(levels.stopLossMicro !== undefined ? { stopLossMicro: levels.stopLossMicro } : {}),
+  ...(levels.takeProfitMicro !== undefined ? { takeProfitMicro: levels.takeProfitMicro } : {}),
+});
 
 /**
  * The balance a command may spend. A wallet never used yet holds the virtual start it would open

@@ -166,6 +166,49 @@ export interface PriceSource {
   priceOf(symbolOrMint: string): Promise<MicroUsd | null>;
 }
 
+// Swaps (spot venue): a user's manual buy or sell of a token against the spend stablecoin.
+
+/** CONFIRMED and FAILED are final and never change; PENDING until the chain says. */
+export type SwapStatus = 'PENDING' | 'CONFIRMED' | 'FAILED';
+
+export interface SwapRequest {
+  /** the caller's transfer id: the idempotency key */
+  swapId: string;
+  userId: string;
+  /** paper trading (virtual) swaps at the same prices, moving no chain money */
+  walletContext: 'virtual' | 'real';
+  side: 'buy' | 'sell';
+  /** the token's mint (or the symbol the simulated market prices) */
+  mint: string;
+  /** a buy: micro-USD to spend; a sell: token units (10^-6 of a whole token) to sell */
+  amount: number;
+}
+
+export interface Swap extends SwapRequest {
+  status: SwapStatus;
+  /** the chain transaction; null when nothing was sent */
+  txId: string | null;
+  /** micro-USD per whole token it executed at; null when it did not execute */
+  priceMicro: MicroUsd | null;
+  /** token units bought or sold (0 unless CONFIRMED) */
+  units: number;
+  /** micro-USD paid (a buy) or fetched (a sell) (0 unless CONFIRMED) */
+  usdMicro: MicroUsd;
+  /** why it FAILED, else null */
+  reason: string | null;
+}
+
+export interface Swaps {
+  /**
+   * Executes the swap, or answers the one already made under this swapId (any status). Throws
+   * VenueConflictError when the id was used for another request, VenueUnavailableError when the
+   * venue was not reached (the swap may have happened: repeat it with the same id).
+   */
+  swap(request: SwapRequest): Promise<Swap>;
+  /** null when the venue never received this swapId. */
+  status(swapId: string): Promise<Swap | null>;
+}
+
 /** Everything the service uses of the venues in the real context. */
 export interface Venues {
   spot: { chain: ChainTransfers; account: VenueAccount };

@@ -6,6 +6,7 @@ import { walletEventSchema, walletEventTypes, type WalletEvent } from '../../dom
 import type { Migration, PoolClient } from '../../infra/db.ts';
 import type { RecordedEvent } from '../../infra/eventstore/port.ts';
 import type { Projector } from '../projector.ts';
+import { applyLotEvent, lotMigrations } from './lots.ts';
 
 const migrations: Migration[] = [
   {
@@ -19,6 +20,7 @@ const migrations: Migration[] = [
     );`,
   },
   { id: 'wallets/002-frozen', sql: 'ALTER TABLE wallets ADD COLUMN frozen boolean NOT NULL DEFAULT false;' },
+  ...lotMigrations,
 ];
 
 const PREFIX = 'wallet-';
@@ -28,13 +30,18 @@ function parse(event: RecordedEvent): WalletEvent | null {
   return walletEventSchema.parse({ type: event.type, data: event.data });
 }
 
-/** What an event moves, in micro-USD, in which context; null for the opening and a freeze. */
+/** What an event moves, in micro-USD, in which context; null for the opening, a freeze, a lot opening, a sell asked or failed. */
 function deltaOf(event: WalletEvent): { walletContext: WalletContext; amount: bigint } | null {
   switch (event.type) {
     case 'WalletOpened':
     case 'WalletFrozen':
     case 'WalletUnfrozen':
+    case 'LotOpened':
+    case 'SellRequested':
+    case 'SellFailed':
       return null;
+    case 'LotsSold':
+      return { walletContext: event.data.walletContext, amount: BigInt(event.data.usdMicro) };
     case 'WalletDebited':
       return { walletContext: event.data.transfer.from.walletContext, amount: -BigInt(event.data.transfer.amountMicro) };
     case 'WalletRefunded':
@@ -72,10 +79,12 @@ const frozenBy = (event: WalletEvent): boolean | undefined =>
 async function applyBatch(client: PoolClient, events: RecordedEvent[]): Promise<void> {
   const openings = new Map<string, Opening>();
   const changes = new Map<string, Change>();
+  const lotEvents: Array<[string, WalletEvent]> = [];
   for (const recorded of events) {
     const event = parse(recorded);
     if (!event) continue;
     const userId = recorded.streamName.slice(PREFIX.length);
+    if (event.type === 'LotOpened' || event.type === 'LotsSold') lotEvents.push([userId, event]);
     const change = changes.get(userId) ?? { virtual: 0n, real: 0n, at: recorded.metadata.occurredAt };
     change.at = recorded.metadata.occurredAt;
     changes.set(userId, change);
@@ -115,12 +124,14 @@ async function applyBatch(client: PoolClient, events: RecordedEvent[]): Promise<
       ],
     );
   }
+  // Lots change rarely next to balances: one by one, in order.
+  for (const [userId, event] of lotEvents) await applyLotEvent(client, userId, event);
 }
 
 export const walletsProjector: Projector = {
   name: 'wallets',
   migrations,
-  tables: ['wallets'],
+  tables: ['wallets', 'wallet_lots'],
   applyBatch,
   async apply(client, recorded) {
     const event = parse(recorded);
@@ -133,12 +144,17 @@ export const walletsProjector: Projector = {
       ]);
       return;
     }
+    await applyLotEvent(client, userId, event);
     const frozen = frozenBy(event);
     if (frozen !== undefined) {
       await client.query('UPDATE wallets SET frozen = $2, updated_at = $3 WHERE user_id = $1', [userId, frozen, at]);
       return;
     }
-    const delta = deltaOf(event)!;
+    const delta = deltaOf(event);
+    if (!delta) {
+      await client.query('UPDATE wallets SET updated_at = $2 WHERE user_id = $1', [userId, at]);
+      return;
+    }
     const column = delta.walletContext === 'virtual' ? 'virtual_micro' : 'real_micro';
     await client.query(`UPDATE wallets SET ${column} = ${column} + $2, updated_at = $3 WHERE user_id = $1`, [userId, delta.amount.toString(), at]);
   },

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { microToUsd, type MicroUsd } from '../../domain/shared/money.ts';
 import { walletContexts, walletContextSchema, type WalletContext } from '../../domain/wallet/events.ts';
+import { averagePriceMicro, unitsToTokens } from '../../domain/wallet/lots.ts';
 import type { Pool } from '../../infra/db.ts';
 
 /**
@@ -14,14 +15,77 @@ export const walletDocument = z.object({
   /** an administrator froze the wallet: nothing can be paid out of it (buys, follows, allocation adds) */
   frozen: z.boolean(),
   wallets: z.array(z.object({ walletContext: walletContextSchema, balanceUsd: z.number() })),
+  /** the open manual BUY lots, per wallet context and mint: what a sell may take, oldest lot first */
+  positions: z.array(
+    z.object({
+      walletContext: walletContextSchema,
+      mint: z.string(),
+      /** whole tokens held in these lots */
+      amount: z.number(),
+      averagePriceUsd: z.number(),
+      costUsd: z.number(),
+      lots: z.array(
+        z.object({
+          lotId: z.string(),
+          amount: z.number(),
+          averagePriceUsd: z.number(),
+          costUsd: z.number(),
+          openedAt: z.string(),
+          stopLossUsd: z.number().optional(),
+          takeProfitUsd: z.number().optional(),
+        }),
+      ),
+    }),
+  ),
 });
 export type WalletDocument = z.infer<typeof walletDocument>;
+
+interface LotRow {
+  lot_id: string;
+  wallet_context: WalletContext;
+  mint: string;
+  units: string;
+  cost_micro: string;
+  opened_at: string;
+  stop_loss_micro: string | null;
+  take_profit_micro: string | null;
+}
 
 interface Row {
   virtual_wallet_mode: boolean;
   virtual_micro: string | null;
   real_micro: string | null;
   frozen: boolean | null;
+  lots: LotRow[] | null;
+}
+
+/** Lots (oldest first within a mint) grouped per context and mint, with their totals. */
+function positionsOf(rows: LotRow[]): WalletDocument['positions'] {
+  const groups = new Map<string, LotRow[]>();
+  for (const row of rows) {
+    const key = `${row.wallet_context}\u0000${row.mint}`;
+    groups.set(key, [...(groups.get(key) ?? []), row]);
+  }
+  return [...groups.values()].map((lots) => {
+    const units = lots.reduce((sum, l) => sum + Number(l.units), 0);
+    const cost = lots.reduce((sum, l) => sum + Number(l.cost_micro), 0);
+    return {
+      walletContext: lots[0]!.wallet_context,
+      mint: lots[0]!.mint,
+      amount: unitsToTokens(units),
+      averagePriceUsd: microToUsd(averagePriceMicro(units, cost)),
+      costUsd: microToUsd(cost),
+      lots: lots.map((l) => ({
+        lotId: l.lot_id,
+        amount: unitsToTokens(Number(l.units)),
+        averagePriceUsd: microToUsd(averagePriceMicro(Number(l.units), Number(l.cost_micro))),
+        costUsd: microToUsd(Number(l.cost_micro)),
+        openedAt: new Date(l.opened_at).toISOString(),
+        ...(l.stop_loss_micro !== null ? { stopLossUsd: microToUsd(Number(l.stop_loss_micro)) } : {}),
+        ...(l.take_profit_micro !== null ? { takeProfitUsd: microToUsd(Number(l.take_profit_micro)) } : {}),
+      })),
+    };
+  });
 }
 
 /**
@@ -31,7 +95,8 @@ interface Row {
 export async function getWallet(db: Pool, userId: string, virtualStartMicro: MicroUsd): Promise<WalletDocument | null> {
   const { rows } = await db.query<Row>({
     name: 'get-wallet',
-    text: `SELECT u.virtual_wallet_mode, w.virtual_micro, w.real_micro, w.frozen
+    text: `SELECT u.virtual_wallet_mode, w.virtual_micro, w.real_micro, w.frozen,
+         (SELECT json_agg(l ORDER BY l.wallet_context, l.mint, l.opened_at, l.lot_id) FROM wallet_lots l WHERE l.user_id = u.id::text) AS lots
        FROM users u LEFT JOIN wallets w ON w.user_id = u.id::text WHERE u.id = $1::uuid`,
     values: [userId],
   });
@@ -46,5 +111,6 @@ export async function getWallet(db: Pool, userId: string, virtualStartMicro: Mic
     currentWalletContext: row.virtual_wallet_mode ? 'virtual' : 'real',
     frozen: row.frozen === true,
     wallets: walletContexts.map((walletContext) => ({ walletContext, balanceUsd: microToUsd(balances[walletContext]) })),
+    positions: positionsOf(row.lots ?? []),
   };
 }

@@ -39,6 +39,7 @@ t.test('wallet balances and administrators’ deposits to the real context', asy
         { walletContext: 'virtual', balanceUsd: 10000 },
         { walletContext: 'real', balanceUsd: 0 },
       ],
+      positions: [],
     });
   });
 

@@ -1,4 +1,4 @@
-import type { Venues } from '../../infra/venues/port.ts';
+import type { SwapRequest, Venues } from '../../infra/venues/port.ts';
 import { randomBytes } from 'node:crypto';
 import { loadConfig } from '../../infra/config.ts';
 import type { AppDeps } from '../../api/deps.ts';
@@ -27,6 +27,8 @@ export interface TestAppOptions {
   redisKeyPrefix?: string;
   /** the venues the workers call (a simulation on a clock the test moves) */
   venues?: Venues;
+  /** which swaps the simulated venue fails, with the reason */
+  failSwap?: (request: SwapRequest) => string | null;
   /** which roles run in the test's process (all by default); e.g. no workers when a child process is the worker */
   roles?: Partial<Roles>;
 }
@@ -78,6 +80,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     store: peer ? createEsdbEventStore(peer.url) : undefined,
     runnerOptions: options.runnerOptions,
     venues: options.venues,
+    failSwap: options.failSwap,
   });
   let closed = false;
   return {

@@ -55,7 +55,7 @@ t.test('trade transfers interrupted by a crash are finished by the recovery', as
   await t.test('a close that died after the trade settled: the pool gets the margin and PnL back, once', async (t) => {
     t.equal((await api(app, 'PUT', '/api/admin/market/prices', { token: admin.accessToken, body: { prices: { BTC: 55_000 } } })).status, 200);
     const { deps } = app;
-    const dying = createDispatcher({ store: dyingStore(deps.store, (s) => s.startsWith('pool-')), redis: deps.redis, mailer: { send: async () => {} }, ids: deps.ids, config: deps.config });
+    const dying = createDispatcher({ store: dyingStore(deps.store, (s) => s.startsWith('pool-')), redis: deps.redis, mailer: { send: async () => {} }, ids: deps.ids, swaps: deps.swaps, config: deps.config });
     const died = await dying({ type: 'CloseUserTrade', data: { tradeId, userId: user.userId }, metadata: { now: deps.clock.now(), actor: user.userId, correlationId: 'crashed-close' } }).then(
       () => false,
       (err: unknown) => err instanceof Error && err.message === DIED,

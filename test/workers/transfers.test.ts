@@ -154,7 +154,7 @@ t.test('transfer recovery completes follows interrupted by a crash', async (t) =
           return store.append(streamName, events, options);
         },
       };
-      const dispatch = createDispatcher({ store: flaky, redis: app.deps.redis, mailer: { send: async () => {} }, ids: app.deps.ids, config: app.deps.config });
+      const dispatch = createDispatcher({ store: flaky, redis: app.deps.redis, mailer: { send: async () => {} }, ids: app.deps.ids, swaps: app.deps.swaps, config: app.deps.config });
       const metadata = { now: new Date(), actor: user.userId, correlationId: 'flaky-request' };
       const input = subscribeInput.parse({ agentId, walletContext: 'virtual', allocationAmountUsd: 120 });
       await t.rejects(dispatch({ type: 'FollowAgent', data: { userId: user.userId, input }, metadata }), { message: 'the pool append failed' });

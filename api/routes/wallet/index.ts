@@ -1,15 +1,55 @@
-import type { FastifyInstance } from 'fastify';
+import { createHash } from 'node:crypto';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import type { ManualTradeResult } from '../../../commands/wallet/manual-trade.ts';
 import { refuse } from '../../../domain/shared/errors.ts';
-import { usdToMicro } from '../../../domain/shared/money.ts';
+import { microToUsd, toUnits, usdToMicro } from '../../../domain/shared/money.ts';
+import { TOKEN_DECIMALS, unitsToTokens } from '../../../domain/wallet/lots.ts';
 import { getWallet, walletDocument } from '../../../projections/wallets/queries.ts';
 import { envelopeOf, ok } from '../../envelope.ts';
+import { buyBody, levelsOf, sellBody, tradeResult, type TradeResultJson } from './schemas.ts';
+
+const tags = ['Wallet'];
+const idempotencyHeader = z.looseObject({
+  'idempotency-key': z.string().optional().describe('1 to 255 visible ASCII characters; a repeat within 24 hours answers the first response'),
+});
 
 /** The wallet as GET /api/v1/wallet shows it (also the answer of an administrator's deposit). */
 export async function walletOf(app: FastifyInstance, userId: string) {
   const wallet = await getWallet(app.deps.pool, userId, usdToMicro(app.deps.config.VIRTUAL_START_USD));
   if (!wallet) throw refuse('USER_NOT_FOUND', 'user not found');
   return wallet;
+}
+
+/** The transfer id of a manual trade: stable for an Idempotency-Key (per user), else fresh. */
+function manualTradeId(app: FastifyInstance, request: FastifyRequest): string {
+  const userId = request.identity!.userId;
+  if (request.idempotencyKey === null) return `manual-${app.deps.ids.uuid()}`;
+  return `manual-${createHash('sha256').update(`${userId}:${request.idempotencyKey}`).digest('hex').slice(0, 32)}`;
+}
+
+/** The spec's sell result (a buy answers the same shape) from the wallet's record of the trade. */
+function resultOf(trade: ManualTradeResult, projected: boolean): TradeResultJson {
+  const swap = trade.swap!;
+  const [amount, usd, price] = [unitsToTokens(swap.units), microToUsd(swap.usdMicro), microToUsd(swap.priceMicro)];
+  const verb = trade.side === 'buy' ? `Bought ${amount} ${trade.mint} for` : `Sold ${amount} ${trade.mint} for`;
+  return {
+    success: true,
+    transactionId: swap.txId,
+    amount,
+    tokenSymbol: trade.mint,
+    message: `${verb} ${usd} USD at ${price} USD each`,
+    timestamp: trade.endedAt!,
+    tradeId: trade.transferId,
+    openTradeUpdatePending: !projected,
+    side: trade.side,
+    walletContext: trade.walletContext,
+    mint: trade.mint,
+    priceUsd: price,
+    amountUsd: usd,
+    ...(trade.realizedPnlMicro !== undefined ? { realizedPnlUsd: microToUsd(trade.realizedPnlMicro) } : {}),
+  };
 }
 
 export default async function walletRoutes(root: FastifyInstance): Promise<void> {
@@ -20,12 +60,74 @@ export default async function walletRoutes(root: FastifyInstance): Promise<void>
     {
       preHandler: app.requireUser,
       schema: {
-        tags: ['Wallet'],
-        summary: "The caller's balances per wallet context (virtual and real) and the current context",
+        tags,
+        summary: "The caller's balances per wallet context (virtual and real), the current context and the open manual BUY lots",
         security: [{ bearerAuth: [] }],
         response: { 200: envelopeOf(walletDocument) },
       },
     },
     async (request) => ok(await walletOf(app, request.identity!.userId)),
+  );
+
+  app.post(
+    '/api/v1/wallet/buy',
+    {
+      onRequest: app.requireUser,
+      preHandler: app.idempotent,
+      schema: {
+        tags,
+        summary: 'Buy a token with the wallet context\'s cash at the venue\'s price: a manual BUY lot opens (optional stop-loss / take-profit)',
+        security: [{ bearerAuth: [] }],
+        headers: idempotencyHeader,
+        body: buyBody,
+        response: { 200: envelopeOf(tradeResult) },
+      },
+    },
+    async (request) => {
+      const { mint, amountUsd, walletContext } = request.body;
+      const levels = levelsOf(request.body);
+      const trade = await request.dispatch('ManualBuy', {
+        userId: request.identity!.userId,
+        transferId: manualTradeId(app, request),
+        mint,
+        amountMicro: usdToMicro(amountUsd),
+        ...(walletContext ? { walletContext } : {}),
+        ...(levels ? { levels } : {}),
+      });
+      return ok(resultOf(trade, request.writesProjected));
+    },
+  );
+
+  app.post(
+    '/api/v1/wallet/sell',
+    {
+      onRequest: app.requireUser,
+      preHandler: app.idempotent,
+      schema: {
+        tags,
+        summary: "Sell tokens of the caller's own manual BUY lots (oldest first, once the swap is final); agent positions are never touched",
+        security: [{ bearerAuth: [] }],
+        headers: idempotencyHeader,
+        body: sellBody,
+        response: { 200: envelopeOf(tradeResult) },
+      },
+    },
+    async (request) => {
+      const { amount, walletContext } = request.body;
+      const mint = request.body.mint ?? app.deps.config.SPEND_STABLECOIN_MINT;
+      if (mint === app.deps.config.SPEND_STABLECOIN_MINT) {
+        throw refuse('UNPROCESSABLE', 'selling the spend stablecoin withdraws it to `destination`: not offered yet; name the `mint` of a manual BUY lot');
+      }
+      const levels = levelsOf(request.body);
+      const trade = await request.dispatch('ManualSell', {
+        userId: request.identity!.userId,
+        transferId: manualTradeId(app, request),
+        mint,
+        units: Number(toUnits(amount, TOKEN_DECIMALS)),
+        ...(walletContext ? { walletContext } : {}),
+        ...(levels ? { levels } : {}),
+      });
+      return ok(resultOf(trade, request.writesProjected));
+    },
   );
 }

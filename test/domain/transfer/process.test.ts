@@ -48,7 +48,7 @@ t.test('a credited transfer is complete', async (t) => {
 
 t.test('a credit the destination rejects is given back to the source, then the transfer is compensated', async (t) => {
   const rejected = given(planned(plan), { type: 'Debited', amountMicro: plan.amountMicro }, { type: 'CreditRejected', reason: 'the pool is not open' });
-  rejected.thenStep(t, { type: 'RefundWallet', data: { userId: 'u1', transferId: plan.transferId } });
+  rejected.thenStep(t, { type: 'RefundWallet', data: { userId: 'u1', transferId: plan.transferId, reason: 'the pool is not open' } }, 'the refund says why');
   t.equal(rejected.state.rejection, 'the pool is not open');
   const compensated = given(rejected.state, { type: 'Refunded' });
   compensated.thenStep(t, null);
@@ -67,8 +67,41 @@ t.test('a resumed transfer (recovery, settlement) asks its source what it record
   given(resumed(plan), { type: 'Debited', amountMicro: plan.amountMicro }).thenStep(t, { type: 'CreditPool', data: { transfer: plan, resumed: true } });
   given(resumed(plan), { type: 'Debited', amountMicro: plan.amountMicro }, { type: 'CreditRejected', reason: 'closed' }).thenStep(t, {
     type: 'RefundWallet',
-    data: { userId: 'u1', transferId: plan.transferId },
+    data: { userId: 'u1', transferId: plan.transferId, reason: 'closed' },
   });
+});
+
+t.test('a manual buy: the wallet pays, BuyLot swaps and opens the lot, a failed swap is given back', async (t) => {
+  const buy: TransferPlan = {
+    transferId: 'manual-1',
+    amountMicro: 250_000_000,
+    from: { kind: 'wallet', userId: 'u1', walletContext: 'virtual' },
+    to: { kind: 'lots', userId: 'u1', walletContext: 'virtual', mint: 'SOL' },
+  };
+  given(planned(buy)).thenStep(t, { type: 'DebitWallet', data: { transfer: buy } });
+  given(planned(buy), { type: 'Debited', amountMicro: buy.amountMicro }).thenStep(t, { type: 'BuyLot', data: { transfer: buy } });
+  t.equal(given(planned(buy), { type: 'Debited', amountMicro: buy.amountMicro }, { type: 'Credited' }).state.status, 'completed');
+  const failed = given(planned(buy), { type: 'Debited', amountMicro: buy.amountMicro }, { type: 'CreditRejected', reason: 'NO_PRICE' });
+  failed.thenStep(t, { type: 'RefundWallet', data: { userId: 'u1', transferId: 'manual-1', reason: 'NO_PRICE' } });
+  t.equal(given(failed.state, { type: 'Refunded' }).state.status, 'compensated');
+});
+
+t.test('a manual sell: SellLots records it and swaps (the debit), SettleSell reduces the lots; a refused or failed swap ends it', async (t) => {
+  const sell: TransferPlan = {
+    transferId: 'manual-2',
+    amountMicro: 0,
+    from: { kind: 'lots', userId: 'u1', walletContext: 'virtual', mint: 'SOL', units: 1_500_000 },
+    to: { kind: 'wallet', userId: 'u1', walletContext: 'virtual' },
+  };
+  given(planned(sell)).thenStep(t, { type: 'SellLots', data: { transfer: sell } });
+  const swapped = given(planned(sell), { type: 'Debited', amountMicro: 225_000_000 });
+  swapped.thenStep(t, { type: 'SettleSell', data: { transfer: { ...sell, amountMicro: 225_000_000 } } }, 'the credit is what the swap fetched');
+  t.equal(given(swapped.state, { type: 'Credited' }).state.status, 'completed');
+  const dust = given(planned(sell), { type: 'Debited', amountMicro: 0 });
+  t.equal(dust.state.status, 'debited', 'a sell that fetched nothing still reduces its lots');
+  const refused = given(planned(sell), { type: 'DebitRefused', error: refuse('SELL_EXCEEDS_MANUAL_POSITION', 'too much') });
+  refused.thenStep(t, null);
+  t.equal(refused.state.status, 'failed');
 });
 
 const withdrawal: TransferPlan = {

@@ -1,0 +1,83 @@
+// A user's manual buy (wallet context → a lot of a mint) and sell (lots → wallet context): each is a
+// transfer of the one transfer process, its id stable (derived from the Idempotency-Key when the
+// request has one), so a repeat of the same request runs the same transfer and finds what it did.
+import type { Command } from '../../domain/shared/decider.ts';
+import { refuse } from '../../domain/shared/errors.ts';
+import type { MicroUsd } from '../../domain/shared/money.ts';
+import type { TransferPlan } from '../../domain/transfer/plan.ts';
+import { planned, type TransferState } from '../../domain/transfer/process.ts';
+import { walletDecider } from '../../domain/wallet/decide.ts';
+import type { WalletContext } from '../../domain/wallet/context.ts';
+import { ensureLevelsAgainstMark, type LotLevels } from '../../domain/wallet/lots.ts';
+import type { ManualTrade } from '../../domain/wallet/state.ts';
+import type { Tools } from '../dispatch.ts';
+import { markPriceOf } from '../market/mark-price.ts';
+import { currentWalletContext, PLAN_STALENESS_MS } from '../subscriptions/planning.ts';
+import { runTransfer } from '../transfers/run.ts';
+
+interface ManualTradeData {
+  userId: string;
+  /** the transfer's id: derived from the Idempotency-Key, else fresh */
+  transferId: string;
+  mint: string;
+  /** the request's context, else the user's current one */
+  walletContext?: WalletContext;
+  levels?: LotLevels;
+}
+
+export type ManualBuyData = ManualTradeData & { amountMicro: MicroUsd };
+export type ManualSellData = ManualTradeData & { units: number };
+
+/** What a finished buy or sell did, from the wallet's record (the same for a repeat). */
+export interface ManualTradeResult extends ManualTrade {
+  transferId: string;
+}
+
+async function contextOf(tools: Tools, data: ManualTradeData): Promise<WalletContext> {
+  return data.walletContext ?? currentWalletContext(tools, data.userId, { maxStaleMs: PLAN_STALENESS_MS });
+}
+
+/** Levels that would trigger at once are refused before anything moves. */
+async function checkLevels(tools: Tools, data: ManualTradeData): Promise<void> {
+  if (!data.levels) return;
+  const mark = await markPriceOf(tools, data.mint);
+  if (mark !== null) ensureLevelsAgainstMark(data.levels, mark);
+}
+
+/** A refusal answers as such; a buy whose swap failed (refunded) answers SWAP_FAILED; else the wallet's record. */
+async function answer(tools: Tools, userId: string, transfer: TransferState): Promise<ManualTradeResult> {
+  if (transfer.status === 'failed') throw transfer.refusal!;
+  const { state } = await tools.load(walletDecider, userId, { answer: true });
+  const record = state.manual.get(transfer.plan.transferId)!;
+  if (transfer.status === 'compensated' || record.status === 'failed') {
+    const reason = record.reason ?? transfer.rejection ?? 'SWAP_FAILED';
+    throw refuse('SWAP_FAILED', `the venue failed the ${record.side}: ${reason}; nothing moved`, { swapReason: reason });
+  }
+  return { ...record, transferId: transfer.plan.transferId };
+}
+
+/** POST /api/v1/wallet/buy: the wallet context pays, the venue swaps, the lot opens. */
+export async function manualBuy({ data }: Command<'ManualBuy', ManualBuyData>, tools: Tools): Promise<ManualTradeResult> {
+  const walletContext = await contextOf(tools, data);
+  await checkLevels(tools, data);
+  const plan: TransferPlan = {
+    transferId: data.transferId,
+    amountMicro: data.amountMicro,
+    from: { kind: 'wallet', userId: data.userId, walletContext },
+    to: { kind: 'lots', userId: data.userId, walletContext, mint: data.mint, ...(data.levels ? { levels: data.levels } : {}) },
+  };
+  return answer(tools, data.userId, await runTransfer(tools, planned(plan)));
+}
+
+/** POST /api/v1/wallet/sell: refused before any swap when the lots hold less; the lots shrink once the swap is final. */
+export async function manualSell({ data }: Command<'ManualSell', ManualSellData>, tools: Tools): Promise<ManualTradeResult> {
+  const walletContext = await contextOf(tools, data);
+  await checkLevels(tools, data);
+  const plan: TransferPlan = {
+    transferId: data.transferId,
+    amountMicro: 0, // what the swap fetches: the venue decides
+    from: { kind: 'lots', userId: data.userId, walletContext, mint: data.mint, units: data.units, ...(data.levels ? { levels: data.levels } : {}) },
+    to: { kind: 'wallet', userId: data.userId, walletContext },
+  };
+  return answer(tools, data.userId, await runTransfer(tools, planned(plan)));
+}

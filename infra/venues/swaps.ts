@@ -1,0 +1,135 @@
+// The simulated spot venue's swaps: a manual buy or sell executes at once at the simulated price of
+// its mint (PUT /api/admin/market/prices), final as CONFIRMED, or FAILED when the mint has no price
+// or the amount buys (or fetches) nothing. Unlike the in-memory simulation (simulated.ts), swaps are
+// kept in PostgreSQL: every process (API or worker) may call them, and a swap made before a crash
+// is the one a repeat finds after the restart, exactly as a chain would answer.
+import { createHash } from 'node:crypto';
+import type { Migration, Pool } from '../db.ts';
+import { VenueConflictError, VenueUnavailableError } from './errors.ts';
+import type { PriceSource, Swap, SwapRequest, Swaps } from './port.ts';
+
+export const simulatedSwapMigrations: Migration[] = [
+  {
+    id: 'venue/001-simulated-swaps',
+    sql: `CREATE TABLE simulated_swaps (
+      swap_id text PRIMARY KEY,
+      user_id text NOT NULL,
+      wallet_context text NOT NULL,
+      side text NOT NULL,
+      mint text NOT NULL,
+      amount bigint NOT NULL,
+      status text NOT NULL,
+      tx_id text,
+      price_micro bigint,
+      units bigint NOT NULL,
+      usd_micro bigint NOT NULL,
+      reason text,
+      created_at timestamptz NOT NULL DEFAULT now()
+    );`,
+  },
+];
+
+const UNITS_PER_TOKEN = 1_000_000n;
+
+export interface SimulatedSwapsOptions {
+  pool: Pool;
+  prices: PriceSource;
+  /** which swaps fail, with the reason (tests); default none */
+  failSwap?: (request: SwapRequest) => string | null;
+  /** ms a new swap takes before it answers (a chain's confirmation time); default 0 */
+  delayMs?: number;
+}
+
+interface Row {
+  swap_id: string;
+  user_id: string;
+  wallet_context: 'virtual' | 'real';
+  side: 'buy' | 'sell';
+  mint: string;
+  amount: string;
+  status: Swap['status'];
+  tx_id: string | null;
+  price_micro: string | null;
+  units: string;
+  usd_micro: string;
+  reason: string | null;
+}
+
+const swapOf = (r: Row): Swap => ({
+  swapId: r.swap_id,
+  userId: r.user_id,
+  walletContext: r.wallet_context,
+  side: r.side,
+  mint: r.mint,
+  amount: Number(r.amount),
+  status: r.status,
+  txId: r.tx_id,
+  priceMicro: r.price_micro === null ? null : Number(r.price_micro),
+  units: Number(r.units),
+  usdMicro: Number(r.usd_micro),
+  reason: r.reason,
+});
+
+/** What the swap does at `priceMicro`: the units and micro-USD it moves, or why it cannot. */
+function execution(request: SwapRequest, priceMicro: number | null): Pick<Swap, 'status' | 'priceMicro' | 'units' | 'usdMicro' | 'reason'> {
+  const failed = (reason: string) => ({ status: 'FAILED' as const, priceMicro, units: 0, usdMicro: 0, reason });
+  if (priceMicro === null) return failed('NO_PRICE');
+  const amount = BigInt(request.amount);
+  const price = BigInt(priceMicro);
+  const [units, usd] = request.side === 'buy' ? [(amount * UNITS_PER_TOKEN) / price, amount] : [amount, (amount * price) / UNITS_PER_TOKEN];
+  if (units === 0n) return failed('AMOUNT_TOO_SMALL');
+  if (units > BigInt(Number.MAX_SAFE_INTEGER) || usd > BigInt(Number.MAX_SAFE_INTEGER)) return failed('AMOUNT_TOO_LARGE');
+  return { status: 'CONFIRMED', priceMicro, units: Number(units), usdMicro: Number(usd), reason: null };
+}
+
+/** The fields of a repeated request that differ from the first. */
+function differences(first: Swap, request: SwapRequest): string[] {
+  const keys = ['userId', 'walletContext', 'side', 'mint', 'amount'] as const;
+  return keys.filter((k) => first[k] !== request[k]);
+}
+
+export function createSimulatedSwaps(options: SimulatedSwapsOptions): Swaps {
+  const { pool } = options;
+  const read = async (swapId: string): Promise<Swap | null> => {
+    const { rows } = await pool.query<Row>({ name: 'simulated-swap', text: 'SELECT * FROM simulated_swaps WHERE swap_id = $1', values: [swapId] });
+    return rows[0] ? swapOf(rows[0]) : null;
+  };
+  const reached = async <T>(operation: string, work: () => Promise<T>): Promise<T> => {
+    try {
+      return await work();
+    } catch (err) {
+      if (err instanceof VenueConflictError) throw err;
+      throw new VenueUnavailableError('spot', operation, { cause: err });
+    }
+  };
+  return {
+    swap: (request) =>
+      reached('swap', async () => {
+        const known = await read(request.swapId);
+        if (known) {
+          const fields = differences(known, request);
+          if (fields.length > 0) throw new VenueConflictError(request.swapId, fields);
+          return known;
+        }
+        if (options.delayMs) await new Promise((r) => setTimeout(r, options.delayMs));
+        const failure = options.failSwap?.(request) ?? null;
+        const done = failure
+          ? { status: 'FAILED' as const, priceMicro: null, units: 0, usdMicro: 0, reason: failure }
+          : execution(request, await options.prices.priceOf(request.mint));
+        const txId = done.status === 'CONFIRMED' ? `simtx-${createHash('sha256').update(request.swapId).digest('hex').slice(0, 40)}` : null;
+        const { rows } = await pool.query<Row>({
+          name: 'simulated-swap-insert',
+          text: `INSERT INTO simulated_swaps (swap_id, user_id, wallet_context, side, mint, amount, status, tx_id, price_micro, units, usd_micro, reason)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT (swap_id) DO NOTHING RETURNING *`,
+          values: [request.swapId, request.userId, request.walletContext, request.side, request.mint, request.amount, done.status, txId, done.priceMicro, done.units, done.usdMicro, done.reason],
+        });
+        if (rows[0]) return swapOf(rows[0]);
+        // Another process made it meanwhile: theirs stands.
+        const first = (await read(request.swapId))!;
+        const fields = differences(first, request);
+        if (fields.length > 0) throw new VenueConflictError(request.swapId, fields);
+        return first;
+      }),
+    status: (swapId) => reached('status', () => read(swapId)),
+  };
+}

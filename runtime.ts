@@ -19,6 +19,7 @@ import { legsAtVenue, transfersInFlight, unfollowedSeats } from './projections/t
 import { followerPools, realPools } from './projections/subscriptions/queries.ts';
 import { unexecutedSignals } from './projections/signals/queries.ts';
 import { liveTrades } from './projections/trades/queries.ts';
+import { leveledLots } from './projections/wallets/queries.ts';
 import { createReadModelPriceSource, markPrices } from './projections/market/queries.ts';
 import { createSimulatedVenues } from './infra/venues/simulated.ts';
 import { createRemoteVenues } from './infra/venues/remote.ts';
@@ -162,6 +163,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
             unexecutedSignals: (before, limit) => unexecutedSignals(pool, before, limit),
             liveTrades: (after, limit) => liveTrades(pool, after, limit),
             markPrices: () => markPrices(pool),
+            leveledLots: (after, limit) => leveledLots(pool, after, limit),
           },
         },
         keyPrefix,

@@ -23,7 +23,7 @@ import { refreshSession, signOut, type RefreshData } from './users/sessions.ts';
 import { verifyCode, type StartedSession, type VerifyCodeData } from './users/sign-in.ts';
 import { updateProfile, type ProfileChanges } from './users/update-profile.ts';
 import { buyLot, sellLots, settleSell } from './transfers/swap-steps.ts';
-import { manualBuy, manualSell, type ManualBuyData, type ManualSellData, type ManualTradeResult } from './wallet/manual-trade.ts';
+import { exitLot, manualBuy, manualSell, type ExitLotData, type ExitLotResult, type ManualBuyData, type ManualSellData, type ManualTradeResult } from './wallet/manual-trade.ts';
 import { depositWallet, type DepositWalletData } from './wallet/deposit.ts';
 import { freezeWallet, unfreezeWallet, type FreezeWalletData, type WalletFreezeResult } from './wallet/freeze.ts';
 import { executeSignal, type ExecuteSignalData } from './signals/execute.ts';
@@ -61,6 +61,7 @@ export interface CommandMap {
   SettleSell: { data: { transfer: TransferPlan }; result: TransferOutcome };
   ManualBuy: { data: ManualBuyData; result: ManualTradeResult };
   ManualSell: { data: ManualSellData; result: ManualTradeResult };
+  ExitLot: { data: ExitLotData; result: ExitLotResult };
   LockMargin: { data: { transfer: TransferPlan }; result: TransferOutcome };
   OpenTradeEntry: { data: { transfer: TransferPlan }; result: TransferOutcome };
   ReleaseMargin: { data: { transfer: TransferPlan }; result: TransferOutcome };
@@ -113,6 +114,7 @@ export const handlers: { [T in CommandType]: (command: Command<T, CommandMap[T][
   SettleSell: settleSell,
   ManualBuy: manualBuy,
   ManualSell: manualSell,
+  ExitLot: exitLot,
   ResumeTransfer: resumeTransfer,
   SettleTransfer: settleTransfer,
   DepositWallet: depositWallet,

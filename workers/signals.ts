@@ -6,12 +6,15 @@
 // the queue). The webhook waits for the job (bounded) through `waitFor`. The price watcher, a
 // repeatable job too, ticks every live trade whose token's mark moved (or whose entry expired):
 // fills, stops, targets and trailing stops happen there, and a trade that ends pays its pool back.
+// It also sells a user's manual lot whose stop-loss or take-profit the mark crossed (ExitLot).
 import { Queue, QueueEvents, Worker, type ConnectionOptions, type Job } from 'bullmq';
 import { z } from 'zod';
 import type { Dispatch } from '../commands/dispatch.ts';
 import type { SignalJobs } from '../commands/signals/receive.ts';
+import { DomainError } from '../domain/shared/errors.ts';
 import type { SignalExecuted } from '../domain/signal/events.ts';
 import type { Clock } from '../infra/clock.ts';
+import type { LeveledLot } from '../projections/wallets/queries.ts';
 
 export const SIGNAL_QUEUE = 'signal-execution';
 export const SIGNAL_ACTOR = 'system:signal-worker';
@@ -41,6 +44,8 @@ export interface SignalQueries {
   liveTrades(afterTradeId: string | null, limit: number): Promise<Array<{ tradeId: string; token: string; status: 'pending' | 'open'; expiresAt: string }>>;
   /** the venue's mark prices, micro-USD by symbol or mint */
   markPrices(): Promise<Map<string, number>>;
+  /** manual lots with a stop-loss or take-profit, a page at a time in (user, lot) order */
+  leveledLots(after: { userId: string; lotId: string } | null, limit: number): Promise<LeveledLot[]>;
 }
 
 export interface SignalWorkerDeps {
@@ -165,7 +170,38 @@ export async function watchPrices(deps: SignalWorkerDeps, lastTicked: Map<string
     }
   };
   await Promise.all(Array.from({ length: Math.min(WATCH_CONCURRENCY, due.length) }, tick));
-  return due.length;
+  return due.length + (await watchLots(deps, prices, now));
+}
+
+/** Manual lots whose stop-loss or take-profit the mark crossed: each is sold whole through the sell path (ExitLot re-checks on the wallet's own state). */
+async function watchLots(deps: SignalWorkerDeps, prices: Map<string, number>, now: Date): Promise<number> {
+  const crossed: Array<{ userId: string; lotId: string; priceMicro: number }> = [];
+  for (let after: { userId: string; lotId: string } | null = null; ; ) {
+    const page = await deps.signalQueries.leveledLots(after, 1_000);
+    for (const lot of page) {
+      const priceMicro = prices.get(lot.mint);
+      if (priceMicro === undefined) continue;
+      if ((lot.stopLossMicro !== null && priceMicro <= lot.stopLossMicro) || (lot.takeProfitMicro !== null && priceMicro >= lot.takeProfitMicro)) {
+        crossed.push({ userId: lot.userId, lotId: lot.lotId, priceMicro });
+      }
+    }
+    if (page.length < 1_000) break;
+    after = page.at(-1)!;
+  }
+  for (const lot of crossed) {
+    try {
+      await deps.dispatch({
+        type: 'ExitLot',
+        data: lot,
+        metadata: { now: deps.clock.now(), actor: PRICE_WATCH_ACTOR, correlationId: `${WATCH_SCHEDULER}/${now.toISOString()}/${lot.lotId}` },
+      });
+    } catch (err) {
+      // Refused for now (another trade of the wallet running, a frozen wallet, the swap failed):
+      // the next tick tries again while the mark stays beyond the level.
+      if (!(err instanceof DomainError)) throw err;
+    }
+  }
+  return crossed.length;
 }
 
 export async function startSignalWorker(connection: ConnectionOptions, prefix: string, deps: SignalWorkerDeps, options: { lockDurationMs?: number } = {}) {

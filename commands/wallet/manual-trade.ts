@@ -81,3 +81,38 @@ export async function manualSell({ data }: Command<'ManualSell', ManualSellData>
   };
   return answer(tools, data.userId, await runTransfer(tools, planned(plan)));
 }
+
+export interface ExitLotData {
+  userId: string;
+  lotId: string;
+  /** the mark the price watcher saw, micro-USD per whole token */
+  priceMicro: MicroUsd;
+}
+
+export type ExitLotResult = { sold: false; why: 'no-lot' | 'not-crossed' } | { sold: true; trigger: 'stop-loss' | 'take-profit'; trade: ManualTradeResult };
+
+/**
+ * The price watcher's sell of a lot whose stop-loss or take-profit the mark crossed: the whole lot,
+ * through the same sell path, once (the transfer id is the lot's; a try whose swap failed is
+ * followed by a new one). A lot with levels is the oldest of its mint (levels need it to be the
+ * only one when set), so selling its units takes exactly it.
+ */
+export async function exitLot({ data }: Command<'ExitLot', ExitLotData>, tools: Tools): Promise<ExitLotResult> {
+  const { state } = await tools.load(walletDecider, data.userId);
+  const lot = state.lots.find((l) => l.lotId === data.lotId);
+  if (!lot) return { sold: false, why: 'no-lot' };
+  const trigger =
+    lot.stopLossMicro !== undefined && data.priceMicro <= lot.stopLossMicro
+      ? 'stop-loss'
+      : lot.takeProfitMicro !== undefined && data.priceMicro >= lot.takeProfitMicro
+        ? 'take-profit'
+        : null;
+  if (!trigger) return { sold: false, why: 'not-crossed' };
+  let attempt = 1;
+  while (state.manual.get(`${lot.lotId}.exit.${attempt}`)?.status === 'failed') attempt += 1;
+  const trade = await manualSell(
+    { type: 'ManualSell', data: { userId: data.userId, transferId: `${lot.lotId}.exit.${attempt}`, mint: lot.mint, units: lot.units, walletContext: lot.walletContext }, metadata: tools.metadata },
+    tools,
+  );
+  return { sold: true, trigger, trade };
+}

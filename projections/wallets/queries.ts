@@ -114,3 +114,30 @@ export async function getWallet(db: Pool, userId: string, virtualStartMicro: Mic
     positions: positionsOf(row.lots ?? []),
   };
 }
+
+/** A lot with a stop-loss or take-profit: what the price watcher compares with the mark. */
+export interface LeveledLot {
+  userId: string;
+  lotId: string;
+  mint: string;
+  stopLossMicro: number | null;
+  takeProfitMicro: number | null;
+}
+
+/** Lots with levels, a page at a time in (user, lot) order. */
+export async function leveledLots(db: Pool, after: { userId: string; lotId: string } | null, limit: number): Promise<LeveledLot[]> {
+  const { rows } = await db.query<{ user_id: string; lot_id: string; mint: string; stop_loss_micro: string | null; take_profit_micro: string | null }>({
+    name: 'leveled-lots',
+    text: `SELECT user_id, lot_id, mint, stop_loss_micro, take_profit_micro FROM wallet_lots
+       WHERE (stop_loss_micro IS NOT NULL OR take_profit_micro IS NOT NULL) AND (user_id, lot_id) > ($1, $2)
+       ORDER BY user_id, lot_id LIMIT $3`,
+    values: [after?.userId ?? '', after?.lotId ?? '', limit],
+  });
+  return rows.map((r) => ({
+    userId: r.user_id,
+    lotId: r.lot_id,
+    mint: r.mint,
+    stopLossMicro: r.stop_loss_micro === null ? null : Number(r.stop_loss_micro),
+    takeProfitMicro: r.take_profit_micro === null ? null : Number(r.take_profit_micro),
+  }));
+}

@@ -6,6 +6,7 @@ import { walletStream } from '../../domain/wallet/state.ts';
 import { api, startTestApp } from '../support/app.ts';
 import { signIn, type SignedIn } from '../support/auth.ts';
 import { appendFacts } from '../support/facts.ts';
+import { until } from '../support/until.ts';
 import { history, request, usd } from '../domain/trade/fixtures.ts';
 
 const ADMIN = 'admin@example.test';
@@ -217,6 +218,28 @@ t.test('manual buys and sells', async (t) => {
       const res = await buy(u, body);
       t.equal(res.status, 400, JSON.stringify(body));
       t.ok(['VALIDATION_FAILED', 'INVALID_LEVELS'].includes(res.body.error.reason), res.body.error.reason);
+    }
+  });
+
+  await t.test('the price watcher sells a lot whose stop-loss or take-profit the mark crossed, once, through the sell path', async (t) => {
+    await prices({ WATCHED: 10, TARGETED: 10 });
+    const [u, v] = [await newUser(), await newUser()];
+    const stopped = await buy(u, { mint: 'WATCHED', amountUsd: 100, stopLoss: { percent: 10 } }); // 10 WATCHED, stop at 9
+    const targeted = await buy(v, { mint: 'TARGETED', amountUsd: 50, takeProfit: { price: 12 } }); // 5 TARGETED, target 12
+    await buy(v, { mint: 'TARGETED', amountUsd: 20 }); // a newer lot without levels: not sold
+    t.equal(stopped.status, 200);
+    await prices({ WATCHED: 9.5, TARGETED: 11.99 });
+    await new Promise((r) => setTimeout(r, 1_500));
+    t.equal((await wallet(u)).positions.length, 1, 'not crossed yet: nothing sold');
+    await prices({ WATCHED: 8.8, TARGETED: 12.5 });
+    await until('both exits', async () => (await wallet(u)).positions.length === 0 && (await wallet(v)).positions[0]?.lots.length === 1);
+    t.equal(await cash(u), 10_000 - 100 + 88, 'sold at the mark after the stop');
+    t.match((await wallet(v)).positions, [{ mint: 'TARGETED', amount: 2, costUsd: 20 }], 'the target sold its lot only');
+    await new Promise((r) => setTimeout(r, 1_500));
+    for (const [user, lotId] of [[u, stopped.body.data.tradeId], [v, targeted.body.data.tradeId]] as const) {
+      const sold = (await app.deps.store.readStream(walletStream(user.userId))).filter((e) => e.type === 'LotsSold');
+      t.equal(sold.length, 1, 'sold exactly once');
+      t.match(sold[0], { data: { transferId: `${lotId}.exit.1` }, metadata: { actor: 'system:price-watch' } });
     }
   });
 

@@ -350,6 +350,7 @@ async function signalFlow(t: Test, eventStore: 'postgres' | 'esdb') {
   t.same(inbox.body.data.items.map((i: { signalId: string; outcome: string }) => [i.signalId, i.outcome]), [['eth-2', 'executed'], ['eth-1', 'executed']]);
   t.notOk(JSON.stringify(inbox.body).includes(user.userId), 'the inbox never shows the follower');
   t.ok(pool.length > 0);
+  await walletFlow(t, app, user, admin);
 
   await app.runtime.workers?.close();
   await app.runtime.runner!.stop();
@@ -357,4 +358,28 @@ async function signalFlow(t: Test, eventStore: 'postgres' | 'esdb') {
   for (const projector of allProjectors) await rebuild(app.deps.store, app.deps.pool, projector);
   const rebuilt = await snapshotReadModels(app);
   for (const table of Object.keys(live)) t.same(rebuilt[table], live[table], `a rebuild of ${table} equals the live read model`);
+}
+
+/**
+ * Manual trades: a buy with a stop opens a lot, a sell with an Idempotency-Key reduces it once (its
+ * replay answers the same), the stop sells the rest through the price watcher; the wallet shows each.
+ */
+async function walletFlow(t: Test, app: TestApp, user: SignedIn, admin: SignedIn) {
+  const token = user.accessToken;
+  const wallet = async () => (await api(app, 'GET', '/api/v1/wallet', { token })).body.data;
+  const cashBefore = (await wallet()).wallets[0].balanceUsd;
+  t.equal((await api(app, 'PUT', '/api/admin/market/prices', { token: admin.accessToken, body: { prices: { JUP: 2 } } })).status, 200);
+  const bought = await api(app, 'POST', '/api/v1/wallet/buy', { token, body: { mint: 'JUP', amountUsd: 100, stopLoss: { price: 1.5 } } });
+  t.equal(bought.status, 200, JSON.stringify(bought.body));
+  t.match((await wallet()).positions, [{ mint: 'JUP', amount: 50, lots: [{ stopLossUsd: 1.5 }] }]);
+  const sell = () => api(app, 'POST', '/api/v1/wallet/sell', { token, body: { mint: 'JUP', amount: 20 }, headers: { 'idempotency-key': 'flow-sell' } });
+  const sold = await sell();
+  t.equal(sold.status, 200, JSON.stringify(sold.body));
+  t.same((await sell()).body, sold.body, 'the replay answers the first sell');
+  t.match((await wallet()).positions, [{ mint: 'JUP', amount: 30 }]);
+  t.equal((await api(app, 'PUT', '/api/admin/market/prices', { token: admin.accessToken, body: { prices: { JUP: 1.4 } } })).status, 200);
+  await until('the stop to sell the lot', async () => (await wallet()).positions.length === 0);
+  t.equal((await wallet()).wallets[0].balanceUsd, cashBefore - 100 + 40 + 42, 'bought for 100, sold 20 at 2 and 30 at 1.4');
+  t.equal((await api(app, 'POST', '/api/v1/wallet/buy', { token, body: { mint: 'JUP', amountUsd: 14, takeProfit: { percent: 50 } } })).status, 200);
+  t.match((await wallet()).positions, [{ mint: 'JUP', amount: 10, lots: [{ takeProfitUsd: 2.1 }] }], 'a lot stays open for the rebuild to compare');
 }

@@ -22,8 +22,8 @@ import { grantRole, type GrantRoleData } from './users/roles.ts';
 import { refreshSession, signOut, type RefreshData } from './users/sessions.ts';
 import { verifyCode, type StartedSession, type VerifyCodeData } from './users/sign-in.ts';
 import { updateProfile, type ProfileChanges } from './users/update-profile.ts';
-import { buyLot, sellLots, settleSell } from './transfers/swap-steps.ts';
-import { exitLot, manualBuy, manualSell, type ExitLotData, type ExitLotResult, type ManualBuyData, type ManualSellData, type ManualTradeResult } from './wallet/manual-trade.ts';
+import { buyLot, sellLots, sendOut, settleSell } from './transfers/swap-steps.ts';
+import { exitLot, manualBuy, manualSell, manualWithdraw, type ManualWithdrawData, type ExitLotData, type ExitLotResult, type ManualBuyData, type ManualSellData, type ManualTradeResult } from './wallet/manual-trade.ts';
 import { depositWallet, type DepositWalletData } from './wallet/deposit.ts';
 import { freezeWallet, unfreezeWallet, type FreezeWalletData, type WalletFreezeResult } from './wallet/freeze.ts';
 import { executeSignal, type ExecuteSignalData } from './signals/execute.ts';
@@ -59,6 +59,8 @@ export interface CommandMap {
   BuyLot: { data: { transfer: TransferPlan }; result: TransferOutcome };
   SellLots: { data: { transfer: TransferPlan }; result: TransferOutcome };
   SettleSell: { data: { transfer: TransferPlan }; result: TransferOutcome };
+  SendOut: { data: { transfer: TransferPlan }; result: TransferOutcome };
+  ManualWithdraw: { data: ManualWithdrawData; result: ManualTradeResult };
   ManualBuy: { data: ManualBuyData; result: ManualTradeResult };
   ManualSell: { data: ManualSellData; result: ManualTradeResult };
   ExitLot: { data: ExitLotData; result: ExitLotResult };
@@ -112,6 +114,8 @@ export const handlers: { [T in CommandType]: (command: Command<T, CommandMap[T][
   BuyLot: buyLot,
   SellLots: sellLots,
   SettleSell: settleSell,
+  SendOut: sendOut,
+  ManualWithdraw: manualWithdraw,
   ManualBuy: manualBuy,
   ManualSell: manualSell,
   ExitLot: exitLot,

@@ -74,6 +74,8 @@ const schema = z.object({
   VENUE_SIM_SWAP_MS: z.coerce.number().int().min(0).default(0),
   /** the primary spend stablecoin's mint: the wallet's cash; a sell without `mint` sells it (a withdrawal to `destination`) */
   SPEND_STABLECOIN_MINT: z.string().regex(/^[A-Za-z0-9/_.:-]{1,64}$/).default('EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v'),
+  /** the spend stablecoin's symbol, as sell results name it */
+  SPEND_STABLECOIN_SYMBOL: z.string().min(1).max(16).default('USDC'),
   /** how long an Idempotency-Key answers its first response (the IETF draft's retention); 24 hours */
   IDEMPOTENCY_TTL_MS: z.coerce.number().int().positive().default(24 * 3600_000),
   /** a key whose first request has run this long without an answer (its process died) is taken over by a repeat */

@@ -94,3 +94,15 @@ export async function settleSell({ data }: Step<'SettleSell', { transfer: Transf
   await tools.execute(walletDecider, userId, { type: 'SettleSell', data: { transferId: transfer.transferId, swap: done(swap) } });
   return { type: 'Credited' };
 }
+
+/** A withdrawal's credit: the chain transfer to the address; CONFIRMED is recorded, FAILED is given back. */
+export async function sendOut({ data }: Step<'SendOut', { transfer: TransferPlan }>, tools: Tools): Promise<TransferOutcome> {
+  const { transfer } = data;
+  const to = transfer.to;
+  if (to.kind !== 'address') throw refuse('VALIDATION_FAILED', `transfer ${transfer.transferId}: the destination is not an address`);
+  const { userId, walletContext, mint, destination } = to;
+  const sent = await finalSwap(tools, { swapId: transfer.transferId, userId, walletContext, side: 'withdraw', mint, amount: transfer.amountMicro, destination });
+  if (sent.status === 'FAILED') return { type: 'CreditRejected', reason: sent.reason ?? 'WITHDRAWAL_FAILED' };
+  await tools.execute(walletDecider, userId, { type: 'RecordWithdrawal', data: { transferId: transfer.transferId, txId: sent.txId! } });
+  return { type: 'Credited' };
+}

@@ -82,6 +82,31 @@ export async function manualSell({ data }: Command<'ManualSell', ManualSellData>
   return answer(tools, data.userId, await runTransfer(tools, planned(plan)));
 }
 
+export interface ManualWithdrawData {
+  userId: string;
+  transferId: string;
+  /** the spend stablecoin's mint */
+  mint: string;
+  amountMicro: MicroUsd;
+  destination: string;
+  /** the request's context, else the user's current one: only the real one can withdraw */
+  walletContext?: WalletContext;
+}
+
+/** POST /api/v1/wallet/sell of the spend stablecoin: the real context's cash goes to `destination` on chain. */
+export async function manualWithdraw({ data }: Command<'ManualWithdraw', ManualWithdrawData>, tools: Tools): Promise<ManualTradeResult> {
+  const { userId, transferId, mint, amountMicro, destination } = data;
+  const walletContext = data.walletContext ?? (await currentWalletContext(tools, userId, { maxStaleMs: PLAN_STALENESS_MS }));
+  if (walletContext !== 'real') throw refuse('VALIDATION_FAILED', 'only the real wallet context can withdraw the spend stablecoin: virtual money stays paper');
+  const plan: TransferPlan = {
+    transferId,
+    amountMicro,
+    from: { kind: 'wallet', userId, walletContext: 'real' },
+    to: { kind: 'address', userId, walletContext: 'real', mint, destination },
+  };
+  return answer(tools, userId, await runTransfer(tools, planned(plan)));
+}
+
 export interface ExitLotData {
   userId: string;
   lotId: string;

@@ -71,6 +71,7 @@ const facts: Record<string, { stream: string; read(data: unknown, streamName: st
   LotOpened: { stream: 'wallet-', read: (d) => ({ status: 'completed', transferId: (d as { transferId: string }).transferId }) },
   SellRequested: { stream: 'wallet-', read: (d) => ({ status: 'debited', transfer: sellRequestedSchema.parse(d).transfer }) },
   LotsSold: { stream: 'wallet-', read: (d) => ({ status: 'completed', transferId: (d as { transferId: string }).transferId }) },
+  WalletWithdrawn: { stream: 'wallet-', read: (d) => ({ status: 'completed', transferId: (d as { transferId: string }).transferId }) },
   SellFailed: { stream: 'wallet-', read: (d) => ({ status: 'failed', transferId: (d as { transferId: string }).transferId }) },
   // A trade's margin: the pool's lock (the debit, with the plan), the trade's request (the credit)
   // or its rejection, the pool's release; a refused trade moved nothing. The trade id is the

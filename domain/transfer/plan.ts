@@ -6,7 +6,8 @@
 // reconciliation worker settles it. A pool pays a trade its margin (an agent trade opens), a trade
 // pays its pool back the margin and its PnL (it closed). A wallet context buys a manual lot (the
 // swap at the venue is the credit), manual lots pay a wallet context what a sell fetched (the swap
-// is the debit's: the lots shrink only once it is final).
+// is the debit's: the lots shrink only once it is final). A real wallet context pays a chain address
+// (a withdrawal of the spend stablecoin).
 import { z } from 'zod';
 import { followOpeningSchema } from '../pool/settings.ts';
 import { requestTradeDataSchema } from '../trade/commands.ts';
@@ -62,7 +63,20 @@ export const lotsEndpointSchema = z.object({
   levels: lotLevelsSchema.optional(),
 });
 
-export const endpointSchema = z.discriminatedUnion('kind', [walletEndpointSchema, poolEndpointSchema, tradeEndpointSchema, lotsEndpointSchema]);
+/** A Solana address: base58, 32 to 44 characters. */
+export const chainAddressSchema = z.string().regex(/^[1-9A-HJ-NP-Za-km-z]{32,44}$/, 'destination must be a base58 address of 32 to 44 characters');
+
+/** A chain address outside the service: a withdrawal of the spend stablecoin from the real context (a sell without a mint). */
+export const addressEndpointSchema = z.object({
+  kind: z.literal('address'),
+  userId: z.string().min(1),
+  walletContext: z.literal('real'),
+  /** the spend stablecoin's mint: what is sent */
+  mint: mintSchema,
+  destination: chainAddressSchema,
+});
+
+export const endpointSchema = z.discriminatedUnion('kind', [walletEndpointSchema, poolEndpointSchema, tradeEndpointSchema, lotsEndpointSchema, addressEndpointSchema]);
 
 export const transferPlanSchema = z.object({
   transferId: z.string().min(1),
@@ -91,6 +105,8 @@ export function endpointKey(e: Endpoint): string {
       return `trade:${e.tradeId}`;
     case 'lots':
       return `lots:${e.userId}.${e.walletContext}.${e.mint}`;
+    case 'address':
+      return `address:${e.userId}.${e.destination}`;
   }
 }
 

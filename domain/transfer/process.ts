@@ -25,6 +25,8 @@
 // (the wallet is refunded, the lock released). A sell's debit, SellLots, records the request (the
 // lock), swaps at the venue and reports what the swap fetched; the lots are untouched until then,
 // and a failed swap leaves them as they were. SettleSell reduces the lots and credits the proceeds.
+// A withdrawal (a sell of the spend stablecoin) debits the real context under the same lock, and
+// SendOut sends it to the address, or reports the chain failed it (refunded).
 import type { DomainError } from '../shared/errors.ts';
 import type { Endpoint, TransferPlan } from './plan.ts';
 
@@ -65,7 +67,8 @@ export type TransferStep =
   | { type: 'ReturnMargin'; data: { transfer: TransferPlan } }
   | { type: 'BuyLot'; data: { transfer: TransferPlan } }
   | { type: 'SellLots'; data: { transfer: TransferPlan } }
-  | { type: 'SettleSell'; data: { transfer: TransferPlan } };
+  | { type: 'SettleSell'; data: { transfer: TransferPlan } }
+  | { type: 'SendOut'; data: { transfer: TransferPlan } };
 
 /** A new transfer, started by a request. */
 export const planned = (plan: TransferPlan): TransferState => ({ status: 'planned', plan, resumed: false });
@@ -87,6 +90,8 @@ function debitOf(plan: TransferPlan): TransferStep {
       return { type: 'DebitTrade', data: transfer };
     case 'lots':
       return { type: 'SellLots', data: transfer };
+    case 'address':
+      throw new Error(`transfer ${plan.transferId}: an address never pays`);
   }
 }
 
@@ -101,6 +106,8 @@ function creditOf(plan: TransferPlan, isResumed: boolean): TransferStep {
       return { type: 'OpenTradeEntry', data: transfer };
     case 'lots':
       return { type: 'BuyLot', data: transfer };
+    case 'address':
+      return { type: 'SendOut', data: transfer };
   }
 }
 

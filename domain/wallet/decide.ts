@@ -83,10 +83,13 @@ export type RequestSell = Command<'RequestSell', { transfer: TransferPlan }>;
 /** A sell's swap is final: the lots shrink oldest first and the proceeds come in; once. */
 export type SettleSell = Command<'SettleSell', { transferId: string; swap: SwapDone }>;
 
+/** A withdrawal's chain transfer is final: recorded once (the debit paid it). */
+export type RecordWithdrawal = Command<'RecordWithdrawal', { transferId: string; txId: string }>;
+
 /** A sell's swap failed: the lots stay, the lock goes; once. */
 export type FailSell = Command<'FailSell', { transferId: string; reason: string }>;
 
-export type WalletCommand = DebitWallet | RefundWallet | DepositWallet | CreditWallet | FreezeWallet | UnfreezeWallet | OpenLot | RequestSell | SettleSell | FailSell;
+export type WalletCommand = DebitWallet | RefundWallet | DepositWallet | CreditWallet | FreezeWallet | UnfreezeWallet | OpenLot | RequestSell | SettleSell | FailSell | RecordWithdrawal;
 
 function debit({ data, metadata }: DebitWallet, state: WalletState): WalletEvent[] {
   const { transfer, virtualStartMicro } = data;
@@ -100,8 +103,9 @@ function debit({ data, metadata }: DebitWallet, state: WalletState): WalletEvent
     return [];
   }
   ensureNotFrozen(state);
+  if (transfer.to.kind === 'address' && from.walletContext !== 'real') throw refuse('VALIDATION_FAILED', 'only the real wallet context can withdraw to an address');
+  if (transfer.to.kind === 'lots' || transfer.to.kind === 'address') ensureUnlocked(state);
   if (transfer.to.kind === 'lots') {
-    ensureUnlocked(state);
     // A stop or target belongs to the one lot of its mint: a buy sets them only on the first.
     if (transfer.to.levels && openLotsOf(state.lots, transfer.to.walletContext, transfer.to.mint).length > 0) {
       throw refuse('LEVELS_NEED_ONE_LOT', `a stop-loss or take-profit needs exactly one open manual BUY of ${transfer.to.mint}: one is open already`);
@@ -199,6 +203,19 @@ function failSell({ data, metadata }: FailSell, state: WalletState): WalletEvent
   if (sell.status === 'failed') return [];
   if (sell.status === 'done') throw refuse('ALREADY_EXISTS', `manual sell ${data.transferId} is done: it cannot fail`);
   return [{ type: 'SellFailed', data: { transferId: data.transferId, reason: data.reason, at: metadata.now.toISOString() } }];
+}
+
+function recordWithdrawal({ data, metadata }: RecordWithdrawal, state: WalletState): WalletEvent[] {
+  const out = state.manual.get(data.transferId);
+  if (!out || out.side !== 'withdraw') throw refuse('TRANSFER_NOT_FOUND', `no withdrawal ${data.transferId} was paid by this wallet`);
+  if (out.status === 'done') return [];
+  if (out.status === 'failed') throw refuse('ALREADY_EXISTS', `withdrawal ${data.transferId} failed and was refunded`);
+  return [
+    {
+      type: 'WalletWithdrawn',
+      data: { transferId: data.transferId, walletContext: 'real', amountMicro: out.requested, destination: out.destination!, txId: data.txId, at: metadata.now.toISOString() },
+    },
+  ];
 }
 
 /** TRADE_IN_PROGRESS (409) while another manual buy or sell of this wallet runs. */
@@ -309,6 +326,8 @@ export function decide(command: WalletCommand, state: WalletState): WalletEvent[
       return settleSell(command, state);
     case 'FailSell':
       return failSell(command, state);
+    case 'RecordWithdrawal':
+      return recordWithdrawal(command, state);
     default:
       return assertNever(command);
   }

@@ -115,6 +115,20 @@ export type LotsSold = z.infer<typeof lotsSoldSchema>;
 export const sellFailedSchema = z.object({ transferId: z.string().min(1), reason: z.string().min(1), at: z.string() });
 export type SellFailed = z.infer<typeof sellFailedSchema>;
 
+/**
+ * A withdrawal's credit: the chain transfer of the spend stablecoin to `destination` is final (the
+ * real context's debit paid it). Releases the trade lock.
+ */
+export const walletWithdrawnSchema = z.object({
+  transferId: z.string().min(1),
+  walletContext: z.literal('real'),
+  amountMicro: z.number().int().positive(),
+  destination: z.string().min(1),
+  txId: z.string().min(1),
+  at: z.string(),
+});
+export type WalletWithdrawn = z.infer<typeof walletWithdrawnSchema>;
+
 export const walletEventSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('WalletOpened'), data: walletOpenedSchema }),
   z.object({ type: z.literal('WalletDebited'), data: walletDebitedSchema }),
@@ -127,6 +141,7 @@ export const walletEventSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('SellRequested'), data: sellRequestedSchema }),
   z.object({ type: z.literal('LotsSold'), data: lotsSoldSchema }),
   z.object({ type: z.literal('SellFailed'), data: sellFailedSchema }),
+  z.object({ type: z.literal('WalletWithdrawn'), data: walletWithdrawnSchema }),
 ]);
 export type WalletEvent = z.infer<typeof walletEventSchema>;
 export const walletEventTypes: ReadonlySet<string> = new Set(walletEventSchema.options.map((o) => o.shape.type.value));

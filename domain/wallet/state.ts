@@ -33,7 +33,8 @@ export const destinationOf = (to: TransferPlan['to']): string => endpointKey(to)
 
 /** A manual buy or sell, by its transfer id: what it asked for and, once it ended, what it did. */
 export interface ManualTrade {
-  side: 'buy' | 'sell';
+  /** a withdrawal is a sell of the spend stablecoin: its mint is the stablecoin's */
+  side: 'buy' | 'sell' | 'withdraw';
   walletContext: WalletContext;
   mint: string;
   status: 'requested' | 'done' | 'failed';
@@ -49,6 +50,8 @@ export interface ManualTrade {
   endedAt?: string;
   /** why it failed */
   reason?: string;
+  /** a withdrawal's address */
+  destination?: string;
 }
 
 export interface WalletState {
@@ -116,6 +119,10 @@ export function evolve(state: WalletState, event: WalletEvent): WalletState {
         balances: add(state.balances, from.walletContext, -amountMicro),
         debits: state.debits.set(transferId, { walletContext: from.walletContext, amountMicro, to: destinationOf(to), refunded: false }),
       });
+      if (to.kind === 'address') {
+        const out: ManualTrade = { side: 'withdraw', walletContext: from.walletContext, mint: to.mint, status: 'requested', requested: amountMicro, destination: to.destination };
+        return next(debited, { lock: transferId, manual: state.manual.set(transferId, out) });
+      }
       if (to.kind !== 'lots') return debited;
       const buy: ManualTrade = { side: 'buy', walletContext: from.walletContext, mint: to.mint, status: 'requested', requested: amountMicro, ...(to.levels ? { levels: to.levels } : {}) };
       return next(debited, { lock: transferId, manual: state.manual.set(transferId, buy) });
@@ -169,6 +176,14 @@ export function evolve(state: WalletState, event: WalletEvent): WalletState {
         balances: add(state.balances, walletContext, usdMicro),
         lots: applyReductions(state.lots, reductions, definedLevels({ stopLossMicro, takeProfitMicro })),
         manual: state.manual.set(transferId, { ...sell, status: 'done', swap: { txId, priceMicro, units, usdMicro }, realizedPnlMicro, endedAt: at }),
+      });
+    }
+    case 'WalletWithdrawn': {
+      const { transferId, amountMicro, txId, at } = event.data;
+      const out = state.manual.get(transferId)!;
+      return next(state, {
+        ...unlocked(state, transferId),
+        manual: state.manual.set(transferId, { ...out, status: 'done', swap: { txId, priceMicro: 1_000_000, units: amountMicro, usdMicro: amountMicro }, endedAt: at }),
       });
     }
     case 'SellFailed': {

@@ -177,11 +177,14 @@ export interface SwapRequest {
   userId: string;
   /** paper trading (virtual) swaps at the same prices, moving no chain money */
   walletContext: 'virtual' | 'real';
-  side: 'buy' | 'sell';
+  /** a withdrawal sends the spend stablecoin (`mint`) to `destination`, swapping nothing */
+  side: 'buy' | 'sell' | 'withdraw';
   /** the token's mint (or the symbol the simulated market prices) */
   mint: string;
-  /** a buy: micro-USD to spend; a sell: token units (10^-6 of a whole token) to sell */
+  /** a buy or a withdrawal: micro-USD; a sell: token units (10^-6 of a whole token) to sell */
   amount: number;
+  /** a withdrawal's address */
+  destination?: string;
 }
 
 export interface Swap extends SwapRequest {

@@ -27,6 +27,7 @@ export const simulatedSwapMigrations: Migration[] = [
       created_at timestamptz NOT NULL DEFAULT now()
     );`,
   },
+  { id: 'venue/002-withdrawals', sql: 'ALTER TABLE simulated_swaps ADD COLUMN destination text;' },
 ];
 
 const UNITS_PER_TOKEN = 1_000_000n;
@@ -53,6 +54,7 @@ interface Row {
   units: string;
   usd_micro: string;
   reason: string | null;
+  destination: string | null;
 }
 
 const swapOf = (r: Row): Swap => ({
@@ -68,11 +70,13 @@ const swapOf = (r: Row): Swap => ({
   units: Number(r.units),
   usdMicro: Number(r.usd_micro),
   reason: r.reason,
+  ...(r.destination !== null ? { destination: r.destination } : {}),
 });
 
 /** What the swap does at `priceMicro`: the units and micro-USD it moves, or why it cannot. */
 function execution(request: SwapRequest, priceMicro: number | null): Pick<Swap, 'status' | 'priceMicro' | 'units' | 'usdMicro' | 'reason'> {
   const failed = (reason: string) => ({ status: 'FAILED' as const, priceMicro, units: 0, usdMicro: 0, reason });
+  if (request.side === 'withdraw') return { status: 'CONFIRMED', priceMicro: 1_000_000, units: request.amount, usdMicro: request.amount, reason: null };
   if (priceMicro === null) return failed('NO_PRICE');
   const amount = BigInt(request.amount);
   const price = BigInt(priceMicro);
@@ -84,7 +88,7 @@ function execution(request: SwapRequest, priceMicro: number | null): Pick<Swap, 
 
 /** The fields of a repeated request that differ from the first. */
 function differences(first: Swap, request: SwapRequest): string[] {
-  const keys = ['userId', 'walletContext', 'side', 'mint', 'amount'] as const;
+  const keys = ['userId', 'walletContext', 'side', 'mint', 'amount', 'destination'] as const;
   return keys.filter((k) => first[k] !== request[k]);
 }
 
@@ -115,13 +119,13 @@ export function createSimulatedSwaps(options: SimulatedSwapsOptions): Swaps {
         const failure = options.failSwap?.(request) ?? null;
         const done = failure
           ? { status: 'FAILED' as const, priceMicro: null, units: 0, usdMicro: 0, reason: failure }
-          : execution(request, await options.prices.priceOf(request.mint));
+          : execution(request, request.side === 'withdraw' ? null : await options.prices.priceOf(request.mint));
         const txId = done.status === 'CONFIRMED' ? `simtx-${createHash('sha256').update(request.swapId).digest('hex').slice(0, 40)}` : null;
         const { rows } = await pool.query<Row>({
           name: 'simulated-swap-insert',
-          text: `INSERT INTO simulated_swaps (swap_id, user_id, wallet_context, side, mint, amount, status, tx_id, price_micro, units, usd_micro, reason)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT (swap_id) DO NOTHING RETURNING *`,
-          values: [request.swapId, request.userId, request.walletContext, request.side, request.mint, request.amount, done.status, txId, done.priceMicro, done.units, done.usdMicro, done.reason],
+          text: `INSERT INTO simulated_swaps (swap_id, user_id, wallet_context, side, mint, amount, status, tx_id, price_micro, units, usd_micro, reason, destination)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) ON CONFLICT (swap_id) DO NOTHING RETURNING *`,
+          values: [request.swapId, request.userId, request.walletContext, request.side, request.mint, request.amount, done.status, txId, done.priceMicro, done.units, done.usdMicro, done.reason, request.destination ?? null],
         });
         if (rows[0]) return swapOf(rows[0]);
         // Another process made it meanwhile: theirs stands.

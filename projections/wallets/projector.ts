@@ -39,6 +39,7 @@ function deltaOf(event: WalletEvent): { walletContext: WalletContext; amount: bi
     case 'LotOpened':
     case 'SellRequested':
     case 'SellFailed':
+    case 'WalletWithdrawn':
       return null;
     case 'LotsSold':
       return { walletContext: event.data.walletContext, amount: BigInt(event.data.usdMicro) };

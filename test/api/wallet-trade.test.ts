@@ -11,11 +11,14 @@ import { history, request, usd } from '../domain/trade/fixtures.ts';
 
 const ADMIN = 'admin@example.test';
 const AGENT = '11111111-1111-4111-8111-111111111111';
+const ADDRESS = '9WzDXwBbmkg8ZTbNMqUxvQRAyrZzDsGYdLVL9zYtAWWM';
+const DEAD_ADDRESS = 'DeadDeadDeadDeadDeadDeadDeadDeadDeadDeadDead';
 
 t.test('manual buys and sells', async (t) => {
   const app = await startTestApp({
     config: { ADMIN_EMAILS: ADMIN, VENUE_SIM_SWAP_MS: '150' },
-    failSwap: (r) => (r.mint === 'FLAKY' && r.side === 'sell' ? 'SLIPPAGE_EXCEEDED' : r.mint === 'BROKEN' ? 'ROUTE_NOT_FOUND' : null),
+    failSwap: (r) =>
+      r.mint === 'FLAKY' && r.side === 'sell' ? 'SLIPPAGE_EXCEEDED' : r.mint === 'BROKEN' ? 'ROUTE_NOT_FOUND' : r.destination === DEAD_ADDRESS ? 'TRANSACTION_EXPIRED' : null,
   });
   t.teardown(() => app.close());
   const admin = await signIn(app, ADMIN);
@@ -243,7 +246,35 @@ t.test('manual buys and sells', async (t) => {
     }
   });
 
-  await t.test('bad input is a 400 in the envelope; the spend stablecoin is not a lot', async (t) => {
+  await t.test('selling the spend stablecoin (no mint) withdraws real cash to `destination`, under the same lock and key rules', async (t) => {
+    const u = await newUser();
+    t.equal((await api(app, 'POST', `/api/admin/wallets/${u.userId}/deposit`, { token: admin.accessToken, body: { amountUsd: 500 } })).status, 200);
+    const real = async () => (await wallet(u)).wallets[1].balanceUsd;
+    const refused = [
+      [{ amount: 10, walletContext: 'real' }, 'VALIDATION_FAILED', 'no destination'],
+      [{ amount: 10, walletContext: 'real', destination: 'not-an-address' }, 'VALIDATION_FAILED', 'a malformed destination'],
+      [{ amount: 10, destination: ADDRESS }, 'VALIDATION_FAILED', 'the virtual context (the user\'s current one) holds paper money'],
+      [{ amount: 500.01, walletContext: 'real', destination: ADDRESS }, 'INSUFFICIENT_FUNDS', 'more than the balance'],
+    ] as const;
+    for (const [body, reason, what] of refused) {
+      const res = await sell(u, body);
+      t.equal(res.status, 400, what);
+      t.equal(res.body.error.reason, reason, what);
+    }
+    t.equal(await real(), 500, 'nothing moved');
+    const sent = await sell(u, { amount: 120.5, walletContext: 'real', destination: ADDRESS }, 'withdraw-1');
+    t.equal(sent.status, 200, JSON.stringify(sent.body));
+    t.match(sent.body.data, { success: true, side: 'withdraw', amount: 120.5, tokenSymbol: 'USDC', amountUsd: 120.5, destination: ADDRESS, walletContext: 'real', transactionId: /^simtx-/ });
+    t.same((await sell(u, { amount: 120.5, walletContext: 'real', destination: ADDRESS }, 'withdraw-1')).body, sent.body, 'a replay sends nothing again');
+    t.equal(await real(), 379.5);
+    const failed = await sell(u, { amount: 50, walletContext: 'real', destination: DEAD_ADDRESS });
+    t.equal(failed.status, 422);
+    t.match(failed.body.error, { reason: 'SWAP_FAILED', swapReason: 'TRANSACTION_EXPIRED' });
+    t.equal(await real(), 379.5, 'a failed chain transfer gives the money back');
+    t.match(await swaps(u), [{ side: 'withdraw', status: 'CONFIRMED' }, { side: 'withdraw', status: 'FAILED' }]);
+  });
+
+  await t.test('bad input is a 400 in the envelope', async (t) => {
     const u = await newUser();
     for (const body of [{}, { amount: -1, mint: 'SOL' }, { amount: 1.0000001, mint: 'SOL' }, { amount: 1, mint: 'bad mint!' }, { amount: 1, mint: 'SOL', extra: 1 }]) {
       const res = await sell(u, body);

@@ -5,6 +5,7 @@ import { z } from 'zod';
 import type { ManualTradeResult } from '../../../commands/wallet/manual-trade.ts';
 import { refuse } from '../../../domain/shared/errors.ts';
 import { microToUsd, toUnits, usdToMicro } from '../../../domain/shared/money.ts';
+import { chainAddressSchema } from '../../../domain/transfer/plan.ts';
 import { TOKEN_DECIMALS, unitsToTokens } from '../../../domain/wallet/lots.ts';
 import { getWallet, walletDocument } from '../../../projections/wallets/queries.ts';
 import { envelopeOf, ok } from '../../envelope.ts';
@@ -30,16 +31,21 @@ function manualTradeId(app: FastifyInstance, request: FastifyRequest): string {
 }
 
 /** The spec's sell result (a buy answers the same shape) from the wallet's record of the trade. */
-function resultOf(trade: ManualTradeResult, projected: boolean): TradeResultJson {
+function resultOf(app: FastifyInstance, trade: ManualTradeResult, projected: boolean): TradeResultJson {
   const swap = trade.swap!;
-  const [amount, usd, price] = [unitsToTokens(swap.units), microToUsd(swap.usdMicro), microToUsd(swap.priceMicro)];
-  const verb = trade.side === 'buy' ? `Bought ${amount} ${trade.mint} for` : `Sold ${amount} ${trade.mint} for`;
+  const [usd, price] = [microToUsd(swap.usdMicro), microToUsd(swap.priceMicro)];
+  const withdrawal = trade.side === 'withdraw';
+  const amount = withdrawal ? usd : unitsToTokens(swap.units);
+  const symbol = withdrawal ? app.deps.config.SPEND_STABLECOIN_SYMBOL : trade.mint;
+  const message = withdrawal
+    ? `Sent ${usd} ${symbol} to ${trade.destination}`
+    : `${trade.side === 'buy' ? 'Bought' : 'Sold'} ${amount} ${symbol} for ${usd} USD at ${price} USD each`;
   return {
     success: true,
     transactionId: swap.txId,
     amount,
-    tokenSymbol: trade.mint,
-    message: `${verb} ${usd} USD at ${price} USD each`,
+    tokenSymbol: symbol,
+    message,
     timestamp: trade.endedAt!,
     tradeId: trade.transferId,
     openTradeUpdatePending: !projected,
@@ -49,6 +55,7 @@ function resultOf(trade: ManualTradeResult, projected: boolean): TradeResultJson
     priceUsd: price,
     amountUsd: usd,
     ...(trade.realizedPnlMicro !== undefined ? { realizedPnlUsd: microToUsd(trade.realizedPnlMicro) } : {}),
+    ...(trade.destination !== undefined ? { destination: trade.destination } : {}),
   };
 }
 
@@ -94,7 +101,7 @@ export default async function walletRoutes(root: FastifyInstance): Promise<void>
         ...(walletContext ? { walletContext } : {}),
         ...(levels ? { levels } : {}),
       });
-      return ok(resultOf(trade, request.writesProjected));
+      return ok(resultOf(app, trade, request.writesProjected));
     },
   );
 
@@ -116,7 +123,18 @@ export default async function walletRoutes(root: FastifyInstance): Promise<void>
       const { amount, walletContext } = request.body;
       const mint = request.body.mint ?? app.deps.config.SPEND_STABLECOIN_MINT;
       if (mint === app.deps.config.SPEND_STABLECOIN_MINT) {
-        throw refuse('UNPROCESSABLE', 'selling the spend stablecoin withdraws it to `destination`: not offered yet; name the `mint` of a manual BUY lot');
+        // Selling the spend stablecoin is a withdrawal of the real context's cash to `destination`.
+        const destination = chainAddressSchema.safeParse(request.body.destination);
+        if (!destination.success) throw refuse('VALIDATION_FAILED', 'destination (a base58 address of 32 to 44 characters) is required to sell (withdraw) the spend stablecoin');
+        const trade = await request.dispatch('ManualWithdraw', {
+          userId: request.identity!.userId,
+          transferId: manualTradeId(app, request),
+          mint,
+          amountMicro: usdToMicro(amount),
+          destination: destination.data,
+          ...(walletContext ? { walletContext } : {}),
+        });
+        return ok(resultOf(app, trade, request.writesProjected));
       }
       const levels = levelsOf(request.body);
       const trade = await request.dispatch('ManualSell', {
@@ -127,7 +145,7 @@ export default async function walletRoutes(root: FastifyInstance): Promise<void>
         ...(walletContext ? { walletContext } : {}),
         ...(levels ? { levels } : {}),
       });
-      return ok(resultOf(trade, request.writesProjected));
+      return ok(resultOf(app, trade, request.writesProjected));
     },
   );
 }

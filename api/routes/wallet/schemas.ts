@@ -74,7 +74,9 @@ export const tradeResult = z.object({
   timestamp: z.string(),
   tradeId: z.string(),
   openTradeUpdatePending: z.boolean(),
-  side: z.enum(['buy', 'sell']),
+  /** a sell of the spend stablecoin is a withdrawal to `destination` */
+  side: z.enum(['buy', 'sell', 'withdraw']),
+  destination: z.string().optional(),
   walletContext: walletContextSchema,
   mint: z.string(),
   priceUsd: z.number(),

@@ -24,6 +24,7 @@ import { createReadModelPriceSource, markPrices } from './projections/market/que
 import { createSimulatedVenues } from './infra/venues/simulated.ts';
 import { createRemoteVenues } from './infra/venues/remote.ts';
 import { createSimulatedSwaps } from './infra/venues/swaps.ts';
+import { createIdempotencyKeys } from './infra/idempotency.ts';
 import type { SwapRequest, Venues } from './infra/venues/port.ts';
 import { createDeferredWrites, createReadYourWrites } from './projections/wait.ts';
 import { bullConnection, queuePrefix, startWorkers, type Workers } from './workers/index.ts';
@@ -150,7 +151,12 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     }),
   };
 
-  const queries = { transfersInFlight: (before: Date, limit: number) => transfersInFlight(pool, before, limit), unfollowedSeats: (before: Date, limit: number) => unfollowedSeats(pool, before, limit) };
+  const idempotencyKeys = createIdempotencyKeys(pool, { ttlMs: config.IDEMPOTENCY_TTL_MS, leaseMs: config.IDEMPOTENCY_LEASE_MS });
+  const queries = {
+    transfersInFlight: (before: Date, limit: number) => transfersInFlight(pool, before, limit),
+    unfollowedSeats: (before: Date, limit: number) => unfollowedSeats(pool, before, limit),
+    purgeExpiredKeys: (now: Date) => idempotencyKeys.purge(now),
+  };
   const workers = roles.workers
     ? await startWorkers(
         {

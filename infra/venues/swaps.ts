@@ -5,7 +5,7 @@
 // is the one a repeat finds after the restart, exactly as a chain would answer.
 import { createHash } from 'node:crypto';
 import type { Migration, Pool } from '../db.ts';
-import { VenueConflictError, VenueUnavailableError } from './errors.ts';
+import { VenueConflictError, VenueRefusedError, VenueUnavailableError } from './errors.ts';
 import type { PriceSource, Swap, SwapRequest, Swaps } from './port.ts';
 
 export const simulatedSwapMigrations: Migration[] = [
@@ -102,13 +102,16 @@ export function createSimulatedSwaps(options: SimulatedSwapsOptions): Swaps {
     try {
       return await work();
     } catch (err) {
-      if (err instanceof VenueConflictError) throw err;
+      if (err instanceof VenueConflictError || err instanceof VenueRefusedError) throw err;
       throw new VenueUnavailableError('spot', operation, { cause: err });
     }
   };
   return {
     swap: (request) =>
       reached('swap', async () => {
+        if (!Number.isSafeInteger(request.amount) || request.amount <= 0 || !request.swapId) {
+          throw new VenueRefusedError('INVALID_REQUEST', 'a swap needs an id and an amount that is a positive safe integer');
+        }
         const known = await read(request.swapId);
         if (known) {
           const fields = differences(known, request);

@@ -6,6 +6,7 @@ import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fast
 import type { AppDeps } from './deps.ts';
 import { errorEnvelopeSchema, hasNul, NUL_MESSAGE, registerErrorHandling } from './plugins/errors.ts';
 import authPlugin from './plugins/auth.ts';
+import accessPlugin, { securitySchemes } from './plugins/access.ts';
 import dispatchPlugin from './plugins/dispatch.ts';
 import idempotencyPlugin from './plugins/idempotency.ts';
 import { clientErrorHandler, frameworkErrors } from './plugins/client-errors.ts';
@@ -79,7 +80,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       openapi: '3.0.3',
       info: { title: 'Agent Trading Platform API', version: '1.0' },
       components: {
-        securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' } },
+        securitySchemes: securitySchemes((deps.config.PUBLIC_BASE_URL ?? `http://${deps.config.HOST}:${deps.config.PORT}`).replace(/\/+$/, '')),
         // Every refusal's envelope; `error.reason` lists the error catalogue.
         schemas: { ErrorEnvelope: errorEnvelopeSchema() },
       },
@@ -88,6 +89,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   await app.register(fastifySwaggerUi, { routePrefix: '/docs' });
   await app.register(authPlugin);
+  await app.register(accessPlugin);
   await app.register(dispatchPlugin);
   await app.register(idempotencyPlugin);
   await app.register(healthRoutes);

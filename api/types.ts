@@ -1,24 +1,47 @@
 import type { preHandlerHookHandler } from 'fastify';
+import type { Scope } from '../domain/access/scopes.ts';
 import type { CommandMap, CommandType } from '../commands/registry.ts';
 import type { AppDeps } from './deps.ts';
 
 export type Role = 'user' | 'developer' | 'admin';
 
-/** The caller, resolved by the auth plugin from a bearer JWT (later also API keys and OAuth). */
+/** How the caller authenticated: a user's JWT session, an API key (with its request signature), an OAuth 2.1 access token. */
+export type AuthMode = 'jwt' | 'apiKey' | 'oauth';
+
+/** The caller, resolved by an auth plugin from a bearer JWT, an API key or an OAuth access token. */
 export interface Identity {
   userId: string;
   email: string;
   role: Role;
+  mode: AuthMode;
+  /** what the caller may do: every scope of the role for a JWT session; a key's or a token's own scopes */
+  scopes: readonly Scope[];
+  /** the owner's rate-limit tier (free, standard, premium) */
+  tier: string;
+  /** the JWT session */
   sessionId?: string;
+  /** the API key (mode apiKey) */
+  keyId?: string;
+  /** the OAuth client (mode oauth) */
+  clientId?: string;
+}
+
+/**
+ * What a route accepts (its `config.access`, enforced by api/plugins/access.ts, shown in the
+ * OpenAPI document): the scope a caller must hold (null: any signed-in caller) and the modes it
+ * takes (all three by default).
+ */
+export interface RouteAccess {
+  scope: Scope | null;
+  modes?: readonly AuthMode[];
 }
 
 declare module 'fastify' {
+  interface FastifyContextConfig {
+    access?: RouteAccess;
+  }
   interface FastifyInstance {
     deps: AppDeps;
-    /** 401 unless a valid caller is attached */
-    requireUser: preHandlerHookHandler;
-    /** 401 without a caller, 403 unless the caller is an administrator */
-    requireAdmin: preHandlerHookHandler;
     /** Idempotency-Key handling for a route that moves money (api/plugins/idempotency.ts); after requireUser */
     idempotent: preHandlerHookHandler;
   }

@@ -1,6 +1,6 @@
 import fp from 'fastify-plugin';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { refuse } from '../../domain/shared/errors.ts';
+import { scopesOfRole } from '../../domain/access/scopes.ts';
 import { findIdentity } from '../../projections/users/queries.ts';
 import '../types.ts';
 
@@ -14,7 +14,7 @@ const BEARER = /^Bearer\s+(\S+)$/i;
 const JWT_SHAPE = /^[\w-]+\.[\w-]+\.[\w-]+$/;
 
 /**
- * User JWT mode: a bearer token signed by us names a user and a session; the session must not be
+ * User JWT mode (`mode: jwt`, every scope of the role): a bearer token signed by us names a user and a session; the session must not be
  * ended (signed out, or ended because its refresh token was reused). A token that is not one of
  * ours leaves `request.identity` null, so later auth hooks (API keys, OAuth) can recognise it.
  */
@@ -32,15 +32,8 @@ async function authPlugin(app: FastifyInstance): Promise<void> {
       return;
     }
     if (typeof payload.sub !== 'string' || typeof payload.sid !== 'string') return;
-    request.identity = await findIdentity(app.deps.pool, payload.sub, payload.sid);
-  });
-
-  app.decorate('requireUser', async function requireUser(request: FastifyRequest) {
-    if (!request.identity) throw refuse('AUTHENTICATION_REQUIRED', 'authentication required');
-  });
-  app.decorate('requireAdmin', async function requireAdmin(request: FastifyRequest) {
-    if (!request.identity) throw refuse('AUTHENTICATION_REQUIRED', 'authentication required');
-    if (request.identity.role !== 'admin') throw refuse('ADMIN_REQUIRED', 'administrator role required');
+    const found = await findIdentity(app.deps.pool, payload.sub, payload.sid);
+    request.identity = found && { ...found, mode: 'jwt', scopes: scopesOfRole(found.role) };
   });
 }
 

@@ -28,6 +28,7 @@ export const errorCatalogue = {
   INVALID_REFRESH_TOKEN: { status: 401, description: 'The refresh token is unknown, rotated, expired, or used from another user agent.' },
   // 403
   ADMIN_REQUIRED: { status: 403, description: 'The route is for administrators.' },
+  INSUFFICIENT_SCOPE: { status: 403, description: 'The API key or OAuth token does not hold the scope the route needs (`requiredScope`).' },
   CAPTCHA_FAILED: { status: 403, description: 'The captcha token is missing or was not accepted.' },
   NOT_AGENT_OWNER: { status: 403, description: "Only the agent's developer may do this." },
   WALLET_FROZEN: { status: 403, code: 'WALLET_FROZEN', description: 'An administrator froze this wallet.' },

@@ -78,16 +78,16 @@ export async function findIdentity(
   pool: Pool,
   userId: string,
   sessionId: string,
-): Promise<{ userId: string; email: string; role: UserDocument['role']; sessionId: string } | null> {
-  const { rows } = await pool.query<{ id: string; email: string; role: UserDocument['role'] }>({
+): Promise<{ userId: string; email: string; role: UserDocument['role']; tier: string; sessionId: string } | null> {
+  const { rows } = await pool.query<{ id: string; email: string; role: UserDocument['role']; tier: string }>({
     name: 'find-identity',
-    text: `SELECT u.id, u.email, u.role FROM users u
+    text: `SELECT u.id, u.email, u.role, u.tier FROM users u
        JOIN user_sessions s ON s.user_id = u.id AND s.id = $2 AND s.ended_at IS NULL
       WHERE u.id = $1`,
     values: [userId, sessionId],
   });
   const row = rows[0];
-  return row ? { userId: row.id, email: row.email, role: row.role, sessionId } : null;
+  return row ? { userId: row.id, email: row.email, role: row.role, tier: row.tier, sessionId } : null;
 }
 
 /** The user's sessions that are neither ended nor expired, most recently used first. */

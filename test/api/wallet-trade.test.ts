@@ -16,7 +16,7 @@ const DEAD_ADDRESS = 'DeadDeadDeadDeadDeadDeadDeadDeadDeadDeadDead';
 
 t.test('manual buys and sells', async (t) => {
   const app = await startTestApp({
-    config: { ADMIN_EMAILS: ADMIN, VENUE_SIM_SWAP_MS: '150' },
+    config: { ADMIN_EMAILS: ADMIN },
     failSwap: (r) =>
       r.mint === 'FLAKY' && r.side === 'sell' ? 'SLIPPAGE_EXCEEDED' : r.mint === 'BROKEN' ? 'ROUTE_NOT_FOUND' : r.destination === DEAD_ADDRESS ? 'TRANSACTION_EXPIRED' : null,
   });
@@ -33,6 +33,31 @@ t.test('manual buys and sells', async (t) => {
   const swaps = async (u: SignedIn) =>
     (await app.deps.pool.query('SELECT side, mint, amount, status FROM simulated_swaps WHERE user_id = $1 ORDER BY created_at', [u.userId])).rows;
   const cash = async (u: SignedIn) => (await wallet(u)).wallets[0].balanceUsd;
+  /**
+   * Holds every new swap at the venue (a lock on its table: reads pass, inserts wait) while `during`
+   * runs: a buy or sell that got that far keeps the wallet's trade lock meanwhile.
+   */
+  const holdingSwaps = async <T>(during: () => Promise<T>): Promise<T> => {
+    const gate = await app.deps.pool.connect();
+    try {
+      await gate.query('BEGIN');
+      await gate.query('LOCK TABLE simulated_swaps IN EXCLUSIVE MODE');
+      return await during();
+    } finally {
+      await gate.query('COMMIT');
+      gate.release();
+    }
+  };
+  /** Sends all requests; releases the held swaps once all but `running` answered; resolves every answer. */
+  const concurrently = async (requests: Array<() => Promise<{ status: number; body: any }>>, running = 1) => {
+    let answered = 0;
+    const pending: Array<Promise<{ status: number; body: any }>> = [];
+    await holdingSwaps(async () => {
+      for (const send of requests) pending.push(send().then((a) => ((answered += 1), a)));
+      await until('every request but the running ones to answer', async () => answered >= requests.length - running);
+    });
+    return Promise.all(pending);
+  };
   t.equal((await prices({ SOL: 100, BONK: 0.00002, FLAKY: 10, BROKEN: 5 })).status, 200);
 
   await t.test('a buy opens a lot at the venue price; GET /api/v1/wallet lists it per mint', async (t) => {
@@ -127,10 +152,11 @@ t.test('manual buys and sells', async (t) => {
   await t.test('rule 5: a concurrent buy or sell gets TRADE_IN_PROGRESS, with or without a key', async (t) => {
     const u = await newUser();
     await buy(u, { mint: 'SOL', amountUsd: 1000 }); // 10 SOL at 150
-    const answers = await Promise.all([
-      ...Array.from({ length: 8 }, (_, i) => sell(u, { mint: 'SOL', amount: 1 }, `key-${i}`)),
-      ...Array.from({ length: 6 }, () => sell(u, { mint: 'SOL', amount: 1 })),
-      ...Array.from({ length: 6 }, () => buy(u, { mint: 'SOL', amountUsd: 10 })),
+    // The first to take the wallet's lock is held at the venue until the 19 others answered.
+    const answers = await concurrently([
+      ...Array.from({ length: 8 }, (_, i) => () => sell(u, { mint: 'SOL', amount: 1 }, `key-${i}`)),
+      ...Array.from({ length: 6 }, () => () => sell(u, { mint: 'SOL', amount: 1 })),
+      ...Array.from({ length: 6 }, () => () => buy(u, { mint: 'SOL', amountUsd: 10 })),
     ]);
     const statuses = answers.map((a) => a.status).sort();
     t.same(statuses, [200, ...Array(19).fill(409)], JSON.stringify(answers.map((a) => a.body.error?.reason ?? 'ok')));
@@ -177,7 +203,13 @@ t.test('manual buys and sells', async (t) => {
     await buy(v, { mint: 'SOL', amountUsd: 150 });
     t.equal((await sell(v, { mint: 'SOL', amount: 1 }, 'sell-once')).body.data.amountUsd, 150, "keys are the user's own");
 
-    const [running, waiting] = await Promise.all([sell(u, { mint: 'SOL', amount: 1 }, 'slow'), new Promise((r) => setTimeout(r, 50)).then(() => sell(u, { mint: 'SOL', amount: 1 }, 'slow'))]);
+    let slow: Promise<{ status: number; body: any }> | undefined;
+    const waiting = await holdingSwaps(async () => {
+      slow = sell(u, { mint: 'SOL', amount: 1 }, 'slow');
+      await until('the first request to claim the key', async () => (await app.deps.pool.query("SELECT 1 FROM idempotency_keys WHERE user_id = $1 AND status = 'running'", [u.userId])).rowCount! > 0);
+      return sell(u, { mint: 'SOL', amount: 1 }, 'slow');
+    });
+    const running = await slow!;
     t.equal(running.status, 200);
     t.equal(waiting.status, 409, 'the first request with the key is still running');
     t.equal(waiting.body.error.code, 'TRADE_IN_PROGRESS');

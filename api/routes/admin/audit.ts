@@ -30,15 +30,13 @@ export default async function adminAuditRoutes(root: FastifyInstance): Promise<v
   const app = root.withTypeProvider<ZodTypeProvider>();
   const { store, pool } = app.deps;
   const tags = ['Admin'];
-  const security = [{ bearerAuth: [] }];
 
   app.get(
     '/api/admin/audit/pools',
     {
-      onRequest: app.requireAdmin,
+      config: { access: { scope: 'admin:read' } },
       schema: {
         tags,
-        security,
         summary: 'Every pool (its stream or its read-model row), in pool id order, replayed and compared with its row',
         querystring: paginationQuery,
         response: { 200: paginatedOf(poolAudit) },
@@ -58,10 +56,9 @@ export default async function adminAuditRoutes(root: FastifyInstance): Promise<v
   app.get(
     '/api/admin/audit/pools/:poolId',
     {
-      onRequest: app.requireAdmin,
+      config: { access: { scope: 'admin:read' } },
       schema: {
         tags,
-        security,
         summary: 'One pool replayed from its events and compared with its read-model row',
         params: poolIdParams,
         response: { 200: envelopeOf(poolAudit) },

@@ -20,10 +20,9 @@ export default async function developerAgentReviewRoutes(root: FastifyInstance):
     app.post(
       `/api/admin/developer-agents/:id/${decision}`,
       {
-        onRequest: app.requireAdmin,
+        config: { access: { scope: 'admin:write' } },
         schema: {
           tags: ['Admin'],
-          security: [{ bearerAuth: [] }],
           summary: summaries[decision],
           params: agentIdParams,
           // the spec sends `{}`; a request with no body at all means the same

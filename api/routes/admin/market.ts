@@ -28,10 +28,9 @@ export default async function adminMarketRoutes(root: FastifyInstance): Promise<
   app.put(
     '/api/admin/market/prices',
     {
-      onRequest: app.requireAdmin,
+      config: { access: { scope: 'admin:write' } },
       schema: {
         tags: ['Admin'],
-        security: [{ bearerAuth: [] }],
         summary: 'Simulated venue only: set mark prices by symbol or mint',
         body: pricesBody,
         response: { 200: envelopeOf(z.object({ prices: z.array(marketPriceItem) })) },

@@ -20,10 +20,9 @@ export default async function adminWalletRoutes(root: FastifyInstance): Promise<
   app.post(
     '/api/admin/wallets/:userId/deposit',
     {
-      onRequest: app.requireAdmin,
+      config: { access: { scope: 'admin:write' } },
       schema: {
         tags: ['Admin'],
-        security: [{ bearerAuth: [] }],
         summary: "Simulated venue only: credit a user's real wallet context, as a confirmed on-chain deposit would",
         params: z.object({ userId: z.guid('userId must be a user id (a uuid)') }),
         headers: z.looseObject({ 'idempotency-key': depositIdSchema.optional() }),
@@ -48,10 +47,9 @@ export default async function adminWalletRoutes(root: FastifyInstance): Promise<
   app.post(
     '/api/admin/wallets/:userId/freeze',
     {
-      onRequest: app.requireAdmin,
+      config: { access: { scope: 'admin:write' } },
       schema: {
         tags: ['Admin'],
-        security: [{ bearerAuth: [] }],
         summary: "Freeze a user's wallet: nothing can be paid out of it until it is unfrozen",
         params,
         body: z.object({ reason: z.string().trim().min(1, 'reason must be 1 to 500 characters').max(500, 'reason must be 1 to 500 characters').optional() }).strict().nullish(),
@@ -66,10 +64,9 @@ export default async function adminWalletRoutes(root: FastifyInstance): Promise<
   app.post(
     '/api/admin/wallets/:userId/unfreeze',
     {
-      onRequest: app.requireAdmin,
+      config: { access: { scope: 'admin:write' } },
       schema: {
         tags: ['Admin'],
-        security: [{ bearerAuth: [] }],
         summary: "Unfreeze a user's wallet",
         params,
         response: { 200: envelopeOf(freezeAnswer) },

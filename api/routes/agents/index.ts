@@ -49,10 +49,9 @@ export default async function agentRoutes(root: FastifyInstance): Promise<void> 
   app.delete(
     '/api/v1/agents/:id',
     {
-      onRequest: app.requireUser,
+      config: { access: { scope: 'developer:write' } },
       schema: {
         tags,
-        security: [{ bearerAuth: [] }],
         summary: "Delete an agent (its developer or an administrator): its followers' pools stop taking trades; open trades are closed first with closeActiveTrades=true, else 409",
         params: agentIdParams,
         querystring: deleteAgentQuery,

@@ -16,7 +16,6 @@ import { envelopeOf, ok, paginated, paginationQuery } from '../../envelope.ts';
 import { agentIdParams, paginatedOf, publicBaseUrl } from './record.ts';
 
 const tags = ['Developer'];
-const security = [{ bearerAuth: [] }];
 
 export default async function developerRoutes(root: FastifyInstance): Promise<void> {
   const app = root.withTypeProvider<ZodTypeProvider>();
@@ -32,10 +31,9 @@ export default async function developerRoutes(root: FastifyInstance): Promise<vo
   app.post(
     '/api/v1/developers/agents',
     {
-      onRequest: app.requireUser,
+      config: { access: { scope: 'developer:write' } },
       schema: {
         tags,
-        security,
         summary: 'List an agent for review; answers its signing secret once',
         body: listAgentInput,
         response: { 201: envelopeOf(developerAgentRecord) },
@@ -52,8 +50,8 @@ export default async function developerRoutes(root: FastifyInstance): Promise<vo
   app.get(
     '/api/v1/developers/agents',
     {
-      onRequest: app.requireUser,
-      schema: { tags, security, summary: 'The caller’s agents', querystring: paginationQuery, response: { 200: paginatedOf(developerAgentRecord) } },
+      config: { access: { scope: 'developer:read' } },
+      schema: { tags, summary: 'The caller’s agents', querystring: paginationQuery, response: { 200: paginatedOf(developerAgentRecord) } },
     },
     async (request) => {
       const { rows, total } = await listDeveloperAgents(app.deps.pool, request.identity!.userId, request.query);
@@ -65,10 +63,9 @@ export default async function developerRoutes(root: FastifyInstance): Promise<vo
   app.patch(
     '/api/v1/developers/agents/:id',
     {
-      onRequest: app.requireUser,
+      config: { access: { scope: 'developer:write' } },
       schema: {
         tags,
-        security,
         summary: 'Edit how the caller’s agent reads signals (signalDetectionRule) and executes them (signalExecutionDefaults)',
         params: agentIdParams,
         body: updateAgentInput,
@@ -86,10 +83,9 @@ export default async function developerRoutes(root: FastifyInstance): Promise<vo
   app.get(
     '/api/v1/developers/agents/:id/reviews',
     {
-      onRequest: app.requireUser,
+      config: { access: { scope: 'developer:read' } },
       schema: {
         tags: ['Developer dashboard'],
-        security,
         summary: 'Review decisions on the caller’s agent, newest first',
         params: agentIdParams,
         querystring: paginationQuery,
@@ -106,10 +102,9 @@ export default async function developerRoutes(root: FastifyInstance): Promise<vo
   app.get(
     '/api/v1/developers/agents/:id/subscribers',
     {
-      onRequest: app.requireUser,
+      config: { access: { scope: 'developer:read' } },
       schema: {
         tags: ['Developer dashboard'],
-        security,
         summary: 'The caller’s agent’s follower pools (every wallet context, stopped ones too), anonymized, with the fees each earned the developer; latest opening first',
         params: agentIdParams,
         querystring: paginationQuery,

@@ -12,7 +12,6 @@ import { agentIdParams, paginatedOf } from './record.ts';
 import { replayBody, replayQuery, signalInboxQuery, signalParams } from './signal-schemas.ts';
 
 const tags = ['Developer dashboard'];
-const security = [{ bearerAuth: [] }];
 
 /** The caller's own agent: 404 unknown, 403 another developer's. */
 async function ownAgent(pool: Pool, agentId: string, userId: string): Promise<AgentRow> {
@@ -29,10 +28,9 @@ export default async function developerSignalRoutes(root: FastifyInstance): Prom
   app.get(
     '/api/v1/developers/agents/:id/signals',
     {
-      onRequest: app.requireUser,
+      config: { access: { scope: 'developer:read' } },
       schema: {
         tags,
-        security,
         summary: 'The agent’s signals, newest first: raw body, interpretation, rule version, outcome and per-follower results (anonymized)',
         params: agentIdParams,
         querystring: signalInboxQuery,
@@ -49,10 +47,9 @@ export default async function developerSignalRoutes(root: FastifyInstance): Prom
   app.post(
     '/api/v1/developers/agents/:id/signals/:signalId/replay',
     {
-      onRequest: app.requireUser,
+      config: { access: { scope: 'developer:write' } },
       schema: {
         tags,
-        security,
         summary: 'Read a signal again with the agent’s current rules: a dry run by default; dryRun=false executes the new reading once, for a signal that executed nothing',
         params: signalParams,
         querystring: replayQuery,

@@ -33,11 +33,10 @@ export default async function subscriptionRoutes(root: FastifyInstance): Promise
   app.post(
     '/api/v1/users/me/subscriptions',
     {
-      preHandler: app.requireUser,
+      config: { access: { scope: 'subscriptions:write' } },
       schema: {
         tags,
         summary: 'Follow an agent with a capital allocation (following again updates the same subscription)',
-        security: [{ bearerAuth: [] }],
         body: subscribeInput,
         response: action,
       },
@@ -58,11 +57,10 @@ export default async function subscriptionRoutes(root: FastifyInstance): Promise
   app.get(
     '/api/v1/users/me/subscriptions',
     {
-      preHandler: app.requireUser,
+      config: { access: { scope: 'subscriptions:read' } },
       schema: {
         tags,
         summary: "The caller's subscriptions (one per agent and wallet context)",
-        security: [{ bearerAuth: [] }],
         querystring: contextQuery,
         response: { 200: envelopeOf(z.array(subscriptionRecordSchema)) },
       },
@@ -79,7 +77,7 @@ export default async function subscriptionRoutes(root: FastifyInstance): Promise
   ) =>
     app.post(
       `/api/v1/users/me/subscriptions/:agentId/allocation/${move}`,
-      { preHandler: app.requireUser, schema: { tags, summary, security: [{ bearerAuth: [] }], params: agentParams, body: amountBody, response: action } },
+      { config: { access: { scope: 'subscriptions:write' } }, schema: { tags, summary, params: agentParams, body: amountBody, response: action } },
       async (request) => {
         const { amountUsd: usd, walletContext } = request.body;
         const data = { userId: request.identity!.userId, agentId: request.params.agentId, amountMicro: usdToMicro(usd), ...(walletContext ? { walletContext } : {}) };
@@ -103,11 +101,10 @@ export default async function subscriptionRoutes(root: FastifyInstance): Promise
   app.delete(
     '/api/v1/users/me/subscriptions/:agentId',
     {
-      preHandler: app.requireUser,
+      config: { access: { scope: 'subscriptions:write' } },
       schema: {
         tags,
         summary: 'Stop following: settles pending fees, returns the capital to the wallet, frees a beta seat (refused while trades are open)',
-        security: [{ bearerAuth: [] }],
         params: agentParams,
         querystring: contextQuery,
         response: action,

@@ -82,11 +82,10 @@ export default async function subscriptionLedgerRoutes(root: FastifyInstance): P
   app.get(
     '/api/v1/users/me/subscriptions/:agentId/ledger',
     {
-      preHandler: app.requireUser,
+      config: { access: { scope: 'subscriptions:read' } },
       schema: {
         tags: ['User'],
         summary: "The pool's ledger history: every event with the running figures after it, oldest first; `at` replays to a point in time",
-        security: [{ bearerAuth: [] }],
         params: z.object({ agentId: z.string().trim().min(1).max(200) }),
         querystring: ledgerQuery,
         response: { 200: ledgerPage },

@@ -16,10 +16,9 @@ export default async function tradeRoutes(root: FastifyInstance): Promise<void> 
   app.get(
     '/api/v1/trades',
     {
-      onRequest: app.requireUser,
+      config: { access: { scope: 'trades:read' } },
       schema: {
         tags,
-        security: [{ bearerAuth: [] }],
         summary: "The caller's agent trades, newest first; filters agentId, status, walletContext",
         querystring: tradeListQuery,
         response: { 200: paginatedOf(tradeRecordSchema) },
@@ -34,10 +33,9 @@ export default async function tradeRoutes(root: FastifyInstance): Promise<void> 
   app.post(
     '/api/v1/trades/:id/close',
     {
-      onRequest: app.requireUser,
+      config: { access: { scope: 'trades:write' } },
       schema: {
         tags,
-        security: [{ bearerAuth: [] }],
         summary: "Close one of the caller's agent trades at the venue's price (a pending entry is cancelled); the margin and PnL go back to the pool",
         params: tradeIdParams,
         response: { 200: envelopeOf(tradeRecordSchema) },

@@ -7,7 +7,6 @@ import { getUser, listActiveSessions, sessionDocument, userDocument } from '../.
 import { envelopeOf, ok } from '../../envelope.ts';
 
 const tags = ['User'];
-const security = [{ bearerAuth: [] }];
 
 const profilePatch = z
   .object({
@@ -29,15 +28,15 @@ export default async function userRoutes(root: FastifyInstance): Promise<void> {
 
   app.get(
     '/api/v1/users/me',
-    { preHandler: app.requireUser, schema: { tags, security, summary: 'The caller’s user document', response: { 200: envelopeOf(userDocument) } } },
+    { config: { access: { scope: 'profile:read' } }, schema: { tags, summary: 'The caller’s user document', response: { 200: envelopeOf(userDocument) } } },
     async (request) => ok(await me(request.identity!.userId)),
   );
 
   app.patch(
     '/api/v1/users/me',
     {
-      preHandler: app.requireUser,
-      schema: { tags, security, summary: 'Update the caller’s profile', body: profilePatch, response: { 200: envelopeOf(userDocument) } },
+      config: { access: { scope: 'profile:write' } },
+      schema: { tags, summary: 'Update the caller’s profile', body: profilePatch, response: { 200: envelopeOf(userDocument) } },
     },
     async (request) => {
       const userId = request.identity!.userId;
@@ -49,8 +48,8 @@ export default async function userRoutes(root: FastifyInstance): Promise<void> {
   app.get(
     '/api/v1/users/me/sessions',
     {
-      preHandler: app.requireUser,
-      schema: { tags, security, summary: 'The caller’s active sessions', response: { 200: envelopeOf(z.array(sessionDocument)) } },
+      config: { access: { scope: 'profile:read' } },
+      schema: { tags, summary: 'The caller’s active sessions', response: { 200: envelopeOf(z.array(sessionDocument)) } },
     },
     async (request) => {
       const { userId, sessionId } = request.identity!;

@@ -65,11 +65,10 @@ export default async function walletRoutes(root: FastifyInstance): Promise<void>
   app.get(
     '/api/v1/wallet',
     {
-      preHandler: app.requireUser,
+      config: { access: { scope: 'wallet:read' } },
       schema: {
         tags,
         summary: "The caller's balances per wallet context (virtual and real), the current context and the open manual BUY lots",
-        security: [{ bearerAuth: [] }],
         response: { 200: envelopeOf(walletDocument) },
       },
     },
@@ -79,12 +78,11 @@ export default async function walletRoutes(root: FastifyInstance): Promise<void>
   app.post(
     '/api/v1/wallet/buy',
     {
-      onRequest: app.requireUser,
+      config: { access: { scope: 'wallet:trade' } },
       preHandler: app.idempotent,
       schema: {
         tags,
         summary: 'Buy a token with the wallet context\'s cash at the venue\'s price: a manual BUY lot opens (optional stop-loss / take-profit)',
-        security: [{ bearerAuth: [] }],
         headers: idempotencyHeader,
         body: buyBody,
         response: { 200: envelopeOf(tradeResult) },
@@ -108,12 +106,11 @@ export default async function walletRoutes(root: FastifyInstance): Promise<void>
   app.post(
     '/api/v1/wallet/sell',
     {
-      onRequest: app.requireUser,
+      config: { access: { scope: 'wallet:trade' } },
       preHandler: app.idempotent,
       schema: {
         tags,
         summary: "Sell tokens of the caller's own manual BUY lots (oldest first, once the swap is final); agent positions are never touched",
-        security: [{ bearerAuth: [] }],
         headers: idempotencyHeader,
         body: sellBody,
         response: { 200: envelopeOf(tradeResult) },

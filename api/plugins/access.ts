@@ -1,0 +1,75 @@
+import fp from 'fastify-plugin';
+import type { FastifyInstance, FastifyRequest, onRequestHookHandler } from 'fastify';
+import { isAdminScope, scopeTable } from '../../domain/access/scopes.ts';
+import { refuse } from '../../domain/shared/errors.ts';
+import type { AuthMode, RouteAccess } from '../types.ts';
+import '../types.ts';
+
+const ALL_MODES: readonly AuthMode[] = ['jwt', 'apiKey', 'oauth'];
+
+/** The OpenAPI security requirements of a route: any one of its modes, OAuth with the route's scope. */
+function securityOf(access: RouteAccess): Array<Record<string, string[]>> {
+  const modes = access.modes ?? ALL_MODES;
+  const oauthScopes = access.scope && !isAdminScope(access.scope) ? [access.scope] : [];
+  const requirements: Array<Record<string, string[]>> = [];
+  if (modes.includes('jwt')) requirements.push({ bearerAuth: [] });
+  if (modes.includes('apiKey')) requirements.push({ apiKey: [], apiSignature: [], apiTimestamp: [] });
+  if (modes.includes('oauth') && (!access.scope || !isAdminScope(access.scope))) requirements.push({ oauth2: oauthScopes });
+  return requirements;
+}
+
+/** 401 without a caller or in a mode the route does not take; 403 without the role or the scope. */
+function enforce(access: RouteAccess): onRequestHookHandler {
+  const modes = access.modes ?? ALL_MODES;
+  return async function authorize(request: FastifyRequest) {
+    const identity = request.identity;
+    if (!identity) throw refuse('AUTHENTICATION_REQUIRED', 'authentication required');
+    if (!modes.includes(identity.mode)) throw refuse('AUTHENTICATION_REQUIRED', `this route does not accept ${identity.mode === 'apiKey' ? 'API keys' : identity.mode === 'oauth' ? 'OAuth tokens' : 'session tokens'}`);
+    const { scope } = access;
+    if (!scope) return;
+    if (isAdminScope(scope) && identity.role !== 'admin') throw refuse('ADMIN_REQUIRED', 'administrator role required');
+    if (!identity.scopes.includes(scope)) throw refuse('INSUFFICIENT_SCOPE', `this route needs the scope ${scope}`, { requiredScope: scope });
+  };
+}
+
+/**
+ * Route access: a route declares `config: { access: { scope, modes? } }`; this plugin adds its
+ * check (after the auth plugins resolved the caller, before validation) and its OpenAPI security.
+ */
+async function accessPlugin(app: FastifyInstance): Promise<void> {
+  app.addHook('onRoute', (route) => {
+    const access = route.config?.access;
+    if (!access) return;
+    const existing = route.onRequest ? (Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest]) : [];
+    route.onRequest = [enforce(access), ...existing];
+    if (route.schema) route.schema = { ...route.schema, security: securityOf(access) };
+  });
+}
+
+/** The security schemes of the OpenAPI document: one per mode (API keys need their three headers). */
+export function securitySchemes(publicBaseUrl: string) {
+  return {
+    bearerAuth: { type: 'http' as const, scheme: 'bearer', bearerFormat: 'JWT', description: 'A user session: the access token of POST /api/auth/verify' },
+    apiKey: { type: 'apiKey' as const, in: 'header' as const, name: 'x-api-key', description: 'An API key; with x-signature and x-timestamp' },
+    apiSignature: {
+      type: 'apiKey' as const,
+      in: 'header' as const,
+      name: 'x-signature',
+      description: 'Lowercase hex HMAC-SHA256, keyed with the secret key, of x-timestamp + METHOD + path (with the query as sent) + the raw body',
+    },
+    apiTimestamp: { type: 'apiKey' as const, in: 'header' as const, name: 'x-timestamp', description: 'Epoch milliseconds; at most 5 minutes from the server clock' },
+    oauth2: {
+      type: 'oauth2' as const,
+      description: 'OAuth 2.1 authorization code with PKCE (S256); no refresh tokens',
+      flows: {
+        authorizationCode: {
+          authorizationUrl: `${publicBaseUrl}/oauth/authorize`,
+          tokenUrl: `${publicBaseUrl}/oauth/token`,
+          scopes: Object.fromEntries(Object.entries(scopeTable).filter(([s]) => !s.startsWith('admin:')).map(([s, e]) => [s, e.description])),
+        },
+      },
+    },
+  };
+}
+
+export default fp(accessPlugin, { name: 'access', dependencies: ['auth'] });

@@ -7,6 +7,7 @@ import type { AppDeps } from './deps.ts';
 import { errorEnvelopeSchema, hasNul, NUL_MESSAGE, registerErrorHandling } from './plugins/errors.ts';
 import authPlugin from './plugins/auth.ts';
 import accessPlugin, { securitySchemes } from './plugins/access.ts';
+import apiKeyPlugin from './plugins/api-key.ts';
 import dispatchPlugin from './plugins/dispatch.ts';
 import idempotencyPlugin from './plugins/idempotency.ts';
 import { clientErrorHandler, frameworkErrors } from './plugins/client-errors.ts';
@@ -57,6 +58,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     if (nestsDeeperThan(body as string, MAX_JSON_DEPTH)) {
       return done(Object.assign(new Error(JSON_DEPTH_MESSAGE), { statusCode: 400 }), undefined);
     }
+    request.rawBody = body as string;
     parseJson(request, body as string, (err, value) => {
       if (err) return done(err, undefined);
       if (hasNul(value)) return done(Object.assign(new Error(NUL_MESSAGE), { statusCode: 400 }), undefined);
@@ -89,6 +91,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   await app.register(fastifySwaggerUi, { routePrefix: '/docs' });
   await app.register(authPlugin);
+  await app.register(apiKeyPlugin);
   await app.register(accessPlugin);
   await app.register(dispatchPlugin);
   await app.register(idempotencyPlugin);

@@ -47,6 +47,10 @@ declare module 'fastify' {
   }
   interface FastifyRequest {
     identity: Identity | null;
+    /** the body as received (JSON requests), for request signatures */
+    rawBody?: string;
+    /** the sealed signing secret of the API key the request came with; null otherwise */
+    apiKeySecret: string | null;
     /** the caller's Idempotency-Key (its hash) claimed for this request; null without one */
     idempotencyKey: string | null;
     /** whether the read models showed the last dispatched command's effect when it answered */

@@ -34,6 +34,7 @@ export interface CommandDeps {
     | 'SOL_PRICE_USD'
     | 'VENUE'
     | 'TRADE_FEE_BPS'
+    | 'KEY_ENCRYPTION_KEY'
   >;
 }
 

@@ -33,6 +33,8 @@ import type { SignalExecuted } from '../domain/signal/events.ts';
 import { closeTradeByUser, markTradePrice, type CloseTradeData, type MarkTradeData } from './trades/manage.ts';
 import type { Trade } from '../domain/trade/decide.ts';
 
+import { createApiKey, revokeApiKey, type CreateApiKeyData, type CreatedApiKey } from './apikeys/keys.ts';
+
 type Nothing = Record<string, never>;
 
 export interface CommandMap {
@@ -81,6 +83,8 @@ export interface CommandMap {
   MarkTradePrice: { data: MarkTradeData; result: { status: Trade['status'] } };
   CloseUserTrade: { data: CloseTradeData; result: { trade: Trade } };
   DeleteAgent: { data: DeleteAgentData; result: DeleteAgentResult };
+  CreateApiKey: { data: CreateApiKeyData; result: CreatedApiKey };
+  RevokeApiKey: { data: { keyId: string; ownerId: string }; result: { revokedAt: string } };
 }
 
 export type CommandType = keyof CommandMap;
@@ -131,4 +135,6 @@ export const handlers: { [T in CommandType]: (command: Command<T, CommandMap[T][
   MarkTradePrice: markTradePrice,
   CloseUserTrade: closeTradeByUser,
   DeleteAgent: deleteAgent,
+  CreateApiKey: createApiKey,
+  RevokeApiKey: revokeApiKey,
 };

@@ -34,6 +34,10 @@ const schema = z.object({
     .default('')
     .transform((s) => s.split(',').map((e) => e.trim().toLowerCase()).filter(Boolean)),
   JWT_SECRET: z.string().min(32, 'must be at least 32 characters').default(DEV_JWT_SECRET),
+  /** seals API keys' signing secrets and keys their hashes; required in production (development: JWT_SECRET) */
+  KEY_ENCRYPTION_KEY: z.string().min(32, 'must be at least 32 characters').optional(),
+  /** admin routes called with an API key must carry its signature (else it is optional there, as the spec's point 5 says) */
+  ADMIN_REQUIRE_SIGNATURE: booleanish.default(false),
   RECAPTCHA_SECRET: z.string().optional(),
   RECAPTCHA_VERIFY_URL: z.string().url().default('https://www.google.com/recaptcha/api/siteverify'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -119,12 +123,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       ['DATABASE_URL', 'must be set in production'],
       ['REDIS_URL', 'must be set in production'],
       ['PUBLIC_BASE_URL', 'must be set in production (the public address in generated URLs)'],
+      ['KEY_ENCRYPTION_KEY', 'must be set in production (it seals API keys\' signing secrets)'],
     ];
     for (const [name, message] of required) {
       if (!env[name]) throw new ConfigError(`configuration: ${name} ${message}`);
     }
     if (config.JWT_SECRET === DEV_JWT_SECRET) {
       throw new ConfigError('configuration: JWT_SECRET is the development default; set a secret of your own');
+    }
+    if (config.KEY_ENCRYPTION_KEY === config.JWT_SECRET) {
+      throw new ConfigError('configuration: KEY_ENCRYPTION_KEY must differ from JWT_SECRET');
     }
   }
   return config;

@@ -9,6 +9,7 @@ import { marketPricesProjector } from './market/projector.ts';
 import { tradesProjector } from './trades/projector.ts';
 import { signalsProjector } from './signals/projector.ts';
 import { agentFiguresProjector } from './agent-figures/projector.ts';
+import { apiKeysProjector } from './apikeys/projector.ts';
 
 // Every read model; the runner feeds each one, `npm run projections:rebuild` rebuilds them.
 export const allProjectors: Projector[] = [
@@ -22,4 +23,5 @@ export const allProjectors: Projector[] = [
   tradesProjector,
   signalsProjector,
   agentFiguresProjector,
+  apiKeysProjector,
 ];

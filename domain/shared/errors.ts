@@ -23,18 +23,20 @@ export const errorCatalogue = {
   INVALID_LEVELS: { status: 400, description: 'Levels that contradict the side of the trade: a long with its stop at or above the entry or a target below it (a short mirrored), or targets out of order; `problems` names each when a structured signal is refused.' },
   BELOW_MIN_ALLOCATION: { status: 400, description: "The pool would hold less than the agent's minimum allocation; `minAllocationUsd` says how much." },
   // 401
-  INVALID_SIGNATURE: { status: 401, description: 'The signal webhook\'s `X-SVC-Timestamp` / `X-SVC-Signature` are missing, malformed, more than 5 minutes off, wrong, or already used.' },
+  INVALID_SIGNATURE: { status: 401, description: 'The signal webhook\'s `X-SVC-Timestamp` / `X-SVC-Signature`, or an API key\'s `x-timestamp` / `x-signature`, are missing, malformed, more than 5 minutes off, wrong, or already used.' },
   AUTHENTICATION_REQUIRED: { status: 401, description: 'No valid credentials (missing, expired or ended session).' },
   INVALID_REFRESH_TOKEN: { status: 401, description: 'The refresh token is unknown, rotated, expired, or used from another user agent.' },
   // 403
   ADMIN_REQUIRED: { status: 403, description: 'The route is for administrators.' },
   INSUFFICIENT_SCOPE: { status: 403, description: 'The API key or OAuth token does not hold the scope the route needs (`requiredScope`).' },
+  KEY_TYPE_NOT_ALLOWED: { status: 403, description: 'API keys of type developer and internal cannot be created through the API.' },
   CAPTCHA_FAILED: { status: 403, description: 'The captcha token is missing or was not accepted.' },
   NOT_AGENT_OWNER: { status: 403, description: "Only the agent's developer may do this." },
   WALLET_FROZEN: { status: 403, code: 'WALLET_FROZEN', description: 'An administrator froze this wallet.' },
   // 404
   ROUTE_NOT_FOUND: { status: 404, description: 'No route has this method and path.' },
   USER_NOT_FOUND: { status: 404, description: 'No such user.' },
+  API_KEY_NOT_FOUND: { status: 404, description: 'The caller has no active API key with this id (unknown, another user\'s, or revoked already).' },
   AGENT_NOT_FOUND: { status: 404, description: 'No such agent (or not visible to the caller).' },
   SUBSCRIPTION_NOT_FOUND: { status: 404, description: 'The caller does not follow this agent in this wallet context.' },
   TRADE_NOT_FOUND: { status: 404, description: 'No open trade with this id in the pool.' },

@@ -58,9 +58,10 @@ t.test('production refuses development defaults and missing secrets', async (t) 
     DATABASE_URL: 'postgres://db/x',
     REDIS_URL: 'redis://cache:6379',
     PUBLIC_BASE_URL: 'https://api.example.com',
+    KEY_ENCRYPTION_KEY: 'another-production-secret-for-api-keys',
   };
   t.ok(loadConfig(full), 'a complete production environment starts');
-  for (const name of ['JWT_SECRET', 'SMTP_URL', 'RECAPTCHA_SECRET', 'DATABASE_URL', 'REDIS_URL', 'PUBLIC_BASE_URL'] as const) {
+  for (const name of ['JWT_SECRET', 'SMTP_URL', 'RECAPTCHA_SECRET', 'DATABASE_URL', 'REDIS_URL', 'PUBLIC_BASE_URL', 'KEY_ENCRYPTION_KEY'] as const) {
     const env: Record<string, string> = { ...full };
     delete env[name];
     t.throws(() => loadConfig(env), { name: 'ConfigError' }, `missing ${name}`);
@@ -69,6 +70,7 @@ t.test('production refuses development defaults and missing secrets', async (t) 
   t.throws(() => loadConfig({ ...full, JWT_SECRET: 'dev-only-jwt-secret-change-me-0123456789' }), {
     message: /JWT_SECRET is the development default/,
   });
+  t.throws(() => loadConfig({ ...full, KEY_ENCRYPTION_KEY: full.JWT_SECRET }), { message: /KEY_ENCRYPTION_KEY must differ from JWT_SECRET/ });
 });
 
 t.test('npm start in production without a secret stops with one clear line', async (t) => {

@@ -8,6 +8,7 @@ import { errorEnvelopeSchema, hasNul, NUL_MESSAGE, registerErrorHandling } from 
 import authPlugin from './plugins/auth.ts';
 import accessPlugin, { securitySchemes } from './plugins/access.ts';
 import apiKeyPlugin from './plugins/api-key.ts';
+import rateLimitPlugin from './plugins/rate-limit.ts';
 import dispatchPlugin from './plugins/dispatch.ts';
 import idempotencyPlugin from './plugins/idempotency.ts';
 import { clientErrorHandler, frameworkErrors } from './plugins/client-errors.ts';
@@ -93,6 +94,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(authPlugin);
   await app.register(apiKeyPlugin);
   await app.register(accessPlugin);
+  await app.register(rateLimitPlugin);
   await app.register(dispatchPlugin);
   await app.register(idempotencyPlugin);
   await app.register(healthRoutes);

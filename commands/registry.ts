@@ -18,7 +18,8 @@ import type { PoolState } from '../domain/pool/state.ts';
 import type { MicroUsd } from '../domain/shared/money.ts';
 import { setMarketPrices, type SetMarketPricesData } from './market/set-prices.ts';
 import { lookup, type LookupData, type LookupResult } from './users/lookup.ts';
-import { grantRole, type GrantRoleData } from './users/roles.ts';
+import { grantRole, setTier, type GrantRoleData } from './users/roles.ts';
+import type { Tier } from '../domain/user/events.ts';
 import { refreshSession, signOut, type RefreshData } from './users/sessions.ts';
 import { verifyCode, type StartedSession, type VerifyCodeData } from './users/sign-in.ts';
 import { updateProfile, type ProfileChanges } from './users/update-profile.ts';
@@ -44,6 +45,7 @@ export interface CommandMap {
   SignOut: { data: { refreshToken: string }; result: Nothing };
   UpdateProfile: { data: { userId: string; changes: ProfileChanges }; result: Nothing };
   GrantRole: { data: GrantRoleData; result: { granted: boolean } };
+  SetTier: { data: { userId: string; tier: Tier }; result: { userId: string; tier: Tier } };
   ListAgent: { data: { developerId: string; input: ListAgentInput }; result: ListedAgentResult };
   ReviewAgent: { data: ReviewAgentData; result: { agent: AgentState } };
   UpdateAgent: { data: UpdateAgentData; result: { agent: AgentState } };
@@ -96,6 +98,7 @@ export const handlers: { [T in CommandType]: (command: Command<T, CommandMap[T][
   SignOut: signOut,
   UpdateProfile: updateProfile,
   GrantRole: grantRole,
+  SetTier: setTier,
   ListAgent: listAgent,
   ReviewAgent: reviewAgent,
   UpdateAgent: updateAgent,

@@ -84,6 +84,13 @@ const schema = z.object({
   IDEMPOTENCY_TTL_MS: z.coerce.number().int().positive().default(24 * 3600_000),
   /** a key whose first request has run this long without an answer (its process died) is taken over by a repeat */
   IDEMPOTENCY_LEASE_MS: z.coerce.number().int().positive().default(60_000),
+  /** requests a minute per API key, OAuth user or JWT user, by the owner's tier (benchmarks raise them) */
+  RATE_LIMIT_FREE_PER_MIN: z.coerce.number().int().positive().default(60),
+  RATE_LIMIT_STANDARD_PER_MIN: z.coerce.number().int().positive().default(300),
+  RATE_LIMIT_PREMIUM_PER_MIN: z.coerce.number().int().positive().default(1000),
+  /** the Redis the limiter counts in (default REDIS_URL); a command slower than RATE_LIMIT_REDIS_TIMEOUT_MS lets the request through */
+  RATE_LIMIT_REDIS_URL: z.string().optional(),
+  RATE_LIMIT_REDIS_TIMEOUT_MS: z.coerce.number().int().positive().default(100),
   /** a client must send its request line and headers within this, else 408 and the connection closes */
   HTTP_HEADERS_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
   /** …and its whole request (headers and body) within this */

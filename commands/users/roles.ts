@@ -1,6 +1,7 @@
 // Roles only go up: listing an agent makes a developer, `npm run admin:grant` an administrator.
+// Administrators set a user's rate-limit tier.
 import type { Command } from '../../domain/shared/decider.ts';
-import type { Role } from '../../domain/user/events.ts';
+import type { Role, Tier } from '../../domain/user/events.ts';
 import { userDecider } from '../../domain/user/decide.ts';
 import { normalizeEmail } from '../../domain/user/fields.ts';
 import { userIdForEmail } from '../../infra/tokens.ts';
@@ -19,4 +20,10 @@ export async function grantRole({ data }: Command<'GrantRole', GrantRoleData>, t
   const userId = 'userId' in data.user ? data.user.userId : userIdForEmail(normalizeEmail(data.user.email));
   const result = await tools.execute(userDecider, userId, { type: 'GrantRole', data: { role: data.role, reason: data.reason } });
   return { granted: result.events.length > 0 };
+}
+
+/** An administrator (the actor) sets a user's rate-limit tier; the same tier again records nothing. */
+export async function setTier({ data }: Command<'SetTier', { userId: string; tier: Tier }>, tools: Tools): Promise<{ userId: string; tier: Tier }> {
+  await tools.execute(userDecider, data.userId, { type: 'SetTier', data: { tier: data.tier } });
+  return { userId: data.userId, tier: data.tier };
 }

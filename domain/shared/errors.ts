@@ -74,6 +74,7 @@ export const errorCatalogue = {
   SWAP_FAILED: { status: 422, description: 'The venue failed the swap: nothing was bought or sold, the lots and the balance are as they were; `swapReason` says why.' },
   VENUE_FAILED: { status: 422, description: 'The venue (chain transfer or bridge) failed the movement; nothing moved.' },
   // 429
+  RATE_LIMITED: { status: 429, description: 'Too many requests for the caller\'s tier this minute (per API key, OAuth user or session user); retry after `Retry-After` seconds.' },
   LOOKUP_THROTTLED: { status: 429, description: 'A code was sent to this email recently; retry after `nextRequestAt`.' },
   ACCOUNT_LOCKED: { status: 429, description: 'Too many wrong codes: the account is locked until `nextRequestAt`.' },
   // 5xx

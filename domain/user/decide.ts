@@ -1,6 +1,6 @@
 import { assertNever, type Aggregate, type Command } from '../shared/decider.ts';
 import { refuse } from '../shared/errors.ts';
-import type { Role, SignupFields, UserEvent } from './events.ts';
+import type { Role, SignupFields, Tier, UserEvent } from './events.ts';
 import { sameDigest } from './secret-compare.ts';
 import { userStream } from './fields.ts';
 import { evolve, initialState, type RegisteredUser, type SessionState, type UserState } from './state.ts';
@@ -9,6 +9,7 @@ export type UserCommand =
   | Command<'RegisterUser', { userId: string; email: string; username: string; isAdminEmail: boolean; languageCode?: string; signup: SignupFields }>
   | Command<'UpdateProfile', { avatarFilename?: string; languageCode?: string; virtualWalletMode?: boolean; username?: string }>
   | Command<'GrantRole', { role: Exclude<Role, 'user'>; reason: string }>
+  | Command<'SetTier', { tier: Tier }>
   | Command<'StartSession', { sessionId: string; refreshTokenHash: string; userAgent: string; userAgentHash: string; expiresAt: Date }>
   | Command<'RefreshSession', { refreshTokenHash: string; userAgentHash: string; newRefreshTokenHash: string; expiresAt: Date }>
   | Command<'EndSession', { refreshTokenHash: string }>;
@@ -27,6 +28,10 @@ export function decide(command: UserCommand, state: UserState): UserEvent[] {
   switch (command.type) {
     case 'UpdateProfile':
       return updateProfile(command, state);
+    case 'SetTier':
+      return state.tier === command.data.tier
+        ? []
+        : [{ type: 'TierChanged', data: { userId: state.userId, tier: command.data.tier, previousTier: state.tier, changedAt: command.metadata.now.toISOString() } }];
     case 'GrantRole':
       return grantRole(command, state);
     case 'StartSession':

@@ -58,6 +58,17 @@ export const roleGranted = z.object({
   }),
 });
 
+/** The rate-limit tiers (requests a minute: free 60, standard 300, premium 1000 by default). */
+export const tiers = ['free', 'standard', 'premium'] as const;
+export const tierSchema = z.enum(tiers);
+export type Tier = z.infer<typeof tierSchema>;
+
+/** An administrator (the event's actor) set the user's rate-limit tier. */
+export const tierChanged = z.object({
+  type: z.literal('TierChanged'),
+  data: z.object({ userId: z.string(), tier: tierSchema, previousTier: z.string(), changedAt: z.string() }),
+});
+
 export const sessionStarted = z.object({
   type: z.literal('SessionStarted'),
   data: z.object({
@@ -100,6 +111,7 @@ export const userEvent = z.discriminatedUnion('type', [
   userProfileUpdated,
   usernameChanged,
   roleGranted,
+  tierChanged,
   sessionStarted,
   sessionRefreshed,
   sessionEnded,

@@ -18,6 +18,7 @@ export type UserState =
       email: string;
       username: string;
       role: Role;
+      tier: string;
       languageCode: string;
       virtualWalletMode: boolean;
       avatarFilename?: string;
@@ -37,6 +38,7 @@ export function evolve(state: UserState, event: UserEvent): UserState {
       email: d.email,
       username: d.username,
       role: d.role,
+      tier: d.tier,
       languageCode: d.languageCode,
       virtualWalletMode: d.virtualWalletMode,
       sessions: {},
@@ -61,6 +63,8 @@ function evolveRegistered(state: RegisteredUser, event: Exclude<UserEvent, { typ
       return { ...state, username: event.data.username };
     case 'RoleGranted':
       return { ...state, role: event.data.role };
+    case 'TierChanged':
+      return { ...state, tier: event.data.tier };
     case 'SessionStarted': {
       const d = event.data;
       const session: SessionState = {

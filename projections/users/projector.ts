@@ -49,6 +49,9 @@ async function applyUserEvent(client: PoolClient, event: UserEvent): Promise<voi
         event.data.userId, event.data.username, usernameKey(event.data.username), event.data.changedAt,
       ]);
       return;
+    case 'TierChanged':
+      await client.query('UPDATE users SET tier = $2, updated_at = $3 WHERE id = $1', [event.data.userId, event.data.tier, event.data.changedAt]);
+      return;
     case 'RoleGranted':
       await client.query('UPDATE users SET role = $2, updated_at = $3 WHERE id = $1', [
         event.data.userId, event.data.role, event.data.grantedAt,

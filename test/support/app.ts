@@ -65,6 +65,10 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     LOG_LEVEL: options.captureLogs ? 'info' : (process.env.TEST_LOG_LEVEL ?? 'silent'),
     DATABASE_URL: db.url,
     DATABASE_POOL_SIZE: '6',
+    // Tests make far more requests a minute than a tier allows; the rate-limit test sets its own.
+    RATE_LIMIT_FREE_PER_MIN: '1000000',
+    RATE_LIMIT_STANDARD_PER_MIN: '1000000',
+    RATE_LIMIT_PREMIUM_PER_MIN: '1000000',
     REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
     SMTP_URL: smtp.url,
     EVENT_STORE: peer ? 'esdb' : 'postgres',

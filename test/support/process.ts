@@ -25,6 +25,10 @@ export async function startServiceProcess(
       HOST: '127.0.0.1',
       DATABASE_URL: app.databaseUrl,
       DATABASE_POOL_SIZE: '6',
+      // Tests make far more requests a minute than a tier allows; the rate-limit test sets its own.
+      RATE_LIMIT_FREE_PER_MIN: '1000000',
+      RATE_LIMIT_STANDARD_PER_MIN: '1000000',
+      RATE_LIMIT_PREMIUM_PER_MIN: '1000000',
       REDIS_URL: app.deps.config.REDIS_URL,
       JWT_SECRET: app.deps.config.JWT_SECRET,
       ...env,

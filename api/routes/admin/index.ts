@@ -3,6 +3,7 @@ import adminAuditRoutes from './audit.ts';
 import developerAgentReviewRoutes from './developer-agents.ts';
 import adminMarketRoutes from './market.ts';
 import adminWalletRoutes from './wallets.ts';
+import adminUserRoutes from './users.ts';
 
 // Admin routes (under /api/admin), one file per concern.
 export default async function adminRoutes(app: FastifyInstance): Promise<void> {
@@ -10,4 +11,5 @@ export default async function adminRoutes(app: FastifyInstance): Promise<void> {
   await app.register(adminWalletRoutes);
   await app.register(adminMarketRoutes);
   await app.register(adminAuditRoutes);
+  await app.register(adminUserRoutes);
 }

@@ -1,0 +1,54 @@
+import fp from 'fastify-plugin';
+import fastifyRateLimit from '@fastify/rate-limit';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { Redis } from 'ioredis';
+import { refuse } from '../../domain/shared/errors.ts';
+import '../types.ts';
+
+/** The caller's budget: its API key's, its OAuth user's, or its session user's; anonymous requests have none. */
+const budgetOf = (request: FastifyRequest): string => {
+  const identity = request.identity;
+  if (!identity) return 'anonymous'; // allowed through below: never counted
+  if (identity.mode === 'apiKey') return `key:${identity.keyId}`;
+  return identity.mode === 'oauth' ? `oauth:${identity.userId}` : `user:${identity.userId}`;
+};
+
+/**
+ * Per-tier rate limits (@fastify/rate-limit, counted in Redis so every API process shares one
+ * budget): free, standard and premium requests a minute by the caller's tier, one budget per API
+ * key, OAuth user or session user across routes. X-RateLimit-Limit / -Remaining / -Reset on every
+ * authenticated answer; 429 RATE_LIMITED with Retry-After beyond. Fail-open: the limiter has its
+ * own Redis connection with no offline queue and a short command time-out, and a Redis error or
+ * time-out lets the request through (without the headers) rather than stalling every request.
+ */
+async function rateLimitPlugin(app: FastifyInstance): Promise<void> {
+  const { config } = app.deps;
+  const limits: Record<string, number> = {
+    free: config.RATE_LIMIT_FREE_PER_MIN,
+    standard: config.RATE_LIMIT_STANDARD_PER_MIN,
+    premium: config.RATE_LIMIT_PREMIUM_PER_MIN,
+  };
+  const redis = new Redis(config.RATE_LIMIT_REDIS_URL ?? config.REDIS_URL, {
+    keyPrefix: app.deps.redis.options.keyPrefix ?? '',
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    commandTimeout: config.RATE_LIMIT_REDIS_TIMEOUT_MS,
+    lazyConnect: false,
+  });
+  redis.on('error', () => {}); // an outage is the limiter's to skip, not the process's to crash on
+  app.addHook('onClose', async () => redis.disconnect());
+  await app.register(fastifyRateLimit, {
+    global: true,
+    redis,
+    nameSpace: 'ratelimit:',
+    skipOnError: true,
+    timeWindow: 60_000,
+    allowList: (request) => request.identity === null,
+    keyGenerator: budgetOf,
+    max: async (request) => limits[request.identity?.tier ?? 'free'] ?? limits.free!,
+    errorResponseBuilder: (_request, context) =>
+      refuse('RATE_LIMITED', `rate limit exceeded: ${context.max} requests a minute for this tier; retry in ${context.after}`, { retryAfterSeconds: Math.ceil(context.ttl / 1000) }),
+  });
+}
+
+export default fp(rateLimitPlugin, { name: 'rate-limit', dependencies: ['auth', 'api-key'] });

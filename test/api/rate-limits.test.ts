@@ -1,0 +1,77 @@
+// Per-tier rate limits (issue 15): one budget per API key, per OAuth user and per session user,
+// counted in Redis and shared by API processes; the headers on every authenticated answer; 429 with
+// Retry-After in the envelope; an administrator's tier change; fail-open when Redis is away.
+import { randomBytes } from 'node:crypto';
+import t from 'tap';
+import { api, startTestApp } from '../support/app.ts';
+import { signedApi } from '../support/api-keys.ts';
+import { signIn } from '../support/auth.ts';
+import { startServiceProcess } from '../support/process.ts';
+
+const ADMIN = 'admin@example.test';
+const LIMITS = { RATE_LIMIT_FREE_PER_MIN: '4', RATE_LIMIT_STANDARD_PER_MIN: '8', RATE_LIMIT_PREMIUM_PER_MIN: '1000' };
+
+t.test('rate limits by tier', async (t) => {
+  // A Redis key space a child process can name too (REDIS_PREFIX), so both share the budgets.
+  const prefix = `rl-${randomBytes(6).toString('hex')}`;
+  const app = await startTestApp({ redisKeyPrefix: '', config: { ADMIN_EMAILS: ADMIN, REDIS_PREFIX: prefix, ...LIMITS } });
+  t.teardown(() => app.close());
+  const admin = await signIn(app, ADMIN);
+  await api(app, 'PUT', `/api/admin/users/${admin.userId}/tier`, { token: admin.accessToken, body: { tier: 'premium' } });
+
+  await t.test('a session user: headers on every answer, 429 with Retry-After past the tier, public routes untouched', async (t) => {
+    const u = await signIn(app, 'free@example.test');
+    const answers = [];
+    for (let i = 0; i < 5; i++) answers.push(await api(app, 'GET', '/api/v1/users/me', { token: u.accessToken }));
+    t.same(answers.map((a) => a.status), [200, 200, 200, 200, 429]);
+    t.same(answers.map((a) => a.headers.get('x-ratelimit-remaining')), ['3', '2', '1', '0', '0']);
+    t.ok(answers.every((a) => a.headers.get('x-ratelimit-limit') === '4'));
+    const reset = Number(answers[0]!.headers.get('x-ratelimit-reset'));
+    t.ok(reset > 0 && reset <= 60, `reset in seconds (${reset})`);
+    const refused = answers[4]!;
+    t.match(refused.body, { success: false, error: { code: 'TOO_MANY_REQUESTS', reason: 'RATE_LIMITED' } });
+    t.ok(Number(refused.headers.get('retry-after')) > 0, 'Retry-After');
+    t.equal((await api(app, 'GET', '/api/v1/wallet', { token: u.accessToken })).status, 429, 'one budget across routes');
+    const anonymous = await api(app, 'GET', '/api/v1/agents');
+    t.equal(anonymous.status, 200);
+    t.equal(anonymous.headers.get('x-ratelimit-limit'), null, 'no budget without a caller');
+  });
+
+  await t.test('an API key has a budget of its own; another process shares it', async (t) => {
+    const u = await signIn(app, 'keys@example.test');
+    const created = await api(app, 'POST', '/api/api-keys', { token: u.accessToken, body: { name: 'bot' } });
+    const key = { apiKey: created.body.data.apiKey, secretKey: created.body.data.secretKey };
+    const other = await startServiceProcess(app, 'api', { ...LIMITS, REDIS_PREFIX: prefix });
+    t.teardown(() => other.stop());
+    const statuses = [];
+    for (let i = 0; i < 5; i++) statuses.push((await signedApi(i % 2 ? other : app, key, 'GET', '/api/v1/users/me')).status);
+    t.same(statuses, [200, 200, 200, 200, 429], 'four requests a minute across both processes');
+    t.equal((await api(app, 'GET', '/api/v1/users/me', { token: u.accessToken })).status, 200, "the session's budget is not the key's (one request after the creation)");
+  });
+
+  await t.test('an administrator raises a tier (event with the administrator as actor); a user cannot', async (t) => {
+    const u = await signIn(app, 'upgraded@example.test');
+    t.equal((await api(app, 'PUT', `/api/admin/users/${u.userId}/tier`, { token: u.accessToken, body: { tier: 'premium' } })).status, 403);
+    const res = await api(app, 'PUT', `/api/admin/users/${u.userId}/tier`, { token: admin.accessToken, body: { tier: 'standard' } });
+    t.equal(res.status, 200, JSON.stringify(res.body));
+    t.same(res.body.data, { userId: u.userId, tier: 'standard' });
+    t.equal((await api(app, 'PUT', `/api/admin/users/${u.userId}/tier`, { token: admin.accessToken, body: { tier: 'gold' } })).status, 400);
+    t.equal((await api(app, 'PUT', `/api/admin/users/00000000-0000-4000-8000-000000000000/tier`, { token: admin.accessToken, body: { tier: 'free' } })).status, 404);
+    const me = await api(app, 'GET', '/api/v1/users/me', { token: u.accessToken });
+    t.equal(me.headers.get('x-ratelimit-limit'), '8');
+    t.equal(me.body.data.tier, 'standard');
+    const events = await app.deps.store.readStream(`user-${u.userId}`);
+    t.match(events.filter((e) => e.type === 'TierChanged'), [{ data: { tier: 'standard', previousTier: 'free' }, metadata: { actor: admin.userId } }]);
+  });
+});
+
+t.test('Redis away: the limiter lets requests through at once (fail-open)', async (t) => {
+  const app = await startTestApp({ config: { ...LIMITS, RATE_LIMIT_REDIS_URL: 'redis://127.0.0.1:1', RATE_LIMIT_REDIS_TIMEOUT_MS: '50' } });
+  t.teardown(() => app.close());
+  const u = await signIn(app, 'open@example.test');
+  const started = performance.now();
+  const statuses = [];
+  for (let i = 0; i < 6; i++) statuses.push((await api(app, 'GET', '/api/v1/users/me', { token: u.accessToken })).status);
+  t.same(statuses, [200, 200, 200, 200, 200, 200], 'nothing is limited while the limiter cannot count');
+  t.ok(performance.now() - started < 5_000, 'and nothing waits for Redis');
+});

@@ -9,7 +9,8 @@
 // transfer starts, levels are checked against the mark as commands/wallet/manual-trade.ts does.
 //
 // Actions: buys (random USD amounts, some tiny, some beyond the cash; sometimes with a stop-loss /
-// take-profit as a price or a percent), sells (exactly the units held, one unit more, a part, any
+// take-profit as a price or a percent, some of them a percent of the average paid and a price near
+// the mark, which cross once the price moved), sells (exactly the units held, one unit more, a part, any
 // number; sometimes with levels), swaps made to fail (buys and sells), price moves (a mint may lose
 // its price: its swaps fail), deposits to the real context, freezes, repeats of an earlier
 // transferId (the same request, another amount, units or mint, or the id used for the other side),
@@ -22,7 +23,8 @@
 //    the cost the debit paid; a sell takes the lots of its mint and context oldest first, a whole
 //    lot its whole cost, a part ⌊cost × part / units⌋; realized PnL = proceeds − cost taken;
 // 4. the trade lock names the one manual trade in flight, and is null when none is;
-// 5. a transferId opens a lot at most once and sells at most once, never both;
+// 5. a transferId opens a lot at most once and sells at most once, never both; a sell records no
+//    stop at or above its target (its levels were checked on the lot it leaves when requested);
 // 6. a step never throws (a step that throws after the venue swapped strands the transfer: its
 //    money and the wallet's lock); a step delivered twice appends nothing and reports the same.
 // And after every action: a refused request (the decider's refusal, or the levels against the
@@ -73,6 +75,7 @@ const reached = {
   sellFailedInjected: 0,
   sellFailedNoPrice: 0,
   sellWithLevels: 0,
+  sellInvalidLevels: 0,
   levelsNeedOneLot: 0,
   levelsRefusedAtMark: 0,
   tradeInProgress: 0,
@@ -261,6 +264,9 @@ class LotWorld {
         assert.deepEqual(reductions, expected, `${id}: the reductions, oldest first`);
         const cost = expected.reduce((sum, r) => sum + r.costMicro, 0);
         assert.equal(realizedPnlMicro, usdMicro - cost, `${id}: realized = proceeds − cost taken`);
+        // A sell's levels were checked on the lot it leaves when it was requested: none it records contradict.
+        const { stopLossMicro: stop, takeProfitMicro: target } = e.data;
+        ensure(stop === undefined || target === undefined || stop < target, () => `${id}: a sell recorded a stop ${stop} at or above its target ${target}`);
         const lotOf = (lotId: string) => this.model.find((l) => l.lotId === lotId)!;
         if (expected.some((r) => lotOf(r.lotId).units === r.units)) reached.sellWholeLot++;
         if (expected.some((r) => lotOf(r.lotId).units > r.units)) reached.sellPartOfLot++;
@@ -500,14 +506,26 @@ const faults: fc.Arbitrary<Faults> = fc.record({
 });
 const context = fc.oneof({ weight: 3, arbitrary: fc.constant<WalletContext>('virtual') }, { weight: 1, arbitrary: fc.constant<WalletContext>('real') });
 const mint = fc.nat({ max: MINTS.length - 1 });
+// Mostly close to the price (so that a stop from the average paid and a target from the mark cross
+// once the price fell: INVALID_LEVELS), some far, some on the wrong side of the mark (refused
+// before anything moves).
 const levelSpec: fc.Arbitrary<LevelSpec> = fc.oneof(
-  fc.record({ percentBps: fc.oneof(fc.integer({ min: 1, max: 3_000 }), fc.integer({ min: 1, max: 9_999 })) }),
-  // mostly on the level's side of the mark, sometimes on the wrong one (refused before anything moves)
-  fc.record({ markBps: fc.oneof({ weight: 5, arbitrary: fc.integer({ min: 1, max: 3_000 }) }, { weight: 1, arbitrary: fc.integer({ min: -500, max: 0 }) }) }),
+  fc.record({ percentBps: fc.oneof({ weight: 3, arbitrary: fc.integer({ min: 1, max: 500 }) }, { weight: 1, arbitrary: fc.integer({ min: 1, max: 9_999 }) }) }),
+  fc.record({
+    markBps: fc.oneof(
+      { weight: 3, arbitrary: fc.integer({ min: 1, max: 500 }) },
+      { weight: 1, arbitrary: fc.integer({ min: 1, max: 3_000 }) },
+      { weight: 1, arbitrary: fc.integer({ min: -500, max: 0 }) },
+    ),
+  }),
 );
+const near = fc.integer({ min: 1, max: 300 });
 const levels: fc.Arbitrary<LevelsSpec | null> = fc.oneof(
-  { weight: 3, arbitrary: fc.constant(null) },
-  { weight: 1, arbitrary: fc.record({ stop: fc.option(levelSpec, { freq: 3 }), target: fc.option(levelSpec, { freq: 3 }) }) },
+  { weight: 6, arbitrary: fc.constant(null) },
+  { weight: 2, arbitrary: fc.record({ stop: fc.option(levelSpec, { freq: 3 }), target: fc.option(levelSpec, { freq: 3 }) }) },
+  // one from the lot's average, the other from the mark, both near: they cross once the price moved
+  { weight: 1, arbitrary: fc.record({ stop: near.map((percentBps): LevelSpec => ({ percentBps })), target: near.map((markBps): LevelSpec => ({ markBps })) }) },
+  { weight: 1, arbitrary: fc.record({ stop: near.map((markBps): LevelSpec => ({ markBps })), target: near.map((percentBps): LevelSpec => ({ percentBps })) }) },
 );
 const buyAmount = fc.oneof(
   { weight: 6, arbitrary: fc.integer({ min: USD, max: 300 * USD }) },
@@ -635,6 +653,7 @@ function request(w: LotWorld, plan: TransferPlan, opts: { fail: boolean; faults:
     if (reason === 'TRADE_IN_PROGRESS') reached.tradeInProgress++;
     if (reason === 'INSUFFICIENT_FUNDS') reached.buyInsufficient++;
     if (reason === 'LEVELS_NEED_ONE_LOT') reached.levelsNeedOneLot++;
+    if (reason === 'INVALID_LEVELS') reached.sellInvalidLevels++;
     if (reason === 'SELL_EXCEEDS_MANUAL_POSITION' && side === 'sell' && endpoint.units === held + 1) reached.sellOneMore++;
     return;
   }
@@ -724,7 +743,10 @@ function act(w: LotWorld, a: Action): void {
       break;
     }
     case 'sell': {
-      const lot = a.held === null || w.model.length === 0 ? null : w.model[a.held % w.model.length]!;
+      // With levels, mostly a lot alone of its mint (levels need one lot, left open).
+      const alone = w.model.filter((l) => w.heldLots(l.walletContext, l.mint).length === 1);
+      const candidates = a.levels && a.held !== null && a.held % 4 !== 0 && alone.length > 0 ? alone : w.model;
+      const lot = a.held === null || candidates.length === 0 ? null : candidates[a.held % candidates.length]!;
       const [walletContext, m] = lot ? [lot.walletContext, lot.mint] : [a.walletContext, MINTS[a.mint]!.mint];
       const held = w.heldLots(walletContext, m).reduce((sum, l) => sum + l.units, 0);
       const units =
@@ -775,7 +797,7 @@ const history = fc.tuple(fc.integer({ min: 0, max: 400 * USD }), fc.array(action
   deposit > 0 ? [{ kind: 'deposit', amountMicro: deposit }, ...actions] : actions,
 );
 
-const RUNS = Number(process.env.PROPERTY_RUNS ?? 400);
+const RUNS = Number(process.env.PROPERTY_RUNS ?? 500);
 
 t.test('random buys, sells, failed swaps, price moves, repeats and crashes: lots never negative, cash + lots at cost = start + deposits + realized', async (t) => {
   const started = Date.now();

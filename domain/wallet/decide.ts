@@ -3,7 +3,7 @@ import { refuse } from '../shared/errors.ts';
 import { microToUsd, type MicroUsd } from '../shared/money.ts';
 import type { TransferPlan } from '../transfer/plan.ts';
 import type { WalletContext, WalletEvent } from './events.ts';
-import { averagePriceMicro, levelPrices, openLotsOf, reduceOldestFirst, unitsHeld, unitsToTokens } from './lots.ts';
+import { averagePriceMicro, levelPrices, openLotsOf, reduceOldestFirst, unitsHeld, unitsToTokens, type LevelPrices, type Lot, type LotLevels } from './lots.ts';
 import { balanceOf, destinationOf, evolve, initialState, walletStream, type WalletState } from './state.ts';
 
 /** Pay a transfer out of the wallet context `transfer.from`; a transferId already paid pays nothing. */
@@ -102,6 +102,9 @@ function debit({ data, metadata }: DebitWallet, state: WalletState): WalletEvent
     if (known.to !== destinationOf(transfer.to)) throw refuse('ALREADY_EXISTS', `transfer ${transfer.transferId} was debited for another destination`);
     return [];
   }
+  // A manual sell's id is that sell's: a debit under it would record a second trade (and a second
+  // swap at the venue) under one id.
+  if (state.manual.has(transfer.transferId)) throw refuse('ALREADY_EXISTS', `transfer ${transfer.transferId} was requested as a manual sell`);
   ensureNotFrozen(state);
   if (transfer.to.kind === 'address' && from.walletContext !== 'real') throw refuse('VALIDATION_FAILED', 'only the real wallet context can withdraw to an address');
   if (transfer.to.kind === 'lots' || transfer.to.kind === 'address') ensureUnlocked(state);
@@ -132,7 +135,8 @@ function openLot({ data, metadata }: OpenLot, state: WalletState): WalletEvent[]
   if (buy.status === 'done') return [];
   if (buy.status === 'failed') throw refuse('ALREADY_EXISTS', `manual buy ${transferId} failed and was refunded: it opens no lot`);
   ensurePositive(swap.units, 'the tokens bought');
-  const levels = levelPrices(buy.levels, averagePriceMicro(swap.units, buy.requested));
+  // The swap is final: the lot opens whatever the levels resolve to at the price paid.
+  const levels = levelPrices(buy.levels, averagePriceMicro(swap.units, buy.requested), { swapped: true });
   return [
     {
       type: 'LotOpened',
@@ -155,6 +159,7 @@ function requestSell({ data, metadata }: RequestSell, state: WalletState): Walle
     }
     return [];
   }
+  if (state.debits.has(transfer.transferId)) throw refuse('ALREADY_EXISTS', `transfer ${transfer.transferId} was debited from this wallet: it is not a sell`);
   ensureNotFrozen(state);
   ensureUnlocked(state);
   const lots = openLotsOf(state.lots, from.walletContext, from.mint);
@@ -173,6 +178,9 @@ function requestSell({ data, metadata }: RequestSell, state: WalletState): Walle
         : 'a stop-loss or take-profit needs the lot to stay open: this sell closes it',
     );
   }
+  // The levels on the lot left, checked now (INVALID_LEVELS) as SettleSell will resolve them: the
+  // lock keeps the lots as they are until then, and once the swap is final nothing may be refused.
+  if (from.levels) levelsOnLotLeft(lots, from.units, from.levels, {});
   return [{ type: 'SellRequested', data: { transfer: { ...transfer, from }, at: metadata.now.toISOString() } }];
 }
 
@@ -187,14 +195,20 @@ function settleSell({ data, metadata }: SettleSell, state: WalletState): WalletE
   // The lock kept every other buy and sell out since the request: the lots still hold the units.
   const reductions = reduceOldestFirst(lots, sell.requested);
   const costMicro = reductions.reduce((sum, r) => sum + r.costMicro, 0);
-  const left = lots.find((l) => l.lotId === reductions.at(-1)!.lotId && l.units > reductions.at(-1)!.units);
-  const levels = sell.levels && left ? levelPrices(sell.levels, averagePriceMicro(left.units - reductions.at(-1)!.units, left.costMicro - reductions.at(-1)!.costMicro)) : {};
+  const levels = sell.levels ? levelsOnLotLeft(lots, sell.requested, sell.levels, { swapped: true }) : {};
   return [
     {
       type: 'LotsSold',
       data: { transferId, walletContext: sell.walletContext, mint: sell.mint, ...swap, reductions, realizedPnlMicro: swap.usdMicro - costMicro, at: metadata.now.toISOString(), ...levels },
     },
   ];
+}
+
+/** The levels a sell of `units` asks for, resolved on the lot it leaves (none when it leaves none). */
+function levelsOnLotLeft(lots: readonly Lot[], units: number, levels: LotLevels, options: { swapped?: boolean }): LevelPrices {
+  const last = reduceOldestFirst(lots, units).at(-1)!;
+  const left = lots.find((l) => l.lotId === last.lotId && l.units > last.units);
+  return left ? levelPrices(levels, averagePriceMicro(left.units - last.units, left.costMicro - last.costMicro), options) : {};
 }
 
 function failSell({ data, metadata }: FailSell, state: WalletState): WalletEvent[] {

@@ -77,21 +77,28 @@ export const unitsHeld = (lots: readonly Lot[]): number => lots.reduce((sum, l) 
 /**
  * The levels as prices, from the lot's average price: a stop `percent` below it (rounded down), a
  * target `percent` above it (rounded up). A stop at or below 0 cannot trigger: refused.
+ *
+ * `swapped`: the swap is final (OpenLot, SettleSell), so nothing may be refused any more (a refusal
+ * would strand the transfer: its money, its tokens and the wallet's lock); the levels are those
+ * asked at the price paid, a stop at or below 0 (it could never trigger) or a target beyond
+ * 2^53 − 1 micro-USD left off, and a stop at or above the target kept as asked. A sell checks its
+ * levels when requested, before any swap; a buy's average is known only once it swapped.
  */
-export function levelPrices(levels: LotLevels | undefined, averageMicro: MicroUsd): LevelPrices {
+export function levelPrices(levels: LotLevels | undefined, averageMicro: MicroUsd, { swapped = false } = {}): LevelPrices {
   const out: LevelPrices = {};
   if (levels?.stopLoss) {
     const sl = levels.stopLoss;
     const price = 'priceMicro' in sl ? BigInt(sl.priceMicro) : (BigInt(averageMicro) * (BPS - BigInt(sl.percentBps))) / BPS;
-    if (price <= 0n) throw refuse('INVALID_LEVELS', 'the stop-loss would be at or below 0');
-    out.stopLossMicro = safe(price, 'the stop-loss');
+    if (price <= 0n && !swapped) throw refuse('INVALID_LEVELS', 'the stop-loss would be at or below 0');
+    if (price > 0n) out.stopLossMicro = safe(price, 'the stop-loss');
   }
   if (levels?.takeProfit) {
     const tp = levels.takeProfit;
     const scaled = BigInt(averageMicro) * (BPS + ('percentBps' in tp ? BigInt(tp.percentBps) : 0n));
-    out.takeProfitMicro = 'priceMicro' in tp ? tp.priceMicro : safe((scaled + BPS - 1n) / BPS, 'the take-profit');
+    const price = 'priceMicro' in tp ? BigInt(tp.priceMicro) : (scaled + BPS - 1n) / BPS;
+    if (!swapped || price <= BigInt(Number.MAX_SAFE_INTEGER)) out.takeProfitMicro = safe(price, 'the take-profit');
   }
-  if (out.stopLossMicro !== undefined && out.takeProfitMicro !== undefined && out.stopLossMicro >= out.takeProfitMicro) {
+  if (!swapped && out.stopLossMicro !== undefined && out.takeProfitMicro !== undefined && out.stopLossMicro >= out.takeProfitMicro) {
     throw refuse('INVALID_LEVELS', 'the stop-loss must be below the take-profit');
   }
   return out;

@@ -107,7 +107,12 @@ function debit({ data, metadata }: DebitWallet, state: WalletState): WalletEvent
   if (state.manual.has(transfer.transferId)) throw refuse('ALREADY_EXISTS', `transfer ${transfer.transferId} was requested as a manual sell`);
   ensureNotFrozen(state);
   if (transfer.to.kind === 'address' && from.walletContext !== 'real') throw refuse('VALIDATION_FAILED', 'only the real wallet context can withdraw to an address');
-  if (transfer.to.kind === 'lots' || transfer.to.kind === 'address') ensureUnlocked(state);
+  if (transfer.to.kind === 'lots' || transfer.to.kind === 'address') {
+    if (transfer.to.userId !== from.userId || transfer.to.walletContext !== from.walletContext) {
+      throw refuse('VALIDATION_FAILED', `transfer ${transfer.transferId}: a buy or withdrawal stays in the paying user's wallet context`);
+    }
+    ensureUnlocked(state);
+  }
   if (transfer.to.kind === 'lots') {
     // A stop or target belongs to the one lot of its mint: a buy sets them only on the first.
     if (transfer.to.levels && openLotsOf(state.lots, transfer.to.walletContext, transfer.to.mint).length > 0) {

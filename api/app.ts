@@ -1,5 +1,7 @@
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import fastifyJwt from '@fastify/jwt';
+import fastifyHelmet from '@fastify/helmet';
+import fastifyCors from '@fastify/cors';
 import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
 import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
@@ -19,6 +21,13 @@ import healthRoutes from './routes/health/index.ts';
 import './types.ts';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** The origins a browser may call from: CORS_ORIGINS, else the portal's (PORTAL_ORIGIN, else PUBLIC_BASE_URL's); none in a bare development setup. */
+function corsOrigins(config: AppDeps['config']): string[] {
+  if (config.CORS_ORIGINS) return config.CORS_ORIGINS.split(',').map((o) => o.trim()).filter(Boolean);
+  const portal = config.PORTAL_ORIGIN ?? config.PUBLIC_BASE_URL;
+  return portal ? [new URL(portal).origin] : [];
+}
 
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
@@ -77,6 +86,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     );
   });
 
+  // Security headers on every answer; JSON answers need no script, style or frame: default-src 'none'.
+  // The docs page sets its own policy (swagger-ui's staticCSP). CORS: the allowed origins only.
+  await app.register(fastifyHelmet, {
+    contentSecurityPolicy: { useDefaults: false, directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"], baseUri: ["'none'"] } },
+  });
+  await app.register(fastifyCors, { origin: corsOrigins(deps.config), credentials: false, maxAge: 600 });
   await app.register(fastifyJwt, { secret: deps.config.JWT_SECRET });
   await app.register(fastifySwagger, {
     openapi: {
@@ -90,7 +105,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     },
     transform: jsonSchemaTransform,
   });
-  await app.register(fastifySwaggerUi, { routePrefix: '/docs' });
+  if (deps.config.DOCS_ENABLED) await app.register(fastifySwaggerUi, { routePrefix: '/docs', staticCSP: true });
   await app.register(authPlugin);
   await app.register(apiKeyPlugin);
   await app.register(accessPlugin);

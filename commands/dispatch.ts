@@ -35,6 +35,7 @@ export interface CommandDeps {
     | 'VENUE'
     | 'TRADE_FEE_BPS'
     | 'KEY_ENCRYPTION_KEY'
+    | 'LOOKUP_PER_ADDRESS_PER_HOUR'
   >;
 }
 

@@ -84,6 +84,16 @@ const schema = z.object({
   IDEMPOTENCY_TTL_MS: z.coerce.number().int().positive().default(24 * 3600_000),
   /** a key whose first request has run this long without an answer (its process died) is taken over by a repeat */
   IDEMPOTENCY_LEASE_MS: z.coerce.number().int().positive().default(60_000),
+  /** lookups (login codes asked for) an hour from one client address, whatever the emails */
+  LOOKUP_PER_ADDRESS_PER_HOUR: z.coerce.number().int().positive().default(20),
+  /** origins a browser may call the API from (comma-separated); default: PORTAL_ORIGIN */
+  CORS_ORIGINS: z.string().optional(),
+  /** the developer portal's origin (the consent page); default: PUBLIC_BASE_URL's */
+  PORTAL_ORIGIN: z.string().url().optional(),
+  /** the bearer token /metrics asks for; in production /metrics answers 404 without one */
+  METRICS_TOKEN: z.string().min(16).optional(),
+  /** false: no /docs (the OpenAPI page and document) */
+  DOCS_ENABLED: booleanish.default(true),
   /** requests a minute per API key, OAuth user or JWT user, by the owner's tier (benchmarks raise them) */
   RATE_LIMIT_FREE_PER_MIN: z.coerce.number().int().positive().default(60),
   RATE_LIMIT_STANDARD_PER_MIN: z.coerce.number().int().positive().default(300),

@@ -134,3 +134,18 @@ export async function consumeCode(
   if (outcome === 'locked') throw lockedError(now, ms);
   throw refuse('INVALID_CODE', 'invalid or expired code');
 }
+
+/**
+ * One more lookup from this client address (its keyed digest in the key, never the address): past
+ * `perHour` in the hour, 429 before anything about the email is looked at, so registered emails
+ * cannot be enumerated through `isNewUser` by changing the email on every try.
+ */
+export async function takeAddressSlot(redis: Redis, addressDigest: string, perHour: number, now: Date): Promise<void> {
+  const key = `auth:lookup-address:${addressDigest}`;
+  const count = await redis.incr(key);
+  if (count === 1) await redis.pexpire(key, 3_600_000);
+  if (count > perHour) {
+    const ttl = await redis.pttl(key);
+    throw refuse('LOOKUP_THROTTLED', 'too many codes asked for from this address: retry after nextRequestAt', { nextRequestAt: at(now, Math.max(ttl, 0)) });
+  }
+}

@@ -8,11 +8,14 @@ import { usernameDecider } from '../../domain/user/username.ts';
 import { deriveKey } from '../../infra/secrets.ts';
 import { userIdForEmail } from '../../infra/tokens.ts';
 import type { Tools } from '../dispatch.ts';
-import { assertNotLocked, storeCode, takeLookupSlot, type PendingSignup } from './login-codes.ts';
+import { assertNotLocked, storeCode, takeAddressSlot, takeLookupSlot, type PendingSignup } from './login-codes.ts';
+import { hmacHex } from '../../infra/tokens.ts';
 
 export interface LookupData {
   email: string;
   signup: PendingSignup;
+  /** the client's address (request.ip): lookups are throttled per address too */
+  clientAddress: string;
 }
 
 export interface LookupResult {
@@ -30,6 +33,7 @@ export async function lookup({ data, metadata }: Command<'Lookup', LookupData>, 
   const { redis, mailer, config, ids } = tools.deps;
   const email = normalizeEmail(data.email);
   const userId = userIdForEmail(email);
+  await takeAddressSlot(redis, hmacHex(deriveKey(config.JWT_SECRET, 'client-address'), data.clientAddress), config.LOOKUP_PER_ADDRESS_PER_HOUR, metadata.now);
   await assertNotLocked(redis, userId, metadata.now);
   const isNewUser = (await tools.load(userDecider, userId)).state.status === 'unregistered';
   const username = data.signup.username;

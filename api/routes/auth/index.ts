@@ -36,7 +36,7 @@ export default async function authRoutes(root: FastifyInstance): Promise<void> {
     async (request) => {
       const { email, recaptcha, fingerprint: _fingerprint, ...signup } = request.body;
       await requireCaptcha(request, recaptcha);
-      return ok(await request.dispatch('Lookup', { email, signup }));
+      return ok(await request.dispatch('Lookup', { email, signup, clientAddress: request.ip }));
     },
   );
 

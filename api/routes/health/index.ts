@@ -1,4 +1,6 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
+import { refuse } from '../../../domain/shared/errors.ts';
 import { registry, projectorLagEvents, projectorLagMs, projectorStalled } from '../../../infra/metrics.ts';
 import { errorBody } from '../../plugins/errors.ts';
 import { ok } from '../../envelope.ts';
@@ -55,7 +57,16 @@ export default async function healthRoutes(app: FastifyInstance): Promise<void> 
     return reply.code(503).send({ ...errorBody('SERVICE_UNAVAILABLE', `degraded: ${down.join(', ')} down`), data });
   });
 
-  app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
+  // In production /metrics answers only to `Authorization: Bearer METRICS_TOKEN` (404 without the
+  // token configured, 401 with a wrong one); elsewhere it is open unless a token is set.
+  const { METRICS_TOKEN, NODE_ENV } = app.deps.config;
+  const expected = METRICS_TOKEN ? createHash('sha256').update(`Bearer ${METRICS_TOKEN}`).digest() : null;
+  app.get('/metrics', { schema: { hide: true } }, async (request, reply) => {
+    if (!expected && NODE_ENV === 'production') throw refuse('ROUTE_NOT_FOUND', 'no route has this method and path');
+    if (expected) {
+      const given = createHash('sha256').update(request.headers.authorization ?? '').digest();
+      if (!timingSafeEqual(given, expected)) throw refuse('AUTHENTICATION_REQUIRED', '/metrics needs its bearer token');
+    }
     reply.header('content-type', registry.contentType);
     return registry.metrics();
   });

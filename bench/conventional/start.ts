@@ -17,6 +17,9 @@ export interface Conventional {
   stop(): Promise<void>;
 }
 
+/** Connections of the simulated venue the conventional trades call (server.ts): few, the swaps are short. */
+const VENUE_POOL_SIZE = 8;
+
 export async function startConventional(
   app: Pick<TestApp, 'deps'>,
   ids: { userIds: string[]; agentIds: string[] },
@@ -32,6 +35,8 @@ export async function startConventional(
       poolSize,
       virtualStartUsd: config.VIRTUAL_START_USD,
       solPriceUsd: config.SOL_PRICE_USD,
+      spendStablecoinMint: config.SPEND_STABLECOIN_MINT,
+      venuePoolSize: VENUE_POOL_SIZE,
     });
     return {
       url: server.url,

@@ -17,9 +17,6 @@ export interface Conventional {
   stop(): Promise<void>;
 }
 
-/** Connections of the simulated venue the conventional trades call (server.ts): few, the swaps are short. */
-const VENUE_POOL_SIZE = 8;
-
 export async function startConventional(
   app: Pick<TestApp, 'deps'>,
   ids: { userIds: string[]; agentIds: string[] },
@@ -36,7 +33,8 @@ export async function startConventional(
       virtualStartUsd: config.VIRTUAL_START_USD,
       solPriceUsd: config.SOL_PRICE_USD,
       spendStablecoinMint: config.SPEND_STABLECOIN_MINT,
-      venuePoolSize: VENUE_POOL_SIZE,
+      // As many as the service's own: every transaction holding a connection may have its swap in flight, the venue never queues it.
+      venuePoolSize: poolSize,
     });
     return {
       url: server.url,

@@ -45,8 +45,9 @@ function placeOf(url: string): string {
  * The samples of the server at work: not idle, and not the inspector's own (stopping the profiler
  * serialises it on the main thread: up to 9% of a short profile). Each with its wall time since the
  * previous sample, so time the server waited to run again inside a call would count for that call:
- * `busyMs` against the CPU /proc reports tells whether the shares are CPU (a sell's profile here:
- * 3,269 ms sampled at work, 3,430 ms of CPU, so writev's third is kernel time of loopback sends).
+ * `busyMs` against the CPU /proc reports tells whether the shares are CPU (a sell's profile at load
+ * 5-8 on two cores: 3,269 ms sampled at work, 3,430 ms of CPU, writev's third is kernel time of
+ * loopback sends; at load 9: 3,806 ms against 2,070 ms, and writev's 66% is mostly waiting).
  */
 function busySamples(profile: Profile): { ids: number[]; deltas: number[]; busyMs: number; parent: Map<number, number>; byId: Map<number, ProfileNode> } {
   const byId = new Map(profile.nodes.map((node) => [node.id, node]));
@@ -198,6 +199,8 @@ try {
   );
   console.log('\nServer time by where the code lives (self time, idle left out):');
   for (const line of byPlace(profile as never, 15)) console.log(`  ${line}`);
+  console.log("\nServer time by the innermost code of ours on the stack, per layer (its callees in packages, node and the kernel included; idle left out):");
+  for (const line of byCaller(profile as never, 12, (_, place) => place.split('/')[0]!)) console.log(`  ${line}`);
   console.log("\nServer time by the innermost code of ours on the stack, per file (its callees in packages, node and the kernel included; idle left out):");
   for (const line of byCaller(profile as never, 20, (_, place) => place)) console.log(`  ${line}`);
   console.log('\nThe same per function:');

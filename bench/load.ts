@@ -25,7 +25,10 @@ function request(client: LoadClient, body: unknown): Promise<number> {
   const { method, path } = client;
   const text = body === undefined ? undefined : JSON.stringify(body);
   return new Promise((resolve, reject) => {
-    const headers: http.OutgoingHttpHeaders = client.webhookSecret ? signed(client.webhookSecret, body) : { authorization: `Bearer ${client.token}` };
+    const headers: http.OutgoingHttpHeaders = {
+      ...client.headers,
+      ...(client.webhookSecret ? signed(client.webhookSecret, body) : { authorization: `Bearer ${client.token}` }),
+    };
     if (text !== undefined) {
       headers['content-type'] = 'application/json';
       headers['content-length'] = Buffer.byteLength(text);

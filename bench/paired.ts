@@ -15,6 +15,8 @@ export interface LoadClient {
   bodies?: unknown[];
   /** the agent's signing secret: each request carries a fresh signature (infra/signing/webhook.ts) */
   webhookSecret?: string;
+  /** extra headers sent with every request of this client (an Idempotency-Key) */
+  headers?: Record<string, string>;
 }
 
 export interface LoadSpec {

@@ -1,4 +1,4 @@
-// npm run bench [-- --seconds N --events N --audit-events N --bridges N --pools N --only eventstore|http|audit|reconciliation|signals]: every
+// npm run bench [-- --seconds N --events N --audit-events N --bridges N --pools N --wallets N --only eventstore|http|audit|reconciliation|signals|wallet]: every
 // figure from one run on this machine, each compared with a baseline or target measured or stated in the same run.
 import { auditBench } from './audit.ts';
 import { chatterBench } from './chatter.ts';
@@ -7,6 +7,7 @@ import { fanoutBench } from './fanout.ts';
 import { httpBench } from './http.ts';
 import { reconciliationBench } from './reconciliation.ts';
 import { signalParseBench } from './signals.ts';
+import { walletBench, WALLETS } from './wallet.ts';
 
 function arg(name: string, fallback: number): number {
   const i = process.argv.indexOf(`--${name}`);
@@ -28,4 +29,5 @@ if (!only || only === 'signals') {
   await fanoutBench(arg('pools', 1_000));
   await chatterBench(seconds);
 }
+if (!only || only === 'wallet') await walletBench(seconds, arg('wallets', WALLETS));
 process.exit(0);

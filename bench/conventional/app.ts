@@ -1,5 +1,5 @@
-// The conventional service's HTTP side: the same routes (follow, GET subscriptions, withdraw), the
-// same body, params and query schemas, the same response schemas serialised through
+// The conventional service's HTTP side: the same routes (follow, GET subscriptions, withdraw, wallet
+// buy and sell), the same body, params and query schemas, the same response schemas serialised through
 // fastify-type-provider-zod, the same error mapping.
 import Fastify, { type FastifyInstance, type FastifyRequest } from 'fastify';
 import fastifyJwt from '@fastify/jwt';
@@ -10,7 +10,9 @@ import { agentParams, amountBody } from '../../api/routes/subscriptions/schemas.
 import { registerErrorHandling } from '../../api/plugins/errors.ts';
 import { subscribeInput } from '../../commands/subscriptions/subscribe-input.ts';
 import { refuse } from '../../domain/shared/errors.ts';
-import { usdToMicro } from '../../domain/shared/money.ts';
+import { microToUsd, toUnits, usdToMicro } from '../../domain/shared/money.ts';
+import { TOKEN_DECIMALS, unitsToTokens } from '../../domain/wallet/lots.ts';
+import { buyBody, levelsOf, sellBody, tradeResult, type TradeResultJson } from '../../api/routes/wallet/schemas.ts';
 
 const unauthorized = () => refuse('AUTHENTICATION_REQUIRED', 'authentication required');
 import { walletContextSchema } from '../../domain/wallet/events.ts';
@@ -18,6 +20,7 @@ import type { Pool } from '../../infra/db.ts';
 import { subscriptionActionResultSchema, subscriptionRecord, subscriptionRecordSchema, type SubscriptionRow } from '../../projections/subscriptions/record.ts';
 import { follow, type Caller, type FollowConfig } from './follow.ts';
 import { withdraw } from './withdraw.ts';
+import { buy, sell, type TradeDeps, type Traded } from './trade.ts';
 
 const BEARER = /^Bearer\s+(\S+)$/i;
 
@@ -48,7 +51,35 @@ export interface ConventionalDeps {
   db: Pool;
   jwtSecret: string;
   follow: FollowConfig;
+  trade: Omit<TradeDeps, 'db'> & { spendStablecoinMint: string };
 }
+
+/** The same header schema as our trade routes (this baseline keeps no Idempotency-Key: the bench's sells carry none). */
+const idempotencyHeader = z.looseObject({ 'idempotency-key': z.string().optional() });
+
+/** Our routes' trade answer (api/routes/wallet/index.ts `resultOf`), from the trade's row values. */
+function resultOf(t: Traded): TradeResultJson {
+  const [amount, usd, price] = [unitsToTokens(t.swap.units), microToUsd(t.swap.usdMicro), microToUsd(t.swap.priceMicro)];
+  const verb = t.side === 'buy' ? `Bought ${amount} ${t.mint} for` : `Sold ${amount} ${t.mint} for`;
+  return {
+    success: true,
+    transactionId: t.swap.txId,
+    amount,
+    tokenSymbol: t.mint,
+    message: `${verb} ${usd} USD at ${price} USD each`,
+    timestamp: t.at,
+    tradeId: t.transferId,
+    openTradeUpdatePending: false,
+    side: t.side,
+    walletContext: t.walletContext,
+    mint: t.mint,
+    priceUsd: price,
+    amountUsd: usd,
+    ...(t.realizedPnlMicro !== undefined ? { realizedPnlUsd: microToUsd(t.realizedPnlMicro) } : {}),
+  };
+}
+
+const noLevels = () => refuse('VALIDATION_FAILED', 'stop-loss and take-profit levels are not modelled by the conventional baseline');
 
 export async function buildConventionalApp(deps: ConventionalDeps): Promise<FastifyInstance> {
   const root = Fastify({ logger: false, bodyLimit: 1024 * 1024 });
@@ -93,6 +124,34 @@ export async function buildConventionalApp(deps: ConventionalDeps): Promise<Fast
         agentName: row.agent_name,
         ...(row.agent_image_url ? { agentImageUrl: row.agent_image_url } : {}),
       });
+    },
+  );
+
+  const trade: TradeDeps = { db: deps.db, ...deps.trade };
+  app.post(
+    '/api/v1/wallet/buy',
+    { schema: { headers: idempotencyHeader, body: buyBody, response: { 200: envelopeOf(tradeResult) } } },
+    async (request) => {
+      const caller = await callerOf(root, deps.db, request);
+      const { mint, amountUsd, walletContext } = request.body;
+      if (levelsOf(request.body)) throw noLevels();
+      return ok(resultOf(await buy(trade, caller, { mint, amountMicro: usdToMicro(amountUsd), ...(walletContext ? { walletContext } : {}) })));
+    },
+  );
+
+  app.post(
+    '/api/v1/wallet/sell',
+    { schema: { headers: idempotencyHeader, body: sellBody, response: { 200: envelopeOf(tradeResult) } } },
+    async (request) => {
+      const caller = await callerOf(root, deps.db, request);
+      const { amount, walletContext } = request.body;
+      const mint = request.body.mint ?? deps.trade.spendStablecoinMint;
+      if (mint === deps.trade.spendStablecoinMint) {
+        throw refuse('UNPROCESSABLE', 'selling the spend stablecoin withdraws it to `destination`: not offered yet; name the `mint` of a manual BUY lot');
+      }
+      if (levelsOf(request.body)) throw noLevels();
+      const units = Number(toUnits(amount, TOKEN_DECIMALS));
+      return ok(resultOf(await sell(trade, caller, { mint, units, ...(walletContext ? { walletContext } : {}) })));
     },
   );
 

@@ -1,5 +1,5 @@
-// node --import=tsx bench/conventional/check.ts: the baseline must be the same follow and the same
-// withdrawal, or the bench compares nothing. Sends one sequence of requests to our app and to the
+// node --import=tsx bench/conventional/check.ts: the baseline must be the same follow, the same
+// withdrawal and the same manual buy and sell, or the bench compares nothing. Sends one sequence of requests to our app and to the
 // conventional server, checks that both answer alike (timestamps aside), and checks the
 // conventional rows after each step.
 import { isDeepStrictEqual } from 'node:util';
@@ -20,13 +20,13 @@ const agentBody = (name: string, extra: Record<string, unknown> = {}) => ({
   ...extra,
 });
 
-/** Timestamps differ between two services by nature; everything else must be equal. */
+/** Timestamps and fresh ids (a trade's id, its venue transaction) differ between two services by nature; everything else must be equal. */
 function withoutTimes(value: unknown): unknown {
   if (Array.isArray(value)) return value.map(withoutTimes);
   if (value === null || typeof value !== 'object') return value;
   return Object.fromEntries(
     Object.entries(value)
-      .filter(([k]) => !['subscribedAt', 'createdAt', 'updatedAt'].includes(k))
+      .filter(([k]) => !['subscribedAt', 'createdAt', 'updatedAt', 'timestamp', 'tradeId', 'transactionId'].includes(k))
       .map(([k, v]) => [k, withoutTimes(v)]),
   );
 }
@@ -51,8 +51,11 @@ try {
   const pendingId = pending.body.data.id as string;
   const u1 = await signIn(app, 'check-u1@example.test');
   const u2 = await signIn(app, 'check-u2@example.test');
+  const trader = await signIn(app, 'check-trader@example.test');
+  const setPrice = (priceUsd: number) => api(app, 'PUT', '/api/admin/market/prices', { token: admin.accessToken, body: { prices: { SOL: priceUsd } } });
+  await setPrice(100);
 
-  const conv = await startConventional(app, { userIds: [u1.userId, u2.userId], agentIds: [live, perp, pendingId] }, 4);
+  const conv = await startConventional(app, { userIds: [u1.userId, u2.userId, trader.userId], agentIds: [live, perp, pendingId] }, 4);
   try {
     const both = async (what: string, method: string, token: string | undefined, body?: unknown, path = PATH) => {
       const ours = await api(app, method, path, { token, body });
@@ -155,6 +158,34 @@ try {
     await withdraw('withdraw without a token', undefined, live, { amountUsd: 1 });
     expect((await withdrawals()) === 6, 'six withdrawals went through, each with its audit row');
     await both('GET subscriptions after the withdrawals', 'GET', u1.accessToken);
+
+    // Manual buys and sells (bench/wallet.ts): the same answers, and the lot rows move as our lots.
+    const price = async (usd: number) => {
+      await setPrice(usd);
+      await conv.db.query(`UPDATE market_prices SET price_micro = $1 WHERE symbol = 'SOL'`, [usd * 1e6]);
+    };
+    const trade = (what: string, side: 'buy' | 'sell', body: unknown, token: string | null = trader.accessToken) =>
+      both(what, 'POST', token ?? undefined, body, `/api/v1/wallet/${side}`);
+    const lotRows = async () => (await conv.db.query('SELECT units::float8 AS units, cost_micro::float8 AS cost FROM wallet_lots WHERE user_id = $1 ORDER BY opened_at', [trader.userId])).rows;
+    const cash = async () => Number((await row(`SELECT balance_micro FROM wallets WHERE user_id = $1 AND wallet_context = 'virtual'`, [trader.userId])).balance_micro);
+    const bought = await trade('buy 100 USD of SOL at 100', 'buy', { mint: 'SOL', amountUsd: 100 });
+    expect(bought.body.data?.message === 'Bought 1 SOL for 100 USD at 100 USD each', 'the buy says what it bought');
+    await price(200);
+    await trade('buy 400 USD of SOL at 200', 'buy', { mint: 'SOL', amountUsd: 400 });
+    await price(150);
+    const sold = await trade('sell 1.5 SOL at 150, oldest lot first', 'sell', { mint: 'SOL', amount: 1.5 });
+    expect(sold.body.data?.realizedPnlUsd === 25, 'realized PnL 25 USD (225 for lots that cost 100 + 100)');
+    expect(JSON.stringify(await lotRows()) === JSON.stringify([{ units: 1_500_000, cost: 300_000_000 }]), 'the first lot row deleted, the second reduced to 1.5 SOL costing 300 USD');
+    expect((await cash()) === 10_000_000_000 - 500_000_000 + 225_000_000, 'the wallet row paid 500 USD and got 225 USD');
+    await trade('sell 1.500001 SOL, beyond the lots', 'sell', { mint: 'SOL', amount: 1.500001 });
+    await trade('sell a mint never bought', 'sell', { mint: 'BONK', amount: 1 });
+    await trade('sell the spend stablecoin (no mint)', 'sell', { amount: 1 });
+    await trade('buy beyond the funds', 'buy', { mint: 'SOL', amountUsd: 20_000 });
+    await trade('buy a mint without a price', 'buy', { mint: 'NOPRICE', amountUsd: 10 });
+    await trade('sell with a malformed amount', 'sell', { mint: 'SOL', amount: 1.0000001 });
+    await trade('sell without a token', 'sell', { mint: 'SOL', amount: 1 }, null);
+    await trade('sell the last 1.5 SOL', 'sell', { mint: 'SOL', amount: 1.5 });
+    expect((await lotRows()).length === 0 && (await cash()) === 10_000_000_000 - 500_000_000 + 450_000_000, 'no lot row left, 450 USD back in all');
   } finally {
     await conv.stop();
   }

@@ -157,7 +157,7 @@ async function followIn(client: PoolClient, config: FollowConfig, req: Request):
 }
 
 /** The wallet's balance, its row locked; opened on first use (the virtual context at the start amount). */
-async function lockWallet(client: PoolClient, userId: string, context: WalletContext, openingMicro: MicroUsd, now: Date): Promise<MicroUsd> {
+export async function lockWallet(client: PoolClient, userId: string, context: WalletContext, openingMicro: MicroUsd, now: Date): Promise<MicroUsd> {
   const lock = {
     name: 'conv-lock-wallet',
     text: 'SELECT balance_micro FROM wallets WHERE user_id = $1 AND wallet_context = $2 FOR UPDATE',

@@ -1,9 +1,14 @@
 // The conventional baseline's tables. Users, sessions and the per-pool rows use the very DDL of
 // our read models, so the identity lookup and GET subscriptions read rows of the same shape and
 // width on both sides; agents, wallets, beta seats and the audit are the conventional design's own.
+// Manual trades: the lots are our read model's table (one row per open lot, updated in place by the
+// trade itself), the venue's swaps and mark prices the very tables of our simulated venue.
 import type { Migration } from '../../infra/db.ts';
+import { simulatedSwapMigrations } from '../../infra/venues/swaps.ts';
+import { marketPricesProjector } from '../../projections/market/projector.ts';
 import { subscriptionsTable } from '../../projections/subscriptions/projector.ts';
 import { usersMigrations } from '../../projections/users/schema.ts';
+import { lotMigrations } from '../../projections/wallets/lots.ts';
 
 export const conventionalMigrations: Migration[] = [
   ...usersMigrations,
@@ -68,6 +73,29 @@ export const conventionalMigrations: Migration[] = [
         amount_micro bigint NOT NULL,
         pending boolean NOT NULL,
         wallet_balance_after_micro bigint,
+        created_at timestamptz NOT NULL
+      );`,
+  },
+  // Manual buys and sells (bench/conventional/trade.ts): lots and prices as ours keeps them, the
+  // simulated venue's own swaps table, and a record of each trade written by its transaction.
+  ...lotMigrations,
+  ...marketPricesProjector.migrations,
+  ...simulatedSwapMigrations,
+  {
+    id: 'conventional/003-manual-trades',
+    sql: `
+      CREATE TABLE manual_trades (
+        transfer_id text PRIMARY KEY,
+        user_id uuid NOT NULL,
+        wallet_context text NOT NULL,
+        side text NOT NULL,
+        mint text NOT NULL,
+        units bigint NOT NULL,
+        usd_micro bigint NOT NULL,
+        price_micro bigint NOT NULL,
+        tx_id text NOT NULL,
+        realized_pnl_micro bigint,
+        balance_after_micro bigint NOT NULL,
         created_at timestamptz NOT NULL
       );`,
   },

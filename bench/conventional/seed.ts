@@ -1,5 +1,5 @@
 // The conventional database gets the same agents, users and sessions as our app, with the same
-// ids, so the same access tokens pass the same checks on both sides.
+// ids, so the same access tokens pass the same checks on both sides, and the same mark prices.
 import { load } from '../../commands/handle.ts';
 import { agentDecider, agentStream, SEAT_SHARDS, seatShardDecider, seatShardId } from '../../domain/agent/index.ts';
 import { migrate, type Pool } from '../../infra/db.ts';
@@ -20,6 +20,9 @@ export async function seedConventional(
   await migrate(conventional, conventionalMigrations);
   await copyRows(ours.pool, conventional, 'users', 'id', ids.userIds);
   await copyRows(ours.pool, conventional, 'user_sessions', 'user_id', ids.userIds);
+  // The simulated venue's mark prices, as an administrator set them on ours.
+  const prices = await ours.pool.query('SELECT * FROM market_prices');
+  await conventional.query('INSERT INTO market_prices SELECT * FROM json_populate_recordset(null::market_prices, $1::json)', [JSON.stringify(prices.rows)]);
   for (const id of ids.agentIds) {
     const { state: a } = await load(ours.store, agentStream(id), agentDecider);
     if (!a.exists) throw new Error(`agent ${id} does not exist`);

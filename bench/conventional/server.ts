@@ -2,6 +2,8 @@
 // stdin as JSON, the URL it listens on goes to stdout as one JSON line, SIGTERM stops it.
 import { createPool } from '../../infra/db.ts';
 import { usdToMicro } from '../../domain/shared/money.ts';
+import { createSimulatedSwaps } from '../../infra/venues/swaps.ts';
+import { createReadModelPriceSource } from '../../projections/market/queries.ts';
 import { buildConventionalApp } from './app.ts';
 
 export interface ServerSpec {
@@ -10,6 +12,9 @@ export interface ServerSpec {
   poolSize: number;
   virtualStartUsd: number;
   solPriceUsd: number;
+  spendStablecoinMint: string;
+  /** the simulated venue's own connections (a trade's transaction holds one of the service's while it calls the venue) */
+  venuePoolSize: number;
 }
 
 const chunks: Buffer[] = [];
@@ -17,10 +22,14 @@ for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
 const spec = JSON.parse(Buffer.concat(chunks).toString('utf8')) as ServerSpec;
 
 const db = createPool(spec.databaseUrl, spec.poolSize);
+// The venue: our simulated swaps, prices and table, reached through connections of its own.
+const venueDb = createPool(spec.databaseUrl, spec.venuePoolSize);
+const swaps = createSimulatedSwaps({ pool: venueDb, prices: createReadModelPriceSource(venueDb) });
 const app = await buildConventionalApp({
   db,
   jwtSecret: spec.jwtSecret,
   follow: { virtualStartMicro: usdToMicro(spec.virtualStartUsd), solPriceMicro: usdToMicro(spec.solPriceUsd) },
+  trade: { swaps, virtualStartMicro: usdToMicro(spec.virtualStartUsd), spendStablecoinMint: spec.spendStablecoinMint },
 });
 const url = await app.listen({ host: '127.0.0.1', port: 0 });
 process.stdout.write(`${JSON.stringify({ url })}\n`);
@@ -31,6 +40,7 @@ async function shutdown() {
   stopping = true;
   await app.close();
   await db.end();
+  await venueDb.end();
   process.exit(0);
 }
 process.once('SIGTERM', shutdown);

@@ -32,6 +32,9 @@ export async function startConventional(
       poolSize,
       virtualStartUsd: config.VIRTUAL_START_USD,
       solPriceUsd: config.SOL_PRICE_USD,
+      spendStablecoinMint: config.SPEND_STABLECOIN_MINT,
+      // As many as the service's own: every transaction holding a connection may have its swap in flight, the venue never queues it.
+      venuePoolSize: poolSize,
     });
     return {
       url: server.url,

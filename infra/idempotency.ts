@@ -46,6 +46,16 @@ export interface IdempotencyKeys {
 export function createIdempotencyKeys(pool: Pool, options: { ttlMs: number; leaseMs: number }): IdempotencyKeys {
   return {
     async claim(userId, keyHash, requestHash, now) {
+      // A replay of an answered key is a read: the claim below would lock and rewrite nothing, yet
+      // cost a transaction id and a durable commit on every replay.
+      const answered = await pool.query<{ request_hash: string; response_status: number; response_body: string }>({
+        name: 'idempotency-answered',
+        text: `SELECT request_hash, response_status, response_body FROM idempotency_keys
+                WHERE user_id = $1 AND key_hash = $2 AND status = 'done' AND expires_at > $3`,
+        values: [userId, keyHash, now],
+      });
+      const done = answered.rows[0];
+      if (done) return done.request_hash === requestHash ? { kind: 'replay', status: done.response_status, body: done.response_body } : { kind: 'mismatch' };
       const leaseUntil = new Date(now.getTime() + options.leaseMs);
       const expiresAt = new Date(now.getTime() + options.ttlMs);
       // New, expired (a new key), or abandoned by a process that died mid-request (same request): ours.

@@ -19,7 +19,7 @@ const budgetOf = (request: FastifyRequest): string => {
  * key, OAuth user or session user across routes. X-RateLimit-Limit / -Remaining / -Reset on every
  * authenticated answer; 429 RATE_LIMITED with Retry-After beyond. Fail-open: the limiter has its
  * own Redis connection with no offline queue and a short command time-out, and a Redis error or
- * time-out lets the request through (without the headers) rather than stalling every request.
+ * time-out lets the request through (its headers then show the whole budget) rather than stalling every request.
  */
 async function rateLimitPlugin(app: FastifyInstance): Promise<void> {
   const { config } = app.deps;

@@ -2,7 +2,7 @@
 // table, request signing exactly as Authentication point 3 says, scopes, and the attack table.
 import t from 'tap';
 import { apiKeyStream } from '../../domain/apikey/decide.ts';
-import { api, startTestApp } from '../support/app.ts';
+import { api, apiWithConfig, startTestApp } from '../support/app.ts';
 import { signedApi, type ApiKeyCredentials } from '../support/api-keys.ts';
 import { signIn, type SignedIn } from '../support/auth.ts';
 
@@ -139,10 +139,9 @@ t.test('API keys', async (t) => {
   });
 
   await t.test('ADMIN_REQUIRE_SIGNATURE=true makes the signature mandatory on admin routes', async (t) => {
-    const strict = await startTestApp({ config: { ADMIN_EMAILS: ADMIN, ADMIN_REQUIRE_SIGNATURE: 'true' } });
+    const strict = await apiWithConfig(app, { ADMIN_REQUIRE_SIGNATURE: true });
     t.teardown(() => strict.close());
-    const root = await signIn(strict, ADMIN);
-    const res = await api(strict, 'POST', KEYS, { token: root.accessToken, body: { name: 'ops', scopes: ['admin:write'] } });
+    const res = await api(strict, 'POST', KEYS, { token: admin.accessToken, body: { name: 'ops', scopes: ['admin:write'] } });
     const key = { apiKey: res.body.data.apiKey, secretKey: res.body.data.secretKey };
     const unsigned = await signedApi(strict, key, 'PUT', '/api/admin/market/prices', { body: { prices: { SOL: 150 } }, unsigned: true });
     t.equal(unsigned.status, 401);

@@ -2,6 +2,7 @@ import type { SwapRequest, Venues } from '../../infra/venues/port.ts';
 import { randomBytes } from 'node:crypto';
 import { loadConfig } from '../../infra/config.ts';
 import type { AppDeps } from '../../api/deps.ts';
+import { buildApp } from '../../api/app.ts';
 import type { Dispatched } from '../../commands/dispatch.ts';
 import { load, type Loaded } from '../../commands/handle.ts';
 import type { CommandMap, CommandType } from '../../commands/registry.ts';
@@ -153,4 +154,15 @@ export function loadState<C extends Command, S, E extends DomainEvent>(
   id: string,
 ): Promise<Loaded<S>> {
   return load(app.deps.store, aggregate.streamOf(id), aggregate);
+}
+
+/**
+ * A second HTTP API on the test app's own dependencies (database, Redis, dispatcher, projections)
+ * with some configuration changed: for a setting read when the app is built, without starting a
+ * whole other service.
+ */
+export async function apiWithConfig(app: Pick<TestApp, 'deps'>, overrides: Partial<AppDeps['config']>): Promise<{ url: string; close(): Promise<void> }> {
+  const server = await buildApp({ ...app.deps, config: { ...app.deps.config, ...overrides } });
+  const url = await server.listen({ port: 0, host: '127.0.0.1' });
+  return { url, close: () => server.close() };
 }

@@ -84,6 +84,8 @@ const schema = z.object({
   IDEMPOTENCY_TTL_MS: z.coerce.number().int().positive().default(24 * 3600_000),
   /** a key whose first request has run this long without an answer (its process died) is taken over by a repeat */
   IDEMPOTENCY_LEASE_MS: z.coerce.number().int().positive().default(60_000),
+  /** false: no rate limiting at all (no counting, no headers, no 429); the access bench measures the limiter's latency against it */
+  RATE_LIMIT_ENABLED: booleanish.default(true),
   /** requests a minute per API key, OAuth user or JWT user, by the owner's tier (benchmarks raise them) */
   RATE_LIMIT_FREE_PER_MIN: z.coerce.number().int().positive().default(60),
   RATE_LIMIT_STANDARD_PER_MIN: z.coerce.number().int().positive().default(300),

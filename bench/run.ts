@@ -1,5 +1,6 @@
-// npm run bench [-- --seconds N --events N --audit-events N --bridges N --pools N --only eventstore|http|audit|reconciliation|signals]: every
+// npm run bench [-- --seconds N --events N --audit-events N --bridges N --pools N --only eventstore|http|audit|reconciliation|signals|access]: every
 // figure from one run on this machine, each compared with a baseline or target measured or stated in the same run.
+import { accessBench } from './access.ts';
 import { auditBench } from './audit.ts';
 import { chatterBench } from './chatter.ts';
 import { eventStoreBench } from './eventstore.ts';
@@ -28,4 +29,5 @@ if (!only || only === 'signals') {
   await fanoutBench(arg('pools', 1_000));
   await chatterBench(seconds);
 }
+if (!only || only === 'access') await accessBench(seconds);
 process.exit(0);

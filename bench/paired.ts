@@ -5,7 +5,7 @@ import type { Pool } from '../infra/db.ts';
 import { cpuDuring, type CpuSpent } from './cpu.ts';
 import { fmt, percentile, verdict, type Run } from './measure.ts';
 
-export type LoadRun = Run & { failures: number; statuses: Record<string, number>; clientCpuMsPerRequest: number; cpu: CpuSpent };
+export type LoadRun = Run & { failures: number; statuses: Record<string, number>; clientCpuMsPerRequest: number; cpu: CpuSpent; signing?: SigningCost };
 
 /** One concurrent client: what it sends, cycling through `bodies`; a webhook client signs each body anew instead of sending a token. */
 export interface LoadClient {
@@ -17,6 +17,19 @@ export interface LoadClient {
   webhookSecret?: string;
   /** extra headers sent with every request of this client (an Idempotency-Key) */
   headers?: Record<string, string>;
+  /** API key mode: x-api-key, and x-timestamp + x-signature made anew for each request (infra/api-keys.ts), since a signature is accepted once */
+  apiKey?: { key: string; secret: string };
+}
+
+/** What signing API-key requests cost the load generator (bench/load.ts). */
+export interface SigningCost {
+  /** signatures made before the clock started (outside the measured window), and during the run once those ran out */
+  presigned: number;
+  inline: number;
+  /** time spent signing, in all */
+  ms: number;
+  /** the latest x-timestamp signed: the next run's timestamps start after it (else a signature could repeat) */
+  lastTimestampMs: number;
 }
 
 export interface LoadSpec {
@@ -24,6 +37,12 @@ export interface LoadSpec {
   seconds: number;
   /** one entry per concurrent client (bench/load.ts) */
   clients: LoadClient[];
+  /** a fixed rate (requests a second, open loop, round-robin over the clients) instead of closed loops */
+  ratePerSecond?: number;
+  /** API-key clients: this many signatures per client are made before the clock starts, their cost timed apart */
+  presign?: number;
+  /** API-key clients: x-timestamp values start after this (epoch ms) */
+  timestampsAfterMs?: number;
 }
 
 /** Runs bench/load.ts in a child process (a separate client, not sharing the server's event loop). */

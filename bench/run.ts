@@ -1,5 +1,6 @@
-// npm run bench [-- --seconds N --events N --audit-events N --bridges N --pools N --wallets N --only eventstore|http|audit|reconciliation|signals|wallet]: every
+// npm run bench [-- --seconds N --events N --audit-events N --bridges N --pools N --wallets N --only eventstore|http|audit|reconciliation|signals|wallet|access]: every
 // figure from one run on this machine, each compared with a baseline or target measured or stated in the same run.
+import { accessBench } from './access.ts';
 import { auditBench } from './audit.ts';
 import { chatterBench } from './chatter.ts';
 import { eventStoreBench } from './eventstore.ts';
@@ -30,4 +31,5 @@ if (!only || only === 'signals') {
   await chatterBench(seconds);
 }
 if (!only || only === 'wallet') await walletBench(seconds, arg('wallets', WALLETS));
+if (!only || only === 'access') await accessBench(seconds);
 process.exit(0);

@@ -94,6 +94,8 @@ const schema = z.object({
   METRICS_TOKEN: z.string().min(16).optional(),
   /** false: no /docs (the OpenAPI page and document) */
   DOCS_ENABLED: booleanish.default(true),
+  /** false: no rate limiting at all (no counting, no headers, no 429); the access bench measures the limiter's latency against it */
+  RATE_LIMIT_ENABLED: booleanish.default(true),
   /** requests a minute per API key, OAuth user or JWT user, by the owner's tier (benchmarks raise them) */
   RATE_LIMIT_FREE_PER_MIN: z.coerce.number().int().positive().default(60),
   RATE_LIMIT_STANDARD_PER_MIN: z.coerce.number().int().positive().default(300),

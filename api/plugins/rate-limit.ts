@@ -20,9 +20,11 @@ const budgetOf = (request: FastifyRequest): string => {
  * authenticated answer; 429 RATE_LIMITED with Retry-After beyond. Fail-open: the limiter has its
  * own Redis connection with no offline queue and a short command time-out, and a Redis error or
  * time-out lets the request through (its headers then show the whole budget) rather than stalling every request.
+ * RATE_LIMIT_ENABLED=false registers nothing (the access bench's baseline).
  */
 async function rateLimitPlugin(app: FastifyInstance): Promise<void> {
   const { config } = app.deps;
+  if (!config.RATE_LIMIT_ENABLED) return;
   const limits: Record<string, number> = {
     free: config.RATE_LIMIT_FREE_PER_MIN,
     standard: config.RATE_LIMIT_STANDARD_PER_MIN,

@@ -75,3 +75,13 @@ t.test('rate limits by tier', async (t) => {
     t.ok(performance.now() - started < 5_000, 'and nothing waits for Redis');
   });
 });
+
+t.test('RATE_LIMIT_ENABLED=false: nothing counted, no headers, nothing refused', async (t) => {
+  const app = await startTestApp({ config: { ...LIMITS, RATE_LIMIT_ENABLED: 'false' } });
+  t.teardown(() => app.close());
+  const u = await signIn(app, 'unlimited@example.test');
+  const answers = [];
+  for (let i = 0; i < 6; i++) answers.push(await api(app, 'GET', '/api/v1/users/me', { token: u.accessToken }));
+  t.same(answers.map((a) => a.status), [200, 200, 200, 200, 200, 200], 'past the free tier of 4 a minute');
+  t.ok(answers.every((a) => a.headers.get('x-ratelimit-limit') === null), 'no X-RateLimit headers');
+});

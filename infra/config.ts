@@ -149,7 +149,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (config.HTTP_HEADERS_TIMEOUT_MS > config.HTTP_REQUEST_TIMEOUT_MS) {
     throw new ConfigError('configuration: HTTP_HEADERS_TIMEOUT_MS must not exceed HTTP_REQUEST_TIMEOUT_MS');
   }
-  checkSocialLogin(config, env);
   if (config.NODE_ENV === 'production') {
     const required: Array<[keyof Config, string]> = [
       ['JWT_SECRET', 'must be set to a secret of your own in production'],
@@ -166,5 +165,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       throw new ConfigError('configuration: JWT_SECRET is the development default; set a secret of your own');
     }
   }
+  checkSocialLogin(config, env);
   return config;
 }

@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import t from 'tap';
-import { loadConfig } from '../../infra/config.ts';
+import { loadConfig, socialGoogleOf } from '../../infra/config.ts';
 
 t.test('development defaults work on a developer machine', async (t) => {
   const config = loadConfig({});
@@ -58,6 +58,7 @@ t.test('production refuses development defaults and missing secrets', async (t) 
     DATABASE_URL: 'postgres://db/x',
     REDIS_URL: 'redis://cache:6379',
     PUBLIC_BASE_URL: 'https://api.example.com',
+    SOCIAL_LOGIN_DISABLED: 'true',
   };
   t.ok(loadConfig(full), 'a complete production environment starts');
   for (const name of ['JWT_SECRET', 'SMTP_URL', 'RECAPTCHA_SECRET', 'DATABASE_URL', 'REDIS_URL', 'PUBLIC_BASE_URL'] as const) {
@@ -68,6 +69,39 @@ t.test('production refuses development defaults and missing secrets', async (t) 
   }
   t.throws(() => loadConfig({ ...full, JWT_SECRET: 'dev-only-jwt-secret-change-me-0123456789' }), {
     message: /JWT_SECRET is the development default/,
+  });
+});
+
+t.test('social login: the provider’s three settings go together; production names a provider or turns it off', async (t) => {
+  const google = { SOCIAL_GOOGLE_ISSUER: 'https://accounts.google.com', SOCIAL_GOOGLE_CLIENT_ID: 'client', SOCIAL_GOOGLE_CLIENT_SECRET: 'secret' };
+  t.equal(socialGoogleOf(loadConfig({})), null, 'off without settings outside production');
+  t.same(socialGoogleOf(loadConfig({ ...google, PUBLIC_BASE_URL: 'https://app.example.com/' })), {
+    issuer: 'https://accounts.google.com',
+    clientId: 'client',
+    clientSecret: 'secret',
+    redirectUri: 'https://app.example.com/portal/auth/social/callback',
+  });
+  t.equal(socialGoogleOf(loadConfig({ ...google, SOCIAL_GOOGLE_REDIRECT_URI: 'https://portal.example.com/cb' }))?.redirectUri, 'https://portal.example.com/cb');
+  t.equal(socialGoogleOf(loadConfig({ ...google, SOCIAL_LOGIN_DISABLED: 'true' })), null, 'turned off explicitly');
+  t.throws(() => loadConfig({ SOCIAL_GOOGLE_ISSUER: google.SOCIAL_GOOGLE_ISSUER }), {
+    message: 'configuration: SOCIAL_GOOGLE_CLIENT_ID is required with SOCIAL_GOOGLE_ISSUER',
+  });
+  const production = {
+    NODE_ENV: 'production',
+    JWT_SECRET: 'a-production-secret-of-at-least-32-chars!',
+    SMTP_URL: 'smtp://mail.example.com:587',
+    RECAPTCHA_SECRET: 'captcha',
+    DATABASE_URL: 'postgres://db/x',
+    REDIS_URL: 'redis://cache:6379',
+    PUBLIC_BASE_URL: 'https://api.example.com',
+  };
+  t.throws(() => loadConfig(production), {
+    message: 'configuration: SOCIAL_GOOGLE_ISSUER must be set in production (social login), or SOCIAL_LOGIN_DISABLED=true',
+  });
+  t.ok(loadConfig({ ...production, ...google }), 'a provider');
+  t.ok(loadConfig({ ...production, SOCIAL_LOGIN_DISABLED: 'true' }), 'or social login off');
+  t.throws(() => loadConfig({ ...production, ...google, SOCIAL_GOOGLE_ISSUER: 'http://idp.example.com' }), {
+    message: 'configuration: SOCIAL_GOOGLE_ISSUER must be an https URL in production',
   });
 });
 

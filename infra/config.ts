@@ -10,6 +10,9 @@ const booleanish = z
   .pipe(z.enum(['true', 'false', '1', '0', 'yes', 'no', 'on', 'off', '']))
   .transform((v) => ['true', '1', 'yes', 'on'].includes(v));
 
+/** An optional setting that an empty value (`X=` or compose's `${X:-}`) leaves unset. */
+const unsetWhenEmpty = <T extends z.ZodType<string>>(inner: T) => z.preprocess((v) => (v === '' ? undefined : v), inner.optional());
+
 const schema = z.object({
   NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
@@ -87,11 +90,11 @@ const schema = z.object({
   /** an idle keep-alive connection is closed after this */
   HTTP_KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().positive().default(5_000),
   /** the social identity provider (type GOOGLE): an OpenID Connect issuer, discovered at `<issuer>/.well-known/openid-configuration` */
-  SOCIAL_GOOGLE_ISSUER: z.string().url().optional(),
-  SOCIAL_GOOGLE_CLIENT_ID: z.string().min(1).optional(),
-  SOCIAL_GOOGLE_CLIENT_SECRET: z.string().min(1).optional(),
+  SOCIAL_GOOGLE_ISSUER: unsetWhenEmpty(z.string().url()),
+  SOCIAL_GOOGLE_CLIENT_ID: unsetWhenEmpty(z.string()),
+  SOCIAL_GOOGLE_CLIENT_SECRET: unsetWhenEmpty(z.string()),
   /** where the provider sends the browser back (registered at the provider); default `<PUBLIC_BASE_URL>/portal/auth/social/callback` */
-  SOCIAL_GOOGLE_REDIRECT_URI: z.string().url().optional(),
+  SOCIAL_GOOGLE_REDIRECT_URI: unsetWhenEmpty(z.string().url()),
   /** production without a social provider must say so */
   SOCIAL_LOGIN_DISABLED: booleanish.default(false),
   /** how long a social login's state waits for its verify */

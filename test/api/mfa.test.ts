@@ -203,6 +203,15 @@ t.test('MFA with TOTP', async (t) => {
     t.same(types.filter((e) => e.startsWith('Mfa')), ['MfaEnabled', 'MfaDisabled']);
   });
 
+  await t.test('the OpenAPI document: MFA changes take a user session only; the completion is public', async (t) => {
+    const { paths } = (await api(app, 'GET', '/docs/json')).body;
+    for (const action of ['enrol', 'confirm', 'disable']) {
+      t.same(paths[`/api/v1/users/me/mfa/${action}`].post.security, [{ bearerAuth: [] }], action);
+    }
+    t.notOk(paths['/api/auth/mfa/verify'].post.security, 'mfa/verify takes the mfaAccessToken in its body');
+    t.ok(paths['/api/auth/mfa/verify'].post.requestBody);
+  });
+
   await t.test('no secret or token reaches a log line, and the secret is never shown again', async (t) => {
     const jo = await user('jo');
     const secret = await turnOn(jo);

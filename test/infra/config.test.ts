@@ -75,6 +75,7 @@ t.test('production refuses development defaults and missing secrets', async (t) 
 t.test('social login: the provider’s three settings go together; production names a provider or turns it off', async (t) => {
   const google = { SOCIAL_GOOGLE_ISSUER: 'https://accounts.google.com', SOCIAL_GOOGLE_CLIENT_ID: 'client', SOCIAL_GOOGLE_CLIENT_SECRET: 'secret' };
   t.equal(socialGoogleOf(loadConfig({})), null, 'off without settings outside production');
+  t.equal(socialGoogleOf(loadConfig({ SOCIAL_GOOGLE_ISSUER: '', SOCIAL_GOOGLE_CLIENT_ID: '' })), null, 'empty values are unset');
   t.same(socialGoogleOf(loadConfig({ ...google, PUBLIC_BASE_URL: 'https://app.example.com/' })), {
     issuer: 'https://accounts.google.com',
     clientId: 'client',

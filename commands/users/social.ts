@@ -92,7 +92,12 @@ async function takeState(redis: Redis, jwtSecret: string, state: string, now: Da
   if (!match || !sameDigest(match[2]!, signatureOf(deriveKey(jwtSecret, STATE_PURPOSE), match[1]!))) throw invalid;
   const sealed = await redis.getdel(stateKey(match[1]!));
   if (!sealed) throw invalid;
-  const record = stateRecord.parse(JSON.parse(decryptSecret(sealed, jwtSecret, STATE_PURPOSE)));
+  let record: z.infer<typeof stateRecord>;
+  try {
+    record = stateRecord.parse(JSON.parse(decryptSecret(sealed, jwtSecret, STATE_PURPOSE)));
+  } catch {
+    throw invalid; // sealed under a master secret that has since changed
+  }
   if (new Date(record.expiresAt) <= now) throw invalid;
   return record;
 }

@@ -76,6 +76,7 @@ t.test('MFA with TOTP', async (t) => {
     const res = await confirm(bob, '123456');
     t.equal(res.status, 409);
     t.equal(res.body.error.reason, 'MFA_ENROLMENT_NOT_FOUND');
+    t.equal((await api(app, 'POST', '/api/v1/users/me/mfa/confirm', { body: { code: '123456' } })).status, 401, 'no session');
   });
 
   await t.test('with MFA on, verify answers mfaRequired and only an mfaAccessToken; a code completes the sign-in', async (t) => {

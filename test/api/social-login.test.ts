@@ -215,5 +215,9 @@ t.test('social login (GOOGLE) against a real OpenID Connect provider', async (t)
     const res = await api(down, 'POST', '/api/auth/social/url', { body: { type: 'GOOGLE', fingerprint: 'fp' } });
     t.equal(res.status, 503);
     t.equal(res.body.error.reason, 'IDENTITY_PROVIDER_UNAVAILABLE');
+    const { state, code } = await authorize(account('unlucky')); // a state both processes share (one Redis)
+    const late = await api(down, 'POST', '/api/auth/social/verify', { body: { state, code } });
+    t.equal(late.status, 503, 'verify while the provider does not answer');
+    t.equal(late.body.error.reason, 'IDENTITY_PROVIDER_UNAVAILABLE');
   });
 });

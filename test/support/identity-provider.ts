@@ -63,6 +63,7 @@ export async function startIdentityProvider(options: { redirectUri: string }): P
     conformIdTokenClaims: false,
     scopes: ['openid', 'email', 'profile'],
     cookies: { keys: ['test-cookie-key-0123456789abcdef'] },
+    ttl: { AuthorizationCode: 60, Interaction: 600, Session: 600, Grant: 600, AccessToken: 600, IdToken: 600 },
     features: { devInteractions: { enabled: false } },
     pkce: { required: () => true },
     interactions: { url: (_ctx: unknown, interaction: { uid: string }) => `/interaction/${interaction.uid}` },

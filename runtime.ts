@@ -5,7 +5,7 @@ import type { AppDeps } from './api/deps.ts';
 import { createDispatcher } from './commands/dispatch.ts';
 import { createCaptcha } from './infra/captcha.ts';
 import { systemClock, type Clock } from './infra/clock.ts';
-import type { Config } from './infra/config.ts';
+import { socialGoogleOf, type Config } from './infra/config.ts';
 import { createPool, ensureDatabase } from './infra/db.ts';
 import { createEventStore } from './infra/eventstore/index.ts';
 import type { EventStore } from './infra/eventstore/port.ts';
@@ -21,6 +21,7 @@ import { unexecutedSignals } from './projections/signals/queries.ts';
 import { liveTrades } from './projections/trades/queries.ts';
 import { leveledLots } from './projections/wallets/queries.ts';
 import { createReadModelPriceSource, markPrices } from './projections/market/queries.ts';
+import { createSocialProvider } from './infra/social.ts';
 import { createSimulatedVenues } from './infra/venues/simulated.ts';
 import { createRemoteVenues } from './infra/venues/remote.ts';
 import { createSimulatedSwaps } from './infra/venues/swaps.ts';
@@ -115,6 +116,10 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
 
   const signals = createSignalQueue(queueConnection, queuePrefix(keyPrefix));
 
+  const socialSettings = socialGoogleOf(config);
+  if (!socialSettings && !config.SOCIAL_LOGIN_DISABLED) {
+    logger.warn('social login is off (SOCIAL_GOOGLE_ISSUER, SOCIAL_GOOGLE_CLIENT_ID, SOCIAL_GOOGLE_CLIENT_SECRET unset): its routes answer 400 SOCIAL_LOGIN_DISABLED');
+  }
   const ids = options.ids ?? randomIds;
   const clock = options.clock ?? systemClock;
   const readYourWrites = createReadYourWrites({
@@ -139,7 +144,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     clock,
     ids,
     swaps,
-    dispatch: createDispatcher({ store, redis, mailer, ids, swaps, config, signals }),
+    dispatch: createDispatcher({ store, redis, mailer, ids, swaps, config, signals, ...(socialSettings ? { social: createSocialProvider(socialSettings) } : {}) }),
     signals,
     readYourWrites,
     deferredWrites: createDeferredWrites({

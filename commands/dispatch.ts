@@ -8,6 +8,7 @@ import type { Config } from '../infra/config.ts';
 import { comparePositions, type EventStore, type Position } from '../infra/eventstore/port.ts';
 import type { Ids } from '../infra/ids.ts';
 import type { Mailer } from '../infra/mailer.ts';
+import type { SocialProvider } from '../infra/social.ts';
 import type { Swaps } from '../infra/venues/port.ts';
 import { handle, load, serialized, type Decided, type Loaded } from './handle.ts';
 import { handlers, type CommandMap, type CommandType } from './registry.ts';
@@ -23,12 +24,16 @@ export interface CommandDeps {
   swaps: Swaps;
   /** the signal worker's queue: where a received signal goes to be executed (absent: it stays received) */
   signals?: SignalJobs;
+  /** the social identity provider (GOOGLE); absent: social login is off */
+  social?: SocialProvider;
   config: Pick<
     Config,
     | 'COMMAND_DEADLINE_MS'
     | 'JWT_SECRET'
     | 'LOGIN_CODE_TTL_SECONDS'
     | 'REFRESH_TOKEN_TTL_DAYS'
+    | 'SOCIAL_STATE_TTL_SECONDS'
+    | 'MFA_TOKEN_TTL_SECONDS'
     | 'ADMIN_EMAILS'
     | 'VIRTUAL_START_USD'
     | 'SOL_PRICE_USD'
@@ -84,6 +89,11 @@ export interface Tools {
   exclusively<T>(key: string, work: () => Promise<T>): Promise<T>;
   /** Runs another command within this one (same metadata, same read-your-writes position). */
   dispatch<T extends CommandType>(type: T, data: CommandMap[T]['data'], options?: { deadline?: number }): Promise<CommandMap[T]['result']>;
+  /**
+   * The same tools, recording `actor` as the one who asks: for a command that learns who its caller
+   * is on the way (a social sign-in knows its user once the provider's answer verified).
+   */
+  as(actor: string): Tools;
 }
 
 export function createDispatcher(deps: CommandDeps): Dispatch {
@@ -118,6 +128,9 @@ export function createDispatcher(deps: CommandDeps): Dispatch {
       dispatch(type, data, options) {
         const nested = options?.deadline === undefined ? tools : toolsFor(metadata, options.deadline, seen);
         return run({ type, data, metadata }, nested);
+      },
+      as(actor) {
+        return toolsFor({ ...metadata, actor }, deadline, seen);
       },
     };
     return tools;

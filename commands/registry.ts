@@ -21,7 +21,9 @@ import { lookup, type LookupData, type LookupResult } from './users/lookup.ts';
 import { grantRole, setTier, type GrantRoleData } from './users/roles.ts';
 import type { Tier } from '../domain/user/events.ts';
 import { refreshSession, signOut, type RefreshData } from './users/sessions.ts';
-import { verifyCode, type StartedSession, type VerifyCodeData } from './users/sign-in.ts';
+import { verifyCode, type SignInOutcome, type StartedSession, type VerifyCodeData } from './users/sign-in.ts';
+import { startSocialLogin, verifySocialLogin, type SocialLoginStart, type SocialSignIn, type StartSocialLoginData, type VerifySocialLoginData } from './users/social.ts';
+import { completeMfaSignIn, confirmMfa, disableMfa, enrolMfa, type CompleteMfaData, type MfaEnrolment } from './users/mfa.ts';
 import { updateProfile, type ProfileChanges } from './users/update-profile.ts';
 import { buyLot, sellLots, sendOut, settleSell } from './transfers/swap-steps.ts';
 import { exitLot, manualBuy, manualSell, manualWithdraw, type ManualWithdrawData, type ExitLotData, type ExitLotResult, type ManualBuyData, type ManualSellData, type ManualTradeResult } from './wallet/manual-trade.ts';
@@ -40,7 +42,13 @@ type Nothing = Record<string, never>;
 
 export interface CommandMap {
   Lookup: { data: LookupData; result: LookupResult };
-  VerifyCode: { data: VerifyCodeData; result: StartedSession };
+  VerifyCode: { data: VerifyCodeData; result: SignInOutcome };
+  StartSocialLogin: { data: StartSocialLoginData; result: SocialLoginStart };
+  VerifySocialLogin: { data: VerifySocialLoginData; result: SocialSignIn };
+  EnrolMfa: { data: { userId: string }; result: MfaEnrolment };
+  ConfirmMfa: { data: { userId: string; code: string }; result: Nothing };
+  DisableMfa: { data: { userId: string; code: string }; result: Nothing };
+  CompleteMfaSignIn: { data: CompleteMfaData; result: StartedSession };
   RefreshSession: { data: RefreshData; result: { session: StartedSession | null } };
   SignOut: { data: { refreshToken: string }; result: Nothing };
   UpdateProfile: { data: { userId: string; changes: ProfileChanges }; result: Nothing };
@@ -94,6 +102,12 @@ export type CommandType = keyof CommandMap;
 export const handlers: { [T in CommandType]: (command: Command<T, CommandMap[T]['data']>, tools: Tools) => Promise<CommandMap[T]['result']> } = {
   Lookup: lookup,
   VerifyCode: verifyCode,
+  StartSocialLogin: startSocialLogin,
+  VerifySocialLogin: verifySocialLogin,
+  EnrolMfa: enrolMfa,
+  ConfirmMfa: confirmMfa,
+  DisableMfa: disableMfa,
+  CompleteMfaSignIn: completeMfaSignIn,
   RefreshSession: refreshSession,
   SignOut: signOut,
   UpdateProfile: updateProfile,

@@ -10,6 +10,9 @@ const booleanish = z
   .pipe(z.enum(['true', 'false', '1', '0', 'yes', 'no', 'on', 'off', '']))
   .transform((v) => ['true', '1', 'yes', 'on'].includes(v));
 
+/** An optional setting that an empty value (`X=` or compose's `${X:-}`) leaves unset. */
+const unsetWhenEmpty = <T extends z.ZodType<string>>(inner: T) => z.preprocess((v) => (v === '' ? undefined : v), inner.optional());
+
 const schema = z.object({
   NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
@@ -109,12 +112,50 @@ const schema = z.object({
   HTTP_REQUEST_TIMEOUT_MS: z.coerce.number().int().positive().default(30_000),
   /** an idle keep-alive connection is closed after this */
   HTTP_KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().positive().default(5_000),
+  /** the social identity provider (type GOOGLE): an OpenID Connect issuer, discovered at `<issuer>/.well-known/openid-configuration` */
+  SOCIAL_GOOGLE_ISSUER: unsetWhenEmpty(z.string().url()),
+  SOCIAL_GOOGLE_CLIENT_ID: unsetWhenEmpty(z.string()),
+  SOCIAL_GOOGLE_CLIENT_SECRET: unsetWhenEmpty(z.string()),
+  /** where the provider sends the browser back (registered at the provider); default `<PUBLIC_BASE_URL>/portal/auth/social/callback` */
+  SOCIAL_GOOGLE_REDIRECT_URI: unsetWhenEmpty(z.string().url()),
+  /** production without a social provider must say so */
+  SOCIAL_LOGIN_DISABLED: booleanish.default(false),
+  /** how long a social login's state waits for its verify */
+  SOCIAL_STATE_TTL_SECONDS: z.coerce.number().int().positive().max(3600).default(600),
+  /** how long an mfaAccessToken may complete its login */
+  MFA_TOKEN_TTL_SECONDS: z.coerce.number().int().positive().max(3600).default(300),
 });
 
 export type Config = z.infer<typeof schema>;
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
+}
+
+const SOCIAL_GOOGLE = ['SOCIAL_GOOGLE_ISSUER', 'SOCIAL_GOOGLE_CLIENT_ID', 'SOCIAL_GOOGLE_CLIENT_SECRET'] as const;
+
+/** The social provider's settings go together; production names a provider or turns social login off. */
+function checkSocialLogin(config: Config, env: NodeJS.ProcessEnv): void {
+  const given = SOCIAL_GOOGLE.filter((name) => env[name]);
+  if (config.SOCIAL_LOGIN_DISABLED || given.length === SOCIAL_GOOGLE.length) {
+    if (config.NODE_ENV === 'production' && !config.SOCIAL_LOGIN_DISABLED && !config.SOCIAL_GOOGLE_ISSUER!.startsWith('https://')) {
+      throw new ConfigError('configuration: SOCIAL_GOOGLE_ISSUER must be an https URL in production');
+    }
+    return;
+  }
+  const missing = SOCIAL_GOOGLE.find((name) => !env[name])!;
+  if (given.length > 0) throw new ConfigError(`configuration: ${missing} is required with ${given.join(', ')}`);
+  if (config.NODE_ENV === 'production') {
+    throw new ConfigError(`configuration: ${missing} must be set in production (social login), or SOCIAL_LOGIN_DISABLED=true`);
+  }
+}
+
+/** The social provider's settings, or null when social login is off (disabled or not configured). */
+export function socialGoogleOf(config: Config): { issuer: string; clientId: string; clientSecret: string; redirectUri: string } | null {
+  const { SOCIAL_GOOGLE_ISSUER: issuer, SOCIAL_GOOGLE_CLIENT_ID: clientId, SOCIAL_GOOGLE_CLIENT_SECRET: clientSecret } = config;
+  if (config.SOCIAL_LOGIN_DISABLED || !issuer || !clientId || !clientSecret) return null;
+  const base = (config.PUBLIC_BASE_URL ?? `http://${config.HOST}:${config.PORT}`).replace(/\/+$/, '');
+  return { issuer, clientId, clientSecret, redirectUri: config.SOCIAL_GOOGLE_REDIRECT_URI ?? `${base}/portal/auth/social/callback` };
 }
 
 /**
@@ -154,5 +195,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       throw new ConfigError('configuration: KEY_ENCRYPTION_KEY must differ from JWT_SECRET');
     }
   }
+  checkSocialLogin(config, env);
   return config;
 }

@@ -1,4 +1,5 @@
-// POST /api/auth/verify: consumes the emailed code, registers a new user, and starts a session.
+// POST /api/auth/verify: consumes the emailed code, registers a new user, and starts a session (or,
+// for a user with MFA on, issues the mfaAccessToken that POST /api/auth/mfa/verify completes).
 import type { Command } from '../../domain/shared/decider.ts';
 import { DomainError } from '../../domain/shared/errors.ts';
 import { userDecider } from '../../domain/user/decide.ts';
@@ -8,12 +9,16 @@ import { deriveKey } from '../../infra/secrets.ts';
 import { newRefreshToken, sha256Hex, userIdForEmail } from '../../infra/tokens.ts';
 import type { Tools } from '../dispatch.ts';
 import { consumeCode, type PendingSignup } from './login-codes.ts';
+import { issueMfaToken } from './mfa-store.ts';
 
 export interface StartedSession {
   userId: string;
   sessionId: string;
   refreshToken: string;
 }
+
+/** A sign-in's outcome: a session, or (MFA on) the token that completes it with a TOTP code. */
+export type SignInOutcome = { mfaRequired: false; session: StartedSession } | { mfaRequired: true; mfaAccessToken: string };
 
 export interface VerifyCodeData {
   email: string;
@@ -29,7 +34,7 @@ export const sessionExpiry = (now: Date, ttlDays: number) => new Date(now.getTim
 
 export const userAgentHash = (userAgent: string) => sha256Hex(userAgent);
 
-export async function verifyCode({ data, metadata }: Command<'VerifyCode', VerifyCodeData>, tools: Tools): Promise<StartedSession> {
+export async function verifyCode({ data, metadata }: Command<'VerifyCode', VerifyCodeData>, tools: Tools): Promise<SignInOutcome> {
   const { redis, config } = tools.deps;
   const email = normalizeEmail(data.email);
   const userId = userIdForEmail(email);
@@ -37,10 +42,24 @@ export async function verifyCode({ data, metadata }: Command<'VerifyCode', Verif
   if ((await tools.load(userDecider, userId)).state.status === 'unregistered') {
     await register(tools, { userId, email, signup: signup ?? {} });
   }
-  return startSession(tools, userId, data.userAgent);
+  return signInOrChallenge(tools, userId, data.userAgent);
 }
 
-async function register(tools: Tools, input: { userId: string; email: string; signup: PendingSignup }) {
+/**
+ * The last step of every sign-in (emailed code, social): a session, or for a user with MFA on an
+ * mfaAccessToken. Should MFA be turned on meanwhile, the session's decision refuses (MFA_REQUIRED).
+ */
+export async function signInOrChallenge(tools: Tools, userId: string, userAgent: string): Promise<SignInOutcome> {
+  const { state } = await tools.load(userDecider, userId);
+  if (state.status === 'registered' && state.mfa) {
+    const mfaAccessToken = `mfa_${tools.deps.ids.token(32)}`;
+    await issueMfaToken(tools.deps.redis, userId, mfaAccessToken, tools.deps.config.MFA_TOKEN_TTL_SECONDS);
+    return { mfaRequired: true, mfaAccessToken };
+  }
+  return { mfaRequired: false, session: await startSession(tools, userId, userAgent) };
+}
+
+export async function register(tools: Tools, input: { userId: string; email: string; signup: PendingSignup }) {
   const { username: wanted, ...signup } = input.signup;
   const username = await claimUsername(tools, input.userId, wanted);
   const isAdminEmail = tools.deps.config.ADMIN_EMAILS.includes(input.email);
@@ -72,7 +91,7 @@ async function claimUsername(tools: Tools, userId: string, wanted: string | unde
   throw new Error('no free username could be derived from the user id');
 }
 
-async function startSession(tools: Tools, userId: string, userAgent: string): Promise<StartedSession> {
+export async function startSession(tools: Tools, userId: string, userAgent: string, mfaTimeStep?: number): Promise<StartedSession> {
   const { ids, config } = tools.deps;
   const sessionId = ids.uuid();
   const refreshToken = newRefreshToken(userId, ids);
@@ -84,6 +103,7 @@ async function startSession(tools: Tools, userId: string, userAgent: string): Pr
       userAgent: userAgent.slice(0, USER_AGENT_MAX),
       userAgentHash: userAgentHash(userAgent),
       expiresAt: sessionExpiry(tools.metadata.now, config.REFRESH_TOKEN_TTL_DAYS),
+      ...(mfaTimeStep !== undefined ? { mfaTimeStep } : {}),
     },
   });
   return { userId, sessionId, refreshToken };

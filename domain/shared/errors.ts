@@ -18,6 +18,13 @@ export const errorCatalogue = {
   MALFORMED_REQUEST: { status: 400, description: 'The body is not valid JSON, nests too deeply, or carries text that cannot be stored (the NUL character).' },
   USERNAME_TAKEN: { status: 400, description: 'Another user holds this username (compared ignoring case).' },
   INVALID_CODE: { status: 400, description: 'The emailed code is wrong, expired or already used.' },
+  UNSUPPORTED_PROVIDER: { status: 400, description: 'The social identity provider named is not supported (the one supported: GOOGLE).' },
+  SOCIAL_LOGIN_DISABLED: { status: 400, description: 'Social login is not configured on this deployment.' },
+  INVALID_STATE: { status: 400, description: 'The social login state is unknown, forged, expired or already used: start again with POST /api/auth/social/url.' },
+  SOCIAL_LOGIN_FAILED: { status: 400, description: "The provider refused the code, or its answer did not verify (PKCE, nonce, ID token): start again." },
+  SOCIAL_EMAIL_UNVERIFIED: { status: 400, description: 'The provider gave no email, or did not say it verified it: no account is found or made from it.' },
+  INVALID_MFA_CODE: { status: 400, description: 'The TOTP code is wrong (codes of the current 30-second step, or the one either side, are accepted).' },
+  MFA_CODE_REUSED: { status: 400, description: 'A TOTP code of this time step (or a later one) was already used: wait for the next code.' },
   INSUFFICIENT_FUNDS: { status: 400, description: 'The wallet context cannot pay the allocation; `availableUsd` and `requestedUsd` say how much.' },
   EXCEEDS_WITHDRAWABLE: { status: 400, description: 'The withdrawal is larger than what may leave the pool; `withdrawableUsd` says how much.' },
   INVALID_LEVELS: { status: 400, description: 'Levels that contradict the side of the trade: a long with its stop at or above the entry or a target below it (a short mirrored), or targets out of order; `problems` names each when a structured signal is refused.' },
@@ -26,6 +33,8 @@ export const errorCatalogue = {
   INVALID_SIGNATURE: { status: 401, description: 'The signal webhook\'s `X-SVC-Timestamp` / `X-SVC-Signature`, or an API key\'s `x-timestamp` / `x-signature`, are missing, malformed, more than 5 minutes off, wrong, or already used.' },
   AUTHENTICATION_REQUIRED: { status: 401, description: 'No valid credentials (missing, expired or ended session).' },
   INVALID_REFRESH_TOKEN: { status: 401, description: 'The refresh token is unknown, rotated, expired, or used from another user agent.' },
+  INVALID_MFA_TOKEN: { status: 401, description: 'The mfaAccessToken is unknown, expired or already used: sign in again.' },
+  MFA_REQUIRED: { status: 401, description: 'The user has MFA on: the sign-in completes with a TOTP code (POST /api/auth/mfa/verify).' },
   // 403
   ADMIN_REQUIRED: { status: 403, description: 'The route is for administrators.' },
   INSUFFICIENT_SCOPE: { status: 403, description: 'The API key or OAuth token does not hold the scope the route needs (`requiredScope`).' },
@@ -56,6 +65,9 @@ export const errorCatalogue = {
   BETA_FULL: { status: 409, description: "Every beta seat of the agent is taken (`maxBetaUsers`)." },
   REVIEW_MOVE_NOT_ALLOWED: { status: 409, description: "The review decision does not apply to the agent's current state." },
   ALREADY_EXISTS: { status: 409, description: 'An id chosen for a new stream is already in use.' },
+  MFA_ALREADY_ENABLED: { status: 409, description: 'MFA is already on: disable it (with a current code) before enrolling another authenticator.' },
+  MFA_NOT_ENABLED: { status: 409, description: 'MFA is not on.' },
+  MFA_ENROLMENT_NOT_FOUND: { status: 409, description: 'No enrolment is waiting for its first code (none was started, or it expired): enrol again.' },
   ALLOCATION_FUNDS_IN_USE: { status: 409, code: 'ALLOCATION_FUNDS_IN_USE', description: "Open trades of this pool lock the funds asked for." },
   ALLOCATION_PENDING: { status: 409, description: 'An add or withdrawal of this pool is waiting for the venue; retry once it settles.' },
   SELL_EXCEEDS_MANUAL_POSITION: { status: 409, code: 'SELL_EXCEEDS_MANUAL_POSITION', description: 'The sell is larger than the open manual BUY lots.' },
@@ -76,11 +88,12 @@ export const errorCatalogue = {
   // 429
   RATE_LIMITED: { status: 429, description: 'Too many requests for the caller\'s tier this minute (per API key, OAuth user or session user); retry after `Retry-After` seconds.' },
   LOOKUP_THROTTLED: { status: 429, description: 'A code was sent to this email recently; retry after `nextRequestAt`.' },
-  ACCOUNT_LOCKED: { status: 429, description: 'Too many wrong codes: the account is locked until `nextRequestAt`.' },
+  ACCOUNT_LOCKED: { status: 429, description: 'Too many wrong codes (emailed, or TOTP): the sign-in (or the MFA check) is locked until `nextRequestAt`.' },
   // 5xx
   INTERNAL_ERROR: { status: 500, description: 'An unexpected error; nothing about it is disclosed.' },
   BUSY: { status: 503, description: 'Too many concurrent changes to the same records: nothing was changed; retry after `Retry-After` seconds.' },
   SERVICE_UNAVAILABLE: { status: 503, description: 'A dependency (event store, PostgreSQL, Redis) does not answer.' },
+  IDENTITY_PROVIDER_UNAVAILABLE: { status: 503, description: 'The social identity provider does not answer (discovery, keys or token endpoint): retry later.' },
 } as const satisfies Record<string, CatalogueEntry>;
 
 export type ErrorReason = keyof typeof errorCatalogue;

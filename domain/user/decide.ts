@@ -1,6 +1,6 @@
 import { assertNever, type Aggregate, type Command } from '../shared/decider.ts';
 import { refuse } from '../shared/errors.ts';
-import type { Role, SignupFields, Tier, UserEvent } from './events.ts';
+import type { Role, SignupFields, SocialProvider, Tier, UserEvent } from './events.ts';
 import { sameDigest } from './secret-compare.ts';
 import { userStream } from './fields.ts';
 import { evolve, initialState, type RegisteredUser, type SessionState, type UserState } from './state.ts';
@@ -10,9 +10,23 @@ export type UserCommand =
   | Command<'UpdateProfile', { avatarFilename?: string; languageCode?: string; virtualWalletMode?: boolean; username?: string }>
   | Command<'GrantRole', { role: Exclude<Role, 'user'>; reason: string }>
   | Command<'SetTier', { tier: Tier }>
-  | Command<'StartSession', { sessionId: string; refreshTokenHash: string; userAgent: string; userAgentHash: string; expiresAt: Date }>
+  | Command<
+      'StartSession',
+      {
+        sessionId: string;
+        refreshTokenHash: string;
+        userAgent: string;
+        userAgentHash: string;
+        expiresAt: Date;
+        /** the time step of the TOTP code the caller gave: required while the user has MFA on */
+        mfaTimeStep?: number;
+      }
+    >
   | Command<'RefreshSession', { refreshTokenHash: string; userAgentHash: string; newRefreshTokenHash: string; expiresAt: Date }>
-  | Command<'EndSession', { refreshTokenHash: string }>;
+  | Command<'EndSession', { refreshTokenHash: string }>
+  | Command<'LinkSocialAccount', { provider: SocialProvider; subject: string; email: string }>
+  | Command<'EnableMfa', { sealedSecret: string; timeStep: number }>
+  | Command<'DisableMfa', { timeStep: number }>;
 
 export const DEFAULT_TIER = 'free';
 export const DEFAULT_LANGUAGE = 'en';
@@ -40,6 +54,12 @@ export function decide(command: UserCommand, state: UserState): UserEvent[] {
       return refreshSession(command, state);
     case 'EndSession':
       return endSession(command, state);
+    case 'LinkSocialAccount':
+      return linkSocialAccount(command, state);
+    case 'EnableMfa':
+      return enableMfa(command, state);
+    case 'DisableMfa':
+      return disableMfa(command, state);
     default:
       return assertNever(command);
   }
@@ -106,9 +126,18 @@ function grantRole({ data, metadata: { now } }: Cmd<'GrantRole'>, state: Registe
   ];
 }
 
+/**
+ * A session of a user with MFA on starts only with a TOTP code newer than every code used before
+ * (RFC 6238 section 5.2: a code is accepted once); the decision is on the stream, so two requests
+ * racing with one code start one session.
+ */
 function startSession({ data, metadata: { now } }: Cmd<'StartSession'>, state: RegisteredUser): UserEvent[] {
   if (state.sessions[data.sessionId]) throw refuse('ALREADY_EXISTS', 'session already exists');
   if (data.expiresAt <= now) throw refuse('VALIDATION_FAILED', 'a session must expire in the future');
+  if (state.mfa) {
+    if (data.mfaTimeStep === undefined) throw refuse('MFA_REQUIRED', 'this account has MFA on: complete the sign-in with a TOTP code');
+    assertFreshCode(state.mfa.lastTimeStep, data.mfaTimeStep);
+  }
   return [
     {
       type: 'SessionStarted',
@@ -120,9 +149,14 @@ function startSession({ data, metadata: { now } }: Cmd<'StartSession'>, state: R
         userAgentHash: data.userAgentHash,
         startedAt: now.toISOString(),
         expiresAt: data.expiresAt.toISOString(),
+        ...(state.mfa ? { mfaTimeStep: data.mfaTimeStep } : {}),
       },
     },
   ];
+}
+
+function assertFreshCode(lastTimeStep: number, timeStep: number): void {
+  if (timeStep <= lastTimeStep) throw refuse('MFA_CODE_REUSED', 'this code was already used: wait for the next one');
 }
 
 /** The session a presented token hash belongs to, and whether it is its current token. */
@@ -181,6 +215,34 @@ function endSession({ data, metadata: { now } }: Cmd<'EndSession'>, state: Regis
       data: { userId: state.userId, sessionId: found.sessionId, reason: 'signed_out', endedAt: now.toISOString() },
     },
   ];
+}
+
+/** The same provider account again changes nothing; another account of the provider replaces the link. */
+function linkSocialAccount({ data, metadata: { now } }: Cmd<'LinkSocialAccount'>, state: RegisteredUser): UserEvent[] {
+  if (state.social[data.provider]?.subject === data.subject) return [];
+  return [
+    {
+      type: 'SocialAccountLinked',
+      data: { userId: state.userId, provider: data.provider, subject: data.subject, email: data.email, linkedAt: now.toISOString() },
+    },
+  ];
+}
+
+/** The caller checked the first code against the new secret; its time step is the first one used. */
+function enableMfa({ data, metadata: { now } }: Cmd<'EnableMfa'>, state: RegisteredUser): UserEvent[] {
+  if (state.mfa) throw refuse('MFA_ALREADY_ENABLED', 'MFA is already on: disable it first to enrol a new authenticator');
+  return [
+    {
+      type: 'MfaEnabled',
+      data: { userId: state.userId, method: 'TOTP', sealedSecret: data.sealedSecret, timeStep: data.timeStep, enabledAt: now.toISOString() },
+    },
+  ];
+}
+
+function disableMfa({ data, metadata: { now } }: Cmd<'DisableMfa'>, state: RegisteredUser): UserEvent[] {
+  if (!state.mfa) throw refuse('MFA_NOT_ENABLED', 'MFA is not on');
+  assertFreshCode(state.mfa.lastTimeStep, data.timeStep);
+  return [{ type: 'MfaDisabled', data: { userId: state.userId, timeStep: data.timeStep, disabledAt: now.toISOString() } }];
 }
 
 export const userDecider: Aggregate<UserCommand, UserState, UserEvent> = { streamOf: userStream, initialState, evolve, decide };

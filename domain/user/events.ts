@@ -80,6 +80,8 @@ export const sessionStarted = z.object({
     userAgentHash: z.string(),
     startedAt: z.string(),
     expiresAt: z.string(),
+    /** the TOTP time step whose code completed this sign-in, when the user has MFA on (a later code must be newer) */
+    mfaTimeStep: z.number().int().nonnegative().optional(),
   }),
 });
 
@@ -106,6 +108,48 @@ export const sessionEnded = z.object({
   }),
 });
 
+/** The social identity providers a user can sign in with (one so far). */
+export const socialProviders = ['GOOGLE'] as const;
+export const socialProviderSchema = z.enum(socialProviders);
+export type SocialProvider = z.infer<typeof socialProviderSchema>;
+
+/** A provider account (its `sub`) signed this user in; a later link of another account replaces it. */
+export const socialAccountLinked = z.object({
+  type: z.literal('SocialAccountLinked'),
+  data: z.object({
+    userId: z.string(),
+    provider: socialProviderSchema,
+    /** the provider's stable subject identifier (`sub`) */
+    subject: z.string(),
+    /** the verified email the provider gave */
+    email: z.string(),
+    linkedAt: z.string(),
+  }),
+});
+
+export const mfaEnabled = z.object({
+  type: z.literal('MfaEnabled'),
+  data: z.object({
+    userId: z.string(),
+    method: z.literal('TOTP'),
+    /** the TOTP secret sealed with AES-256-GCM (infra/secrets.ts, purpose `mfa-totp-secret`); never in the clear */
+    sealedSecret: z.string(),
+    /** the time step of the confirming code */
+    timeStep: z.number().int().nonnegative(),
+    enabledAt: z.string(),
+  }),
+});
+
+export const mfaDisabled = z.object({
+  type: z.literal('MfaDisabled'),
+  data: z.object({
+    userId: z.string(),
+    /** the time step of the code that allowed it */
+    timeStep: z.number().int().nonnegative(),
+    disabledAt: z.string(),
+  }),
+});
+
 export const userEvent = z.discriminatedUnion('type', [
   userRegistered,
   userProfileUpdated,
@@ -115,6 +159,9 @@ export const userEvent = z.discriminatedUnion('type', [
   sessionStarted,
   sessionRefreshed,
   sessionEnded,
+  socialAccountLinked,
+  mfaEnabled,
+  mfaDisabled,
 ]);
 export type UserEvent = z.infer<typeof userEvent>;
 export type UserEventType = UserEvent['type'];

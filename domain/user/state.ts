@@ -1,5 +1,5 @@
 import { assertNever } from '../shared/decider.ts';
-import type { Role, UserEvent } from './events.ts';
+import type { Role, SocialProvider, UserEvent } from './events.ts';
 
 export interface SessionState {
   refreshTokenHash: string;
@@ -8,6 +8,19 @@ export interface SessionState {
   userAgentHash: string;
   expiresAt: string;
   ended: boolean;
+}
+
+export interface MfaState {
+  sealedSecret: string;
+  enabledAt: string;
+  /** the newest time step whose code was used: a code of it or an older one is a replay */
+  lastTimeStep: number;
+}
+
+export interface SocialLink {
+  subject: string;
+  email: string;
+  linkedAt: string;
 }
 
 export type UserState =
@@ -23,6 +36,9 @@ export type UserState =
       virtualWalletMode: boolean;
       avatarFilename?: string;
       sessions: Record<string, SessionState>;
+      /** TOTP, when on */
+      mfa: MfaState | null;
+      social: Partial<Record<SocialProvider, SocialLink>>;
     };
 
 export type RegisteredUser = Extract<UserState, { status: 'registered' }>;
@@ -42,6 +58,8 @@ export function evolve(state: UserState, event: UserEvent): UserState {
       languageCode: d.languageCode,
       virtualWalletMode: d.virtualWalletMode,
       sessions: {},
+      mfa: null,
+      social: {},
     };
   }
   if (state.status !== 'registered') return state;
@@ -74,7 +92,8 @@ function evolveRegistered(state: RegisteredUser, event: Exclude<UserEvent, { typ
         expiresAt: d.expiresAt,
         ended: false,
       };
-      return { ...state, sessions: { ...state.sessions, [d.sessionId]: session } };
+      const mfa = state.mfa && d.mfaTimeStep !== undefined ? { ...state.mfa, lastTimeStep: d.mfaTimeStep } : state.mfa;
+      return { ...state, mfa, sessions: { ...state.sessions, [d.sessionId]: session } };
     }
     case 'SessionRefreshed': {
       const d = event.data;
@@ -87,6 +106,16 @@ function evolveRegistered(state: RegisteredUser, event: Exclude<UserEvent, { typ
     }
     case 'SessionEnded':
       return withSession(state, event.data.sessionId, (s) => ({ ...s, ended: true }));
+    case 'SocialAccountLinked': {
+      const { provider, subject, email, linkedAt } = event.data;
+      return { ...state, social: { ...state.social, [provider]: { subject, email, linkedAt } } };
+    }
+    case 'MfaEnabled': {
+      const { sealedSecret, enabledAt, timeStep } = event.data;
+      return { ...state, mfa: { sealedSecret, enabledAt, lastTimeStep: timeStep } };
+    }
+    case 'MfaDisabled':
+      return { ...state, mfa: null };
     default:
       return assertNever(event);
   }

@@ -10,7 +10,7 @@ const handled = new Set<string>(userEventTypes);
 export const usersProjector: Projector = {
   name: 'users',
   migrations: usersMigrations,
-  tables: ['users', 'user_sessions'],
+  tables: ['users', 'user_sessions', 'user_social_accounts'],
   async apply(client, event) {
     if (!handled.has(event.type) || !event.streamName.startsWith('user-')) return;
     await applyUserEvent(client, { type: event.type, data: event.data } as UserEvent);
@@ -74,6 +74,25 @@ async function applyUserEvent(client: PoolClient, event: UserEvent): Promise<voi
     case 'SessionEnded':
       await client.query('UPDATE user_sessions SET ended_at = $2, end_reason = $3 WHERE id = $1', [
         event.data.sessionId, event.data.endedAt, event.data.reason,
+      ]);
+      return;
+    case 'SocialAccountLinked': {
+      const d = event.data;
+      await client.query(
+        `INSERT INTO user_social_accounts (user_id, provider, subject, email, linked_at) VALUES ($1,$2,$3,$4,$5)
+         ON CONFLICT (user_id, provider) DO UPDATE SET subject = $3, email = $4, linked_at = $5`,
+        [d.userId, d.provider, d.subject, d.email, d.linkedAt],
+      );
+      return;
+    }
+    case 'MfaEnabled':
+      await client.query('UPDATE users SET mfa_enabled = true, mfa_enabled_at = $2, updated_at = $2 WHERE id = $1', [
+        event.data.userId, event.data.enabledAt,
+      ]);
+      return;
+    case 'MfaDisabled':
+      await client.query('UPDATE users SET mfa_enabled = false, mfa_enabled_at = NULL, updated_at = $2 WHERE id = $1', [
+        event.data.userId, event.data.disabledAt,
       ]);
       return;
     default:

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { roleSchema } from '../../domain/user/events.ts';
+import { roleSchema, socialProviders, socialProviderSchema } from '../../domain/user/events.ts';
 import { usernameKey } from '../../domain/user/fields.ts';
 import type { Pool } from '../../infra/db.ts';
 
@@ -15,6 +15,8 @@ export const userDocument = z.object({
   avatarFilename: z.string().nullable(),
   receiveMarketingOffers: z.boolean().nullable(),
   agreedToTerms: z.boolean().nullable(),
+  /** whether sign-ins need a TOTP code */
+  mfaEnabled: z.boolean(),
   createdAt: z.string(),
   updatedAt: z.string(),
 });
@@ -41,6 +43,7 @@ interface UserRow {
   avatar_filename: string | null;
   receive_marketing_offers: boolean | null;
   agreed_to_terms: boolean | null;
+  mfa_enabled: boolean;
   created_at: Date;
   updated_at: Date;
 }
@@ -56,6 +59,7 @@ const toDocument = (r: UserRow): UserDocument => ({
   avatarFilename: r.avatar_filename,
   receiveMarketingOffers: r.receive_marketing_offers,
   agreedToTerms: r.agreed_to_terms,
+  mfaEnabled: r.mfa_enabled,
   createdAt: r.created_at.toISOString(),
   updatedAt: r.updated_at.toISOString(),
 });
@@ -106,4 +110,25 @@ export async function listActiveSessions(pool: Pool, userId: string, now: Date, 
     expiresAt: r.expires_at.toISOString(),
     current: r.id === currentSessionId,
   }));
+}
+
+/** GET /api/v1/users/me/social-status: every supported provider, linked or not. */
+export const socialStatus = z.object({
+  providers: z.array(
+    z.object({ type: socialProviderSchema, linked: z.boolean(), email: z.string().optional(), linkedAt: z.string().optional() }),
+  ),
+});
+export type SocialStatus = z.infer<typeof socialStatus>;
+
+export async function getSocialStatus(pool: Pool, userId: string): Promise<SocialStatus> {
+  const { rows } = await pool.query<{ provider: string; email: string; linked_at: Date }>(
+    'SELECT provider, email, linked_at FROM user_social_accounts WHERE user_id = $1',
+    [userId],
+  );
+  return {
+    providers: socialProviders.map((type) => {
+      const row = rows.find((r) => r.provider === type);
+      return row ? { type, linked: true, email: row.email, linkedAt: row.linked_at.toISOString() } : { type, linked: false };
+    }),
+  };
 }

@@ -37,4 +37,19 @@ export const usersMigrations: Migration[] = [
       );
       CREATE INDEX user_sessions_user ON user_sessions (user_id, last_used_at DESC);`,
   },
+  {
+    // Issue 15: MFA on or off (the secret stays in the events, sealed), and the linked social accounts.
+    // No earlier event sets either, so nothing is replayed.
+    id: 'users/002-mfa-and-social-accounts',
+    sql: `
+      ALTER TABLE users ADD COLUMN mfa_enabled boolean NOT NULL DEFAULT false, ADD COLUMN mfa_enabled_at timestamptz;
+      CREATE TABLE user_social_accounts (
+        user_id uuid NOT NULL,
+        provider text NOT NULL,
+        subject text NOT NULL,
+        email text NOT NULL,
+        linked_at timestamptz NOT NULL,
+        PRIMARY KEY (user_id, provider)
+      );`,
+  },
 ];

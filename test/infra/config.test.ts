@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import t from 'tap';
-import { loadConfig } from '../../infra/config.ts';
+import { loadConfig, socialGoogleOf } from '../../infra/config.ts';
 
 t.test('development defaults work on a developer machine', async (t) => {
   const config = loadConfig({});
@@ -59,6 +59,7 @@ t.test('production refuses development defaults and missing secrets', async (t) 
     REDIS_URL: 'redis://cache:6379',
     PUBLIC_BASE_URL: 'https://api.example.com',
     KEY_ENCRYPTION_KEY: 'another-production-secret-for-api-keys',
+    SOCIAL_LOGIN_DISABLED: 'true',
   };
   t.ok(loadConfig(full), 'a complete production environment starts');
   for (const name of ['JWT_SECRET', 'SMTP_URL', 'RECAPTCHA_SECRET', 'DATABASE_URL', 'REDIS_URL', 'PUBLIC_BASE_URL', 'KEY_ENCRYPTION_KEY'] as const) {
@@ -71,6 +72,40 @@ t.test('production refuses development defaults and missing secrets', async (t) 
     message: /JWT_SECRET is the development default/,
   });
   t.throws(() => loadConfig({ ...full, KEY_ENCRYPTION_KEY: full.JWT_SECRET }), { message: /KEY_ENCRYPTION_KEY must differ from JWT_SECRET/ });
+});
+
+t.test('social login: the provider’s three settings go together; production names a provider or turns it off', async (t) => {
+  const google = { SOCIAL_GOOGLE_ISSUER: 'https://accounts.google.com', SOCIAL_GOOGLE_CLIENT_ID: 'client', SOCIAL_GOOGLE_CLIENT_SECRET: 'secret' };
+  t.equal(socialGoogleOf(loadConfig({})), null, 'off without settings outside production');
+  t.equal(socialGoogleOf(loadConfig({ SOCIAL_GOOGLE_ISSUER: '', SOCIAL_GOOGLE_CLIENT_ID: '' })), null, 'empty values are unset');
+  t.same(socialGoogleOf(loadConfig({ ...google, PUBLIC_BASE_URL: 'https://app.example.com/' })), {
+    issuer: 'https://accounts.google.com',
+    clientId: 'client',
+    clientSecret: 'secret',
+    redirectUri: 'https://app.example.com/portal/auth/social/callback',
+  });
+  t.equal(socialGoogleOf(loadConfig({ ...google, SOCIAL_GOOGLE_REDIRECT_URI: 'https://portal.example.com/cb' }))?.redirectUri, 'https://portal.example.com/cb');
+  t.equal(socialGoogleOf(loadConfig({ ...google, SOCIAL_LOGIN_DISABLED: 'true' })), null, 'turned off explicitly');
+  t.throws(() => loadConfig({ SOCIAL_GOOGLE_ISSUER: google.SOCIAL_GOOGLE_ISSUER }), {
+    message: 'configuration: SOCIAL_GOOGLE_CLIENT_ID is required with SOCIAL_GOOGLE_ISSUER',
+  });
+  const production = {
+    NODE_ENV: 'production',
+    JWT_SECRET: 'a-production-secret-of-at-least-32-chars!',
+    SMTP_URL: 'smtp://mail.example.com:587',
+    RECAPTCHA_SECRET: 'captcha',
+    DATABASE_URL: 'postgres://db/x',
+    REDIS_URL: 'redis://cache:6379',
+    PUBLIC_BASE_URL: 'https://api.example.com',
+  };
+  t.throws(() => loadConfig(production), {
+    message: 'configuration: SOCIAL_GOOGLE_ISSUER must be set in production (social login), or SOCIAL_LOGIN_DISABLED=true',
+  });
+  t.ok(loadConfig({ ...production, ...google }), 'a provider');
+  t.ok(loadConfig({ ...production, SOCIAL_LOGIN_DISABLED: 'true' }), 'or social login off');
+  t.throws(() => loadConfig({ ...production, ...google, SOCIAL_GOOGLE_ISSUER: 'http://idp.example.com' }), {
+    message: 'configuration: SOCIAL_GOOGLE_ISSUER must be an https URL in production',
+  });
 });
 
 t.test('npm start in production without a secret stops with one clear line', async (t) => {

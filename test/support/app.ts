@@ -1,4 +1,5 @@
 import type { SwapRequest, Venues } from '../../infra/venues/port.ts';
+import type { Clock } from '../../infra/clock.ts';
 import { randomBytes } from 'node:crypto';
 import { loadConfig } from '../../infra/config.ts';
 import type { AppDeps } from '../../api/deps.ts';
@@ -32,6 +33,8 @@ export interface TestAppOptions {
   failSwap?: (request: SwapRequest) => string | null;
   /** which roles run in the test's process (all by default); e.g. no workers when a child process is the worker */
   roles?: Partial<Roles>;
+  /** the service's clock (the system clock by default) */
+  clock?: Clock;
 }
 
 export interface TestApp {
@@ -87,6 +90,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     runnerOptions: options.runnerOptions,
     venues: options.venues,
     failSwap: options.failSwap,
+    clock: options.clock,
   });
   let closed = false;
   return {

@@ -1,12 +1,26 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { StartedSession } from '../../../commands/users/sign-in.ts';
+import type { SignInOutcome, StartedSession } from '../../../commands/users/sign-in.ts';
 import { refuse } from '../../../domain/shared/errors.ts';
 import { usernameExists } from '../../../projections/users/queries.ts';
 import { envelopeOf, ok } from '../../envelope.ts';
 import type { AccessTokenPayload } from '../../plugins/auth.ts';
-import { loginResult, lookupBody, lookupResult, refreshTokenBody, tokensSchema, usernameQuery, verifyBody } from './schemas.ts';
+import { socialProviders, type SocialProvider } from '../../../domain/user/events.ts';
+import {
+  loginResult,
+  lookupBody,
+  lookupResult,
+  mfaVerifyBody,
+  refreshTokenBody,
+  socialLoginResult,
+  socialUrlBody,
+  socialUrlResult,
+  socialVerifyBody,
+  tokensSchema,
+  usernameQuery,
+  verifyBody,
+} from './schemas.ts';
 
 const tags = ['Auth'];
 
@@ -23,6 +37,11 @@ export default async function authRoutes(root: FastifyInstance): Promise<void> {
     refreshToken: session.refreshToken,
   });
   const userAgent = (request: FastifyRequest) => request.headers['user-agent'] ?? '';
+  // A user with MFA on gets only the token that POST /api/auth/mfa/verify completes.
+  const loginOf = (outcome: SignInOutcome) =>
+    outcome.mfaRequired
+      ? { tokens: { mfaAccessToken: outcome.mfaAccessToken }, mfaRequired: true as const }
+      : { tokens: tokensOf(outcome.session), mfaRequired: false as const };
 
   app.get(
     '/api/auth/username-exists',
@@ -46,8 +65,58 @@ export default async function authRoutes(root: FastifyInstance): Promise<void> {
     async (request) => {
       const { email, code, recaptcha } = request.body;
       await requireCaptcha(request, recaptcha);
-      const session = await request.dispatch('VerifyCode', { email, code, userAgent: userAgent(request) });
-      return ok({ tokens: tokensOf(session), mfaRequired: false });
+      return ok(loginOf(await request.dispatch('VerifyCode', { email, code, userAgent: userAgent(request) })));
+    },
+  );
+
+  app.post(
+    '/api/auth/social/url',
+    {
+      schema: {
+        tags,
+        summary: 'Start a sign-in with the social identity provider: its authorization URL and the state verify needs',
+        body: socialUrlBody,
+        response: { 200: envelopeOf(socialUrlResult) },
+      },
+    },
+    async (request) => {
+      const { type, fingerprint: _fingerprint, redirectPath, ...signup } = request.body;
+      if (!(socialProviders as readonly string[]).includes(type)) {
+        throw refuse('UNSUPPORTED_PROVIDER', `unsupported social provider: the one supported is ${socialProviders.join(', ')}`);
+      }
+      return ok(await request.dispatch('StartSocialLogin', { provider: type as SocialProvider, signup, ...(redirectPath ? { redirectPath } : {}) }));
+    },
+  );
+
+  app.post(
+    '/api/auth/social/verify',
+    {
+      schema: {
+        tags,
+        summary: 'Exchange the code the social provider sent back (with its state) for tokens',
+        body: socialVerifyBody,
+        response: { 200: envelopeOf(socialLoginResult) },
+      },
+    },
+    async (request) => {
+      const { redirectPath, ...outcome } = await request.dispatch('VerifySocialLogin', { ...request.body, userAgent: userAgent(request) });
+      return ok({ ...loginOf(outcome), ...(redirectPath ? { redirectPath } : {}) });
+    },
+  );
+
+  app.post(
+    '/api/auth/mfa/verify',
+    {
+      schema: {
+        tags,
+        summary: 'Complete a sign-in of a user with MFA on: the mfaAccessToken and a TOTP code',
+        body: mfaVerifyBody,
+        response: { 200: envelopeOf(loginResult) },
+      },
+    },
+    async (request) => {
+      const session = await request.dispatch('CompleteMfaSignIn', { ...request.body, userAgent: userAgent(request) });
+      return ok(loginOf({ mfaRequired: false, session }));
     },
   );
 

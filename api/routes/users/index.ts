@@ -3,10 +3,16 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { refuse } from '../../../domain/shared/errors.ts';
 import { avatarFilenameSchema, languageCodeSchema, usernameSchema } from '../../../domain/user/fields.ts';
-import { getUser, listActiveSessions, sessionDocument, userDocument } from '../../../projections/users/queries.ts';
+import { getSocialStatus, getUser, listActiveSessions, sessionDocument, socialStatus, userDocument } from '../../../projections/users/queries.ts';
 import { envelopeOf, ok } from '../../envelope.ts';
+import { mfaCodeBody } from '../auth/schemas.ts';
 
 const tags = ['User'];
+
+const mfaEnrolment = z.object({ secret: z.string(), otpauthUri: z.string(), expiresAt: z.string() });
+const mfaStatus = z.object({ mfaEnabled: z.boolean() });
+/** MFA changes are the user's own, in a session of theirs: never through an API key or an OAuth client. */
+const ownSession = { access: { scope: 'profile:write', modes: ['jwt'] } } as const;
 
 const profilePatch = z
   .object({
@@ -54,6 +60,55 @@ export default async function userRoutes(root: FastifyInstance): Promise<void> {
     async (request) => {
       const { userId, sessionId } = request.identity!;
       return ok(await listActiveSessions(app.deps.pool, userId, app.deps.clock.now(), sessionId));
+    },
+  );
+
+  app.get(
+    '/api/v1/users/me/social-status',
+    {
+      config: { access: { scope: 'profile:read' } },
+      schema: { tags, summary: 'The caller’s social accounts: each supported provider, linked or not', response: { 200: envelopeOf(socialStatus) } },
+    },
+    async (request) => ok(await getSocialStatus(app.deps.pool, request.identity!.userId)),
+  );
+
+  app.post(
+    '/api/v1/users/me/mfa/enrol',
+    {
+      config: ownSession,
+      schema: {
+        tags,
+        summary: 'Start TOTP enrolment: the secret (shown this once) and its otpauth URI; MFA is on once confirmed with a first code',
+        response: { 200: envelopeOf(mfaEnrolment) },
+      },
+    },
+    async (request, reply) => {
+      reply.header('cache-control', 'no-store');
+      return ok(await request.dispatch('EnrolMfa', { userId: request.identity!.userId }));
+    },
+  );
+
+  app.post(
+    '/api/v1/users/me/mfa/confirm',
+    {
+      config: ownSession,
+      schema: { tags, summary: 'Confirm the enrolment with a first code: MFA is on', body: mfaCodeBody, response: { 200: envelopeOf(mfaStatus) } },
+    },
+    async (request) => {
+      await request.dispatch('ConfirmMfa', { userId: request.identity!.userId, code: request.body.code });
+      return ok({ mfaEnabled: true });
+    },
+  );
+
+  app.post(
+    '/api/v1/users/me/mfa/disable',
+    {
+      config: ownSession,
+      schema: { tags, summary: 'Turn MFA off with a current code', body: mfaCodeBody, response: { 200: envelopeOf(mfaStatus) } },
+    },
+    async (request) => {
+      await request.dispatch('DisableMfa', { userId: request.identity!.userId, code: request.body.code });
+      return ok({ mfaEnabled: false });
     },
   );
 }

@@ -148,3 +148,61 @@ t.test('sign-out ends the session once; unknown and ended tokens change nothing'
   given([registered, started]).when(signOut(h('e'))).then(t, []);
   given([]).when(signOut(h('e'))).then(t, []);
 });
+
+const mfaOn: UserEvent = {
+  type: 'MfaEnabled',
+  data: { userId, method: 'TOTP', sealedSecret: 'v1.sealed', timeStep: 100, enabledAt: now.toISOString() },
+};
+const startWithCode = (sessionId: string, mfaTimeStep?: number): UserCommand => ({
+  type: 'StartSession',
+  data: { sessionId, refreshTokenHash: h('d'), userAgent: 'ua', userAgentHash: h('0'), expiresAt: later(30 * DAY), ...(mfaTimeStep !== undefined ? { mfaTimeStep } : {}) },
+  metadata: metadataAt(now),
+});
+
+t.test('MFA is enabled with the sealed secret and the time step of its first code; not twice', async (t) => {
+  const enable: UserCommand = { type: 'EnableMfa', data: { sealedSecret: 'v1.sealed', timeStep: 100 }, metadata: metadataAt(now) };
+  given([registered]).when(enable).then(t, [mfaOn]);
+  given([registered, mfaOn]).when(enable).thenRefused(t, 'MFA_ALREADY_ENABLED');
+});
+
+t.test('with MFA on, a session starts only with a TOTP code newer than the last one used', async (t) => {
+  given([registered, mfaOn]).when(startWithCode('s2')).thenRefused(t, 'MFA_REQUIRED');
+  given([registered, mfaOn]).when(startWithCode('s2', 100)).thenRefused(t, 'MFA_CODE_REUSED', /already used/);
+  const [event] = given([registered, mfaOn]).when(startWithCode('s2', 101)).events();
+  t.equal(event?.type === 'SessionStarted' && event.data.mfaTimeStep, 101, 'the session records the code’s time step');
+  const used = given([registered, mfaOn, event!]);
+  used.when(startWithCode('s3', 101)).thenRefused(t, 'MFA_CODE_REUSED', undefined);
+  t.equal(used.when(startWithCode('s3', 102)).events().length, 1);
+});
+
+t.test('without MFA a session records no time step', async (t) => {
+  const [event] = given([registered]).when(startWithCode('s2', 7)).events();
+  t.equal(event?.type === 'SessionStarted' && event.data.mfaTimeStep, undefined);
+});
+
+t.test('MFA is disabled only with a fresh code, and only when on', async (t) => {
+  const disable = (timeStep: number): UserCommand => ({ type: 'DisableMfa', data: { timeStep }, metadata: metadataAt(now) });
+  given([registered]).when(disable(200)).thenRefused(t, 'MFA_NOT_ENABLED');
+  given([registered, mfaOn]).when(disable(100)).thenRefused(t, 'MFA_CODE_REUSED');
+  const off: UserEvent = { type: 'MfaDisabled', data: { userId, timeStep: 101, disabledAt: now.toISOString() } };
+  given([registered, mfaOn]).when(disable(101)).then(t, [off]);
+  const after = given([registered, mfaOn, off]).state;
+  t.equal(after.status === 'registered' && after.mfa, null, 'the secret is gone');
+  t.equal(given([registered, mfaOn, off]).when(startWithCode('s2')).events().length, 1, 'sessions start without a code again');
+});
+
+t.test('a social account is linked once; another account of the provider replaces it', async (t) => {
+  const link = (subject: string): UserCommand => ({
+    type: 'LinkSocialAccount',
+    data: { provider: 'GOOGLE', subject, email: 'ann@example.com' },
+    metadata: metadataAt(now),
+  });
+  const linked: UserEvent = {
+    type: 'SocialAccountLinked',
+    data: { userId, provider: 'GOOGLE', subject: 'g-1', email: 'ann@example.com', linkedAt: now.toISOString() },
+  };
+  given([registered]).when(link('g-1')).then(t, [linked]);
+  given([registered, linked]).when(link('g-1')).then(t, []);
+  given([registered, linked]).when(link('g-2')).then(t, [{ ...linked, data: { ...linked.data, subject: 'g-2' } } as UserEvent]);
+  given([]).when(link('g-1')).thenRefused(t, 'USER_NOT_FOUND');
+});

@@ -97,6 +97,7 @@ t.test('social login: the provider’s three settings go together; production na
     DATABASE_URL: 'postgres://db/x',
     REDIS_URL: 'redis://cache:6379',
     PUBLIC_BASE_URL: 'https://api.example.com',
+    KEY_ENCRYPTION_KEY: 'another-production-secret-for-api-keys',
   };
   t.throws(() => loadConfig(production), {
     message: 'configuration: SOCIAL_GOOGLE_ISSUER must be set in production (social login), or SOCIAL_LOGIN_DISABLED=true',

@@ -6,6 +6,7 @@ import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fast
 import type { AppDeps } from './deps.ts';
 import { errorEnvelopeSchema, hasNul, NUL_MESSAGE, registerErrorHandling } from './plugins/errors.ts';
 import authPlugin from './plugins/auth.ts';
+import oauthPlugin from './plugins/oauth.ts';
 import accessPlugin, { securitySchemes } from './plugins/access.ts';
 import dispatchPlugin from './plugins/dispatch.ts';
 import idempotencyPlugin from './plugins/idempotency.ts';
@@ -89,6 +90,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   await app.register(fastifySwaggerUi, { routePrefix: '/docs' });
   await app.register(authPlugin);
+  await app.register(oauthPlugin);
   await app.register(accessPlugin);
   await app.register(dispatchPlugin);
   await app.register(idempotencyPlugin);

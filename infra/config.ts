@@ -66,6 +66,12 @@ const schema = z.object({
   ACCESS_TOKEN_TTL_SECONDS: z.coerce.number().int().positive().default(900),
   REFRESH_TOKEN_TTL_DAYS: z.coerce.number().int().positive().default(30),
   LOGIN_CODE_TTL_SECONDS: z.coerce.number().int().positive().default(600),
+  /** where the OAuth consent page is served (the portal); default: /oauth/consent on this server. Must reach this service's /oauth/consent routes on the issuer's site (its cookies) */
+  PORTAL_URL: z.string().url().optional(),
+  /** lifetime of an OAuth authorization code: short, single use */
+  OAUTH_CODE_TTL_SECONDS: z.coerce.number().int().positive().max(600).default(60),
+  /** lifetime of an OAuth access token (no refresh token exists: the client asks for consent again) */
+  OAUTH_ACCESS_TOKEN_TTL_SECONDS: z.coerce.number().int().positive().max(86_400).default(3600),
   /** how long a command may keep losing races to other processes before it answers 503 BUSY */
   COMMAND_DEADLINE_MS: z.coerce.number().int().positive().default(5000),
   TRANSFER_RECOVERY_INTERVAL_MS: z.coerce.number().int().positive().default(5000),

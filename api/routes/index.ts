@@ -10,6 +10,7 @@ import subscriptionLedgerRoutes from './subscriptions/ledger.ts';
 import walletRoutes from './wallet/index.ts';
 import signalRoutes from './signals/index.ts';
 import tradeRoutes from './trades/index.ts';
+import oauthRoutes from './oauth/index.ts';
 
 // Every route group of the spec, one plugin each; app.ts registers them in this order.
 export const routeGroups: Array<(app: FastifyInstance) => Promise<void>> = [
@@ -24,4 +25,5 @@ export const routeGroups: Array<(app: FastifyInstance) => Promise<void>> = [
   walletRoutes,
   signalRoutes,
   tradeRoutes,
+  oauthRoutes,
 ];

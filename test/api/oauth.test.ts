@@ -6,15 +6,17 @@ import t from 'tap';
 import * as client from 'openid-client';
 import type { Browser } from 'playwright-core';
 import { api, startTestApp, type TestApp } from '../support/app.ts';
-import { authorizationRequest, browserProfile, callbackReached, CALLBACK, freePort, launchChromium, registerClient, signInOnConsentPage } from '../support/oauth.ts';
+import { authorizationRequest, browserProfile, callbackReached, freePort, launchChromium, registerClient, signInOnConsentPage, startClientCallback } from '../support/oauth.ts';
 
 t.test('OAuth 2.1 with the consent page', async (t) => {
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   const app: TestApp = await startTestApp({ config: { PORT: String(port), PUBLIC_BASE_URL: base } });
   const browser: Browser = await launchChromium();
+  const callback = await startClientCallback();
   t.teardown(async () => {
     await browser.close();
+    await callback.close();
     await app.close();
   });
 
@@ -53,10 +55,10 @@ t.test('OAuth 2.1 with the consent page', async (t) => {
   });
 
   await t.test('register, sign in on the consent page, approve, exchange the code, call the API, introspect', async (t) => {
-    const config = await registerClient(app);
+    const config = await registerClient(app, callback);
     const { client_id } = config.clientMetadata();
     const attempt = await authorizationRequest(config, { scope: 'profile:read agents:read admin:read', resource: `${base}/api` });
-    const { page, callbacks, context } = await browserProfile(browser);
+    const { page, context } = await browserProfile(browser);
     t.teardown(() => context.close());
 
     await page.goto(attempt.url.href);
@@ -70,12 +72,12 @@ t.test('OAuth 2.1 with the consent page', async (t) => {
     t.ok(csp, 'the consent page has a content security policy');
 
     await page.getByRole('button', { name: 'Allow' }).click();
-    const callback = await callbackReached(callbacks, page);
-    t.equal(callback.searchParams.get('state'), attempt.state, 'state echoed');
-    t.equal(callback.searchParams.get('iss'), base, 'RFC 9207 iss in the authorization response');
-    t.ok(callback.searchParams.get('code'));
+    const response = await callbackReached(callback, page);
+    t.equal(response.searchParams.get('state'), attempt.state, 'state echoed');
+    t.equal(response.searchParams.get('iss'), base, 'RFC 9207 iss in the authorization response');
+    t.ok(response.searchParams.get('code'));
 
-    const tokens = await client.authorizationCodeGrant(config, callback, { pkceCodeVerifier: attempt.verifier, expectedState: attempt.state });
+    const tokens = await client.authorizationCodeGrant(config, response, { pkceCodeVerifier: attempt.verifier, expectedState: attempt.state });
     t.equal(tokens.token_type.toLowerCase(), 'bearer');
     t.equal(tokens.scope, 'profile:read marketplace:read', 'canonical scopes, no admin scope');
     t.equal(tokens.refresh_token, undefined, 'no refresh token');

@@ -1,7 +1,8 @@
 // OAuth tests' tools: a real headless Chromium (Debian's, driven by playwright-core) for the consent
 // page, a real OAuth client (openid-client) for everything a client does, and a free port so the
 // test app can be given its public address (the issuer) before it starts.
-import { createServer } from 'node:net';
+import { createServer as createHttpServer } from 'node:http';
+import { createServer, type AddressInfo } from 'node:net';
 import * as client from 'openid-client';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import type { TestApp } from './app.ts';
@@ -19,26 +20,44 @@ export function launchChromium(): Promise<Browser> {
   return chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--headless', '--no-sandbox', '--disable-background-networking'] });
 }
 
-/** The client's callback: never served, the browser's navigation to it is caught and answered here. */
-export const CALLBACK = 'http://connector.test/callback';
-export const OTHER_CALLBACK = 'http://connector.test/other-callback';
+/** The client's side of the redirect: a real HTTP server whose callback paths record what arrives. */
+export interface ClientCallback {
+  /** the redirect_uri every test client registers first */
+  url: string;
+  /** a second redirect_uri registered by the same clients */
+  other: string;
+  received: URL[];
+  close(): Promise<void>;
+}
 
-/** A browser profile (its own cookies) whose navigations to the client's callbacks are recorded. */
-export async function browserProfile(browser: Browser): Promise<{ context: BrowserContext; page: Page; callbacks: URL[] }> {
-  const context = await browser.newContext();
-  const callbacks: URL[] = [];
-  await context.route('http://connector.test/**', (route) => {
-    callbacks.push(new URL(route.request().url()));
-    return route.fulfill({ status: 200, contentType: 'text/plain', body: 'client callback' });
+export async function startClientCallback(): Promise<ClientCallback> {
+  const received: URL[] = [];
+  const server = createHttpServer((req, res) => {
+    const url = new URL(req.url ?? '/', base);
+    if (url.pathname === '/callback' || url.pathname === '/other-callback') received.push(url);
+    res.writeHead(200, { 'content-type': 'text/plain' }).end('client callback');
   });
-  return { context, page: await context.newPage(), callbacks };
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    url: `${base}/callback`,
+    other: `${base}/other-callback`,
+    received,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+/** A browser profile of its own (its own cookies). */
+export async function browserProfile(browser: Browser): Promise<{ context: BrowserContext; page: Page }> {
+  const context = await browser.newContext();
+  return { context, page: await context.newPage() };
 }
 
 /** Registers a public client (RFC 7591) after discovering the server (RFC 8414), as a connector would. */
-export function registerClient(app: Pick<TestApp, 'url'>, metadata: Partial<client.ClientMetadata> = {}) {
+export function registerClient(app: Pick<TestApp, 'url'>, callback: ClientCallback, metadata: Partial<client.ClientMetadata> = {}) {
   return client.dynamicClientRegistration(
     new URL(app.url),
-    { client_name: 'Test connector', redirect_uris: [CALLBACK, OTHER_CALLBACK], token_endpoint_auth_method: 'none', ...metadata },
+    { client_name: 'Test connector', redirect_uris: [callback.url, callback.other], token_endpoint_auth_method: 'none', ...metadata },
     client.None(),
     { algorithm: 'oauth2', execute: [client.allowInsecureRequests] },
   );
@@ -52,10 +71,11 @@ export interface AuthorizationAttempt {
 
 /** An authorization request with a fresh PKCE pair and state. */
 export async function authorizationRequest(config: client.Configuration, params: Record<string, string> = {}): Promise<AuthorizationAttempt> {
+  const [redirectUri] = config.clientMetadata().redirect_uris as string[];
   const verifier = client.randomPKCECodeVerifier();
   const state = params.state ?? client.randomState();
   const url = client.buildAuthorizationUrl(config, {
-    redirect_uri: CALLBACK,
+    redirect_uri: redirectUri!,
     scope: 'profile:read',
     code_challenge: await client.calculatePKCECodeChallenge(verifier),
     code_challenge_method: 'S256',
@@ -78,9 +98,9 @@ export async function signInOnConsentPage(app: Pick<TestApp, 'waitForMail'>, pag
 }
 
 /** Waits until the browser reached the client's callback, and returns that URL. */
-export async function callbackReached(callbacks: URL[], page: Page): Promise<URL> {
-  for (let i = 0; i < 200 && callbacks.length === 0; i++) await page.waitForTimeout(50);
-  const url = callbacks.shift();
+export async function callbackReached(callback: ClientCallback, page: Page): Promise<URL> {
+  await page.waitForURL((url) => url.href.startsWith(callback.url) || url.href.startsWith(callback.other), { timeout: 10_000 }).catch(() => undefined);
+  const url = callback.received.shift();
   if (!url) throw new Error(`the browser did not reach the client's callback; it shows ${page.url()}`);
   return url;
 }

@@ -36,6 +36,8 @@ const schema = z.object({
   JWT_SECRET: z.string().min(32, 'must be at least 32 characters').default(DEV_JWT_SECRET),
   RECAPTCHA_SECRET: z.string().optional(),
   RECAPTCHA_VERIFY_URL: z.string().url().default('https://www.google.com/recaptcha/api/siteverify'),
+  /** the captcha widget's site key, shown on the OAuth consent page's sign-in form (reCAPTCHA v2) */
+  RECAPTCHA_SITE_KEY: z.string().min(1).max(200).regex(/^[A-Za-z0-9_-]+$/).optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   VIRTUAL_START_USD: z.coerce.number().int().positive().default(10000),
   SOL_PRICE_USD: z.coerce.number().positive().default(150),
@@ -122,6 +124,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       ['JWT_SECRET', 'must be set to a secret of your own in production'],
       ['SMTP_URL', 'must be set in production (login codes are mailed)'],
       ['RECAPTCHA_SECRET', 'must be set in production'],
+      ['RECAPTCHA_SITE_KEY', 'must be set in production (the OAuth consent page signs users in with the captcha)'],
       ['DATABASE_URL', 'must be set in production'],
       ['REDIS_URL', 'must be set in production'],
       ['PUBLIC_BASE_URL', 'must be set in production (the public address in generated URLs)'],

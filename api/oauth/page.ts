@@ -27,29 +27,48 @@ const STYLE = `
   .muted { color: #5b6272; font-size: .9rem; }
 `;
 
-/**
- * `formTargets`: sources a form may post to besides this origin (the client's redirect_uri origin,
- * the portal's origin), as CSP source expressions.
- */
-export function renderPage(title: string, body: string, formTargets: readonly string[] = []): Page {
+/** reCAPTCHA v2's widget: its script and frames, as Google documents them for a CSP. */
+const CAPTCHA_SCRIPT = 'https://www.google.com/recaptcha/api.js';
+const CAPTCHA_SOURCES = {
+  script: ['https://www.google.com/recaptcha/', 'https://www.gstatic.com/recaptcha/'],
+  frame: ['https://www.google.com/recaptcha/', 'https://recaptcha.google.com/recaptcha/'],
+};
+
+export interface PageOptions {
+  /** sources a form may post to besides this origin (the client's redirect_uri, the portal), as CSP source expressions */
+  formTargets?: readonly string[];
+  /** the captcha widget's site key: the page loads its script (the only script it ever has) */
+  captchaSiteKey?: string;
+}
+
+export function renderPage(title: string, body: string, options: PageOptions = {}): Page {
   const nonce = randomBytes(16).toString('base64');
+  const captcha = options.captchaSiteKey !== undefined;
   const html = `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
-<title>${escapeHtml(title)}</title><style nonce="${nonce}">${STYLE}</style></head>
+<title>${escapeHtml(title)}</title><style nonce="${nonce}">${STYLE}</style>${captcha ? `<script nonce="${nonce}" src="${CAPTCHA_SCRIPT}" async defer></script>` : ''}</head>
 <body><main>${body}</main></body></html>`;
   const csp = [
     "default-src 'none'",
     `style-src 'nonce-${nonce}'`,
+    captcha ? `script-src 'nonce-${nonce}' ${CAPTCHA_SOURCES.script.join(' ')}` : "script-src 'none'",
+    ...(captcha ? [`frame-src ${CAPTCHA_SOURCES.frame.join(' ')}`] : []),
     "img-src 'self'",
-    `form-action 'self'${formTargets.map((t) => ` ${t}`).join('')}`,
+    `form-action 'self'${(options.formTargets ?? []).map((t) => ` ${t}`).join('')}`,
     "frame-ancestors 'none'",
     "base-uri 'none'",
   ].join('; ');
   return { html, csp };
 }
 
+/** The captcha widget inside a form (its answer is posted as `g-recaptcha-response`). */
+export const captchaWidget = (siteKey: string | undefined): string =>
+  siteKey === undefined ? '' : `<div class="g-recaptcha" data-sitekey="${escapeHtml(siteKey)}"></div>`;
+
 export const errorPage = (title: string, message: string): Page =>
   renderPage(title, `<h1>${escapeHtml(title)}</h1><p class="error" role="alert">${escapeHtml(message)}</p><p class="muted">Go back to the application and start again.</p>`);
+
+const UNSAFE_SCHEMES = new Set(['javascript:', 'data:', 'vbscript:', 'file:', 'blob:']);
 
 /** A CSP source for a URL a form may end up at: its origin, or its scheme for a native app's redirect. */
 export function formTargetOf(url: string): string | null {
@@ -60,5 +79,5 @@ export function formTargetOf(url: string): string | null {
     return null;
   }
   if (parsed.protocol === 'http:' || parsed.protocol === 'https:') return parsed.origin;
-  return /^[a-z][a-z0-9+.-]*:$/i.test(parsed.protocol) ? parsed.protocol : null;
+  return /^[a-z][a-z0-9+.-]*:$/i.test(parsed.protocol) && !UNSAFE_SCHEMES.has(parsed.protocol.toLowerCase()) ? parsed.protocol : null;
 }

@@ -69,7 +69,10 @@ t.test('OAuth 2.1 with the consent page', async (t) => {
     const listed = await page.locator('ul.scopes code').allTextContents();
     t.same(listed, ['profile:read', 'marketplace:read'], 'the alias agents:read shows as marketplace:read; admin:read is not offered');
     const csp = (await page.context().request.get(page.url())).headers()['content-security-policy'];
-    t.ok(csp, 'the consent page has a content security policy');
+    t.match(csp, "default-src 'none'");
+    t.match(csp, "script-src 'none'", 'no script on the consent page');
+    t.match(csp, "frame-ancestors 'none'");
+    t.match(csp, `form-action 'self' ${new URL(callback.url).origin}`, "forms end here or at the client's redirect_uri");
 
     await page.getByRole('button', { name: 'Allow' }).click();
     const response = await callbackReached(callback, page);

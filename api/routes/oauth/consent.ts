@@ -6,7 +6,7 @@ import { describeScope, readOAuthScopeRequest } from '../../../domain/access/oau
 import { scopesOfRole } from '../../../domain/access/scopes.ts';
 import { DomainError, errorCatalogue, refuse } from '../../../domain/shared/errors.ts';
 import { getUser } from '../../../projections/users/queries.ts';
-import { errorPage, escapeHtml, formTargetOf, renderPage, type Page } from '../../oauth/page.ts';
+import { captchaWidget, errorPage, escapeHtml, formTargetOf, renderPage, type Page } from '../../oauth/page.ts';
 import { confirmForm, interactionParams, lookupForm, verifyForm } from './schemas.ts';
 
 /** Refusals the sign-in forms show on the form itself, so the user can correct and go on. */
@@ -69,8 +69,12 @@ export default async function consentRoutes(root: FastifyInstance): Promise<void
   }
 
   /** The sources this interaction's forms may end at: the portal, then the client's redirect_uri. */
-  const formTargets = (details: InteractionModel) =>
-    [formTargetOf(server().consentUrl), formTargetOf(details.params.redirect_uri)].filter((t): t is string => t !== null);
+  const formTargets = (details: InteractionModel) => {
+    const self = new URL(server().issuer).origin;
+    const targets = [formTargetOf(server().consentUrl), formTargetOf(details.params.redirect_uri)];
+    return [...new Set(targets)].filter((t): t is string => t !== null && t !== self);
+  };
+  const siteKey = app.deps.config.RECAPTCHA_SITE_KEY;
 
   async function clientName(details: InteractionModel) {
     const client = await server().provider.Client.find(details.params.client_id);
@@ -96,8 +100,8 @@ export default async function consentRoutes(root: FastifyInstance): Promise<void
 ${alert(message)}
 <form method="post" action="${action(details.uid, 'lookup')}">${hidden(details.uid)}
 <label for="email">Email</label><input id="email" type="email" name="email" autocomplete="email" required>
-<button type="submit">Email me a code</button></form>`,
-      formTargets(details),
+${captchaWidget(siteKey)}<button type="submit">Email me a code</button></form>`,
+      { formTargets: formTargets(details), captchaSiteKey: siteKey },
     );
   }
 
@@ -111,7 +115,7 @@ ${alert(message)}
 <input type="hidden" name="email" value="${escapeHtml(email)}">
 <label for="code">Code</label><input id="code" type="text" name="code" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}" maxlength="6" required>
 <button type="submit">Sign in</button></form>`,
-      formTargets(details),
+      { formTargets: formTargets(details) },
     );
   }
 
@@ -131,7 +135,7 @@ ${alert(message)}
 <form method="post" action="${action(details.uid, 'confirm')}">${hidden(details.uid)}
 <div class="actions"><button type="submit" name="decision" value="approve">Allow</button>
 <button type="submit" name="decision" value="deny" class="secondary">Deny</button></div></form>`,
-      formTargets(details),
+      { formTargets: formTargets(details) },
     );
   }
 
@@ -164,11 +168,11 @@ ${alert(message)}
     const details = await interactionOf(request, reply, request.params.uid);
     assertSameSite(request, details.uid, request.body.csrf);
     if (details.prompt.name !== 'login') throw refuse('OAUTH_STEP_MISMATCH', 'You are signed in already: reload the page.');
-    const { email, recaptcha } = request.body;
+    const { email } = request.body;
     return onForm(
       reply,
       async () => {
-        await requireCaptcha(request, recaptcha);
+        await requireCaptcha(request, request.body['g-recaptcha-response']);
         const sent = await request.dispatch('Lookup', { email, signup: {} });
         return send(reply, 200, codeStep(details, email, sent.codeSentTo));
       },
@@ -180,11 +184,10 @@ ${alert(message)}
     const details = await interactionOf(request, reply, request.params.uid);
     assertSameSite(request, details.uid, request.body.csrf);
     if (details.prompt.name !== 'login') throw refuse('OAUTH_STEP_MISMATCH', 'You are signed in already: reload the page.');
-    const { email, code, recaptcha } = request.body;
+    const { email, code } = request.body;
     return onForm(
       reply,
       async () => {
-        await requireCaptcha(request, recaptcha);
         const session = await request.dispatch('VerifyCode', { email, code, userAgent: request.headers['user-agent'] ?? '' });
         // The browser's sign-in lives in the authorization server's session; the API session the
         // command started has no use here, and its refresh token was never shown: end it.

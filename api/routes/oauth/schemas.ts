@@ -45,14 +45,14 @@ const csrf = z.string().max(128).optional();
 export const lookupForm = z.object({
   csrf,
   email: z.string().trim().email().max(254),
-  recaptcha: z.string().max(4096).optional(),
+  /** the captcha widget's answer */
+  'g-recaptcha-response': z.string().max(4096).optional(),
 });
 
 export const verifyForm = z.object({
   csrf,
   email: z.string().trim().email().max(254),
   code: z.string().trim().regex(/^\d{6}$/, 'must be the 6-digit code'),
-  recaptcha: z.string().max(4096).optional(),
 });
 
 export const confirmForm = z.object({

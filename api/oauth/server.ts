@@ -2,7 +2,8 @@
 // authorization code grant with PKCE (S256) and nothing else: no refresh tokens, no implicit or
 // hybrid flows, no OpenID Connect scopes. Its records live in PostgreSQL (infra/oauth-store.ts), its
 // keys derive from the master secret (keys.ts), its consent page is ours (api/routes/oauth/consent.ts).
-import Provider, { errors, interactionPolicy, type KoaContextWithOIDC } from 'oidc-provider';
+import type { KoaContextWithOIDC, Provider } from 'oidc-provider';
+import type { Logger } from 'pino';
 import { oauthScopes, readOAuthScopeRequest } from '../../domain/access/oauth-scopes.ts';
 import { createOAuthStore } from '../../infra/oauth-store.ts';
 import { getUser } from '../../projections/users/queries.ts';
@@ -10,16 +11,20 @@ import type { AppDeps } from '../deps.ts';
 import { oauthKeys, type OAuthKeys } from './keys.ts';
 import { errorPage } from './page.ts';
 
-export interface AuthorizationServer {
-  provider: Provider;
-  /** the provider's Koa application as a Node request handler */
-  handle: ReturnType<Provider['callback']>;
+/** What the OAuth routes need to know without the provider itself. */
+export interface OAuthSettings {
   issuer: string;
   /** the API's resource indicator (RFC 8707): every access token is bound to it */
   resource: string;
   /** where the consent page is served; an interaction's page is `${consentUrl}/${uid}` */
   consentUrl: string;
   keys: OAuthKeys;
+}
+
+export interface AuthorizationServer extends OAuthSettings {
+  provider: Provider;
+  /** the provider's Koa application as a Node request handler */
+  handle: ReturnType<Provider['callback']>;
   /** An access token presented to the API: its grant, when the token is active and bound to our resource. */
   verifyAccessToken(token: string): Promise<ActiveToken | null>;
 }
@@ -50,7 +55,7 @@ const DAY = 24 * HOUR;
  * rewrites the request's scopes to their canonical names without `admin:*`, which OAuth never
  * grants, so the consent page, the grant and the token all speak canonical scope names.
  */
-function scopeCheck() {
+function scopeCheck({ errors, interactionPolicy }: OidcProvider) {
   const { Check } = interactionPolicy;
   return new Check('scopes_known', 'the requested scopes are known', (ctx: KoaContextWithOIDC) => {
     const request = readOAuthScopeRequest(ctx.oidc.params.scope);
@@ -63,15 +68,40 @@ function scopeCheck() {
   });
 }
 
-export function createAuthorizationServer(deps: AppDeps, baseUrl: string): AuthorizationServer {
+type OidcProvider = typeof import('oidc-provider');
+
+/**
+ * oidc-provider is loaded when the first OAuth request arrives, not when the service starts: on
+ * import it warns on the console that Node 20 is not a runtime it supports (it runs on it; see
+ * docs/decisions.md), and that warning goes to our logger instead of ahead of everything else.
+ */
+async function loadOidcProvider(logger: Logger): Promise<OidcProvider> {
+  const warn = console.warn;
+  console.warn = (...args: unknown[]) => logger.warn({ library: 'oidc-provider' }, args.map(String).join(' '));
+  try {
+    return await import('oidc-provider');
+  } finally {
+    console.warn = warn;
+  }
+}
+
+export function oauthSettings(config: AppDeps['config'], baseUrl: string): OAuthSettings {
+  return {
+    issuer: baseUrl,
+    resource: `${baseUrl}/api`,
+    consentUrl: (config.PORTAL_URL ?? `${baseUrl}/oauth/consent`).replace(/\/+$/, ''),
+    keys: oauthKeys(config.JWT_SECRET),
+  };
+}
+
+export async function createAuthorizationServer(deps: AppDeps, settings: OAuthSettings): Promise<AuthorizationServer> {
   const { config, pool, logger } = deps;
-  const issuer = baseUrl;
-  const resource = `${baseUrl}/api`;
-  const consentUrl = (config.PORTAL_URL ?? `${baseUrl}/oauth/consent`).replace(/\/+$/, '');
-  const keys = oauthKeys(config.JWT_SECRET);
+  const { issuer, resource, consentUrl, keys } = settings;
+  const oidc = await loadOidcProvider(logger);
+  const { default: Provider, errors, interactionPolicy } = oidc;
   const store = createOAuthStore(pool, { alreadyConsumed: () => new errors.InvalidGrant('authorization code already used') });
   const policy = interactionPolicy.base();
-  policy.get('login')!.checks.add(scopeCheck(), 0);
+  policy.get('login')!.checks.add(scopeCheck(oidc), 0);
 
   const provider = new Provider(issuer, {
     adapter: store.Adapter,
@@ -140,12 +170,9 @@ export function createAuthorizationServer(deps: AppDeps, baseUrl: string): Autho
   provider.on('server_error', (_ctx: unknown, err: Error) => logger.error({ err }, 'oauth server error'));
 
   return {
+    ...settings,
     provider,
     handle: provider.callback(),
-    issuer,
-    resource,
-    consentUrl,
-    keys,
     async verifyAccessToken(token) {
       const found = await provider.AccessToken.find(token);
       if (!found?.isValid) return null;

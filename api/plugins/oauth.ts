@@ -2,14 +2,20 @@ import fp from 'fastify-plugin';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { isAdminScope, resolveScopes, scopesOfRole } from '../../domain/access/scopes.ts';
 import { getUser } from '../../projections/users/queries.ts';
-import { createAuthorizationServer, type ActiveToken, type AuthorizationServer } from '../oauth/server.ts';
+import { createAuthorizationServer, oauthSettings, type ActiveToken, type AuthorizationServer, type OAuthSettings } from '../oauth/server.ts';
 import { publicBaseUrl } from '../routes/developers/record.ts';
 import '../types.ts';
 
 declare module 'fastify' {
   interface FastifyInstance {
-    /** the OAuth authorization server, made at the first request that needs it (its issuer is the listening address) */
-    oauth: { server(): AuthorizationServer; activeToken(request: FastifyRequest): Promise<ActiveToken | null> };
+    oauth: {
+      /** issuer, resource, consent page address and keys (the issuer is PUBLIC_BASE_URL, else the listening address) */
+      settings(): OAuthSettings;
+      /** the OAuth authorization server, made at the first request that needs it */
+      server(): Promise<AuthorizationServer>;
+      /** the request's bearer token when it is an active OAuth access token of ours */
+      activeToken(request: FastifyRequest): Promise<ActiveToken | null>;
+    };
   }
 }
 
@@ -25,20 +31,25 @@ const OPAQUE_TOKEN = /^[A-Za-z0-9_-]{20,128}$/;
  * with the RFC 6750 / RFC 9728 WWW-Authenticate challenge so clients find the authorization server.
  */
 async function oauthPlugin(app: FastifyInstance): Promise<void> {
-  let server: AuthorizationServer | undefined;
-  const serverOf = () => (server ??= createAuthorizationServer(app.deps, publicBaseUrl(app)));
+  let settings: OAuthSettings | undefined;
+  let server: Promise<AuthorizationServer> | undefined;
+  const settingsOf = () => (settings ??= oauthSettings(app.deps.config, publicBaseUrl(app)));
+  const serverOf = () => {
+    server ??= createAuthorizationServer(app.deps, settingsOf());
+    server.catch(() => (server = undefined)); // a failed start is tried again by the next request
+    return server;
+  };
   const tokens = new WeakMap<FastifyRequest, Promise<ActiveToken | null>>();
   const activeToken = (request: FastifyRequest) => {
     let found = tokens.get(request);
     if (!found) {
-      const match = BEARER.exec(request.headers.authorization ?? '');
-      const token = match?.[1];
-      found = token && OPAQUE_TOKEN.test(token) ? serverOf().verifyAccessToken(token) : Promise.resolve(null);
+      const token = BEARER.exec(request.headers.authorization ?? '')?.[1];
+      found = token && OPAQUE_TOKEN.test(token) ? serverOf().then((s) => s.verifyAccessToken(token)) : Promise.resolve(null);
       tokens.set(request, found);
     }
     return found;
   };
-  app.decorate('oauth', { server: serverOf, activeToken });
+  app.decorate('oauth', { settings: settingsOf, server: serverOf, activeToken });
 
   app.addHook('onRequest', async (request) => {
     if (request.identity || !request.headers.authorization) return;

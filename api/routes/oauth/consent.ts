@@ -34,7 +34,8 @@ function send(reply: FastifyReply, status: number, page: Page) {
 export default async function consentRoutes(root: FastifyInstance): Promise<void> {
   await root.register(formbody, { bodyLimit: 16 * 1024 });
   const app = root.withTypeProvider<ZodTypeProvider>();
-  const server = () => app.oauth.server();
+  const settings = () => app.oauth.settings();
+  const provider = async () => (await app.oauth.server()).provider;
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
     if (error instanceof DomainError) {
@@ -51,7 +52,7 @@ export default async function consentRoutes(root: FastifyInstance): Promise<void
   async function interactionOf(request: FastifyRequest, reply: FastifyReply, uid: string): Promise<InteractionModel> {
     let details: InteractionModel;
     try {
-      details = await server().provider.interactionDetails(request.raw, reply.raw);
+      details = await (await provider()).interactionDetails(request.raw, reply.raw);
     } catch {
       throw refuse('OAUTH_INTERACTION_NOT_FOUND', 'This sign-in request expired, was already answered, or was opened in another browser.');
     }
@@ -60,7 +61,7 @@ export default async function consentRoutes(root: FastifyInstance): Promise<void
   }
 
   function assertSameSite(request: FastifyRequest, uid: string, token: string | undefined) {
-    const { keys, issuer, consentUrl } = server();
+    const { keys, issuer, consentUrl } = settings();
     if (!keys.csrfTokenMatches(uid, token)) throw refuse('CONSENT_CSRF', 'The form was not sent from its page: reload the page and try again.');
     const origin = request.headers.origin;
     if (origin !== undefined && origin !== new URL(issuer).origin && origin !== new URL(consentUrl).origin) {
@@ -70,14 +71,14 @@ export default async function consentRoutes(root: FastifyInstance): Promise<void
 
   /** The sources this interaction's forms may end at: the portal, then the client's redirect_uri. */
   const formTargets = (details: InteractionModel) => {
-    const self = new URL(server().issuer).origin;
-    const targets = [formTargetOf(server().consentUrl), formTargetOf(details.params.redirect_uri)];
+    const self = new URL(settings().issuer).origin;
+    const targets = [formTargetOf(settings().consentUrl), formTargetOf(details.params.redirect_uri)];
     return [...new Set(targets)].filter((t): t is string => t !== null && t !== self);
   };
   const siteKey = app.deps.config.RECAPTCHA_SITE_KEY;
 
   async function clientName(details: InteractionModel) {
-    const client = await server().provider.Client.find(details.params.client_id);
+    const client = await (await provider()).Client.find(details.params.client_id);
     return client?.clientName ?? details.params.client_id;
   }
 
@@ -87,8 +88,8 @@ export default async function consentRoutes(root: FastifyInstance): Promise<void
     return { name, host };
   }
 
-  const hidden = (uid: string) => `<input type="hidden" name="csrf" value="${escapeHtml(server().keys.csrfToken(uid))}">`;
-  const action = (uid: string, step: string) => escapeHtml(`${server().consentUrl}/${uid}/${step}`);
+  const hidden = (uid: string) => `<input type="hidden" name="csrf" value="${escapeHtml(settings().keys.csrfToken(uid))}">`;
+  const action = (uid: string, step: string) => escapeHtml(`${settings().consentUrl}/${uid}/${step}`);
   const alert = (message?: string) => (message ? `<p class="error" role="alert">${escapeHtml(message)}</p>` : '');
 
   async function emailStep(details: InteractionModel, message?: string): Promise<Page> {
@@ -192,7 +193,7 @@ ${alert(message)}
         // The browser's sign-in lives in the authorization server's session; the API session the
         // command started has no use here, and its refresh token was never shown: end it.
         await request.dispatch('SignOut', { refreshToken: session.refreshToken });
-        const returnTo = await server().provider.interactionResult(request.raw, reply.raw, { login: { accountId: session.userId } }, { mergeWithLastSubmission: false });
+        const returnTo = await (await provider()).interactionResult(request.raw, reply.raw, { login: { accountId: session.userId } }, { mergeWithLastSubmission: false });
         return reply.redirect(returnTo, 303);
       },
       (message) => codeStep(details, email, email, message),
@@ -203,7 +204,7 @@ ${alert(message)}
     const details = await interactionOf(request, reply, request.params.uid);
     assertSameSite(request, details.uid, request.body.csrf);
     if (details.prompt.name !== 'consent') throw refuse('OAUTH_STEP_MISMATCH', 'Sign in before approving.');
-    const { provider, resource } = server();
+    const { provider, resource } = await app.oauth.server();
     const accountId = details.session?.accountId;
     const user = accountId ? await getUser(app.deps.pool, accountId) : null;
     const scopes = user ? grantable(details, user.role) : [];

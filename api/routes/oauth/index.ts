@@ -22,7 +22,7 @@ export default async function oauthRoutes(root: FastifyInstance): Promise<void> 
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', (_request, _payload, done) => done(null));
     const forward = async (request: FastifyRequest, reply: FastifyReply) => {
-      const server = scope.oauth.server();
+      const server = await scope.oauth.server();
       reply.hijack();
       for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) reply.raw.setHeader(name, value);
       await server.handle(request.raw, reply.raw);
@@ -35,7 +35,7 @@ export default async function oauthRoutes(root: FastifyInstance): Promise<void> 
   await app.register(consentRoutes);
 
   const resourceMetadata = () => {
-    const { issuer, resource } = app.oauth.server();
+    const { issuer, resource } = app.oauth.settings();
     return {
       resource,
       authorization_servers: [issuer],
@@ -72,7 +72,7 @@ export default async function oauthRoutes(root: FastifyInstance): Promise<void> 
     { schema: { tags, summary: 'Directory connector metadata: authorize URL, token URL, recommended scopes', response: { 200: connectorMetadata } } },
     async () => {
       const base = publicBaseUrl(app);
-      const { issuer, resource } = app.oauth.server();
+      const { issuer, resource } = app.oauth.settings();
       return {
         name: 'Agent Trading Platform',
         description: 'Follow trading agents, manage their capital pools, wallet and trades.',

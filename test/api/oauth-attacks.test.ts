@@ -197,6 +197,13 @@ t.test('OAuth attack table', async (t) => {
     t.equal((await exchange(legacyCallback, legacy)).scope, 'profile:read', 'user:read is profile:read');
   });
 
+  await t.test('tokens are bound to the API (RFC 8707): another resource is invalid_target', async (t) => {
+    const refused = await authorize(await authorizationRequest(config, { resource: 'http://attacker.test/api' }));
+    t.equal(refused.searchParams.get('error'), 'invalid_target');
+    const { attempt, callback } = await fresh({ resource: `${base}/api` });
+    t.equal((await client.tokenIntrospection(config, (await exchange(callback, attempt)).access_token)).aud, `${base}/api`);
+  });
+
   await t.test('no refresh grant: neither at the token endpoint nor in a registration', async (t) => {
     const refresh = await tokenRequest({ grant_type: 'refresh_token', refresh_token: 'anything' });
     t.equal(refresh.status, 400);

@@ -49,6 +49,12 @@ t.test('OAuth 2.1 with the consent page', async (t) => {
     t.match(dir.body, { authorizationUrl: `${base}/oauth/authorize`, tokenUrl: `${base}/oauth/token`, resource: `${base}/api` });
     t.ok(dir.body.recommendedScopes.length > 0 && dir.body.recommendedScopes.every((s: string) => s.endsWith(':read')), 'read-only scopes recommended');
 
+    const docs = await api(app, 'GET', '/docs/json');
+    for (const path of ['/oauth/authorize', '/oauth/token', '/oauth/introspect', '/oauth/register', '/status', '/.well-known/oauth-protected-resource']) {
+      t.ok(docs.body.paths[path], `${path} in the OpenAPI document`);
+    }
+    t.equal((await api(app, 'GET', '/oauth/nothing-here')).body.error.reason, 'ROUTE_NOT_FOUND', 'other /oauth paths are ours: the envelope');
+
     const unauthenticated = await api(app, 'GET', '/api/v1/users/me');
     t.equal(unauthenticated.status, 401);
     t.equal(unauthenticated.headers.get('www-authenticate'), `Bearer resource_metadata="${base}/.well-known/oauth-protected-resource"`);

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { describeScope, oauthScopes, recommendedOAuthScopes } from '../../../domain/access/oauth-scopes.ts';
 import { envelopeOf, ok } from '../../envelope.ts';
@@ -27,9 +27,16 @@ export default async function oauthRoutes(root: FastifyInstance): Promise<void> 
       for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) reply.raw.setHeader(name, value);
       await server.handle(request.raw, reply.raw);
     };
-    const hide = { schema: { hide: true } };
-    scope.route({ method: ['GET', 'POST', 'OPTIONS'], url: '/oauth/*', ...hide, handler: forward });
-    scope.route({ method: ['GET', 'OPTIONS'], url: '/.well-known/oauth-authorization-server', ...hide, handler: forward });
+    const provided = (method: HTTPMethods[], url: string, summary: string) => scope.route({ method, url, schema: { tags, summary }, handler: forward });
+    provided(['GET', 'POST'], OAUTH_ROUTES.authorization, 'Authorization endpoint: code flow with PKCE (S256); redirects to the consent page');
+    provided(['GET'], `${OAUTH_ROUTES.authorization}/:uid`, 'Where the consent page returns the browser to finish the authorization');
+    provided(['POST', 'OPTIONS'], OAUTH_ROUTES.token, 'Token endpoint (form-encoded): authorization_code with code_verifier; Cache-Control: no-store');
+    provided(['POST'], OAUTH_ROUTES.introspection, 'Token introspection (RFC 7662), for the client the token was issued to');
+    provided(['POST'], OAUTH_ROUTES.revocation, 'Token revocation (RFC 7009)');
+    provided(['POST'], OAUTH_ROUTES.registration, 'Dynamic client registration (RFC 7591)');
+    provided(['GET'], `${OAUTH_ROUTES.registration}/:clientId`, 'A registered client, read with its registration access token');
+    provided(['GET', 'OPTIONS'], OAUTH_ROUTES.jwks, "The authorization server's public keys");
+    provided(['GET', 'OPTIONS'], '/.well-known/oauth-authorization-server', 'Authorization server metadata (RFC 8414)');
   });
 
   await app.register(consentRoutes);

@@ -107,6 +107,7 @@ declare module 'oidc-provider' {
     discovery?: Record<string, unknown>;
     renderError?: (ctx: KoaContextWithOIDC, out: { error: string; error_description?: string }, error: Error) => void | Promise<void>;
     extraParams?: string[];
+    fetch?: (url: string | URL, options?: RequestInit) => Promise<Response>;
   }
 
   export class Provider {

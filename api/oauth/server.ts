@@ -94,7 +94,12 @@ export function oauthSettings(config: AppDeps['config'], baseUrl: string): OAuth
   };
 }
 
-export async function createAuthorizationServer(deps: AppDeps, settings: OAuthSettings): Promise<AuthorizationServer> {
+export interface AuthorizationServerOptions {
+  /** how the provider fetches client ID metadata documents (tests answer for a client host they cannot reach) */
+  fetch?: typeof globalThis.fetch;
+}
+
+export async function createAuthorizationServer(deps: AppDeps, settings: OAuthSettings, options: AuthorizationServerOptions = {}): Promise<AuthorizationServer> {
   const { config, pool, logger } = deps;
   const { issuer, resource, consentUrl, keys } = settings;
   const oidc = await loadOidcProvider(logger);
@@ -105,6 +110,7 @@ export async function createAuthorizationServer(deps: AppDeps, settings: OAuthSe
 
   const provider = new Provider(issuer, {
     adapter: store.Adapter,
+    ...(options.fetch ? { fetch: options.fetch } : {}),
     async findAccount(_ctx, id) {
       const user = await getUser(pool, id);
       return user ? { accountId: user.id, claims: () => ({ sub: user.id }) } : undefined;

@@ -78,7 +78,8 @@ export default async function consentRoutes(root: FastifyInstance): Promise<void
   const siteKey = app.deps.config.RECAPTCHA_SITE_KEY;
 
   async function clientName(details: InteractionModel) {
-    const client = await (await provider()).Client.find(details.params.client_id);
+    // A client ID metadata document may have become unreachable since the request: its URL is its name then.
+    const client = await (await provider()).Client.find(details.params.client_id).catch(() => undefined);
     return client?.clientName ?? details.params.client_id;
   }
 

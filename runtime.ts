@@ -26,6 +26,7 @@ import { createSimulatedVenues } from './infra/venues/simulated.ts';
 import { createRemoteVenues } from './infra/venues/remote.ts';
 import { createSimulatedSwaps } from './infra/venues/swaps.ts';
 import { createIdempotencyKeys } from './infra/idempotency.ts';
+import { purgeOAuthRecords } from './infra/oauth-store.ts';
 import type { SwapRequest, Venues } from './infra/venues/port.ts';
 import { createDeferredWrites, createReadYourWrites } from './projections/wait.ts';
 import { bullConnection, queuePrefix, startWorkers, type Workers } from './workers/index.ts';
@@ -160,7 +161,8 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   const queries = {
     transfersInFlight: (before: Date, limit: number) => transfersInFlight(pool, before, limit),
     unfollowedSeats: (before: Date, limit: number) => unfollowedSeats(pool, before, limit),
-    purgeExpiredKeys: (now: Date) => idempotencyKeys.purge(now),
+    // Idempotency-Keys and OAuth records (codes, tokens, sessions, grants) past their retention.
+    purgeExpiredKeys: async (now: Date) => (await idempotencyKeys.purge(now)) + (await purgeOAuthRecords(pool, now)),
   };
   const workers = roles.workers
     ? await startWorkers(

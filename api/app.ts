@@ -8,6 +8,7 @@ import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fast
 import type { AppDeps } from './deps.ts';
 import { errorEnvelopeSchema, hasNul, NUL_MESSAGE, registerErrorHandling } from './plugins/errors.ts';
 import authPlugin from './plugins/auth.ts';
+import oauthPlugin from './plugins/oauth.ts';
 import accessPlugin, { securitySchemes } from './plugins/access.ts';
 import apiKeyPlugin from './plugins/api-key.ts';
 import rateLimitPlugin from './plugins/rate-limit.ts';
@@ -108,6 +109,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   if (deps.config.DOCS_ENABLED) await app.register(fastifySwaggerUi, { routePrefix: '/docs', staticCSP: true });
   await app.register(authPlugin);
   await app.register(apiKeyPlugin);
+  await app.register(oauthPlugin);
   await app.register(accessPlugin);
   await app.register(rateLimitPlugin);
   await app.register(dispatchPlugin);

@@ -43,6 +43,8 @@ const schema = z.object({
   ADMIN_REQUIRE_SIGNATURE: booleanish.default(false),
   RECAPTCHA_SECRET: z.string().optional(),
   RECAPTCHA_VERIFY_URL: z.string().url().default('https://www.google.com/recaptcha/api/siteverify'),
+  /** the captcha widget's site key, shown on the OAuth consent page's sign-in form (reCAPTCHA v2) */
+  RECAPTCHA_SITE_KEY: z.string().min(1).max(200).regex(/^[A-Za-z0-9_-]+$/).optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   VIRTUAL_START_USD: z.coerce.number().int().positive().default(10000),
   SOL_PRICE_USD: z.coerce.number().positive().default(150),
@@ -73,6 +75,12 @@ const schema = z.object({
   ACCESS_TOKEN_TTL_SECONDS: z.coerce.number().int().positive().default(900),
   REFRESH_TOKEN_TTL_DAYS: z.coerce.number().int().positive().default(30),
   LOGIN_CODE_TTL_SECONDS: z.coerce.number().int().positive().default(600),
+  /** where the OAuth consent page is served (the portal); default: /oauth/consent on this server. Must reach this service's /oauth/consent routes on the issuer's site (its cookies) */
+  PORTAL_URL: z.string().url().optional(),
+  /** lifetime of an OAuth authorization code: short, single use */
+  OAUTH_CODE_TTL_SECONDS: z.coerce.number().int().positive().max(600).default(60),
+  /** lifetime of an OAuth access token (no refresh token exists: the client asks for consent again) */
+  OAUTH_ACCESS_TOKEN_TTL_SECONDS: z.coerce.number().int().positive().max(86_400).default(3600),
   /** how long a command may keep losing races to other processes before it answers 503 BUSY */
   COMMAND_DEADLINE_MS: z.coerce.number().int().positive().default(5000),
   TRANSFER_RECOVERY_INTERVAL_MS: z.coerce.number().int().positive().default(5000),
@@ -180,6 +188,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       ['JWT_SECRET', 'must be set to a secret of your own in production'],
       ['SMTP_URL', 'must be set in production (login codes are mailed)'],
       ['RECAPTCHA_SECRET', 'must be set in production'],
+      ['RECAPTCHA_SITE_KEY', 'must be set in production (the OAuth consent page signs users in with the captcha)'],
       ['DATABASE_URL', 'must be set in production'],
       ['REDIS_URL', 'must be set in production'],
       ['PUBLIC_BASE_URL', 'must be set in production (the public address in generated URLs)'],

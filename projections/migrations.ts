@@ -5,6 +5,7 @@ import { migrate, type Migration, type Pool } from '../infra/db.ts';
 import { eventStoreMigrations } from '../infra/eventstore/postgres-schema.ts';
 import { checkpointMigrations } from './checkpoints.ts';
 import { idempotencyMigrations } from '../infra/idempotency.ts';
+import { oauthMigrations } from '../infra/oauth-store.ts';
 import { simulatedSwapMigrations } from '../infra/venues/swaps.ts';
 import type { Projector } from './projector.ts';
 
@@ -15,6 +16,7 @@ export async function migrateAll(pool: Pool, config: Pick<Config, 'EVENT_STORE'>
     ...checkpointMigrations,
     ...simulatedSwapMigrations,
     ...idempotencyMigrations,
+    ...oauthMigrations,
     ...projectors.flatMap((p) => p.migrations),
   ];
   await migrate(pool, migrations);

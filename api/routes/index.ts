@@ -11,6 +11,7 @@ import walletRoutes from './wallet/index.ts';
 import signalRoutes from './signals/index.ts';
 import tradeRoutes from './trades/index.ts';
 import apiKeyRoutes from './apikeys/index.ts';
+import oauthRoutes from './oauth/index.ts';
 
 // Every route group of the spec, one plugin each; app.ts registers them in this order.
 export const routeGroups: Array<(app: FastifyInstance) => Promise<void>> = [
@@ -26,4 +27,5 @@ export const routeGroups: Array<(app: FastifyInstance) => Promise<void>> = [
   signalRoutes,
   tradeRoutes,
   apiKeyRoutes,
+  oauthRoutes,
 ];

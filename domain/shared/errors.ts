@@ -40,6 +40,7 @@ export const errorCatalogue = {
   INSUFFICIENT_SCOPE: { status: 403, description: 'The API key or OAuth token does not hold the scope the route needs (`requiredScope`).' },
   KEY_TYPE_NOT_ALLOWED: { status: 403, description: 'API keys of type developer and internal cannot be created through the API.' },
   CAPTCHA_FAILED: { status: 403, description: 'The captcha token is missing or was not accepted.' },
+  CONSENT_CSRF: { status: 403, description: 'An OAuth sign-in or consent form was posted without the token of its page, or from another site (cross-site request forgery).' },
   NOT_AGENT_OWNER: { status: 403, description: "Only the agent's developer may do this." },
   WALLET_FROZEN: { status: 403, code: 'WALLET_FROZEN', description: 'An administrator froze this wallet.' },
   // 404
@@ -52,6 +53,7 @@ export const errorCatalogue = {
   SIGNAL_NOT_FOUND: { status: 404, description: 'No signal with this id was received for the agent.' },
   TRANSFER_NOT_FOUND: { status: 404, description: 'No transfer with this id was debited.' },
   POOL_NOT_FOUND: { status: 404, description: 'No pool stream and no read-model row has this pool id.' },
+  OAUTH_INTERACTION_NOT_FOUND: { status: 404, description: 'The OAuth sign-in or consent step expired, was already answered, or belongs to another browser: start again from the application.' },
   // 405, 406, 408, 413, 414, 415, 431: the framework's own refusals, in the envelope
   METHOD_NOT_ALLOWED: { status: 405, description: 'The route does not accept this method.' },
   NOT_ACCEPTABLE: { status: 406, description: 'The response cannot be given in an accepted type.' },
@@ -79,6 +81,7 @@ export const errorCatalogue = {
   NO_MARK_PRICE: { status: 409, description: 'The venue has no mark price for the token: nothing can trade at market until one is set.' },
   TRADE_CLOSED: { status: 409, description: 'The trade is closed, cancelled or expired: only a repeat of the command that ended it is accepted (and changes nothing).' },
   TRADE_NOT_FILLED: { status: 409, description: 'The trade has no filled position yet (a breakeven stop needs a fill price).' },
+  OAUTH_STEP_MISMATCH: { status: 409, description: 'The OAuth form does not belong to the current step of its request (the user signs in before approving).' },
   VENUE_NOT_SIMULATED: { status: 409, description: 'Simulated-venue only (deposits, mark prices): this deployment is configured for a real venue (`VENUE`).' },
   // 422
   UNPROCESSABLE: { status: 422, description: 'The request is well formed but cannot be processed as sent.' },

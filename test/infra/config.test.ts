@@ -55,6 +55,7 @@ t.test('production refuses development defaults and missing secrets', async (t) 
     JWT_SECRET: 'a-production-secret-of-at-least-32-chars!',
     SMTP_URL: 'smtp://mail.example.com:587',
     RECAPTCHA_SECRET: 'captcha',
+    RECAPTCHA_SITE_KEY: 'site-key',
     DATABASE_URL: 'postgres://db/x',
     REDIS_URL: 'redis://cache:6379',
     PUBLIC_BASE_URL: 'https://api.example.com',
@@ -62,7 +63,7 @@ t.test('production refuses development defaults and missing secrets', async (t) 
     SOCIAL_LOGIN_DISABLED: 'true',
   };
   t.ok(loadConfig(full), 'a complete production environment starts');
-  for (const name of ['JWT_SECRET', 'SMTP_URL', 'RECAPTCHA_SECRET', 'DATABASE_URL', 'REDIS_URL', 'PUBLIC_BASE_URL', 'KEY_ENCRYPTION_KEY'] as const) {
+  for (const name of ['JWT_SECRET', 'SMTP_URL', 'RECAPTCHA_SECRET', 'RECAPTCHA_SITE_KEY', 'DATABASE_URL', 'REDIS_URL', 'PUBLIC_BASE_URL', 'KEY_ENCRYPTION_KEY'] as const) {
     const env: Record<string, string> = { ...full };
     delete env[name];
     t.throws(() => loadConfig(env), { name: 'ConfigError' }, `missing ${name}`);
@@ -98,6 +99,7 @@ t.test('social login: the provider’s three settings go together; production na
     REDIS_URL: 'redis://cache:6379',
     PUBLIC_BASE_URL: 'https://api.example.com',
     KEY_ENCRYPTION_KEY: 'another-production-secret-for-api-keys',
+    RECAPTCHA_SITE_KEY: 'site-key',
   };
   t.throws(() => loadConfig(production), {
     message: 'configuration: SOCIAL_GOOGLE_ISSUER must be set in production (social login), or SOCIAL_LOGIN_DISABLED=true',

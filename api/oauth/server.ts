@@ -1,0 +1,192 @@
+// The OAuth 2.1 authorization server: oidc-provider (certified, maintained) configured for the
+// authorization code grant with PKCE (S256) and nothing else: no refresh tokens, no implicit or
+// hybrid flows, no OpenID Connect scopes. Its records live in PostgreSQL (infra/oauth-store.ts), its
+// keys derive from the master secret (keys.ts), its consent page is ours (api/routes/oauth/consent.ts).
+import type { KoaContextWithOIDC, Provider } from 'oidc-provider';
+import type { Logger } from 'pino';
+import { oauthScopes, readOAuthScopeRequest } from '../../domain/access/oauth-scopes.ts';
+import { createOAuthStore } from '../../infra/oauth-store.ts';
+import { getUser } from '../../projections/users/queries.ts';
+import type { AppDeps } from '../deps.ts';
+import { oauthKeys, type OAuthKeys } from './keys.ts';
+import { errorPage } from './page.ts';
+
+/** What the OAuth routes need to know without the provider itself. */
+export interface OAuthSettings {
+  issuer: string;
+  /** the API's resource indicator (RFC 8707): every access token is bound to it */
+  resource: string;
+  /** where the consent page is served; an interaction's page is `${consentUrl}/${uid}` */
+  consentUrl: string;
+  keys: OAuthKeys;
+}
+
+export interface AuthorizationServer extends OAuthSettings {
+  provider: Provider;
+  /** the provider's Koa application as a Node request handler */
+  handle: ReturnType<Provider['callback']>;
+  /** An access token presented to the API: its grant, when the token is active and bound to our resource. */
+  verifyAccessToken(token: string): Promise<ActiveToken | null>;
+}
+
+export interface ActiveToken {
+  sub: string;
+  clientId: string;
+  /** the granted scopes, space-separated, canonical names */
+  scope: string;
+  exp: number;
+}
+
+export const OAUTH_ROUTES = {
+  authorization: '/oauth/authorize',
+  token: '/oauth/token',
+  introspection: '/oauth/introspect',
+  revocation: '/oauth/revoke',
+  registration: '/oauth/register',
+  jwks: '/oauth/jwks',
+} as const;
+
+const HOUR = 3600;
+const DAY = 24 * HOUR;
+
+/**
+ * Runs first at every authorization request: refuses a request without a scope or with a scope
+ * the table does not know (invalid_scope, to the client's redirect_uri with state and iss), and
+ * rewrites the request's scopes to their canonical names without `admin:*`, which OAuth never
+ * grants, so the consent page, the grant and the token all speak canonical scope names.
+ */
+function scopeCheck({ errors, interactionPolicy }: OidcProvider) {
+  const { Check } = interactionPolicy;
+  return new Check('scopes_known', 'the requested scopes are known', (ctx: KoaContextWithOIDC) => {
+    const request = readOAuthScopeRequest(ctx.oidc.params.scope);
+    if (request.unknown.length > 0) throw new errors.InvalidScope('unknown scope requested', request.unknown.join(' '));
+    if (request.scopes.length === 0) {
+      throw new errors.InvalidScope(request.withheld.length ? 'administrator scopes are not available through OAuth' : 'a scope is required');
+    }
+    ctx.oidc.params.scope = request.scopes.join(' ');
+    return Check.NO_NEED_TO_PROMPT;
+  });
+}
+
+type OidcProvider = typeof import('oidc-provider');
+
+/**
+ * oidc-provider is loaded when the first OAuth request arrives, not when the service starts: on
+ * import it warns on the console that Node 20 is not a runtime it supports (it runs on it; see
+ * docs/decisions.md), and that warning goes to our logger instead of ahead of everything else.
+ */
+async function loadOidcProvider(logger: Logger): Promise<OidcProvider> {
+  const warn = console.warn;
+  console.warn = (...args: unknown[]) => logger.warn({ library: 'oidc-provider' }, args.map(String).join(' '));
+  try {
+    return await import('oidc-provider');
+  } finally {
+    console.warn = warn;
+  }
+}
+
+export function oauthSettings(config: AppDeps['config'], baseUrl: string): OAuthSettings {
+  return {
+    issuer: baseUrl,
+    resource: `${baseUrl}/api`,
+    consentUrl: (config.PORTAL_URL ?? `${baseUrl}/oauth/consent`).replace(/\/+$/, ''),
+    keys: oauthKeys(config.JWT_SECRET),
+  };
+}
+
+export interface AuthorizationServerOptions {
+  /** how the provider fetches client ID metadata documents (tests answer for a client host they cannot reach) */
+  fetch?: typeof globalThis.fetch;
+}
+
+export async function createAuthorizationServer(deps: AppDeps, settings: OAuthSettings, options: AuthorizationServerOptions = {}): Promise<AuthorizationServer> {
+  const { config, pool, logger } = deps;
+  const { issuer, resource, consentUrl, keys } = settings;
+  const oidc = await loadOidcProvider(logger);
+  const { default: Provider, errors, interactionPolicy } = oidc;
+  const store = createOAuthStore(pool, { alreadyConsumed: () => new errors.InvalidGrant('authorization code already used') });
+  const policy = interactionPolicy.base();
+  policy.get('login')!.checks.add(scopeCheck(oidc), 0);
+
+  const provider = new Provider(issuer, {
+    adapter: store.Adapter,
+    ...(options.fetch ? { fetch: options.fetch } : {}),
+    async findAccount(_ctx, id) {
+      const user = await getUser(pool, id);
+      return user ? { accountId: user.id, claims: () => ({ sub: user.id }) } : undefined;
+    },
+    jwks: keys.jwks,
+    cookies: { keys: keys.cookieKeys },
+    // OAuth only: the API's scopes belong to its resource server below; `openid` is refused by scopeCheck.
+    scopes: [],
+    responseTypes: ['code'],
+    clientAuthMethods: ['none', 'client_secret_basic', 'client_secret_post'],
+    clientDefaults: { grant_types: ['authorization_code'], response_types: ['code'], id_token_signed_response_alg: 'EdDSA' },
+    // OAuth 2.1: the token request names the redirect_uri of its authorization request, always.
+    allowOmittingSingleRegisteredRedirectUri: false,
+    pkce: { required: () => true },
+    ttl: {
+      AuthorizationCode: config.OAUTH_CODE_TTL_SECONDS,
+      AccessToken: config.OAUTH_ACCESS_TOKEN_TTL_SECONDS,
+      Interaction: HOUR,
+      Session: DAY,
+      Grant: 14 * DAY,
+    },
+    routes: OAUTH_ROUTES,
+    interactions: { url: (_ctx, interaction) => `${consentUrl}/${interaction.uid}`, policy },
+    features: {
+      devInteractions: { enabled: false },
+      registration: { enabled: true },
+      introspection: {
+        enabled: true,
+        // A client learns about its own tokens only.
+        allowedPolicy: async (_ctx: unknown, client: { clientId: string }, token: { clientId?: string }) => token.clientId === client.clientId,
+      },
+      revocation: { enabled: true },
+      resourceIndicators: {
+        enabled: true,
+        defaultResource: () => resource,
+        useGrantedResource: () => true,
+        getResourceServerInfo: (_ctx: unknown, indicator: string) => {
+          if (indicator !== resource) throw new errors.InvalidTarget('unknown resource indicator');
+          return { scope: oauthScopes.join(' '), audience: resource, accessTokenTTL: config.OAUTH_ACCESS_TOKEN_TTL_SECONDS, accessTokenFormat: 'opaque' };
+        },
+      },
+      clientIdMetadataDocument: { enabled: true, ack: 'draft-02' },
+      userinfo: { enabled: false },
+      rpInitiatedLogout: { enabled: false },
+      pushedAuthorizationRequests: { enabled: false },
+      dPoP: { enabled: false },
+    },
+    async renderError(ctx, out) {
+      const page = errorPage('The authorization request cannot be completed', out.error_description ?? out.error);
+      (ctx as unknown as { set(name: string, value: string): void }).set('content-security-policy', page.csp);
+      (ctx as unknown as { type: string }).type = 'html';
+      ctx.body = page.html;
+    },
+  });
+  provider.proxy = config.TRUST_PROXY;
+  // The discovery document lists the API's scopes (the provider would list its OpenID ones).
+  provider.use(async (ctx, next) => {
+    await next();
+    if (ctx.oidc?.route === 'discovery' && ctx.body && typeof ctx.body === 'object') {
+      Object.assign(ctx.body, { scopes_supported: [...oauthScopes] });
+    }
+  });
+  provider.on('server_error', (_ctx: unknown, err: Error) => logger.error({ err }, 'oauth server error'));
+
+  return {
+    ...settings,
+    provider,
+    handle: provider.callback(),
+    async verifyAccessToken(token) {
+      const found = await provider.AccessToken.find(token);
+      if (!found?.isValid) return null;
+      const audience = Array.isArray(found.aud) ? found.aud : [found.aud];
+      if (!audience.includes(resource)) return null;
+      const grant = await provider.Grant.find(found.grantId);
+      if (!grant || grant.isExpired || grant.clientId !== found.clientId || grant.accountId !== found.accountId) return null;
+      return { sub: found.accountId, clientId: found.clientId, scope: found.scope ?? '', exp: found.exp };
+    },
+  };
+}

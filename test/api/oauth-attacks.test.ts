@@ -1,0 +1,226 @@
+// The OAuth rows of the attack table, each tried as an attacker (or a careless client) would, against
+// the real app with a real client library and a real browser: PKCE verifier mismatch, code reuse,
+// redirect_uri change, state tampering, expired code, consent CSRF, admin and unknown scopes, a scope
+// the token lacks; plus the RFC 7636 appendix B vector through the provider's S256, the token
+// response's shape and headers, no refresh grant, and a second API process sharing the records.
+import t from 'tap';
+import * as client from 'openid-client';
+import type { AddressInfo } from 'node:net';
+import { buildApp } from '../../api/app.ts';
+import { api, startTestApp } from '../support/app.ts';
+import {
+  authorizationRequest,
+  browserProfile,
+  callbackReached,
+  freePort,
+  launchChromium,
+  registerClient,
+  signInOnConsentPage,
+  startClientCallback,
+  type AuthorizationAttempt,
+} from '../support/oauth.ts';
+
+/** The OAuth error code a client library call was refused with (RFC 6749 §5.2); null when it succeeded. */
+async function oauthError(call: Promise<unknown>): Promise<string | null> {
+  try {
+    await call;
+    return null;
+  } catch (err) {
+    return (err as { error?: string }).error ?? String(err);
+  }
+}
+
+const RFC7636_VERIFIER = 'dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk';
+const RFC7636_CHALLENGE = 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM';
+
+t.test('OAuth attack table', async (t) => {
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const app = await startTestApp({ config: { PORT: String(port), PUBLIC_BASE_URL: base } });
+  const browser = await launchChromium();
+  const profile = await browserProfile(browser);
+  const clientSide = await startClientCallback();
+  const CALLBACK = clientSide.url;
+  t.teardown(async () => {
+    await browser.close();
+    await clientSide.close();
+    await app.close();
+  });
+  const config = await registerClient(app, clientSide);
+  const { client_id } = config.clientMetadata();
+
+  /** The browser goes through the authorization request; where it lands at the client. */
+  const authorize = async (attempt: AuthorizationAttempt) => {
+    await profile.page.goto(attempt.url.href);
+    return callbackReached(clientSide, profile.page);
+  };
+  // The user signs in and approves profile:read once; later requests for it come straight back with a code.
+  const first = await authorizationRequest(config);
+  await profile.page.goto(first.url.href);
+  await signInOnConsentPage(app, profile.page, 'victim@example.com');
+  await profile.page.getByRole('button', { name: 'Allow' }).click();
+  await callbackReached(clientSide, profile.page);
+  const fresh = async (params: Record<string, string> = {}) => {
+    const attempt = await authorizationRequest(config, params);
+    return { attempt, callback: await authorize(attempt) };
+  };
+  const exchange = (callback: URL, attempt: AuthorizationAttempt, verifier = attempt.verifier) =>
+    client.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier, expectedState: attempt.state });
+  /** The token endpoint as raw HTTP (form-encoded), to see its status and headers. */
+  const tokenRequest = (fields: Record<string, string>) =>
+    fetch(`${base}/oauth/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ client_id, ...fields }) });
+
+  await t.test('RFC 7636 appendix B: the provider derives the same S256 challenge from the verifier', async (t) => {
+    t.equal(await client.calculatePKCECodeChallenge(RFC7636_VERIFIER), RFC7636_CHALLENGE, 'the client library agrees with the RFC');
+    const url = client.buildAuthorizationUrl(config, {
+      redirect_uri: CALLBACK,
+      scope: 'profile:read',
+      code_challenge: RFC7636_CHALLENGE,
+      code_challenge_method: 'S256',
+      state: 'rfc7636',
+    });
+    const callback = await authorize({ url, state: 'rfc7636', verifier: RFC7636_VERIFIER });
+    const res = await tokenRequest({ grant_type: 'authorization_code', code: callback.searchParams.get('code')!, redirect_uri: CALLBACK, code_verifier: RFC7636_VERIFIER });
+    t.equal(res.status, 200);
+    t.equal(res.headers.get('cache-control'), 'no-store');
+    const body = (await res.json()) as Record<string, unknown>;
+    t.same(Object.keys(body).sort(), ['access_token', 'expires_in', 'scope', 'token_type'], 'no refresh token, no id token');
+    t.equal(body.token_type, 'Bearer');
+  });
+
+  await t.test('PKCE: a wrong verifier is invalid_grant; plain and missing challenges are refused', async (t) => {
+    const { attempt, callback } = await fresh();
+    t.equal(await oauthError(exchange(callback, attempt, client.randomPKCECodeVerifier())), 'invalid_grant');
+    const short = await tokenRequest({ grant_type: 'authorization_code', code: callback.searchParams.get('code')!, redirect_uri: CALLBACK, code_verifier: 'a'.repeat(42) });
+    t.equal(short.status, 400, 'a 42-character verifier is refused');
+
+    const plain = await authorizationRequest(config, { code_challenge_method: 'plain' });
+    plain.url.searchParams.set('code_challenge', plain.verifier);
+    const refusedPlain = await authorize(plain);
+    t.equal(refusedPlain.searchParams.get('error'), 'invalid_request', 'plain is not supported');
+    t.equal(refusedPlain.searchParams.get('state'), plain.state);
+
+    const none = await authorizationRequest(config);
+    none.url.searchParams.delete('code_challenge');
+    none.url.searchParams.delete('code_challenge_method');
+    t.equal((await authorize(none)).searchParams.get('error'), 'invalid_request', 'PKCE is required');
+  });
+
+  await t.test('a code works once: reuse is invalid_grant and revokes what the first exchange got', async (t) => {
+    const { attempt, callback } = await fresh();
+    const tokens = await exchange(callback, attempt);
+    t.equal((await api(app, 'GET', '/api/v1/users/me', { token: tokens.access_token })).status, 200);
+    t.equal(await oauthError(exchange(callback, attempt)), 'invalid_grant');
+    t.same((await api(app, 'GET', '/status', { token: tokens.access_token })).body.data, { active: false });
+    t.equal((await api(app, 'GET', '/api/v1/users/me', { token: tokens.access_token })).status, 401);
+    // The whole grant went with it: the user is asked again.
+    await profile.page.goto((await authorizationRequest(config)).url.href);
+    await profile.page.getByRole('button', { name: 'Allow' }).click();
+    await callbackReached(clientSide, profile.page);
+  });
+
+  await t.test('redirect_uri: an unregistered one is refused without redirecting; a changed one at the token endpoint is invalid_grant', async (t) => {
+    const attempt = await authorizationRequest(config, { redirect_uri: 'http://attacker.test/steal' });
+    const res = await fetch(attempt.url, { redirect: 'manual' });
+    t.equal(res.status, 400);
+    t.equal(res.headers.get('location'), null, 'never redirected to the attacker');
+    t.match(await res.text(), 'redirect_uri');
+
+    const { attempt: ok, callback } = await fresh();
+    const changed = await tokenRequest({ grant_type: 'authorization_code', code: callback.searchParams.get('code')!, redirect_uri: clientSide.other, code_verifier: ok.verifier });
+    t.equal(changed.status, 400);
+    t.equal(((await changed.json()) as { error: string }).error, 'invalid_grant', 'even another redirect_uri registered by the same client');
+  });
+
+  await t.test('state: echoed exactly, and a tampered one is caught by the client before any exchange', async (t) => {
+    const odd = 'a b/c?d=e&f=%25+ü';
+    const { attempt, callback } = await fresh({ state: odd });
+    t.equal(callback.searchParams.get('state'), odd, 'byte for byte');
+    const tampered = new URL(callback);
+    tampered.searchParams.set('state', `${odd}x`);
+    const refused = await exchange(tampered, attempt).catch((err: Error) => err);
+    t.match(String((refused as Error).cause), /unexpected "state"/);
+    t.ok((await exchange(callback, attempt)).access_token, 'the untampered response still works: nothing was sent');
+  });
+
+  await t.test('an expired code is invalid_grant; codes live OAUTH_CODE_TTL_SECONDS (60 s)', async (t) => {
+    const { attempt, callback } = await fresh();
+    const code = callback.searchParams.get('code')!;
+    const { rows } = await app.deps.pool.query<{ lifetime: number }>(
+      `SELECT (payload->>'exp')::int - (payload->>'iat')::int AS lifetime FROM oauth_records WHERE model = 'AuthorizationCode' AND id = $1`,
+      [code],
+    );
+    t.equal(rows[0]?.lifetime, 60);
+    await app.deps.pool.query(`UPDATE oauth_records SET expires_at = now() - interval '1 second' WHERE model = 'AuthorizationCode' AND id = $1`, [code]);
+    t.equal(await oauthError(exchange(callback, attempt)), 'invalid_grant');
+  });
+
+  await t.test('consent CSRF: posts without the token, with a wrong one or from another site are refused; deny answers access_denied', async (t) => {
+    const attempt = await authorizationRequest(config, { scope: 'wallet:read' });
+    await profile.page.goto(attempt.url.href);
+    await profile.page.getByRole('button', { name: 'Deny' }).waitFor();
+    const confirm = `${profile.page.url()}/confirm`;
+    const csrf = await profile.page.locator('input[name=csrf]').inputValue();
+    const post = (form: Record<string, string>, headers: Record<string, string> = {}) => profile.context.request.post(confirm, { form, headers, maxRedirects: 0 });
+    for (const [what, res] of [
+      ['no token', await post({ decision: 'approve' })],
+      ['a wrong token', await post({ decision: 'approve', csrf: `${csrf.slice(0, -2)}xx` })],
+      ['another site', await post({ decision: 'approve', csrf }, { origin: 'http://attacker.test' })],
+    ] as const) {
+      t.equal(res.status(), 403, what);
+      t.match(res.headers()['content-type'], 'text/html');
+    }
+    t.equal(clientSide.received.length, 0, 'nothing reached the client');
+    await profile.page.getByRole('button', { name: 'Deny' }).click();
+    const denied = await callbackReached(clientSide, profile.page);
+    t.equal(denied.searchParams.get('error'), 'access_denied');
+    t.equal(denied.searchParams.get('state'), attempt.state);
+    t.equal(denied.searchParams.get('iss'), base);
+    t.equal(denied.searchParams.get('code'), null);
+  });
+
+  await t.test('scopes: admin ones are never granted, unknown ones are invalid_scope, aliases become canonical', async (t) => {
+    const { attempt, callback } = await fresh({ scope: 'admin:read profile:read admin:*' });
+    const tokens = await exchange(callback, attempt);
+    t.equal(tokens.scope, 'profile:read', 'admin scopes dropped');
+    t.equal((await api(app, 'GET', '/api/admin/audit/pools', { token: tokens.access_token })).status, 403);
+    for (const scope of ['admin:read', 'profile:read launch:missiles', 'openid', 'offline_access', '']) {
+      const refused = await authorize(await authorizationRequest(config, { scope }));
+      t.equal(refused.searchParams.get('error'), 'invalid_scope', scope);
+      t.equal(refused.searchParams.get('iss'), base);
+    }
+    const { attempt: offline, callback: offlineCallback } = await fresh({ scope: 'offline_access profile:read' });
+    const offlineTokens = await exchange(offlineCallback, offline);
+    t.equal(offlineTokens.scope, 'profile:read', 'offline_access is dropped');
+    t.equal(offlineTokens.refresh_token, undefined);
+    const { attempt: legacy, callback: legacyCallback } = await fresh({ scope: 'user:read' });
+    t.equal((await exchange(legacyCallback, legacy)).scope, 'profile:read', 'user:read is profile:read');
+  });
+
+  await t.test('tokens are bound to the API (RFC 8707): another resource is invalid_target', async (t) => {
+    const refused = await authorize(await authorizationRequest(config, { resource: 'http://attacker.test/api' }));
+    t.equal(refused.searchParams.get('error'), 'invalid_target');
+    const { attempt, callback } = await fresh({ resource: `${base}/api` });
+    t.equal((await client.tokenIntrospection(config, (await exchange(callback, attempt)).access_token)).aud, `${base}/api`);
+  });
+
+  await t.test('no refresh grant: neither at the token endpoint nor in a registration', async (t) => {
+    const refresh = await tokenRequest({ grant_type: 'refresh_token', refresh_token: 'anything' });
+    t.equal(refresh.status, 400);
+    t.equal(((await refresh.json()) as { error: string }).error, 'unsupported_grant_type');
+    t.equal(await oauthError(registerClient(app, clientSide, { grant_types: ['authorization_code', 'refresh_token'] })), 'invalid_client_metadata');
+  });
+
+  await t.test('another API process accepts the token (records in PostgreSQL); another client cannot introspect it', async (t) => {
+    const { attempt, callback } = await fresh();
+    const tokens = await exchange(callback, attempt);
+    const second = await buildApp(app.deps);
+    t.teardown(() => second.close());
+    await second.listen({ port: 0, host: '127.0.0.1' });
+    const other = { url: `http://127.0.0.1:${(second.server.address() as AddressInfo).port}` };
+    t.equal((await api(other, 'GET', '/api/v1/users/me', { token: tokens.access_token })).status, 200);
+    t.equal((await api(other, 'GET', '/status', { token: tokens.access_token })).body.data.active, true);
+    const stranger = await registerClient(app, clientSide, { client_name: 'Another connector' });
+    t.same(await client.tokenIntrospection(stranger, tokens.access_token), { active: false });
+  });
+}).catch(t.threw);

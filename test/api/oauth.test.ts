@@ -1,0 +1,144 @@
+// OAuth 2.1 end to end, as a connector and its user live it: discovery (RFC 8414), dynamic
+// registration (RFC 7591), the authorization request with PKCE, the consent page in a real headless
+// Chromium (sign-in by the emailed code, then approve or deny), the code exchange, calls to the API
+// with the access token, introspection (RFC 7662) and GET /status; all through openid-client.
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import t from 'tap';
+import * as client from 'openid-client';
+import type { Browser } from 'playwright-core';
+import { createAuthorizationServer } from '../../api/oauth/server.ts';
+import { api, startTestApp, type TestApp } from '../support/app.ts';
+import { authorizationRequest, browserProfile, callbackReached, freePort, launchChromium, registerClient, signInOnConsentPage, startClientCallback } from '../support/oauth.ts';
+
+t.test('OAuth 2.1 with the consent page', async (t) => {
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const app: TestApp = await startTestApp({ config: { PORT: String(port), PUBLIC_BASE_URL: base } });
+  const browser: Browser = await launchChromium();
+  const callback = await startClientCallback();
+  t.teardown(async () => {
+    await browser.close();
+    await callback.close();
+    await app.close();
+  });
+
+  await t.test('metadata lets a client connect unaided: RFC 8414, RFC 9728 and the directory record', async (t) => {
+    const as = await api(app, 'GET', '/.well-known/oauth-authorization-server');
+    t.equal(as.status, 200);
+    t.match(as.body, {
+      issuer: base,
+      authorization_endpoint: `${base}/oauth/authorize`,
+      token_endpoint: `${base}/oauth/token`,
+      introspection_endpoint: `${base}/oauth/introspect`,
+      registration_endpoint: `${base}/oauth/register`,
+      response_types_supported: ['code'],
+      grant_types_supported: ['authorization_code'],
+      code_challenge_methods_supported: ['S256'],
+      authorization_response_iss_parameter_supported: true,
+      client_id_metadata_document_supported: true,
+    });
+    t.ok(as.body.scopes_supported.includes('profile:read'), 'the API scopes are listed');
+    t.notOk(as.body.scopes_supported.some((s: string) => s.startsWith('admin:') || s === 'offline_access' || s === 'openid'), 'no admin, offline_access or OpenID scope');
+
+    for (const path of ['/.well-known/oauth-protected-resource', '/.well-known/oauth-protected-resource/api']) {
+      const pr = await api(app, 'GET', path);
+      t.equal(pr.status, 200, path);
+      t.match(pr.body, { resource: `${base}/api`, authorization_servers: [base], bearer_methods_supported: ['header'] });
+    }
+
+    const dir = await api(app, 'GET', '/public/directory/connector.json');
+    t.equal(dir.status, 200);
+    t.match(dir.body, { authorizationUrl: `${base}/oauth/authorize`, tokenUrl: `${base}/oauth/token`, resource: `${base}/api` });
+    t.ok(dir.body.recommendedScopes.length > 0 && dir.body.recommendedScopes.every((s: string) => s.endsWith(':read')), 'read-only scopes recommended');
+
+    const docs = await api(app, 'GET', '/docs/json');
+    for (const path of ['/oauth/authorize', '/oauth/token', '/oauth/introspect', '/oauth/register', '/status', '/.well-known/oauth-protected-resource']) {
+      t.ok(docs.body.paths[path], `${path} in the OpenAPI document`);
+    }
+    t.equal((await api(app, 'GET', '/oauth/nothing-here')).body.error.reason, 'ROUTE_NOT_FOUND', 'other /oauth paths are ours: the envelope');
+
+    const unauthenticated = await api(app, 'GET', '/api/v1/users/me');
+    t.equal(unauthenticated.status, 401);
+    t.equal(unauthenticated.headers.get('www-authenticate'), `Bearer resource_metadata="${base}/.well-known/oauth-protected-resource"`);
+  });
+
+  await t.test('register, sign in on the consent page, approve, exchange the code, call the API, introspect', async (t) => {
+    const config = await registerClient(app, callback);
+    const { client_id } = config.clientMetadata();
+    const attempt = await authorizationRequest(config, { scope: 'profile:read agents:read admin:read', resource: `${base}/api` });
+    const { page, context } = await browserProfile(browser);
+    t.teardown(() => context.close());
+
+    await page.goto(attempt.url.href);
+    t.match(page.url(), `${base}/oauth/consent/`);
+    t.match(await page.textContent('main'), 'Test connector');
+    await signInOnConsentPage(app, page, 'oauth-user@example.com');
+    await page.getByRole('button', { name: 'Allow' }).waitFor();
+    const listed = await page.locator('ul.scopes code').allTextContents();
+    t.same(listed, ['profile:read', 'marketplace:read'], 'the alias agents:read shows as marketplace:read; admin:read is not offered');
+    const csp = (await page.context().request.get(page.url())).headers()['content-security-policy'];
+    t.match(csp, "default-src 'none'");
+    t.match(csp, "script-src 'none'", 'no script on the consent page');
+    t.match(csp, "frame-ancestors 'none'");
+    t.match(csp, `form-action 'self' ${new URL(callback.url).origin}`, "forms end here or at the client's redirect_uri");
+
+    await page.getByRole('button', { name: 'Allow' }).click();
+    const response = await callbackReached(callback, page);
+    t.equal(response.searchParams.get('state'), attempt.state, 'state echoed');
+    t.equal(response.searchParams.get('iss'), base, 'RFC 9207 iss in the authorization response');
+    t.ok(response.searchParams.get('code'));
+
+    const tokens = await client.authorizationCodeGrant(config, response, { pkceCodeVerifier: attempt.verifier, expectedState: attempt.state });
+    t.equal(tokens.token_type.toLowerCase(), 'bearer');
+    t.equal(tokens.scope, 'profile:read marketplace:read', 'canonical scopes, no admin scope');
+    t.equal(tokens.refresh_token, undefined, 'no refresh token');
+    t.ok(tokens.expires_in && tokens.expires_in <= 3600);
+
+    const me = await api(app, 'GET', '/api/v1/users/me', { token: tokens.access_token });
+    t.equal(me.status, 200);
+    t.equal(me.body.data.email, 'oauth-user@example.com');
+
+    const introspected = await client.tokenIntrospection(config, tokens.access_token);
+    t.match(introspected, { active: true, client_id, sub: me.body.data.id, scope: 'profile:read marketplace:read', aud: `${base}/api` });
+
+    const status = await api(app, 'GET', '/status', { token: tokens.access_token });
+    t.equal(status.status, 200);
+    t.same(Object.keys(status.body.data).sort(), ['active', 'client_id', 'exp', 'scope', 'sub']);
+    t.match(status.body.data, { active: true, sub: me.body.data.id, client_id, scope: 'profile:read marketplace:read', exp: introspected.exp });
+    t.same((await api(app, 'GET', '/status', { token: 'not-a-token-of-ours-0123456789' })).body.data, { active: false });
+    t.same((await api(app, 'GET', '/status')).body.data, { active: false });
+
+    const patch = await api(app, 'PATCH', '/api/v1/users/me', { token: tokens.access_token, body: { languageCode: 'de' } });
+    t.equal(patch.status, 403, 'profile:write was not granted');
+    t.equal(patch.body.error.reason, 'INSUFFICIENT_SCOPE');
+    t.match(patch.headers.get('www-authenticate'), 'error="insufficient_scope", scope="profile:write"');
+  });
+
+  await t.test('a client ID metadata document stands for a registration (the client host is stubbed: the provider fetches https only, never a loopback address)', async (t) => {
+    const clientId = 'https://connector.example/oauth/client.json';
+    const document = { client_id: clientId, client_name: 'Metadata connector', redirect_uris: ['https://connector.example/callback'], token_endpoint_auth_method: 'none' };
+    const fetched: string[] = [];
+    const stubClientHost = async (url: string | URL | Request) => {
+      fetched.push(String(url));
+      return new Response(JSON.stringify(document), { headers: { 'content-type': 'application/json', 'cache-control': 'max-age=60' } });
+    };
+    const server = await createAuthorizationServer(app.deps, app.runtime.app!.oauth.settings(), { fetch: stubClientHost as typeof fetch });
+    const http = createServer((req, res) => void server.handle(req, res));
+    await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+    t.teardown(() => new Promise<void>((resolve) => http.close(() => resolve())));
+    const query = new URLSearchParams({
+      response_type: 'code',
+      client_id: clientId,
+      redirect_uri: 'https://connector.example/callback',
+      scope: 'profile:read',
+      code_challenge: await client.calculatePKCECodeChallenge(client.randomPKCECodeVerifier()),
+      code_challenge_method: 'S256',
+      state: 'cimd',
+    });
+    const res = await fetch(`http://127.0.0.1:${(http.address() as AddressInfo).port}/oauth/authorize?${query}`, { redirect: 'manual' });
+    t.equal(res.status, 303, 'the client is known from its document');
+    t.match(res.headers.get('location'), `${base}/oauth/consent/`, 'on to the consent page');
+    t.same(fetched, [clientId]);
+  });
+}).catch(t.threw);

@@ -1,0 +1,106 @@
+// OAuth tests' tools: a real headless Chromium (Debian's, driven by playwright-core) for the consent
+// page, a real OAuth client (openid-client) for everything a client does, and a free port so the
+// test app can be given its public address (the issuer) before it starts.
+import { createServer as createHttpServer } from 'node:http';
+import { createServer, type AddressInfo } from 'node:net';
+import * as client from 'openid-client';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { TestApp } from './app.ts';
+import { codeOf } from './auth.ts';
+
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--headless', '--no-sandbox', '--disable-background-networking'] });
+}
+
+/** The client's side of the redirect: a real HTTP server whose callback paths record what arrives. */
+export interface ClientCallback {
+  /** the redirect_uri every test client registers first */
+  url: string;
+  /** a second redirect_uri registered by the same clients */
+  other: string;
+  received: URL[];
+  close(): Promise<void>;
+}
+
+export async function startClientCallback(): Promise<ClientCallback> {
+  const received: URL[] = [];
+  const server = createHttpServer((req, res) => {
+    const url = new URL(req.url ?? '/', base);
+    if (url.pathname === '/callback' || url.pathname === '/other-callback') received.push(url);
+    res.writeHead(200, { 'content-type': 'text/plain' }).end('client callback');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    url: `${base}/callback`,
+    other: `${base}/other-callback`,
+    received,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+/** A browser profile of its own (its own cookies). */
+export async function browserProfile(browser: Browser): Promise<{ context: BrowserContext; page: Page }> {
+  const context = await browser.newContext();
+  return { context, page: await context.newPage() };
+}
+
+/** Registers a public client (RFC 7591) after discovering the server (RFC 8414), as a connector would. */
+export function registerClient(app: Pick<TestApp, 'url'>, callback: ClientCallback, metadata: Partial<client.ClientMetadata> = {}) {
+  return client.dynamicClientRegistration(
+    new URL(app.url),
+    { client_name: 'Test connector', redirect_uris: [callback.url, callback.other], token_endpoint_auth_method: 'none', ...metadata },
+    client.None(),
+    { algorithm: 'oauth2', execute: [client.allowInsecureRequests] },
+  );
+}
+
+export interface AuthorizationAttempt {
+  url: URL;
+  state: string;
+  verifier: string;
+}
+
+/** An authorization request with a fresh PKCE pair and state. */
+export async function authorizationRequest(config: client.Configuration, params: Record<string, string> = {}): Promise<AuthorizationAttempt> {
+  const [redirectUri] = config.clientMetadata().redirect_uris as string[];
+  const verifier = client.randomPKCECodeVerifier();
+  const state = params.state ?? client.randomState();
+  const url = client.buildAuthorizationUrl(config, {
+    redirect_uri: redirectUri!,
+    scope: 'profile:read',
+    code_challenge: await client.calculatePKCECodeChallenge(verifier),
+    code_challenge_method: 'S256',
+    ...params,
+    state,
+  });
+  return { url, state, verifier };
+}
+
+/** Signs in on the consent page with the emailed code (the page must show the email step). */
+export async function signInOnConsentPage(app: Pick<TestApp, 'waitForMail'>, page: Page, email: string): Promise<void> {
+  await page.getByLabel('Email').fill(email);
+  await page.getByRole('button', { name: 'Email me a code' }).click();
+  await page.getByLabel('Code').waitFor({ timeout: 10_000 }).catch(async (err) => {
+    throw new Error(`no code step: the page shows ${await page.textContent('body')}`, { cause: err });
+  });
+  const mail = await app.waitForMail(email);
+  await page.getByLabel('Code').fill(codeOf(mail));
+  await page.getByRole('button', { name: 'Sign in' }).click();
+}
+
+/** Waits until the browser reached the client's callback, and returns that URL. */
+export async function callbackReached(callback: ClientCallback, page: Page): Promise<URL> {
+  await page.waitForURL((url) => url.href.startsWith(callback.url) || url.href.startsWith(callback.other), { timeout: 10_000 }).catch(() => undefined);
+  const url = callback.received.shift();
+  if (!url) throw new Error(`the browser did not reach the client's callback; it shows ${page.url()}`);
+  return url;
+}

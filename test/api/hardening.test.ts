@@ -226,15 +226,17 @@ t.test('slow clients are cut off at the configured time-outs', async (t) => {
     config: { HTTP_HEADERS_TIMEOUT_MS: '500', HTTP_REQUEST_TIMEOUT_MS: '1000', HTTP_KEEP_ALIVE_TIMEOUT_MS: '300' },
   });
   t.teardown(() => app.close());
+  // Each client has its own connection and mostly waits for the server's clock: side by side.
+  t.jobs = 4;
 
-  await t.test('headers sent a line at a time are cut off after the headers time-out with a 408', async (t) => {
+  t.test('headers sent a line at a time are cut off after the headers time-out with a 408', async (t) => {
     const slow = await slowClient(app.url, 'GET /api HTTP/1.1\r\nHost: x\r\n', 'X-Slow: a\r\n');
     t.ok(slow.elapsedMs >= 450 && slow.elapsedMs < 2000, `closed after ${slow.elapsedMs.toFixed(0)} ms`);
     t.match(slow.text, /^HTTP\/1\.1 408 /);
     t.same(bodyOf(slow.text), { success: false, error: { code: 'REQUEST_TIMEOUT', reason: 'REQUEST_TIMEOUT', message: 'the request was not received in time' } });
   });
 
-  await t.test('a body sent a byte at a time is cut off after the request time-out with a 408', async (t) => {
+  t.test('a body sent a byte at a time is cut off after the request time-out with a 408', async (t) => {
     const head = 'POST /api/auth/lookup HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n';
     const slow = await slowClient(app.url, head, ' ');
     t.ok(slow.elapsedMs >= 950 && slow.elapsedMs < 2500, `closed after ${slow.elapsedMs.toFixed(0)} ms`);
@@ -242,7 +244,7 @@ t.test('slow clients are cut off at the configured time-outs', async (t) => {
     t.equal(bodyOf(slow.text).error.code, 'REQUEST_TIMEOUT');
   });
 
-  await t.test('an idle keep-alive connection is closed after the keep-alive time-out', async (t) => {
+  t.test('an idle keep-alive connection is closed after the keep-alive time-out', async (t) => {
     const idle = await slowClient(app.url, 'GET /api HTTP/1.1\r\nHost: x\r\nConnection: keep-alive\r\n\r\n');
     t.match(idle.text, /^HTTP\/1\.1 200 /, 'the request itself is answered');
     // Node closes the connection 1 s after the time it announces (Keep-Alive: timeout=…), so that
@@ -250,7 +252,7 @@ t.test('slow clients are cut off at the configured time-outs', async (t) => {
     t.ok(idle.afterAnswerMs >= 1250 && idle.afterAnswerMs < 2500, `closed ${idle.afterAnswerMs.toFixed(0)} ms after the answer`);
   });
 
-  await t.test('a client that sends nothing at all is cut off too', async (t) => {
+  t.test('a client that sends nothing at all is cut off too', async (t) => {
     const silent = await slowClient(app.url, '');
     t.ok(silent.elapsedMs < 2000, `closed after ${silent.elapsedMs.toFixed(0)} ms`);
   });

@@ -5,6 +5,7 @@
 // gone, answers `accepted` once its bound has passed.
 import t from 'tap';
 import { signalKeyOf } from '../../commands/signals/receive.ts';
+import { subscribeInput } from '../../commands/subscriptions/subscribe-input.ts';
 import { poolDecider } from '../../domain/pool/decide.ts';
 import { poolId, type PoolState } from '../../domain/pool/state.ts';
 import { signalDecider, signalInstanceId } from '../../domain/signal/decide.ts';
@@ -61,19 +62,30 @@ t.test('workers killed mid-way through a 1,000-pool fan-out, twice: the next one
   t.teardown(() => app.close());
   // The worker process also sends the login mails of the sign-ins below.
   const env = { REDIS_PREFIX: prefix, SMTP_URL: app.deps.config.SMTP_URL!, SIGNAL_JOB_LOCK_MS: '1000' };
-  let worker: ServiceProcess = await startServiceProcess(app, 'workers', env);
+  // The followers are registered while the worker process starts (they need no mail).
+  const starting = startServiceProcess(app, 'workers', env);
+  const users = await manyUsers(app, 'fan', TRADING + ALERTS_ONLY + PAUSED);
+  let worker: ServiceProcess = await starting;
   t.teardown(() => worker.stop());
   const admin = await signIn(app, ADMIN);
   const dev = await signIn(app, 'fanout-dev@example.test');
   const { agentId, secret } = await listedFollowableAgent(app, { developer: dev.accessToken, admin: admin.accessToken }, { name: 'Fan-out', venue: 'PERP_VENUE', maxLeverage: 10, minTradeUsd: 1, recommendedPerTradePercent: 10, maxConcurrentPositions: 5 }, { live: true });
   t.equal((await api(app, 'PUT', '/api/admin/market/prices', { token: admin.accessToken, body: { prices: { BTC: 50_000 } } })).status, 200);
 
-  const users = await manyUsers(app, 'fan', TRADING + ALERTS_ONLY + PAUSED);
   const choicesOf = (i: number) => (i < ALERTS_ONLY ? { tradeMode: 'ALERTS_ONLY' } : i < ALERTS_ONLY + PAUSED ? { isPaused: true } : {});
+  // The follows are set-up, not what this proves (test/contention/hot-streams.test.ts and the API
+  // tests follow through HTTP): the real follow command through the app's dispatcher.
   const follows = await inLanes(users, 16, (user: SignedIn, i) =>
-    api(app, 'POST', '/api/v1/users/me/subscriptions', { token: user.accessToken, body: { agentId, allocationAmountUsd: 1000, ...choicesOf(i) } }),
+    app.deps
+      .dispatch({
+        type: 'FollowAgent',
+        data: { userId: user.userId, input: subscribeInput.parse({ agentId, allocationAmountUsd: 1000, ...choicesOf(i) }) },
+        metadata: { now: app.deps.clock.now(), actor: user.userId, correlationId: `follow-${user.userId}` },
+      })
+      .then((d) => ({ position: d.position, refused: undefined }), (err: unknown) => ({ position: undefined, refused: String(err) })),
   );
-  t.same(follows.filter((f) => f.status !== 200).map((f) => f.body), [], 'every follow answered 200');
+  t.same(follows.filter((f) => f.refused).map((f) => f.refused), [], 'every follow accepted');
+  await Promise.all(follows.map((f) => app.deps.readYourWrites(f.position)));
   const pools = users.map((u) => poolId(u.userId, agentId, 'virtual'));
   const trading = new Set(pools.slice(ALERTS_ONLY + PAUSED));
   t.comment(`${pools.length} pools followed at ${elapsed()}`);

@@ -68,6 +68,9 @@ async function expectSeen(
  * projectors stopped mid-flow resume exactly where they were; a rebuild equals the live models.
  */
 export function flowSuite(t: Test, eventStore: 'postgres' | 'esdb') {
+  // Each flow has its own app (database, Redis keys, SMTP server); the first one spends seconds
+  // waiting for read-your-writes time-outs while its projectors are stopped: side by side.
+  t.jobs = 2;
   t.test(`the signal flow end to end on ${eventStore}`, (t) => signalFlow(t, eventStore));
   t.test(`the first flow end to end on ${eventStore}`, async (t) => {
     // The simulated chain takes an hour: the real pool's add stays pending through the flow

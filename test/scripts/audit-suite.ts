@@ -35,11 +35,11 @@ export function auditSuite(t: Test, eventStore: 'postgres' | 'esdb') {
     const { users, spotAgent, perpAgent, pools } = await poolFlows(app);
 
     await t.test('verify: a clean read model exits 0', async (t) => {
-      const run = await audit(app, 'verify', '--progress');
+      // Read-only runs are independent processes: run side by side.
+      const [run, quiet] = await Promise.all([audit(app, 'verify', '--progress'), audit(app, 'verify')]);
       t.equal(run.status, 0, run.stdout + run.stderr);
       t.match(run.stdout, /^verified 4 pools from \d+ events in [\d.]+ s \(\d+ events\/s\): 4 match, 0 different, 0 missing rows, 0 orphan rows\n$/);
       t.match(run.stderr, /replay \|[█░]+\| \d+\/\d+ events/, '--progress draws the bar on stderr');
-      const quiet = await audit(app, 'verify');
       t.equal(quiet.status, 0);
       t.equal(quiet.stderr, '', 'no bar when stderr is not a terminal');
     });
@@ -59,7 +59,11 @@ export function auditSuite(t: Test, eventStore: 'postgres' | 'esdb') {
     });
 
     await t.test('ledger: one pool as a table, by user id or email, as of a time', async (t) => {
-      const run = await audit(app, 'ledger', '--user', users[0]!.userId, '--agent', spotAgent);
+      const [run, byEmail, real] = await Promise.all([
+        audit(app, 'ledger', '--user', users[0]!.userId, '--agent', spotAgent),
+        audit(app, 'ledger', '--user', 'flow-user1@example.test', '--agent', spotAgent, '--at', '2000-01-01T00:00:00Z'),
+        audit(app, 'ledger', '--user', users[2]!.userId, '--agent', perpAgent, '--context', 'real'),
+      ]);
       t.equal(run.status, 0, run.stderr);
       const lines = run.stdout.trimEnd().split('\n');
       t.equal(lines[0], `pool ${pools.trading}: 9 of 9 events`);
@@ -70,20 +74,24 @@ export function auditSuite(t: Test, eventStore: 'postgres' | 'esdb') {
       t.match(lines[7], /TradeClosed\s+realizedPnlUsd=9\.999999\s+150\.000000\s+159\.999999\s+/);
       t.match(lines[9], /WithdrawalRequested\s+amountUsd=30\.000000\s+120\.000000\s+129\.999999\s+/);
       t.equal(lines[11], 'followed, allocatedUsd 120.000000');
-      const byEmail = await audit(app, 'ledger', '--user', 'flow-user1@example.test', '--agent', spotAgent, '--at', '2000-01-01T00:00:00Z');
       t.equal(byEmail.status, 0, byEmail.stderr);
       t.match(byEmail.stdout, `pool ${pools.trading}: 0 of 9 events as of 2000-01-01T00:00:00.000Z\n`);
       t.match(byEmail.stdout, /not followed\n$/);
-      const real = await audit(app, 'ledger', '--user', users[2]!.userId, '--agent', perpAgent, '--context', 'real');
       t.match(real.stdout, /AllocationPending\s+amountUsd=300\.000000\s+0\.000000\s+0\.000000\s+0\.000000\s+300\.000000/, 'pending at the venue');
     });
 
     await t.test('usage errors exit 2; a pool never followed exits 1', async (t) => {
-      t.equal((await audit(app, 'frobnicate')).status, 2);
-      t.equal((await audit(app, 'ledger', '--user', users[0]!.userId)).status, 2);
-      t.equal((await audit(app, 'ledger', '--user', users[0]!.userId, '--agent', spotAgent, '--context', 'paper')).status, 2);
-      t.equal((await audit(app, 'ledger', '--user', users[0]!.userId, '--agent', spotAgent, '--at', 'soon')).status, 2);
-      const never = await audit(app, 'ledger', '--user', users[0]!.userId, '--agent', perpAgent);
+      const [unknown, noAgent, paper, soon, never] = await Promise.all([
+        audit(app, 'frobnicate'),
+        audit(app, 'ledger', '--user', users[0]!.userId),
+        audit(app, 'ledger', '--user', users[0]!.userId, '--agent', spotAgent, '--context', 'paper'),
+        audit(app, 'ledger', '--user', users[0]!.userId, '--agent', spotAgent, '--at', 'soon'),
+        audit(app, 'ledger', '--user', users[0]!.userId, '--agent', perpAgent),
+      ]);
+      t.equal(unknown.status, 2);
+      t.equal(noAgent.status, 2);
+      t.equal(paper.status, 2);
+      t.equal(soon.status, 2);
       t.equal(never.status, 1);
       t.match(never.stderr, /never followed this agent in the virtual context/);
     });

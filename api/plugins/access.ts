@@ -1,6 +1,7 @@
 import fp from 'fastify-plugin';
 import type { FastifyInstance, FastifyRequest, onRequestHookHandler } from 'fastify';
-import { isAdminScope, scopeTable } from '../../domain/access/scopes.ts';
+import { withheldFromOAuth } from '../../domain/access/oauth-scopes.ts';
+import { isAdminScope, scopeTable, type Scope } from '../../domain/access/scopes.ts';
 import { refuse } from '../../domain/shared/errors.ts';
 import type { AuthMode, RouteAccess } from '../types.ts';
 import '../types.ts';
@@ -10,11 +11,11 @@ const ALL_MODES: readonly AuthMode[] = ['jwt', 'apiKey', 'oauth'];
 /** The OpenAPI security requirements of a route: any one of its modes, OAuth with the route's scope. */
 function securityOf(access: RouteAccess): Array<Record<string, string[]>> {
   const modes = access.modes ?? ALL_MODES;
-  const oauthScopes = access.scope && !isAdminScope(access.scope) ? [access.scope] : [];
+  const oauthScopes = access.scope && !withheldFromOAuth(access.scope) ? [access.scope] : [];
   const requirements: Array<Record<string, string[]>> = [];
   if (modes.includes('jwt')) requirements.push({ bearerAuth: [] });
   if (modes.includes('apiKey')) requirements.push({ apiKey: [], apiSignature: [], apiTimestamp: [] });
-  if (modes.includes('oauth') && (!access.scope || !isAdminScope(access.scope))) requirements.push({ oauth2: oauthScopes });
+  if (modes.includes('oauth') && (!access.scope || !withheldFromOAuth(access.scope))) requirements.push({ oauth2: oauthScopes });
   return requirements;
 }
 
@@ -65,7 +66,7 @@ export function securitySchemes(publicBaseUrl: string) {
         authorizationCode: {
           authorizationUrl: `${publicBaseUrl}/oauth/authorize`,
           tokenUrl: `${publicBaseUrl}/oauth/token`,
-          scopes: Object.fromEntries(Object.entries(scopeTable).filter(([s]) => !s.startsWith('admin:')).map(([s, e]) => [s, e.description])),
+          scopes: Object.fromEntries(Object.entries(scopeTable).filter(([s]) => !withheldFromOAuth(s as Scope)).map(([s, e]) => [s, e.description])),
         },
       },
     },

@@ -6,14 +6,20 @@ import { isAdminScope, resolveScopes, scopes, scopeTable, type Scope } from './s
 export interface OAuthScopeRequest {
   /** what the consent page may grant, canonical, in table order */
   scopes: Scope[];
-  /** known scopes that OAuth never grants (administrators' scopes) */
+  /** known scopes that OAuth never grants (administrators' and key management) */
   withheld: Scope[];
   /** names that are no scope, alias or wildcard of the table */
   unknown: string[];
 }
 
-/** Every scope a client may be granted through OAuth: the table's non-admin scopes. */
-export const oauthScopes: readonly Scope[] = scopes.filter((s) => !isAdminScope(s));
+/**
+ * Never granted through OAuth: administrators' scopes, and key management (a connector approved
+ * for a while must not mint the user a key that outlives its token).
+ */
+export const withheldFromOAuth = (s: Scope): boolean => isAdminScope(s) || s.startsWith('keys:');
+
+/** Every scope a client may be granted through OAuth. */
+export const oauthScopes: readonly Scope[] = scopes.filter((s) => !withheldFromOAuth(s));
 
 /** A few read-only scopes a directory connector starts with. */
 export const recommendedOAuthScopes: readonly Scope[] = ['profile:read', 'marketplace:read', 'subscriptions:read', 'trades:read', 'wallet:read'];
@@ -23,8 +29,8 @@ export function readOAuthScopeRequest(scope: string | undefined): OAuthScopeRequ
   const names = (scope ?? '').split(' ').filter(Boolean);
   const resolved = resolveScopes(names);
   return {
-    scopes: resolved.scopes.filter((s) => !isAdminScope(s)),
-    withheld: resolved.scopes.filter(isAdminScope),
+    scopes: resolved.scopes.filter((s) => !withheldFromOAuth(s)),
+    withheld: resolved.scopes.filter(withheldFromOAuth),
     unknown: resolved.unknown,
   };
 }

@@ -11,7 +11,9 @@ import { appendFacts, signalKeyOf, writeSignal } from '../support/facts.ts';
 const minute = (n: number) => new Date(Date.UTC(2025, 2, 1, 12, n));
 
 t.test('the signal inbox: GET …/signals and POST …/signals/{signalId}/replay', async (t) => {
-  const app = await startTestApp();
+  // The signals below are written as facts, received long ago and never executed: the signal
+  // sweep (every TRANSFER_RECOVERY_INTERVAL_MS) would execute them under the test's feet.
+  const app = await startTestApp({ config: { TRANSFER_RECOVERY_INTERVAL_MS: '3600000' } });
   t.teardown(() => app.close());
   const dev = await signIn(app, 'dev@example.test');
   const other = await signIn(app, 'other@example.test');

@@ -10,6 +10,7 @@ import { createEsdbEventStore } from '../../infra/eventstore/esdb.ts';
 import { startRuntime, type Roles, type Runtime } from '../../runtime.ts';
 import type { RunnerOptions } from '../../projections/runner.ts';
 import { freshDatabase } from './db.ts';
+import { forgetSchemaTemplate, schemaTemplate } from './schema-template.ts';
 import { startEsdbPeer } from './esdb-peer/index.ts';
 import { startSmtpServer, type ReceivedMail } from './smtp.ts';
 
@@ -51,7 +52,7 @@ export interface TestApp {
  * (unless `roles` says otherwise).
  */
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
-  const db = await freshDatabase('app', { durable: options.durable });
+  const db = await appDatabase(options.eventStore ?? 'postgres', options.durable);
   await db.pool.end();
   const smtp = await startSmtpServer();
   const peer = options.eventStore === 'esdb' ? await startEsdbPeer() : undefined;
@@ -98,6 +99,19 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
       await db.drop();
     },
   };
+}
+
+/** The app's database: a copy of the migrated schema (the service then finds its migrations applied). */
+async function appDatabase(eventStore: 'postgres' | 'esdb', durable?: boolean) {
+  const template = await schemaTemplate(eventStore);
+  try {
+    return await freshDatabase('app', { durable, template });
+  } catch (err) {
+    if ((err as { code?: string }).code !== '3D000') throw err;
+    // the template went away (dropped as stale by another run): build it again
+    forgetSchemaTemplate(template);
+    return freshDatabase('app', { durable, template: await schemaTemplate(eventStore) });
+  }
 }
 
 /** fetch against the test app with JSON in and out. */

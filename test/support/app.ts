@@ -22,6 +22,11 @@ export interface TestAppOptions {
   runnerOptions?: RunnerOptions;
   /** durable commits (benchmarks); tests skip the flush to disk */
   durable?: boolean;
+  /**
+   * start on an empty database, so the service creates its whole schema at start as in production
+   * (by default the database is a copy of the migrated schema, test/support/schema-template.ts)
+   */
+  emptyDatabase?: boolean;
   /** collect log lines (sets LOG_LEVEL to info unless config says otherwise) */
   captureLogs?: boolean;
   /** the test's own Redis key scope (under REDIS_PREFIX); random unless two apps must share one */
@@ -52,7 +57,7 @@ export interface TestApp {
  * (unless `roles` says otherwise).
  */
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
-  const db = await appDatabase(options.eventStore ?? 'postgres', options.durable);
+  const db = options.emptyDatabase ? await freshDatabase('app', { durable: options.durable }) : await appDatabase(options.eventStore ?? 'postgres', options.durable);
   await db.pool.end();
   const smtp = await startSmtpServer();
   const peer = options.eventStore === 'esdb' ? await startEsdbPeer() : undefined;

@@ -16,7 +16,8 @@ const DEAD_ADDRESS = 'DeadDeadDeadDeadDeadDeadDeadDeadDeadDeadDead';
 
 t.test('manual buys and sells', async (t) => {
   const app = await startTestApp({
-    config: { ADMIN_EMAILS: ADMIN },
+    // The price watcher sells lots whose levels the mark crossed (the last subtests wait for it).
+    config: { ADMIN_EMAILS: ADMIN, PRICE_WATCH_INTERVAL_MS: '500' },
     failSwap: (r) =>
       r.mint === 'FLAKY' && r.side === 'sell' ? 'SLIPPAGE_EXCEEDED' : r.mint === 'BROKEN' ? 'ROUTE_NOT_FOUND' : r.destination === DEAD_ADDRESS ? 'TRANSACTION_EXPIRED' : null,
   });

@@ -19,7 +19,9 @@ const AGENTS = 10;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 t.test('SIGKILL in the middle of 200 concurrent follows loses nothing and applies nothing twice', async (t) => {
-  const app = await startTestApp({ config: { ADMIN_EMAILS: ADMIN } });
+  // This app's own recovery worker sweeps too (every 5 s, with the default 10 s grace), a second
+  // process recovering next to the restarted one.
+  const app = await startTestApp({ config: { ADMIN_EMAILS: ADMIN, TRANSFER_RECOVERY_INTERVAL_MS: '5000' } });
   t.teardown(() => app.close());
   const admin = await signIn(app, ADMIN);
   const dev = await signIn(app, 'dev@example.test');

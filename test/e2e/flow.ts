@@ -74,8 +74,13 @@ export function flowSuite(t: Test, eventStore: 'postgres' | 'esdb') {
   t.test(`the signal flow end to end on ${eventStore}`, (t) => signalFlow(t, eventStore));
   t.test(`the first flow end to end on ${eventStore}`, async (t) => {
     // The simulated chain takes an hour: the real pool's add stays pending through the flow
-    // (test/workers/reconciliation.test.ts settles them).
-    const app = await startTestApp({ eventStore, config: { ADMIN_EMAILS: ADMIN, READ_YOUR_WRITES_TIMEOUT_MS: '3000', VENUE_SIM_CHAIN_MS: '3600000' } });
+    // (test/workers/reconciliation.test.ts settles them). An empty database: the service creates
+    // its whole schema at start, as in production (other test apps start on a copy of it).
+    const app = await startTestApp({
+      eventStore,
+      emptyDatabase: true,
+      config: { ADMIN_EMAILS: ADMIN, READ_YOUR_WRITES_TIMEOUT_MS: '3000', VENUE_SIM_CHAIN_MS: '3600000' },
+    });
     t.teardown(() => app.close());
     t.equal(app.deps.store.kind, eventStore);
 

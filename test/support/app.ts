@@ -12,6 +12,7 @@ import { createEsdbEventStore } from '../../infra/eventstore/esdb.ts';
 import { startRuntime, type Roles, type Runtime } from '../../runtime.ts';
 import type { RunnerOptions } from '../../projections/runner.ts';
 import { freshDatabase } from './db.ts';
+import { forgetSchemaTemplate, schemaTemplate } from './schema-template.ts';
 import { startEsdbPeer } from './esdb-peer/index.ts';
 import { startSmtpServer, type ReceivedMail } from './smtp.ts';
 
@@ -23,6 +24,11 @@ export interface TestAppOptions {
   runnerOptions?: RunnerOptions;
   /** durable commits (benchmarks); tests skip the flush to disk */
   durable?: boolean;
+  /**
+   * start on an empty database, so the service creates its whole schema at start as in production
+   * (by default the database is a copy of the migrated schema, test/support/schema-template.ts)
+   */
+  emptyDatabase?: boolean;
   /** collect log lines (sets LOG_LEVEL to info unless config says otherwise) */
   captureLogs?: boolean;
   /** the test's own Redis key scope (under REDIS_PREFIX); random unless two apps must share one */
@@ -57,7 +63,7 @@ export interface TestApp {
  * (unless `roles` says otherwise).
  */
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
-  const db = await freshDatabase('app', { durable: options.durable });
+  const db = options.emptyDatabase ? await freshDatabase('app', { durable: options.durable }) : await appDatabase(options.eventStore ?? 'postgres', options.durable);
   await db.pool.end();
   const smtp = await startSmtpServer();
   const peer = options.eventStore === 'esdb' ? await startEsdbPeer() : undefined;
@@ -78,6 +84,12 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     SMTP_URL: smtp.url,
     EVENT_STORE: peer ? 'esdb' : 'postgres',
     ...(peer ? { EVENTSTORE_URL: peer.url } : {}),
+    // The workers' repeating sweeps (price watcher, transfer recovery and signal sweep,
+    // reconciliation) run hourly instead of every 1 to 5 s in every test
+    // app of the suite: a test that exercises one sets its interval.
+    PRICE_WATCH_INTERVAL_MS: '3600000',
+    TRANSFER_RECOVERY_INTERVAL_MS: '3600000',
+    RECONCILIATION_INTERVAL_MS: '3600000',
     ...options.config,
   });
   const logs: string[] = [];
@@ -111,6 +123,19 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
       await db.drop();
     },
   };
+}
+
+/** The app's database: a copy of the migrated schema (the service then finds its migrations applied). */
+async function appDatabase(eventStore: 'postgres' | 'esdb', durable?: boolean) {
+  const template = await schemaTemplate(eventStore);
+  try {
+    return await freshDatabase('app', { durable, template });
+  } catch (err) {
+    if ((err as { code?: string }).code !== '3D000') throw err;
+    // the template went away (dropped as stale by another run): build it again
+    forgetSchemaTemplate(template);
+    return freshDatabase('app', { durable, template: await schemaTemplate(eventStore) });
+  }
 }
 
 /** fetch against the test app with JSON in and out. */

@@ -9,12 +9,16 @@ import * as client from 'openid-client';
 import type { Browser } from 'playwright-core';
 import { createAuthorizationServer } from '../../api/oauth/server.ts';
 import { api, startTestApp, type TestApp } from '../support/app.ts';
+import { manyUsers } from '../support/auth.ts';
+import { SteppingClock, totpAt, wrongTotp } from '../support/mfa.ts';
 import { authorizationRequest, browserProfile, callbackReached, freePort, launchChromium, registerClient, signInOnConsentPage, startClientCallback } from '../support/oauth.ts';
 
 t.test('OAuth 2.1 with the consent page', async (t) => {
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
-  const app: TestApp = await startTestApp({ config: { PORT: String(port), PUBLIC_BASE_URL: base } });
+  // The service's clock, moved a TOTP step at a time by the MFA sign-in below (codes computed from it).
+  const clock = new SteppingClock();
+  const app: TestApp = await startTestApp({ clock, captureLogs: true, config: { PORT: String(port), PUBLIC_BASE_URL: base } });
   const browser: Browser = await launchChromium();
   const callback = await startClientCallback();
   t.teardown(async () => {
@@ -113,6 +117,54 @@ t.test('OAuth 2.1 with the consent page', async (t) => {
     t.equal(patch.status, 403, 'profile:write was not granted');
     t.equal(patch.body.error.reason, 'INSUFFICIENT_SCOPE');
     t.match(patch.headers.get('www-authenticate'), 'error="insufficient_scope", scope="profile:write"');
+  });
+
+  await t.test('a user with MFA on completes the sign-in with a TOTP code on the page: wrong and reused codes shown on the form, the token never in the page', async (t) => {
+    const [user] = await manyUsers(app, 'oauth-mfa', 1);
+    const email = 'oauth-mfa-0@example.test';
+    const enrol = await api(app, 'POST', '/api/v1/users/me/mfa/enrol', { token: user!.accessToken });
+    const { secret } = enrol.body.data;
+    const usedCode = totpAt(secret, clock.now());
+    t.equal((await api(app, 'POST', '/api/v1/users/me/mfa/confirm', { token: user!.accessToken, body: { code: usedCode } })).status, 200, 'MFA on');
+
+    const config = await registerClient(app, callback);
+    const attempt = await authorizationRequest(config, { scope: 'profile:read' });
+    const { page, context } = await browserProfile(browser);
+    t.teardown(() => context.close());
+    await page.goto(attempt.url.href);
+    await signInOnConsentPage(app, page, email);
+    await page.getByLabel('Authenticator code').waitFor();
+    const html = await page.content();
+    t.notMatch(html, /mfa_[A-Za-z0-9_-]{20,}/, 'the mfaAccessToken stays on the server');
+    const uid = new URL(page.url()).pathname.split('/').at(-2)!; // the page answered the post to …/consent/{uid}/verify
+    const heldKey = `oauth:consent-mfa:${uid}`;
+    const sealed = await app.deps.redis.get(heldKey);
+    t.ok(sealed?.startsWith('v1.'), 'held under the interaction, sealed');
+    t.notMatch(sealed, /mfa_/, 'never in the clear in Redis');
+
+    const submit = async (code: string) => {
+      await page.getByLabel('Authenticator code').fill(code);
+      await page.getByRole('button', { name: 'Verify' }).click();
+      await page.waitForLoadState();
+    };
+    await submit(wrongTotp(secret, clock.now()));
+    t.match(await page.getByRole('alert').textContent(), 'invalid TOTP code', 'a wrong code: the TOTP step again, with the reason');
+    await submit(usedCode);
+    t.match(await page.getByRole('alert').textContent(), 'already used', 'the confirming code is spent (TOTP replay)');
+
+    await page.goto(`${base}/oauth/consent/${uid}`);
+    t.ok(await page.getByLabel('Authenticator code').isVisible(), 'the page opened again shows the TOTP step while its token lives');
+
+    clock.nextStep();
+    await submit(totpAt(secret, clock.now()));
+    await page.getByRole('button', { name: 'Allow' }).click();
+    const response = await callbackReached(callback, page);
+    const tokens = await client.authorizationCodeGrant(config, response, { pkceCodeVerifier: attempt.verifier, expectedState: attempt.state });
+    const me = await api(app, 'GET', '/api/v1/users/me', { token: tokens.access_token });
+    t.equal(me.body.data.email, email, 'the token is the MFA user\'s');
+    t.equal(await app.deps.redis.exists(heldKey), 0, 'the held token is gone once used');
+    const mfaTokens = app.logs.join('\n').match(/mfa_[A-Za-z0-9_-]{43}/g);
+    t.equal(mfaTokens, null, 'no mfaAccessToken in any log line');
   });
 
   await t.test('a client ID metadata document stands for a registration (the client host is stubbed: the provider fetches https only, never a loopback address)', async (t) => {

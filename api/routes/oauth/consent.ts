@@ -7,10 +7,20 @@ import { scopesOfRole } from '../../../domain/access/scopes.ts';
 import { DomainError, errorCatalogue, refuse } from '../../../domain/shared/errors.ts';
 import { getUser } from '../../../projections/users/queries.ts';
 import { captchaWidget, errorPage, escapeHtml, formTargetOf, renderPage, type Page } from '../../oauth/page.ts';
-import { confirmForm, interactionParams, lookupForm, verifyForm } from './schemas.ts';
+import { pendingMfa } from '../../oauth/pending-mfa.ts';
+import { confirmForm, interactionParams, lookupForm, mfaForm, verifyForm } from './schemas.ts';
 
 /** Refusals the sign-in forms show on the form itself, so the user can correct and go on. */
-const SHOWN_ON_FORM = new Set(['INVALID_CODE', 'LOOKUP_THROTTLED', 'ACCOUNT_LOCKED', 'CAPTCHA_FAILED', 'USERNAME_TAKEN']);
+const SHOWN_ON_FORM = new Set([
+  'INVALID_CODE',
+  'LOOKUP_THROTTLED',
+  'ACCOUNT_LOCKED',
+  'CAPTCHA_FAILED',
+  'USERNAME_TAKEN',
+  'INVALID_MFA_CODE',
+  'MFA_CODE_REUSED',
+  'INVALID_MFA_TOKEN',
+]);
 
 function send(reply: FastifyReply, status: number, page: Page) {
   return reply
@@ -27,7 +37,8 @@ function send(reply: FastifyReply, status: number, page: Page) {
 /**
  * The consent page (at PORTAL_URL, by default /oauth/consent/{uid} here): a user who is not signed
  * in gets the emailed code (the same Lookup and VerifyCode commands as POST /api/auth/lookup and
- * /verify), then sees the client and the scopes it asks for, and approves or denies. Every post
+ * /verify) and, with MFA on, a TOTP code (CompleteMfaSignIn, as POST /api/auth/mfa/verify), then
+ * sees the client and the scopes it asks for, and approves or denies. Every post
  * carries a CSRF token bound to the interaction (an HMAC of its id under a key of its own), the
  * interaction itself is bound to the browser by the provider's cookie, and the Origin must be ours.
  */
@@ -76,6 +87,7 @@ export default async function consentRoutes(root: FastifyInstance): Promise<void
     return [...new Set(targets)].filter((t): t is string => t !== null && t !== self);
   };
   const siteKey = app.deps.config.RECAPTCHA_SITE_KEY;
+  const mfaChallenges = pendingMfa(app.deps.redis, app.deps.config.JWT_SECRET);
 
   async function clientName(details: InteractionModel) {
     // A client ID metadata document may have become unreachable since the request: its URL is its name then.
@@ -121,6 +133,19 @@ ${alert(message)}
     );
   }
 
+  function mfaStep(details: InteractionModel, message?: string): Page {
+    return renderPage(
+      'Two-factor sign-in',
+      `<h1>Enter your authenticator code</h1>
+<p>Your account has two-factor sign-in on: enter the 6-digit code your authenticator app shows now.</p>
+${alert(message)}
+<form method="post" action="${action(details.uid, 'mfa')}">${hidden(details.uid)}
+<label for="totp">Authenticator code</label><input id="totp" type="text" name="code" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}" maxlength="6" required>
+<button type="submit">Verify</button></form>`,
+      { formTargets: formTargets(details) },
+    );
+  }
+
   async function consentStep(details: InteractionModel): Promise<Page> {
     const { name, host } = await header(details);
     const user = details.session?.accountId ? await getUser(app.deps.pool, details.session.accountId) : null;
@@ -151,19 +176,28 @@ ${alert(message)}
     if (!(await app.deps.captcha.verify(token, request.ip))) throw refuse('CAPTCHA_FAILED', 'captcha verification failed');
   };
 
-  /** Runs a sign-in step; a refusal the user can act on shows on the form again, with its status. */
-  async function onForm(reply: FastifyReply, step: () => Promise<FastifyReply>, again: (message: string) => Promise<Page> | Page) {
+  /** Runs a sign-in step; a refusal the user can act on shows on a form again (the step's, or the one `again` picks), with its status. */
+  async function onForm(reply: FastifyReply, step: () => Promise<FastifyReply>, again: (message: string, reason: string) => Promise<Page> | Page) {
     try {
       return await step();
     } catch (err) {
-      if (err instanceof DomainError && SHOWN_ON_FORM.has(err.reason)) return send(reply, errorCatalogue[err.reason].status, await again(err.message));
+      if (err instanceof DomainError && SHOWN_ON_FORM.has(err.reason)) return send(reply, errorCatalogue[err.reason].status, await again(err.message, err.reason));
       throw err;
     }
   }
 
+  /** The browser's sign-in is done: the API session the command started has no use here (its refresh token was never shown), the provider's session takes over. */
+  async function signedIn(request: FastifyRequest, reply: FastifyReply, session: { userId: string; refreshToken: string }) {
+    await request.dispatch('SignOut', { refreshToken: session.refreshToken });
+    const returnTo = await (await provider()).interactionResult(request.raw, reply.raw, { login: { accountId: session.userId } }, { mergeWithLastSubmission: false });
+    return reply.redirect(returnTo, 303);
+  }
+
   app.get('/oauth/consent/:uid', { schema: { hide: true, params: interactionParams } }, async (request, reply) => {
     const details = await interactionOf(request, reply, request.params.uid);
-    return send(reply, 200, details.prompt.name === 'login' ? await emailStep(details) : await consentStep(details));
+    if (details.prompt.name !== 'login') return send(reply, 200, await consentStep(details));
+    // A reload after the emailed code: the TOTP step again while its token lives.
+    return send(reply, 200, (await mfaChallenges.held(details.uid)) ? mfaStep(details) : await emailStep(details));
   });
 
   app.post('/oauth/consent/:uid/lookup', { schema: { hide: true, params: interactionParams, body: lookupForm } }, async (request, reply) => {
@@ -191,16 +225,33 @@ ${alert(message)}
       reply,
       async () => {
         const outcome = await request.dispatch('VerifyCode', { email, code, userAgent: request.headers['user-agent'] ?? '' });
-        // The consent page has no TOTP step yet: an account with MFA on cannot approve here.
-        if (outcome.mfaRequired) throw refuse('MFA_REQUIRED', 'This account has two-factor sign-in on: the consent page cannot complete it yet; use an API key.');
-        const { session } = outcome;
-        // The browser's sign-in lives in the authorization server's session; the API session the
-        // command started has no use here, and its refresh token was never shown: end it.
-        await request.dispatch('SignOut', { refreshToken: session.refreshToken });
-        const returnTo = await (await provider()).interactionResult(request.raw, reply.raw, { login: { accountId: session.userId } }, { mergeWithLastSubmission: false });
-        return reply.redirect(returnTo, 303);
+        if (!outcome.mfaRequired) return signedIn(request, reply, outcome.session);
+        await mfaChallenges.hold(details.uid, outcome.mfaAccessToken, app.deps.config.MFA_TOKEN_TTL_SECONDS);
+        return send(reply, 200, mfaStep(details));
       },
       (message) => codeStep(details, email, email, message),
+    );
+  });
+
+  app.post('/oauth/consent/:uid/mfa', { schema: { hide: true, params: interactionParams, body: mfaForm } }, async (request, reply) => {
+    const details = await interactionOf(request, reply, request.params.uid);
+    assertSameSite(request, details.uid, request.body.csrf);
+    if (details.prompt.name !== 'login') throw refuse('OAUTH_STEP_MISMATCH', 'You are signed in already: reload the page.');
+    return onForm(
+      reply,
+      async () => {
+        const mfaAccessToken = await mfaChallenges.held(details.uid);
+        if (!mfaAccessToken) throw refuse('INVALID_MFA_TOKEN', 'Your sign-in expired: sign in again with a new emailed code.');
+        const session = await request.dispatch('CompleteMfaSignIn', { mfaAccessToken, code: request.body.code, userAgent: request.headers['user-agent'] ?? '' });
+        await mfaChallenges.drop(details.uid);
+        return signedIn(request, reply, session);
+      },
+      // A wrong or reused code: the TOTP step again; the token gone (expired, spent): back to the email.
+      async (message, reason) => {
+        if (reason !== 'INVALID_MFA_TOKEN') return mfaStep(details, message);
+        await mfaChallenges.drop(details.uid);
+        return emailStep(details, message);
+      },
     );
   });
 

@@ -55,6 +55,11 @@ export const verifyForm = z.object({
   code: z.string().trim().regex(/^\d{6}$/, 'must be the 6-digit code'),
 });
 
+export const mfaForm = z.object({
+  csrf,
+  code: z.string().trim().regex(/^\d{6}$/, 'must be the 6-digit code of the authenticator app'),
+});
+
 export const confirmForm = z.object({
   csrf,
   decision: z.enum(['approve', 'deny']),

@@ -101,6 +101,8 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   // Two deployments sharing a Redis must not share login codes, limits or jobs.
   const keyPrefix = `${config.REDIS_PREFIX}:${options.redisKeyPrefix ?? ''}`;
   const redis = createRedis(config.REDIS_URL, keyPrefix);
+  // The connection retries by itself; meanwhile the requests that need it answer 503.
+  redis.on('error', (err) => logger.warn({ err }, 'Redis connection failed; retrying'));
 
   const runner = roles.projections
     ? new ProjectionRunner(store, pool, allProjectors, {

@@ -2,6 +2,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import pg from 'pg';
 import { codeOf, DomainError, errorCatalogue, type ErrorReason } from '../../domain/shared/errors.ts';
+import { isRedisUnavailable } from '../../infra/redis.ts';
 
 /** The error envelope: `code` as the spec says, `reason` from the catalogue, `message` for people. */
 export function errorBody(reason: ErrorReason, message: string, details?: Record<string, unknown>) {
@@ -88,6 +89,11 @@ export function registerErrorHandling(app: FastifyInstance): void {
       return send(reply, 'VALIDATION_FAILED', message);
     }
     if (isUnstorableText(error)) return send(reply, 'MALFORMED_REQUEST', NUL_MESSAGE);
+    if (isRedisUnavailable(error)) {
+      // Fail closed where Redis guards the request (signatures spent, login throttles, MFA): at once, never a stall.
+      request.log.warn({ err: error }, 'Redis does not answer');
+      return send(reply, 'SERVICE_UNAVAILABLE', 'a dependency does not answer: retry shortly');
+    }
     const status = error.statusCode ?? 500;
     if (status >= 400 && status < 500) {
       // Framework errors (malformed JSON, wrong content type, body too large): their message is safe.

@@ -3,6 +3,9 @@
 // Retry-After in the envelope; an administrator's tier change; fail-open when Redis is away.
 import { randomBytes } from 'node:crypto';
 import t from 'tap';
+import { buildApp } from '../../api/app.ts';
+import { createDispatcher } from '../../commands/dispatch.ts';
+import { createRedis } from '../../infra/redis.ts';
 import { api, apiWithConfig, startTestApp } from '../support/app.ts';
 import { signedApi } from '../support/api-keys.ts';
 import { signIn } from '../support/auth.ts';
@@ -32,6 +35,15 @@ t.test('rate limits by tier', async (t) => {
     t.match(refused.body, { success: false, error: { code: 'TOO_MANY_REQUESTS', reason: 'RATE_LIMITED' } });
     t.ok(Number(refused.headers.get('retry-after')) > 0, 'Retry-After');
     t.equal((await api(app, 'GET', '/api/v1/wallet', { token: u.accessToken })).status, 429, 'one budget across routes');
+    for (const [method, path, body] of [
+      ['POST', '/api/api-keys', { name: 'late' }],
+      ['GET', '/api/api-keys', undefined],
+      ['DELETE', '/api/api-keys/some-key', undefined],
+    ] as const) {
+      const res = await api(app, method, path, { token: u.accessToken, ...(body ? { body } : {}) });
+      t.equal(res.status, 429, `${method} ${path} too`);
+      t.equal(res.body.error.reason, 'RATE_LIMITED');
+    }
     const anonymous = await api(app, 'GET', '/api/v1/agents');
     t.equal(anonymous.status, 200);
     t.equal(anonymous.headers.get('x-ratelimit-limit'), null, 'no budget without a caller');
@@ -62,6 +74,37 @@ t.test('rate limits by tier', async (t) => {
     t.equal(me.body.data.tier, 'standard');
     const events = await app.deps.store.readStream(`user-${u.userId}`);
     t.match(events.filter((e) => e.type === 'TierChanged'), [{ data: { tier: 'standard', previousTier: 'free' }, metadata: { actor: admin.userId } }]);
+  });
+
+  await t.test('Redis away: what Redis guards answers 503 at once (fail-closed): signed API-key requests, the sign-in; session reads go on', async (t) => {
+    const u = await signIn(app, 'closed@example.test');
+    const created = await api(app, 'POST', '/api/api-keys', { token: u.accessToken, body: { name: 'bot' } });
+    const key = { apiKey: created.body.data.apiKey, secretKey: created.body.data.secretKey };
+    // A second API on the same deps whose own Redis connection (and the limiter's) reach no server.
+    const deadRedis = createRedis('redis://127.0.0.1:1', app.runtime.keyPrefix);
+    deadRedis.on('error', () => {});
+    const { store, ids, swaps, config } = app.deps;
+    const server = await buildApp({
+      ...app.deps,
+      redis: deadRedis,
+      dispatch: createDispatcher({ store, redis: deadRedis, mailer: { send: async () => {} }, ids, swaps, config }),
+      config: { ...config, RATE_LIMIT_REDIS_URL: 'redis://127.0.0.1:1', RATE_LIMIT_REDIS_TIMEOUT_MS: 50 },
+    });
+    const away = { url: await server.listen({ port: 0, host: '127.0.0.1' }) };
+    t.teardown(async () => {
+      await server.close();
+      deadRedis.disconnect();
+    });
+    const started = performance.now();
+    const signed = await signedApi(away, key, 'GET', '/api/v1/users/me');
+    t.equal(signed.status, 503, 'a signature cannot be proven fresh without Redis: refused, not accepted unproven');
+    t.match(signed.body, { success: false, error: { reason: 'SERVICE_UNAVAILABLE' } });
+    const lookup = await api(away, 'POST', '/api/auth/lookup', { headers: { 'user-agent': 'test' }, body: { email: 'someone@example.test', recaptcha: 'tok', fingerprint: 'fp' } });
+    t.equal(lookup.status, 503, 'the login throttles cannot count: no code is sent');
+    t.equal(lookup.body.error.reason, 'SERVICE_UNAVAILABLE');
+    t.equal((await api(away, 'GET', '/api/v1/users/me', { token: u.accessToken })).status, 200, 'a session read needs no Redis (the limiter fails open)');
+    t.ok(performance.now() - started < 5_000, `nothing waits for Redis (${Math.round(performance.now() - started)} ms)`);
+    t.equal((await signedApi(app, key, 'GET', '/api/v1/users/me')).status, 200, 'with Redis back the key works');
   });
 
   await t.test('Redis away: the limiter lets requests through at once (fail-open)', async (t) => {

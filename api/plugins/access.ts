@@ -1,9 +1,9 @@
 import fp from 'fastify-plugin';
-import type { FastifyInstance, FastifyRequest, onRequestHookHandler } from 'fastify';
+import type { FastifyInstance, FastifyRequest, onRequestHookHandler, preValidationHookHandler } from 'fastify';
 import { withheldFromOAuth } from '../../domain/access/oauth-scopes.ts';
 import { isAdminScope, scopeTable, type Scope } from '../../domain/access/scopes.ts';
 import { refuse } from '../../domain/shared/errors.ts';
-import type { AuthMode, RouteAccess } from '../types.ts';
+import type { AuthMode, Identity, RouteAccess } from '../types.ts';
 import '../types.ts';
 
 const ALL_MODES: readonly AuthMode[] = ['jwt', 'apiKey', 'oauth'];
@@ -19,19 +19,34 @@ function securityOf(access: RouteAccess): Array<Record<string, string[]>> {
   return requirements;
 }
 
-/** 401 without a caller or in a mode the route does not take; 403 without the role or the scope. */
-function enforce(access: RouteAccess): onRequestHookHandler {
+/** 403 without the role or the scope. */
+function checkScope(identity: Identity, scope: RouteAccess['scope']) {
+  if (!scope) return;
+  if (isAdminScope(scope) && identity.role !== 'admin') throw refuse('ADMIN_REQUIRED', 'administrator role required');
+  if (!identity.scopes.includes(scope)) throw refuse('INSUFFICIENT_SCOPE', `this route needs the scope ${scope}`, { requiredScope: scope });
+}
+
+/**
+ * 401 without a caller or in a mode the route does not take; then the scope. An API key's scopes
+ * are checked only once its signature is (preValidation, after the api-key plugin's own hook): a
+ * holder of the key without its secret learns nothing of what the key may do.
+ */
+function enforce(access: RouteAccess): { onRequest: onRequestHookHandler; preValidation: preValidationHookHandler } {
   const modes = access.modes ?? ALL_MODES;
-  return async function authorize(request: FastifyRequest) {
-    const identity = request.identity;
-    if (!identity) throw refuse('AUTHENTICATION_REQUIRED', 'authentication required');
-    if (!modes.includes(identity.mode)) throw refuse('AUTHENTICATION_REQUIRED', `this route does not accept ${identity.mode === 'apiKey' ? 'API keys' : identity.mode === 'oauth' ? 'OAuth tokens' : 'session tokens'}`);
-    const { scope } = access;
-    if (!scope) return;
-    if (isAdminScope(scope) && identity.role !== 'admin') throw refuse('ADMIN_REQUIRED', 'administrator role required');
-    if (!identity.scopes.includes(scope)) throw refuse('INSUFFICIENT_SCOPE', `this route needs the scope ${scope}`, { requiredScope: scope });
+  return {
+    async onRequest(request: FastifyRequest) {
+      const identity = request.identity;
+      if (!identity) throw refuse('AUTHENTICATION_REQUIRED', 'authentication required');
+      if (!modes.includes(identity.mode)) throw refuse('AUTHENTICATION_REQUIRED', `this route does not accept ${identity.mode === 'apiKey' ? 'API keys' : identity.mode === 'oauth' ? 'OAuth tokens' : 'session tokens'}`);
+      if (identity.mode !== 'apiKey') checkScope(identity, access.scope);
+    },
+    async preValidation(request: FastifyRequest) {
+      if (request.identity?.mode === 'apiKey') checkScope(request.identity, access.scope);
+    },
   };
 }
+
+const hooksOf = <H>(hooks: H | H[] | undefined): H[] => (hooks ? (Array.isArray(hooks) ? hooks : [hooks]) : []);
 
 /**
  * Route access: a route declares `config: { access: { scope, modes? } }`; this plugin adds its
@@ -41,8 +56,9 @@ async function accessPlugin(app: FastifyInstance): Promise<void> {
   app.addHook('onRoute', (route) => {
     const access = route.config?.access;
     if (!access) return;
-    const existing = route.onRequest ? (Array.isArray(route.onRequest) ? route.onRequest : [route.onRequest]) : [];
-    route.onRequest = [enforce(access), ...existing];
+    const { onRequest, preValidation } = enforce(access);
+    route.onRequest = [onRequest, ...hooksOf(route.onRequest)];
+    route.preValidation = [preValidation, ...hooksOf(route.preValidation)];
     if (route.schema) route.schema = { ...route.schema, security: securityOf(access) };
   });
 }

@@ -2,6 +2,7 @@
 // table, request signing exactly as Authentication point 3 says, scopes, and the attack table.
 import t from 'tap';
 import { apiKeyStream } from '../../domain/apikey/decide.ts';
+import { hashApiKey, keyEncryptionKeyOf, requestSignature } from '../../infra/api-keys.ts';
 import { api, apiWithConfig, startTestApp } from '../support/app.ts';
 import { signedApi, type ApiKeyCredentials } from '../support/api-keys.ts';
 import { signIn, type SignedIn } from '../support/auth.ts';
@@ -19,6 +20,7 @@ t.test('API keys', async (t) => {
   const keyOf = async (u: SignedIn, body: Record<string, unknown> = {}): Promise<ApiKeyCredentials & { id: string }> => {
     const res = await create(u, { name: 'test key', ...body });
     if (res.status !== 201) throw new Error(JSON.stringify(res.body));
+    reveals.push(res.body.data.apiKey, res.body.data.secretKey);
     return { id: res.body.data.id, apiKey: res.body.data.apiKey, secretKey: res.body.data.secretKey };
   };
   const reveals: string[] = [];
@@ -122,6 +124,12 @@ t.test('API keys', async (t) => {
     t.equal((await signedApi(app, readOnly, 'GET', '/api/v1/wallet')).status, 200);
     await refused('scope escalation: a route beyond the key', await signedApi(app, readOnly, 'POST', '/api/v1/wallet/sell', { body: { mint: 'SOL', amount: 1 } }), 403, 'INSUFFICIENT_SCOPE');
     await refused('scope escalation: keys by a key without keys:write', await signedApi(app, readOnly, 'POST', KEYS, { body: { name: 'more' } }), 403, 'INSUFFICIENT_SCOPE');
+    await refused(
+      'the key without its secret: a route beyond the key answers as any other, so its scopes cannot be probed',
+      await signedApi(app, readOnly, 'POST', '/api/v1/wallet/sell', { body: { mint: 'SOL', amount: 1 }, unsigned: true }),
+      401,
+      'INVALID_SIGNATURE',
+    );
     const manager = await keyOf(alice, { scopes: ['keys:write', 'wallet:read'] });
     await refused('scope escalation: a key making a wider key', await signedApi(app, manager, 'POST', KEYS, { body: { name: 'wider', scopes: ['wallet:trade'] } }), 400, 'VALIDATION_FAILED');
     const narrower = await signedApi(app, manager, 'POST', KEYS, { body: { name: 'narrower', scopes: ['wallet:read'] } });
@@ -136,6 +144,16 @@ t.test('API keys', async (t) => {
     t.equal((await signedApi(app, key, 'PUT', '/api/admin/market/prices', { body: { prices: { SOL: 151 } } })).status, 200, 'signed');
     t.equal((await signedApi(app, key, 'PUT', '/api/admin/market/prices', { body: { prices: { SOL: 152 } }, signed: { body: '{}' } })).status, 401, 'a wrong signature is refused there too');
     t.equal((await signedApi(app, key, 'GET', '/api/v1/users/me', { unsigned: true })).status, 401, 'elsewhere the signature is required');
+    // The spec's point 5: x-timestamp is required when x-signature is given.
+    const body = JSON.stringify({ prices: { SOL: 153 } });
+    const timestamp = String(Date.now());
+    const signature = requestSignature(key.secretKey, { timestamp, method: 'PUT', path: '/api/admin/market/prices', body });
+    const put = (headers: Record<string, string>) =>
+      fetch(`${app.url}/api/admin/market/prices`, { method: 'PUT', headers: { 'x-api-key': key.apiKey, 'content-type': 'application/json', ...headers }, body });
+    const noTimestamp = await put({ 'x-signature': signature });
+    t.equal(noTimestamp.status, 401, 'a signature without x-timestamp');
+    t.equal(((await noTimestamp.json()) as { error: { reason: string } }).error.reason, 'INVALID_SIGNATURE');
+    t.equal((await put({ 'x-signature': signature, 'x-timestamp': timestamp })).status, 200, 'the same signature with its timestamp');
   });
 
   await t.test('ADMIN_REQUIRE_SIGNATURE=true makes the signature mandatory on admin routes', async (t) => {
@@ -163,9 +181,33 @@ t.test('API keys', async (t) => {
     t.same(events.map((e) => [e.type, e.metadata.actor]), [['ApiKeyCreated', alice.userId], ['ApiKeyRevoked', alice.userId]]);
   });
 
+  await t.test('the OpenAPI document: a security scheme per mode, and every protected route names the modes and the scope it takes', async (t) => {
+    const doc = (await api(app, 'GET', '/docs/json')).body;
+    const schemes = doc.components.securitySchemes;
+    t.same(Object.keys(schemes).sort(), ['apiKey', 'apiSignature', 'apiTimestamp', 'bearerAuth', 'oauth2']);
+    t.match(schemes.bearerAuth, { type: 'http', scheme: 'bearer' });
+    t.same([schemes.apiKey.name, schemes.apiSignature.name, schemes.apiTimestamp.name], ['x-api-key', 'x-signature', 'x-timestamp']);
+    const flow = schemes.oauth2.flows.authorizationCode;
+    t.match(flow, { authorizationUrl: /\/oauth\/authorize$/, tokenUrl: /\/oauth\/token$/ });
+    t.ok(flow.scopes['wallet:read'], 'the API scopes, described');
+    t.notOk(Object.keys(flow.scopes).some((s) => s.startsWith('admin:') || s.startsWith('keys:')), 'none OAuth never grants');
+    const signed = { apiKey: [], apiSignature: [], apiTimestamp: [] };
+    t.same(doc.paths['/api/v1/wallet'].get.security, [{ bearerAuth: [] }, signed, { oauth2: ['wallet:read'] }], 'all three modes, OAuth with the scope');
+    t.same(doc.paths['/api/api-keys'].post.security, [{ bearerAuth: [] }, signed], 'key management: no OAuth');
+    t.same(doc.paths['/api/admin/market/prices'].put.security, [{ bearerAuth: [] }, signed], 'admin routes: no OAuth');
+    const unsecured = Object.entries(doc.paths as Record<string, Record<string, { security?: unknown }>>)
+      .filter(([path]) => path.startsWith('/api/v1/users/me') || path.startsWith('/api/admin/') || path.startsWith('/api/api-keys'))
+      .flatMap(([path, ops]) => Object.entries(ops).filter(([, op]) => !op.security).map(([method]) => `${method} ${path}`));
+    t.same(unsecured, [], 'every route of the user, the administrators and the keys declares its security');
+  });
+
   await t.test('no log line carries a key or a secret', async (t) => {
     const logs = app.logs.join('\n');
     for (const secret of reveals) t.notOk(logs.includes(secret), 'not in the logs');
+    const kek = keyEncryptionKeyOf(app.deps.config);
+    const hashes = reveals.filter((r) => r.startsWith('ak_')).map((k) => hashApiKey(k, kek));
+    t.ok(hashes.length >= 10, `the keys made here are looked at (${hashes.length})`);
+    for (const hash of hashes) t.notOk(logs.includes(hash), 'nor its hash');
     t.ok(app.logs.length > 0, 'there are log lines to look at');
   });
 });

@@ -4,6 +4,7 @@ import t from 'tap';
 import { buildApp } from '../../api/app.ts';
 import { api, startTestApp, type TestApp } from '../support/app.ts';
 import { codeOf, signIn, TEST_USER_AGENT } from '../support/auth.ts';
+import { SteppingClock } from '../support/mfa.ts';
 
 const ua = { 'user-agent': TEST_USER_AGENT };
 const lookupBody = (email: string, extra: Record<string, unknown> = {}) => ({ email, recaptcha: 'tok', fingerprint: 'fp', ...extra });
@@ -229,4 +230,18 @@ t.test('captcha (stand-in provider over HTTP)', async (t) => {
     await api({ url }, 'POST', '/api/auth/lookup', { headers: spoofed, body: lookupBody('proxied@example.com', { recaptcha: 'robot' }) });
     t.equal(seen[0]?.get('remoteip'), '203.0.113.7', 'behind a trusted proxy the forwarded client IP is used');
   });
+});
+
+t.test('a refresh token past REFRESH_TOKEN_TTL_DAYS is 401, by the service clock', async (t) => {
+  const clock = new SteppingClock();
+  const app = await startTestApp({ clock, config: { REFRESH_TOKEN_TTL_DAYS: '2' } });
+  t.teardown(() => app.close());
+  const session = await signIn(app, 'expiring@example.com');
+  clock.advance(2 * 86_400_000 - 60_000);
+  const rotated = await refresh(app, session.refreshToken);
+  t.equal(rotated.status, 200, 'a minute before its expiry it still works, and its rotation starts a new term');
+  clock.advance(2 * 86_400_000 + 1_000);
+  const expired = await refresh(app, rotated.body.data.tokens.refreshToken);
+  t.equal(expired.status, 401, 'past the term of the rotated token');
+  t.equal(expired.body.error.reason, 'INVALID_REFRESH_TOKEN');
 });

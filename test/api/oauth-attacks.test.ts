@@ -7,7 +7,7 @@ import t from 'tap';
 import * as client from 'openid-client';
 import type { AddressInfo } from 'node:net';
 import { buildApp } from '../../api/app.ts';
-import { api, startTestApp } from '../support/app.ts';
+import { api, apiWithConfig, startTestApp } from '../support/app.ts';
 import {
   authorizationRequest,
   browserProfile,
@@ -91,8 +91,17 @@ t.test('OAuth attack table', async (t) => {
   await t.test('PKCE: a wrong verifier is invalid_grant; plain and missing challenges are refused', async (t) => {
     const { attempt, callback } = await fresh();
     t.equal(await oauthError(exchange(callback, attempt, client.randomPKCECodeVerifier())), 'invalid_grant');
-    const short = await tokenRequest({ grant_type: 'authorization_code', code: callback.searchParams.get('code')!, redirect_uri: CALLBACK, code_verifier: 'a'.repeat(42) });
-    t.equal(short.status, 400, 'a 42-character verifier is refused');
+    // RFC 7636 §4.1: 43 to 128 characters of [A-Za-z0-9-._~]; each malformed verifier on a fresh code of its own.
+    for (const [what, verifier, reason] of [
+      ['42 characters', 'a'.repeat(42), 'minimum length of 43'],
+      ['129 characters', 'a'.repeat(129), 'maximum length of 128'],
+      ['a character outside the set', `${'a'.repeat(42)}+`, 'invalid characters'],
+    ] as const) {
+      const { callback: own } = await fresh();
+      const res = await tokenRequest({ grant_type: 'authorization_code', code: own.searchParams.get('code')!, redirect_uri: CALLBACK, code_verifier: verifier });
+      t.equal(res.status, 400, `a verifier of ${what} is refused`);
+      t.match(await res.json(), { error: 'invalid_request', error_description: reason }, what);
+    }
 
     const plain = await authorizationRequest(config, { code_challenge_method: 'plain' });
     plain.url.searchParams.set('code_challenge', plain.verifier);
@@ -179,7 +188,7 @@ t.test('OAuth attack table', async (t) => {
     t.equal(denied.searchParams.get('code'), null);
   });
 
-  await t.test('scopes: admin ones are never granted, unknown ones are invalid_scope, aliases become canonical', async (t) => {
+  await t.test('scopes: admin and key management ones are never granted, unknown ones are invalid_scope, aliases become canonical', async (t) => {
     const { attempt, callback } = await fresh({ scope: 'admin:read profile:read admin:*' });
     const tokens = await exchange(callback, attempt);
     t.equal(tokens.scope, 'profile:read', 'admin scopes dropped');
@@ -193,6 +202,14 @@ t.test('OAuth attack table', async (t) => {
     const offlineTokens = await exchange(offlineCallback, offline);
     t.equal(offlineTokens.scope, 'profile:read', 'offline_access is dropped');
     t.equal(offlineTokens.refresh_token, undefined);
+    // Key management is never granted through OAuth: a connector approved for an hour must not mint a key that outlives its token.
+    const { attempt: keys, callback: keysCallback } = await fresh({ scope: 'keys:write profile:read keys:*' });
+    const keysTokens = await exchange(keysCallback, keys);
+    t.equal(keysTokens.scope, 'profile:read', 'keys scopes dropped');
+    const mint = await api(app, 'POST', '/api/api-keys', { token: keysTokens.access_token, body: { name: 'from a connector' } });
+    t.equal(mint.status, 403, 'the key routes refuse an OAuth token');
+    t.equal(mint.body.error.reason, 'INSUFFICIENT_SCOPE');
+    t.equal((await authorize(await authorizationRequest(config, { scope: 'keys:read' }))).searchParams.get('error'), 'invalid_scope', 'keys scopes alone: invalid_scope');
     const { attempt: legacy, callback: legacyCallback } = await fresh({ scope: 'user:read' });
     t.equal((await exchange(legacyCallback, legacy)).scope, 'profile:read', 'user:read is profile:read');
   });
@@ -209,6 +226,23 @@ t.test('OAuth attack table', async (t) => {
     t.equal(refresh.status, 400);
     t.equal(((await refresh.json()) as { error: string }).error, 'unsupported_grant_type');
     t.equal(await oauthError(registerClient(app, clientSide, { grant_types: ['authorization_code', 'refresh_token'] })), 'invalid_client_metadata');
+  });
+
+  await t.test('rate limits: an OAuth user has one budget across tokens and clients', async (t) => {
+    const { attempt, callback } = await fresh();
+    const first = await exchange(callback, attempt);
+    const { attempt: again, callback: againCallback } = await fresh();
+    const second = await exchange(againCallback, again);
+    const userId = (await api(app, 'GET', '/api/v1/users/me', { token: first.access_token })).body.data.id;
+    await app.deps.redis.del(`ratelimit:oauth:${userId}`); // the calls above counted at the test app's high limit
+    const limited = await apiWithConfig(app, { RATE_LIMIT_FREE_PER_MIN: 3 });
+    t.teardown(() => limited.close());
+    const answers = [];
+    for (const token of [first, second, first, second]) answers.push(await api(limited, 'GET', '/api/v1/users/me', { token: token.access_token }));
+    t.same(answers.map((a) => a.status), [200, 200, 200, 429], 'three a minute for a free user, whichever token');
+    t.same(answers.map((a) => a.headers.get('x-ratelimit-remaining')), ['2', '1', '0', '0']);
+    t.equal(answers[3]!.body.error.reason, 'RATE_LIMITED');
+    t.ok(Number(answers[3]!.headers.get('retry-after')) > 0, 'Retry-After');
   });
 
   await t.test('another API process accepts the token (records in PostgreSQL); another client cannot introspect it', async (t) => {

@@ -19,6 +19,8 @@ t.test('OAuth 2.1 with the consent page', async (t) => {
   // The service's clock, moved a TOTP step at a time by the MFA sign-in below (codes computed from it).
   const clock = new SteppingClock();
   const app: TestApp = await startTestApp({ clock, captureLogs: true, config: { PORT: String(port), PUBLIC_BASE_URL: base } });
+  /** What the flows show once (codes, tokens, verifiers, secrets): none may reach a log line. */
+  const reveals: string[] = [];
   const browser: Browser = await launchChromium();
   const callback = await startClientCallback();
   t.teardown(async () => {
@@ -94,6 +96,7 @@ t.test('OAuth 2.1 with the consent page', async (t) => {
     t.ok(response.searchParams.get('code'));
 
     const tokens = await client.authorizationCodeGrant(config, response, { pkceCodeVerifier: attempt.verifier, expectedState: attempt.state });
+    reveals.push(response.searchParams.get('code')!, tokens.access_token, attempt.verifier);
     t.equal(tokens.token_type.toLowerCase(), 'bearer');
     t.equal(tokens.scope, 'profile:read marketplace:read', 'canonical scopes, no admin scope');
     t.equal(tokens.refresh_token, undefined, 'no refresh token');
@@ -160,11 +163,13 @@ t.test('OAuth 2.1 with the consent page', async (t) => {
     await page.getByRole('button', { name: 'Allow' }).click();
     const response = await callbackReached(callback, page);
     const tokens = await client.authorizationCodeGrant(config, response, { pkceCodeVerifier: attempt.verifier, expectedState: attempt.state });
+    reveals.push(response.searchParams.get('code')!, tokens.access_token, attempt.verifier, secret);
     const me = await api(app, 'GET', '/api/v1/users/me', { token: tokens.access_token });
     t.equal(me.body.data.email, email, 'the token is the MFA user\'s');
     t.equal(await app.deps.redis.exists(heldKey), 0, 'the held token is gone once used');
-    const mfaTokens = app.logs.join('\n').match(/mfa_[A-Za-z0-9_-]{43}/g);
-    t.equal(mfaTokens, null, 'no mfaAccessToken in any log line');
+    const logs = app.logs.join('\n');
+    t.equal(logs.match(/mfa_[A-Za-z0-9_-]{43}/g), null, 'no mfaAccessToken in any log line');
+    t.same(reveals.filter((r) => logs.includes(r)), [], 'no code, access token, verifier or TOTP secret in any log line either');
   });
 
   await t.test('a client ID metadata document stands for a registration (the client host is stubbed: the provider fetches https only, never a loopback address)', async (t) => {

@@ -26,6 +26,7 @@ t.test('social login (GOOGLE) against a real OpenID Connect provider', async (t)
   const clock = new SteppingClock();
   const app = await startTestApp({
     clock,
+    captureLogs: true,
     config: {
       SOCIAL_GOOGLE_ISSUER: idp.issuer,
       SOCIAL_GOOGLE_CLIENT_ID: idp.clientId,
@@ -36,7 +37,13 @@ t.test('social login (GOOGLE) against a real OpenID Connect provider', async (t)
   t.teardown(() => app.close());
 
   const start = (body: Record<string, unknown> = {}) => api(app, 'POST', '/api/auth/social/url', { headers: ua, body: { type: 'GOOGLE', fingerprint: 'fp', ...body } });
-  const verify = (body: Record<string, unknown>) => api(app, 'POST', '/api/auth/social/verify', { headers: ua, body });
+  /** What the flow shows once (states, codes, tokens): none may reach a log line (checked last). */
+  const reveals: string[] = [idp.clientSecret];
+  const verify = async (body: Record<string, unknown>) => {
+    const res = await api(app, 'POST', '/api/auth/social/verify', { headers: ua, body });
+    reveals.push(...Object.values((res.body?.data?.tokens ?? {}) as Record<string, string>));
+    return res;
+  };
   /** POST /social/url, then the browser at the provider signed in as `who`: the callback's parameters. */
   const authorize = async (who: TestAccount, body: Record<string, unknown> = {}, tamper?: (url: URL) => void) => {
     const res = await start(body);
@@ -45,6 +52,7 @@ t.test('social login (GOOGLE) against a real OpenID Connect provider', async (t)
     tamper?.(url);
     idp.signInAs(who);
     const callback = await idp.browse(url.href);
+    reveals.push(callback.get('state')!, callback.get('code')!);
     return { state: callback.get('state')!, code: callback.get('code')!, iss: callback.get('iss')!, started: res.body.data };
   };
 
@@ -219,5 +227,11 @@ t.test('social login (GOOGLE) against a real OpenID Connect provider', async (t)
     const late = await api(down, 'POST', '/api/auth/social/verify', { body: { state, code } });
     t.equal(late.status, 503, 'verify while the provider does not answer');
     t.equal(late.body.error.reason, 'IDENTITY_PROVIDER_UNAVAILABLE');
+  });
+
+  await t.test('no log line carries a state, a code, a token or the client secret', async (t) => {
+    const logs = app.logs.join('\n');
+    t.ok(app.logs.length > 0 && reveals.length > 20, `${reveals.length} values looked for in ${app.logs.length} lines`);
+    t.same(reveals.filter((r) => r && logs.includes(r)), [], 'none found');
   });
 });

@@ -8,6 +8,7 @@ import type { TransferPlan } from '../../domain/transfer/plan.ts';
 import { planned, type TransferState } from '../../domain/transfer/process.ts';
 import { walletDecider } from '../../domain/wallet/decide.ts';
 import type { WalletContext } from '../../domain/wallet/context.ts';
+import { exitTransferId, nextExit } from '../../domain/wallet/exits.ts';
 import { ensureLevelsAgainstMark, type LotLevels } from '../../domain/wallet/lots.ts';
 import type { ManualTrade } from '../../domain/wallet/state.ts';
 import type { Tools } from '../dispatch.ts';
@@ -114,12 +115,15 @@ export interface ExitLotData {
   priceMicro: MicroUsd;
 }
 
-export type ExitLotResult = { sold: false; why: 'no-lot' | 'not-crossed' } | { sold: true; trigger: 'stop-loss' | 'take-profit'; trade: ManualTradeResult };
+export type ExitLotResult =
+  | { sold: false; why: 'no-lot' | 'not-crossed' }
+  | { sold: false; why: 'retry-later'; retryAt: string }
+  | { sold: true; trigger: 'stop-loss' | 'take-profit'; trade: ManualTradeResult };
 
 /**
  * The price watcher's sell of a lot whose stop-loss or take-profit the mark crossed: the whole lot,
  * through the same sell path, once (the transfer id is the lot's; a try whose swap failed is
- * followed by a new one). A lot with levels is the oldest of its mint (levels need it to be the
+ * followed by a new one after a growing wait: domain/wallet/exits.ts). A lot with levels is the oldest of its mint (levels need it to be the
  * only one when set), so selling its units takes exactly it.
  */
 export async function exitLot({ data }: Command<'ExitLot', ExitLotData>, tools: Tools): Promise<ExitLotResult> {
@@ -133,10 +137,11 @@ export async function exitLot({ data }: Command<'ExitLot', ExitLotData>, tools: 
         ? 'take-profit'
         : null;
   if (!trigger) return { sold: false, why: 'not-crossed' };
-  let attempt = 1;
-  while (state.manual.get(`${lot.lotId}.exit.${attempt}`)?.status === 'failed') attempt += 1;
+  const next = nextExit(state.manual, lot.lotId, tools.metadata.now);
+  if ('retryAt' in next) return { sold: false, why: 'retry-later', retryAt: next.retryAt.toISOString() };
+  const transferId = exitTransferId(lot.lotId, next.attempt);
   const trade = await manualSell(
-    { type: 'ManualSell', data: { userId: data.userId, transferId: `${lot.lotId}.exit.${attempt}`, mint: lot.mint, units: lot.units, walletContext: lot.walletContext }, metadata: tools.metadata },
+    { type: 'ManualSell', data: { userId: data.userId, transferId, mint: lot.mint, units: lot.units, walletContext: lot.walletContext }, metadata: tools.metadata },
     tools,
   );
   return { sold: true, trigger, trade };

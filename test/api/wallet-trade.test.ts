@@ -19,7 +19,7 @@ t.test('manual buys and sells', async (t) => {
     // The price watcher sells lots whose levels the mark crossed (the last subtests wait for it).
     config: { ADMIN_EMAILS: ADMIN, PRICE_WATCH_INTERVAL_MS: '500' },
     failSwap: (r) =>
-      r.mint === 'FLAKY' && r.side === 'sell' ? 'SLIPPAGE_EXCEEDED' : r.mint === 'BROKEN' ? 'ROUTE_NOT_FOUND' : r.destination === DEAD_ADDRESS ? 'TRANSACTION_EXPIRED' : null,
+      (r.mint === 'FLAKY' || r.mint === 'STUCK') && r.side === 'sell' ? 'SLIPPAGE_EXCEEDED' : r.mint === 'BROKEN' ? 'ROUTE_NOT_FOUND' : r.destination === DEAD_ADDRESS ? 'TRANSACTION_EXPIRED' : null,
   });
   t.teardown(() => app.close());
   const admin = await signIn(app, ADMIN);
@@ -277,6 +277,33 @@ t.test('manual buys and sells', async (t) => {
       t.equal(sold.length, 1, 'sold exactly once');
       t.match(sold[0], { data: { transferId: `${lotId}.exit.1` }, metadata: { actor: 'system:price-watch' } });
     }
+  });
+
+  await t.test('a failed exit is tried again only after a wait that doubles, not on every tick of the watcher', async (t) => {
+    await prices({ STUCK: 10 });
+    const u = await newUser();
+    const bought = await buy(u, { mint: 'STUCK', amountUsd: 100, stopLoss: { price: 9 } });
+    const lotId: string = bought.body.data.tradeId;
+    const failedTries = async () =>
+      (await app.deps.store.readStream(walletStream(u.userId))).filter((e) => e.type === 'SellFailed').map((e) => (e.data as { transferId: string }).transferId);
+    await prices({ STUCK: 8 });
+    await until('the first exit to fail at the venue', async () => (await failedTries()).length === 1);
+    await new Promise((r) => setTimeout(r, 2_000)); // four ticks of the watcher
+    t.same(await failedTries(), [`${lotId}.exit.1`], 'one try while the wait runs');
+    /** ExitLot as the watcher sends it, at a time of the test's choosing. */
+    const exitAt = (afterMs: number) =>
+      app.deps.dispatch({
+        type: 'ExitLot',
+        data: { userId: u.userId, lotId, priceMicro: 8_000_000 },
+        metadata: { now: new Date(Date.now() + afterMs), actor: 'system:price-watch', correlationId: `test-exit-${afterMs}` },
+      });
+    const second = await exitAt(31_000).catch((err: { reason?: string }) => err);
+    t.match(second, { reason: 'SWAP_FAILED' }, '30 s later the second try goes to the venue (and fails there again)');
+    t.same(await failedTries(), [`${lotId}.exit.1`, `${lotId}.exit.2`]);
+    const third = await exitAt(31_000 + 59_000);
+    t.match(third.result, { sold: false, why: 'retry-later' }, 'after two failures the wait is a minute');
+    t.equal((await failedTries()).length, 2, 'nothing written while waiting');
+    t.equal((await wallet(u)).positions[0]?.lots[0]?.lotId, lotId, 'the lot is untouched');
   });
 
   await t.test('selling the spend stablecoin (no mint) withdraws real cash to `destination`, under the same lock and key rules', async (t) => {

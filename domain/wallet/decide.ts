@@ -1,5 +1,6 @@
 import { assertNever, type Aggregate, type Command } from '../shared/decider.ts';
 import { refuse } from '../shared/errors.ts';
+import { canonicalJson } from '../shared/canonical-json.ts';
 import { microToUsd, type MicroUsd } from '../shared/money.ts';
 import type { TransferPlan } from '../transfer/plan.ts';
 import type { WalletContext, WalletEvent } from './events.ts';
@@ -159,7 +160,8 @@ function requestSell({ data, metadata }: RequestSell, state: WalletState): Walle
   }
   const known = state.manual.get(transfer.transferId);
   if (known) {
-    if (known.side !== 'sell' || known.mint !== from.mint || known.requested !== from.units || known.walletContext !== from.walletContext) {
+    const sameLevels = canonicalJson(known.levels ?? null) === canonicalJson(from.levels ?? null);
+    if (known.side !== 'sell' || known.mint !== from.mint || known.requested !== from.units || known.walletContext !== from.walletContext || !sameLevels) {
       throw refuse('ALREADY_EXISTS', `transfer ${transfer.transferId} was requested as another buy or sell`);
     }
     return [];

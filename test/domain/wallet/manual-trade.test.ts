@@ -286,8 +286,13 @@ t.test('a sell repeated records nothing, in whatever state it is, frozen since o
   given([...requested, ...done]).when(requestSell(plan)).then(t, [], 'done');
 });
 
-t.test('a sell repeated with another plan is ALREADY_EXISTS: units, mint, context; a buy’s id too', async (t) => {
+t.test('a sell repeated with another plan is ALREADY_EXISTS: units, mint, context, levels; a buy’s id too', async (t) => {
   const requested = [...twoLots, sellRequested(sellPlan('s1', TOKEN))];
+  given(requested).when(requestSell(sellPlan('s1', TOKEN, { levels: { stopLoss: { priceMicro: 90 * USD } } }))).thenRefused(t, 'ALREADY_EXISTS', /another buy or sell/);
+  const levels: LotLevels = { stopLoss: { priceMicro: 90 * USD }, takeProfit: { percentBps: 2_000 } };
+  const leveled = [...twoLots, sellRequested(sellPlan('s1', TOKEN, { levels }))];
+  given(leveled).when(requestSell(sellPlan('s1', TOKEN))).thenRefused(t, 'ALREADY_EXISTS', /another buy or sell/);
+  given(leveled).when(requestSell(sellPlan('s1', TOKEN, { levels: { takeProfit: { percentBps: 2_000 }, stopLoss: { priceMicro: 90 * USD } } }))).then(t, [], 'the same levels, in another order: a repeat');
   given(requested).when(requestSell(sellPlan('s1', TOKEN + 1))).thenRefused(t, 'ALREADY_EXISTS');
   given(requested).when(requestSell(sellPlan('s1', TOKEN, { mint: 'BTC' }))).thenRefused(t, 'ALREADY_EXISTS');
   given(requested).when(requestSell(sellPlan('s1', TOKEN, { walletContext: 'real' }))).thenRefused(t, 'ALREADY_EXISTS');

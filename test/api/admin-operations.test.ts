@@ -135,4 +135,11 @@ t.test('the administrator’s operations view of a user', async (t) => {
     t.equal(malformed.status, 400);
     t.match(malformed.body, { success: false, error: { reason: 'VALIDATION_FAILED', message: /userId/ } });
   });
+
+  await t.test('the OpenAPI document describes it: administrators by session or API key, never OAuth', async (t) => {
+    const doc = (await api(app, 'GET', '/docs/json')).body;
+    const op = doc.paths[`${VIEW}/{userId}`].get;
+    t.same(op.security, [{ bearerAuth: [] }, { apiKey: [], apiSignature: [], apiTimestamp: [] }]);
+    t.match(op.responses['200'].content['application/json'].schema.properties.data.properties.result.properties, { mfaEnabledAt: {}, wallets: {}, pools: {}, apiKeys: {} });
+  });
 });

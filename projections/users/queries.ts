@@ -112,6 +112,20 @@ export async function listActiveSessions(pool: Pool, userId: string, now: Date, 
   }));
 }
 
+/**
+ * When MFA was turned on (null while off) and the user's latest sign-in: the start of their newest
+ * session, ended since or not (a refresh is not a sign-in). Null for an unknown user.
+ */
+export async function getSignInFacts(pool: Pool, userId: string): Promise<{ mfaEnabledAt: string | null; lastSignInAt: string | null } | null> {
+  const { rows } = await pool.query<{ mfa_enabled_at: Date | null; last_sign_in_at: Date | null }>(
+    `SELECT u.mfa_enabled_at, (SELECT max(s.created_at) FROM user_sessions s WHERE s.user_id = u.id) AS last_sign_in_at
+       FROM users u WHERE u.id = $1`,
+    [userId],
+  );
+  const row = rows[0];
+  return row ? { mfaEnabledAt: row.mfa_enabled_at?.toISOString() ?? null, lastSignInAt: row.last_sign_in_at?.toISOString() ?? null } : null;
+}
+
 /** GET /api/v1/users/me/social-status: every supported provider, linked or not. */
 export const socialStatus = z.object({
   providers: z.array(

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import adminAuditRoutes from './audit.ts';
 import developerAgentReviewRoutes from './developer-agents.ts';
 import adminMarketRoutes from './market.ts';
+import adminOperationsRoutes from './operations.ts';
 import adminWalletRoutes from './wallets.ts';
 import adminUserRoutes from './users.ts';
 
@@ -12,4 +13,5 @@ export default async function adminRoutes(app: FastifyInstance): Promise<void> {
   await app.register(adminMarketRoutes);
   await app.register(adminAuditRoutes);
   await app.register(adminUserRoutes);
+  await app.register(adminOperationsRoutes);
 }

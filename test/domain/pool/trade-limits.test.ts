@@ -7,7 +7,8 @@ import { poolDecider, type PoolCommand, type TradeAsk } from '../../../domain/po
 import type { FollowSettings, PoolEvent } from '../../../domain/pool/events.ts';
 import { ledgerTermsOf, poolFigures } from '../../../domain/pool/ledger.ts';
 import { tradeLimitsOf, type TradeLimits } from '../../../domain/pool/limits.ts';
-import { openTradeRefs, type FollowedPool, type PoolState } from '../../../domain/pool/state.ts';
+import { openTradeRefs } from '../../../domain/pool/queries.ts';
+import type { FollowedPool, PoolState } from '../../../domain/pool/state.ts';
 import { resolveTarget } from '../../../domain/signal/resolve.ts';
 import type { TransferPlan } from '../../../domain/transfer/plan.ts';
 import { at, scenario } from '../../support/given-when-then.ts';

@@ -4,7 +4,7 @@ import type { MicroUsd } from '../shared/money.ts';
 import type { Side } from '../trade/events.ts';
 import type { WalletContext } from '../wallet/events.ts';
 import type { AgentTerms, BridgeStatus, FollowSettings, PoolEvent } from './events.ts';
-import { changed, changedLedger } from './copy.ts';
+import { changed, changedLedger, withEntry, without } from './copy.ts';
 import { emptyLedger, type LedgerInputs, type ReconciliationStatus } from './ledger.ts';
 import { dayOn, utcDateOf, withFlows, withOpen, type TradingDay } from './limits.ts';
 
@@ -112,31 +112,6 @@ export const initialState = (): PoolState => ({
   settlements: 0,
   payouts: PersistentMap.empty(),
 });
-
-// Records keyed by transfer and trade ids are copied into objects without a prototype, which V8
-// keeps as dictionaries. A spread adding a new id made a new hidden class for every event (ids are
-// unique), and folding a million pool events spent most of its time creating and collecting them.
-// Copied key by key: Object.assign into a dictionary, and Object.values over one, take V8's
-// generic paths (about three times the time of these loops, on records of a few entries).
-const dictionaryOf = <T>(record: Readonly<Record<string, T>>): Record<string, T> => {
-  const copy = Object.create(null) as Record<string, T>;
-  for (const key in record) copy[key] = record[key]!;
-  return copy;
-};
-
-/** A copy of `record` with `key` set to `value`. */
-const withEntry = <T>(record: Readonly<Record<string, T>>, key: string, value: T): Record<string, T> => {
-  const copy = dictionaryOf(record);
-  copy[key] = value;
-  return copy;
-};
-
-/** A copy of `record` without `key`. */
-const without = <T>(record: Readonly<Record<string, T>>, key: string): Record<string, T> => {
-  const copy = dictionaryOf(record);
-  delete copy[key];
-  return copy;
-};
 
 /** The change of the pool's day by `change`, when it keeps one. */
 const dayChange = (pool: FollowedPool, change: (day: TradingDay) => TradingDay): Partial<FollowedPool> => (pool.day === undefined ? {} : { day: change(pool.day) });

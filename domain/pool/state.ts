@@ -3,7 +3,7 @@ import { PersistentMap } from '../shared/persistent-map.ts';
 import type { MicroUsd } from '../shared/money.ts';
 import type { Side } from '../trade/events.ts';
 import type { WalletContext } from '../wallet/events.ts';
-import type { AgentTerms, BridgeStatus, FollowSettings, PoolEvent } from './events.ts';
+import { timeOf, type AgentTerms, type BridgeStatus, type FollowSettings, type PoolEvent } from './events.ts';
 import { changed, changedLedger, withEntry, without } from './copy.ts';
 import { emptyLedger, type LedgerInputs, type ReconciliationStatus } from './ledger.ts';
 import { dayOn, utcDateOf, withFlows, withOpen, type TradingDay } from './limits.ts';
@@ -124,20 +124,6 @@ function withLedger(state: PoolState, at: string | undefined, change: (l: Ledger
   if (!state.followed) return changed(state, book);
   const ledger = changedLedger(state.ledger, change(state.ledger));
   return changed(state, book, { ledger, updatedAt: at ?? state.updatedAt }, dayChange(state, (day) => withFlows(day, state.ledger, ledger)));
-}
-
-/** When an event happened, if it says. */
-function timeOf(event: PoolEvent): string | undefined {
-  switch (event.type) {
-    case 'AgentFollowed':
-      return event.data.subscribedAt;
-    case 'FollowSettingsUpdated':
-      return event.data.updatedAt;
-    case 'TransferRejected':
-      return undefined;
-    default:
-      return event.data.at;
-  }
 }
 
 /**

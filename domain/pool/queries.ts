@@ -1,9 +1,9 @@
 // What commands and workers read of a pool's state: the open trades a follow-up can name, the id
-// of its next transfer, and what it recorded for a transfer it pays.
+// of its next transfer, what it recorded for a transfer it pays, and the followed pool a command needs.
 import { refuse } from '../shared/errors.ts';
 import type { TransferOutcome } from '../transfer/process.ts';
 import type { Side } from '../trade/events.ts';
-import type { PoolState } from './state.ts';
+import type { FollowedPool, PoolState } from './state.ts';
 
 /** An open trade as a follow-up looks for it (domain/signal/resolve.ts resolveTarget). */
 export interface PoolTradeRef {
@@ -51,4 +51,10 @@ export function payoutOutcome(state: PoolState, transferId: string): TransferOut
     default:
       return { type: 'Debited', amountMicro: 0 };
   }
+}
+
+/** The pool a command acts on: it must be followed. */
+export function followed(state: PoolState): FollowedPool {
+  if (!state.followed) throw refuse('SUBSCRIPTION_NOT_FOUND', 'you do not follow this agent in this wallet context');
+  return state;
 }

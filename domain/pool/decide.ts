@@ -6,6 +6,7 @@ import type { WalletContext } from '../wallet/events.ts';
 import { walletModeOf, type AgentTerms, type BridgeStatus, type FollowSettings, type PoolEvent } from './events.ts';
 import { currentBalanceUsd, ledgerTermsOf, MIN_WITHDRAWAL_MICRO, pendingSuccessFeeUsd, poolFigures, splitFee, type ReconciliationStatus } from './ledger.ts';
 import { followed } from './queries.ts';
+import { sameSettings } from './settings.ts';
 import { evolve, initialState, poolId, poolStream, type FollowedPool, type PoolState } from './state.ts';
 import { closeTrade, markTrade, openTrade, type CloseTrade, type MarkTrade, type OpenTrade } from './trades.ts';
 
@@ -56,20 +57,6 @@ export type ObserveVenue = Command<
 >;
 
 export type PoolCommand = FollowAgent | CreditPool | DebitPool | SettleAllocation | RecordBridgeStatus | OpenTrade | MarkTrade | CloseTrade | ObserveVenue;
-
-const settingKeys = [
-  'tradeMode',
-  'subscriptionType',
-  'allocationMode',
-  'allocationPercentageMin',
-  'allocationPercentageMax',
-  'allocationAmountUsd',
-  'allocationAmountSol',
-  'goLiveUponConfirmation',
-  'isPaused',
-] as const satisfies ReadonlyArray<keyof FollowSettings>;
-
-export const sameSettings = (a: FollowSettings, b: FollowSettings): boolean => settingKeys.every((k) => a[k] === b[k]);
 
 function agentFollowed(data: FollowAgent['data'], now: Date): PoolEvent {
   const { agentId, userId, walletContext, settings, terms } = data;

@@ -5,7 +5,7 @@ import { allocationOf, type SubscribeInput } from '../../commands/subscriptions/
 import type { BetaStatus, Venue } from '../../domain/agent/record.ts';
 import { resolveSettings, targetAllocationMicro, topUpMicro, type FollowChoices } from '../../domain/pool/allocation.ts';
 import type { AgentTerms, FollowSettings } from '../../domain/pool/events.ts';
-import { sameSettings } from '../../domain/pool/decide.ts';
+import { sameSettings } from '../../domain/pool/settings.ts';
 import { initialState, poolId, type PoolState } from '../../domain/pool/state.ts';
 import { PersistentMap } from '../../domain/shared/persistent-map.ts';
 import { refuse } from '../../domain/shared/errors.ts';

@@ -5,7 +5,8 @@ import { agentDecider, isFollowable, type ListedAgent } from '../../domain/agent
 import { planFollow, termsOf, type FollowPlan } from '../../domain/pool/allocation.ts';
 import { poolDecider } from '../../domain/pool/decide.ts';
 import type { AgentTerms } from '../../domain/pool/events.ts';
-import { nextTransferId, poolId, type PoolState } from '../../domain/pool/state.ts';
+import { nextTransferId } from '../../domain/pool/queries.ts';
+import { poolId, type PoolState } from '../../domain/pool/state.ts';
 import type { Command } from '../../domain/shared/decider.ts';
 import { DomainError, refuse } from '../../domain/shared/errors.ts';
 import { usdToMicro } from '../../domain/shared/money.ts';

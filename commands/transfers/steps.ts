@@ -1,7 +1,8 @@
 // The steps of a transfer, one command per endpoint role, each idempotent by the transfer id.
 // Each reports the fact its endpoint holds for the transfer (domain/transfer/process.ts).
 import { poolDecider } from '../../domain/pool/decide.ts';
-import { payoutOutcome, poolId } from '../../domain/pool/state.ts';
+import { payoutOutcome } from '../../domain/pool/queries.ts';
+import { poolId } from '../../domain/pool/state.ts';
 import type { Command } from '../../domain/shared/decider.ts';
 import { DomainError, refuse } from '../../domain/shared/errors.ts';
 import { usdToMicro } from '../../domain/shared/money.ts';

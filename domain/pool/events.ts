@@ -177,3 +177,17 @@ export const poolEventTypes: ReadonlySet<string> = new Set(poolEventSchema.optio
 
 export const walletModeOf = (context: z.infer<typeof walletContextSchema>): WalletMode =>
   context === 'virtual' ? 'VIRTUAL' : 'REAL';
+
+/** When an event happened, if it says. */
+export function timeOf(event: PoolEvent): string | undefined {
+  switch (event.type) {
+    case 'AgentFollowed':
+      return event.data.subscribedAt;
+    case 'FollowSettingsUpdated':
+      return event.data.updatedAt;
+    case 'TransferRejected':
+      return undefined;
+    default:
+      return event.data.at;
+  }
+}

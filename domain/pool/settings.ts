@@ -38,6 +38,20 @@ export const followSettingsSchema = allocationSettingsSchema.extend({
 });
 export type FollowSettings = z.infer<typeof followSettingsSchema>;
 
+const settingKeys = [
+  'tradeMode',
+  'subscriptionType',
+  'allocationMode',
+  'allocationPercentageMin',
+  'allocationPercentageMax',
+  'allocationAmountUsd',
+  'allocationAmountSol',
+  'goLiveUponConfirmation',
+  'isPaused',
+] as const satisfies ReadonlyArray<keyof FollowSettings>;
+
+export const sameSettings = (a: FollowSettings, b: FollowSettings): boolean => settingKeys.every((k) => a[k] === b[k]);
+
 /** The agent's terms when the user followed: later edits by its developer do not change them. */
 export const agentTermsSchema = z.object({
   agentName: z.string(),

@@ -1,12 +1,10 @@
 import { assertNever } from '../shared/decider.ts';
-import { refuse } from '../shared/errors.ts';
-import type { TransferOutcome } from '../transfer/process.ts';
 import { PersistentMap } from '../shared/persistent-map.ts';
 import type { MicroUsd } from '../shared/money.ts';
 import type { Side } from '../trade/events.ts';
 import type { WalletContext } from '../wallet/events.ts';
-import type { AgentTerms, BridgeStatus, FollowSettings, PoolEvent } from './events.ts';
-import { changed, changedLedger } from './copy.ts';
+import { timeOf, type AgentTerms, type BridgeStatus, type FollowSettings, type PoolEvent } from './events.ts';
+import { changed, changedLedger, withEntry, without } from './copy.ts';
 import { emptyLedger, type LedgerInputs, type ReconciliationStatus } from './ledger.ts';
 import { dayOn, utcDateOf, withFlows, withOpen, type TradingDay } from './limits.ts';
 
@@ -115,31 +113,6 @@ export const initialState = (): PoolState => ({
   payouts: PersistentMap.empty(),
 });
 
-// Records keyed by transfer and trade ids are copied into objects without a prototype, which V8
-// keeps as dictionaries. A spread adding a new id made a new hidden class for every event (ids are
-// unique), and folding a million pool events spent most of its time creating and collecting them.
-// Copied key by key: Object.assign into a dictionary, and Object.values over one, take V8's
-// generic paths (about three times the time of these loops, on records of a few entries).
-const dictionaryOf = <T>(record: Readonly<Record<string, T>>): Record<string, T> => {
-  const copy = Object.create(null) as Record<string, T>;
-  for (const key in record) copy[key] = record[key]!;
-  return copy;
-};
-
-/** A copy of `record` with `key` set to `value`. */
-const withEntry = <T>(record: Readonly<Record<string, T>>, key: string, value: T): Record<string, T> => {
-  const copy = dictionaryOf(record);
-  copy[key] = value;
-  return copy;
-};
-
-/** A copy of `record` without `key`. */
-const without = <T>(record: Readonly<Record<string, T>>, key: string): Record<string, T> => {
-  const copy = dictionaryOf(record);
-  delete copy[key];
-  return copy;
-};
-
 /** The change of the pool's day by `change`, when it keeps one. */
 const dayChange = (pool: FollowedPool, change: (day: TradingDay) => TradingDay): Partial<FollowedPool> => (pool.day === undefined ? {} : { day: change(pool.day) });
 
@@ -151,20 +124,6 @@ function withLedger(state: PoolState, at: string | undefined, change: (l: Ledger
   if (!state.followed) return changed(state, book);
   const ledger = changedLedger(state.ledger, change(state.ledger));
   return changed(state, book, { ledger, updatedAt: at ?? state.updatedAt }, dayChange(state, (day) => withFlows(day, state.ledger, ledger)));
-}
-
-/** When an event happened, if it says. */
-function timeOf(event: PoolEvent): string | undefined {
-  switch (event.type) {
-    case 'AgentFollowed':
-      return event.data.subscribedAt;
-    case 'FollowSettingsUpdated':
-      return event.data.updatedAt;
-    case 'TransferRejected':
-      return undefined;
-    default:
-      return event.data.at;
-  }
 }
 
 /**
@@ -328,53 +287,5 @@ export function evolve(before: PoolState, event: PoolEvent): PoolState {
     }
     default:
       return assertNever(event);
-  }
-}
-
-/** An open trade as a follow-up looks for it (domain/signal/resolve.ts resolveTarget). */
-export interface PoolTradeRef {
-  tradeId: string;
-  token: string;
-  side: Side;
-  /** absent when no signal opened it */
-  signalId?: string;
-}
-
-/** The pool's open trades that a follow-up can find: those opened with a token and a side. */
-export function openTradeRefs(pool: PoolState): PoolTradeRef[] {
-  if (!pool.followed) return [];
-  const refs: PoolTradeRef[] = [];
-  for (const tradeId in pool.openTrades) {
-    const { token, side, signalId } = pool.openTrades[tradeId]!;
-    // Trades recorded before issue 13 (or states stored before it) carry neither.
-    if (token == null || side == null) continue;
-    refs.push(signalId == null ? { tradeId, token, side } : { tradeId, token, side, signalId });
-  }
-  return refs;
-}
-
-/**
- * The id of the pool's next transfer of `kind`: one more than the transfers the pool has decided.
- * Derived from the pool's own history, not drawn at random, so a request retried after a crash
- * between the debit and the credit finds the debit already made under this id and finishes it
- * instead of paying again; once the pool decided it, the next transfer gets a new id.
- */
-export const nextTransferId = (id: string, state: PoolState, kind: 'add' | 'withdraw' = 'add'): string =>
-  `${id}#${kind}-${state.transfers.size + 1}`;
-
-/**
- * What the pool recorded for a transfer it pays, as the transfer process reads it: paid (how much),
- * still at the venue, or failed there; a close with nothing to pay out recorded no withdrawal.
- */
-export function payoutOutcome(state: PoolState, transferId: string): TransferOutcome {
-  switch (state.transfers.get(transferId)) {
-    case 'paid':
-      return { type: 'Debited', amountMicro: state.payouts.get(transferId) ?? 0 };
-    case 'pending':
-      return { type: 'DebitPending' };
-    case 'failed':
-      return { type: 'DebitRefused', error: refuse('VENUE_FAILED', 'the venue did not pay the withdrawal out; the funds stay in the pool') };
-    default:
-      return { type: 'Debited', amountMicro: 0 };
   }
 }

@@ -31,8 +31,9 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import t from 'tap';
-import type { PoolCommand, TradeAsk } from '../../../domain/pool/decide.ts';
+import type { PoolCommand } from '../../../domain/pool/decide.ts';
 import type { FollowOpening } from '../../../domain/pool/events.ts';
+import type { TradeAsk } from '../../../domain/pool/trades.ts';
 import { DomainError } from '../../../domain/shared/errors.ts';
 import type { TransferPlan } from '../../../domain/transfer/plan.ts';
 import { at } from '../../support/given-when-then.ts';

@@ -2,7 +2,7 @@ import t from 'tap';
 import { resolveSettings, targetAllocationMicro, topUpMicro } from '../../../domain/pool/allocation.ts';
 import { poolDecider, type PoolCommand } from '../../../domain/pool/decide.ts';
 import type { FollowSettings, PoolEvent } from '../../../domain/pool/events.ts';
-import { nextTransferId } from '../../../domain/pool/state.ts';
+import { nextTransferId } from '../../../domain/pool/queries.ts';
 import type { TransferPlan } from '../../../domain/transfer/plan.ts';
 import { at, scenario } from '../../support/given-when-then.ts';
 import { settings, terms } from './fixtures.ts';

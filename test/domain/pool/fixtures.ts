@@ -1,4 +1,4 @@
-import type { OpenTrade } from '../../../domain/pool/decide.ts';
+import type { OpenTrade } from '../../../domain/pool/trades.ts';
 import type { AgentTerms, FollowSettings } from '../../../domain/pool/events.ts';
 import type { TradeLimits } from '../../../domain/pool/limits.ts';
 

@@ -3,11 +3,13 @@
 // skip reason, and the refusal is recorded so it is final. Every limit at its boundary, the daily
 // loss measured from 00:00 UTC net of capital moved, percent sizes, caps, repeats and releases.
 import t from 'tap';
-import { poolDecider, type PoolCommand, type TradeAsk } from '../../../domain/pool/decide.ts';
+import { poolDecider, type PoolCommand } from '../../../domain/pool/decide.ts';
 import type { FollowSettings, PoolEvent } from '../../../domain/pool/events.ts';
 import { ledgerTermsOf, poolFigures } from '../../../domain/pool/ledger.ts';
 import { tradeLimitsOf, type TradeLimits } from '../../../domain/pool/limits.ts';
-import { openTradeRefs, type FollowedPool, type PoolState } from '../../../domain/pool/state.ts';
+import { openTradeRefs } from '../../../domain/pool/queries.ts';
+import type { FollowedPool, PoolState } from '../../../domain/pool/state.ts';
+import type { TradeAsk } from '../../../domain/pool/trades.ts';
 import { resolveTarget } from '../../../domain/signal/resolve.ts';
 import type { TransferPlan } from '../../../domain/transfer/plan.ts';
 import { at, scenario } from '../../support/given-when-then.ts';

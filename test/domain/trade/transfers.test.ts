@@ -454,7 +454,7 @@ t.test('two trades of one signal that the pool cannot fund together are both ref
 // follow-up still found open, so p % run twice closed 2p %. The follow-up's close now names its
 // signal and intent (`requestId`, as execute.ts sends it), and the trade closes nothing more for it.
 t.test('a close_partial follow-up whose signal job runs again (worker died before the outcome) closes its percent once', async (t) => {
-  const { openTradeRefs } = await import('../../../domain/pool/state.ts');
+  const { openTradeRefs } = await import('../../../domain/pool/queries.ts');
   const { resolveTarget } = await import('../../../domain/signal/resolve.ts');
   fc.assert(
     fc.property(fc.integer({ min: 1, max: 9_999 }), fc.constantFrom<'long' | 'short'>('long', 'short'), (hundredths, side) => {

@@ -18,11 +18,12 @@
 // (TradeWorld.checkDrained); each is stated where it is checked.
 import assert from 'node:assert/strict';
 import type { SignalExecutionDefaults } from '../../../domain/agent/record.ts';
-import type { OpenTrade, PoolCommand } from '../../../domain/pool/decide.ts';
+import type { PoolCommand } from '../../../domain/pool/decide.ts';
 import type { AgentTerms, PoolEvent } from '../../../domain/pool/events.ts';
 import { currentBalanceUsd } from '../../../domain/pool/ledger.ts';
 import { tradeLimitsOf } from '../../../domain/pool/limits.ts';
 import { poolId, type FollowedPool, type PoolState } from '../../../domain/pool/state.ts';
+import type { OpenTrade } from '../../../domain/pool/trades.ts';
 import type { CommandBody } from '../../../domain/shared/decider.ts';
 import { DomainError, refuse } from '../../../domain/shared/errors.ts';
 import { percentFraction } from '../../../domain/shared/money.ts';

@@ -1,7 +1,5 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { z } from 'zod';
-import { venueSchema } from '../../../domain/agent/index.ts';
 import { refuse } from '../../../domain/shared/errors.ts';
 import {
   getFollowableAgentRow,
@@ -10,18 +8,11 @@ import {
   toPublicAgentRecord,
 } from '../../../projections/agents/queries.ts';
 import { followerPools } from '../../../projections/subscriptions/queries.ts';
-import { envelopeOf, ok, paginated, paginationQuery } from '../../envelope.ts';
+import { envelopeOf, ok, paginated } from '../../envelope.ts';
 import { agentIdParams, paginatedOf } from '../developers/record.ts';
+import { deleteAgentQuery, deletedAgentAnswer, followableQuery } from './schemas.ts';
 
 const tags = ['Agent'];
-
-const deleteAgentQuery = z.object({ closeActiveTrades: z.enum(['true', 'false']).default('false').transform((v) => v === 'true') });
-const deletedAgentAnswer = z.object({ message: z.string(), agentId: z.string(), affectedBotCount: z.number().int(), activeTradesClosed: z.number().int() });
-
-const followableQuery = paginationQuery.extend({
-  venue: venueSchema.optional(),
-  betaStatus: z.enum(['beta', 'live']).optional(),
-});
 
 /** The marketplace: agents a user can follow (beta and live), public; and their removal. */
 export default async function agentRoutes(root: FastifyInstance): Promise<void> {

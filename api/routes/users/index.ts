@@ -2,26 +2,15 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { refuse } from '../../../domain/shared/errors.ts';
-import { avatarFilenameSchema, languageCodeSchema, usernameSchema } from '../../../domain/user/fields.ts';
 import { getSocialStatus, getUser, listActiveSessions, sessionDocument, socialStatus, userDocument } from '../../../projections/users/queries.ts';
 import { envelopeOf, ok } from '../../envelope.ts';
 import { mfaCodeBody } from '../auth/schemas.ts';
+import { mfaEnrolment, mfaStatus, profilePatch } from './schemas.ts';
 
 const tags = ['User'];
 
-const mfaEnrolment = z.object({ secret: z.string(), otpauthUri: z.string(), expiresAt: z.string() });
-const mfaStatus = z.object({ mfaEnabled: z.boolean() });
 /** MFA changes are the user's own, in a session of theirs: never through an API key or an OAuth client. */
 const ownSession = { access: { scope: 'profile:write', modes: ['jwt'] } } as const;
-
-const profilePatch = z
-  .object({
-    avatarFilename: avatarFilenameSchema.optional(),
-    languageCode: languageCodeSchema.optional(),
-    username: usernameSchema.optional(),
-    virtualWalletMode: z.boolean().optional(),
-  })
-  .strict();
 
 export default async function userRoutes(root: FastifyInstance): Promise<void> {
   const app = root.withTypeProvider<ZodTypeProvider>();

@@ -25,6 +25,7 @@ import { verifyCode, type SignInOutcome, type StartedSession, type VerifyCodeDat
 import { startSocialLogin, verifySocialLogin, type SocialLoginStart, type SocialSignIn, type StartSocialLoginData, type VerifySocialLoginData } from './users/social.ts';
 import { completeMfaSignIn, confirmMfa, disableMfa, enrolMfa, type CompleteMfaData, type MfaEnrolment } from './users/mfa.ts';
 import { updateProfile, type ProfileChanges } from './users/update-profile.ts';
+import { chooseGuideAgent, pinAgent, replaceInterests, unpinAgent, type PinData, type PinsResult } from './users/profile.ts';
 import { buyLot, sellLots, sendOut, settleSell } from './transfers/swap-steps.ts';
 import { exitLot, manualBuy, manualSell, manualWithdraw, type ManualWithdrawData, type ExitLotData, type ExitLotResult, type ManualBuyData, type ManualSellData, type ManualTradeResult } from './wallet/manual-trade.ts';
 import { depositWallet, type DepositWalletData } from './wallet/deposit.ts';
@@ -52,6 +53,10 @@ export interface CommandMap {
   RefreshSession: { data: RefreshData; result: { session: StartedSession | null } };
   SignOut: { data: { refreshToken: string }; result: Nothing };
   UpdateProfile: { data: { userId: string; changes: ProfileChanges }; result: Nothing };
+  ChooseGuideAgent: { data: { userId: string; guideAgentId: string }; result: Nothing };
+  ReplaceInterests: { data: { userId: string; interests: string[] }; result: Nothing };
+  PinAgent: { data: PinData; result: PinsResult };
+  UnpinAgent: { data: PinData; result: PinsResult };
   GrantRole: { data: GrantRoleData; result: { granted: boolean } };
   SetTier: { data: { userId: string; tier: Tier }; result: { userId: string; tier: Tier } };
   ListAgent: { data: { developerId: string; input: ListAgentInput }; result: ListedAgentResult };
@@ -111,6 +116,10 @@ export const handlers: { [T in CommandType]: (command: Command<T, CommandMap[T][
   RefreshSession: refreshSession,
   SignOut: signOut,
   UpdateProfile: updateProfile,
+  ChooseGuideAgent: chooseGuideAgent,
+  ReplaceInterests: replaceInterests,
+  PinAgent: pinAgent,
+  UnpinAgent: unpinAgent,
   GrantRole: grantRole,
   SetTier: setTier,
   ListAgent: listAgent,

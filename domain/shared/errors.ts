@@ -28,6 +28,7 @@ export const errorCatalogue = {
   INSUFFICIENT_FUNDS: { status: 400, description: 'The wallet context cannot pay the allocation; `availableUsd` and `requestedUsd` say how much.' },
   EXCEEDS_WITHDRAWABLE: { status: 400, description: 'The withdrawal is larger than what may leave the pool; `withdrawableUsd` says how much.' },
   INVALID_LEVELS: { status: 400, description: 'Levels that contradict the side of the trade: a long with its stop at or above the entry or a target below it (a short mirrored), or targets out of order; `problems` names each when a structured signal is refused.' },
+  TOO_MANY_PINS: { status: 400, description: 'The user has pinned the most agents allowed (`maxPins`, 20): unpin one first.' },
   BELOW_MIN_ALLOCATION: { status: 400, description: "The pool would hold less than the agent's minimum allocation; `minAllocationUsd` says how much." },
   // 401
   INVALID_SIGNATURE: { status: 401, description: 'The signal webhook\'s `X-SVC-Timestamp` / `X-SVC-Signature`, or an API key\'s `x-timestamp` / `x-signature`, are missing, malformed, more than 5 minutes off, wrong, or already used.' },

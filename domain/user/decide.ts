@@ -1,6 +1,7 @@
 import { assertNever, type Aggregate, type Command } from '../shared/decider.ts';
 import { refuse } from '../shared/errors.ts';
 import type { Role, SignupFields, SocialProvider, Tier, UserEvent } from './events.ts';
+import { chooseGuideAgent, pinAgent, replaceInterests, unpinAgent, type ProfileCommand } from './profile.ts';
 import { sameDigest } from './secret-compare.ts';
 import { userStream } from './fields.ts';
 import { evolve, initialState, type RegisteredUser, type SessionState, type UserState } from './state.ts';
@@ -26,7 +27,8 @@ export type UserCommand =
   | Command<'EndSession', { refreshTokenHash: string }>
   | Command<'LinkSocialAccount', { provider: SocialProvider; subject: string; email: string }>
   | Command<'EnableMfa', { sealedSecret: string; timeStep: number }>
-  | Command<'DisableMfa', { timeStep: number }>;
+  | Command<'DisableMfa', { timeStep: number }>
+  | ProfileCommand;
 
 export const DEFAULT_TIER = 'free';
 export const DEFAULT_LANGUAGE = 'en';
@@ -60,6 +62,14 @@ export function decide(command: UserCommand, state: UserState): UserEvent[] {
       return enableMfa(command, state);
     case 'DisableMfa':
       return disableMfa(command, state);
+    case 'ChooseGuideAgent':
+      return chooseGuideAgent(command, state);
+    case 'ReplaceInterests':
+      return replaceInterests(command, state);
+    case 'PinAgent':
+      return pinAgent(command, state);
+    case 'UnpinAgent':
+      return unpinAgent(command, state);
     default:
       return assertNever(command);
   }

@@ -150,6 +150,29 @@ export const mfaDisabled = z.object({
   }),
 });
 
+/** The user picked a followable agent as guide; a later pick replaces it. */
+export const guideAgentChosen = z.object({
+  type: z.literal('GuideAgentChosen'),
+  data: z.object({ userId: z.string(), guideAgentId: z.string(), chosenAt: z.string() }),
+});
+
+/** The user's interests, replaced as a whole: trimmed, 1–40 characters each, distinct ignoring case. */
+export const interestsReplaced = z.object({
+  type: z.literal('InterestsReplaced'),
+  data: z.object({ userId: z.string(), interests: z.array(z.string()), replacedAt: z.string() }),
+});
+
+/** Pinned agents keep the order they were pinned in. */
+export const agentPinned = z.object({
+  type: z.literal('AgentPinned'),
+  data: z.object({ userId: z.string(), agentId: z.string(), pinnedAt: z.string() }),
+});
+
+export const agentUnpinned = z.object({
+  type: z.literal('AgentUnpinned'),
+  data: z.object({ userId: z.string(), agentId: z.string(), unpinnedAt: z.string() }),
+});
+
 export const userEvent = z.discriminatedUnion('type', [
   userRegistered,
   userProfileUpdated,
@@ -162,6 +185,10 @@ export const userEvent = z.discriminatedUnion('type', [
   socialAccountLinked,
   mfaEnabled,
   mfaDisabled,
+  guideAgentChosen,
+  interestsReplaced,
+  agentPinned,
+  agentUnpinned,
 ]);
 export type UserEvent = z.infer<typeof userEvent>;
 export type UserEventType = UserEvent['type'];

@@ -39,6 +39,11 @@ export type UserState =
       /** TOTP, when on */
       mfa: MfaState | null;
       social: Partial<Record<SocialProvider, SocialLink>>;
+      /** the agent picked as guide, when one was */
+      guideAgentId?: string;
+      interests: string[];
+      /** in the order they were pinned */
+      pinnedAgentIds: string[];
     };
 
 export type RegisteredUser = Extract<UserState, { status: 'registered' }>;
@@ -60,6 +65,8 @@ export function evolve(state: UserState, event: UserEvent): UserState {
       sessions: {},
       mfa: null,
       social: {},
+      interests: [],
+      pinnedAgentIds: [],
     };
   }
   if (state.status !== 'registered') return state;
@@ -116,6 +123,14 @@ function evolveRegistered(state: RegisteredUser, event: Exclude<UserEvent, { typ
     }
     case 'MfaDisabled':
       return { ...state, mfa: null };
+    case 'GuideAgentChosen':
+      return { ...state, guideAgentId: event.data.guideAgentId };
+    case 'InterestsReplaced':
+      return { ...state, interests: event.data.interests };
+    case 'AgentPinned':
+      return { ...state, pinnedAgentIds: [...state.pinnedAgentIds, event.data.agentId] };
+    case 'AgentUnpinned':
+      return { ...state, pinnedAgentIds: state.pinnedAgentIds.filter((id) => id !== event.data.agentId) };
     default:
       return assertNever(event);
   }

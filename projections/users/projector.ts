@@ -95,6 +95,23 @@ async function applyUserEvent(client: PoolClient, event: UserEvent): Promise<voi
         event.data.userId, event.data.disabledAt,
       ]);
       return;
+    case 'GuideAgentChosen':
+      await client.query('UPDATE users SET guide_agent_id = $2, updated_at = $3 WHERE id = $1', [event.data.userId, event.data.guideAgentId, event.data.chosenAt]);
+      return;
+    case 'InterestsReplaced':
+      await client.query('UPDATE users SET interests = $2, updated_at = $3 WHERE id = $1', [event.data.userId, event.data.interests, event.data.replacedAt]);
+      return;
+    case 'AgentPinned':
+      await client.query(
+        'UPDATE users SET pinned_agent_ids = array_append(pinned_agent_ids, $2), updated_at = $3 WHERE id = $1 AND NOT $2 = ANY(pinned_agent_ids)',
+        [event.data.userId, event.data.agentId, event.data.pinnedAt],
+      );
+      return;
+    case 'AgentUnpinned':
+      await client.query('UPDATE users SET pinned_agent_ids = array_remove(pinned_agent_ids, $2), updated_at = $3 WHERE id = $1', [
+        event.data.userId, event.data.agentId, event.data.unpinnedAt,
+      ]);
+      return;
     default:
       assertNever(event);
   }

@@ -17,6 +17,11 @@ export const userDocument = z.object({
   agreedToTerms: z.boolean().nullable(),
   /** whether sign-ins need a TOTP code */
   mfaEnabled: z.boolean(),
+  /** the agent picked as guide (GET /api/v1/users/me/guide-agent answers its record) */
+  guideAgentId: z.string().nullable(),
+  interests: z.array(z.string()),
+  /** in the order they were pinned */
+  pinnedAgentIds: z.array(z.string()),
   createdAt: z.string(),
   updatedAt: z.string(),
 });
@@ -44,6 +49,9 @@ interface UserRow {
   receive_marketing_offers: boolean | null;
   agreed_to_terms: boolean | null;
   mfa_enabled: boolean;
+  guide_agent_id: string | null;
+  interests: string[];
+  pinned_agent_ids: string[];
   created_at: Date;
   updated_at: Date;
 }
@@ -60,6 +68,9 @@ const toDocument = (r: UserRow): UserDocument => ({
   receiveMarketingOffers: r.receive_marketing_offers,
   agreedToTerms: r.agreed_to_terms,
   mfaEnabled: r.mfa_enabled,
+  guideAgentId: r.guide_agent_id,
+  interests: r.interests,
+  pinnedAgentIds: r.pinned_agent_ids,
   createdAt: r.created_at.toISOString(),
   updatedAt: r.updated_at.toISOString(),
 });

@@ -52,4 +52,12 @@ export const usersMigrations: Migration[] = [
         PRIMARY KEY (user_id, provider)
       );`,
   },
+  {
+    // The guide agent, interests and pinned agents of the user document. No earlier event sets them.
+    id: 'users/003-guide-agent-interests-pins',
+    sql: `
+      ALTER TABLE users ADD COLUMN guide_agent_id text,
+        ADD COLUMN interests text[] NOT NULL DEFAULT '{}',
+        ADD COLUMN pinned_agent_ids text[] NOT NULL DEFAULT '{}';`,
+  },
 ];

@@ -119,6 +119,11 @@ export function flowSuite(t: Test, eventStore: 'postgres' | 'esdb') {
     t.equal(reviews.body.data.items[0].status, 'approve');
     const me = await api(app, 'GET', '/api/v1/users/me', { token: developer.accessToken });
     t.equal(me.body.data.role, 'developer', 'listing an agent made the user a developer');
+    // The profile's columns of the users read model, for the rebuild's comparison below.
+    const profile = (method: string, path: string, body?: unknown) => api(app, method, path, { token: user.accessToken, ...(body ? { body } : {}) });
+    t.equal((await profile('POST', '/api/v1/users/me/guide-agent', { guideAgentId: agentId })).status, 200, 'the agent is the guide');
+    t.equal((await profile('POST', '/api/v1/users/me/interests', { interests: ['Momentum', 'momentum', 'spot'] })).status, 200, 'interests');
+    t.equal((await profile('POST', `/api/v1/agents/${agentId}/pin`)).status, 200, 'pinned');
 
     await ledgerFlow(t, app, { user, admin, agentId });
 
@@ -135,6 +140,9 @@ export function flowSuite(t: Test, eventStore: 'postgres' | 'esdb') {
       body: { agentId: secondId, allocationMode: 'PERCENTAGE_RANGE', allocationPercentageMax: 10 },
     });
     t.equal(follow2.status, 200, JSON.stringify(follow2.body));
+    await profile('POST', `/api/v1/agents/${secondId}/pin`);
+    t.same((await profile('DELETE', `/api/v1/agents/${agentId}/pin`)).body.data.pinnedAgentIds, [secondId], 'pins follow the resumed projector');
+    t.match((await profile('GET', '/api/v1/users/me')).body.data, { guideAgentId: agentId, interests: ['Momentum', 'spot'], pinnedAgentIds: [secondId] });
     await app.deps.readYourWrites(undefined);
     const deadline = Date.now() + 10_000;
     let after = await api(app, 'GET', '/api/v1/users/me/subscriptions', { token: user.accessToken });

@@ -1,7 +1,5 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { z } from 'zod';
-import { venueSchema } from '../../../domain/agent/index.ts';
 import { refuse } from '../../../domain/shared/errors.ts';
 import {
   getFollowableAgentRow,
@@ -10,18 +8,11 @@ import {
   toPublicAgentRecord,
 } from '../../../projections/agents/queries.ts';
 import { followerPools } from '../../../projections/subscriptions/queries.ts';
-import { envelopeOf, ok, paginated, paginationQuery } from '../../envelope.ts';
+import { envelopeOf, ok, paginated } from '../../envelope.ts';
 import { agentIdParams, paginatedOf } from '../developers/record.ts';
+import { deleteAgentQuery, deletedAgentAnswer, followableQuery, pinsAnswer } from './schemas.ts';
 
 const tags = ['Agent'];
-
-const deleteAgentQuery = z.object({ closeActiveTrades: z.enum(['true', 'false']).default('false').transform((v) => v === 'true') });
-const deletedAgentAnswer = z.object({ message: z.string(), agentId: z.string(), affectedBotCount: z.number().int(), activeTradesClosed: z.number().int() });
-
-const followableQuery = paginationQuery.extend({
-  venue: venueSchema.optional(),
-  betaStatus: z.enum(['beta', 'live']).optional(),
-});
 
 /** The marketplace: agents a user can follow (beta and live), public; and their removal. */
 export default async function agentRoutes(root: FastifyInstance): Promise<void> {
@@ -65,6 +56,40 @@ export default async function agentRoutes(root: FastifyInstance): Promise<void> 
       const caller = { userId, isAdmin: role === 'admin' };
       const result = await request.dispatch('DeleteAgent', { agentId: id, caller, closeActiveTrades: request.query.closeActiveTrades, poolIds });
       return ok({ message: 'Agent deleted', ...result });
+    },
+  );
+
+  app.post(
+    '/api/v1/agents/:id/pin',
+    {
+      config: { access: { scope: 'profile:write' } },
+      schema: {
+        tags,
+        summary: 'Pin a followable agent for the caller (at most 20: 400 TOO_MANY_PINS beyond); pinning a pinned one changes nothing',
+        params: agentIdParams,
+        response: { 200: envelopeOf(pinsAnswer) },
+      },
+    },
+    async (request) => {
+      const { pinnedAgentIds, changed } = await request.dispatch('PinAgent', { userId: request.identity!.userId, agentId: request.params.id });
+      return ok({ pinnedAgentIds, message: changed ? 'Agent pinned' : 'Agent already pinned' });
+    },
+  );
+
+  app.delete(
+    '/api/v1/agents/:id/pin',
+    {
+      config: { access: { scope: 'profile:write' } },
+      schema: {
+        tags,
+        summary: 'Unpin an agent for the caller; an agent not pinned answers the list unchanged',
+        params: agentIdParams,
+        response: { 200: envelopeOf(pinsAnswer) },
+      },
+    },
+    async (request) => {
+      const { pinnedAgentIds, changed } = await request.dispatch('UnpinAgent', { userId: request.identity!.userId, agentId: request.params.id });
+      return ok({ pinnedAgentIds, message: changed ? 'Agent unpinned' : 'Agent was not pinned' });
     },
   );
 }

@@ -2,26 +2,16 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { refuse } from '../../../domain/shared/errors.ts';
-import { avatarFilenameSchema, languageCodeSchema, usernameSchema } from '../../../domain/user/fields.ts';
+import { getFollowableAgentRow, toPublicAgentRecord } from '../../../projections/agents/queries.ts';
 import { getSocialStatus, getUser, listActiveSessions, sessionDocument, socialStatus, userDocument } from '../../../projections/users/queries.ts';
 import { envelopeOf, ok } from '../../envelope.ts';
 import { mfaCodeBody } from '../auth/schemas.ts';
+import { guideAgentAnswer, guideAgentBody, interestsBody, mfaEnrolment, mfaStatus, profilePatch } from './schemas.ts';
 
 const tags = ['User'];
 
-const mfaEnrolment = z.object({ secret: z.string(), otpauthUri: z.string(), expiresAt: z.string() });
-const mfaStatus = z.object({ mfaEnabled: z.boolean() });
 /** MFA changes are the user's own, in a session of theirs: never through an API key or an OAuth client. */
 const ownSession = { access: { scope: 'profile:write', modes: ['jwt'] } } as const;
-
-const profilePatch = z
-  .object({
-    avatarFilename: avatarFilenameSchema.optional(),
-    languageCode: languageCodeSchema.optional(),
-    username: usernameSchema.optional(),
-    virtualWalletMode: z.boolean().optional(),
-  })
-  .strict();
 
 export default async function userRoutes(root: FastifyInstance): Promise<void> {
   const app = root.withTypeProvider<ZodTypeProvider>();
@@ -70,6 +60,55 @@ export default async function userRoutes(root: FastifyInstance): Promise<void> {
       schema: { tags, summary: 'The caller’s social accounts: each supported provider, linked or not', response: { 200: envelopeOf(socialStatus) } },
     },
     async (request) => ok(await getSocialStatus(app.deps.pool, request.identity!.userId)),
+  );
+
+  app.get(
+    '/api/v1/users/me/guide-agent',
+    {
+      config: { access: { scope: 'profile:read' } },
+      schema: { tags, summary: 'The caller’s guide agent, as the agent listing shows it; null when none is picked', response: { 200: envelopeOf(guideAgentAnswer) } },
+    },
+    async (request) => {
+      const { guideAgentId } = await me(request.identity!.userId);
+      const row = guideAgentId ? await getFollowableAgentRow(app.deps.pool, guideAgentId) : null;
+      return ok(row ? toPublicAgentRecord(row) : null);
+    },
+  );
+
+  app.post(
+    '/api/v1/users/me/guide-agent',
+    {
+      config: { access: { scope: 'profile:write' } },
+      schema: {
+        tags,
+        summary: 'Pick a followable agent (beta or live) as guide: 404 for an unknown or not followable one',
+        body: guideAgentBody,
+        response: { 200: envelopeOf(userDocument) },
+      },
+    },
+    async (request) => {
+      const userId = request.identity!.userId;
+      await request.dispatch('ChooseGuideAgent', { userId, guideAgentId: request.body.guideAgentId });
+      return ok(await me(userId));
+    },
+  );
+
+  app.post(
+    '/api/v1/users/me/interests',
+    {
+      config: { access: { scope: 'profile:write' } },
+      schema: {
+        tags,
+        summary: 'Replace the caller’s interests: 1–20 items of 1–40 characters (trimmed), kept distinct ignoring case',
+        body: interestsBody,
+        response: { 200: envelopeOf(userDocument) },
+      },
+    },
+    async (request) => {
+      const userId = request.identity!.userId;
+      await request.dispatch('ReplaceInterests', { userId, interests: request.body.interests });
+      return ok(await me(userId));
+    },
   );
 
   app.post(

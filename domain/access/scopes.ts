@@ -19,7 +19,7 @@ const admins: readonly Role[] = ['admin'];
 
 export const scopeTable = {
   'profile:read': { description: 'Read the user document, sessions and social status', roles: everyone, aliases: ['user:read'], byDefault: true },
-  'profile:write': { description: 'Change the profile (username, language, wallet mode, guide agent, interests)', roles: everyone, aliases: ['user:write'], byDefault: true },
+  'profile:write': { description: 'Change the profile (username, language, wallet mode, guide agent, interests, pinned agents)', roles: everyone, aliases: ['user:write'], byDefault: true },
   'marketplace:read': { description: 'List and read agents', roles: everyone, aliases: ['agents:read'], byDefault: true },
   'subscriptions:read': { description: "Read the caller's subscriptions (pools) and their ledgers", roles: everyone, aliases: ['bots:read'], byDefault: true },
   'subscriptions:write': { description: 'Follow and stop following agents; add and withdraw capital', roles: everyone, aliases: ['bots:write'], byDefault: true },

@@ -10,7 +10,7 @@ import { initialState, poolId, type PoolState } from '../../domain/pool/state.ts
 import { PersistentMap } from '../../domain/shared/persistent-map.ts';
 import { refuse } from '../../domain/shared/errors.ts';
 import type { MicroUsd } from '../../domain/shared/money.ts';
-import { ensureFunds } from '../../domain/wallet/decide.ts';
+import { ensureFunds } from '../../domain/wallet/guards.ts';
 import type { WalletContext } from '../../domain/wallet/events.ts';
 import { inTransaction, type Pool, type PoolClient } from '../../infra/db.ts';
 import { ledgerOf, viewOfRow, type SubscriptionRow } from '../../projections/subscriptions/record.ts';

@@ -9,7 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import { refuse } from '../../domain/shared/errors.ts';
 import type { MicroUsd } from '../../domain/shared/money.ts';
-import { ensureFunds } from '../../domain/wallet/decide.ts';
+import { ensureFunds } from '../../domain/wallet/guards.ts';
 import type { WalletContext } from '../../domain/wallet/context.ts';
 import { reduceOldestFirst, unitsToTokens, type Lot } from '../../domain/wallet/lots.ts';
 import { inTransaction, type Pool, type PoolClient } from '../../infra/db.ts';

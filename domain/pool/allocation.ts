@@ -5,7 +5,7 @@ import { LAMPORTS_PER_SOL, microToUsd, mulDiv, percentFraction, type MicroUsd } 
 import type { AgentTerms, AllocationSettings, FollowSettings, TradeMode } from './events.ts';
 import { allocatedUsd } from './ledger.ts';
 import type { PoolState } from './state.ts';
-import { ensureFunds, ensureNotFrozen } from '../wallet/decide.ts';
+import { ensureFunds, ensureNotFrozen } from '../wallet/guards.ts';
 import type { WalletContext } from '../wallet/events.ts';
 import { balanceOf, type WalletState } from '../wallet/state.ts';
 

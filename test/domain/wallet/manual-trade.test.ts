@@ -6,7 +6,8 @@
 // cost) and levels resolved from percents (stop down, target up), kept or merged on the lot left.
 import t from 'tap';
 import type { LotsEndpoint, TransferPlan } from '../../../domain/transfer/plan.ts';
-import { walletDecider, type SwapDone, type WalletCommand } from '../../../domain/wallet/decide.ts';
+import { walletDecider, type WalletCommand } from '../../../domain/wallet/decide.ts';
+import type { SwapDone } from '../../../domain/wallet/manual.ts';
 import type { WalletContext, WalletEvent } from '../../../domain/wallet/events.ts';
 import type { LotLevels } from '../../../domain/wallet/lots.ts';
 import { at, scenario } from '../../support/given-when-then.ts';

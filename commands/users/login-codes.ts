@@ -77,13 +77,15 @@ export async function storeCode(
 // one: exactly `maxWrongCodes` - 1 wrong codes are answered 400, and no right code is consumed
 // once the limit is reached, however many requests arrive at once.
 
-// A wrong attempt: refused while locked (nothing counted); otherwise counted, and the attempt that
-// reaches the limit locks the email and deletes its code. Answers {'locked', ms left} or
-// {'wrong', failures so far}.
+// A wrong attempt: refused while locked (nothing counted); not counted either while no code waits
+// (none sent, expired or used: nothing can be guessed, and counting would let anyone lock any
+// account without a code ever being sent); otherwise counted, and the attempt that reaches the
+// limit locks the email and deletes its code. Answers {'locked', ms left} or {'wrong', failures so far}.
 // KEYS: failures, lock, code. ARGV: maxWrongCodes, lockMs.
 const COUNT_WRONG = `
 local locked = redis.call('PTTL', KEYS[2])
 if locked > 0 then return {'locked', locked} end
+if redis.call('EXISTS', KEYS[3]) == 0 then return {'wrong', 0} end
 local failures = redis.call('INCR', KEYS[1])
 if failures == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
 if failures >= tonumber(ARGV[1]) then

@@ -34,6 +34,15 @@ t.test('wrong-code lock under concurrent verifies', async (t) => {
     t.equal((await verify(app, email, code)).status, 429, 'the right code is refused while locked');
   });
 
+  await t.test('codes tried while none was sent count nothing: an attacker cannot lock an account that asked for no code', async (t) => {
+    const email = 'quiet@example.test';
+    const answers = await Promise.all(Array.from({ length: 20 }, () => verify(app, email, '123456')));
+    t.same([...new Set(answers.map((a) => a.status))], [400], 'every guess is a plain 400');
+    t.equal(await app.deps.redis.exists(loginKeys(userIdForEmail(email)).lock), 0, 'no lock');
+    const code = await codeFor(app, email);
+    t.equal((await verify(app, email, code)).status, 200, 'the user signs in with the code asked for afterwards');
+  });
+
   await t.test('a right code in a burst of wrong ones never signs in once the limit is reached', async (t) => {
     for (let trial = 1; trial <= 8; trial++) {
       const email = `race-${trial}@example.test`;

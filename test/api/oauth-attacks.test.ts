@@ -7,7 +7,10 @@ import t from 'tap';
 import * as client from 'openid-client';
 import type { AddressInfo } from 'node:net';
 import { buildApp } from '../../api/app.ts';
+import { loginKeys } from '../../commands/users/login-codes.ts';
+import { userIdForEmail } from '../../infra/tokens.ts';
 import { api, apiWithConfig, startTestApp } from '../support/app.ts';
+import { codeOf } from '../support/auth.ts';
 import {
   authorizationRequest,
   browserProfile,
@@ -186,6 +189,42 @@ t.test('OAuth attack table', async (t) => {
     t.equal(denied.searchParams.get('state'), attempt.state);
     t.equal(denied.searchParams.get('iss'), base);
     t.equal(denied.searchParams.get('code'), null);
+  });
+
+  await t.test('the consent page spends no account’s code budget without a captcha: codes only for the email this sign-in looked up, three tries a lookup', async (t) => {
+    const target = 'locked-out@example.test';
+    const stranger = await browserProfile(browser);
+    t.teardown(() => stranger.context.close());
+    await stranger.page.goto((await authorizationRequest(config)).url.href);
+    const uid = new URL(stranger.page.url()).pathname.split('/').at(-1)!;
+    const csrf = await stranger.page.locator('input[name=csrf]').inputValue();
+    const verify = (email: string, code: string) =>
+      stranger.context.request.post(`${base}/oauth/consent/${uid}/verify`, { form: { csrf, email, code }, maxRedirects: 0 });
+    const failures = async () => Number((await app.deps.redis.get(loginKeys(userIdForEmail(target)).failures)) ?? 0);
+    // The victim asked for a code through the API meanwhile: a code waits, so wrong ones would count.
+    t.equal((await api(app, 'POST', '/api/auth/lookup', { body: { email: target, recaptcha: 'tok', fingerprint: 'fp' } })).status, 200);
+    await app.waitForMail(target);
+    for (let i = 0; i < 6; i++) {
+      const res = await verify(target, '000000');
+      t.equal(res.status(), 400, `try ${i + 1}: refused without looking at the code`);
+      t.match(await res.text(), 'Ask for a new code');
+    }
+    t.equal(await failures(), 0, 'the account counted none of them');
+
+    // With a lookup of its own (captcha passed), the page allows three tries, then asks for a new code.
+    const keys = loginKeys(userIdForEmail(target));
+    await app.deps.redis.del(keys.recent, keys.hourly); // one code per 30 s: the victim's lookup just had one
+    await stranger.page.getByLabel('Email').fill(target);
+    await stranger.page.getByRole('button', { name: 'Email me a code' }).click();
+    await stranger.page.getByLabel('Code').waitFor();
+    const code = codeOf(await app.waitForMail(target));
+    const wrong = String((Number(code) + 1) % 1_000_000).padStart(6, '0');
+    const statuses = [];
+    for (let i = 0; i < 5; i++) statuses.push((await verify(target, wrong)).status());
+    t.same(statuses, [400, 400, 400, 400, 400]);
+    t.equal(await failures(), 3, 'three counted, then the page wants a new lookup');
+    t.equal(await app.deps.redis.exists(keys.lock), 0, 'the account is not locked');
+    t.equal((await verify(target, code)).status(), 400, 'even the right code needs a new lookup now');
   });
 
   await t.test('scopes: admin and key management ones are never granted, unknown ones are invalid_scope, aliases become canonical', async (t) => {

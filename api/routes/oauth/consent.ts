@@ -7,7 +7,7 @@ import { scopesOfRole } from '../../../domain/access/scopes.ts';
 import { DomainError, errorCatalogue, refuse } from '../../../domain/shared/errors.ts';
 import { getUser } from '../../../projections/users/queries.ts';
 import { captchaWidget, errorPage, escapeHtml, formTargetOf, renderPage, type Page } from '../../oauth/page.ts';
-import { pendingMfa } from '../../oauth/pending-mfa.ts';
+import { consentState } from '../../oauth/consent-state.ts';
 import { confirmForm, interactionParams, lookupForm, mfaForm, verifyForm } from './schemas.ts';
 
 /** Refusals the sign-in forms show on the form itself, so the user can correct and go on. */
@@ -87,7 +87,7 @@ export default async function consentRoutes(root: FastifyInstance): Promise<void
     return [...new Set(targets)].filter((t): t is string => t !== null && t !== self);
   };
   const siteKey = app.deps.config.RECAPTCHA_SITE_KEY;
-  const mfaChallenges = pendingMfa(app.deps.redis, app.deps.config.JWT_SECRET);
+  const consent = consentState(app.deps.redis, app.deps.config.JWT_SECRET);
 
   async function clientName(details: InteractionModel) {
     // A client ID metadata document may have become unreachable since the request: its URL is its name then.
@@ -187,8 +187,9 @@ ${alert(message)}
   }
 
   /** The browser's sign-in is done: the API session the command started has no use here (its refresh token was never shown), the provider's session takes over. */
-  async function signedIn(request: FastifyRequest, reply: FastifyReply, session: { userId: string; refreshToken: string }) {
+  async function signedIn(request: FastifyRequest, reply: FastifyReply, uid: string, session: { userId: string; refreshToken: string }) {
     await request.dispatch('SignOut', { refreshToken: session.refreshToken });
+    await consent.clear(uid);
     const returnTo = await (await provider()).interactionResult(request.raw, reply.raw, { login: { accountId: session.userId } }, { mergeWithLastSubmission: false });
     return reply.redirect(returnTo, 303);
   }
@@ -197,7 +198,7 @@ ${alert(message)}
     const details = await interactionOf(request, reply, request.params.uid);
     if (details.prompt.name !== 'login') return send(reply, 200, await consentStep(details));
     // A reload after the emailed code: the TOTP step again while its token lives.
-    return send(reply, 200, (await mfaChallenges.held(details.uid)) ? mfaStep(details) : await emailStep(details));
+    return send(reply, 200, (await consent.heldMfa(details.uid)) ? mfaStep(details) : await emailStep(details));
   });
 
   app.post('/oauth/consent/:uid/lookup', { schema: { hide: true, params: interactionParams, body: lookupForm } }, async (request, reply) => {
@@ -210,6 +211,7 @@ ${alert(message)}
       async () => {
         await requireCaptcha(request, request.body['g-recaptcha-response']);
         const sent = await request.dispatch('Lookup', { email, signup: {}, clientAddress: request.ip });
+        await consent.lookedUp(details.uid, email, app.deps.config.LOGIN_CODE_TTL_SECONDS);
         return send(reply, 200, codeStep(details, email, sent.codeSentTo));
       },
       (message) => emailStep(details, message),
@@ -221,12 +223,17 @@ ${alert(message)}
     assertSameSite(request, details.uid, request.body.csrf);
     if (details.prompt.name !== 'login') throw refuse('OAUTH_STEP_MISMATCH', 'You are signed in already: reload the page.');
     const { email, code } = request.body;
+    // Codes only for the email this interaction's lookup (and its captcha) sent one to, a few tries each.
+    if (!(await consent.takeCodeTry(details.uid, email))) {
+      await consent.clear(details.uid);
+      return send(reply, 400, await emailStep(details, 'Ask for a new code: no code was sent to this email for this sign-in, or it was tried too many times.'));
+    }
     return onForm(
       reply,
       async () => {
         const outcome = await request.dispatch('VerifyCode', { email, code, userAgent: request.headers['user-agent'] ?? '' });
-        if (!outcome.mfaRequired) return signedIn(request, reply, outcome.session);
-        await mfaChallenges.hold(details.uid, outcome.mfaAccessToken, app.deps.config.MFA_TOKEN_TTL_SECONDS);
+        if (!outcome.mfaRequired) return signedIn(request, reply, details.uid, outcome.session);
+        await consent.holdMfa(details.uid, outcome.mfaAccessToken, app.deps.config.MFA_TOKEN_TTL_SECONDS);
         return send(reply, 200, mfaStep(details));
       },
       (message) => codeStep(details, email, email, message),
@@ -240,16 +247,15 @@ ${alert(message)}
     return onForm(
       reply,
       async () => {
-        const mfaAccessToken = await mfaChallenges.held(details.uid);
+        const mfaAccessToken = await consent.heldMfa(details.uid);
         if (!mfaAccessToken) throw refuse('INVALID_MFA_TOKEN', 'Your sign-in expired: sign in again with a new emailed code.');
         const session = await request.dispatch('CompleteMfaSignIn', { mfaAccessToken, code: request.body.code, userAgent: request.headers['user-agent'] ?? '' });
-        await mfaChallenges.drop(details.uid);
-        return signedIn(request, reply, session);
+        return signedIn(request, reply, details.uid, session);
       },
       // A wrong or reused code: the TOTP step again; the token gone (expired, spent): back to the email.
       async (message, reason) => {
         if (reason !== 'INVALID_MFA_TOKEN') return mfaStep(details, message);
-        await mfaChallenges.drop(details.uid);
+        await consent.clear(details.uid);
         return emailStep(details, message);
       },
     );

@@ -165,7 +165,8 @@ export async function createAuthorizationServer(deps: AppDeps, settings: OAuthSe
       ctx.body = page.html;
     },
   });
-  provider.proxy = config.TRUST_PROXY;
+  // The forwarded headers it reads are set by our forwarding route alone (api/routes/oauth/index.ts).
+  provider.proxy = true;
   // The discovery document lists the API's scopes (the provider would list its OpenID ones).
   provider.use(async (ctx, next) => {
     await next();

@@ -2,7 +2,7 @@
 // registration (RFC 7591), the authorization request with PKCE, the consent page in a real headless
 // Chromium (sign-in by the emailed code, then approve or deny), the code exchange, calls to the API
 // with the access token, introspection (RFC 7662) and GET /status; all through openid-client.
-import { createServer } from 'node:http';
+import { createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import t from 'tap';
 import * as client from 'openid-client';
@@ -46,6 +46,18 @@ t.test('OAuth 2.1 with the consent page', async (t) => {
     });
     t.ok(as.body.scopes_supported.includes('profile:read'), 'the API scopes are listed');
     t.notOk(as.body.scopes_supported.some((s: string) => s.startsWith('admin:') || s === 'offline_access' || s === 'openid'), 'no admin, offline_access or OpenID scope');
+
+    // The endpoints are the issuer's whatever Host or X-Forwarded-* the caller sends (cache poisoning).
+    const spoofed = await new Promise<Record<string, string>>((resolve, reject) => {
+      const req = request(`${base}/.well-known/oauth-authorization-server`, { headers: { host: 'evil.example', 'x-forwarded-host': 'evil.example', 'x-forwarded-proto': 'https' } }, (res) => {
+        let text = '';
+        res.on('data', (chunk) => (text += chunk)).on('end', () => resolve(JSON.parse(text)));
+      });
+      req.on('error', reject).end();
+    });
+    t.equal(spoofed.token_endpoint, `${base}/oauth/token`, 'not the Host the caller sent');
+    t.equal(spoofed.registration_endpoint, `${base}/oauth/register`);
+    t.equal(spoofed.authorization_endpoint, `${base}/oauth/authorize`);
 
     for (const path of ['/.well-known/oauth-protected-resource', '/.well-known/oauth-protected-resource/api']) {
       const pr = await api(app, 'GET', path);

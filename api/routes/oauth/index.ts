@@ -23,6 +23,11 @@ export default async function oauthRoutes(root: FastifyInstance): Promise<void> 
     scope.addContentTypeParser('*', (_request, _payload, done) => done(null));
     const forward = async (request: FastifyRequest, reply: FastifyReply) => {
       const server = await scope.oauth.server();
+      // The provider builds its URLs from the request's host and protocol: those of the issuer,
+      // never the caller's Host or X-Forwarded-* (a cache keyed without Host would otherwise serve
+      // a discovery document pointing at the attacker); its client address is the one Fastify trusts.
+      const issuer = new URL(scope.oauth.settings().issuer);
+      Object.assign(request.raw.headers, { 'x-forwarded-host': issuer.host, 'x-forwarded-proto': issuer.protocol.slice(0, -1), 'x-forwarded-for': request.ip });
       reply.hijack();
       for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) reply.raw.setHeader(name, value);
       await server.handle(request.raw, reply.raw);

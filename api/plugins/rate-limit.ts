@@ -41,6 +41,9 @@ async function rateLimitPlugin(app: FastifyInstance): Promise<void> {
   app.addHook('onClose', async () => redis.disconnect());
   await app.register(fastifyRateLimit, {
     global: true,
+    // Counted once the caller is proven: after an API key's signature (api-key.ts, preValidation),
+    // so whoever holds a key without its secret cannot spend the key's budget.
+    hook: 'preValidation',
     redis,
     nameSpace: 'ratelimit:',
     skipOnError: true,

@@ -55,6 +55,9 @@ t.test('rate limits by tier', async (t) => {
     const key = { apiKey: created.body.data.apiKey, secretKey: created.body.data.secretKey };
     const other = await startServiceProcess(app, 'api', { ...LIMITS, REDIS_PREFIX: prefix });
     t.teardown(() => other.stop());
+    const forged = [];
+    for (let i = 0; i < 5; i++) forged.push((await signedApi(app, key, 'GET', '/api/v1/users/me', { unsigned: true })).status);
+    t.same(forged, [401, 401, 401, 401, 401], 'the key without its secret is refused and spends nothing of its budget');
     const statuses = [];
     for (let i = 0; i < 5; i++) statuses.push((await signedApi(i % 2 ? other : app, key, 'GET', '/api/v1/users/me')).status);
     t.same(statuses, [200, 200, 200, 200, 429], 'four requests a minute across both processes');

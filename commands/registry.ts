@@ -23,7 +23,7 @@ import type { Tier } from '../domain/user/events.ts';
 import { refreshSession, signOut, type RefreshData } from './users/sessions.ts';
 import { verifyCode, type SignInOutcome, type StartedSession, type VerifyCodeData } from './users/sign-in.ts';
 import { startSocialLogin, verifySocialLogin, type SocialLoginStart, type SocialSignIn, type StartSocialLoginData, type VerifySocialLoginData } from './users/social.ts';
-import { completeMfaSignIn, confirmMfa, disableMfa, enrolMfa, type CompleteMfaData, type MfaEnrolment } from './users/mfa.ts';
+import { completeMfaSignIn, confirmMfa, disableMfa, enrolMfa, replaceRecoveryCodes, resetMfa, type CompleteMfaData, type MfaEnrolment, type RecoveryCodes } from './users/mfa.ts';
 import { updateProfile, type ProfileChanges } from './users/update-profile.ts';
 import { chooseGuideAgent, pinAgent, replaceInterests, unpinAgent, type PinData, type PinsResult } from './users/profile.ts';
 import { buyLot, sellLots, sendOut, settleSell } from './transfers/swap-steps.ts';
@@ -47,8 +47,10 @@ export interface CommandMap {
   StartSocialLogin: { data: StartSocialLoginData; result: SocialLoginStart };
   VerifySocialLogin: { data: VerifySocialLoginData; result: SocialSignIn };
   EnrolMfa: { data: { userId: string }; result: MfaEnrolment };
-  ConfirmMfa: { data: { userId: string; code: string }; result: Nothing };
+  ConfirmMfa: { data: { userId: string; code: string }; result: RecoveryCodes };
   DisableMfa: { data: { userId: string; code: string }; result: Nothing };
+  ReplaceRecoveryCodes: { data: { userId: string; code: string }; result: RecoveryCodes };
+  ResetMfa: { data: { userId: string }; result: { userId: string; mfaEnabled: false } };
   CompleteMfaSignIn: { data: CompleteMfaData; result: StartedSession };
   RefreshSession: { data: RefreshData; result: { session: StartedSession | null } };
   SignOut: { data: { refreshToken: string }; result: Nothing };
@@ -112,6 +114,8 @@ export const handlers: { [T in CommandType]: (command: Command<T, CommandMap[T][
   EnrolMfa: enrolMfa,
   ConfirmMfa: confirmMfa,
   DisableMfa: disableMfa,
+  ReplaceRecoveryCodes: replaceRecoveryCodes,
+  ResetMfa: resetMfa,
   CompleteMfaSignIn: completeMfaSignIn,
   RefreshSession: refreshSession,
   SignOut: signOut,

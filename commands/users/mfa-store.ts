@@ -1,11 +1,11 @@
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
-import { refuse } from '../../domain/shared/errors.ts';
+import { refuse, type DomainError } from '../../domain/shared/errors.ts';
 import { sha256Hex } from '../../infra/tokens.ts';
 
 // What MFA keeps in Redis, as login codes do (short-lived, not facts): an enrolment waiting for its
 // first code (its secret sealed), the mfaAccessTokens (only their digests), and the attempt budget
-// of TOTP codes per user.
+// of second-factor codes per user (TOTP and recovery codes alike: both are guesses at one account).
 
 export const MFA_LIMITS = {
   /** codes a user may try per window, right or wrong: the one that is wrong at the limit locks */
@@ -66,16 +66,19 @@ const locked = (now: Date, ms: number) =>
     nextRequestAt: new Date(now.getTime() + ms).toISOString(),
   });
 
+const wrongTotp = () => refuse('INVALID_MFA_CODE', 'invalid TOTP code');
+
 /**
- * Checks one TOTP code of `userId` within the attempt budget: `check` answers the code's time step
- * or null. A wrong code is 400, or 429 when it was the last attempt of the window (locked).
+ * Checks one code of `userId` within the attempt budget: `check` answers what the code proves (a
+ * TOTP code's time step, a recovery code's digest) or null. A wrong code is `wrong` (400), or 429
+ * when it was the last attempt of the window (locked).
  */
-export async function withinAttempts(redis: Redis, userId: string, now: Date, check: () => { timeStep: number } | null): Promise<{ timeStep: number }> {
+export async function withinAttempts<T>(redis: Redis, userId: string, now: Date, check: () => T | null, wrong: () => DomainError = wrongTotp): Promise<T> {
   const keys = mfaKeys(userId);
   const [outcome, n] = (await redis.eval(TAKE_ATTEMPT, 2, keys.attempts, keys.lock, MFA_LIMITS.maxAttempts, MFA_LIMITS.lockMs)) as [string, number];
   if (outcome === 'locked') throw locked(now, n);
   const matched = check();
-  if (matched) {
+  if (matched !== null) {
     await redis.del(keys.attempts);
     return matched;
   }
@@ -83,7 +86,7 @@ export async function withinAttempts(redis: Redis, userId: string, now: Date, ch
     await redis.multi().set(keys.lock, '1', 'PX', MFA_LIMITS.lockMs).del(keys.attempts).exec();
     throw locked(now, MFA_LIMITS.lockMs);
   }
-  throw refuse('INVALID_MFA_CODE', 'invalid TOTP code');
+  throw wrong();
 }
 
 /** The enrolment waiting for its first code: the sealed secret, for `enrolmentTtlSeconds`. */

@@ -3,6 +3,7 @@
 import type { Command } from '../../domain/shared/decider.ts';
 import { DomainError } from '../../domain/shared/errors.ts';
 import { userDecider } from '../../domain/user/decide.ts';
+import type { SecondFactor } from '../../domain/user/mfa.ts';
 import { normalizeEmail } from '../../domain/user/fields.ts';
 import { usernameDecider } from '../../domain/user/username.ts';
 import { deriveKey } from '../../infra/secrets.ts';
@@ -17,7 +18,7 @@ export interface StartedSession {
   refreshToken: string;
 }
 
-/** A sign-in's outcome: a session, or (MFA on) the token that completes it with a TOTP code. */
+/** A sign-in's outcome: a session, or (MFA on) the token that completes it with a TOTP code or a recovery code. */
 export type SignInOutcome = { mfaRequired: false; session: StartedSession } | { mfaRequired: true; mfaAccessToken: string };
 
 export interface VerifyCodeData {
@@ -91,7 +92,7 @@ async function claimUsername(tools: Tools, userId: string, wanted: string | unde
   throw new Error('no free username could be derived from the user id');
 }
 
-export async function startSession(tools: Tools, userId: string, userAgent: string, mfaTimeStep?: number): Promise<StartedSession> {
+export async function startSession(tools: Tools, userId: string, userAgent: string, mfa?: SecondFactor): Promise<StartedSession> {
   const { ids, config } = tools.deps;
   const sessionId = ids.uuid();
   const refreshToken = newRefreshToken(userId, ids);
@@ -103,7 +104,7 @@ export async function startSession(tools: Tools, userId: string, userAgent: stri
       userAgent: userAgent.slice(0, USER_AGENT_MAX),
       userAgentHash: userAgentHash(userAgent),
       expiresAt: sessionExpiry(tools.metadata.now, config.REFRESH_TOKEN_TTL_DAYS),
-      ...(mfaTimeStep !== undefined ? { mfaTimeStep } : {}),
+      ...(mfa ? { mfa } : {}),
     },
   });
   return { userId, sessionId, refreshToken };

@@ -25,6 +25,7 @@ export const errorCatalogue = {
   SOCIAL_EMAIL_UNVERIFIED: { status: 400, description: 'The provider gave no email, or did not say it verified it: no account is found or made from it.' },
   INVALID_MFA_CODE: { status: 400, description: 'The TOTP code is wrong (codes of the current 30-second step, or the one either side, are accepted).' },
   MFA_CODE_REUSED: { status: 400, description: 'A TOTP code of this time step (or a later one) was already used: wait for the next code.' },
+  INVALID_RECOVERY_CODE: { status: 400, description: 'The MFA recovery code is wrong, of a set replaced since, or already used (each works once).' },
   INSUFFICIENT_FUNDS: { status: 400, description: 'The wallet context cannot pay the allocation; `availableUsd` and `requestedUsd` say how much.' },
   EXCEEDS_WITHDRAWABLE: { status: 400, description: 'The withdrawal is larger than what may leave the pool; `withdrawableUsd` says how much.' },
   INVALID_LEVELS: { status: 400, description: 'Levels that contradict the side of the trade: a long with its stop at or above the entry or a target below it (a short mirrored), or targets out of order; `problems` names each when a structured signal is refused.' },
@@ -35,7 +36,7 @@ export const errorCatalogue = {
   AUTHENTICATION_REQUIRED: { status: 401, description: 'No valid credentials (missing, expired or ended session).' },
   INVALID_REFRESH_TOKEN: { status: 401, description: 'The refresh token is unknown, rotated, expired, or used from another user agent.' },
   INVALID_MFA_TOKEN: { status: 401, description: 'The mfaAccessToken is unknown, expired or already used: sign in again.' },
-  MFA_REQUIRED: { status: 401, description: 'The user has MFA on: the sign-in completes with a TOTP code (POST /api/auth/mfa/verify).' },
+  MFA_REQUIRED: { status: 401, description: 'The user has MFA on: the sign-in completes with a TOTP code or a recovery code (POST /api/auth/mfa/verify).' },
   // 403
   ADMIN_REQUIRED: { status: 403, description: 'The route is for administrators.' },
   INSUFFICIENT_SCOPE: { status: 403, description: 'The API key or OAuth token does not hold the scope the route needs (`requiredScope`).' },
@@ -92,7 +93,7 @@ export const errorCatalogue = {
   // 429
   RATE_LIMITED: { status: 429, description: 'Too many requests for the caller\'s tier this minute (per API key, OAuth user or session user); retry after `Retry-After` seconds.' },
   LOOKUP_THROTTLED: { status: 429, description: 'A code was sent to this email recently; retry after `nextRequestAt`.' },
-  ACCOUNT_LOCKED: { status: 429, description: 'Too many wrong codes (emailed, or TOTP): the sign-in (or the MFA check) is locked until `nextRequestAt`.' },
+  ACCOUNT_LOCKED: { status: 429, description: 'Too many wrong codes (emailed, or TOTP and recovery codes): the sign-in (or the MFA check) is locked until `nextRequestAt`.' },
   // 5xx
   INTERNAL_ERROR: { status: 500, description: 'An unexpected error; nothing about it is disclosed.' },
   BUSY: { status: 503, description: 'Too many concurrent changes to the same records: nothing was changed; retry after `Retry-After` seconds.' },

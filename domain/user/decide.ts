@@ -1,6 +1,7 @@
 import { assertNever, type Aggregate, type Command } from '../shared/decider.ts';
 import { refuse } from '../shared/errors.ts';
 import type { Role, SignupFields, SocialProvider, Tier, UserEvent } from './events.ts';
+import { disableMfa, enableMfa, replaceRecoveryCodes, resetMfa, secondFactorOf, type MfaCommand, type SecondFactor } from './mfa.ts';
 import { chooseGuideAgent, pinAgent, replaceInterests, unpinAgent, type ProfileCommand } from './profile.ts';
 import { sameDigest } from './secret-compare.ts';
 import { userStream } from './fields.ts';
@@ -19,15 +20,14 @@ export type UserCommand =
         userAgent: string;
         userAgentHash: string;
         expiresAt: Date;
-        /** the time step of the TOTP code the caller gave: required while the user has MFA on */
-        mfaTimeStep?: number;
+        /** the second factor the caller checked: required while the user has MFA on */
+        mfa?: SecondFactor;
       }
     >
   | Command<'RefreshSession', { refreshTokenHash: string; userAgentHash: string; newRefreshTokenHash: string; expiresAt: Date }>
   | Command<'EndSession', { refreshTokenHash: string }>
   | Command<'LinkSocialAccount', { provider: SocialProvider; subject: string; email: string }>
-  | Command<'EnableMfa', { sealedSecret: string; timeStep: number }>
-  | Command<'DisableMfa', { timeStep: number }>
+  | MfaCommand
   | ProfileCommand;
 
 export const DEFAULT_TIER = 'free';
@@ -62,6 +62,10 @@ export function decide(command: UserCommand, state: UserState): UserEvent[] {
       return enableMfa(command, state);
     case 'DisableMfa':
       return disableMfa(command, state);
+    case 'ReplaceRecoveryCodes':
+      return replaceRecoveryCodes(command, state);
+    case 'ResetMfa':
+      return resetMfa(command, state);
     case 'ChooseGuideAgent':
       return chooseGuideAgent(command, state);
     case 'ReplaceInterests':
@@ -136,19 +140,13 @@ function grantRole({ data, metadata: { now } }: Cmd<'GrantRole'>, state: Registe
   ];
 }
 
-/**
- * A session of a user with MFA on starts only with a TOTP code newer than every code used before
- * (RFC 6238 section 5.2: a code is accepted once); the decision is on the stream, so two requests
- * racing with one code start one session.
- */
+/** A session of a user with MFA on starts only with a second factor (domain/user/mfa.ts). */
 function startSession({ data, metadata: { now } }: Cmd<'StartSession'>, state: RegisteredUser): UserEvent[] {
   if (state.sessions[data.sessionId]) throw refuse('ALREADY_EXISTS', 'session already exists');
   if (data.expiresAt <= now) throw refuse('VALIDATION_FAILED', 'a session must expire in the future');
-  if (state.mfa) {
-    if (data.mfaTimeStep === undefined) throw refuse('MFA_REQUIRED', 'this account has MFA on: complete the sign-in with a TOTP code');
-    assertFreshCode(state.mfa.lastTimeStep, data.mfaTimeStep);
-  }
+  const { spent, mfaTimeStep } = secondFactorOf(state, data.sessionId, data.mfa, now.toISOString());
   return [
+    ...spent,
     {
       type: 'SessionStarted',
       data: {
@@ -159,14 +157,10 @@ function startSession({ data, metadata: { now } }: Cmd<'StartSession'>, state: R
         userAgentHash: data.userAgentHash,
         startedAt: now.toISOString(),
         expiresAt: data.expiresAt.toISOString(),
-        ...(state.mfa ? { mfaTimeStep: data.mfaTimeStep } : {}),
+        ...(mfaTimeStep !== undefined ? { mfaTimeStep } : {}),
       },
     },
   ];
-}
-
-function assertFreshCode(lastTimeStep: number, timeStep: number): void {
-  if (timeStep <= lastTimeStep) throw refuse('MFA_CODE_REUSED', 'this code was already used: wait for the next one');
 }
 
 /** The session a presented token hash belongs to, and whether it is its current token. */
@@ -236,23 +230,6 @@ function linkSocialAccount({ data, metadata: { now } }: Cmd<'LinkSocialAccount'>
       data: { userId: state.userId, provider: data.provider, subject: data.subject, email: data.email, linkedAt: now.toISOString() },
     },
   ];
-}
-
-/** The caller checked the first code against the new secret; its time step is the first one used. */
-function enableMfa({ data, metadata: { now } }: Cmd<'EnableMfa'>, state: RegisteredUser): UserEvent[] {
-  if (state.mfa) throw refuse('MFA_ALREADY_ENABLED', 'MFA is already on: disable it first to enrol a new authenticator');
-  return [
-    {
-      type: 'MfaEnabled',
-      data: { userId: state.userId, method: 'TOTP', sealedSecret: data.sealedSecret, timeStep: data.timeStep, enabledAt: now.toISOString() },
-    },
-  ];
-}
-
-function disableMfa({ data, metadata: { now } }: Cmd<'DisableMfa'>, state: RegisteredUser): UserEvent[] {
-  if (!state.mfa) throw refuse('MFA_NOT_ENABLED', 'MFA is not on');
-  assertFreshCode(state.mfa.lastTimeStep, data.timeStep);
-  return [{ type: 'MfaDisabled', data: { userId: state.userId, timeStep: data.timeStep, disabledAt: now.toISOString() } }];
 }
 
 export const userDecider: Aggregate<UserCommand, UserState, UserEvent> = { streamOf: userStream, initialState, evolve, decide };

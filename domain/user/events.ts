@@ -150,6 +150,34 @@ export const mfaDisabled = z.object({
   }),
 });
 
+/**
+ * A set of one-time recovery codes, replacing any earlier set (MFA turned on, or the user asked for
+ * new codes with a current TOTP code). Only keyed digests are kept (HMAC-SHA256 of the code bound to
+ * the user, HKDF purpose `mfa-recovery-code`: infra/recovery-codes.ts), never the codes.
+ */
+export const mfaRecoveryCodesIssued = z.object({
+  type: z.literal('MfaRecoveryCodesIssued'),
+  data: z.object({
+    userId: z.string(),
+    codeDigests: z.array(z.string()),
+    /** the time step of the TOTP code that allowed it (the confirming code when MFA was turned on) */
+    timeStep: z.number().int().nonnegative(),
+    issuedAt: z.string(),
+  }),
+});
+
+/** A recovery code (at `index` of the current set) completed the sign-in of `sessionId`: it is spent. */
+export const mfaRecoveryCodeUsed = z.object({
+  type: z.literal('MfaRecoveryCodeUsed'),
+  data: z.object({ userId: z.string(), index: z.number().int().nonnegative(), sessionId: z.string(), usedAt: z.string() }),
+});
+
+/** An administrator (`by`, also the event's actor) turned the user's MFA off: the user lost the authenticator. */
+export const mfaReset = z.object({
+  type: z.literal('MfaReset'),
+  data: z.object({ userId: z.string(), by: z.string(), resetAt: z.string() }),
+});
+
 /** The user picked a followable agent as guide; a later pick replaces it. */
 export const guideAgentChosen = z.object({
   type: z.literal('GuideAgentChosen'),
@@ -185,6 +213,9 @@ export const userEvent = z.discriminatedUnion('type', [
   socialAccountLinked,
   mfaEnabled,
   mfaDisabled,
+  mfaRecoveryCodesIssued,
+  mfaRecoveryCodeUsed,
+  mfaReset,
   guideAgentChosen,
   interestsReplaced,
   agentPinned,

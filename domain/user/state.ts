@@ -15,6 +15,8 @@ export interface MfaState {
   enabledAt: string;
   /** the newest time step whose code was used: a code of it or an older one is a replay */
   lastTimeStep: number;
+  /** the digests of the current set of recovery codes, in the order issued; null where a code is spent */
+  recoveryCodes: Array<string | null>;
 }
 
 export interface SocialLink {
@@ -119,9 +121,19 @@ function evolveRegistered(state: RegisteredUser, event: Exclude<UserEvent, { typ
     }
     case 'MfaEnabled': {
       const { sealedSecret, enabledAt, timeStep } = event.data;
-      return { ...state, mfa: { sealedSecret, enabledAt, lastTimeStep: timeStep } };
+      return { ...state, mfa: { sealedSecret, enabledAt, lastTimeStep: timeStep, recoveryCodes: [] } };
     }
+    case 'MfaRecoveryCodesIssued': {
+      const { codeDigests, timeStep } = event.data;
+      return withMfa(state, (mfa) => ({ ...mfa, lastTimeStep: timeStep, recoveryCodes: codeDigests }));
+    }
+    case 'MfaRecoveryCodeUsed': {
+      const { index } = event.data;
+      return withMfa(state, (mfa) => ({ ...mfa, recoveryCodes: mfa.recoveryCodes.map((digest, i) => (i === index ? null : digest)) }));
+    }
+    // Turning MFA off, by the user or by an administrator, drops the secret and the recovery codes.
     case 'MfaDisabled':
+    case 'MfaReset':
       return { ...state, mfa: null };
     case 'GuideAgentChosen':
       return { ...state, guideAgentId: event.data.guideAgentId };
@@ -134,6 +146,10 @@ function evolveRegistered(state: RegisteredUser, event: Exclude<UserEvent, { typ
     default:
       return assertNever(event);
   }
+}
+
+function withMfa(state: RegisteredUser, change: (mfa: MfaState) => MfaState): UserState {
+  return state.mfa ? { ...state, mfa: change(state.mfa) } : state;
 }
 
 function withSession(state: RegisteredUser, id: string, change: (s: SessionState) => SessionState): UserState {

@@ -91,8 +91,20 @@ async function applyUserEvent(client: PoolClient, event: UserEvent): Promise<voi
       ]);
       return;
     case 'MfaDisabled':
-      await client.query('UPDATE users SET mfa_enabled = false, mfa_enabled_at = NULL, updated_at = $2 WHERE id = $1', [
-        event.data.userId, event.data.disabledAt,
+    case 'MfaReset':
+      await client.query('UPDATE users SET mfa_enabled = false, mfa_enabled_at = NULL, mfa_recovery_codes_left = 0, updated_at = $2 WHERE id = $1', [
+        event.data.userId, event.type === 'MfaReset' ? event.data.resetAt : event.data.disabledAt,
+      ]);
+      return;
+    // Only how many codes are left: the digests stay in the events.
+    case 'MfaRecoveryCodesIssued':
+      await client.query('UPDATE users SET mfa_recovery_codes_left = $2, updated_at = $3 WHERE id = $1', [
+        event.data.userId, event.data.codeDigests.length, event.data.issuedAt,
+      ]);
+      return;
+    case 'MfaRecoveryCodeUsed':
+      await client.query('UPDATE users SET mfa_recovery_codes_left = mfa_recovery_codes_left - 1, updated_at = $2 WHERE id = $1', [
+        event.data.userId, event.data.usedAt,
       ]);
       return;
     case 'GuideAgentChosen':

@@ -15,8 +15,10 @@ export const userDocument = z.object({
   avatarFilename: z.string().nullable(),
   receiveMarketingOffers: z.boolean().nullable(),
   agreedToTerms: z.boolean().nullable(),
-  /** whether sign-ins need a TOTP code */
+  /** whether sign-ins need a TOTP code (or a recovery code) */
   mfaEnabled: z.boolean(),
+  /** unused MFA recovery codes of the current set (0 while MFA is off) */
+  mfaRecoveryCodesLeft: z.number().int(),
   /** the agent picked as guide (GET /api/v1/users/me/guide-agent answers its record) */
   guideAgentId: z.string().nullable(),
   interests: z.array(z.string()),
@@ -49,6 +51,7 @@ interface UserRow {
   receive_marketing_offers: boolean | null;
   agreed_to_terms: boolean | null;
   mfa_enabled: boolean;
+  mfa_recovery_codes_left: number;
   guide_agent_id: string | null;
   interests: string[];
   pinned_agent_ids: string[];
@@ -68,6 +71,7 @@ const toDocument = (r: UserRow): UserDocument => ({
   receiveMarketingOffers: r.receive_marketing_offers,
   agreedToTerms: r.agreed_to_terms,
   mfaEnabled: r.mfa_enabled,
+  mfaRecoveryCodesLeft: r.mfa_recovery_codes_left,
   guideAgentId: r.guide_agent_id,
   interests: r.interests,
   pinnedAgentIds: r.pinned_agent_ids,

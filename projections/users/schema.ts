@@ -60,4 +60,10 @@ export const usersMigrations: Migration[] = [
         ADD COLUMN interests text[] NOT NULL DEFAULT '{}',
         ADD COLUMN pinned_agent_ids text[] NOT NULL DEFAULT '{}';`,
   },
+  {
+    // How many MFA recovery codes the user has left (the digests stay in the events). No earlier
+    // event issues codes: users who turned MFA on before have none until they ask for a set.
+    id: 'users/004-mfa-recovery-codes',
+    sql: `ALTER TABLE users ADD COLUMN mfa_recovery_codes_left integer NOT NULL DEFAULT 0;`,
+  },
 ];

@@ -59,7 +59,7 @@ t.test('MFA with TOTP', async (t) => {
     t.equal((await confirm(ann, '12a')).status, 400, 'not a 6-digit code');
     const ok = await confirm(ann, totpAt(secret, now()));
     t.equal(ok.status, 200);
-    t.same(ok.body.data, { mfaEnabled: true });
+    t.match(ok.body.data, { mfaEnabled: true, recoveryCodes: Array }, 'with the recovery codes (test/api/mfa-recovery.test.ts)');
     t.equal((await api(app, 'GET', '/api/v1/users/me', { token: ann.accessToken })).body.data.mfaEnabled, true, 'the user document shows it');
     const again = await confirm(ann, totpAt(secret, now()));
     t.equal(again.status, 409);
@@ -201,12 +201,12 @@ t.test('MFA with TOTP', async (t) => {
     t.equal(plain.body.data.mfaRequired, false, 'sign-ins need no code again');
     t.type(plain.body.data.tokens.accessToken, 'string');
     const types = (await app.deps.store.readStream(userDecider.streamOf(ivy.userId))).map((e) => e.type);
-    t.same(types.filter((e) => e.startsWith('Mfa')), ['MfaEnabled', 'MfaDisabled']);
+    t.same(types.filter((e) => e.startsWith('Mfa')), ['MfaEnabled', 'MfaRecoveryCodesIssued', 'MfaDisabled']);
   });
 
   await t.test('the OpenAPI document: MFA changes take a user session only; the completion is public', async (t) => {
     const { paths } = (await api(app, 'GET', '/docs/json')).body;
-    for (const action of ['enrol', 'confirm', 'disable']) {
+    for (const action of ['enrol', 'confirm', 'disable', 'recovery-codes']) {
       t.same(paths[`/api/v1/users/me/mfa/${action}`].post.security, [{ bearerAuth: [] }], action);
     }
     t.notOk(paths['/api/auth/mfa/verify'].post.security, 'mfa/verify takes the mfaAccessToken in its body');

@@ -184,6 +184,39 @@ t.test('OAuth 2.1 with the consent page', async (t) => {
     t.same(reveals.filter((r) => logs.includes(r)), [], 'no code, access token, verifier or TOTP secret in any log line either');
   });
 
+  await t.test('the TOTP step takes a recovery code instead: a wrong one shown on the form, a right one signs in and is spent', async (t) => {
+    const [user] = await manyUsers(app, 'oauth-recovery', 1);
+    const email = 'oauth-recovery-0@example.test';
+    const { secret } = (await api(app, 'POST', '/api/v1/users/me/mfa/enrol', { token: user!.accessToken })).body.data;
+    const confirmed = await api(app, 'POST', '/api/v1/users/me/mfa/confirm', { token: user!.accessToken, body: { code: totpAt(secret, clock.now()) } });
+    const codes: string[] = confirmed.body.data.recoveryCodes;
+    t.equal(codes.length, 10, 'MFA on, with its recovery codes');
+
+    const config = await registerClient(app, callback);
+    const attempt = await authorizationRequest(config, { scope: 'profile:read' });
+    const { page, context } = await browserProfile(browser);
+    t.teardown(() => context.close());
+    await page.goto(attempt.url.href);
+    await signInOnConsentPage(app, page, email);
+    const submit = async (code: string) => {
+      await page.getByLabel('Recovery code').fill(code);
+      await page.getByRole('button', { name: 'Use recovery code' }).click();
+      await page.waitForLoadState();
+    };
+    await submit('aaaaa-aaaaa');
+    t.match(await page.getByRole('alert').textContent(), 'invalid recovery code', 'a wrong code: the step again, with the reason');
+    t.ok(await page.getByLabel('Authenticator code').isVisible(), 'the TOTP form is still there too');
+    await submit(codes[3]!.toUpperCase());
+    await page.getByRole('button', { name: 'Allow' }).click();
+    const response = await callbackReached(callback, page);
+    const tokens = await client.authorizationCodeGrant(config, response, { pkceCodeVerifier: attempt.verifier, expectedState: attempt.state });
+    reveals.push(response.searchParams.get('code')!, tokens.access_token, attempt.verifier, secret, ...codes);
+    const me = await api(app, 'GET', '/api/v1/users/me', { token: tokens.access_token });
+    t.match(me.body.data, { email, mfaRecoveryCodesLeft: 9 }, 'signed in with the recovery code, which is spent');
+    const logs = app.logs.join('\n');
+    t.same(reveals.filter((r) => logs.includes(r)), [], 'no recovery code (nor code, token, verifier, secret) in any log line');
+  });
+
   await t.test('a client ID metadata document stands for a registration (the client host is stubbed: the provider fetches https only, never a loopback address)', async (t) => {
     const clientId = 'https://connector.example/oauth/client.json';
     const document = { client_id: clientId, client_name: 'Metadata connector', redirect_uris: ['https://connector.example/callback'], token_endpoint_auth_method: 'none' };

@@ -6,7 +6,8 @@ import { allProjectors } from '../../projections/index.ts';
 import { rebuild } from '../../projections/rebuild.ts';
 import { ProjectionRunner } from '../../projections/runner.ts';
 import { api, dispatch, startTestApp, type TestApp } from '../support/app.ts';
-import { signIn, type SignedIn } from '../support/auth.ts';
+import { signIn, TEST_USER_AGENT, type SignedIn } from '../support/auth.ts';
+import { totpAt, verifyByEmail } from '../support/mfa.ts';
 import { signWebhookBody } from '../../infra/signing/webhook.ts';
 import { until } from '../support/until.ts';
 
@@ -124,6 +125,13 @@ export function flowSuite(t: Test, eventStore: 'postgres' | 'esdb') {
     t.equal((await profile('POST', '/api/v1/users/me/guide-agent', { guideAgentId: agentId })).status, 200, 'the agent is the guide');
     t.equal((await profile('POST', '/api/v1/users/me/interests', { interests: ['Momentum', 'momentum', 'spot'] })).status, 200, 'interests');
     t.equal((await profile('POST', `/api/v1/agents/${agentId}/pin`)).status, 200, 'pinned');
+    // MFA on for the developer, then a sign-in with a recovery code: the users row's count of codes left is in the rebuild's comparison.
+    const { secret } = (await api(app, 'POST', '/api/v1/users/me/mfa/enrol', { token: developer.accessToken })).body.data;
+    const confirmed = await api(app, 'POST', '/api/v1/users/me/mfa/confirm', { token: developer.accessToken, body: { code: totpAt(secret, new Date()) } });
+    const { tokens } = (await verifyByEmail(app, 'dev@example.test')).body.data;
+    const body = { mfaAccessToken: tokens.mfaAccessToken, recoveryCode: confirmed.body.data.recoveryCodes[0] };
+    t.equal((await api(app, 'POST', '/api/auth/mfa/verify', { headers: { 'user-agent': TEST_USER_AGENT }, body })).status, 200, 'a recovery code completes a sign-in');
+    t.equal((await api(app, 'GET', '/api/v1/users/me', { token: developer.accessToken })).body.data.mfaRecoveryCodesLeft, 9);
 
     await ledgerFlow(t, app, { user, admin, agentId });
 

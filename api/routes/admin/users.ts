@@ -4,7 +4,9 @@ import { z } from 'zod';
 import { tierSchema } from '../../../domain/user/events.ts';
 import { envelopeOf, ok } from '../../envelope.ts';
 
-/** An administrator sets a user's rate-limit tier (an event with the administrator as actor). */
+const params = z.object({ userId: z.guid('userId must be a user id (a uuid)') });
+
+/** An administrator sets a user's rate-limit tier, or turns a user's MFA off (events with the administrator as actor). */
 export default async function adminUserRoutes(root: FastifyInstance): Promise<void> {
   const app = root.withTypeProvider<ZodTypeProvider>();
   app.put(
@@ -14,11 +16,26 @@ export default async function adminUserRoutes(root: FastifyInstance): Promise<vo
       schema: {
         tags: ['Admin'],
         summary: "Set a user's rate-limit tier: free, standard or premium (404 unknown user)",
-        params: z.object({ userId: z.guid('userId must be a user id (a uuid)') }),
+        params,
         body: z.object({ tier: tierSchema }).strict(),
         response: { 200: envelopeOf(z.object({ userId: z.string(), tier: tierSchema })) },
       },
     },
     async (request) => ok(await request.dispatch('SetTier', { userId: request.params.userId, tier: request.body.tier })),
+  );
+
+  // For a user who lost the authenticator and the recovery codes: the next sign-in needs only the emailed code.
+  app.post(
+    '/api/admin/users/:userId/mfa/reset',
+    {
+      config: { access: { scope: 'admin:write' } },
+      schema: {
+        tags: ['Admin'],
+        summary: "Turn a user's MFA off (authenticator and recovery codes lost): 404 unknown user, 409 MFA_NOT_ENABLED when off",
+        params,
+        response: { 200: envelopeOf(z.object({ userId: z.string(), mfaEnabled: z.literal(false) })) },
+      },
+    },
+    async (request) => ok(await request.dispatch('ResetMfa', { userId: request.params.userId })),
   );
 }

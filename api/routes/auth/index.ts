@@ -109,7 +109,7 @@ export default async function authRoutes(root: FastifyInstance): Promise<void> {
     {
       schema: {
         tags,
-        summary: 'Complete a sign-in of a user with MFA on: the mfaAccessToken and a TOTP code',
+        summary: 'Complete a sign-in of a user with MFA on: the mfaAccessToken and a TOTP code, or one of the recovery codes',
         body: mfaVerifyBody,
         response: { 200: envelopeOf(loginResult) },
       },

@@ -60,7 +60,18 @@ const landing = { redirectPath: z.string().optional() };
 export const socialLoginResult = z.discriminatedUnion('mfaRequired', [sessionStarted.extend(landing), mfaChallenge.extend(landing)]);
 
 const totpCode = z.string().regex(/^\d{6}$/, 'must be the 6-digit code of the authenticator app');
-export const mfaVerifyBody = z.object({ mfaAccessToken: z.string().min(1).max(256), code: totpCode });
+/** A recovery code as shown (`xxxxx-xxxxx`), in any case, with or without the dash. */
+export const recoveryCodeInput = z
+  .string()
+  .trim()
+  .regex(/^[A-Za-z2-7]{5}-?[A-Za-z2-7]{5}$/, 'must be a recovery code: 10 letters and digits (2 to 7), as xxxxx-xxxxx');
+export const mfaVerifyBody = z
+  .object({
+    mfaAccessToken: z.string().min(1).max(256),
+    code: totpCode.optional().describe('the TOTP code; or else'),
+    recoveryCode: recoveryCodeInput.optional().describe('one of the recovery codes shown when MFA was turned on (each works once)'),
+  })
+  .refine((b) => (b.code === undefined) !== (b.recoveryCode === undefined), 'give exactly one of code and recoveryCode');
 export const mfaCodeBody = z.object({ code: totpCode });
 export const lookupResult = z.object({
   isNewUser: z.boolean(),

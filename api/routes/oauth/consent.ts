@@ -19,6 +19,7 @@ const SHOWN_ON_FORM = new Set([
   'USERNAME_TAKEN',
   'INVALID_MFA_CODE',
   'MFA_CODE_REUSED',
+  'INVALID_RECOVERY_CODE',
   'INVALID_MFA_TOKEN',
 ]);
 
@@ -37,7 +38,7 @@ function send(reply: FastifyReply, status: number, page: Page) {
 /**
  * The consent page (at PORTAL_URL, by default /oauth/consent/{uid} here): a user who is not signed
  * in gets the emailed code (the same Lookup and VerifyCode commands as POST /api/auth/lookup and
- * /verify) and, with MFA on, a TOTP code (CompleteMfaSignIn, as POST /api/auth/mfa/verify), then
+ * /verify) and, with MFA on, a TOTP code or a recovery code (CompleteMfaSignIn, as POST /api/auth/mfa/verify), then
  * sees the client and the scopes it asks for, and approves or denies. Every post
  * carries a CSRF token bound to the interaction (an HMAC of its id under a key of its own), the
  * interaction itself is bound to the browser by the provider's cookie, and the Origin must be ours.
@@ -141,7 +142,11 @@ ${alert(message)}
 ${alert(message)}
 <form method="post" action="${action(details.uid, 'mfa')}">${hidden(details.uid)}
 <label for="totp">Authenticator code</label><input id="totp" type="text" name="code" inputmode="numeric" autocomplete="one-time-code" pattern="[0-9]{6}" maxlength="6" required>
-<button type="submit">Verify</button></form>`,
+<button type="submit">Verify</button></form>
+<p class="muted">Lost your authenticator? Use one of the recovery codes you were shown when you turned two-factor sign-in on (each works once).</p>
+<form method="post" action="${action(details.uid, 'mfa')}">${hidden(details.uid)}
+<label for="recovery">Recovery code</label><input id="recovery" type="text" name="recoveryCode" autocomplete="off" autocapitalize="none" spellcheck="false" pattern="[A-Za-z2-7]{5}-?[A-Za-z2-7]{5}" maxlength="11" required>
+<button type="submit" class="secondary">Use recovery code</button></form>`,
       { formTargets: formTargets(details) },
     );
   }
@@ -249,10 +254,11 @@ ${alert(message)}
       async () => {
         const mfaAccessToken = await consent.heldMfa(details.uid);
         if (!mfaAccessToken) throw refuse('INVALID_MFA_TOKEN', 'Your sign-in expired: sign in again with a new emailed code.');
-        const session = await request.dispatch('CompleteMfaSignIn', { mfaAccessToken, code: request.body.code, userAgent: request.headers['user-agent'] ?? '' });
+        const { csrf: _csrf, ...answer } = request.body;
+        const session = await request.dispatch('CompleteMfaSignIn', { mfaAccessToken, ...answer, userAgent: request.headers['user-agent'] ?? '' });
         return signedIn(request, reply, details.uid, session);
       },
-      // A wrong or reused code: the TOTP step again; the token gone (expired, spent): back to the email.
+      // A wrong or reused code (TOTP or recovery): the step again; the token gone (expired, spent): back to the email.
       async (message, reason) => {
         if (reason !== 'INVALID_MFA_TOKEN') return mfaStep(details, message);
         await consent.clear(details.uid);

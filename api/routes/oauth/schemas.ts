@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { recoveryCodeInput } from '../auth/schemas.ts';
 
 /** GET /status: the presented bearer token, as RFC 7662 would describe it. */
 export const tokenStatus = z.object({
@@ -55,10 +56,14 @@ export const verifyForm = z.object({
   code: z.string().trim().regex(/^\d{6}$/, 'must be the 6-digit code'),
 });
 
-export const mfaForm = z.object({
-  csrf,
-  code: z.string().trim().regex(/^\d{6}$/, 'must be the 6-digit code of the authenticator app'),
-});
+/** The TOTP step's two forms: the authenticator's code, or one of the recovery codes. */
+export const mfaForm = z
+  .object({
+    csrf,
+    code: z.string().trim().regex(/^\d{6}$/, 'must be the 6-digit code of the authenticator app').optional(),
+    recoveryCode: recoveryCodeInput.optional(),
+  })
+  .refine((f) => (f.code === undefined) !== (f.recoveryCode === undefined), 'give exactly one of code and recoveryCode');
 
 export const confirmForm = z.object({
   csrf,

@@ -6,7 +6,7 @@ import { getFollowableAgentRow, toPublicAgentRecord } from '../../../projections
 import { getSocialStatus, getUser, listActiveSessions, sessionDocument, socialStatus, userDocument } from '../../../projections/users/queries.ts';
 import { envelopeOf, ok } from '../../envelope.ts';
 import { mfaCodeBody } from '../auth/schemas.ts';
-import { guideAgentAnswer, guideAgentBody, interestsBody, mfaEnrolment, mfaStatus, profilePatch } from './schemas.ts';
+import { guideAgentAnswer, guideAgentBody, interestsBody, mfaConfirmed, mfaEnrolment, mfaStatus, profilePatch, recoveryCodes } from './schemas.ts';
 
 const tags = ['User'];
 
@@ -131,11 +131,34 @@ export default async function userRoutes(root: FastifyInstance): Promise<void> {
     '/api/v1/users/me/mfa/confirm',
     {
       config: ownSession,
-      schema: { tags, summary: 'Confirm the enrolment with a first code: MFA is on', body: mfaCodeBody, response: { 200: envelopeOf(mfaStatus) } },
+      schema: {
+        tags,
+        summary: 'Confirm the enrolment with a first code: MFA is on; answers the recovery codes this once',
+        body: mfaCodeBody,
+        response: { 200: envelopeOf(mfaConfirmed) },
+      },
     },
-    async (request) => {
-      await request.dispatch('ConfirmMfa', { userId: request.identity!.userId, code: request.body.code });
-      return ok({ mfaEnabled: true });
+    async (request, reply) => {
+      reply.header('cache-control', 'no-store');
+      const codes = await request.dispatch('ConfirmMfa', { userId: request.identity!.userId, code: request.body.code });
+      return ok({ mfaEnabled: true, ...codes });
+    },
+  );
+
+  app.post(
+    '/api/v1/users/me/mfa/recovery-codes',
+    {
+      config: ownSession,
+      schema: {
+        tags,
+        summary: 'Replace the recovery codes with a current TOTP code: the old ones stop working; answers the new ones this once',
+        body: mfaCodeBody,
+        response: { 200: envelopeOf(recoveryCodes) },
+      },
+    },
+    async (request, reply) => {
+      reply.header('cache-control', 'no-store');
+      return ok(await request.dispatch('ReplaceRecoveryCodes', { userId: request.identity!.userId, code: request.body.code }));
     },
   );
 

@@ -14,6 +14,9 @@ export const profilePatch = z
 
 export const mfaEnrolment = z.object({ secret: z.string(), otpauthUri: z.string(), expiresAt: z.string() });
 export const mfaStatus = z.object({ mfaEnabled: z.boolean() });
+/** A new set of recovery codes, answered this once: each completes one sign-in in place of a TOTP code. */
+export const recoveryCodes = z.object({ recoveryCodes: z.array(z.string()) });
+export const mfaConfirmed = mfaStatus.extend(recoveryCodes.shape);
 
 export const guideAgentBody = z
   .object({ guideAgentId: z.string({ message: 'guideAgentId is required' }).trim().min(1, 'guideAgentId is required').max(100) })

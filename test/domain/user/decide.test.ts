@@ -153,15 +153,17 @@ const mfaOn: UserEvent = {
   type: 'MfaEnabled',
   data: { userId, method: 'TOTP', sealedSecret: 'v1.sealed', timeStep: 100, enabledAt: now.toISOString() },
 };
+const digests = Array.from({ length: 10 }, (_, i) => h(i.toString(16)));
+const codesIssued: UserEvent = { type: 'MfaRecoveryCodesIssued', data: { userId, codeDigests: digests, timeStep: 100, issuedAt: now.toISOString() } };
 const startWithCode = (sessionId: string, mfaTimeStep?: number): UserCommand => ({
   type: 'StartSession',
-  data: { sessionId, refreshTokenHash: h('d'), userAgent: 'ua', userAgentHash: h('0'), expiresAt: later(30 * DAY), ...(mfaTimeStep !== undefined ? { mfaTimeStep } : {}) },
+  data: { sessionId, refreshTokenHash: h('d'), userAgent: 'ua', userAgentHash: h('0'), expiresAt: later(30 * DAY), ...(mfaTimeStep !== undefined ? { mfa: { timeStep: mfaTimeStep } } : {}) },
   metadata: metadataAt(now),
 });
 
-t.test('MFA is enabled with the sealed secret and the time step of its first code; not twice', async (t) => {
-  const enable: UserCommand = { type: 'EnableMfa', data: { sealedSecret: 'v1.sealed', timeStep: 100 }, metadata: metadataAt(now) };
-  given([registered]).when(enable).then(t, [mfaOn]);
+t.test('MFA is enabled with the sealed secret and the time step of its first code, and its first recovery codes; not twice', async (t) => {
+  const enable: UserCommand = { type: 'EnableMfa', data: { sealedSecret: 'v1.sealed', timeStep: 100, recoveryCodeDigests: digests }, metadata: metadataAt(now) };
+  given([registered]).when(enable).then(t, [mfaOn, codesIssued]);
   given([registered, mfaOn]).when(enable).thenRefused(t, 'MFA_ALREADY_ENABLED');
 });
 

@@ -30,6 +30,10 @@ function corsOrigins(config: AppDeps['config']): string[] {
   return portal ? [new URL(portal).origin] : [];
 }
 
+/** A number of proxies as the hops to believe (as Fastify does for a number, which its types omit). */
+const trustProxyOf = (setting: AppDeps['config']['TRUST_PROXY']) =>
+  typeof setting === 'number' ? (_address: string, hop: number) => hop < setting : setting;
+
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
     loggerInstance: deps.logger as FastifyBaseLogger,
@@ -39,9 +43,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : deps.ids.uuid();
     },
     bodyLimit: 1024 * 1024,
-    // Only behind a proxy that sets X-Forwarded-For: otherwise any caller could choose the IP the
-    // captcha provider is told.
-    trustProxy: deps.config.TRUST_PROXY,
+    // Only the hops of the proxies in front (infra/config.ts TRUST_PROXY): otherwise a caller could
+    // choose the address its per-address throttles count and the captcha provider is told.
+    trustProxy: trustProxyOf(deps.config.TRUST_PROXY),
     // Slow clients (a byte a second) must not hold connections: headers, the whole request and an
     // idle keep-alive connection each have a deadline. Node checks the first two on an interval,
     // so it runs often enough for the headers deadline to mean what it says.

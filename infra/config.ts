@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { z } from 'zod';
 
 const DEV_JWT_SECRET = 'dev-only-jwt-secret-change-me-0123456789';
@@ -10,6 +11,21 @@ const booleanish = z
   .pipe(z.enum(['true', 'false', '1', '0', 'yes', 'no', 'on', 'off', '']))
   .transform((v) => ['true', '1', 'yes', 'on'].includes(v));
 
+const PROXY_ADDRESS = /^(?:(?:\d{1,3}\.){3}\d{1,3}(?:\/\d{1,2})?|[0-9a-f:]+(?:\/\d{1,3})?)$/i;
+const trustProxy = z
+  .string()
+  .trim()
+  .transform((v, ctx): boolean | number | string[] => {
+    const lower = v.toLowerCase();
+    if (['false', '0', 'no', 'off', ''].includes(lower)) return false;
+    if (['true', 'yes', 'on'].includes(lower)) return true;
+    if (/^\d{1,2}$/.test(v)) return Number(v);
+    const addresses = v.split(',').map((a) => a.trim());
+    if (addresses.every((a) => PROXY_ADDRESS.test(a) && isIP(a.split('/')[0]!) !== 0)) return addresses;
+    ctx.addIssue({ code: 'custom', message: 'must be false, a number of proxies in front, or their addresses or CIDR ranges, comma-separated' });
+    return z.NEVER;
+  });
+
 /** An optional setting that an empty value (`X=` or compose's `${X:-}`) leaves unset. */
 const unsetWhenEmpty = <T extends z.ZodType<string>>(inner: T) => z.preprocess((v) => (v === '' ? undefined : v), inner.optional());
 
@@ -19,7 +35,12 @@ const schema = z.object({
   HOST: z.string().default('127.0.0.1'),
   PUBLIC_BASE_URL: z.string().url().optional(),
   /** trust X-Forwarded-* (client IP, protocol) only behind a proxy that sets them */
-  TRUST_PROXY: booleanish.default(false),
+  /**
+   * Which X-Forwarded-For hops to believe: false (none, the default), a number of proxies in front
+   * (`1`: the address the one proxy saw), or their addresses / CIDR ranges, comma-separated; `true`
+   * believes every hop, so the client chooses its own address (production refuses it).
+   */
+  TRUST_PROXY: trustProxy.default(false),
   DATABASE_URL: z.string().url().default('postgres://postgres@127.0.0.1:5432/agent_trading'),
   DATABASE_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(20),
   REDIS_URL: z.string().url().default('redis://127.0.0.1:6379'),
@@ -199,6 +220,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     }
     if (config.JWT_SECRET === DEV_JWT_SECRET) {
       throw new ConfigError('configuration: JWT_SECRET is the development default; set a secret of your own');
+    }
+    if (config.TRUST_PROXY === true) {
+      throw new ConfigError('configuration: TRUST_PROXY=true believes every X-Forwarded-For hop, so clients choose their own address; set the number of proxies in front (e.g. 1) or their addresses');
     }
     if (config.KEY_ENCRYPTION_KEY === config.JWT_SECRET) {
       throw new ConfigError('configuration: KEY_ENCRYPTION_KEY must differ from JWT_SECRET');

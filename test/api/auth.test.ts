@@ -217,18 +217,22 @@ t.test('captcha (stand-in provider over HTTP)', async (t) => {
   t.equal((await api(app, 'POST', '/api/auth/verify', { body: body('robot') })).status, 403, 'verify with a failing token');
   t.equal((await api(app, 'POST', '/api/auth/verify', { body: body('human') })).status, 200, 'verify with a passing token');
 
-  await t.test('the client IP sent to the provider ignores X-Forwarded-For unless TRUST_PROXY is set', async (t) => {
+  await t.test('the client IP sent to the provider ignores X-Forwarded-For unless TRUST_PROXY is set, and then only the trusted hops', async (t) => {
     const spoofed = { 'x-forwarded-for': '203.0.113.7' };
     seen.length = 0;
     await api(app, 'POST', '/api/auth/lookup', { headers: spoofed, body: lookupBody('spoof@example.com', { recaptcha: 'robot' }) });
     t.equal(seen[0]?.get('remoteip'), '127.0.0.1', 'by default a caller cannot choose its IP');
 
-    const behindProxy = await buildApp({ ...app.deps, config: { ...app.deps.config, TRUST_PROXY: true } });
+    const behindProxy = await buildApp({ ...app.deps, config: { ...app.deps.config, TRUST_PROXY: 1 } });
     t.teardown(() => behindProxy.close());
     const url = await behindProxy.listen({ port: 0, host: '127.0.0.1' });
     seen.length = 0;
     await api({ url }, 'POST', '/api/auth/lookup', { headers: spoofed, body: lookupBody('proxied@example.com', { recaptcha: 'robot' }) });
-    t.equal(seen[0]?.get('remoteip'), '203.0.113.7', 'behind a trusted proxy the forwarded client IP is used');
+    t.equal(seen[0]?.get('remoteip'), '203.0.113.7', 'behind one trusted proxy the address it saw is used');
+    seen.length = 0;
+    // The client's own X-Forwarded-For comes first; the proxy appends the address it saw.
+    await api({ url }, 'POST', '/api/auth/lookup', { headers: { 'x-forwarded-for': '198.51.100.9, 203.0.113.7' }, body: lookupBody('chained@example.com', { recaptcha: 'robot' }) });
+    t.equal(seen[0]?.get('remoteip'), '203.0.113.7', 'an address the client wrote before the proxy\'s is not believed');
   });
 });
 

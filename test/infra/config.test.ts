@@ -31,10 +31,13 @@ t.test('the headers time-out cannot exceed the request time-out (Node refuses it
   t.throws(() => loadConfig({ HTTP_REQUEST_TIMEOUT_MS: '0' }), { message: /^configuration: HTTP_REQUEST_TIMEOUT_MS / });
 });
 
-t.test('TRUST_PROXY reads a boolean-ish string', async (t) => {
-  for (const value of ['true', 'TRUE', '1', 'yes', 'on']) t.equal(loadConfig({ TRUST_PROXY: value }).TRUST_PROXY, true, value);
+t.test('TRUST_PROXY: off, a number of proxies, their addresses, or every hop (never in production)', async (t) => {
   for (const value of ['false', '0', 'no', 'off', '']) t.equal(loadConfig({ TRUST_PROXY: value }).TRUST_PROXY, false, JSON.stringify(value));
-  t.throws(() => loadConfig({ TRUST_PROXY: 'maybe' }), { message: /^configuration: TRUST_PROXY / });
+  t.equal(loadConfig({ TRUST_PROXY: '1' }).TRUST_PROXY, 1, 'one proxy in front');
+  t.equal(loadConfig({ TRUST_PROXY: '2' }).TRUST_PROXY, 2);
+  t.same(loadConfig({ TRUST_PROXY: '10.0.0.1, 10.1.0.0/16,fd00::/8' }).TRUST_PROXY, ['10.0.0.1', '10.1.0.0/16', 'fd00::/8'], 'addresses and CIDR ranges');
+  for (const value of ['true', 'TRUE', 'yes', 'on']) t.equal(loadConfig({ TRUST_PROXY: value }).TRUST_PROXY, true, value);
+  for (const value of ['maybe', '10.0.0.300', '10.0.0.1, nope', '123']) t.throws(() => loadConfig({ TRUST_PROXY: value }), { message: /^configuration: TRUST_PROXY / }, value);
 });
 
 t.test('VENUE is the simulated venue unless a real one is configured (external)', async (t) => {
@@ -73,6 +76,8 @@ t.test('production refuses development defaults and missing secrets', async (t) 
     message: /JWT_SECRET is the development default/,
   });
   t.throws(() => loadConfig({ ...full, KEY_ENCRYPTION_KEY: full.JWT_SECRET }), { message: /KEY_ENCRYPTION_KEY must differ from JWT_SECRET/ });
+  t.throws(() => loadConfig({ ...full, TRUST_PROXY: 'true' }), { message: /^configuration: TRUST_PROXY=true believes every X-Forwarded-For hop/ });
+  t.equal(loadConfig({ ...full, TRUST_PROXY: '1' }).TRUST_PROXY, 1, 'a number of proxies is fine');
 });
 
 t.test('social login: the provider’s three settings go together; production names a provider or turns it off', async (t) => {

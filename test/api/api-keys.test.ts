@@ -102,6 +102,16 @@ t.test('API keys', async (t) => {
     await refused('no signature', await signedApi(app, key, 'GET', '/api/v1/users/me', { unsigned: true }), 401, 'INVALID_SIGNATURE');
     await refused('malformed signature', await signedApi(app, key, 'GET', '/api/v1/users/me', { signature: 'zz' }), 401, 'INVALID_SIGNATURE');
     await refused('uppercase hex', await signedApi(app, key, 'GET', '/api/v1/users/me', { signature: (await signedApi(app, key, 'GET', '/api/v1/users/me')).signature.toUpperCase() }), 401, 'INVALID_SIGNATURE');
+    // A body the signature cannot cover (only JSON bodies are kept raw): added to a signed request that had none.
+    const bodyless = await keyOf(alice, { scopes: ['keys:write'] });
+    const timestamp = String(Date.now());
+    const path = `${KEYS}/${bodyless.id}`;
+    const smuggled = await fetch(`${app.url}${path}`, {
+      method: 'DELETE',
+      headers: { 'x-api-key': bodyless.apiKey, 'x-timestamp': timestamp, 'x-signature': requestSignature(bodyless.secretKey, { timestamp, method: 'DELETE', path, body: '' }), 'content-type': 'text/plain' },
+      body: 'anything at all',
+    });
+    await refused('a text/plain body on a request signed without one', { status: smuggled.status, body: await smuggled.json() }, 401, 'INVALID_SIGNATURE');
     const ts = Date.now();
     const original = await signedApi(app, key, 'GET', '/api/v1/wallet', { timestampMs: ts });
     t.equal(original.status, 200);

@@ -40,6 +40,7 @@ export const errorCatalogue = {
   // 403
   ADMIN_REQUIRED: { status: 403, description: 'The route is for administrators.' },
   INSUFFICIENT_SCOPE: { status: 403, description: 'The API key or OAuth token does not hold the scope the route needs (`requiredScope`).' },
+  API_KEY_LIMIT_REACHED: { status: 400, description: 'The user holds the most active API keys allowed (10): revoke one before creating another.' },
   KEY_TYPE_NOT_ALLOWED: { status: 403, description: 'API keys of type developer and internal cannot be created through the API.' },
   CAPTCHA_FAILED: { status: 403, description: 'The captcha token is missing or was not accepted.' },
   CONSENT_CSRF: { status: 403, description: 'An OAuth sign-in or consent form was posted without the token of its page, or from another site (cross-site request forgery).' },

@@ -177,6 +177,23 @@ t.test('API keys', async (t) => {
     t.equal((await signedApi(strict, key, 'PUT', '/api/admin/market/prices', { body: { prices: { SOL: 150 } } })).status, 200);
   });
 
+  await t.test('at most 10 active keys a user (each has a budget of its own): the 11th is 400 until one is revoked or expires', async (t) => {
+    const carol = await signIn(app, 'carol@example.test');
+    const made = [];
+    for (let i = 0; i < 9; i++) made.push(await keyOf(carol, { name: `bot ${i}` }));
+    const expiring = await keyOf(carol, { expiresAt: new Date(Date.now() + 1_500).toISOString() });
+    const refusedNow = await create(carol, { name: 'one too many' });
+    t.equal(refusedNow.status, 400);
+    t.match(refusedNow.body.error, { reason: 'API_KEY_LIMIT_REACHED', maxActiveKeys: 10 });
+    t.equal((await api(app, 'DELETE', `${KEYS}/${made[0]!.id}`, { token: carol.accessToken })).status, 200);
+    t.equal((await create(carol, { name: 'in its place' })).status, 201, 'a revoked key frees its place');
+    t.equal((await create(carol, { name: 'over again' })).status, 400);
+    await new Promise((r) => setTimeout(r, 1_600));
+    t.ok(expiring.id);
+    t.equal((await create(carol, { name: 'after the expiry' })).status, 201, 'an expired key frees its place too');
+    t.equal((await create(bob, { name: 'bob is not carol' })).status, 201, 'per user');
+  });
+
   await t.test('DELETE /api/api-keys/{id}: soft revoke, 404 when unknown or revoked already', async (t) => {
     const key = await keyOf(alice);
     const del = await api(app, 'DELETE', `${KEYS}/${key.id}`, { token: alice.accessToken });

@@ -1,7 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { listApiKeys, apiKeyItem } from '../../../projections/apikeys/queries.ts';
+import { MAX_ACTIVE_KEYS } from '../../../domain/apikey/decide.ts';
+import { refuse } from '../../../domain/shared/errors.ts';
+import { countActiveKeys, listApiKeys, apiKeyItem } from '../../../projections/apikeys/queries.ts';
 import { envelopeOf, ok, paginated, paginationQuery } from '../../envelope.ts';
 import { paginatedOf } from '../developers/record.ts';
 import { createdKey, createKeyBody, keyIdParams } from './schemas.ts';
@@ -25,6 +27,9 @@ export default async function apiKeyRoutes(root: FastifyInstance): Promise<void>
     },
     async (request, reply) => {
       const identity = request.identity!;
+      if ((await countActiveKeys(app.deps.pool, identity.userId, app.deps.clock.now())) >= MAX_ACTIVE_KEYS) {
+        throw refuse('API_KEY_LIMIT_REACHED', `at most ${MAX_ACTIVE_KEYS} active API keys: revoke one before creating another`, { maxActiveKeys: MAX_ACTIVE_KEYS });
+      }
       const { name, type, scopes, expiresAt } = request.body;
       const { key, apiKey, secretKey } = await request.dispatch('CreateApiKey', {
         ownerId: identity.userId,

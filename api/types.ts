@@ -39,6 +39,8 @@ export interface RouteAccess {
 declare module 'fastify' {
   interface FastifyContextConfig {
     access?: RouteAccess;
+    /** a public route that writes (OAuth, sign-in steps): a request without credentials counts against its client address's budget */
+    anonymousBudget?: true;
   }
   interface FastifyInstance {
     deps: AppDeps;

@@ -3,20 +3,50 @@ import fastifyRateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Redis } from 'ioredis';
 import { refuse } from '../../domain/shared/errors.ts';
+import { deriveKey } from '../../infra/secrets.ts';
+import { hmacHex } from '../../infra/tokens.ts';
 import '../types.ts';
 
-/** The caller's budget: its API key's, its OAuth user's, or its session user's; anonymous requests have none. */
-const budgetOf = (request: FastifyRequest): string => {
+/**
+ * The caller's budget: its API key's, its OAuth user's, or its session user's; without credentials,
+ * on a public route that writes, its client address's (a keyed digest, never the address itself);
+ * other anonymous requests are not counted.
+ */
+const budgetOf = (request: FastifyRequest, addressKey: Buffer): string => {
   const identity = request.identity;
-  if (!identity) return 'anonymous'; // allowed through below: never counted
+  if (!identity) return `address:${hmacHex(addressKey, request.ip)}`;
   if (identity.mode === 'apiKey') return `key:${identity.keyId}`;
   return identity.mode === 'oauth' ? `oauth:${identity.userId}` : `user:${identity.userId}`;
 };
+const STARTUP_WAIT_MS = 2_000;
+
+async function waitUntilReady(redis: Redis, ms: number): Promise<void> {
+  if (redis.status === 'ready') return;
+  await new Promise<void>((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      redis.off('ready', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    redis.once('ready', done);
+  });
+}
+
+/** Every route this scope registers afterwards counts callers without credentials per client address. */
+export function countAnonymousCallers(scope: FastifyInstance): void {
+  scope.addHook('onRoute', (route) => {
+    route.config = { ...route.config, anonymousBudget: true };
+  });
+}
+
+const counted = (request: FastifyRequest) => request.identity !== null || request.routeOptions.config?.anonymousBudget === true;
 
 /**
  * Per-tier rate limits (@fastify/rate-limit, counted in Redis so every API process shares one
  * budget): free, standard and premium requests a minute by the caller's tier, one budget per API
- * key, OAuth user or session user across routes. X-RateLimit-Limit / -Remaining / -Reset on every
+ * key, OAuth user or session user across routes; RATE_LIMIT_ANONYMOUS_PER_MIN per client address
+ * for requests without credentials to the public routes that write (`config.anonymousBudget`). X-RateLimit-Limit / -Remaining / -Reset on every
  * authenticated answer; 429 RATE_LIMITED with Retry-After beyond. Fail-open: the limiter has its
  * own Redis connection with no offline queue and a short command time-out, and a Redis error or
  * time-out lets the request through (its headers then show the whole budget) rather than stalling every request.
@@ -30,6 +60,7 @@ async function rateLimitPlugin(app: FastifyInstance): Promise<void> {
     standard: config.RATE_LIMIT_STANDARD_PER_MIN,
     premium: config.RATE_LIMIT_PREMIUM_PER_MIN,
   };
+  const addressKey = deriveKey(config.JWT_SECRET, 'client-address');
   const redis = new Redis(config.RATE_LIMIT_REDIS_URL ?? config.REDIS_URL, {
     keyPrefix: app.deps.redis.options.keyPrefix ?? '',
     enableOfflineQueue: false,
@@ -39,6 +70,9 @@ async function rateLimitPlugin(app: FastifyInstance): Promise<void> {
   });
   redis.on('error', () => {}); // an outage is the limiter's to skip, not the process's to crash on
   app.addHook('onClose', async () => redis.disconnect());
+  // Without an offline queue, a request before the connection is up would go uncounted: the API
+  // waits for it a moment at start (and starts anyway, failing open, when Redis is away).
+  await waitUntilReady(redis, STARTUP_WAIT_MS);
   await app.register(fastifyRateLimit, {
     global: true,
     // Counted once the caller is proven: after an API key's signature (api-key.ts, preValidation),
@@ -48,9 +82,9 @@ async function rateLimitPlugin(app: FastifyInstance): Promise<void> {
     nameSpace: 'ratelimit:',
     skipOnError: true,
     timeWindow: 60_000,
-    allowList: (request) => request.identity === null,
-    keyGenerator: budgetOf,
-    max: async (request) => limits[request.identity?.tier ?? 'free'] ?? limits.free!,
+    allowList: (request) => !counted(request),
+    keyGenerator: (request) => budgetOf(request, addressKey),
+    max: async (request) => (request.identity ? (limits[request.identity.tier] ?? limits.free!) : config.RATE_LIMIT_ANONYMOUS_PER_MIN),
     errorResponseBuilder: (_request, context) =>
       refuse('RATE_LIMITED', `rate limit exceeded: ${context.max} requests a minute for this tier; retry in ${context.after}`, { retryAfterSeconds: Math.ceil(context.ttl / 1000) }),
   });

@@ -8,7 +8,7 @@ import { createDispatcher } from '../../commands/dispatch.ts';
 import { createRedis } from '../../infra/redis.ts';
 import { api, apiWithConfig, startTestApp } from '../support/app.ts';
 import { signedApi } from '../support/api-keys.ts';
-import { signIn } from '../support/auth.ts';
+import { manyUsers, signIn } from '../support/auth.ts';
 import { startServiceProcess } from '../support/process.ts';
 
 const ADMIN = 'admin@example.test';
@@ -130,4 +130,26 @@ t.test('RATE_LIMIT_ENABLED=false: nothing counted, no headers, nothing refused',
   for (let i = 0; i < 6; i++) answers.push(await api(app, 'GET', '/api/v1/users/me', { token: u.accessToken }));
   t.same(answers.map((a) => a.status), [200, 200, 200, 200, 200, 200], 'past the free tier of 4 a minute');
   t.ok(answers.every((a) => a.headers.get('x-ratelimit-limit') === null), 'no X-RateLimit headers');
+});
+
+t.test('without credentials: the public routes that write count per client address; public reads are not counted', async (t) => {
+  const app = await startTestApp({ config: { RATE_LIMIT_ANONYMOUS_PER_MIN: '3' } });
+  t.teardown(() => app.close());
+  const refreshes = [];
+  for (let i = 0; i < 4; i++) refreshes.push(await api(app, 'POST', '/api/auth/refresh', { body: { refreshToken: 'not-a-token' } }));
+  t.same(refreshes.map((r) => r.status), [401, 401, 401, 429], 'three a minute from this address');
+  t.equal(refreshes[0]!.headers.get('x-ratelimit-limit'), '3');
+  t.match(refreshes[3]!.body.error, { reason: 'RATE_LIMITED' });
+  const register = await api(app, 'POST', '/oauth/register', { body: { redirect_uris: ['http://127.0.0.1/cb'], token_endpoint_auth_method: 'none' } });
+  t.equal(register.status, 429, 'one budget across those routes: OAuth registration too (no client written)');
+  const { rows } = await app.deps.pool.query(`SELECT count(*)::int AS n FROM oauth_records WHERE model = 'Client'`);
+  t.equal(rows[0].n, 0);
+  const reads = [];
+  for (let i = 0; i < 5; i++) reads.push(await api(app, 'GET', '/api/v1/agents'));
+  t.same(reads.map((r) => r.status), [200, 200, 200, 200, 200], 'public reads are not counted');
+  t.equal(reads[0]!.headers.get('x-ratelimit-limit'), null);
+  const u = await signIn(app, 'signed-in@example.test').catch((err: Error) => err);
+  t.match(String(u), /lookup .*429/, 'the sign-in steps are public writes too: this address has spent its budget');
+  const user = await manyUsers(app, 'limited', 1);
+  t.equal((await api(app, 'GET', '/api/v1/users/me', { token: user[0]!.accessToken })).status, 200, 'a caller with credentials has a budget of its own');
 });

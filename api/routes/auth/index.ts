@@ -6,6 +6,7 @@ import { refuse } from '../../../domain/shared/errors.ts';
 import { usernameExists } from '../../../projections/users/queries.ts';
 import { envelopeOf, ok } from '../../envelope.ts';
 import type { AccessTokenPayload } from '../../plugins/auth.ts';
+import { countAnonymousCallers } from '../../plugins/rate-limit.ts';
 import { socialProviders, type SocialProvider } from '../../../domain/user/events.ts';
 import {
   loginResult,
@@ -25,6 +26,7 @@ import {
 const tags = ['Auth'];
 
 export default async function authRoutes(root: FastifyInstance): Promise<void> {
+  countAnonymousCallers(root);
   const app = root.withTypeProvider<ZodTypeProvider>();
 
   const requireCaptcha = async (request: FastifyRequest, token: string | undefined) => {

@@ -6,6 +6,7 @@ import { describeScope, readOAuthScopeRequest } from '../../../domain/access/oau
 import { scopesOfRole } from '../../../domain/access/scopes.ts';
 import { DomainError, errorCatalogue, refuse } from '../../../domain/shared/errors.ts';
 import { getUser } from '../../../projections/users/queries.ts';
+import { countAnonymousCallers } from '../../plugins/rate-limit.ts';
 import { captchaWidget, errorPage, escapeHtml, formTargetOf, renderPage, type Page } from '../../oauth/page.ts';
 import { consentState } from '../../oauth/consent-state.ts';
 import { confirmForm, interactionParams, lookupForm, mfaForm, verifyForm } from './schemas.ts';
@@ -44,6 +45,7 @@ function send(reply: FastifyReply, status: number, page: Page) {
  * interaction itself is bound to the browser by the provider's cookie, and the Origin must be ours.
  */
 export default async function consentRoutes(root: FastifyInstance): Promise<void> {
+  countAnonymousCallers(root);
   await root.register(formbody, { bodyLimit: 16 * 1024 });
   const app = root.withTypeProvider<ZodTypeProvider>();
   const settings = () => app.oauth.settings();

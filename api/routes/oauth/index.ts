@@ -4,6 +4,7 @@ import { describeScope, oauthScopes, recommendedOAuthScopes } from '../../../dom
 import { envelopeOf, ok } from '../../envelope.ts';
 import { OAUTH_ROUTES } from '../../oauth/server.ts';
 import { publicBaseUrl } from '../developers/record.ts';
+import { countAnonymousCallers } from '../../plugins/rate-limit.ts';
 import consentRoutes from './consent.ts';
 import { connectorMetadata, protectedResourceMetadata, tokenStatus } from './schemas.ts';
 
@@ -18,6 +19,7 @@ export default async function oauthRoutes(root: FastifyInstance): Promise<void> 
   const app = root.withTypeProvider<ZodTypeProvider>();
 
   await app.register(async (scope) => {
+    countAnonymousCallers(scope);
     // The provider reads the bodies itself (form-encoded, JSON for registration): Fastify leaves the stream alone.
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', (_request, _payload, done) => done(null));

@@ -46,7 +46,7 @@ export interface CommandMap {
   VerifyCode: { data: VerifyCodeData; result: SignInOutcome };
   StartSocialLogin: { data: StartSocialLoginData; result: SocialLoginStart };
   VerifySocialLogin: { data: VerifySocialLoginData; result: SocialSignIn };
-  EnrolMfa: { data: { userId: string }; result: MfaEnrolment };
+  EnrolMfa: { data: { userId: string; sessionId: string }; result: MfaEnrolment };
   ConfirmMfa: { data: { userId: string; code: string }; result: RecoveryCodes };
   DisableMfa: { data: { userId: string; code: string }; result: Nothing };
   ReplaceRecoveryCodes: { data: { userId: string; code: string }; result: RecoveryCodes };

@@ -13,6 +13,8 @@ export const MFA_LIMITS = {
   /** the window, and the lock that follows it */
   lockMs: 15 * 60_000,
   enrolmentTtlSeconds: 600,
+  /** how recent the session's sign-in must be to enrol (a refresh does not count) */
+  enrolSignInMaxAgeMs: 15 * 60_000,
 } as const;
 
 export function mfaKeys(userId: string) {

@@ -41,10 +41,15 @@ async function registeredUser(tools: Tools, userId: string): Promise<RegisteredU
 }
 
 /** A new secret, kept (sealed) until a first code confirms it; a new enrolment replaces a pending one. */
-export async function enrolMfa({ data, metadata }: Command<'EnrolMfa', { userId: string }>, tools: Tools): Promise<MfaEnrolment> {
+export async function enrolMfa({ data, metadata }: Command<'EnrolMfa', { userId: string; sessionId: string }>, tools: Tools): Promise<MfaEnrolment> {
   const { redis, ids, config } = tools.deps;
   const user = await registeredUser(tools, data.userId);
   if (user.mfa) throw refuse('MFA_ALREADY_ENABLED', 'MFA is already on: disable it first to enrol a new authenticator');
+  // A stolen access token (or a session left open) must not bind the attacker's authenticator: enrolling needs a fresh sign-in.
+  const signedInAt = user.sessions[data.sessionId]?.startedAt;
+  if (!signedInAt || metadata.now.getTime() - Date.parse(signedInAt) > MFA_LIMITS.enrolSignInMaxAgeMs) {
+    throw refuse('RECENT_SIGN_IN_REQUIRED', `sign in again to turn MFA on: it needs a sign-in of the last ${MFA_LIMITS.enrolSignInMaxAgeMs / 60_000} minutes`);
+  }
   const secret = totpSecretOf(Buffer.from(ids.token(TOTP_SECRET_BYTES), 'base64url'));
   await storeEnrolment(redis, data.userId, encryptSecret(secret, config.JWT_SECRET, MFA_SECRET_PURPOSE));
   return {

@@ -36,6 +36,7 @@ export const errorCatalogue = {
   AUTHENTICATION_REQUIRED: { status: 401, description: 'No valid credentials (missing, expired or ended session).' },
   INVALID_REFRESH_TOKEN: { status: 401, description: 'The refresh token is unknown, rotated, expired, or used from another user agent.' },
   INVALID_MFA_TOKEN: { status: 401, description: 'The mfaAccessToken is unknown, expired or already used: sign in again.' },
+  RECENT_SIGN_IN_REQUIRED: { status: 401, description: 'This change needs a recent sign-in (turning MFA on: within 15 minutes): sign in again, then retry.' },
   MFA_REQUIRED: { status: 401, description: 'The user has MFA on: the sign-in completes with a TOTP code or a recovery code (POST /api/auth/mfa/verify).' },
   // 403
   ADMIN_REQUIRED: { status: 403, description: 'The route is for administrators.' },

@@ -6,6 +6,8 @@ export interface SessionState {
   /** hashes of tokens this session already rotated away: presenting one again is reuse */
   rotatedHashes: string[];
   userAgentHash: string;
+  /** when the user signed in (a refresh does not change it) */
+  startedAt: string;
   expiresAt: string;
   ended: boolean;
 }
@@ -98,6 +100,7 @@ function evolveRegistered(state: RegisteredUser, event: Exclude<UserEvent, { typ
         refreshTokenHash: d.refreshTokenHash,
         rotatedHashes: [],
         userAgentHash: d.userAgentHash,
+        startedAt: d.startedAt,
         expiresAt: d.expiresAt,
         ended: false,
       };

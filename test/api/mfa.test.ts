@@ -34,6 +34,18 @@ t.test('MFA with TOTP', async (t) => {
     return res.body.data.tokens.mfaAccessToken;
   };
 
+  await t.test('enrolling needs a sign-in of the last 15 minutes: an older session (or a stolen token of one) is 401', async (t) => {
+    const old = await user('olga');
+    clock.advance(15 * 60_000 + 1_000);
+    const res = await enrol(old);
+    t.equal(res.status, 401);
+    t.equal(res.body.error.reason, 'RECENT_SIGN_IN_REQUIRED');
+    t.equal((await api(app, 'GET', '/api/v1/users/me', { token: old.accessToken })).body.data.mfaEnabled, false);
+    const fresh = await user('fresh');
+    clock.advance(15 * 60_000 - 1_000);
+    t.equal((await enrol(fresh)).status, 200, 'just under 15 minutes after the sign-in');
+  });
+
   await t.test('enrol answers a secret and its otpauth URI once; MFA is off until a first code confirms it', async (t) => {
     const ann = await user('ann');
     t.equal((await api(app, 'POST', '/api/v1/users/me/mfa/enrol')).status, 401, 'no session');

@@ -123,7 +123,8 @@ export default async function userRoutes(root: FastifyInstance): Promise<void> {
     },
     async (request, reply) => {
       reply.header('cache-control', 'no-store');
-      return ok(await request.dispatch('EnrolMfa', { userId: request.identity!.userId }));
+      const { userId, sessionId } = request.identity!;
+      return ok(await request.dispatch('EnrolMfa', { userId, sessionId: sessionId! }));
     },
   );
 

@@ -151,9 +151,10 @@ t.test('signals open, manage and close trades in every follower pool', async (t)
     const res = await deliver(app, agentId, secret, { signalId: 'btc-long-2', action: 'open', side: 'long', token: 'BTC', leverage: 2, sizeUsd: 20 });
     t.equal(res.status, 200);
     const user = users[0]!;
+    // The read model shows the last subtest's trade closed a moment after its pool did: wait for this one alone.
     await until('the trade to be listed', async () => {
       const list = await api(app, 'GET', '/api/v1/trades?status=open', { token: user.accessToken });
-      return list.body.data.items.length === 1;
+      return list.body.data.items.length === 1 && list.body.data.items[0].token === 'BTC';
     });
     const list = await api(app, 'GET', '/api/v1/trades?status=open', { token: user.accessToken });
     const tradeId = list.body.data.items[0].id as string;

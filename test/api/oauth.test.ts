@@ -4,7 +4,7 @@
 // with the access token, introspection (RFC 7662) and GET /status; all through openid-client.
 import { createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import * as client from 'openid-client';
 import type { Browser } from 'playwright-core';
 import { createAuthorizationServer } from '../../api/oauth/server.ts';
@@ -134,20 +134,25 @@ t.test('OAuth 2.1 with the consent page', async (t) => {
     t.match(patch.headers.get('www-authenticate'), 'error="insufficient_scope", scope="profile:write"');
   });
 
-  await t.test('a user with MFA on completes the sign-in with a TOTP code on the page: wrong and reused codes shown on the form, the token never in the page', async (t) => {
-    const [user] = await manyUsers(app, 'oauth-mfa', 1);
-    const email = 'oauth-mfa-0@example.test';
-    const enrol = await api(app, 'POST', '/api/v1/users/me/mfa/enrol', { token: user!.accessToken });
-    const { secret } = enrol.body.data;
+  /** A user who turned MFA on, signed in by emailed code on the consent page of a new authorization request: the page now asks for the second factor. */
+  const mfaUserOnConsentPage = async (t: Test, name: string) => {
+    const [user] = await manyUsers(app, name, 1);
+    const { secret } = (await api(app, 'POST', '/api/v1/users/me/mfa/enrol', { token: user!.accessToken })).body.data;
     const usedCode = totpAt(secret, clock.now());
-    t.equal((await api(app, 'POST', '/api/v1/users/me/mfa/confirm', { token: user!.accessToken, body: { code: usedCode } })).status, 200, 'MFA on');
-
+    const confirmed = await api(app, 'POST', '/api/v1/users/me/mfa/confirm', { token: user!.accessToken, body: { code: usedCode } });
+    t.equal(confirmed.status, 200, 'MFA on');
     const config = await registerClient(app, callback);
     const attempt = await authorizationRequest(config, { scope: 'profile:read' });
     const { page, context } = await browserProfile(browser);
     t.teardown(() => context.close());
     await page.goto(attempt.url.href);
+    const email = `${name}-0@example.test`;
     await signInOnConsentPage(app, page, email);
+    return { email, secret, usedCode, codes: confirmed.body.data.recoveryCodes as string[], config, attempt, page };
+  };
+
+  await t.test('a user with MFA on completes the sign-in with a TOTP code on the page: wrong and reused codes shown on the form, the token never in the page', async (t) => {
+    const { email, secret, usedCode, config, attempt, page } = await mfaUserOnConsentPage(t, 'oauth-mfa');
     await page.getByLabel('Authenticator code').waitFor();
     const html = await page.content();
     t.notMatch(html, /mfa_[A-Za-z0-9_-]{20,}/, 'the mfaAccessToken stays on the server');
@@ -185,19 +190,8 @@ t.test('OAuth 2.1 with the consent page', async (t) => {
   });
 
   await t.test('the TOTP step takes a recovery code instead: a wrong one shown on the form, a right one signs in and is spent', async (t) => {
-    const [user] = await manyUsers(app, 'oauth-recovery', 1);
-    const email = 'oauth-recovery-0@example.test';
-    const { secret } = (await api(app, 'POST', '/api/v1/users/me/mfa/enrol', { token: user!.accessToken })).body.data;
-    const confirmed = await api(app, 'POST', '/api/v1/users/me/mfa/confirm', { token: user!.accessToken, body: { code: totpAt(secret, clock.now()) } });
-    const codes: string[] = confirmed.body.data.recoveryCodes;
+    const { email, secret, codes, config, attempt, page } = await mfaUserOnConsentPage(t, 'oauth-recovery');
     t.equal(codes.length, 10, 'MFA on, with its recovery codes');
-
-    const config = await registerClient(app, callback);
-    const attempt = await authorizationRequest(config, { scope: 'profile:read' });
-    const { page, context } = await browserProfile(browser);
-    t.teardown(() => context.close());
-    await page.goto(attempt.url.href);
-    await signInOnConsentPage(app, page, email);
     const submit = async (code: string) => {
       await page.getByLabel('Recovery code').fill(code);
       await page.getByRole('button', { name: 'Use recovery code' }).click();

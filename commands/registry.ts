@@ -20,7 +20,7 @@ import { setMarketPrices, type SetMarketPricesData } from './market/set-prices.t
 import { lookup, type LookupData, type LookupResult } from './users/lookup.ts';
 import { grantRole, setTier, type GrantRoleData } from './users/roles.ts';
 import type { Tier } from '../domain/user/events.ts';
-import { refreshSession, signOut, type RefreshData } from './users/sessions.ts';
+import { endAllSessions, refreshSession, signOut, type RefreshData } from './users/sessions.ts';
 import { verifyCode, type SignInOutcome, type StartedSession, type VerifyCodeData } from './users/sign-in.ts';
 import { startSocialLogin, verifySocialLogin, type SocialLoginStart, type SocialSignIn, type StartSocialLoginData, type VerifySocialLoginData } from './users/social.ts';
 import { completeMfaSignIn, confirmMfa, disableMfa, enrolMfa, replaceRecoveryCodes, resetMfa, type CompleteMfaData, type MfaEnrolment, type RecoveryCodes } from './users/mfa.ts';
@@ -54,6 +54,7 @@ export interface CommandMap {
   CompleteMfaSignIn: { data: CompleteMfaData; result: StartedSession };
   RefreshSession: { data: RefreshData; result: { session: StartedSession | null } };
   SignOut: { data: { refreshToken: string }; result: Nothing };
+  EndAllSessions: { data: { userId: string }; result: { userId: string; sessionsEnded: number } };
   UpdateProfile: { data: { userId: string; changes: ProfileChanges }; result: Nothing };
   ChooseGuideAgent: { data: { userId: string; guideAgentId: string }; result: Nothing };
   ReplaceInterests: { data: { userId: string; interests: string[] }; result: Nothing };
@@ -119,6 +120,7 @@ export const handlers: { [T in CommandType]: (command: Command<T, CommandMap[T][
   CompleteMfaSignIn: completeMfaSignIn,
   RefreshSession: refreshSession,
   SignOut: signOut,
+  EndAllSessions: endAllSessions,
   UpdateProfile: updateProfile,
   ChooseGuideAgent: chooseGuideAgent,
   ReplaceInterests: replaceInterests,

@@ -13,7 +13,7 @@ import { canonicalRecoveryCode, randomRecoveryCode, recoveryCodeDigest, showReco
 import { decryptSecret, encryptSecret } from '../../infra/secrets.ts';
 import { matchTotp, TOTP_SECRET_BYTES, totpSecretOf, totpUri } from '../../infra/totp.ts';
 import type { Tools } from '../dispatch.ts';
-import { dropEnrolment, MFA_LIMITS, mfaTokenUser, pendingEnrolment, spendMfaToken, storeEnrolment, withinAttempts } from './mfa-store.ts';
+import { dropEnrolment, MFA_LIMITS, mfaKeys, mfaTokenUser, pendingEnrolment, spendMfaToken, storeEnrolment, withinAttempts } from './mfa-store.ts';
 import { startSession, type StartedSession } from './sign-in.ts';
 
 /** Purpose of the sealed TOTP secrets (infra/secrets.ts): its own key. */
@@ -122,6 +122,9 @@ export async function replaceRecoveryCodes({ data }: Command<'ReplaceRecoveryCod
 /** An administrator (the actor, recorded as `by`) turns a user's MFA off: the user lost the authenticator and every recovery code. */
 export async function resetMfa({ data, metadata }: Command<'ResetMfa', { userId: string }>, tools: Tools): Promise<{ userId: string; mfaEnabled: false }> {
   await tools.execute(userDecider, data.userId, { type: 'ResetMfa', data: { by: metadata.actor } });
+  // A user locked out by wrong codes can enrol again at once.
+  const keys = mfaKeys(data.userId);
+  await tools.deps.redis.del(keys.attempts, keys.lock);
   return { userId: data.userId, mfaEnabled: false };
 }
 

@@ -43,3 +43,9 @@ export async function signOut({ data }: Command<'SignOut', { refreshToken: strin
   if (userId) await tools.execute(userDecider, userId, { type: 'EndSession', data: { refreshTokenHash: sha256Hex(data.refreshToken) } });
   return {};
 }
+
+/** An administrator ends every live session of a user (an account believed taken over): its access and refresh tokens stop working. */
+export async function endAllSessions({ data }: Command<'EndAllSessions', { userId: string }>, tools: Tools): Promise<{ userId: string; sessionsEnded: number }> {
+  const { events } = await tools.execute(userDecider, data.userId, { type: 'EndAllSessions', data: {} });
+  return { userId: data.userId, sessionsEnded: events.length };
+}

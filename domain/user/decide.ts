@@ -26,6 +26,8 @@ export type UserCommand =
     >
   | Command<'RefreshSession', { refreshTokenHash: string; userAgentHash: string; newRefreshTokenHash: string; expiresAt: Date }>
   | Command<'EndSession', { refreshTokenHash: string }>
+  /** an administrator (the actor) ends every session of the user: an account believed taken over */
+  | Command<'EndAllSessions', Record<string, never>>
   | Command<'LinkSocialAccount', { provider: SocialProvider; subject: string; email: string }>
   | MfaCommand
   | ProfileCommand;
@@ -56,6 +58,10 @@ export function decide(command: UserCommand, state: UserState): UserEvent[] {
       return refreshSession(command, state);
     case 'EndSession':
       return endSession(command, state);
+    case 'EndAllSessions':
+      return Object.entries(state.sessions)
+        .filter(([, session]) => !session.ended && Date.parse(session.expiresAt) > command.metadata.now.getTime())
+        .map(([sessionId]) => ({ type: 'SessionEnded', data: { userId: state.userId, sessionId, reason: 'ended_by_admin', endedAt: command.metadata.now.toISOString() } }));
     case 'LinkSocialAccount':
       return linkSocialAccount(command, state);
     case 'EnableMfa':

@@ -96,7 +96,7 @@ export const sessionRefreshed = z.object({
   }),
 });
 
-export const sessionEndReasons = ['signed_out', 'refresh_token_reused'] as const;
+export const sessionEndReasons = ['signed_out', 'refresh_token_reused', 'ended_by_admin'] as const;
 
 export const sessionEnded = z.object({
   type: z.literal('SessionEnded'),

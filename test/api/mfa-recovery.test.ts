@@ -219,6 +219,22 @@ t.test('MFA recovery codes and the administrator’s reset', async (t) => {
     t.equal(again.body.error.reason, 'MFA_NOT_ENABLED');
   });
 
+  await t.test('the reset lifts the lock of wrong codes: the user can turn MFA on again at once', async (t) => {
+    const kai = await user('kai');
+    const { secret } = await turnOn(kai);
+    const token = await challenge(kai.email);
+    const answers = [];
+    for (let i = 0; i < 6; i++) answers.push((await complete({ mfaAccessToken: token, code: wrongTotp(secret, now()) })).status);
+    t.same(answers, [400, 400, 400, 400, 429, 429], 'locked by wrong codes');
+    t.equal((await reset(kai.userId)).status, 200);
+    const fresh = await verifyByEmail(app, kai.email);
+    const session = { ...kai, accessToken: fresh.body.data.tokens.accessToken as string };
+    const { secret: again } = (await post(session, 'enrol')).body.data;
+    const confirmed = await post(session, 'confirm', { code: totpAt(again, now()) });
+    t.equal(confirmed.status, 200, 'no wait for the lock to run out');
+    revealed.push(...confirmed.body.data.recoveryCodes);
+  });
+
   await t.test('the reset: 401 anonymous, 403 ADMIN_REQUIRED for a user, 403 without admin:write, 404 unknown, 400 malformed', async (t) => {
     const jay = await user('jay');
     await turnOn(jay);

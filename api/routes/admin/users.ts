@@ -6,7 +6,7 @@ import { envelopeOf, ok } from '../../envelope.ts';
 
 const params = z.object({ userId: z.guid('userId must be a user id (a uuid)') });
 
-/** An administrator sets a user's rate-limit tier, or turns a user's MFA off (events with the administrator as actor). */
+/** An administrator sets a user's rate-limit tier, ends a user's sessions, or turns a user's MFA off (events with the administrator as actor). */
 export default async function adminUserRoutes(root: FastifyInstance): Promise<void> {
   const app = root.withTypeProvider<ZodTypeProvider>();
   app.put(
@@ -22,6 +22,20 @@ export default async function adminUserRoutes(root: FastifyInstance): Promise<vo
       },
     },
     async (request) => ok(await request.dispatch('SetTier', { userId: request.params.userId, tier: request.body.tier })),
+  );
+
+  app.post(
+    '/api/admin/users/:userId/sessions/end',
+    {
+      config: { access: { scope: 'admin:write' } },
+      schema: {
+        tags: ['Admin'],
+        summary: "End every live session of a user (an account believed taken over): their access and refresh tokens stop working; 404 unknown user",
+        params,
+        response: { 200: envelopeOf(z.object({ userId: z.string(), sessionsEnded: z.number() })) },
+      },
+    },
+    async (request) => ok(await request.dispatch('EndAllSessions', { userId: request.params.userId })),
   );
 
   // For a user who lost the authenticator and the recovery codes: the next sign-in needs only the emailed code.

@@ -1,13 +1,11 @@
 import { EventEmitter } from 'node:events';
 import { inTransaction, type Pool } from '../infra/db.ts';
-import { comparePositions, type EventStore, type Position, type RecordedEvent, type Subscription } from '../infra/eventstore/port.ts';
+import { comparePositions, type EventStore, type Position, type RecordedEvent } from '../infra/eventstore/port.ts';
 import { projectorLagEvents, projectorLagMs, projectorLagSeconds, projectorStalled } from '../infra/metrics.ts';
 import { lockKey, readCheckpoints, writeCheckpoints } from './checkpoints.ts';
 import { applyAll, type Projector } from './projector.ts';
+import { MAX_BATCH, Pump } from './pump.ts';
 
-const MAX_BATCH = 1000;
-const MAX_BUFFER = 10_000;
-const RETRY_MS = 200;
 const STALLED_RETRY_FIRST_MS = 1000;
 const STALLED_RETRY_MAX_MS = 60_000;
 
@@ -27,10 +25,8 @@ interface Stalled {
   delayMs: number;
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 /**
- * Runs projectors over one subscription to the global log. Events are buffered while a batch
+ * Runs projectors over one subscription to the global log. Events are buffered (pump.ts) while a batch
  * is applied, so the next batch takes everything that arrived meanwhile. Each batch is applied
  * to every projector in ONE transaction with their checkpoints, under each projector's advisory
  * lock; events at or before a projector's stored checkpoint are skipped for it. So several
@@ -45,7 +41,7 @@ export class ProjectionRunner {
   private readonly stalled = new Map<string, Stalled>();
   /** the last position every projector not held back has committed (the catch-up target) */
   private applied: Position | undefined;
-  private loop?: { stop(): Promise<void>; lagMs(): number };
+  private loop?: Pump;
   private readonly keys: number[];
 
   constructor(
@@ -129,110 +125,43 @@ export class ProjectionRunner {
     return [...this.stalled].map(([name, st]) => ({ name, since: st.since }));
   }
 
-  private run(from: Position) {
+  private run(from: Position): Pump {
     this.applied = from;
-    const buffer: RecordedEvent[] = [];
-    let subscription: Subscription | null = null;
-    let stopped = false;
-    let signal: (() => void) | null = null;
-    const notify = () => {
-      const s = signal;
-      signal = null;
-      s?.();
-    };
-    const waitSignal = () => new Promise<void>((resolve) => (signal = resolve));
-    let lastRead = from;
-    /** when the oldest event of the batch being applied was appended; null while none is */
-    let inFlightSince: number | null = null;
-    /** whether the reader has read once while this batch is applied */
-    let readWhileApplying = false;
-
-    const reader = (async () => {
-      while (!stopped) {
-        try {
-          // The next read waits until the applier has taken what was read, and makes at most one
-          // read while a batch is applied: one read per batch, not one per append meanwhile.
-          const ready = async () => {
-            while (!stopped && (buffer.length > 0 || (inFlightSince !== null && readWhileApplying))) await waitSignal();
-            if (inFlightSince !== null) readWhileApplying = true;
-          };
-          subscription = this.store.subscribeAll({ fromPosition: lastRead, ready });
-          for await (const event of subscription) {
-            buffer.push(event);
-            lastRead = event.position;
-            this.setLag(buffer);
-            notify();
-            while (buffer.length >= MAX_BUFFER && !stopped) await waitSignal();
-            if (stopped) break;
-          }
-        } catch (err) {
-          this.options.onError?.('read', err);
-          await (subscription as Subscription | null)?.close().catch(() => {});
-          await sleep(RETRY_MS);
-        }
-      }
-    })();
-
-    const applier = (async () => {
-      while (!stopped) {
-        if (buffer.length === 0) {
-          this.setLag(buffer);
-          // Idle: a held-back projector is still tried again when its retry is due.
-          const nextRetry = Math.min(...[...this.stalled.values()].map((st) => st.retryAt));
-          if (nextRetry === Infinity) await waitSignal();
-          else if (nextRetry > Date.now()) await Promise.race([waitSignal(), sleep(nextRetry - Date.now())]);
-          await this.retryStalled();
-          continue;
-        }
-        await this.retryStalled();
-        const batch = buffer.splice(0, MAX_BATCH);
-        inFlightSince = batch[0]!.createdAt.getTime();
-        readWhileApplying = false;
-        notify();
-        try {
-          // A failed batch is tried again at once, each projector in a savepoint: one failing on
-          // its own is held back and the others commit; a failure of the whole transaction
-          // (connection, database) is retried after a pause.
-          await this.applyBatch(batch, false).catch(() => this.applyBatch(batch, true));
-        } catch (err) {
-          this.options.onError?.('apply', err);
-          buffer.unshift(...batch);
-          inFlightSince = null;
-          notify();
-          await sleep(RETRY_MS);
-          continue;
-        }
-        inFlightSince = null;
-        notify();
-        this.applied = batch[batch.length - 1]!.position;
-        const committedAt = Date.now();
-        for (const p of this.projectors) {
-          for (const e of batch) projectorLagSeconds.observe({ projector: p.name }, Math.max(0, committedAt - e.createdAt.getTime()) / 1000);
-        }
-        this.setLag(buffer);
-        try {
-          this.options.onCommitted?.(batch, committedAt);
-        } catch {
-          // an observer's failure must not stop the projections
-        }
-      }
-    })();
-
-    return {
-      lagMs: () => {
-        const oldest = inFlightSince ?? buffer[0]?.createdAt.getTime();
-        return oldest === undefined ? 0 : Math.max(0, Date.now() - oldest);
-      },
-      stop: async () => {
-        stopped = true;
-        notify();
-        await (subscription as Subscription | null)?.close();
-        await Promise.allSettled([reader, applier]);
-      },
-    };
+    return new Pump(this.store, from, {
+      apply: (batch) => this.commitBatch(batch),
+      committed: (batch, buffer) => this.committed(batch, buffer),
+      buffered: (buffer) => this.setLag(buffer),
+      retryStalled: () => this.retryStalled(),
+      nextRetryAt: () => Math.min(...[...this.stalled.values()].map((st) => st.retryAt)),
+      onError: (stage, err) => this.options.onError?.(stage, err),
+    });
   }
 
-  private setLag(buffer: RecordedEvent[]) {
+  /**
+   * A failed batch is tried again at once, each projector in a savepoint: one failing on its own
+   * is held back and the others commit; a failure of the whole transaction (connection, database)
+   * reaches the pump, which retries it after a pause.
+   */
+  private commitBatch(batch: RecordedEvent[]): Promise<void> {
+    return this.applyBatch(batch, false).catch(() => this.applyBatch(batch, true));
+  }
+
+  /** After a committed batch: the catch-up target moves on, lag is reported, observers are told. */
+  private committed(batch: RecordedEvent[], buffer: readonly RecordedEvent[]) {
+    this.applied = batch[batch.length - 1]!.position;
+    const committedAt = Date.now();
+    for (const p of this.projectors) {
+      for (const e of batch) projectorLagSeconds.observe({ projector: p.name }, Math.max(0, committedAt - e.createdAt.getTime()) / 1000);
+    }
+    this.setLag(buffer);
+    try {
+      this.options.onCommitted?.(batch, committedAt);
+    } catch {
+      // an observer's failure must not stop the projections
+    }
+  }
+
+  private setLag(buffer: readonly RecordedEvent[]) {
     const oldest = buffer[0] ? Date.now() - buffer[0].createdAt.getTime() : 0;
     for (const p of this.projectors) {
       projectorLagEvents.set({ projector: p.name }, buffer.length);

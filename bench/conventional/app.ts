@@ -17,7 +17,9 @@ import { buyBody, levelsOf, sellBody, tradeResult, type TradeResultJson } from '
 const unauthorized = () => refuse('AUTHENTICATION_REQUIRED', 'authentication required');
 import { walletContextSchema } from '../../domain/wallet/events.ts';
 import type { Pool } from '../../infra/db.ts';
-import { subscriptionActionResultSchema, subscriptionRecord, subscriptionRecordSchema, type SubscriptionRow } from '../../projections/subscriptions/record.ts';
+import { subscriptionRecord } from '../../projections/subscriptions/record.ts';
+import { subscriptionActionResultSchema, subscriptionRecordSchema } from '../../projections/subscriptions/record-schema.ts';
+import type { SubscriptionRow } from '../../projections/subscriptions/view.ts';
 import { follow, type Caller, type FollowConfig } from './follow.ts';
 import { withdraw } from './withdraw.ts';
 import { buy, sell, type TradeDeps, type Traded } from './trade.ts';

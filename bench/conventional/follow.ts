@@ -13,7 +13,7 @@ import type { MicroUsd } from '../../domain/shared/money.ts';
 import { ensureFunds } from '../../domain/wallet/guards.ts';
 import type { WalletContext } from '../../domain/wallet/events.ts';
 import { inTransaction, type Pool, type PoolClient } from '../../infra/db.ts';
-import { ledgerOf, viewOfRow, type SubscriptionRow } from '../../projections/subscriptions/record.ts';
+import { ledgerOf, viewOfRow, type SubscriptionRow } from '../../projections/subscriptions/view.ts';
 
 export interface FollowConfig {
   virtualStartMicro: MicroUsd;

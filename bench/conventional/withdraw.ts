@@ -7,7 +7,7 @@ import { refuse } from '../../domain/shared/errors.ts';
 import { microToUsd, type MicroUsd } from '../../domain/shared/money.ts';
 import type { WalletContext } from '../../domain/wallet/events.ts';
 import { inTransaction, type Pool, type PoolClient } from '../../infra/db.ts';
-import { ledgerOf, type SubscriptionRow } from '../../projections/subscriptions/record.ts';
+import { ledgerOf, type SubscriptionRow } from '../../projections/subscriptions/view.ts';
 import type { Caller } from './follow.ts';
 
 export interface WithdrawRequest {

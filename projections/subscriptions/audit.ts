@@ -8,7 +8,8 @@ import { comparePositions, START, type EventStore, type Position, type RecordedE
 import { readCheckpoint } from '../checkpoints.ts';
 import { poolEventOf } from './projector.ts';
 import { RECORD_COLUMNS } from './queries.ts';
-import { renderedRecord, viewOfPool, viewOfRow, type PoolView, type SubscriptionRow } from './record.ts';
+import { renderedRecord } from './record.ts';
+import { viewOfPool, viewOfRow, type PoolView, type SubscriptionRow } from './view.ts';
 
 export const POOL_STREAM_PREFIX = 'pool-';
 export const poolIdOfStream = (streamName: string): string => streamName.slice(POOL_STREAM_PREFIX.length);

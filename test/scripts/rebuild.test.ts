@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import t from 'tap';
-import { snapshotReadModels } from '../e2e/flow.ts';
+import { snapshotReadModels } from '../e2e/steps/support.ts';
 import { api, startTestApp } from '../support/app.ts';
 import { signIn } from '../support/auth.ts';
 import { tradeStories, writeSignal, writeStories } from '../support/facts.ts';

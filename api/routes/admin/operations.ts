@@ -6,7 +6,7 @@ import { microToUsd, usdToMicro } from '../../../domain/shared/money.ts';
 import { walletContextSchema, type WalletContext } from '../../../domain/wallet/events.ts';
 import { apiKeyItem, listApiKeys } from '../../../projections/apikeys/queries.ts';
 import { subscriptionListJson } from '../../../projections/subscriptions/queries.ts';
-import { subscriptionRecordSchema } from '../../../projections/subscriptions/record.ts';
+import { subscriptionRecordSchema } from '../../../projections/subscriptions/record-schema.ts';
 import { getSignInFacts, getUser, listActiveSessions, userDocument } from '../../../projections/users/queries.ts';
 import { getWallet } from '../../../projections/wallets/queries.ts';
 import type { AppDeps } from '../../deps.ts';

@@ -5,7 +5,8 @@ import type { PoolMoveResult } from '../../../commands/subscriptions/ledger.ts';
 import { subscribeInput } from '../../../commands/subscriptions/subscribe-input.ts';
 import { microToUsd, usdToMicro } from '../../../domain/shared/money.ts';
 import { subscriptionListJson } from '../../../projections/subscriptions/queries.ts';
-import { subscriptionActionResultSchema, subscriptionRecordOfPool, subscriptionRecordSchema } from '../../../projections/subscriptions/record.ts';
+import { subscriptionRecordOfPool } from '../../../projections/subscriptions/record.ts';
+import { subscriptionActionResultSchema, subscriptionRecordSchema } from '../../../projections/subscriptions/record-schema.ts';
 import { envelopeOf, ok, okRendered } from '../../envelope.ts';
 import { agentParams, amountBody, contextQuery } from './schemas.ts';
 

@@ -163,7 +163,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   const queries = {
     transfersInFlight: (before: Date, limit: number) => transfersInFlight(pool, before, limit),
     unfollowedSeats: (before: Date, limit: number) => unfollowedSeats(pool, before, limit),
-    // Idempotency-Keys and OAuth records (codes, tokens, sessions, grants) past their retention.
+    // Idempotency-Keys and OAuth records past their retention (codes, tokens, sessions, grants; clients with what was issued to them).
     purgeExpiredKeys: async (now: Date) => (await idempotencyKeys.purge(now)) + (await purgeOAuthRecords(pool, now)),
   };
   const workers = roles.workers

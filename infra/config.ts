@@ -102,6 +102,8 @@ const schema = z.object({
   OAUTH_CODE_TTL_SECONDS: z.coerce.number().int().positive().max(600).default(60),
   /** lifetime of an OAuth access token (no refresh token exists: the client asks for consent again) */
   OAUTH_ACCESS_TOKEN_TTL_SECONDS: z.coerce.number().int().positive().max(86_400).default(3600),
+  /** how long a dynamically registered OAuth client that never obtained a grant is kept (a year at most); see infra/oauth-store.ts */
+  OAUTH_UNUSED_CLIENT_TTL_HOURS: z.coerce.number().int().positive().max(8760).default(24),
   /** how long a command may keep losing races to other processes before it answers 503 BUSY */
   COMMAND_DEADLINE_MS: z.coerce.number().int().positive().default(5000),
   TRANSFER_RECOVERY_INTERVAL_MS: z.coerce.number().int().positive().default(5000),

@@ -2,7 +2,14 @@
 // dynamically, interactions, browser sessions, grants, authorization codes and access tokens, one
 // table keyed by (model, id), the payload as JSON. In PostgreSQL, so they outlive restarts and every
 // API process sees the same codes and tokens.
+//
+// Registration is open, so registered clients expire too (docs/decisions.md, OAuth): one that never
+// obtained a grant `unusedClientTtlHours` after registering, one that did IDLE_CLIENT_DAYS after its
+// latest grant expires. The purge then deletes the client with every record naming it.
 import type { Migration, Pool } from './db.ts';
+
+/** How long a registered client is kept after its latest grant expired (a grant lasts 14 days). */
+export const IDLE_CLIENT_DAYS = 90;
 
 export const oauthMigrations: Migration[] = [
   {
@@ -23,10 +30,22 @@ export const oauthMigrations: Migration[] = [
     CREATE INDEX oauth_records_user_code ON oauth_records (model, user_code) WHERE user_code IS NOT NULL;
     CREATE INDEX oauth_records_expiry ON oauth_records (expires_at) WHERE expires_at IS NOT NULL;`,
   },
+  {
+    // Clients registered before their retention were kept for good: one with a grant now lapses 90 days
+    // after its latest grant expires, the others a day (the default TTL) after this migration.
+    id: 'oauth/002-client-retention',
+    sql: `CREATE INDEX oauth_records_client ON oauth_records ((payload->>'clientId'));
+    UPDATE oauth_records c SET expires_at = coalesce(
+        (SELECT max(g.expires_at) FROM oauth_records g WHERE g.model = 'Grant' AND g.payload->>'clientId' = c.id) + interval '90 days',
+        now() + interval '24 hours')
+      WHERE c.model = 'Client' AND c.expires_at IS NULL;`,
+  },
 ];
 
 /** What oidc-provider stores: its own fields, of which these few are looked up. */
 export interface OAuthPayload {
+  /** the client a grant, code or token was issued to (a client's own record has `client_id`) */
+  clientId?: string;
   grantId?: string;
   uid?: string;
   userCode?: string;
@@ -45,6 +64,13 @@ export interface OAuthAdapter {
   revokeByGrantId(grantId: string): Promise<void>;
 }
 
+export interface OAuthStoreOptions {
+  /** the error a second consumption of a code fails with */
+  alreadyConsumed: () => Error;
+  /** how long a registered client that never obtained a grant is kept */
+  unusedClientTtlHours: number;
+}
+
 export interface OAuthStore {
   /** the adapter class oidc-provider instantiates per model */
   Adapter: new (model: string) => OAuthAdapter;
@@ -52,12 +78,20 @@ export interface OAuthStore {
   purge(now: Date): Promise<number>;
 }
 
+const UPSERT = `INSERT INTO oauth_records (model, id, payload, grant_id, uid, user_code, expires_at)
+  VALUES ($1, $2, $3, $4, $5, $6, CASE WHEN $7::integer IS NULL THEN NULL ELSE now() + make_interval(secs => $7::integer) END)
+  ON CONFLICT (model, id) DO UPDATE SET payload = excluded.payload, grant_id = excluded.grant_id,
+    uid = excluded.uid, user_code = excluded.user_code, expires_at = excluded.expires_at`;
+
+const upsertValues = (model: string, id: string, payload: OAuthPayload, expiresIn: number | undefined) =>
+  [model, id, payload, payload.grantId ?? null, payload.uid ?? null, payload.userCode ?? null, expiresIn ?? null];
+
 /**
- * `consumeOnce` turns a second consumption into an error: oidc-provider reads a code, checks it is
+ * `consume` turns a second consumption into an error: oidc-provider reads a code, checks it is
  * unconsumed, then consumes it, so two concurrent exchanges of one code could both pass its check;
  * the conditional update here lets exactly one of them through, the other fails with the given error.
  */
-export function createOAuthStore(pool: Pool, options: { alreadyConsumed: () => Error }): OAuthStore {
+export function createOAuthStore(pool: Pool, options: OAuthStoreOptions): OAuthStore {
   const live = (row: { payload: OAuthPayload; consumed_at: Date | null } | undefined): OAuthPayload | undefined => {
     if (!row) return undefined;
     return row.consumed_at ? { ...row.payload, consumed: Math.floor(row.consumed_at.getTime() / 1000) } : row.payload;
@@ -72,18 +106,30 @@ export function createOAuthStore(pool: Pool, options: { alreadyConsumed: () => E
     return live(rows[0]);
   };
 
+  /**
+   * A grant keeps its client: in the same statement the client's expiry moves to IDLE_CLIENT_DAYS after
+   * the grant's (a grant without expiry keeps it for good); never earlier, and a client already past its
+   * expiry stays gone (the provider no longer finds it, the purge will delete it).
+   */
+  const saveGrant = async (id: string, payload: OAuthPayload, expiresIn?: number) => {
+    await pool.query({
+      name: 'oauth-upsert-grant',
+      text: `WITH saved AS (${UPSERT} RETURNING expires_at)
+             UPDATE oauth_records
+                SET expires_at = greatest(expires_at, coalesce((SELECT expires_at FROM saved), 'infinity') + make_interval(days => $8::integer))
+              WHERE model = 'Client' AND id = $9 AND expires_at > now()`,
+      values: [...upsertValues('Grant', id, payload, expiresIn), IDLE_CLIENT_DAYS, payload.clientId ?? null],
+    });
+  };
+
   class PostgresAdapter implements OAuthAdapter {
     constructor(private readonly model: string) {}
 
     async upsert(id: string, payload: OAuthPayload, expiresIn?: number) {
-      await pool.query({
-        name: 'oauth-upsert',
-        text: `INSERT INTO oauth_records (model, id, payload, grant_id, uid, user_code, expires_at)
-               VALUES ($1, $2, $3, $4, $5, $6, CASE WHEN $7::integer IS NULL THEN NULL ELSE now() + make_interval(secs => $7::integer) END)
-               ON CONFLICT (model, id) DO UPDATE SET payload = excluded.payload, grant_id = excluded.grant_id,
-                 uid = excluded.uid, user_code = excluded.user_code, expires_at = excluded.expires_at`,
-        values: [this.model, id, payload, payload.grantId ?? null, payload.uid ?? null, payload.userCode ?? null, expiresIn ?? null],
-      });
+      if (this.model === 'Grant') return saveGrant(id, payload, expiresIn);
+      // The provider stores a registered client without an expiry: it gets the unused client's.
+      const ttl = this.model === 'Client' ? (expiresIn ?? options.unusedClientTtlHours * 3600) : expiresIn;
+      await pool.query({ name: 'oauth-upsert', text: UPSERT, values: upsertValues(this.model, id, payload, ttl) });
     }
 
     find(id: string) {
@@ -119,8 +165,19 @@ export function createOAuthStore(pool: Pool, options: { alreadyConsumed: () => E
   return { Adapter: PostgresAdapter, purge: (now) => purgeOAuthRecords(pool, now) };
 }
 
-/** Deletes OAuth records past their expiry (the recovery sweep calls it); how many. */
+/**
+ * Deletes OAuth records past their expiry (the recovery sweep calls it); how many. A client past its
+ * expiry first takes along every record naming it (grants, codes, tokens, whatever their own expiry):
+ * a token must not outlive its client, e.g. one retired by hand. Idempotent: what a sweep stopped
+ * between the two statements left, the next deletes.
+ */
 export async function purgeOAuthRecords(pool: Pool, now: Date): Promise<number> {
-  const { rowCount } = await pool.query('DELETE FROM oauth_records WHERE expires_at <= $1', [now]);
-  return rowCount ?? 0;
+  const issued = await pool.query({
+    name: 'oauth-purge-issued',
+    text: `DELETE FROM oauth_records
+            WHERE payload->>'clientId' IN (SELECT id FROM oauth_records WHERE model = 'Client' AND expires_at <= $1)`,
+    values: [now],
+  });
+  const expired = await pool.query({ name: 'oauth-purge-expired', text: 'DELETE FROM oauth_records WHERE expires_at <= $1', values: [now] });
+  return (issued.rowCount ?? 0) + (expired.rowCount ?? 0);
 }

@@ -9,9 +9,9 @@ import { oauthMigrations } from '../infra/oauth-store.ts';
 import { simulatedSwapMigrations } from '../infra/venues/swaps.ts';
 import type { Projector } from './projector.ts';
 
-/** The whole schema, created at start: the event store (PostgreSQL mode), checkpoints, read models. */
-export async function migrateAll(pool: Pool, config: Pick<Config, 'EVENT_STORE'>, projectors: Projector[]): Promise<void> {
-  const migrations: Migration[] = [
+/** Every migration of the schema: the event store (PostgreSQL mode), checkpoints, the infra tables, read models. */
+export function schemaMigrations(config: Pick<Config, 'EVENT_STORE'>, projectors: Projector[]): Migration[] {
+  return [
     ...(config.EVENT_STORE === 'postgres' ? eventStoreMigrations : []),
     ...checkpointMigrations,
     ...simulatedSwapMigrations,
@@ -19,5 +19,9 @@ export async function migrateAll(pool: Pool, config: Pick<Config, 'EVENT_STORE'>
     ...oauthMigrations,
     ...projectors.flatMap((p) => p.migrations),
   ];
-  await migrate(pool, migrations);
+}
+
+/** The whole schema, created at start. */
+export async function migrateAll(pool: Pool, config: Pick<Config, 'EVENT_STORE'>, projectors: Projector[]): Promise<void> {
+  await migrate(pool, schemaMigrations(config, projectors));
 }

@@ -1,6 +1,7 @@
 // Transfer recovery: finishes (or compensates) transfers a crash interrupted after their debit,
 // and frees beta seats whose follow stopped before any debit; its sweep also deletes the
-// Idempotency-Keys of manual trades past their retention. A repeatable `sweep` finds
+// Idempotency-Keys of manual trades and the OAuth records (registered clients included) past their
+// retention. A repeatable `sweep` finds
 // candidates (through the queries port: the transfers read model) and queues one job per fact, its
 // job id derived from the fact so a duplicate is a no-op; the jobs dispatch commands whose steps
 // are idempotent, so a retried or repeated job changes nothing.
@@ -28,7 +29,7 @@ export const releaseSeatJob = z.object({ agentId: z.string().min(1), userId: z.s
 export interface RecoveryQueries {
   transfersInFlight(before: Date, limit: number): Promise<Array<z.infer<typeof resumeTransferJob>>>;
   unfollowedSeats(before: Date, limit: number): Promise<Array<{ agentId: string; userId: string; takenAt: Date }>>;
-  /** deletes Idempotency-Keys past their retention (manual trades' keys); how many */
+  /** deletes Idempotency-Keys (manual trades' keys) and OAuth records past their retention; how many */
   purgeExpiredKeys(now: Date): Promise<number>;
 }
 

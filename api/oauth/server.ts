@@ -104,7 +104,10 @@ export async function createAuthorizationServer(deps: AppDeps, settings: OAuthSe
   const { issuer, resource, consentUrl, keys } = settings;
   const oidc = await loadOidcProvider(logger);
   const { default: Provider, errors, interactionPolicy } = oidc;
-  const store = createOAuthStore(pool, { alreadyConsumed: () => new errors.InvalidGrant('authorization code already used') });
+  const store = createOAuthStore(pool, {
+    alreadyConsumed: () => new errors.InvalidGrant('authorization code already used'),
+    unusedClientTtlHours: config.OAUTH_UNUSED_CLIENT_TTL_HOURS,
+  });
   const policy = interactionPolicy.base();
   policy.get('login')!.checks.add(scopeCheck(oidc), 0);
 

@@ -12,10 +12,8 @@
 import { createHash, randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { createPool } from '../../infra/db.ts';
-import { eventStoreMigrations } from '../../infra/eventstore/postgres-schema.ts';
-import { checkpointMigrations } from '../../projections/checkpoints.ts';
 import { allProjectors } from '../../projections/index.ts';
-import { migrateAll } from '../../projections/migrations.ts';
+import { migrateAll, schemaMigrations } from '../../projections/migrations.ts';
 import { ADMIN_URL, databaseUrl, markTemplateUsed } from './db.ts';
 
 const PREFIX = 'tpl_schema_';
@@ -24,7 +22,7 @@ const building = new Map<string, Promise<string>>();
 
 /** The name of the template database holding the schema of a service on `eventStore`, built when missing. */
 export function schemaTemplate(eventStore: 'postgres' | 'esdb'): Promise<string> {
-  const migrations = [...(eventStore === 'postgres' ? eventStoreMigrations : []), ...checkpointMigrations, ...allProjectors.flatMap((p) => p.migrations)];
+  const migrations = schemaMigrations({ EVENT_STORE: eventStore }, allProjectors);
   const hash = createHash('sha256').update(JSON.stringify(migrations.map((m) => [m.id, m.sql]))).digest('hex').slice(0, 16);
   const name = `${PREFIX}${eventStore}_${hash}`;
   let template = building.get(name);

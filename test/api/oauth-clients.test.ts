@@ -87,7 +87,7 @@ t.test('registered OAuth clients expire', async (t) => {
     const { config, clientId, accessToken } = await connect('retention-retired@example.com');
     t.equal((await api(app, 'GET', '/api/v1/users/me', { token: accessToken })).status, 200, 'the token works');
     // The client is retired while its grant and token are live (an operator's retirement): only the purge's cascade ends them.
-    await app.deps.pool.query(`UPDATE oauth_records SET expires_at = now() WHERE model = 'Client' AND id = $1`, [clientId]);
+    await app.deps.pool.query(`UPDATE oauth_records SET expires_at = now() - interval '1 second' WHERE model = 'Client' AND id = $1`, [clientId]);
     const now = new Date();
     t.ok((await purgeOAuthRecords(app.deps.pool, now)) >= 3, 'the client, its grant and its token');
     t.equal(await purgeOAuthRecords(app.deps.pool, now), 0, 'a second purge finds nothing more');

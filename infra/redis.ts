@@ -1,7 +1,7 @@
 import { Redis } from 'ioredis';
 
 /** How long a command of the service's own connection may take before it fails (503 to the caller). */
-export const REDIS_COMMAND_TIMEOUT_MS = 2_000;
+const REDIS_COMMAND_TIMEOUT_MS = 2_000;
 
 /**
  * The service's own Redis connection (login codes, throttles, signatures spent, MFA, deferred

@@ -10,7 +10,7 @@ import { normalizeEmail } from '../../domain/user/fields.ts';
 import { decryptSecret, encryptSecret } from '../../infra/secrets.ts';
 
 /** Code tries per lookup on the consent page; then a new lookup (with its captcha) is needed. */
-export const CODE_TRIES_PER_LOOKUP = 3;
+const CODE_TRIES_PER_LOOKUP = 3;
 
 const MFA_PURPOSE = 'oauth-consent-mfa-token';
 const signInKey = (uid: string) => `oauth:consent-sign-in:${uid}`;

@@ -33,9 +33,13 @@ async function waitUntilReady(redis: Redis, ms: number): Promise<void> {
   });
 }
 
-/** Every route this scope registers afterwards counts callers without credentials per client address. */
+const READS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/** Every route that writes which this scope registers afterwards counts callers without credentials per client address (reads are not counted). */
 export function countAnonymousCallers(scope: FastifyInstance): void {
   scope.addHook('onRoute', (route) => {
+    const methods = Array.isArray(route.method) ? route.method : [route.method];
+    if (methods.every((m) => READS.has(m))) return;
     route.config = { ...route.config, anonymousBudget: true };
   });
 }

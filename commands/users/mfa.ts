@@ -71,10 +71,21 @@ function newRecoveryCodes(tools: Tools, userId: string): { shown: RecoveryCodes;
 }
 
 /** A TOTP code of the user's secret, within the attempt budget: its time step (the decider refuses a step already used). */
+/** The sealed TOTP secret opened; `unreadable` refuses when it no longer opens (JWT_SECRET rotated since it was sealed). */
+function openTotpSecret(sealed: string, jwtSecret: string, unreadable: () => Error): string {
+  try {
+    return decryptSecret(sealed, jwtSecret, MFA_SECRET_PURPOSE);
+  } catch {
+    throw unreadable();
+  }
+}
+
 async function checkTotp(tools: Tools, userId: string, mfa: MfaState, code: string): Promise<{ timeStep: number }> {
   const { redis, config } = tools.deps;
   const { now } = tools.metadata;
-  const secret = decryptSecret(mfa.sealedSecret, config.JWT_SECRET, MFA_SECRET_PURPOSE);
+  const secret = openTotpSecret(mfa.sealedSecret, config.JWT_SECRET, () =>
+    refuse('MFA_SECRET_UNREADABLE', "the authenticator's secret can no longer be read (the server's key changed): sign in with a recovery code, or ask an administrator to reset MFA"),
+  );
   return withinAttempts(redis, userId, now, () => matchTotp(secret, code, now));
 }
 
@@ -92,7 +103,7 @@ export async function confirmMfa({ data, metadata }: Command<'ConfirmMfa', { use
   const user = await registeredUser(tools, data.userId);
   if (user.mfa) throw refuse('MFA_ALREADY_ENABLED', 'MFA is already on');
   const sealedSecret = await pendingEnrolment(redis, data.userId);
-  const secret = decryptSecret(sealedSecret, config.JWT_SECRET, MFA_SECRET_PURPOSE);
+  const secret = openTotpSecret(sealedSecret, config.JWT_SECRET, () => refuse('MFA_ENROLMENT_NOT_FOUND', 'the pending enrolment can no longer be read (the server key changed): enrol again'));
   const { timeStep } = await withinAttempts(redis, data.userId, metadata.now, () => matchTotp(secret, data.code, metadata.now));
   const { shown, digests } = newRecoveryCodes(tools, data.userId);
   await tools.execute(userDecider, data.userId, { type: 'EnableMfa', data: { sealedSecret, timeStep, recoveryCodeDigests: digests } });
@@ -121,10 +132,11 @@ export async function replaceRecoveryCodes({ data }: Command<'ReplaceRecoveryCod
 
 /** An administrator (the actor, recorded as `by`) turns a user's MFA off: the user lost the authenticator and every recovery code. */
 export async function resetMfa({ data, metadata }: Command<'ResetMfa', { userId: string }>, tools: Tools): Promise<{ userId: string; mfaEnabled: false }> {
-  await tools.execute(userDecider, data.userId, { type: 'ResetMfa', data: { by: metadata.actor } });
-  // A user locked out by wrong codes can enrol again at once.
+  // A user locked out by wrong codes can enrol again at once: lifted first, so a Redis failure
+  // leaves nothing recorded and the administrator's retry does both.
   const keys = mfaKeys(data.userId);
   await tools.deps.redis.del(keys.attempts, keys.lock);
+  await tools.execute(userDecider, data.userId, { type: 'ResetMfa', data: { by: metadata.actor } });
   return { userId: data.userId, mfaEnabled: false };
 }
 

@@ -31,6 +31,7 @@ export const errorCatalogue = {
   INVALID_LEVELS: { status: 400, description: 'Levels that contradict the side of the trade: a long with its stop at or above the entry or a target below it (a short mirrored), or targets out of order; `problems` names each when a structured signal is refused.' },
   TOO_MANY_PINS: { status: 400, description: 'The user has pinned the most agents allowed (`maxPins`, 20): unpin one first.' },
   BELOW_MIN_ALLOCATION: { status: 400, description: "The pool would hold less than the agent's minimum allocation; `minAllocationUsd` says how much." },
+  API_KEY_LIMIT_REACHED: { status: 400, description: 'The user holds the most active API keys allowed (10): revoke one before creating another.' },
   // 401
   INVALID_SIGNATURE: { status: 401, description: 'The signal webhook\'s `X-SVC-Timestamp` / `X-SVC-Signature`, or an API key\'s `x-timestamp` / `x-signature`, are missing, malformed, more than 5 minutes off, wrong, or already used.' },
   AUTHENTICATION_REQUIRED: { status: 401, description: 'No valid credentials (missing, expired or ended session).' },
@@ -41,7 +42,6 @@ export const errorCatalogue = {
   // 403
   ADMIN_REQUIRED: { status: 403, description: 'The route is for administrators.' },
   INSUFFICIENT_SCOPE: { status: 403, description: 'The API key or OAuth token does not hold the scope the route needs (`requiredScope`).' },
-  API_KEY_LIMIT_REACHED: { status: 400, description: 'The user holds the most active API keys allowed (10): revoke one before creating another.' },
   KEY_TYPE_NOT_ALLOWED: { status: 403, description: 'API keys of type developer and internal cannot be created through the API.' },
   CAPTCHA_FAILED: { status: 403, description: 'The captcha token is missing or was not accepted.' },
   CONSENT_CSRF: { status: 403, description: 'An OAuth sign-in or consent form was posted without the token of its page, or from another site (cross-site request forgery).' },
@@ -72,6 +72,7 @@ export const errorCatalogue = {
   REVIEW_MOVE_NOT_ALLOWED: { status: 409, description: "The review decision does not apply to the agent's current state." },
   ALREADY_EXISTS: { status: 409, description: 'An id chosen for a new stream is already in use.' },
   MFA_ALREADY_ENABLED: { status: 409, description: 'MFA is already on: disable it (with a current code) before enrolling another authenticator.' },
+  MFA_SECRET_UNREADABLE: { status: 409, description: "The authenticator's sealed secret no longer opens (JWT_SECRET changed since): sign in with a recovery code, or an administrator resets MFA." },
   MFA_NOT_ENABLED: { status: 409, description: 'MFA is not on.' },
   MFA_ENROLMENT_NOT_FOUND: { status: 409, description: 'No enrolment is waiting for its first code (none was started, or it expired): enrol again.' },
   ALLOCATION_FUNDS_IN_USE: { status: 409, code: 'ALLOCATION_FUNDS_IN_USE', description: "Open trades of this pool lock the funds asked for." },

@@ -12,7 +12,7 @@ export const avatarFilenameSchema = z
   .string()
   .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,254}$/, 'must be a file name without a path');
 
-export const MAX_INTERESTS = 20;
+const MAX_INTERESTS = 20;
 const interestCount = `interests must hold 1 to ${MAX_INTERESTS} items`;
 
 /** The first spelling of each interest, ignoring case (`Solana` and `SOLANA` are one). */

@@ -148,6 +148,13 @@ t.test('without credentials: the public routes that write count per client addre
   for (let i = 0; i < 5; i++) reads.push(await api(app, 'GET', '/api/v1/agents'));
   t.same(reads.map((r) => r.status), [200, 200, 200, 200, 200], 'public reads are not counted');
   t.equal(reads[0]!.headers.get('x-ratelimit-limit'), null);
+  for (const path of ['/.well-known/oauth-authorization-server', '/oauth/jwks', '/api/auth/username-exists?username=someone']) {
+    const answers = [];
+    for (let i = 0; i < 4; i++) answers.push((await api(app, 'GET', path)).status);
+    t.same(answers, [200, 200, 200, 200], `${path}: a read of the same route groups, not counted`);
+  }
+  const authorize = await api(app, 'GET', '/oauth/authorize?client_id=x&response_type=code');
+  t.equal(authorize.status, 429, 'an authorization request writes (an interaction): counted, GET or not');
   const u = await signIn(app, 'signed-in@example.test').catch((err: Error) => err);
   t.match(String(u), /lookup .*429/, 'the sign-in steps are public writes too: this address has spent its budget');
   const user = await manyUsers(app, 'limited', 1);

@@ -37,7 +37,7 @@ export const userOperationsView = userDocument.extend({
   /** the start of the newest session; null when the user never signed in */
   lastSignInAt: z.string().nullable(),
 });
-export type UserOperationsView = z.infer<typeof userOperationsView>;
+type UserOperationsView = z.infer<typeof userOperationsView>;
 
 /** The view from the read models only (users, wallets, subscriptions, api_keys); USER_NOT_FOUND for an unknown user. */
 export async function userOperations(deps: Pick<AppDeps, 'pool' | 'clock' | 'config'>, userId: string): Promise<UserOperationsView> {

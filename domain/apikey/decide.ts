@@ -18,7 +18,7 @@ export const MAX_KEY_NAME = 100;
 /**
  * Active keys a user may hold: each key has a rate budget of its owner's tier (issue 15), so without
  * a bound a free user would multiply the tier by making keys. Checked on the read model before a
- * creation (api/routes/apikeys): a soft bound, which racing creations may pass by a key or two.
+ * creation, under the user's creation mutex (api/routes/apikeys), so racing creations cannot pass it.
  */
 export const MAX_ACTIVE_KEYS = 10;
 

@@ -194,6 +194,17 @@ t.test('API keys', async (t) => {
     t.equal((await create(bob, { name: 'bob is not carol' })).status, 201, 'per user');
   });
 
+  await t.test('15 creations at once by one user: exactly 10 keys, the rest 400 (the count and the creation are one step)', async (t) => {
+    const dan = await signIn(app, 'dan@example.test');
+    const answers = await Promise.all(Array.from({ length: 15 }, (_, i) => create(dan, { name: `racer ${i}` })));
+    const statuses = answers.map((a) => a.status).sort();
+    t.same(statuses, [...Array(10).fill(201), ...Array(5).fill(400)]);
+    t.ok(answers.filter((a) => a.status === 400).every((a) => a.body.error.reason === 'API_KEY_LIMIT_REACHED'));
+    for (const a of answers) if (a.status === 201) reveals.push(a.body.data.apiKey, a.body.data.secretKey);
+    const listed = await api(app, 'GET', `${KEYS}?limit=100`, { token: dan.accessToken });
+    t.equal(listed.body.data.items.filter((i: { status: string }) => i.status === 'active').length, 10);
+  });
+
   await t.test('DELETE /api/api-keys/{id}: soft revoke, 404 when unknown or revoked already', async (t) => {
     const key = await keyOf(alice);
     const del = await api(app, 'DELETE', `${KEYS}/${key.id}`, { token: alice.accessToken });

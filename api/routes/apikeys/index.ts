@@ -3,12 +3,15 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { MAX_ACTIVE_KEYS } from '../../../domain/apikey/decide.ts';
 import { refuse } from '../../../domain/shared/errors.ts';
+import { withMutex } from '../../../infra/mutex.ts';
 import { countActiveKeys, listApiKeys, apiKeyItem } from '../../../projections/apikeys/queries.ts';
 import { envelopeOf, ok, paginated, paginationQuery } from '../../envelope.ts';
 import { paginatedOf } from '../developers/record.ts';
 import { createdKey, createKeyBody, keyIdParams } from './schemas.ts';
 
 const tags = ['API Keys'];
+/** A creation holds the user's creation mutex for at most this long; another waits this long for it. */
+const KEY_CREATION_MUTEX = { holdMs: 10_000, waitMs: 10_000 };
 
 /** The caller's API keys: created (shown once), listed (never a hash or secret), revoked. */
 export default async function apiKeyRoutes(root: FastifyInstance): Promise<void> {
@@ -27,18 +30,22 @@ export default async function apiKeyRoutes(root: FastifyInstance): Promise<void>
     },
     async (request, reply) => {
       const identity = request.identity!;
-      if ((await countActiveKeys(app.deps.pool, identity.userId, app.deps.clock.now())) >= MAX_ACTIVE_KEYS) {
-        throw refuse('API_KEY_LIMIT_REACHED', `at most ${MAX_ACTIVE_KEYS} active API keys: revoke one before creating another`, { maxActiveKeys: MAX_ACTIVE_KEYS });
-      }
       const { name, type, scopes, expiresAt } = request.body;
-      const { key, apiKey, secretKey } = await request.dispatch('CreateApiKey', {
-        ownerId: identity.userId,
-        ownerRole: identity.role,
-        callerScopes: identity.scopes,
-        name,
-        ...(type !== undefined ? { type } : {}),
-        ...(scopes !== undefined ? { scopes } : {}),
-        ...(expiresAt !== undefined ? { expiresAt: new Date(expiresAt).toISOString() } : {}),
+      // One creation of the user's at a time, so the count and the creation it allows are one step
+      // (the answer waits for the read model, so the next holder counts this key).
+      const { key, apiKey, secretKey } = await withMutex(app.deps.redis, `api-key-creation:${identity.userId}`, KEY_CREATION_MUTEX, async () => {
+        if ((await countActiveKeys(app.deps.pool, identity.userId, app.deps.clock.now())) >= MAX_ACTIVE_KEYS) {
+          throw refuse('API_KEY_LIMIT_REACHED', `at most ${MAX_ACTIVE_KEYS} active API keys: revoke one before creating another`, { maxActiveKeys: MAX_ACTIVE_KEYS });
+        }
+        return request.dispatch('CreateApiKey', {
+          ownerId: identity.userId,
+          ownerRole: identity.role,
+          callerScopes: identity.scopes,
+          name,
+          ...(type !== undefined ? { type } : {}),
+          ...(scopes !== undefined ? { scopes } : {}),
+          ...(expiresAt !== undefined ? { expiresAt: new Date(expiresAt).toISOString() } : {}),
+        });
       });
       return reply.code(201).send(
         ok({ id: key.keyId, name: key.name, type: key.type, scopes: key.scopes, prefix: key.prefix, expiresAt: key.expiresAt, createdAt: key.createdAt, apiKey, secretKey }),

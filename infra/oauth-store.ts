@@ -181,3 +181,17 @@ export async function purgeOAuthRecords(pool: Pool, now: Date): Promise<number> 
   const expired = await pool.query({ name: 'oauth-purge-expired', text: 'DELETE FROM oauth_records WHERE expires_at <= $1', values: [now] });
   return (issued.rowCount ?? 0) + (expired.rowCount ?? 0);
 }
+
+/**
+ * Ends everything OAuth holds for a user: grants, the tokens and codes issued under them, and the
+ * authorization server's browser sessions (the consent page's sign-in). How many grants ended.
+ */
+export async function revokeAccountOAuth(pool: Pool, accountId: string): Promise<number> {
+  const { rows } = await pool.query<{ model: string }>(
+    `DELETE FROM oauth_records
+      WHERE payload->>'accountId' = $1 OR grant_id IN (SELECT id FROM oauth_records WHERE model = 'Grant' AND payload->>'accountId' = $1)
+      RETURNING model`,
+    [accountId],
+  );
+  return rows.filter((r) => r.model === 'Grant').length;
+}

@@ -56,6 +56,16 @@ export async function listApiKeys(db: Pool, ownerId: string, page: { limit: numb
   return { items: rows.map((r) => itemOf(r, now)), total };
 }
 
+/** The ids of the owner's keys not revoked (expired ones too: they could be revoked, and nothing else makes them so for good). */
+export async function unrevokedKeyIds(db: Pool, ownerId: string): Promise<string[]> {
+  const { rows } = await db.query<{ key_id: string }>({
+    name: 'unrevoked-api-key-ids',
+    text: 'SELECT key_id FROM api_keys WHERE owner_id = $1 AND revoked_at IS NULL ORDER BY created_at',
+    values: [ownerId],
+  });
+  return rows.map((r) => r.key_id);
+}
+
 /** How many of the owner's keys are active (neither revoked nor expired) at `now`. */
 export async function countActiveKeys(db: Pool, ownerId: string, now: Date): Promise<number> {
   const { rows } = await db.query<{ n: string }>({

@@ -1,12 +1,29 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { tierSchema } from '../../../domain/user/events.ts';
+import { revokeAccountOAuth } from '../../../infra/oauth-store.ts';
+import { unrevokedKeyIds } from '../../../projections/apikeys/queries.ts';
 import { envelopeOf, ok } from '../../envelope.ts';
 
 const params = z.object({ userId: z.guid('userId must be a user id (a uuid)') });
 
-/** An administrator sets a user's rate-limit tier, ends a user's sessions, or turns a user's MFA off (events with the administrator as actor). */
+const revokedAccess = z.object({ userId: z.string(), sessionsEnded: z.number(), apiKeysRevoked: z.number(), oauthGrantsRevoked: z.number() });
+
+/**
+ * Everything that lets anyone act as the user, ended by the administrator (the request's caller, the
+ * events' actor): sessions (USER_NOT_FOUND first for an unknown user), API keys, OAuth grants with
+ * their tokens and the consent page's sign-in. A repeat, or a retry after a failure half-way, ends what is left.
+ */
+async function revokeAccess(request: FastifyRequest, userId: string): Promise<z.infer<typeof revokedAccess>> {
+  const { sessionsEnded } = await request.dispatch('EndAllSessions', { userId });
+  const keyIds = await unrevokedKeyIds(request.server.deps.pool, userId);
+  for (const keyId of keyIds) await request.dispatch('RevokeApiKey', { keyId, ownerId: userId });
+  const oauthGrantsRevoked = await revokeAccountOAuth(request.server.deps.pool, userId);
+  return { userId, sessionsEnded, apiKeysRevoked: keyIds.length, oauthGrantsRevoked };
+}
+
+/** An administrator sets a user's rate-limit tier, revokes a user's access, or turns a user's MFA off (events with the administrator as actor). */
 export default async function adminUserRoutes(root: FastifyInstance): Promise<void> {
   const app = root.withTypeProvider<ZodTypeProvider>();
   app.put(
@@ -25,17 +42,17 @@ export default async function adminUserRoutes(root: FastifyInstance): Promise<vo
   );
 
   app.post(
-    '/api/admin/users/:userId/sessions/end',
+    '/api/admin/users/:userId/access/revoke',
     {
       config: { access: { scope: 'admin:write' } },
       schema: {
         tags: ['Admin'],
-        summary: "End every live session of a user (an account believed taken over): their access and refresh tokens stop working; 404 unknown user",
+        summary: 'An account believed taken over: end every session, revoke every API key and every OAuth grant of the user (404 unknown user)',
         params,
-        response: { 200: envelopeOf(z.object({ userId: z.string(), sessionsEnded: z.number() })) },
+        response: { 200: envelopeOf(revokedAccess) },
       },
     },
-    async (request) => ok(await request.dispatch('EndAllSessions', { userId: request.params.userId })),
+    async (request) => ok(await revokeAccess(request, request.params.userId)),
   );
 
   // For a user who lost the authenticator and the recovery codes: the next sign-in needs only the emailed code.

@@ -1,5 +1,6 @@
 import { createHash, createHmac } from 'node:crypto';
 import type { Ids } from './ids.ts';
+import { deriveKey } from './secrets.ts';
 
 // Secrets the auth flow hands out and how they are kept: only digests are ever stored.
 
@@ -7,6 +8,12 @@ export const sha256Hex = (value: string) => createHash('sha256').update(value, '
 
 /** HMAC-SHA256 hex under a key from `deriveKey` (infra/secrets.ts). */
 export const hmacHex = (key: Buffer, value: string) => createHmac('sha256', key).update(value, 'utf8').digest('hex');
+
+/**
+ * A client address as Redis keys hold it (throttles, rate budgets): a keyed digest, never the
+ * address itself, the same for every use so they can be told apart only by their prefixes.
+ */
+export const clientAddressDigest = (masterSecret: string, address: string) => hmacHex(deriveKey(masterSecret, 'client-address'), address);
 
 /**
  * A refresh token: `<userId>.<32 random bytes, base64url>`. The user-id part only locates the

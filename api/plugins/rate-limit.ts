@@ -3,8 +3,7 @@ import fastifyRateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Redis } from 'ioredis';
 import { refuse } from '../../domain/shared/errors.ts';
-import { deriveKey } from '../../infra/secrets.ts';
-import { hmacHex } from '../../infra/tokens.ts';
+import { clientAddressDigest } from '../../infra/tokens.ts';
 import '../types.ts';
 
 /**
@@ -12,9 +11,9 @@ import '../types.ts';
  * on a public route that writes, its client address's (a keyed digest, never the address itself);
  * other anonymous requests are not counted.
  */
-const budgetOf = (request: FastifyRequest, addressKey: Buffer): string => {
+const budgetOf = (request: FastifyRequest, masterSecret: string): string => {
   const identity = request.identity;
-  if (!identity) return `address:${hmacHex(addressKey, request.ip)}`;
+  if (!identity) return `address:${clientAddressDigest(masterSecret, request.ip)}`;
   if (identity.mode === 'apiKey') return `key:${identity.keyId}`;
   return identity.mode === 'oauth' ? `oauth:${identity.userId}` : `user:${identity.userId}`;
 };
@@ -64,7 +63,6 @@ async function rateLimitPlugin(app: FastifyInstance): Promise<void> {
     standard: config.RATE_LIMIT_STANDARD_PER_MIN,
     premium: config.RATE_LIMIT_PREMIUM_PER_MIN,
   };
-  const addressKey = deriveKey(config.JWT_SECRET, 'client-address');
   const redis = new Redis(config.RATE_LIMIT_REDIS_URL ?? config.REDIS_URL, {
     keyPrefix: app.deps.redis.options.keyPrefix ?? '',
     enableOfflineQueue: false,
@@ -87,7 +85,7 @@ async function rateLimitPlugin(app: FastifyInstance): Promise<void> {
     skipOnError: true,
     timeWindow: 60_000,
     allowList: (request) => !counted(request),
-    keyGenerator: (request) => budgetOf(request, addressKey),
+    keyGenerator: (request) => budgetOf(request, config.JWT_SECRET),
     max: async (request) => (request.identity ? (limits[request.identity.tier] ?? limits.free!) : config.RATE_LIMIT_ANONYMOUS_PER_MIN),
     errorResponseBuilder: (_request, context) =>
       refuse('RATE_LIMITED', `rate limit exceeded: ${context.max} requests a minute for this tier; retry in ${context.after}`, { retryAfterSeconds: Math.ceil(context.ttl / 1000) }),

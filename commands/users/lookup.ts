@@ -6,10 +6,9 @@ import { userDecider } from '../../domain/user/decide.ts';
 import { normalizeEmail } from '../../domain/user/fields.ts';
 import { usernameDecider } from '../../domain/user/username.ts';
 import { deriveKey } from '../../infra/secrets.ts';
-import { userIdForEmail } from '../../infra/tokens.ts';
+import { clientAddressDigest, userIdForEmail } from '../../infra/tokens.ts';
 import type { Tools } from '../dispatch.ts';
 import { assertNotLocked, storeCode, takeAddressSlot, takeLookupSlot, type PendingSignup } from './login-codes.ts';
-import { hmacHex } from '../../infra/tokens.ts';
 
 export interface LookupData {
   email: string;
@@ -33,7 +32,7 @@ export async function lookup({ data, metadata }: Command<'Lookup', LookupData>, 
   const { redis, mailer, config, ids } = tools.deps;
   const email = normalizeEmail(data.email);
   const userId = userIdForEmail(email);
-  await takeAddressSlot(redis, hmacHex(deriveKey(config.JWT_SECRET, 'client-address'), data.clientAddress), config.LOOKUP_PER_ADDRESS_PER_HOUR, metadata.now);
+  await takeAddressSlot(redis, clientAddressDigest(config.JWT_SECRET, data.clientAddress), config.LOOKUP_PER_ADDRESS_PER_HOUR, metadata.now);
   await assertNotLocked(redis, userId, metadata.now);
   const isNewUser = (await tools.load(userDecider, userId)).state.status === 'unregistered';
   const username = data.signup.username;

@@ -6,7 +6,7 @@
 import type { Command } from '../../domain/shared/decider.ts';
 import { refuse } from '../../domain/shared/errors.ts';
 import { userDecider } from '../../domain/user/decide.ts';
-import { RECOVERY_CODE_COUNT, unusedRecoveryCode, type SecondFactor } from '../../domain/user/mfa.ts';
+import { assertFreshCode, RECOVERY_CODE_COUNT, unusedRecoveryCode, type SecondFactor } from '../../domain/user/mfa.ts';
 import type { MfaState, RegisteredUser } from '../../domain/user/state.ts';
 import { keyEncryptionKeyOf } from '../../infra/api-keys.ts';
 import { canonicalRecoveryCode, randomRecoveryCode, recoveryCodeDigest, showRecoveryCode } from '../../infra/recovery-codes.ts';
@@ -70,7 +70,6 @@ function newRecoveryCodes(tools: Tools, userId: string): { shown: RecoveryCodes;
   return { shown: { recoveryCodes: codes.map(showRecoveryCode) }, digests: codes.map((code) => recoveryCodeDigest(userId, code, key)) };
 }
 
-/** A TOTP code of the user's secret, within the attempt budget: its time step (the decider refuses a step already used). */
 /** The sealed TOTP secret opened; `unreadable` refuses when it no longer opens (JWT_SECRET rotated since it was sealed). */
 function openTotpSecret(sealed: string, jwtSecret: string, unreadable: () => Error): string {
   try {
@@ -80,6 +79,7 @@ function openTotpSecret(sealed: string, jwtSecret: string, unreadable: () => Err
   }
 }
 
+/** A TOTP code of the user's secret, within the attempt budget: its time step (the decider refuses a step already used). */
 async function checkTotp(tools: Tools, userId: string, mfa: MfaState, code: string): Promise<{ timeStep: number }> {
   const { redis, config } = tools.deps;
   const { now } = tools.metadata;
@@ -153,7 +153,8 @@ export interface CompleteMfaData {
 async function checkSecondFactor(tools: Tools, userId: string, mfa: MfaState, data: CompleteMfaData): Promise<SecondFactor> {
   if (data.code !== undefined && data.recoveryCode === undefined) {
     const { timeStep } = await checkTotp(tools, userId, mfa, data.code);
-    if (timeStep <= mfa.lastTimeStep) throw refuse('MFA_CODE_REUSED', 'this code was already used: wait for the next one');
+    // Checked before the token is spent too, so a replayed code leaves the user the token for the next one.
+    assertFreshCode(mfa.lastTimeStep, timeStep);
     return { timeStep };
   }
   if (data.recoveryCode !== undefined && data.code === undefined) return checkRecoveryCode(tools, userId, mfa, data.recoveryCode);

@@ -29,7 +29,8 @@ function mfaOf(state: RegisteredUser): MfaState {
   return state.mfa;
 }
 
-function assertFreshCode(lastTimeStep: number, timeStep: number): void {
+/** RFC 6238 section 5.2: a TOTP code is accepted once, so its time step must be newer than the last one used. */
+export function assertFreshCode(lastTimeStep: number, timeStep: number): void {
   if (timeStep <= lastTimeStep) throw refuse('MFA_CODE_REUSED', 'this code was already used: wait for the next one');
 }
 

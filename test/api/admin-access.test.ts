@@ -7,24 +7,16 @@ import t from 'tap';
 import * as client from 'openid-client';
 import { apiKeyStream } from '../../domain/apikey/decide.ts';
 import { userDecider } from '../../domain/user/decide.ts';
-import { api, startTestApp } from '../support/app.ts';
+import { api } from '../support/app.ts';
 import { signedApi } from '../support/api-keys.ts';
 import { signIn, TEST_USER_AGENT } from '../support/auth.ts';
-import { authorizationRequest, browserProfile, callbackReached, freePort, launchChromium, registerClient, signInOnConsentPage, startClientCallback } from '../support/oauth.ts';
+import { authorizationRequest, browserProfile, callbackReached, registerClient, signInOnConsentPage, startOAuthTestBed } from '../support/oauth.ts';
 
 const ADMIN = 'admin@example.test';
 const VICTIM = 'taken-over@example.test';
 
 t.test('an administrator revokes every access of a user', async (t) => {
-  const port = await freePort();
-  const app = await startTestApp({ config: { ADMIN_EMAILS: ADMIN, PORT: String(port), PUBLIC_BASE_URL: `http://127.0.0.1:${port}` } });
-  const browser = await launchChromium();
-  const callback = await startClientCallback();
-  t.teardown(async () => {
-    await browser.close();
-    await callback.close();
-    await app.close();
-  });
+  const { app, browser, callback } = await startOAuthTestBed(t, { config: { ADMIN_EMAILS: ADMIN } });
   const admin = await signIn(app, ADMIN);
   const revoke = (userId: string, token?: string) => api(app, 'POST', `/api/admin/users/${userId}/access/revoke`, token ? { token } : {});
   const refresh = (refreshToken: string) => api(app, 'POST', '/api/auth/refresh', { headers: { 'user-agent': TEST_USER_AGENT }, body: { refreshToken } });

@@ -9,17 +9,15 @@ import type { AddressInfo } from 'node:net';
 import { buildApp } from '../../api/app.ts';
 import { loginKeys } from '../../commands/users/login-codes.ts';
 import { userIdForEmail } from '../../infra/tokens.ts';
-import { api, apiWithConfig, startTestApp } from '../support/app.ts';
+import { api, apiWithConfig } from '../support/app.ts';
 import { codeOf } from '../support/auth.ts';
 import {
   authorizationRequest,
   browserProfile,
   callbackReached,
-  freePort,
-  launchChromium,
   registerClient,
   signInOnConsentPage,
-  startClientCallback,
+  startOAuthTestBed,
   type AuthorizationAttempt,
 } from '../support/oauth.ts';
 
@@ -37,18 +35,9 @@ const RFC7636_VERIFIER = 'dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk';
 const RFC7636_CHALLENGE = 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM';
 
 t.test('OAuth attack table', async (t) => {
-  const port = await freePort();
-  const base = `http://127.0.0.1:${port}`;
-  const app = await startTestApp({ config: { PORT: String(port), PUBLIC_BASE_URL: base } });
-  const browser = await launchChromium();
+  const { app, base, browser, callback: clientSide } = await startOAuthTestBed(t);
   const profile = await browserProfile(browser);
-  const clientSide = await startClientCallback();
   const CALLBACK = clientSide.url;
-  t.teardown(async () => {
-    await browser.close();
-    await clientSide.close();
-    await app.close();
-  });
   const config = await registerClient(app, clientSide);
   const { client_id } = config.clientMetadata();
 

@@ -4,25 +4,15 @@
 // TTL gone, a used one kept), and a purged client's token refused by the API.
 import t from 'tap';
 import * as client from 'openid-client';
-import type { Browser } from 'playwright-core';
 import { IDLE_CLIENT_DAYS, purgeOAuthRecords } from '../../infra/oauth-store.ts';
-import { api, startTestApp, type TestApp } from '../support/app.ts';
-import { authorizationRequest, browserProfile, callbackReached, freePort, launchChromium, registerClient, signInOnConsentPage, startClientCallback } from '../support/oauth.ts';
+import { api } from '../support/app.ts';
+import { authorizationRequest, browserProfile, callbackReached, registerClient, signInOnConsentPage, startOAuthTestBed } from '../support/oauth.ts';
 
 const HOUR = 3600_000;
 const DAY = 24 * HOUR;
 
 t.test('registered OAuth clients expire', async (t) => {
-  const port = await freePort();
-  const base = `http://127.0.0.1:${port}`;
-  const app: TestApp = await startTestApp({ config: { PORT: String(port), PUBLIC_BASE_URL: base, OAUTH_UNUSED_CLIENT_TTL_HOURS: '2' } });
-  const browser: Browser = await launchChromium();
-  const callback = await startClientCallback();
-  t.teardown(async () => {
-    await browser.close();
-    await callback.close();
-    await app.close();
-  });
+  const { app, browser, callback } = await startOAuthTestBed(t, { config: { OAUTH_UNUSED_CLIENT_TTL_HOURS: '2' } });
 
   const expiryOf = async (model: string, id: string) => {
     const { rows } = await app.deps.pool.query<{ expires_at: Date }>('SELECT expires_at FROM oauth_records WHERE model = $1 AND id = $2', [model, id]);

@@ -6,28 +6,18 @@ import { createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import t, { type Test } from 'tap';
 import * as client from 'openid-client';
-import type { Browser } from 'playwright-core';
 import { createAuthorizationServer } from '../../api/oauth/server.ts';
-import { api, startTestApp, type TestApp } from '../support/app.ts';
+import { api } from '../support/app.ts';
 import { manyUsers } from '../support/auth.ts';
 import { SteppingClock, totpAt, wrongTotp } from '../support/mfa.ts';
-import { authorizationRequest, browserProfile, callbackReached, freePort, launchChromium, registerClient, signInOnConsentPage, startClientCallback } from '../support/oauth.ts';
+import { authorizationRequest, browserProfile, callbackReached, registerClient, signInOnConsentPage, startOAuthTestBed } from '../support/oauth.ts';
 
 t.test('OAuth 2.1 with the consent page', async (t) => {
-  const port = await freePort();
-  const base = `http://127.0.0.1:${port}`;
   // The service's clock, moved a TOTP step at a time by the MFA sign-in below (codes computed from it).
   const clock = new SteppingClock();
-  const app: TestApp = await startTestApp({ clock, captureLogs: true, config: { PORT: String(port), PUBLIC_BASE_URL: base } });
+  const { app, base, browser, callback } = await startOAuthTestBed(t, { clock, captureLogs: true });
   /** What the flows show once (codes, tokens, verifiers, secrets): none may reach a log line. */
   const reveals: string[] = [];
-  const browser: Browser = await launchChromium();
-  const callback = await startClientCallback();
-  t.teardown(async () => {
-    await browser.close();
-    await callback.close();
-    await app.close();
-  });
 
   await t.test('metadata lets a client connect unaided: RFC 8414, RFC 9728 and the directory record', async (t) => {
     const as = await api(app, 'GET', '/.well-known/oauth-authorization-server');

@@ -5,7 +5,8 @@ import { createServer as createHttpServer } from 'node:http';
 import { createServer, type AddressInfo } from 'node:net';
 import * as client from 'openid-client';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
-import type { TestApp } from './app.ts';
+import type { Test } from 'tap';
+import { startTestApp, type TestApp, type TestAppOptions } from './app.ts';
 import { loginKeys } from '../../commands/users/login-codes.ts';
 import { normalizeEmail } from '../../domain/user/fields.ts';
 import { userIdForEmail } from '../../infra/tokens.ts';
@@ -21,6 +22,30 @@ export async function freePort(): Promise<number> {
 
 export function launchChromium(): Promise<Browser> {
   return chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--headless', '--no-sandbox', '--disable-background-networking'] });
+}
+
+/** An OAuth test's parts: the app at a public address known before it starts (the issuer), Chromium, and the client's callback. */
+export interface OAuthTestBed {
+  app: TestApp;
+  /** the issuer, PUBLIC_BASE_URL */
+  base: string;
+  browser: Browser;
+  callback: ClientCallback;
+}
+
+/** Starts the app on a free port with that address as its issuer, Chromium and the client's callback server; all closed when `t` ends. */
+export async function startOAuthTestBed(t: Test, options: TestAppOptions = {}): Promise<OAuthTestBed> {
+  const port = await freePort();
+  const base = `http://127.0.0.1:${port}`;
+  const app = await startTestApp({ ...options, config: { ...options.config, PORT: String(port), PUBLIC_BASE_URL: base } });
+  const browser = await launchChromium();
+  const callback = await startClientCallback();
+  t.teardown(async () => {
+    await browser.close();
+    await callback.close();
+    await app.close();
+  });
+  return { app, base, browser, callback };
 }
 
 /** The client's side of the redirect: a real HTTP server whose callback paths record what arrives. */

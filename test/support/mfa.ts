@@ -2,13 +2,10 @@
 // at a time, so no assertion depends on where in a 30-second step the machine happens to be), and a
 // sign-in by emailed code that answers the raw login result (an MFA user gets no tokens from it).
 import { generateSync } from 'otplib';
-import { loginKeys } from '../../commands/users/login-codes.ts';
-import { normalizeEmail } from '../../domain/user/fields.ts';
 import type { Clock } from '../../infra/clock.ts';
 import { TOTP_SETTINGS } from '../../infra/totp.ts';
-import { userIdForEmail } from '../../infra/tokens.ts';
 import { api, type TestApp } from './app.ts';
-import { codeOf, TEST_USER_AGENT } from './auth.ts';
+import { codeOf, resetLookupThrottle, TEST_USER_AGENT } from './auth.ts';
 
 /** The system clock plus an offset the test moves forward. */
 export class SteppingClock implements Clock {
@@ -35,8 +32,7 @@ export function wrongTotp(secret: string, at: Date): string {
 
 /** POST /api/auth/lookup then /api/auth/verify with the mailed code; the verify answer as it came. */
 export async function verifyByEmail(app: Pick<TestApp, 'url' | 'deps' | 'waitForMail'>, email: string) {
-  const keys = loginKeys(userIdForEmail(normalizeEmail(email)));
-  await app.deps.redis.del(keys.recent, keys.hourly);
+  await resetLookupThrottle(app, email);
   const headers = { 'user-agent': TEST_USER_AGENT };
   const lookup = await api(app, 'POST', '/api/auth/lookup', { headers, body: { email, recaptcha: 'tok', fingerprint: 'fp' } });
   if (lookup.status !== 200) throw new Error(`lookup ${email}: ${lookup.status} ${JSON.stringify(lookup.body)}`);

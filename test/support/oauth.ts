@@ -7,10 +7,7 @@ import * as client from 'openid-client';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import type { Test } from 'tap';
 import { startTestApp, type TestApp, type TestAppOptions } from './app.ts';
-import { loginKeys } from '../../commands/users/login-codes.ts';
-import { normalizeEmail } from '../../domain/user/fields.ts';
-import { userIdForEmail } from '../../infra/tokens.ts';
-import { codeOf } from './auth.ts';
+import { codeOf, resetLookupThrottle } from './auth.ts';
 
 export async function freePort(): Promise<number> {
   const server = createServer();
@@ -115,8 +112,7 @@ export async function authorizationRequest(config: client.Configuration, params:
 
 /** Signs in on the consent page with the emailed code (the page must show the email step); the email's one-code-per-30-s throttle is reset first, as signIn does. */
 export async function signInOnConsentPage(app: Pick<TestApp, 'waitForMail' | 'deps'>, page: Page, email: string): Promise<void> {
-  const keys = loginKeys(userIdForEmail(normalizeEmail(email)));
-  await app.deps.redis.del(keys.recent, keys.hourly);
+  await resetLookupThrottle(app, email);
   await page.getByLabel('Email').fill(email);
   await page.getByRole('button', { name: 'Email me a code' }).click();
   await page.getByLabel('Code').waitFor({ timeout: 10_000 }).catch(async (err) => {

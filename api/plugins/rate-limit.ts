@@ -1,9 +1,10 @@
 import fp from 'fastify-plugin';
 import fastifyRateLimit from '@fastify/rate-limit';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler, onResponseHookHandler } from 'fastify';
 import { Redis } from 'ioredis';
 import { refuse } from '../../domain/shared/errors.ts';
 import { clientAddressDigest } from '../../infra/tokens.ts';
+import type { RefusalBudget } from '../types.ts';
 import '../types.ts';
 
 /**
@@ -45,11 +46,70 @@ export function countAnonymousCallers(scope: FastifyInstance): void {
 
 const counted = (request: FastifyRequest) => request.identity !== null || request.routeOptions.config?.anonymousBudget === true;
 
+/** The refusal budgets' window: fixed, a minute, as the limiter's. */
+const REFUSAL_WINDOW_MS = 60_000;
+
+const hooksOf = <H>(hooks: H | H[] | undefined): H[] => (hooks ? (Array.isArray(hooks) ? hooks : [hooks]) : []);
+
+function tooManyRefusals(reply: FastifyReply, message: string): Error {
+  const retryAfterSeconds = Math.ceil((REFUSAL_WINDOW_MS - (Date.now() % REFUSAL_WINDOW_MS)) / 1000);
+  // Refused before the body is read: the connection closes, so the rest of it is not read either.
+  reply.header('retry-after', String(retryAfterSeconds)).header('connection', 'close');
+  return refuse('RATE_LIMITED', message, { retryAfterSeconds });
+}
+
+/**
+ * A route that authenticates its own callers (`config.refusalBudget`: the signal webhook) counts
+ * what it refuses them: answers 401 and 404, and any other 4xx before it authenticated the request,
+ * per client address (a keyed digest) and per subject (the agent; not for a 404: an unknown one).
+ * Over the address's budget every request from it is refused 429 at once, before anything is read.
+ * Over the subject's, only the requests without the signature header are: a correctly signed one
+ * still goes on to be verified, so an attacker cannot starve an agent's real signals, and a forged
+ * signature costs the route one check of a body bounded by its limits. Fail-open, as the limiter.
+ */
+function countRefusals(app: FastifyInstance, redis: Redis, limits: { perAddress: number; perSubject: number }): void {
+  const masterSecret = app.deps.config.JWT_SECRET;
+  const keysOf = (request: FastifyRequest, budget: RefusalBudget) => {
+    const window = Math.floor(Date.now() / REFUSAL_WINDOW_MS);
+    const subject = (request.params as Record<string, string>)[budget.subjectParam];
+    return [`refused:address:${clientAddressDigest(masterSecret, request.ip)}:${window}`, `refused:${budget.subjectParam}:${subject}:${window}`] as const;
+  };
+  const check = (budget: RefusalBudget): onRequestHookHandler =>
+    async function refusalBudget(request, reply) {
+      const counts = await redis.mget(...keysOf(request, budget)).catch(() => [null, null]);
+      const [byAddress, bySubject] = counts.map((n) => Number(n ?? 0));
+      if (byAddress! >= limits.perAddress) throw tooManyRefusals(reply, `too many refused requests from this address: ${limits.perAddress} a minute`);
+      if (bySubject! >= limits.perSubject && request.headers[budget.signatureHeader] === undefined) {
+        throw tooManyRefusals(reply, `too many refused requests for this ${budget.subjectParam}: sign the request`);
+      }
+    };
+  const count = (budget: RefusalBudget): onResponseHookHandler =>
+    async function countRefusal(request, reply) {
+      const status = reply.statusCode;
+      const refused = status === 401 || status === 404 || (status >= 400 && status < 500 && status !== 429 && !budget.authenticated(request));
+      if (!refused) return;
+      const [address, subject] = keysOf(request, budget);
+      const counting = redis.multi().incr(address).pexpire(address, REFUSAL_WINDOW_MS);
+      if (status !== 404) counting.incr(subject).pexpire(subject, REFUSAL_WINDOW_MS);
+      const results = await counting.exec().catch(() => null);
+      if (results?.[2]?.[1] === limits.perSubject) {
+        request.log.warn({ [budget.subjectParam]: (request.params as Record<string, string>)[budget.subjectParam] }, 'refused requests over their budget: unsigned ones now answer 429');
+      }
+    };
+  app.addHook('onRoute', (route) => {
+    const budget = route.config?.refusalBudget;
+    if (!budget) return;
+    route.onRequest = [check(budget), ...hooksOf(route.onRequest)];
+    route.onResponse = [...hooksOf(route.onResponse), count(budget)];
+  });
+}
+
 /**
  * Per-tier rate limits (@fastify/rate-limit, counted in Redis so every API process shares one
  * budget): free, standard and premium requests a minute by the caller's tier, one budget per API
  * key, OAuth user or session user across routes; RATE_LIMIT_ANONYMOUS_PER_MIN per client address
- * for requests without credentials to the public routes that write (`config.anonymousBudget`). X-RateLimit-Limit / -Remaining / -Reset on every
+ * for requests without credentials to the public routes that write (`config.anonymousBudget`); refusal
+ * budgets for a route that authenticates its own callers (`config.refusalBudget`, above). X-RateLimit-Limit / -Remaining / -Reset on every
  * authenticated answer; 429 RATE_LIMITED with Retry-After beyond. Fail-open: the limiter has its
  * own Redis connection with no offline queue and a short command time-out, and a Redis error or
  * time-out lets the request through (its headers then show the whole budget) rather than stalling every request.
@@ -75,6 +135,7 @@ async function rateLimitPlugin(app: FastifyInstance): Promise<void> {
   // Without an offline queue, a request before the connection is up would go uncounted: the API
   // waits for it a moment at start (and starts anyway, failing open, when Redis is away).
   await waitUntilReady(redis, STARTUP_WAIT_MS);
+  countRefusals(app, redis, { perAddress: config.RATE_LIMIT_WEBHOOK_REFUSED_PER_ADDRESS_PER_MIN, perSubject: config.RATE_LIMIT_WEBHOOK_REFUSED_PER_AGENT_PER_MIN });
   await app.register(fastifyRateLimit, {
     global: true,
     // Counted once the caller is proven: after an API key's signature (api-key.ts, preValidation),

@@ -21,6 +21,8 @@ export interface FloodResult {
   /** requests the server cut off before answering (a connection closed mid-body) */
   cutOff: number;
   bodyBytes: number;
+  /** CPU this process spent, user and system: the attack's own share of the machine */
+  cpuMs: number;
 }
 
 const MIB = 1024 * 1024;
@@ -40,7 +42,8 @@ async function flood(spec: FloodSpec): Promise<FloodResult> {
   const body = floodBody(spec.kind);
   const agent = new http.Agent({ keepAlive: true, maxSockets: spec.connections });
   const headers = { 'content-type': 'application/json', 'content-length': body.length };
-  const result: FloodResult = { statuses: {}, cutOff: 0, bodyBytes: body.length };
+  const result: FloodResult = { statuses: {}, cutOff: 0, bodyBytes: body.length, cpuMs: 0 };
+  const cpu0 = process.cpuUsage();
   const until = performance.now() + spec.seconds * 1000;
   const post = () =>
     new Promise<void>((resolve) => {
@@ -65,7 +68,8 @@ async function flood(spec: FloodSpec): Promise<FloodResult> {
     }),
   );
   agent.destroy();
-  return result;
+  const cpu = process.cpuUsage(cpu0);
+  return { ...result, cpuMs: (cpu.user + cpu.system) / 1000 };
 }
 
 if (process.argv[1]?.endsWith('flood.ts')) {

@@ -69,10 +69,25 @@ function tooManyRefusals(reply: FastifyReply, message: string): Error {
  */
 function countRefusals(app: FastifyInstance, redis: Redis, limits: { perAddress: number; perSubject: number }): void {
   const masterSecret = app.deps.config.JWT_SECRET;
+  // One command a refusal (the count is on the path of every refused request): each key counted, and given its window's expiry when new.
+  redis.defineCommand('countRefusal', {
+    lua: `local n
+for i, key in ipairs(KEYS) do
+  n = redis.call('INCR', key)
+  if n == 1 then redis.call('PEXPIRE', key, ARGV[1]) end
+end
+return n`,
+  });
+  const counter = redis as Redis & { countRefusal(keys: number, ...args: Array<string | number>): Promise<number> };
+  const keys = new WeakMap<FastifyRequest, readonly [string, string]>();
   const keysOf = (request: FastifyRequest, budget: RefusalBudget) => {
+    const known = keys.get(request);
+    if (known) return known;
     const window = Math.floor(Date.now() / REFUSAL_WINDOW_MS);
     const subject = (request.params as Record<string, string>)[budget.subjectParam];
-    return [`refused:address:${clientAddressDigest(masterSecret, request.ip)}:${window}`, `refused:${budget.subjectParam}:${subject}:${window}`] as const;
+    const made = [`refused:address:${clientAddressDigest(masterSecret, request.ip)}:${window}`, `refused:${budget.subjectParam}:${subject}:${window}`] as const;
+    keys.set(request, made);
+    return made;
   };
   const check = (budget: RefusalBudget): onRequestHookHandler =>
     async function refusalBudget(request, reply) {
@@ -89,10 +104,9 @@ function countRefusals(app: FastifyInstance, redis: Redis, limits: { perAddress:
       const refused = status === 401 || status === 404 || (status >= 400 && status < 500 && status !== 429 && !budget.authenticated(request));
       if (!refused) return;
       const [address, subject] = keysOf(request, budget);
-      const counting = redis.multi().incr(address).pexpire(address, REFUSAL_WINDOW_MS);
-      if (status !== 404) counting.incr(subject).pexpire(subject, REFUSAL_WINDOW_MS);
-      const results = await counting.exec().catch(() => null);
-      if (results?.[2]?.[1] === limits.perSubject) {
+      const counted = status === 404 ? [address] : [address, subject];
+      const bySubject = await counter.countRefusal(counted.length, ...counted, REFUSAL_WINDOW_MS).catch(() => null);
+      if (status !== 404 && bySubject === limits.perSubject) {
         request.log.warn({ [budget.subjectParam]: (request.params as Record<string, string>)[budget.subjectParam] }, 'refused requests over their budget: unsigned ones now answer 429');
       }
     };

@@ -28,7 +28,7 @@ export default async function adminMarketRoutes(root: FastifyInstance): Promise<
   app.put(
     '/api/admin/market/prices',
     {
-      // 500 prices of 64-character symbols are ~45 KB, 501 members; twice the count, so a list too
+      // 500 prices of 64-character symbols are ~40 KB, 501 members; twice the count, so a list too
       // long gets the schema's own message
       bodyLimit: 64 * 1024,
       config: { access: { scope: 'admin:write' }, jsonMembers: 2 * MAX_PRICES_PER_SET },

@@ -19,8 +19,8 @@ const tags = ['Developer'];
 
 /**
  * A listing (or an edit of its rules) at its largest: 14 keyword lists of 100 and two token lists
- * of 500 strings of up to 100 characters, 20 channels, the descriptions: about 380 KB of ASCII and
- * over 700 KB with keywords in other scripts, in about 2,800 keys and elements. Both routes keep the
+ * of 500 strings of up to 100 characters, 20 channels, the descriptions: over 300 KB, and over
+ * 700 KB with keywords in other scripts, in about 2,800 keys and elements. Both routes keep the
  * 1 MiB every route took before, and 4,096 members.
  */
 const listingBody = { bodyLimit: 1024 * 1024, jsonMembers: 4_096 } as const;

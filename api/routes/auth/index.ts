@@ -67,7 +67,7 @@ export default async function authRoutes(root: FastifyInstance): Promise<void> {
     async (request) => {
       const { email, code, recaptcha } = request.body;
       await requireCaptcha(request, recaptcha);
-      return ok(loginOf(await request.dispatch('VerifyCode', { email, code, userAgent: userAgent(request) })));
+      return ok(loginOf(await request.dispatch('VerifyCode', { email, code, userAgent: userAgent(request), clientAddress: request.ip })));
     },
   );
 

@@ -80,6 +80,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     RATE_LIMIT_STANDARD_PER_MIN: '1000000',
     RATE_LIMIT_PREMIUM_PER_MIN: '1000000',
     RATE_LIMIT_ANONYMOUS_PER_MIN: '1000000',
+    RATE_LIMIT_USERNAME_CHECKS_PER_MIN: '1000000',
     LOOKUP_PER_ADDRESS_PER_HOUR: '1000000',
     REDIS_URL: process.env.REDIS_URL ?? 'redis://127.0.0.1:6379',
     SMTP_URL: smtp.url,

@@ -19,7 +19,7 @@ export const hmacHex = (key: Buffer, value: string) => createHmac('sha256', key)
 export const clientAddressDigest = (masterSecret: string, address: string) => hmacHex(deriveKey(masterSecret, 'client-address'), clientNetwork(address));
 
 /** `address`, or for IPv6 its /64 network (`2001:db8:0:1::/64`). */
-export function clientNetwork(address: string): string {
+function clientNetwork(address: string): string {
   const bare = address.split('%')[0]!;
   if (!isIPv6(bare)) return address;
   const words = ipv6Words(bare);

@@ -36,11 +36,20 @@ export interface RouteAccess {
   modes?: readonly AuthMode[];
 }
 
+/** A public route's own budget per client address: `perMinute` requests a minute, counted under `name`. */
+export interface AddressBudget {
+  name: string;
+  perMinute: number;
+}
+
 declare module 'fastify' {
   interface FastifyContextConfig {
     access?: RouteAccess;
-    /** a public route that writes (OAuth, sign-in steps): a request without credentials counts against its client address's budget */
-    anonymousBudget?: true;
+    /**
+     * a public route counted per client address for requests without credentials: `true`, the
+     * budget the public writes share (OAuth, sign-in steps); or a budget of its own, by name
+     */
+    anonymousBudget?: true | AddressBudget;
   }
   interface FastifyInstance {
     deps: AppDeps;

@@ -136,6 +136,8 @@ const schema = z.object({
   RATE_LIMIT_PREMIUM_PER_MIN: z.coerce.number().int().positive().default(1000),
   /** requests a minute per client address to the public routes that write (OAuth, sign-in steps), without credentials */
   RATE_LIMIT_ANONYMOUS_PER_MIN: z.coerce.number().int().positive().default(60),
+  /** requests a minute per client address to GET /api/auth/username-exists, without credentials (a budget of its own: a sign-up form asks as the user types) */
+  RATE_LIMIT_USERNAME_CHECKS_PER_MIN: z.coerce.number().int().positive().default(30),
   /** the Redis the limiter counts in (default REDIS_URL); a command slower than RATE_LIMIT_REDIS_TIMEOUT_MS lets the request through */
   RATE_LIMIT_REDIS_URL: z.string().optional(),
   RATE_LIMIT_REDIS_TIMEOUT_MS: z.coerce.number().int().positive().default(100),

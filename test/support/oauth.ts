@@ -8,6 +8,7 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 import type { Test } from 'tap';
 import { startTestApp, type TestApp, type TestAppOptions } from './app.ts';
 import { codeOf, resetLookupThrottle } from './auth.ts';
+import { chromiumPath } from './prerequisites.ts';
 
 export async function freePort(): Promise<number> {
   const server = createServer();
@@ -18,7 +19,7 @@ export async function freePort(): Promise<number> {
 }
 
 export function launchChromium(): Promise<Browser> {
-  return chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--headless', '--no-sandbox', '--disable-background-networking'] });
+  return chromium.launch({ executablePath: chromiumPath(), args: ['--headless', '--no-sandbox', '--disable-background-networking'] });
 }
 
 /** An OAuth test's parts: the app at a public address known before it starts (the issuer), Chromium, and the client's callback. */
@@ -30,13 +31,26 @@ export interface OAuthTestBed {
   callback: ClientCallback;
 }
 
-/** Starts the app on a free port with that address as its issuer, Chromium and the client's callback server; all closed when `t` ends. */
+/**
+ * Starts the app on a free port with that address as its issuer, Chromium and the client's callback
+ * server; all closed when `t` ends. When a part fails to start (Chromium missing, say), the parts
+ * already started are closed before the error is thrown: left open, they would keep the test
+ * process alive until tap's time-out.
+ */
 export async function startOAuthTestBed(t: Test, options: TestAppOptions = {}): Promise<OAuthTestBed> {
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   const app = await startTestApp({ ...options, config: { ...options.config, PORT: String(port), PUBLIC_BASE_URL: base } });
-  const browser = await launchChromium();
-  const callback = await startClientCallback();
+  let browser: Browser | undefined;
+  let callback: ClientCallback;
+  try {
+    browser = await launchChromium();
+    callback = await startClientCallback();
+  } catch (err) {
+    await browser?.close();
+    await app.close();
+    throw err;
+  }
   t.teardown(async () => {
     await browser.close();
     await callback.close();

@@ -107,6 +107,7 @@ declare module 'oidc-provider' {
     discovery?: Record<string, unknown>;
     renderError?: (ctx: KoaContextWithOIDC, out: { error: string; error_description?: string }, error: Error) => void | Promise<void>;
     extraParams?: string[];
+    extraClientMetadata?: { properties: string[]; validator?: (ctx: KoaContextWithOIDC, key: string, value: unknown, metadata: Record<string, unknown>) => void };
     fetch?: (url: string | URL, options?: RequestInit) => Promise<Response>;
   }
 
@@ -136,6 +137,8 @@ declare module 'oidc-provider' {
     InvalidScope: typeof OIDCProviderError;
     InvalidTarget: typeof OIDCProviderError;
     InvalidGrant: typeof OIDCProviderError;
+    InvalidClientMetadata: typeof OIDCProviderError;
+    TemporarilyUnavailable: typeof OIDCProviderError;
     AccessDenied: typeof OIDCProviderError;
   };
 

@@ -8,7 +8,9 @@ import { oauthScopes, readOAuthScopeRequest } from '../../domain/access/oauth-sc
 import { createOAuthStore } from '../../infra/oauth-store.ts';
 import { getUser } from '../../projections/users/queries.ts';
 import type { AppDeps } from '../deps.ts';
+import { clientIdMetadataDocuments, clientMetadataFetch } from './client-metadata.ts';
 import { oauthKeys, type OAuthKeys } from './keys.ts';
+import { redirectUriRule } from './redirect-uris.ts';
 import { errorPage } from './page.ts';
 
 /** What the OAuth routes need to know without the provider itself. */
@@ -95,7 +97,7 @@ export function oauthSettings(config: AppDeps['config'], baseUrl: string): OAuth
 }
 
 export interface AuthorizationServerOptions {
-  /** how the provider fetches client ID metadata documents (tests answer for a client host they cannot reach) */
+  /** how the provider fetches client ID metadata documents; public addresses only by default (client-metadata.ts), tests also reach a loopback server */
   fetch?: typeof globalThis.fetch;
 }
 
@@ -113,7 +115,7 @@ export async function createAuthorizationServer(deps: AppDeps, settings: OAuthSe
 
   const provider = new Provider(issuer, {
     adapter: store.Adapter,
-    ...(options.fetch ? { fetch: options.fetch } : {}),
+    fetch: options.fetch ?? clientMetadataFetch,
     async findAccount(_ctx, id) {
       const user = await getUser(pool, id);
       return user ? { accountId: user.id, claims: () => ({ sub: user.id }) } : undefined;
@@ -125,6 +127,7 @@ export async function createAuthorizationServer(deps: AppDeps, settings: OAuthSe
     responseTypes: ['code'],
     clientAuthMethods: ['none', 'client_secret_basic', 'client_secret_post'],
     clientDefaults: { grant_types: ['authorization_code'], response_types: ['code'], id_token_signed_response_alg: 'EdDSA' },
+    extraClientMetadata: redirectUriRule(errors),
     // OAuth 2.1: the token request names the redirect_uri of its authorization request, always.
     allowOmittingSingleRegisteredRedirectUri: false,
     pkce: { required: () => true },
@@ -155,7 +158,7 @@ export async function createAuthorizationServer(deps: AppDeps, settings: OAuthSe
           return { scope: oauthScopes.join(' '), audience: resource, accessTokenTTL: config.OAUTH_ACCESS_TOKEN_TTL_SECONDS, accessTokenFormat: 'opaque' };
         },
       },
-      clientIdMetadataDocument: { enabled: true, ack: 'draft-02' },
+      clientIdMetadataDocument: clientIdMetadataDocuments(deps.redis, config.JWT_SECRET, errors),
       userinfo: { enabled: false },
       rpInitiatedLogout: { enabled: false },
       pushedAuthorizationRequests: { enabled: false },

@@ -2,7 +2,7 @@
 // authorization code grant with PKCE (S256) and nothing else: no refresh tokens, no implicit or
 // hybrid flows, no OpenID Connect scopes. Its records live in PostgreSQL (infra/oauth-store.ts), its
 // keys derive from the master secret (keys.ts), its consent page is ours (api/routes/oauth/consent.ts).
-import type { KoaContextWithOIDC, Provider } from 'oidc-provider';
+import type { KoaContextWithOIDC, Middleware, Provider } from 'oidc-provider';
 import type { Logger } from 'pino';
 import { oauthScopes, readOAuthScopeRequest } from '../../domain/access/oauth-scopes.ts';
 import { createOAuthStore } from '../../infra/oauth-store.ts';
@@ -71,6 +71,22 @@ function scopeCheck({ errors, interactionPolicy }: OidcProvider) {
 }
 
 type OidcProvider = typeof import('oidc-provider');
+
+/**
+ * A refused exchange of an authorization code spends the code (a wrong code_verifier, a changed
+ * redirect_uri...): a code gets one try. The provider leaves it usable until it expires; deleted, a
+ * later exchange of it is invalid_grant. Only a try by the client the code was issued to spends it,
+ * and a code already exchanged is kept, so that its reuse still revokes what it gave.
+ */
+function oneTryPerCode(provider: Provider): Middleware {
+  return async (ctx, next) => {
+    await next();
+    const { route, params, client } = ctx.oidc ?? {};
+    if (route !== 'token' || ctx.status !== 400 || !client || params?.grant_type !== 'authorization_code' || typeof params.code !== 'string') return;
+    const code = await provider.AuthorizationCode.find(params.code, { ignoreExpiration: true });
+    if (code && code.clientId === client.clientId && !code.consumed) await code.destroy();
+  };
+}
 
 /**
  * oidc-provider is loaded when the first OAuth request arrives, not when the service starts: on
@@ -180,6 +196,7 @@ export async function createAuthorizationServer(deps: AppDeps, settings: OAuthSe
       Object.assign(ctx.body, { scopes_supported: [...oauthScopes] });
     }
   });
+  provider.use(oneTryPerCode(provider));
   provider.on('server_error', (_ctx: unknown, err: Error) => logger.error({ err }, 'oauth server error'));
 
   return {

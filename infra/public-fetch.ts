@@ -61,12 +61,12 @@ export interface PublicFetchOptions {
 
 type Address = { address: string; family: 4 | 6 };
 
-export class NotPublicAddressError extends Error {
+class NotPublicAddressError extends Error {
   override name = 'NotPublicAddressError';
 }
 
 /** Whether `address` (an IP literal) is one a fetch may connect to. */
-export function isPublicAddress(address: string, allowLoopback = false): boolean {
+function isPublicAddress(address: string, allowLoopback = false): boolean {
   const family = isIP(address) === 6 ? 'ipv6' : 'ipv4';
   if (allowLoopback && loopback.check(address, family)) return true;
   return !specialUse.check(address, family);
@@ -139,11 +139,11 @@ function exchange(url: URL, init: RequestInit, addresses: Address[], options: Pu
       }
     });
     req.on('error', reject);
-    req.end(typeof init.body === 'string' ? init.body : undefined);
+    req.end();
   });
 }
 
-/** A fetch (the subset oidc-provider uses: method, headers, signal) that reaches public https addresses only. */
+/** A fetch (the subset oidc-provider uses: method, headers, signal; no body) that reaches public https addresses only. */
 export function createPublicFetch(options: PublicFetchOptions) {
   return async (input: string | URL, init: RequestInit = {}): Promise<Response> => {
     const url = new URL(String(input));

@@ -152,6 +152,14 @@ t.test('client ID metadata documents and redirect URIs', async (t) => {
       t.same(requestsFor('/ok.json'), ['GET /ok.json application/json']);
     });
 
+    await t.test('a host name is resolved once and connected to at the checked address, its certificate checked against the name', async (t) => {
+      await freshFetchBudget();
+      const id = `${host.origin.replace('127.0.0.1', 'localhost')}/named.json`;
+      host.serve('/named.json', metadata(id));
+      t.equal((await authorize(base, id)).status, 303);
+      t.same(requestsFor('/named.json'), ['GET /named.json application/json']);
+    });
+
     await t.test('its redirect URIs: plain http off the loopback refused, on the loopback accepted', async (t) => {
       await freshFetchBudget();
       const cleartext = await authorize(base, documentAt('/cleartext.json', ['http://evil.example/cb']), 'http://evil.example/cb');

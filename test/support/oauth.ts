@@ -150,12 +150,12 @@ export interface ClientMetadataHost {
   close(): Promise<void>;
 }
 
-/** A certificate for 127.0.0.1 valid a day, made by openssl (the README's walk-through needs it too). */
+/** A certificate for 127.0.0.1 and localhost valid a day, made by openssl (the README's walk-through needs it too). */
 function loopbackCertificate(): { key: string; cert: string } {
   const dir = mkdtempSync(join(tmpdir(), 'cimd-'));
   try {
     execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1',
-      '-addext', 'subjectAltName=IP:127.0.0.1', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem')], { stdio: 'ignore' });
+      '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem')], { stdio: 'ignore' });
     return { key: readFileSync(join(dir, 'key.pem'), 'utf8'), cert: readFileSync(join(dir, 'cert.pem'), 'utf8') };
   } finally {
     rmSync(dir, { recursive: true, force: true });

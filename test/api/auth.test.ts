@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import t from 'tap';
@@ -19,6 +20,13 @@ const wrongCode = (code: string) => String((Number(code) + 1) % 1_000_000).padSt
 
 // With TRUST_PROXY=1 a test chooses its client address in X-Forwarded-For (127.0.0.1 without it).
 const from = (address: string) => ({ ...ua, 'x-forwarded-for': address });
+/** The access token's claims signed again with `alg` under `secret` (a forgery by whoever holds the secret, or a client choosing the algorithm). */
+function resigned(token: string, alg: 'HS256' | 'HS384' | 'HS512' | 'none', secret: string): string {
+  const header = Buffer.from(JSON.stringify({ alg, typ: 'JWT' })).toString('base64url');
+  const body = `${header}.${token.split('.')[1]}`;
+  if (alg === 'none') return `${body}.`;
+  return `${body}.${createHmac(`sha${alg.slice(2)}`, secret).update(body).digest('base64url')}`;
+}
 
 t.test('auth routes', async (t) => {
   const app = await startTestApp({ config: { ADMIN_EMAILS: 'boss@example.com', TRUST_PROXY: '1' } });
@@ -182,6 +190,15 @@ t.test('auth routes', async (t) => {
     t.equal((await refresh(app, 'garbage')).status, 401);
     t.equal((await refresh(app, `${session.userId}.${'A'.repeat(43)}`)).status, 401);
     t.equal((await api(app, 'POST', '/api/auth/refresh', { body: {} })).status, 400);
+  });
+
+  await t.test('an access token verifies with the algorithm it is issued with only (HS256): HS384, HS512 and none under the real secret are 401', async (t) => {
+    const { accessToken } = await signIn(app, 'algorithms@example.com');
+    const me = (token: string) => api(app, 'GET', '/api/v1/users/me', { token });
+    const secret = app.deps.config.JWT_SECRET;
+    t.equal(JSON.parse(Buffer.from(accessToken.split('.')[0]!, 'base64url').toString()).alg, 'HS256', 'issued as HS256');
+    t.equal((await me(resigned(accessToken, 'HS256', secret))).status, 200, 'the same claims signed HS256 again: accepted');
+    for (const alg of ['HS384', 'HS512', 'none'] as const) t.equal((await me(resigned(accessToken, alg, secret))).status, 401, alg);
   });
 
   await t.test('sign-out ends the session and is idempotent', async (t) => {

@@ -1,7 +1,13 @@
 // OAuth tests' tools: a real headless Chromium (Debian's, driven by playwright-core) for the consent
-// page, a real OAuth client (openid-client) for everything a client does, and a free port so the
-// test app can be given its public address (the issuer) before it starts.
-import { createServer as createHttpServer } from 'node:http';
+// page, a real OAuth client (openid-client) for everything a client does, a free port so the
+// test app can be given its public address (the issuer) before it starts, and an https host on
+// 127.0.0.1 serving client ID metadata documents (its certificate made by openssl for the test).
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createServer, type AddressInfo } from 'node:net';
 import * as client from 'openid-client';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
@@ -143,4 +149,53 @@ export async function callbackReached(callback: ClientCallback, page: Page): Pro
   const url = callback.received.shift();
   if (!url) throw new Error(`the browser did not reach the client's callback; it shows ${page.url()}`);
   return url;
+}
+
+/** An https host on 127.0.0.1: what each path answers, and the requests that reached it. */
+export interface ClientMetadataHost {
+  /** `https://127.0.0.1:<port>` */
+  origin: string;
+  /** its self-signed certificate, for the fetch that trusts it */
+  ca: string;
+  /** `METHOD path accept` of every request that reached it */
+  requests: string[];
+  /** what a path answers: a JSON document, or a handler; other paths answer 404 */
+  serve(path: string, answer: object | ((req: IncomingMessage, res: ServerResponse) => void)): void;
+  close(): Promise<void>;
+}
+
+/** A certificate for 127.0.0.1 and localhost valid a day, made by openssl (the README's walk-through needs it too). */
+function loopbackCertificate(): { key: string; cert: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'cimd-'));
+  try {
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1',
+      '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem')], { stdio: 'ignore' });
+    return { key: readFileSync(join(dir, 'key.pem'), 'utf8'), cert: readFileSync(join(dir, 'cert.pem'), 'utf8') };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+export async function startClientMetadataHost(): Promise<ClientMetadataHost> {
+  const { key, cert } = loopbackCertificate();
+  const answers = new Map<string, object | ((req: IncomingMessage, res: ServerResponse) => void)>();
+  const requests: string[] = [];
+  const server = createHttpsServer({ key, cert }, (req, res) => {
+    requests.push(`${req.method} ${req.url} ${req.headers.accept}`);
+    const answer = answers.get(req.url ?? '');
+    if (typeof answer === 'function') return answer(req, res);
+    if (!answer) return void res.writeHead(404).end();
+    res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'max-age=60' }).end(JSON.stringify(answer));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    origin: `https://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    ca: cert,
+    requests,
+    serve: (path, answer) => void answers.set(path, answer),
+    close: () => {
+      server.closeAllConnections();
+      return new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
 }

@@ -90,7 +90,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     contentSecurityPolicy: { useDefaults: false, directives: { defaultSrc: ["'none'"], frameAncestors: ["'none'"], baseUri: ["'none'"] } },
   });
   await app.register(fastifyCors, { origin: corsOrigins(deps.config), credentials: false, maxAge: 600 });
-  await app.register(fastifyJwt, { secret: deps.config.JWT_SECRET });
+  // Access tokens are HS256: verification accepts that algorithm only, not HS384 or HS512 under the same secret.
+  await app.register(fastifyJwt, { secret: deps.config.JWT_SECRET, sign: { algorithm: 'HS256' }, verify: { algorithms: ['HS256'] } });
   await app.register(fastifySwagger, {
     openapi: {
       openapi: '3.0.3',

@@ -36,6 +36,12 @@ export interface RouteAccess {
   modes?: readonly AuthMode[];
 }
 
+/** A public route's own budget per client address: `perMinute` requests a minute, counted under `name`. */
+export interface AddressBudget {
+  name: string;
+  perMinute: number;
+}
+
 /** What a route counts its refusals by (its `config.refusalBudget`). */
 export interface RefusalBudget {
   /** the path parameter naming what is addressed (the agent) */
@@ -49,8 +55,11 @@ export interface RefusalBudget {
 declare module 'fastify' {
   interface FastifyContextConfig {
     access?: RouteAccess;
-    /** a public route that writes (OAuth, sign-in steps): a request without credentials counts against its client address's budget */
-    anonymousBudget?: true;
+    /**
+     * a public route counted per client address for requests without credentials: `true`, the
+     * budget the public writes share (OAuth, sign-in steps); or a budget of its own, by name
+     */
+    anonymousBudget?: true | AddressBudget;
     /**
      * a public route that authenticates requests itself (the signal webhook): its refusals of
      * unauthenticated requests count per client address and per the path parameter `subjectParam`

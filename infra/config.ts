@@ -136,6 +136,8 @@ const schema = z.object({
   RATE_LIMIT_PREMIUM_PER_MIN: z.coerce.number().int().positive().default(1000),
   /** requests a minute per client address to the public routes that write (OAuth, sign-in steps), without credentials */
   RATE_LIMIT_ANONYMOUS_PER_MIN: z.coerce.number().int().positive().default(60),
+  /** requests a minute per client address to GET /api/auth/username-exists, without credentials (a budget of its own: a sign-up form asks as the user types) */
+  RATE_LIMIT_USERNAME_CHECKS_PER_MIN: z.coerce.number().int().positive().default(30),
   /** signal webhook posts refused a minute (unsigned, badly signed, replayed, unknown agent) per client address, then 429 for all its posts; and per agent, then 429 for its unsigned posts */
   RATE_LIMIT_WEBHOOK_REFUSED_PER_ADDRESS_PER_MIN: z.coerce.number().int().positive().default(60),
   RATE_LIMIT_WEBHOOK_REFUSED_PER_AGENT_PER_MIN: z.coerce.number().int().positive().default(600),

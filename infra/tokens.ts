@@ -1,4 +1,5 @@
 import { createHash, createHmac } from 'node:crypto';
+import { isIPv6 } from 'node:net';
 import type { Ids } from './ids.ts';
 import { deriveKey } from './secrets.ts';
 
@@ -11,9 +12,38 @@ export const hmacHex = (key: Buffer, value: string) => createHmac('sha256', key)
 
 /**
  * A client address as Redis keys hold it (throttles, rate budgets): a keyed digest, never the
- * address itself, the same for every use so they can be told apart only by their prefixes.
+ * address itself, the same for every use so they can be told apart only by their prefixes. An
+ * IPv6 address counts as its /64 network (one subscriber is usually given a whole /64, so its
+ * addresses are one client's); an IPv4-mapped IPv6 address as the IPv4 address.
  */
-export const clientAddressDigest = (masterSecret: string, address: string) => hmacHex(deriveKey(masterSecret, 'client-address'), address);
+export const clientAddressDigest = (masterSecret: string, address: string) => hmacHex(deriveKey(masterSecret, 'client-address'), clientNetwork(address));
+
+/** `address`, or for IPv6 its /64 network (`2001:db8:0:1::/64`). */
+function clientNetwork(address: string): string {
+  const bare = address.split('%')[0]!;
+  if (!isIPv6(bare)) return address;
+  const words = ipv6Words(bare);
+  if (words.slice(0, 5).every((w) => w === 0) && words[5] === 0xffff) {
+    return [words[6]! >> 8, words[6]! & 0xff, words[7]! >> 8, words[7]! & 0xff].join('.');
+  }
+  return `${words.slice(0, 4).map((w) => w.toString(16)).join(':')}::/64`;
+}
+
+/** The eight 16-bit words of a valid IPv6 address (`::` expanded, an IPv4 tail as two words). */
+function ipv6Words(address: string): number[] {
+  const wordsOf = (part: string) =>
+    part === ''
+      ? []
+      : part.split(':').flatMap((w) => {
+          if (!w.includes('.')) return [parseInt(w, 16)];
+          const [a, b, c, d] = w.split('.').map(Number) as [number, number, number, number];
+          return [(a << 8) | b, (c << 8) | d];
+        });
+  const [head, tail] = address.split('::') as [string, string | undefined];
+  const first = wordsOf(head);
+  const last = tail === undefined ? [] : wordsOf(tail);
+  return [...first, ...Array<number>(8 - first.length - last.length).fill(0), ...last];
+}
 
 /**
  * A refresh token: `<userId>.<32 random bytes, base64url>`. The user-id part only locates the

@@ -10,7 +10,7 @@ declare module 'oidc-provider' {
     status: number;
     oidc: {
       route?: string;
-      params: Record<string, unknown> & { scope?: string; redirect_uri?: string };
+      params: Record<string, unknown> & { scope?: string; redirect_uri?: string; grant_type?: string; code?: string };
       client?: ClientModel;
       issuer: string;
     };
@@ -35,6 +35,14 @@ declare module 'oidc-provider' {
     iat: number;
     isValid: boolean;
     isExpired: boolean;
+  }
+
+  export interface AuthorizationCodeModel {
+    clientId: string;
+    grantId: string;
+    /** when it was consumed (seconds since the epoch); absent while it is unused */
+    consumed?: number;
+    destroy(): Promise<void>;
   }
 
   export interface GrantModel {
@@ -107,6 +115,7 @@ declare module 'oidc-provider' {
     discovery?: Record<string, unknown>;
     renderError?: (ctx: KoaContextWithOIDC, out: { error: string; error_description?: string }, error: Error) => void | Promise<void>;
     extraParams?: string[];
+    extraClientMetadata?: { properties: string[]; validator?: (ctx: KoaContextWithOIDC, key: string, value: unknown, metadata: Record<string, unknown>) => void };
     fetch?: (url: string | URL, options?: RequestInit) => Promise<Response>;
   }
 
@@ -121,6 +130,7 @@ declare module 'oidc-provider' {
     interactionResult(req: IncomingMessage, res: ServerResponse, result: InteractionResults, options?: { mergeWithLastSubmission?: boolean }): Promise<string>;
     readonly Grant: { new (init: { accountId: string; clientId: string }): GrantModel; find(id: string): Promise<GrantModel | undefined> };
     readonly AccessToken: { find(token: string): Promise<AccessTokenModel | undefined> };
+    readonly AuthorizationCode: { find(code: string, options?: { ignoreExpiration?: boolean }): Promise<AuthorizationCodeModel | undefined> };
     readonly Client: { find(id: string): Promise<ClientModel | undefined> };
   }
   export default Provider;
@@ -136,6 +146,8 @@ declare module 'oidc-provider' {
     InvalidScope: typeof OIDCProviderError;
     InvalidTarget: typeof OIDCProviderError;
     InvalidGrant: typeof OIDCProviderError;
+    InvalidClientMetadata: typeof OIDCProviderError;
+    TemporarilyUnavailable: typeof OIDCProviderError;
     AccessDenied: typeof OIDCProviderError;
   };
 

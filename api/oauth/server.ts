@@ -2,13 +2,15 @@
 // authorization code grant with PKCE (S256) and nothing else: no refresh tokens, no implicit or
 // hybrid flows, no OpenID Connect scopes. Its records live in PostgreSQL (infra/oauth-store.ts), its
 // keys derive from the master secret (keys.ts), its consent page is ours (api/routes/oauth/consent.ts).
-import type { KoaContextWithOIDC, Provider } from 'oidc-provider';
+import type { KoaContextWithOIDC, Middleware, Provider } from 'oidc-provider';
 import type { Logger } from 'pino';
 import { oauthScopes, readOAuthScopeRequest } from '../../domain/access/oauth-scopes.ts';
 import { createOAuthStore } from '../../infra/oauth-store.ts';
 import { getUser } from '../../projections/users/queries.ts';
 import type { AppDeps } from '../deps.ts';
+import { clientIdMetadataDocuments, clientMetadataFetch } from './client-metadata.ts';
 import { oauthKeys, type OAuthKeys } from './keys.ts';
+import { redirectUriRule } from './redirect-uris.ts';
 import { errorPage } from './page.ts';
 
 /** What the OAuth routes need to know without the provider itself. */
@@ -71,6 +73,22 @@ function scopeCheck({ errors, interactionPolicy }: OidcProvider) {
 type OidcProvider = typeof import('oidc-provider');
 
 /**
+ * A refused exchange of an authorization code spends the code (a wrong code_verifier, a changed
+ * redirect_uri...): a code gets one try. The provider leaves it usable until it expires; deleted, a
+ * later exchange of it is invalid_grant. Only a try by the client the code was issued to spends it,
+ * and a code already exchanged is kept, so that its reuse still revokes what it gave.
+ */
+function oneTryPerCode(provider: Provider): Middleware {
+  return async (ctx, next) => {
+    await next();
+    const { route, params, client } = ctx.oidc ?? {};
+    if (route !== 'token' || ctx.status !== 400 || !client || params?.grant_type !== 'authorization_code' || typeof params.code !== 'string') return;
+    const code = await provider.AuthorizationCode.find(params.code, { ignoreExpiration: true });
+    if (code && code.clientId === client.clientId && !code.consumed) await code.destroy();
+  };
+}
+
+/**
  * oidc-provider is loaded when the first OAuth request arrives, not when the service starts: on
  * import it warns on the console that Node 20 is not a runtime it supports (it runs on it; see
  * docs/decisions.md), and that warning goes to our logger instead of ahead of everything else.
@@ -95,7 +113,7 @@ export function oauthSettings(config: AppDeps['config'], baseUrl: string): OAuth
 }
 
 export interface AuthorizationServerOptions {
-  /** how the provider fetches client ID metadata documents (tests answer for a client host they cannot reach) */
+  /** how the provider fetches client ID metadata documents; public addresses only by default (client-metadata.ts), tests also reach a loopback server */
   fetch?: typeof globalThis.fetch;
 }
 
@@ -113,7 +131,7 @@ export async function createAuthorizationServer(deps: AppDeps, settings: OAuthSe
 
   const provider = new Provider(issuer, {
     adapter: store.Adapter,
-    ...(options.fetch ? { fetch: options.fetch } : {}),
+    fetch: options.fetch ?? clientMetadataFetch,
     async findAccount(_ctx, id) {
       const user = await getUser(pool, id);
       return user ? { accountId: user.id, claims: () => ({ sub: user.id }) } : undefined;
@@ -125,6 +143,7 @@ export async function createAuthorizationServer(deps: AppDeps, settings: OAuthSe
     responseTypes: ['code'],
     clientAuthMethods: ['none', 'client_secret_basic', 'client_secret_post'],
     clientDefaults: { grant_types: ['authorization_code'], response_types: ['code'], id_token_signed_response_alg: 'EdDSA' },
+    extraClientMetadata: redirectUriRule(errors),
     // OAuth 2.1: the token request names the redirect_uri of its authorization request, always.
     allowOmittingSingleRegisteredRedirectUri: false,
     pkce: { required: () => true },
@@ -155,7 +174,7 @@ export async function createAuthorizationServer(deps: AppDeps, settings: OAuthSe
           return { scope: oauthScopes.join(' '), audience: resource, accessTokenTTL: config.OAUTH_ACCESS_TOKEN_TTL_SECONDS, accessTokenFormat: 'opaque' };
         },
       },
-      clientIdMetadataDocument: { enabled: true, ack: 'draft-02' },
+      clientIdMetadataDocument: clientIdMetadataDocuments(deps.redis, config.JWT_SECRET, errors),
       userinfo: { enabled: false },
       rpInitiatedLogout: { enabled: false },
       pushedAuthorizationRequests: { enabled: false },
@@ -177,6 +196,7 @@ export async function createAuthorizationServer(deps: AppDeps, settings: OAuthSe
       Object.assign(ctx.body, { scopes_supported: [...oauthScopes] });
     }
   });
+  provider.use(oneTryPerCode(provider));
   provider.on('server_error', (_ctx: unknown, err: Error) => logger.error({ err }, 'oauth server error'));
 
   return {

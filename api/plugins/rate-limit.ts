@@ -4,17 +4,22 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandle
 import { Redis } from 'ioredis';
 import { refuse } from '../../domain/shared/errors.ts';
 import { clientAddressDigest } from '../../infra/tokens.ts';
-import type { RefusalBudget } from '../types.ts';
-import '../types.ts';
+import type { AddressBudget, RefusalBudget } from '../types.ts';
+
+/** The budget of its own a public route counts callers without credentials in, if it has one. */
+const ownBudget = (request: FastifyRequest): AddressBudget | undefined => {
+  const budget = request.routeOptions.config?.anonymousBudget;
+  return typeof budget === 'object' ? budget : undefined;
+};
 
 /**
  * The caller's budget: its API key's, its OAuth user's, or its session user's; without credentials,
- * on a public route that writes, its client address's (a keyed digest, never the address itself);
- * other anonymous requests are not counted.
+ * on a public route that writes, its client address's (a keyed digest, never the address itself),
+ * or its address's in the route's own budget; other anonymous requests are not counted.
  */
 const budgetOf = (request: FastifyRequest, masterSecret: string): string => {
   const identity = request.identity;
-  if (!identity) return `address:${clientAddressDigest(masterSecret, request.ip)}`;
+  if (!identity) return `${ownBudget(request)?.name ?? 'address'}:${clientAddressDigest(masterSecret, request.ip)}`;
   if (identity.mode === 'apiKey') return `key:${identity.keyId}`;
   return identity.mode === 'oauth' ? `oauth:${identity.userId}` : `user:${identity.userId}`;
 };
@@ -35,16 +40,19 @@ async function waitUntilReady(redis: Redis, ms: number): Promise<void> {
 
 const READS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
-/** Every route that writes which this scope registers afterwards counts callers without credentials per client address (reads are not counted). */
+/**
+ * Every route that writes which this scope registers afterwards counts callers without credentials
+ * per client address (reads are not counted, unless a route names a budget of its own).
+ */
 export function countAnonymousCallers(scope: FastifyInstance): void {
   scope.addHook('onRoute', (route) => {
     const methods = Array.isArray(route.method) ? route.method : [route.method];
-    if (methods.every((m) => READS.has(m))) return;
+    if (route.config?.anonymousBudget || methods.every((m) => READS.has(m))) return;
     route.config = { ...route.config, anonymousBudget: true };
   });
 }
 
-const counted = (request: FastifyRequest) => request.identity !== null || request.routeOptions.config?.anonymousBudget === true;
+const counted = (request: FastifyRequest) => request.identity !== null || request.routeOptions.config?.anonymousBudget !== undefined;
 
 /** The refusal budgets' window: fixed, a minute, as the limiter's. */
 const REFUSAL_WINDOW_MS = 60_000;
@@ -122,8 +130,9 @@ return n`,
  * Per-tier rate limits (@fastify/rate-limit, counted in Redis so every API process shares one
  * budget): free, standard and premium requests a minute by the caller's tier, one budget per API
  * key, OAuth user or session user across routes; RATE_LIMIT_ANONYMOUS_PER_MIN per client address
- * for requests without credentials to the public routes that write (`config.anonymousBudget`); refusal
- * budgets for a route that authenticates its own callers (`config.refusalBudget`, above). X-RateLimit-Limit / -Remaining / -Reset on every
+ * for requests without credentials to the public routes that write (`config.anonymousBudget`), or a
+ * route's own budget per address (GET /api/auth/username-exists); refusal budgets for a route that
+ * authenticates its own callers (`config.refusalBudget`, above). X-RateLimit-Limit / -Remaining / -Reset on every
  * authenticated answer; 429 RATE_LIMITED with Retry-After beyond. Fail-open: the limiter has its
  * own Redis connection with no offline queue and a short command time-out, and a Redis error or
  * time-out lets the request through (its headers then show the whole budget) rather than stalling every request.
@@ -161,9 +170,12 @@ async function rateLimitPlugin(app: FastifyInstance): Promise<void> {
     timeWindow: 60_000,
     allowList: (request) => !counted(request),
     keyGenerator: (request) => budgetOf(request, config.JWT_SECRET),
-    max: async (request) => (request.identity ? (limits[request.identity.tier] ?? limits.free!) : config.RATE_LIMIT_ANONYMOUS_PER_MIN),
-    errorResponseBuilder: (_request, context) =>
-      refuse('RATE_LIMITED', `rate limit exceeded: ${context.max} requests a minute for this tier; retry in ${context.after}`, { retryAfterSeconds: Math.ceil(context.ttl / 1000) }),
+    max: async (request) =>
+      request.identity ? (limits[request.identity.tier] ?? limits.free!) : (ownBudget(request)?.perMinute ?? config.RATE_LIMIT_ANONYMOUS_PER_MIN),
+    errorResponseBuilder: (request, context) =>
+      refuse('RATE_LIMITED', `rate limit exceeded: ${context.max} requests a minute for this ${request.identity ? 'tier' : 'address'}; retry in ${context.after}`, {
+        retryAfterSeconds: Math.ceil(context.ttl / 1000),
+      }),
   });
 }
 

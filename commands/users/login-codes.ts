@@ -8,10 +8,16 @@ import { hmacHex } from '../../infra/tokens.ts';
 // Login codes live in Redis only (they are short-lived secrets, not facts): a keyed digest of the
 // code, the signup fields of a new user, and the counters that throttle lookups and wrong codes.
 
+// Wrong codes are counted per email and per (email, client address). One address reaches its own
+// limit first and is refused for that email, while the owner, who has the code, still signs in from
+// elsewhere; only several addresses together (distributed guessing) lock the email for everybody.
 export const LOGIN_LIMITS = {
   lookupIntervalMs: 30_000,
   lookupsPerHour: 5,
-  maxWrongCodes: 5,
+  /** wrong codes for one email from one address: the one that reaches it refuses that address for that email for `lockMs` */
+  wrongCodesPerAddress: 3,
+  /** wrong codes for one email from any addresses (so at least four): the one that reaches it locks the email for `lockMs` */
+  wrongCodesPerEmail: 10,
   lockMs: 15 * 60_000,
 } as const;
 
@@ -28,6 +34,8 @@ export function loginKeys(userId: string) {
     hourly: `auth:lookup-hourly:${userId}`,
     failures: `auth:code-failures:${userId}`,
     lock: `auth:lock:${userId}`,
+    /** the wrong codes for this email from one client address (its keyed digest, clientAddressDigest) */
+    failuresFrom: (addressDigest: string) => `auth:code-failures:${userId}:${addressDigest}`,
   };
 }
 
@@ -74,18 +82,24 @@ export async function storeCode(
 }
 
 // Both scripts run atomically in Redis, so concurrent verifies of one email are counted one by
-// one: exactly `maxWrongCodes` - 1 wrong codes are answered 400, and no right code is consumed
-// once the limit is reached, however many requests arrive at once.
+// one: from one address exactly `wrongCodesPerAddress` - 1 wrong codes are answered 400, from all
+// addresses together at most `wrongCodesPerEmail` - 1, and no right code is consumed once either
+// limit is reached, however many requests arrive at once.
 
-// A wrong attempt: refused while locked (nothing counted); not counted either while no code waits
-// (none sent, expired or used: nothing can be guessed, and counting would let anyone lock any
-// account without a code ever being sent); otherwise counted, and the attempt that reaches the
-// limit locks the email and deletes its code. Answers {'locked', ms left} or {'wrong', failures so far}.
-// KEYS: failures, lock, code. ARGV: maxWrongCodes, lockMs.
+// A wrong attempt: refused while the email is locked, or this address is, for it (nothing counted);
+// not counted either while no code waits (none sent, expired or used: nothing can be guessed, and
+// counting would let anyone lock any account without a code ever being sent); otherwise counted for
+// the email and for the address. The attempt that reaches the email's limit locks the email and
+// deletes its code; the one that reaches the address's limit refuses that address for lockMs (the
+// code stays for its owner). Answers {'locked', ms left}, {'address', ms left} or {'wrong', count}.
+// KEYS: failures, lock, code, failures from this address. ARGV: wrongCodesPerEmail, lockMs, wrongCodesPerAddress.
 const COUNT_WRONG = `
 local locked = redis.call('PTTL', KEYS[2])
 if locked > 0 then return {'locked', locked} end
+if tonumber(redis.call('GET', KEYS[4]) or '0') >= tonumber(ARGV[3]) then return {'address', redis.call('PTTL', KEYS[4])} end
 if redis.call('EXISTS', KEYS[3]) == 0 then return {'wrong', 0} end
+local mine = redis.call('INCR', KEYS[4])
+if mine == 1 or mine >= tonumber(ARGV[3]) then redis.call('PEXPIRE', KEYS[4], ARGV[2]) end
 local failures = redis.call('INCR', KEYS[1])
 if failures == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
 if failures >= tonumber(ARGV[1]) then
@@ -93,47 +107,60 @@ if failures >= tonumber(ARGV[1]) then
   redis.call('DEL', KEYS[1], KEYS[3])
   return {'locked', tonumber(ARGV[2])}
 end
+if mine >= tonumber(ARGV[3]) then return {'address', tonumber(ARGV[2])} end
 return {'wrong', failures}`;
 
 // A matching code: consumed only if it is still the one that was checked (two verifies of one code
-// cannot both succeed, and a code stored meanwhile is not deleted by mistake), and only while the
-// email is not locked and has not reached the limit of wrong codes. Answers {'taken'},
-// {'locked', ms left} or {'gone'} (consumed or replaced meanwhile).
-// KEYS: code, failures, lock. ARGV: the stored value that was checked, maxWrongCodes, lockMs.
+// cannot both succeed, and a code stored meanwhile is not deleted by mistake), and only while
+// neither the email nor this address (for it) has reached its limit of wrong codes: a refused
+// address learns nothing from trying more codes. Answers {'taken'}, {'locked', ms left},
+// {'address', ms left} or {'gone'} (consumed or replaced meanwhile).
+// KEYS: code, failures, lock, failures from this address. ARGV: the stored value that was checked,
+// wrongCodesPerEmail, lockMs, wrongCodesPerAddress.
 const TAKE_IF_SAME = `
 local locked = redis.call('PTTL', KEYS[3])
 if locked > 0 then return {'locked', locked} end
 if tonumber(redis.call('GET', KEYS[2]) or '0') >= tonumber(ARGV[2]) then return {'locked', tonumber(ARGV[3])} end
+if tonumber(redis.call('GET', KEYS[4]) or '0') >= tonumber(ARGV[4]) then return {'address', redis.call('PTTL', KEYS[4])} end
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return {'gone'} end
-redis.call('DEL', KEYS[1], KEYS[2])
+redis.call('DEL', KEYS[1], KEYS[2], KEYS[4])
 return {'taken'}`;
 
-type ScriptAnswer = ['taken'] | ['gone'] | ['locked', number] | ['wrong', number];
+type ScriptAnswer = ['taken'] | ['gone'] | ['locked', number] | ['address', number] | ['wrong', number];
 
 const lockedError = (now: Date, ms: number) =>
   refuse('ACCOUNT_LOCKED', 'too many wrong codes: the account is temporarily locked', { nextRequestAt: at(now, ms) });
 
+const addressLockedError = (now: Date, ms: number) =>
+  refuse('ADDRESS_LOCKED', 'too many wrong codes for this email from this address: try again after nextRequestAt', { nextRequestAt: at(now, Math.max(ms, 0)) });
+
 /**
- * Checks and consumes a code. Wrong, expired or already used: 400; the wrong attempt that reaches
- * the limit locks the account (429), as does any attempt while locked.
+ * Checks and consumes a code sent from the client address whose keyed digest is `addressDigest`.
+ * Wrong, expired or already used: 400; the wrong attempt that reaches the address's limit refuses
+ * that address for this email (429 ADDRESS_LOCKED), the one that reaches the email's limit locks
+ * the account (429 ACCOUNT_LOCKED), as does any later attempt.
  */
 export async function consumeCode(
   redis: Redis,
   key: Buffer,
-  userId: string,
-  code: string,
+  attempt: { userId: string; code: string; addressDigest: string },
   now: Date,
 ): Promise<{ signup?: PendingSignup }> {
+  const { userId, code } = attempt;
   const keys = loginKeys(userId);
+  const mine = keys.failuresFrom(attempt.addressDigest);
+  const { wrongCodesPerEmail, wrongCodesPerAddress, lockMs } = LOGIN_LIMITS;
   const raw = await redis.get(keys.code);
   const stored = raw ? storedCodeSchema.safeParse(JSON.parse(raw)) : undefined;
   if (stored?.success === true && sameDigest(stored.data.digest, codeDigest(key, userId, code))) {
-    const [taken, ms] = (await redis.eval(TAKE_IF_SAME, 3, keys.code, keys.failures, keys.lock, raw!, LOGIN_LIMITS.maxWrongCodes, LOGIN_LIMITS.lockMs)) as ScriptAnswer;
+    const [taken, ms] = (await redis.eval(TAKE_IF_SAME, 4, keys.code, keys.failures, keys.lock, mine, raw!, wrongCodesPerEmail, lockMs, wrongCodesPerAddress)) as ScriptAnswer;
     if (taken === 'taken') return { signup: stored.data.signup };
     if (taken === 'locked') throw lockedError(now, ms);
+    if (taken === 'address') throw addressLockedError(now, ms);
   }
-  const [outcome, ms] = (await redis.eval(COUNT_WRONG, 3, keys.failures, keys.lock, keys.code, LOGIN_LIMITS.maxWrongCodes, LOGIN_LIMITS.lockMs)) as ScriptAnswer;
+  const [outcome, ms] = (await redis.eval(COUNT_WRONG, 4, keys.failures, keys.lock, keys.code, mine, wrongCodesPerEmail, lockMs, wrongCodesPerAddress)) as ScriptAnswer;
   if (outcome === 'locked') throw lockedError(now, ms);
+  if (outcome === 'address') throw addressLockedError(now, ms);
   throw refuse('INVALID_CODE', 'invalid or expired code');
 }
 

@@ -7,7 +7,7 @@ import type { SecondFactor } from '../../domain/user/mfa.ts';
 import { normalizeEmail } from '../../domain/user/fields.ts';
 import { usernameDecider } from '../../domain/user/username.ts';
 import { deriveKey } from '../../infra/secrets.ts';
-import { newRefreshToken, sha256Hex, userIdForEmail } from '../../infra/tokens.ts';
+import { clientAddressDigest, newRefreshToken, sha256Hex, userIdForEmail } from '../../infra/tokens.ts';
 import type { Tools } from '../dispatch.ts';
 import { consumeCode, type PendingSignup } from './login-codes.ts';
 import { issueMfaToken } from './mfa-store.ts';
@@ -25,6 +25,8 @@ export interface VerifyCodeData {
   email: string;
   code: string;
   userAgent: string;
+  /** the client's address (request.ip): wrong codes are counted per address too */
+  clientAddress: string;
 }
 
 const USER_AGENT_MAX = 512;
@@ -39,7 +41,8 @@ export async function verifyCode({ data, metadata }: Command<'VerifyCode', Verif
   const { redis, config } = tools.deps;
   const email = normalizeEmail(data.email);
   const userId = userIdForEmail(email);
-  const { signup } = await consumeCode(redis, deriveKey(config.JWT_SECRET, 'login-code'), userId, data.code, metadata.now);
+  const addressDigest = clientAddressDigest(config.JWT_SECRET, data.clientAddress);
+  const { signup } = await consumeCode(redis, deriveKey(config.JWT_SECRET, 'login-code'), { userId, code: data.code, addressDigest }, metadata.now);
   if ((await tools.load(userDecider, userId)).state.status === 'unregistered') {
     await register(tools, { userId, email, signup: signup ?? {} });
   }

@@ -94,9 +94,10 @@ export const errorCatalogue = {
   SWAP_FAILED: { status: 422, description: 'The venue failed the swap: nothing was bought or sold, the lots and the balance are as they were; `swapReason` says why.' },
   VENUE_FAILED: { status: 422, description: 'The venue (chain transfer or bridge) failed the movement; nothing moved.' },
   // 429
-  RATE_LIMITED: { status: 429, description: 'Too many requests for the caller\'s tier this minute (per API key, OAuth user or session user); retry after `Retry-After` seconds.' },
+  RATE_LIMITED: { status: 429, description: 'Too many requests this minute for the caller\'s tier (per API key, OAuth user or session user), or without credentials for its client address; retry after `Retry-After` seconds.' },
   LOOKUP_THROTTLED: { status: 429, description: 'A code was sent to this email recently; retry after `nextRequestAt`.' },
   ACCOUNT_LOCKED: { status: 429, description: 'Too many wrong codes (emailed, or TOTP and recovery codes): the sign-in (or the MFA check) is locked until `nextRequestAt`.' },
+  ADDRESS_LOCKED: { status: 429, description: 'Too many wrong emailed codes for this email from this client address: this address may try again after `nextRequestAt`; the account is not locked for other addresses.' },
   // 5xx
   INTERNAL_ERROR: { status: 500, description: 'An unexpected error; nothing about it is disclosed.' },
   BUSY: { status: 503, description: 'Too many concurrent changes to the same records: nothing was changed; retry after `Retry-After` seconds.' },

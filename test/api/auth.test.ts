@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import t from 'tap';
@@ -17,8 +18,18 @@ const refresh = (app: TestApp, refreshToken: string, userAgent = TEST_USER_AGENT
 const secondsFromNow = (iso: string) => (new Date(iso).getTime() - Date.now()) / 1000;
 const wrongCode = (code: string) => String((Number(code) + 1) % 1_000_000).padStart(6, '0');
 
+// With TRUST_PROXY=1 a test chooses its client address in X-Forwarded-For (127.0.0.1 without it).
+const from = (address: string) => ({ ...ua, 'x-forwarded-for': address });
+/** The access token's claims signed again with `alg` under `secret` (a forgery by whoever holds the secret, or a client choosing the algorithm). */
+function resigned(token: string, alg: 'HS256' | 'HS384' | 'HS512' | 'none', secret: string): string {
+  const header = Buffer.from(JSON.stringify({ alg, typ: 'JWT' })).toString('base64url');
+  const body = `${header}.${token.split('.')[1]}`;
+  if (alg === 'none') return `${body}.`;
+  return `${body}.${createHmac(`sha${alg.slice(2)}`, secret).update(body).digest('base64url')}`;
+}
+
 t.test('auth routes', async (t) => {
-  const app = await startTestApp({ config: { ADMIN_EMAILS: 'boss@example.com' } });
+  const app = await startTestApp({ config: { ADMIN_EMAILS: 'boss@example.com', TRUST_PROXY: '1' } });
   t.teardown(() => app.close());
 
   await t.test('username-exists answers 400 without a username, then false / true case-insensitively', async (t) => {
@@ -110,18 +121,41 @@ t.test('auth routes', async (t) => {
     t.equal((await verify(app, 'wrong@example.com', code)).status, 200, 'the right code still works');
   });
 
-  await t.test('5 wrong codes lock the account for 15 minutes: 429', async (t) => {
+  await t.test('five wrong codes from one address refuse that address for that email, not the owner: from the third on, 429 ADDRESS_LOCKED', async (t) => {
+    const email = 'targeted@example.com';
+    const attacker = from('203.0.113.50');
+    t.equal((await api(app, 'POST', '/api/auth/lookup', { headers: attacker, body: lookupBody(email) })).status, 200, 'the one lookup a stranger needs');
+    const code = codeOf(await app.waitForMail(email));
+    const answers = [];
+    for (let i = 1; i <= 5; i++) answers.push(await verify(app, email, wrongCode(code), attacker));
+    t.same(answers.map((a) => a.status), [400, 400, 429, 429, 429]);
+    t.same(answers.slice(2).map((a) => a.body.error.reason), ['ADDRESS_LOCKED', 'ADDRESS_LOCKED', 'ADDRESS_LOCKED']);
+    const wait = secondsFromNow(answers[2]!.body.error.nextRequestAt);
+    t.ok(wait > 14 * 60 && wait <= 15 * 60, `that address waits ${wait} s`);
+    const rightFromThere = await verify(app, email, code, attacker);
+    t.equal(rightFromThere.body.error?.reason, 'ADDRESS_LOCKED', 'even the right code from that address: it learns nothing more');
+    const owner = await verify(app, email, code, from('198.51.100.20'));
+    t.equal(owner.status, 200, 'the owner signs in with the code from another address');
+    t.equal(owner.body.data.mfaRequired, false);
+  });
+
+  await t.test('wrong codes from many addresses still lock the email: three per address, the tenth (from a fourth address) locks it for everybody for 15 minutes', async (t) => {
     const email = 'guesser@example.com';
     t.equal((await lookup(app, email)).status, 200);
     const code = codeOf(await app.waitForMail(email));
-    for (let i = 1; i <= 4; i++) t.equal((await verify(app, email, wrongCode(code))).status, 400, `wrong code ${i}`);
-    const locked = await verify(app, email, wrongCode(code));
+    for (const address of ['203.0.113.61', '203.0.113.62', '203.0.113.63']) {
+      const statuses = [];
+      for (let i = 1; i <= 3; i++) statuses.push((await verify(app, email, wrongCode(code), from(address))).status);
+      t.same(statuses, [400, 400, 429], `${address}: two wrong codes, the third refuses it`);
+    }
+    const locked = await verify(app, email, wrongCode(code), from('203.0.113.64'));
     t.equal(locked.status, 429);
-    t.equal(locked.body.error.code, 'TOO_MANY_REQUESTS');
+    t.match(locked.body.error, { code: 'TOO_MANY_REQUESTS', reason: 'ACCOUNT_LOCKED' });
     const wait = secondsFromNow(locked.body.error.nextRequestAt);
     t.ok(wait > 14 * 60 && wait <= 15 * 60, `locked for ${wait} s`);
-    t.equal((await verify(app, email, code)).status, 429, 'even the right code while locked');
-    t.equal((await lookup(app, email)).status, 429, 'no new code while locked');
+    const owner = await verify(app, email, code, from('198.51.100.21'));
+    t.equal(owner.body.error?.reason, 'ACCOUNT_LOCKED', 'even the right code from an address that never guessed');
+    t.equal((await api(app, 'POST', '/api/auth/lookup', { headers: from('198.51.100.21'), body: lookupBody(email) })).status, 429, 'no new code while locked');
   });
 
   await t.test('registration keeps the signup fields; ADMIN_EMAILS makes an administrator', async (t) => {
@@ -156,6 +190,15 @@ t.test('auth routes', async (t) => {
     t.equal((await refresh(app, 'garbage')).status, 401);
     t.equal((await refresh(app, `${session.userId}.${'A'.repeat(43)}`)).status, 401);
     t.equal((await api(app, 'POST', '/api/auth/refresh', { body: {} })).status, 400);
+  });
+
+  await t.test('an access token verifies with the algorithm it is issued with only (HS256): HS384, HS512 and none under the real secret are 401', async (t) => {
+    const { accessToken } = await signIn(app, 'algorithms@example.com');
+    const me = (token: string) => api(app, 'GET', '/api/v1/users/me', { token });
+    const secret = app.deps.config.JWT_SECRET;
+    t.equal(JSON.parse(Buffer.from(accessToken.split('.')[0]!, 'base64url').toString()).alg, 'HS256', 'issued as HS256');
+    t.equal((await me(resigned(accessToken, 'HS256', secret))).status, 200, 'the same claims signed HS256 again: accepted');
+    for (const alg of ['HS384', 'HS512', 'none'] as const) t.equal((await me(resigned(accessToken, alg, secret))).status, 401, alg);
   });
 
   await t.test('sign-out ends the session and is idempotent', async (t) => {

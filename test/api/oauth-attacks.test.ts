@@ -107,6 +107,18 @@ t.test('OAuth attack table', async (t) => {
     t.equal((await authorize(none)).searchParams.get('error'), 'invalid_request', 'PKCE is required');
   });
 
+  await t.test('a code gets one try: after a wrong code_verifier or a changed redirect_uri, the right request is invalid_grant too', async (t) => {
+    const { attempt, callback } = await fresh();
+    t.equal(await oauthError(exchange(callback, attempt, client.randomPKCECodeVerifier())), 'invalid_grant', 'a wrong verifier');
+    t.equal(await oauthError(exchange(callback, attempt)), 'invalid_grant', 'then the right one: the code is spent');
+    const { attempt: other, callback: otherCallback } = await fresh();
+    const changed = await tokenRequest({ grant_type: 'authorization_code', code: otherCallback.searchParams.get('code')!, redirect_uri: clientSide.other, code_verifier: other.verifier });
+    t.equal(changed.status, 400, 'another registered redirect_uri');
+    t.equal(await oauthError(exchange(otherCallback, other)), 'invalid_grant', 'then the right request: the code is spent');
+    const next = await fresh();
+    t.ok((await exchange(next.callback, next.attempt)).access_token, 'the grant stays: the next request comes straight back and its code works');
+  });
+
   await t.test('a code works once: reuse is invalid_grant and revokes what the first exchange got', async (t) => {
     const { attempt, callback } = await fresh();
     const tokens = await exchange(callback, attempt);
@@ -208,9 +220,10 @@ t.test('OAuth attack table', async (t) => {
     await stranger.page.getByLabel('Code').waitFor();
     const code = codeOf(await app.waitForMail(target));
     const wrong = String((Number(code) + 1) % 1_000_000).padStart(6, '0');
-    const statuses = [];
-    for (let i = 0; i < 5; i++) statuses.push((await verify(target, wrong)).status());
-    t.same(statuses, [400, 400, 400, 400, 400]);
+    const answers = [];
+    for (let i = 0; i < 5; i++) answers.push(await verify(target, wrong));
+    t.same(answers.map((a) => a.status()), [400, 400, 429, 400, 400], 'the third wrong code also reaches the limit of this address for that email');
+    t.match(await answers[2]!.text(), 'too many wrong codes for this email from this address');
     t.equal(await failures(), 3, 'three counted, then the page wants a new lookup');
     t.equal(await app.deps.redis.exists(keys.lock), 0, 'the account is not locked');
     t.equal((await verify(target, code)).status(), 400, 'even the right code needs a new lookup now');

@@ -2,11 +2,9 @@
 // registration (RFC 7591), the authorization request with PKCE, the consent page in a real headless
 // Chromium (sign-in by the emailed code, then approve or deny), the code exchange, calls to the API
 // with the access token, introspection (RFC 7662) and GET /status; all through openid-client.
-import { createServer, request } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { request } from 'node:http';
 import t, { type Test } from 'tap';
 import * as client from 'openid-client';
-import { createAuthorizationServer } from '../../api/oauth/server.ts';
 import { api } from '../support/app.ts';
 import { manyUsers } from '../support/auth.ts';
 import { SteppingClock, totpAt, wrongTotp } from '../support/mfa.ts';
@@ -199,32 +197,5 @@ t.test('OAuth 2.1 with the consent page', async (t) => {
     t.match(me.body.data, { email, mfaRecoveryCodesLeft: 9 }, 'signed in with the recovery code, which is spent');
     const logs = app.logs.join('\n');
     t.same(reveals.filter((r) => logs.includes(r)), [], 'no recovery code (nor code, token, verifier, secret) in any log line');
-  });
-
-  await t.test('a client ID metadata document stands for a registration (the client host is stubbed: the provider fetches https only, never a loopback address)', async (t) => {
-    const clientId = 'https://connector.example/oauth/client.json';
-    const document = { client_id: clientId, client_name: 'Metadata connector', redirect_uris: ['https://connector.example/callback'], token_endpoint_auth_method: 'none' };
-    const fetched: string[] = [];
-    const stubClientHost = async (url: string | URL | Request) => {
-      fetched.push(String(url));
-      return new Response(JSON.stringify(document), { headers: { 'content-type': 'application/json', 'cache-control': 'max-age=60' } });
-    };
-    const server = await createAuthorizationServer(app.deps, app.runtime.app!.oauth.settings(), { fetch: stubClientHost as typeof fetch });
-    const http = createServer((req, res) => void server.handle(req, res));
-    await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
-    t.teardown(() => new Promise<void>((resolve) => http.close(() => resolve())));
-    const query = new URLSearchParams({
-      response_type: 'code',
-      client_id: clientId,
-      redirect_uri: 'https://connector.example/callback',
-      scope: 'profile:read',
-      code_challenge: await client.calculatePKCECodeChallenge(client.randomPKCECodeVerifier()),
-      code_challenge_method: 'S256',
-      state: 'cimd',
-    });
-    const res = await fetch(`http://127.0.0.1:${(http.address() as AddressInfo).port}/oauth/authorize?${query}`, { redirect: 'manual' });
-    t.equal(res.status, 303, 'the client is known from its document');
-    t.match(res.headers.get('location'), `${base}/oauth/consent/`, 'on to the consent page');
-    t.same(fetched, [clientId]);
   });
 }).catch(t.threw);

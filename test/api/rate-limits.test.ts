@@ -148,15 +148,35 @@ t.test('without credentials: the public routes that write count per client addre
   for (let i = 0; i < 5; i++) reads.push(await api(app, 'GET', '/api/v1/agents'));
   t.same(reads.map((r) => r.status), [200, 200, 200, 200, 200], 'public reads are not counted');
   t.equal(reads[0]!.headers.get('x-ratelimit-limit'), null);
-  for (const path of ['/.well-known/oauth-authorization-server', '/oauth/jwks', '/api/auth/username-exists?username=someone']) {
+  for (const path of ['/.well-known/oauth-authorization-server', '/oauth/jwks']) {
     const answers = [];
     for (let i = 0; i < 4; i++) answers.push((await api(app, 'GET', path)).status);
     t.same(answers, [200, 200, 200, 200], `${path}: a read of the same route groups, not counted`);
   }
+  t.equal((await api(app, 'GET', '/api/auth/username-exists?username=someone')).status, 200, 'the username check has a budget of its own: not spent by the writes');
   const authorize = await api(app, 'GET', '/oauth/authorize?client_id=x&response_type=code');
   t.equal(authorize.status, 429, 'an authorization request writes (an interaction): counted, GET or not');
   const u = await signIn(app, 'signed-in@example.test').catch((err: Error) => err);
   t.match(String(u), /lookup .*429/, 'the sign-in steps are public writes too: this address has spent its budget');
   const user = await manyUsers(app, 'limited', 1);
   t.equal((await api(app, 'GET', '/api/v1/users/me', { token: user[0]!.accessToken })).status, 200, 'a caller with credentials has a budget of its own');
+});
+
+t.test('GET /api/auth/username-exists: its own budget per client address (RATE_LIMIT_USERNAME_CHECKS_PER_MIN), apart from the writes', async (t) => {
+  const app = await startTestApp({ config: { TRUST_PROXY: '1', RATE_LIMIT_USERNAME_CHECKS_PER_MIN: '3', RATE_LIMIT_ANONYMOUS_PER_MIN: '2' } });
+  t.teardown(() => app.close());
+  const from = (address: string) => ({ 'x-forwarded-for': address });
+  const check = (address: string, username = 'someone') => api(app, 'GET', `/api/auth/username-exists?username=${username}`, { headers: from(address) });
+  const answers = [];
+  for (let i = 0; i < 4; i++) answers.push(await check('203.0.113.5', `name${i}`));
+  t.same(answers.map((a) => a.status), [200, 200, 200, 429], 'three a minute from one address');
+  t.same(answers.map((a) => a.headers.get('x-ratelimit-limit')), ['3', '3', '3', '3']);
+  const refused = answers[3]!;
+  t.match(refused.body, { success: false, error: { code: 'TOO_MANY_REQUESTS', reason: 'RATE_LIMITED', retryAfterSeconds: Number } });
+  const retryAfter = refused.body.error.retryAfterSeconds as number;
+  t.ok(retryAfter > 0 && retryAfter <= 60, `Retry-After in the envelope: ${retryAfter} s`);
+  t.equal(refused.headers.get('retry-after'), String(retryAfter), 'and in the header');
+  t.equal((await check('203.0.113.6')).status, 200, 'another address has its own budget');
+  const refresh = await api(app, 'POST', '/api/auth/refresh', { headers: from('203.0.113.5'), body: { refreshToken: 'not-a-token' } });
+  t.equal(refresh.status, 401, "the checks spent nothing of that address's budget for writes");
 });

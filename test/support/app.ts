@@ -11,10 +11,10 @@ import type { Aggregate, Command, DomainEvent } from '../../domain/shared/decide
 import { createEsdbEventStore } from '../../infra/eventstore/esdb.ts';
 import { startRuntime, type Roles, type Runtime } from '../../runtime.ts';
 import type { RunnerOptions } from '../../projections/runner.ts';
-import { freshDatabase } from './db.ts';
+import { freshDatabase, type TestDatabase } from './db.ts';
 import { forgetSchemaTemplate, schemaTemplate } from './schema-template.ts';
-import { startEsdbPeer } from './esdb-peer/index.ts';
-import { startSmtpServer, type ReceivedMail } from './smtp.ts';
+import { startEsdbPeer, type EsdbPeer } from './esdb-peer/index.ts';
+import { startSmtpServer, type ReceivedMail, type TestSmtpServer } from './smtp.ts';
 
 export interface TestAppOptions {
   /** `esdb` runs the app on the protocol-level EventStoreDB peer (test/support/esdb-peer) */
@@ -65,8 +65,24 @@ export interface TestApp {
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
   const db = options.emptyDatabase ? await freshDatabase('app', { durable: options.durable }) : await appDatabase(options.eventStore ?? 'postgres', options.durable);
   await db.pool.end();
-  const smtp = await startSmtpServer();
-  const peer = options.eventStore === 'esdb' ? await startEsdbPeer() : undefined;
+  // What is started is closed again when a later step fails: an SMTP server or peer left listening
+  // would keep the test process alive until tap's time-out.
+  let smtp: TestSmtpServer | undefined;
+  let peer: EsdbPeer | undefined;
+  try {
+    smtp = await startSmtpServer();
+    peer = options.eventStore === 'esdb' ? await startEsdbPeer() : undefined;
+    return await startTestAppOn(db, smtp, peer, options);
+  } catch (err) {
+    await peer?.stop();
+    await smtp?.close();
+    await db.drop();
+    throw err;
+  }
+}
+
+/** startTestApp's service, on the database, SMTP server and peer (if any) it started for it. */
+async function startTestAppOn(db: TestDatabase, smtp: TestSmtpServer, peer: EsdbPeer | undefined, options: TestAppOptions): Promise<TestApp> {
   const redisKeyPrefix = options.redisKeyPrefix ?? `test:${randomBytes(6).toString('hex')}:`;
   const config = loadConfig({
     NODE_ENV: 'test',
@@ -80,6 +96,7 @@ export async function startTestApp(options: TestAppOptions = {}): Promise<TestAp
     RATE_LIMIT_STANDARD_PER_MIN: '1000000',
     RATE_LIMIT_PREMIUM_PER_MIN: '1000000',
     RATE_LIMIT_ANONYMOUS_PER_MIN: '1000000',
+    RATE_LIMIT_USERNAME_CHECKS_PER_MIN: '1000000',
     RATE_LIMIT_WEBHOOK_REFUSED_PER_ADDRESS_PER_MIN: '1000000',
     RATE_LIMIT_WEBHOOK_REFUSED_PER_AGENT_PER_MIN: '1000000',
     LOOKUP_PER_ADDRESS_PER_HOUR: '1000000',

@@ -1,13 +1,20 @@
 // OAuth tests' tools: a real headless Chromium (Debian's, driven by playwright-core) for the consent
-// page, a real OAuth client (openid-client) for everything a client does, and a free port so the
-// test app can be given its public address (the issuer) before it starts.
-import { createServer as createHttpServer } from 'node:http';
+// page, a real OAuth client (openid-client) for everything a client does, a free port so the
+// test app can be given its public address (the issuer) before it starts, and an https host on
+// 127.0.0.1 serving client ID metadata documents (its certificate made by openssl for the test).
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createServer, type AddressInfo } from 'node:net';
 import * as client from 'openid-client';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import type { Test } from 'tap';
 import { startTestApp, type TestApp, type TestAppOptions } from './app.ts';
 import { codeOf, resetLookupThrottle } from './auth.ts';
+import { chromiumPath } from './prerequisites.ts';
 
 export async function freePort(): Promise<number> {
   const server = createServer();
@@ -18,7 +25,7 @@ export async function freePort(): Promise<number> {
 }
 
 export function launchChromium(): Promise<Browser> {
-  return chromium.launch({ executablePath: '/usr/bin/chromium', args: ['--headless', '--no-sandbox', '--disable-background-networking'] });
+  return chromium.launch({ executablePath: chromiumPath(), args: ['--headless', '--no-sandbox', '--disable-background-networking'] });
 }
 
 /** An OAuth test's parts: the app at a public address known before it starts (the issuer), Chromium, and the client's callback. */
@@ -30,13 +37,26 @@ export interface OAuthTestBed {
   callback: ClientCallback;
 }
 
-/** Starts the app on a free port with that address as its issuer, Chromium and the client's callback server; all closed when `t` ends. */
+/**
+ * Starts the app on a free port with that address as its issuer, Chromium and the client's callback
+ * server; all closed when `t` ends. When a part fails to start (Chromium missing, say), the parts
+ * already started are closed before the error is thrown: left open, they would keep the test
+ * process alive until tap's time-out.
+ */
 export async function startOAuthTestBed(t: Test, options: TestAppOptions = {}): Promise<OAuthTestBed> {
   const port = await freePort();
   const base = `http://127.0.0.1:${port}`;
   const app = await startTestApp({ ...options, config: { ...options.config, PORT: String(port), PUBLIC_BASE_URL: base } });
-  const browser = await launchChromium();
-  const callback = await startClientCallback();
+  let browser: Browser | undefined;
+  let callback: ClientCallback;
+  try {
+    browser = await launchChromium();
+    callback = await startClientCallback();
+  } catch (err) {
+    await browser?.close();
+    await app.close();
+    throw err;
+  }
   t.teardown(async () => {
     await browser.close();
     await callback.close();
@@ -129,4 +149,53 @@ export async function callbackReached(callback: ClientCallback, page: Page): Pro
   const url = callback.received.shift();
   if (!url) throw new Error(`the browser did not reach the client's callback; it shows ${page.url()}`);
   return url;
+}
+
+/** An https host on 127.0.0.1: what each path answers, and the requests that reached it. */
+export interface ClientMetadataHost {
+  /** `https://127.0.0.1:<port>` */
+  origin: string;
+  /** its self-signed certificate, for the fetch that trusts it */
+  ca: string;
+  /** `METHOD path accept` of every request that reached it */
+  requests: string[];
+  /** what a path answers: a JSON document, or a handler; other paths answer 404 */
+  serve(path: string, answer: object | ((req: IncomingMessage, res: ServerResponse) => void)): void;
+  close(): Promise<void>;
+}
+
+/** A certificate for 127.0.0.1 and localhost valid a day, made by openssl (the README's walk-through needs it too). */
+function loopbackCertificate(): { key: string; cert: string } {
+  const dir = mkdtempSync(join(tmpdir(), 'cimd-'));
+  try {
+    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1',
+      '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem')], { stdio: 'ignore' });
+    return { key: readFileSync(join(dir, 'key.pem'), 'utf8'), cert: readFileSync(join(dir, 'cert.pem'), 'utf8') };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+export async function startClientMetadataHost(): Promise<ClientMetadataHost> {
+  const { key, cert } = loopbackCertificate();
+  const answers = new Map<string, object | ((req: IncomingMessage, res: ServerResponse) => void)>();
+  const requests: string[] = [];
+  const server = createHttpsServer({ key, cert }, (req, res) => {
+    requests.push(`${req.method} ${req.url} ${req.headers.accept}`);
+    const answer = answers.get(req.url ?? '');
+    if (typeof answer === 'function') return answer(req, res);
+    if (!answer) return void res.writeHead(404).end();
+    res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'max-age=60' }).end(JSON.stringify(answer));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    origin: `https://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    ca: cert,
+    requests,
+    serve: (path, answer) => void answers.set(path, answer),
+    close: () => {
+      server.closeAllConnections();
+      return new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
 }

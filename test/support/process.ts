@@ -29,6 +29,7 @@ export async function startServiceProcess(
       RATE_LIMIT_FREE_PER_MIN: '1000000',
       RATE_LIMIT_STANDARD_PER_MIN: '1000000',
       RATE_LIMIT_PREMIUM_PER_MIN: '1000000',
+      RATE_LIMIT_USERNAME_CHECKS_PER_MIN: '1000000',
       LOOKUP_PER_ADDRESS_PER_HOUR: '1000000',
       REDIS_URL: app.deps.config.REDIS_URL,
       JWT_SECRET: app.deps.config.JWT_SECRET,

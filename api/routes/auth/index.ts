@@ -45,9 +45,14 @@ export default async function authRoutes(root: FastifyInstance): Promise<void> {
       ? { tokens: { mfaAccessToken: outcome.mfaAccessToken }, mfaRequired: true as const }
       : { tokens: tokensOf(outcome.session), mfaRequired: false as const };
 
+  // A read, yet counted per client address in a budget of its own, so it cannot be scraped at will.
+  const usernameChecks = { name: 'username-check', perMinute: app.deps.config.RATE_LIMIT_USERNAME_CHECKS_PER_MIN };
   app.get(
     '/api/auth/username-exists',
-    { schema: { tags, summary: 'Is a username taken', querystring: usernameQuery, response: { 200: envelopeOf(z.object({ exists: z.boolean() })) } } },
+    {
+      config: { anonymousBudget: usernameChecks },
+      schema: { tags, summary: 'Is a username taken', querystring: usernameQuery, response: { 200: envelopeOf(z.object({ exists: z.boolean() })) } },
+    },
     async (request) => ok({ exists: await usernameExists(app.deps.pool, request.query.username) }),
   );
 
@@ -67,7 +72,7 @@ export default async function authRoutes(root: FastifyInstance): Promise<void> {
     async (request) => {
       const { email, code, recaptcha } = request.body;
       await requireCaptcha(request, recaptcha);
-      return ok(loginOf(await request.dispatch('VerifyCode', { email, code, userAgent: userAgent(request) })));
+      return ok(loginOf(await request.dispatch('VerifyCode', { email, code, userAgent: userAgent(request), clientAddress: request.ip })));
     },
   );
 

@@ -16,6 +16,7 @@ const SHOWN_ON_FORM = new Set([
   'INVALID_CODE',
   'LOOKUP_THROTTLED',
   'ACCOUNT_LOCKED',
+  'ADDRESS_LOCKED',
   'CAPTCHA_FAILED',
   'USERNAME_TAKEN',
   'INVALID_MFA_CODE',
@@ -238,7 +239,7 @@ ${alert(message)}
     return onForm(
       reply,
       async () => {
-        const outcome = await request.dispatch('VerifyCode', { email, code, userAgent: request.headers['user-agent'] ?? '' });
+        const outcome = await request.dispatch('VerifyCode', { email, code, userAgent: request.headers['user-agent'] ?? '', clientAddress: request.ip });
         if (!outcome.mfaRequired) return signedIn(request, reply, details.uid, outcome.session);
         await consent.holdMfa(details.uid, outcome.mfaAccessToken, app.deps.config.MFA_TOKEN_TTL_SECONDS);
         return send(reply, 200, mfaStep(details));

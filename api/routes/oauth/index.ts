@@ -34,8 +34,9 @@ export default async function oauthRoutes(root: FastifyInstance): Promise<void> 
       for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) reply.raw.setHeader(name, value);
       await server.handle(request.raw, reply.raw);
     };
-    const provided = (method: HTTPMethods[], url: string, summary: string) => scope.route({ method, url, schema: { tags, summary }, handler: forward });
-    provided(['GET', 'POST'], OAUTH_ROUTES.authorization, 'Authorization endpoint: code flow with PKCE (S256); redirects to the consent page');
+    const provided = (method: HTTPMethods[], url: string, summary: string, config = {}) => scope.route({ method, url, schema: { tags, summary }, config, handler: forward });
+    // Its GET counts in the anonymous budget too: it stores an interaction and may fetch a client ID metadata document.
+    provided(['GET', 'POST'], OAUTH_ROUTES.authorization, 'Authorization endpoint: code flow with PKCE (S256); redirects to the consent page', { anonymousBudget: true });
     provided(['GET'], `${OAUTH_ROUTES.authorization}/:uid`, 'Where the consent page returns the browser to finish the authorization');
     provided(['POST', 'OPTIONS'], OAUTH_ROUTES.token, 'Token endpoint (form-encoded): authorization_code with code_verifier; Cache-Control: no-store');
     provided(['POST'], OAUTH_ROUTES.introspection, 'Token introspection (RFC 7662), for the client the token was issued to');

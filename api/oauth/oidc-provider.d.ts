@@ -136,6 +136,7 @@ declare module 'oidc-provider' {
     InvalidScope: typeof OIDCProviderError;
     InvalidTarget: typeof OIDCProviderError;
     InvalidGrant: typeof OIDCProviderError;
+    InvalidClientMetadata: typeof OIDCProviderError;
     AccessDenied: typeof OIDCProviderError;
   };
 

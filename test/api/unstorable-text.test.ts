@@ -73,6 +73,15 @@ t.test('unstorable text is refused naming the field', async (t) => {
     t.same(inbox.body.data.items, [], 'nothing reached the inbox');
   });
 
+  await t.test('in a client registration, whose body the OAuth provider reads itself: invalid_client_metadata naming the field', async (t) => {
+    for (const client_name of [LONE, 'x\u0000y']) {
+      const res = await api(app, 'POST', '/oauth/register', { body: { redirect_uris: ['https://client.example/cb'], client_name, token_endpoint_auth_method: 'none' } });
+      t.equal(res.status, 400, JSON.stringify(res.body));
+      t.equal(res.body.error, 'invalid_client_metadata');
+      t.match(res.body.error_description, /^client_name: text must not contain/);
+    }
+  });
+
   await t.test('in a header: Node reads its bytes as Latin-1, so no surrogate arises; the session records them as sent', async (t) => {
     const user = await signIn(app, 'latin1-agent@example.test', { userAgent: LONE_IN_HEADER });
     const sessions = await api(app, 'GET', '/api/v1/users/me/sessions', { token: user.accessToken });

@@ -4,17 +4,19 @@
 // would take it, and then the projectors could not write it into the read models.
 import { DomainError, refuse } from './errors.ts';
 
-// With the `u` flag a well-formed pair is one astral code point, so \p{Cs} only matches a surrogate alone.
-const UNSTORABLE = /[\u0000\p{Cs}]/u;
-
 export const NUL_PROBLEM = 'text must not contain the NUL character (\\u0000)';
 export const SURROGATE_PROBLEM = 'text must not contain an unpaired UTF-16 surrogate (\\uD800 to \\uDFFF without its pair)';
 
-/** Why `text` cannot be stored, or undefined when it can. */
+/** ES2024's String.prototype.isWellFormed (Node 20 and later), which the project's ES2022 typings lack. */
+type WellFormedCheck = string & { isWellFormed(): boolean };
+
+/**
+ * Why `text` cannot be stored, or undefined when it can. isWellFormed (false when a surrogate has
+ * no pair) scans a megabyte in microseconds where a regular expression takes milliseconds.
+ */
 export function textProblem(text: string): string | undefined {
-  const found = UNSTORABLE.exec(text);
-  if (!found) return undefined;
-  return found[0] === '\u0000' ? NUL_PROBLEM : SURROGATE_PROBLEM;
+  if (text.includes('\u0000')) return NUL_PROBLEM;
+  return (text as WellFormedCheck).isWellFormed() ? undefined : SURROGATE_PROBLEM;
 }
 
 export interface UnstorableText {
@@ -37,10 +39,10 @@ export function findUnstorableText(value: unknown): UnstorableText | undefined {
     }
     return undefined;
   }
-  for (const [key, inner] of Object.entries(value)) {
+  for (const key of Object.keys(value)) {
     const keyProblem = textProblem(key);
     if (keyProblem) return { path: [key], problem: keyProblem };
-    const found = findUnstorableText(inner);
+    const found = findUnstorableText((value as Record<string, unknown>)[key]);
     if (found) return { ...found, path: [key, ...found.path] };
   }
   return undefined;

@@ -81,11 +81,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
       done(null, value);
     });
   });
-  app.addHook('onRequest', refuseUnstorableUrlText);
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
+  app.addHook('onRequest', refuseUnstorableUrlText);
   app.addHook('onResponse', async (request, reply) => {
     httpDuration.observe(
       { method: request.method, route: request.routeOptions.url ?? 'unknown', status: String(reply.statusCode) },

@@ -6,7 +6,8 @@ import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
 import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import type { AppDeps } from './deps.ts';
-import { errorEnvelopeSchema, hasNul, NUL_MESSAGE, registerErrorHandling } from './plugins/errors.ts';
+import { errorEnvelopeSchema, registerErrorHandling } from './plugins/errors.ts';
+import { refuseUnstorableUrlText, unstorableBodyText } from './plugins/unstorable-text.ts';
 import authPlugin from './plugins/auth.ts';
 import oauthPlugin from './plugins/oauth.ts';
 import accessPlugin, { securitySchemes } from './plugins/access.ts';
@@ -64,9 +65,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.decorate('deps', deps);
   app.decorateRequest('identity', null);
   registerErrorHandling(app);
-  // PostgreSQL cannot store the NUL character: a body carrying one is refused before any command
-  // starts (a command of several appends could otherwise fail half-way). Text elsewhere (path,
-  // query) only reaches reads, whose refusal the error handler turns into the same 400.
+  // Text PostgreSQL cannot store (NUL, an unpaired surrogate) is refused before any route runs,
+  // naming the field: in a body by the parser, in the query and path parameters by the hook.
   // Deep nesting is refused before parsing: parsing it costs ~20x a flat body of the same size.
   const parseJson = app.getDefaultJsonParser('error', 'error');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
@@ -76,7 +76,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     request.rawBody = body as string;
     parseJson(request, body as string, (err, value) => {
       if (err) return done(err, undefined);
-      if (hasNul(value)) return done(Object.assign(new Error(NUL_MESSAGE), { statusCode: 400 }), undefined);
+      const unstorable = unstorableBodyText(value);
+      if (unstorable) return done(unstorable, undefined);
       done(null, value);
     });
   });
@@ -84,6 +85,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
+  app.addHook('onRequest', refuseUnstorableUrlText);
   app.addHook('onResponse', async (request, reply) => {
     httpDuration.observe(
       { method: request.method, route: request.routeOptions.url ?? 'unknown', status: String(reply.statusCode) },

@@ -7,6 +7,7 @@ import fastifySwaggerUi from '@fastify/swagger-ui';
 import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import type { AppDeps } from './deps.ts';
 import { errorEnvelopeSchema, registerErrorHandling } from './plugins/errors.ts';
+import { refuseUnstorableUrlText } from './plugins/unstorable-text.ts';
 import authPlugin from './plugins/auth.ts';
 import oauthPlugin from './plugins/oauth.ts';
 import accessPlugin, { securitySchemes } from './plugins/access.ts';
@@ -66,8 +67,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.decorate('deps', deps);
   app.decorateRequest('identity', null);
   registerErrorHandling(app);
+  // Text PostgreSQL cannot store (NUL, an unpaired surrogate) is refused before any route runs,
+  // naming the field: in a body by the parser, in the query and path parameters by the hook.
   // JSON bodies are bounded before they are parsed (api/plugins/json-bounds.ts): deep nesting and
-  // too many keys and elements hold the one event loop; and a NUL character is refused.
+  // too many keys and elements would hold the one event loop.
   const parseBody = boundedJsonParser(app);
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     request.rawBody = body as string;
@@ -77,6 +80,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
+  app.addHook('onRequest', refuseUnstorableUrlText);
   app.addHook('onResponse', async (request, reply) => {
     httpDuration.observe(
       { method: request.method, route: request.routeOptions.url ?? 'unknown', status: String(reply.statusCode) },

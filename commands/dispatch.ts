@@ -10,7 +10,7 @@ import type { Ids } from '../infra/ids.ts';
 import type { Mailer } from '../infra/mailer.ts';
 import type { SocialProvider } from '../infra/social.ts';
 import type { Swaps } from '../infra/venues/port.ts';
-import { handle, load, serialized, type Decided, type Loaded } from './handle.ts';
+import { handle, load, serialized, storable, type Decided, type Loaded } from './handle.ts';
 import { handlers, type CommandMap, type CommandType } from './registry.ts';
 import type { SignalJobs } from './signals/receive.ts';
 
@@ -83,6 +83,12 @@ export interface Tools {
     options?: { deadline?: number },
   ): Promise<Decided<S, E>>;
   /**
+   * What `execute` would append, decided on the stream's current state, appending nothing: its
+   * refusal (the decider's, or text the store cannot hold) comes before a command of several
+   * streams appends to the first, so it appends to all of them or to none.
+   */
+  preview<C extends Command, S, E extends DomainEvent>(aggregate: Aggregate<C, S, E>, id: string, command: CommandBody<C>): Promise<E[]>;
+  /**
    * Runs `work` alone among this process's work under the same `key` (`claim:…`): for a step that
    * reads several streams before it decides on one of them (a beta seat among its shards).
    */
@@ -121,6 +127,11 @@ export function createDispatcher(deps: CommandDeps): Dispatch {
         });
         seen(decided.position);
         return decided;
+      },
+      async preview(aggregate, id, body) {
+        const command = { ...body, metadata } as Parameters<typeof aggregate.decide>[0];
+        const { state } = await load(store, aggregate.streamOf(id), aggregate);
+        return storable(aggregate.decide(command, state));
       },
       exclusively(key, work) {
         return serialized(store, `claim:${key}`, work);

@@ -4,6 +4,7 @@
 // the command's deadline; past it the command is refused as BUSY (503) having appended nothing.
 import type { CommandMetadata, DomainEvent } from '../domain/shared/decider.ts';
 import { DomainError, refuse } from '../domain/shared/errors.ts';
+import { assertStorable } from '../domain/shared/storable-text.ts';
 import type { Ids } from '../infra/ids.ts';
 import { commandsTotal } from '../infra/metrics.ts';
 import { ConcurrencyError, type EventMetadata, type EventStore, type Position, type RecordedEvent } from '../infra/eventstore/port.ts';
@@ -155,6 +156,16 @@ function backoffMs(attempt: number, deadline: number): number {
 }
 
 /**
+ * The events as decided, refused (400 naming the field) when their data holds text PostgreSQL
+ * cannot store: checked before the append on both stores, since EventStoreDB would record it and
+ * the projectors could then not write it into the read models.
+ */
+export function storable<Event extends DomainEvent>(events: Event[]): Event[] {
+  for (const event of events) assertStorable(event.data);
+  return events;
+}
+
+/**
  * Load, decide, append with the expected revision, as this stream's single writer. A lost race
  * (another process appended) is decided again on the newer state: `decide` is pure, so a retry
  * can never apply a stale decision.
@@ -195,7 +206,7 @@ async function decideAndAppend<State, Event extends DomainEvent>(
     unverified = undefined;
     let events: Event[];
     try {
-      events = decide(loaded.state, loaded.revision);
+      events = storable(decide(loaded.state, loaded.revision));
     } catch (err) {
       if (fromCache && err instanceof DomainError) continue;
       throw err;

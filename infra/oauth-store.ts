@@ -6,6 +6,7 @@
 // Registration is open, so registered clients expire too (docs/decisions.md, OAuth): one that never
 // obtained a grant `unusedClientTtlHours` after registering, one that did IDLE_CLIENT_DAYS after its
 // latest grant expires. The purge then deletes the client with every record naming it.
+import { fieldOf, findUnstorableText } from '../domain/shared/storable-text.ts';
 import type { Migration, Pool } from './db.ts';
 
 /** How long a registered client is kept after its latest grant expired (a grant lasts 14 days). */
@@ -69,6 +70,8 @@ export interface OAuthStoreOptions {
   alreadyConsumed: () => Error;
   /** how long a registered client that never obtained a grant is kept */
   unusedClientTtlHours: number;
+  /** the error a record holding text PostgreSQL cannot store fails with (a client's metadata, the one record a caller writes) */
+  unstorable: (message: string) => Error;
 }
 
 export interface OAuthStore {
@@ -126,6 +129,8 @@ export function createOAuthStore(pool: Pool, options: OAuthStoreOptions): OAuthS
     constructor(private readonly model: string) {}
 
     async upsert(id: string, payload: OAuthPayload, expiresIn?: number) {
+      const unstorable = findUnstorableText(payload);
+      if (unstorable) throw options.unstorable(`${fieldOf(unstorable.path)}: ${unstorable.problem}`);
       if (this.model === 'Grant') return saveGrant(id, payload, expiresIn);
       // The provider stores a registered client without an expiry: it gets the unused client's.
       const ttl = this.model === 'Client' ? (expiresIn ?? options.unusedClientTtlHours * 3600) : expiresIn;

@@ -125,6 +125,7 @@ export async function createAuthorizationServer(deps: AppDeps, settings: OAuthSe
   const store = createOAuthStore(pool, {
     alreadyConsumed: () => new errors.InvalidGrant('authorization code already used'),
     unusedClientTtlHours: config.OAUTH_UNUSED_CLIENT_TTL_HOURS,
+    unstorable: (message) => new errors.InvalidClientMetadata(message),
   });
   const policy = interactionPolicy.base();
   policy.get('login')!.checks.add(scopeCheck(oidc), 0);

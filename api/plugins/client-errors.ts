@@ -3,6 +3,7 @@ import type { Socket } from 'node:net';
 import type { FastifyBaseLogger, FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import { errorCatalogue } from '../../domain/shared/errors.ts';
 import { errorBody, FRAMEWORK_REASONS } from './errors.ts';
+import { malformedPathParameter } from './unstorable-text.ts';
 
 // Errors that happen before a request reaches a route answer the envelope too: the router's
 // (a path parameter too long, a malformed percent-encoding) and the HTTP parser's (headers or URL
@@ -10,6 +11,8 @@ import { errorBody, FRAMEWORK_REASONS } from './errors.ts';
 
 /** Fastify's `frameworkErrors`: the router refused the URL before any route ran. */
 export function frameworkErrors(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  const named = error.code === 'FST_ERR_BAD_URL' ? malformedPathParameter(request) : undefined;
+  if (named) return void reply.code(named.status).send(errorBody(named.reason, named.message, named.details));
   const status = error.statusCode ?? 500;
   let message = error.message;
   if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') message = 'a path parameter is too long';

@@ -3,6 +3,7 @@ import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import pg from 'pg';
 import { codeOf, DomainError, errorCatalogue, type ErrorReason } from '../../domain/shared/errors.ts';
 import { problemsMessage } from '../../domain/shared/echo.ts';
+import { NUL_PROBLEM } from '../../domain/shared/storable-text.ts';
 import { isRedisUnavailable } from '../../infra/redis.ts';
 
 /** The error envelope: `code` as the spec says, `reason` from the catalogue, `message` for people. */
@@ -57,16 +58,6 @@ export const FRAMEWORK_REASONS: Record<number, ErrorReason> = {
   431: 'HEADERS_TOO_LARGE',
 };
 
-export const NUL_MESSAGE = 'text must not contain the NUL character (\\u0000)';
-
-/** Whether any string (or key) in a parsed JSON value contains the NUL character. */
-export function hasNul(value: unknown): boolean {
-  if (typeof value === 'string') return value.includes('\0');
-  if (Array.isArray(value)) return value.some(hasNul);
-  if (value !== null && typeof value === 'object') return Object.entries(value).some(([k, v]) => k.includes('\0') || hasNul(v));
-  return false;
-}
-
 /**
  * PostgreSQL refuses text it cannot store or compare: the NUL character (22P05 in jsonb, 22021 in
  * text parameters). Only a request's own text gets there, so it is the request's fault; the
@@ -87,7 +78,7 @@ export function registerErrorHandling(app: FastifyInstance): void {
       });
       return send(reply, 'VALIDATION_FAILED', problemsMessage(problems));
     }
-    if (isUnstorableText(error)) return send(reply, 'MALFORMED_REQUEST', NUL_MESSAGE);
+    if (isUnstorableText(error)) return send(reply, 'MALFORMED_REQUEST', NUL_PROBLEM);
     if (isRedisUnavailable(error)) {
       // Fail closed where Redis guards the request (signatures spent, login throttles, MFA): at once, never a stall.
       request.log.warn({ err: error }, 'Redis does not answer');

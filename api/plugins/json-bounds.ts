@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { hasNul, NUL_MESSAGE } from './errors.ts';
+import { unstorableBodyText } from './unstorable-text.ts';
 
 /**
  * The deepest nesting of arrays and objects a JSON body may have. Our deepest schema nests four
@@ -73,10 +73,8 @@ const refusal = (statusCode: number, message: string) => Object.assign(new Error
 
 /**
  * Fastify's JSON parser behind the bounds (the route's `config.jsonMembers`, else MAX_JSON_MEMBERS):
- * refused before parsing past them. PostgreSQL cannot store the NUL character: a body carrying one
- * is refused before any command starts (a command of several appends could otherwise fail
- * half-way); text elsewhere (path, query) only reaches reads, whose refusal the error handler
- * turns into the same 400.
+ * refused before parsing past them. Once parsed, text PostgreSQL cannot store (NUL, an unpaired
+ * surrogate) is refused naming the field (api/plugins/unstorable-text.ts).
  */
 export function boundedJsonParser(app: FastifyInstance): (request: FastifyRequest, text: string, done: (err: Error | null, body?: unknown) => void) => void {
   const parseJson = app.getDefaultJsonParser('error', 'error');
@@ -85,7 +83,8 @@ export function boundedJsonParser(app: FastifyInstance): (request: FastifyReques
     if (problem) return done(refusal(problem.statusCode, problem.message), undefined);
     parseJson(request, text, (err, value) => {
       if (err) return done(err, undefined);
-      if (hasNul(value)) return done(refusal(400, NUL_MESSAGE), undefined);
+      const unstorable = unstorableBodyText(value);
+      if (unstorable) return done(unstorable, undefined);
       done(null, value);
     });
   };

@@ -75,7 +75,12 @@ export interface ListedAgentResult {
   agent: AgentState;
 }
 
-/** The caller lists a new agent, which starts in pending-review; listing makes the caller a developer. */
+/**
+ * The caller lists a new agent, which starts in pending-review; listing makes the caller a
+ * developer. The listing is decided before the role is granted, so a refused listing grants
+ * nothing; the grant is idempotent and comes first, so a listing whose append then fails (the
+ * store went away) leaves only the role, which a retry of the listing finds granted.
+ */
 export async function listAgent(
   { data }: Command<'ListAgent', { developerId: string; input: ListAgentInput }>,
   tools: Tools,
@@ -94,7 +99,9 @@ export async function listAgent(
     minTradeMicroUsd: usdToMicro(minTradeUsd),
     signingSecretCiphertext: encryptSecret(signingSecret, config.JWT_SECRET, AGENT_SIGNING_SECRET),
   };
+  const listing = { type: 'ListAgent', data: listed } as const;
+  await tools.preview(agentDecider, agentId, listing);
   await tools.dispatch('GrantRole', { user: { userId: developerId }, role: 'developer', reason: 'agent_listed' });
-  const result = await tools.execute(agentDecider, agentId, { type: 'ListAgent', data: listed });
+  const result = await tools.execute(agentDecider, agentId, listing);
   return { agentId, signingSecret, agent: result.state };
 }

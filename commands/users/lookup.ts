@@ -2,6 +2,7 @@
 // (keeping the signup fields until the code is verified) to a new one.
 import type { Command } from '../../domain/shared/decider.ts';
 import { refuse } from '../../domain/shared/errors.ts';
+import { assertStorable } from '../../domain/shared/storable-text.ts';
 import { userDecider } from '../../domain/user/decide.ts';
 import { normalizeEmail } from '../../domain/user/fields.ts';
 import { usernameDecider } from '../../domain/user/username.ts';
@@ -32,6 +33,8 @@ export async function lookup({ data, metadata }: Command<'Lookup', LookupData>, 
   const { redis, mailer, config, ids } = tools.deps;
   const email = normalizeEmail(data.email);
   const userId = userIdForEmail(email);
+  // The signup fields are recorded at verify, once the code is spent: refused now if they could not be.
+  assertStorable(data.signup);
   await takeAddressSlot(redis, clientAddressDigest(config.JWT_SECRET, data.clientAddress), config.LOOKUP_PER_ADDRESS_PER_HOUR, metadata.now);
   await assertNotLocked(redis, userId, metadata.now);
   const isNewUser = (await tools.load(userDecider, userId)).state.status === 'unregistered';

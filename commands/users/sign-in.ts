@@ -63,18 +63,30 @@ export async function signInOrChallenge(tools: Tools, userId: string, userAgent:
   return { mfaRequired: false, session: await startSession(tools, userId, userAgent) };
 }
 
+/**
+ * Registers a new user under the username it asked for (or one derived from its id). The
+ * registration is decided before the username is reserved, so a refused one holds no name; the
+ * reservation is idempotent for the same user, so a registration whose append then fails (the
+ * store went away) is completed by the next sign-in of the email, which finds the name its own.
+ */
 export async function register(tools: Tools, input: { userId: string; email: string; signup: PendingSignup }) {
   const { username: wanted, ...signup } = input.signup;
-  const username = await claimUsername(tools, input.userId, wanted);
   const isAdminEmail = tools.deps.config.ADMIN_EMAILS.includes(input.email);
-  const result = await tools.execute(userDecider, input.userId, {
-    type: 'RegisterUser',
-    data: { userId: input.userId, email: input.email, username, isAdminEmail, signup },
-  });
+  const registration = (username: string) =>
+    ({ type: 'RegisterUser', data: { userId: input.userId, email: input.email, username, isAdminEmail, signup } }) as const;
+  await tools.preview(userDecider, input.userId, registration(wanted ?? usernameCandidates(input.userId)[0]!));
+  const username = await claimUsername(tools, input.userId, wanted);
+  const result = await tools.execute(userDecider, input.userId, registration(username));
   // A concurrent verify registered this email first, maybe under another name: free ours.
   if (result.state.status === 'registered' && result.state.username !== username) {
     await tools.execute(usernameDecider, username, { type: 'ReleaseUsername', data: { username, userId: input.userId } });
   }
+}
+
+/** The usernames derived from a user id, shortest first. */
+function usernameCandidates(userId: string): string[] {
+  const hex = userId.replace(/-/g, '');
+  return [`user_${hex.slice(0, 10)}`, `user_${hex.slice(0, 20)}`, `user_${hex}`];
 }
 
 /**
@@ -82,9 +94,7 @@ export async function register(tools: Tools, input: { userId: string; email: str
  * wanted one was taken between lookup and verify (the user can change it later).
  */
 async function claimUsername(tools: Tools, userId: string, wanted: string | undefined): Promise<string> {
-  const hex = userId.replace(/-/g, '');
-  const candidates = [...(wanted ? [wanted] : []), `user_${hex.slice(0, 10)}`, `user_${hex.slice(0, 20)}`, `user_${hex}`];
-  for (const username of candidates) {
+  for (const username of [...(wanted ? [wanted] : []), ...usernameCandidates(userId)]) {
     try {
       await tools.execute(usernameDecider, username, { type: 'ReserveUsername', data: { username, userId } });
       return username;

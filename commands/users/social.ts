@@ -5,6 +5,7 @@ import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import type { Command } from '../../domain/shared/decider.ts';
 import { refuse } from '../../domain/shared/errors.ts';
+import { assertStorable } from '../../domain/shared/storable-text.ts';
 import { userDecider } from '../../domain/user/decide.ts';
 import type { SocialProvider as ProviderType } from '../../domain/user/events.ts';
 import { normalizeEmail } from '../../domain/user/fields.ts';
@@ -70,6 +71,8 @@ function refusalOf(err: unknown): unknown {
 
 export async function startSocialLogin({ data, metadata }: Command<'StartSocialLogin', StartSocialLoginData>, tools: Tools): Promise<SocialLoginStart> {
   const social = providerOf(tools);
+  // The signup fields are recorded at verify, once the provider's code is spent: refused now if they could not be.
+  assertStorable(data.signup);
   const { ids, redis, config } = tools.deps;
   const id = ids.token(32);
   const state = `${id}.${signatureOf(deriveKey(config.JWT_SECRET, STATE_PURPOSE), id)}`;

@@ -15,7 +15,7 @@ interface CatalogueEntry {
 export const errorCatalogue = {
   // 400
   VALIDATION_FAILED: { status: 400, description: 'A field is missing, malformed or out of range; the message names each field.' },
-  MALFORMED_REQUEST: { status: 400, description: 'The body is not valid JSON, nests too deeply, or carries text that cannot be stored (the NUL character).' },
+  MALFORMED_REQUEST: { status: 400, description: 'The body is not valid JSON or nests too deeply; or the body, query or path carries text that cannot be stored (the NUL character, an unpaired UTF-16 surrogate, a malformed percent-encoding), where `field` names the field and `in` the part of the request.' },
   USERNAME_TAKEN: { status: 400, description: 'Another user holds this username (compared ignoring case).' },
   INVALID_CODE: { status: 400, description: 'The emailed code is wrong, expired or already used.' },
   UNSUPPORTED_PROVIDER: { status: 400, description: 'The social identity provider named is not supported (the one supported: GOOGLE).' },

@@ -3,6 +3,7 @@ import { once } from 'node:events';
 import { connect } from 'node:net';
 import t from 'tap';
 import { JSON_DEPTH_MESSAGE, jsonBoundsProblem, MAX_JSON_DEPTH, MAX_JSON_MEMBERS } from '../../api/plugins/json-bounds.ts';
+import { MALFORMED_ENCODING } from '../../api/plugins/unstorable-text.ts';
 import { api, startTestApp } from '../support/app.ts';
 
 const nested = (depth: number, inner = '') => '['.repeat(depth) + inner + ']'.repeat(depth);
@@ -124,10 +125,13 @@ t.test('request hardening', async (t) => {
     t.same(res.body, { success: false, error: { code: 'URI_TOO_LONG', reason: 'URI_TOO_LONG', message: 'a path parameter is too long' } });
   });
 
-  await t.test('a malformed percent-encoding in a path parameter is a 400 in the envelope', async (t) => {
+  await t.test('a malformed percent-encoding in a path is a 400 in the envelope, naming the path parameter it is in', async (t) => {
     const res = await api(app, 'GET', '/api/v1/agents/%zz');
     t.equal(res.status, 400);
-    t.same(res.body, { success: false, error: { code: 'BAD_REQUEST', reason: 'MALFORMED_REQUEST', message: 'the URL has a malformed percent-encoding' } });
+    t.same(res.body, { success: false, error: { code: 'BAD_REQUEST', reason: 'MALFORMED_REQUEST', field: 'id', in: 'path', message: `id: ${MALFORMED_ENCODING}` } });
+    const outside = await api(app, 'GET', '/api/v1/%zz/agents');
+    t.equal(outside.status, 400);
+    t.same(outside.body, { success: false, error: { code: 'BAD_REQUEST', reason: 'MALFORMED_REQUEST', message: 'the URL has a malformed percent-encoding' } });
   });
 
   await t.test('a query string or headers over 16 KiB are a 431 in the envelope', async (t) => {

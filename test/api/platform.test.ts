@@ -40,7 +40,7 @@ t.test('platform routes', async (t) => {
     const before = (await app.deps.pool.query<{ n: string }>('SELECT count(*) AS n FROM events')).rows[0]!.n;
     const follow = await api(app, 'POST', '/api/v1/users/me/subscriptions', { token: user.accessToken, body: { agentId: 'agent\u0000x' } });
     t.equal(follow.status, 400, JSON.stringify(follow.body));
-    t.same(follow.body.error, { code: 'BAD_REQUEST', reason: 'MALFORMED_REQUEST', message: 'text must not contain the NUL character (\\u0000)' });
+    t.same(follow.body.error, { code: 'BAD_REQUEST', reason: 'MALFORMED_REQUEST', field: 'agentId', in: 'body', message: 'agentId: text must not contain the NUL character (\\u0000)' });
     const listing = await api(app, 'POST', '/api/v1/developers/agents', {
       token: user.accessToken,
       body: { name: 'Nul \u0000 agent', venue: 'SPOT_VENUE' },
@@ -49,8 +49,8 @@ t.test('platform routes', async (t) => {
     const after = (await app.deps.pool.query<{ n: string }>('SELECT count(*) AS n FROM events')).rows[0]!.n;
     t.equal(after, before, 'no event appended (listing would have made the caller a developer first)');
     const byPath = await api(app, 'GET', '/api/v1/agents/agent%00x');
-    t.equal(byPath.status, 400, 'in a path it reaches a read, whose refusal is the same 400');
-    t.same(byPath.body.error, follow.body.error);
+    t.equal(byPath.status, 400, 'in a path too, before any read');
+    t.same(byPath.body.error, { code: 'BAD_REQUEST', reason: 'MALFORMED_REQUEST', field: 'id', in: 'path', message: 'id: text must not contain the NUL character (\\u0000)' });
   });
 
   await t.test('an unknown route is a 404 in the envelope', async (t) => {

@@ -8,6 +8,7 @@ import { createOAuthStore, IDLE_CLIENT_DAYS, oauthMigrations } from '../../infra
 import { freshDatabase } from '../support/db.ts';
 
 class AlreadyConsumed extends Error {}
+class Unstorable extends Error {}
 
 const HOUR = 3600_000;
 const DAY = 24 * HOUR;
@@ -20,7 +21,11 @@ t.test('OAuth records', async (t) => {
   const db = await freshDatabase('oauth');
   t.teardown(() => db.drop());
   await migrate(db.pool, oauthMigrations);
-  const store = createOAuthStore(db.pool, { alreadyConsumed: () => new AlreadyConsumed('already consumed'), unusedClientTtlHours: 24 });
+  const store = createOAuthStore(db.pool, {
+    alreadyConsumed: () => new AlreadyConsumed('already consumed'),
+    unusedClientTtlHours: 24,
+    unstorable: (message) => new Unstorable(message),
+  });
   const codes = new store.Adapter('AuthorizationCode');
   const tokens = new store.Adapter('AccessToken');
   const interactions = new store.Adapter('Interaction');
@@ -51,6 +56,15 @@ t.test('OAuth records', async (t) => {
     t.same(await clients.find('c1'), { client_id: 'c1' }, 'a registered client is found');
     await expire('Client', 'c1');
     t.equal(await clients.find('c1'), undefined, 'a client past its expiry is not, even before the purge');
+  });
+
+  await t.test('a record holding text PostgreSQL cannot store fails with the given error, naming the field, and is not stored', async (t) => {
+    for (const [name, problem] of [['x\uD800', /^client_name: text must not contain an unpaired UTF-16 surrogate/], ['x\u0000', /^client_name: text must not contain the NUL/]] as const) {
+      const refused = await clients.upsert('c-lone', { ...clientPayload('c-lone'), client_name: name }).catch((err: unknown) => err);
+      t.ok(refused instanceof Unstorable, String(refused));
+      t.match((refused as Error).message, problem);
+    }
+    t.same(await stored('Client/c-lone'), []);
   });
 
   await t.test('a code is consumed once, even by two exchanges at once', async (t) => {

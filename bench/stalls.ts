@@ -60,6 +60,8 @@ function floodFor(spec: FloodSpec): Promise<FloodResult> {
   });
 }
 
+const ms = (v: number) => `${fmt(v, v < 10 ? 2 : v < 100 ? 1 : 0)} ms`;
+
 /** GET /api at PROBE_RATE from another process, with the server's CPU and its event loop's delay (this process is the server) meanwhile. */
 async function probe(app: TestApp, seconds: number) {
   const delay = monitorEventLoopDelay({ resolution: LOOP_SAMPLE_MS });
@@ -72,13 +74,38 @@ async function probe(app: TestApp, seconds: number) {
 }
 const loopDelay = (d: { p50: number; p99: number; max: number }) => `event-loop delay p50 ${ms(d.p50)}, p99 ${ms(d.p99)}, max ${ms(d.max)}`;
 
-const ms = (v: number) => `${fmt(v, v < 10 ? 2 : v < 100 ? 1 : 0)} ms`;
 const p = (r: Pick<LoadRun, 'latenciesMs'>, q: number) => percentile(r.latenciesMs, q);
 const load = () => loadavg().map((l) => fmt(l, 2)).join(' / ');
 const answered = (f: FloodResult) =>
   `${Object.entries(f.statuses)
     .map(([status, n]) => `${fmt(n)}× ${status}`)
     .join(', ')}${f.cutOff ? `, ${fmt(f.cutOff)} cut off mid-body` : ''}`;
+
+type Probed = Awaited<ReturnType<typeof probe>>;
+
+/** One phase: a flood of `kind` at `url` while GET /api is probed on the app; its report rows. */
+async function phase(app: TestApp, target: { url: string; path: string }, [kind, budget]: (typeof PHASES)[number], seconds: number, quiet: Probed) {
+  const floodSeconds = seconds + RAMP_MS / 1000 + 0.5;
+  const flooding = floodFor({ ...target, connections: CONNECTIONS, kind, seconds: floodSeconds });
+  await new Promise((r) => setTimeout(r, RAMP_MS));
+  const attacked = await probe(app, seconds);
+  const flood = await flooding;
+  const median = p(attacked.result, 50);
+  const rows: Array<[string, string, string?]> = [
+    [
+      `GET /api under ${kind}, ${budget}`,
+      ms(median),
+      `median, ${fmt(median / p(quiet.result, 50), 1)}× quiet; p99 ${ms(p(attacked.result, 99))} (${fmt(p(attacked.result, 99) / p(quiet.result, 99), 1)}× quiet); ${attacked.result.failures} non-2xx; target median < ${TARGET_MEDIAN_MS} ms: ${verdict(median < TARGET_MEDIAN_MS)}`,
+    ],
+    [`    the server`, `${fmt(attacked.cpu.serverMs / seconds / 10, 0)}% CPU`, `of a core while probed; ${loopDelay(attacked.loopDelayMs)}`],
+    [
+      `    the flood (${KINDS[kind]}, ${fmt(flood.bodyBytes)} bytes)`,
+      `${fmt(Object.values(flood.statuses).reduce((a, b) => a + b, 0) / floodSeconds)} /s`,
+      `answered ${answered(flood)}; the flooding process's own CPU ${fmt(flood.cpuMs / floodSeconds / 10, 0)}% of a core`,
+    ],
+  ];
+  return rows;
+}
 
 export async function stallsBench(seconds: number) {
   const defaults = loadConfig({ NODE_ENV: 'test' });
@@ -97,41 +124,22 @@ export async function stallsBench(seconds: number) {
     const admin = await signIn(app, ADMIN);
     const developer = await signIn(app, 'stalls-dev@example.test');
     const { agentId } = await listedFollowableAgent(app, { developer: developer.accessToken, admin: admin.accessToken }, { name: 'Stall target' }, { live: true });
-    const path = `/api/v1/signals/${agentId}`;
     await probe(app, 1); // warm-up: JIT, connections
     const loadBefore = load();
     const quiet = await probe(app, seconds);
     const rows: Array<[string, string, string?]> = [
       ['GET /api, quiet', `${ms(p(quiet.result, 50))}`, `median; p99 ${ms(p(quiet.result, 99))}; ${quiet.result.count} calls at ${PROBE_RATE}/s, ${quiet.result.failures} non-2xx; ${loopDelay(quiet.loopDelayMs)}`],
     ];
-    const medians: number[] = [];
-    const floodSeconds = seconds + RAMP_MS / 1000 + 0.5;
-    for (const [kind, budget] of PHASES) {
-      const url = budget === 'budgets' ? app.url : unbudgetedUrl;
-      const flooding = floodFor({ url, path, connections: CONNECTIONS, kind, seconds: floodSeconds });
-      await new Promise((r) => setTimeout(r, RAMP_MS));
-      const attacked = await probe(app, seconds);
-      const flood = await flooding;
-      const median = p(attacked.result, 50);
-      medians.push(median);
-      rows.push(
-        [`GET /api under ${kind}, ${budget}`, ms(median), `median, ${fmt(median / p(quiet.result, 50), 1)}× quiet; p99 ${ms(p(attacked.result, 99))} (${fmt(p(attacked.result, 99) / p(quiet.result, 99), 1)}× quiet); ${attacked.result.failures} non-2xx; target median < ${TARGET_MEDIAN_MS} ms: ${verdict(median < TARGET_MEDIAN_MS)}`],
-        [`    the server`, `${fmt(attacked.cpu.serverMs / seconds / 10, 0)}% CPU`, `of a core while probed; ${loopDelay(attacked.loopDelayMs)}`],
-        [
-          `    the flood (${KINDS[kind]}, ${fmt(flood.bodyBytes)} bytes)`,
-          `${fmt(Object.values(flood.statuses).reduce((a, b) => a + b, 0) / floodSeconds)} /s`,
-          `answered ${answered(flood)}; the flooding process's own CPU ${fmt(flood.cpuMs / floodSeconds / 10, 0)}% of a core`,
-        ],
-      );
+    for (const each of PHASES) {
+      const target = { url: each[1] === 'budgets' ? app.url : unbudgetedUrl, path: `/api/v1/signals/${agentId}` };
+      rows.push(...(await phase(app, target, each, seconds, quiet)));
     }
     console.log(
       `\nEvent-loop stalls: GET /api at ${PROBE_RATE}/s (open loop, separate process) while ${CONNECTIONS} connections (another process) post ~1 MiB unsigned JSON bodies to POST /api/v1/signals/{agentId}, refusal budgets ${budgets.RATE_LIMIT_WEBHOOK_REFUSED_PER_ADDRESS_PER_MIN} per address / ${budgets.RATE_LIMIT_WEBHOOK_REFUSED_PER_AGENT_PER_MIN} per agent a minute (the defaults) or out of reach; ${fmt(seconds)} s per phase; load average (1/5/15 min) ${loadBefore} before, ${load()} after, on ${availableParallelism()} cores`,
     );
     report(rows);
-    return { quietMedianMs: p(quiet.result, 50), attackedMediansMs: medians };
   } finally {
     await unbudgeted?.close();
     await app.close();
   }
 }
-

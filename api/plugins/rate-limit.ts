@@ -66,6 +66,50 @@ function tooManyRefusals(reply: FastifyReply, message: string): Error {
   return refuse('RATE_LIMITED', message, { retryAfterSeconds });
 }
 
+/** Counts a refusal under each key (each given its window's expiry when new): one command, on the path of every refused request. */
+const COUNT_REFUSAL = `local n
+for i, key in ipairs(KEYS) do
+  n = redis.call('INCR', key)
+  if n == 1 then redis.call('PEXPIRE', key, ARGV[1]) end
+end
+return n`;
+
+interface RefusalCounting {
+  redis: Redis & { countRefusal(keys: number, ...args: Array<string | number>): Promise<number> };
+  limits: { perAddress: number; perSubject: number };
+  /** the request's address and subject keys in the current window (the address as a keyed digest) */
+  keysOf(request: FastifyRequest, budget: RefusalBudget): readonly [string, string];
+}
+
+const subjectOf = (request: FastifyRequest, budget: RefusalBudget) => (request.params as Record<string, string>)[budget.subjectParam];
+
+/** onRequest: over the address's budget, refused at once; over the subject's, refused at once without the signature header. */
+function checkRefusals({ redis, limits, keysOf }: RefusalCounting, budget: RefusalBudget): onRequestHookHandler {
+  return async function refusalBudget(request, reply) {
+    const counts = await redis.mget(...keysOf(request, budget)).catch(() => [null, null]);
+    const [byAddress, bySubject] = counts.map((n) => Number(n ?? 0));
+    if (byAddress! >= limits.perAddress) throw tooManyRefusals(reply, `too many refused requests from this address: ${limits.perAddress} a minute`);
+    if (bySubject! >= limits.perSubject && request.headers[budget.signatureHeader] === undefined) {
+      throw tooManyRefusals(reply, `too many refused requests for this ${budget.subjectParam}: sign the request`);
+    }
+  };
+}
+
+/** onResponse: a 401 or 404, or another 4xx before the route authenticated the request, counts (a 404, for an unknown subject, by address only). */
+function countRefusal({ redis, limits, keysOf }: RefusalCounting, budget: RefusalBudget): onResponseHookHandler {
+  return async function countRefusal(request, reply) {
+    const status = reply.statusCode;
+    const refused = status === 401 || status === 404 || (status >= 400 && status < 500 && status !== 429 && !budget.authenticated(request));
+    if (!refused) return;
+    const [address, subject] = keysOf(request, budget);
+    const counted = status === 404 ? [address] : [address, subject];
+    const bySubject = await redis.countRefusal(counted.length, ...counted, REFUSAL_WINDOW_MS).catch(() => null);
+    if (status !== 404 && bySubject === limits.perSubject) {
+      request.log.warn({ [budget.subjectParam]: subjectOf(request, budget) }, 'refused requests over their budget: unsigned ones now answer 429');
+    }
+  };
+}
+
 /**
  * A route that authenticates its own callers (`config.refusalBudget`: the signal webhook) counts
  * what it refuses them: answers 401 and 404, and any other 4xx before it authenticated the request,
@@ -75,54 +119,22 @@ function tooManyRefusals(reply: FastifyReply, message: string): Error {
  * still goes on to be verified, so an attacker cannot starve an agent's real signals, and a forged
  * signature costs the route one check of a body bounded by its limits. Fail-open, as the limiter.
  */
-function countRefusals(app: FastifyInstance, redis: Redis, limits: { perAddress: number; perSubject: number }): void {
+function countRefusals(app: FastifyInstance, redis: Redis, limits: RefusalCounting['limits']): void {
   const masterSecret = app.deps.config.JWT_SECRET;
-  // One command a refusal (the count is on the path of every refused request): each key counted, and given its window's expiry when new.
-  redis.defineCommand('countRefusal', {
-    lua: `local n
-for i, key in ipairs(KEYS) do
-  n = redis.call('INCR', key)
-  if n == 1 then redis.call('PEXPIRE', key, ARGV[1]) end
-end
-return n`,
-  });
-  const counter = redis as Redis & { countRefusal(keys: number, ...args: Array<string | number>): Promise<number> };
+  redis.defineCommand('countRefusal', { lua: COUNT_REFUSAL });
   const keys = new WeakMap<FastifyRequest, readonly [string, string]>();
   const keysOf = (request: FastifyRequest, budget: RefusalBudget) => {
-    const known = keys.get(request);
-    if (known) return known;
     const window = Math.floor(Date.now() / REFUSAL_WINDOW_MS);
-    const subject = (request.params as Record<string, string>)[budget.subjectParam];
-    const made = [`refused:address:${clientAddressDigest(masterSecret, request.ip)}:${window}`, `refused:${budget.subjectParam}:${subject}:${window}`] as const;
+    const made = keys.get(request) ?? ([`refused:address:${clientAddressDigest(masterSecret, request.ip)}:${window}`, `refused:${budget.subjectParam}:${subjectOf(request, budget)}:${window}`] as const);
     keys.set(request, made);
     return made;
   };
-  const check = (budget: RefusalBudget): onRequestHookHandler =>
-    async function refusalBudget(request, reply) {
-      const counts = await redis.mget(...keysOf(request, budget)).catch(() => [null, null]);
-      const [byAddress, bySubject] = counts.map((n) => Number(n ?? 0));
-      if (byAddress! >= limits.perAddress) throw tooManyRefusals(reply, `too many refused requests from this address: ${limits.perAddress} a minute`);
-      if (bySubject! >= limits.perSubject && request.headers[budget.signatureHeader] === undefined) {
-        throw tooManyRefusals(reply, `too many refused requests for this ${budget.subjectParam}: sign the request`);
-      }
-    };
-  const count = (budget: RefusalBudget): onResponseHookHandler =>
-    async function countRefusal(request, reply) {
-      const status = reply.statusCode;
-      const refused = status === 401 || status === 404 || (status >= 400 && status < 500 && status !== 429 && !budget.authenticated(request));
-      if (!refused) return;
-      const [address, subject] = keysOf(request, budget);
-      const counted = status === 404 ? [address] : [address, subject];
-      const bySubject = await counter.countRefusal(counted.length, ...counted, REFUSAL_WINDOW_MS).catch(() => null);
-      if (status !== 404 && bySubject === limits.perSubject) {
-        request.log.warn({ [budget.subjectParam]: (request.params as Record<string, string>)[budget.subjectParam] }, 'refused requests over their budget: unsigned ones now answer 429');
-      }
-    };
+  const counting: RefusalCounting = { redis: redis as RefusalCounting['redis'], limits, keysOf };
   app.addHook('onRoute', (route) => {
     const budget = route.config?.refusalBudget;
     if (!budget) return;
-    route.onRequest = [check(budget), ...hooksOf(route.onRequest)];
-    route.onResponse = [...hooksOf(route.onResponse), count(budget)];
+    route.onRequest = [checkRefusals(counting, budget), ...hooksOf(route.onRequest)];
+    route.onResponse = [...hooksOf(route.onResponse), countRefusal(counting, budget)];
   });
 }
 

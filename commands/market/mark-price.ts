@@ -7,8 +7,11 @@ import type { Tools } from '../dispatch.ts';
 
 const PRICE_STALE_MS = 1_000;
 
-/** micro-USD per whole token, by the symbol or mint as the market holds it (symbols also in upper case); null when it has none. */
-export async function markPriceOf(tools: Tools, token: string): Promise<MicroUsd | null> {
-  const { state } = await tools.load(marketDecider, MARKET_PRICES, { maxStaleMs: PRICE_STALE_MS });
+/**
+ * micro-USD per whole token, by the symbol or mint as the market holds it (symbols also in upper
+ * case); null when it has none. `maxStaleMs` 0 reads the market stream again.
+ */
+export async function markPriceOf(tools: Tools, token: string, maxStaleMs = PRICE_STALE_MS): Promise<MicroUsd | null> {
+  const { state } = await tools.load(marketDecider, MARKET_PRICES, { maxStaleMs });
   return state.prices.get(token) ?? state.prices.get(token.toUpperCase()) ?? null;
 }

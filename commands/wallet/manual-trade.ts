@@ -57,10 +57,25 @@ async function answer(tools: Tools, userId: string, transfer: TransferState): Pr
   return { ...record, transferId: transfer.plan.transferId };
 }
 
+/**
+ * The mark a buy trades at. A new buy of a mint the venue has no price for is refused before
+ * anything moves (the swap would fail, the debit come back); a repeat of a buy already debited finds
+ * what it did, whatever the price now (null). A price set within the last second may not be in this
+ * process's copy of the market yet: read again before refusing.
+ */
+async function buyMark(tools: Tools, data: ManualBuyData): Promise<MicroUsd | null> {
+  const mark = (await markPriceOf(tools, data.mint)) ?? (await markPriceOf(tools, data.mint, 0));
+  if (mark !== null) return mark;
+  const { state } = await tools.load(walletDecider, data.userId);
+  if (state.manual.has(data.transferId)) return null;
+  throw refuse('NO_MARK_PRICE', `the venue has no price for ${data.mint}: it cannot be bought until one is set`);
+}
+
 /** POST /api/v1/wallet/buy: the wallet context pays, the venue swaps, the lot opens. */
 export async function manualBuy({ data }: Command<'ManualBuy', ManualBuyData>, tools: Tools): Promise<ManualTradeResult> {
   const walletContext = await contextOf(tools, data);
-  await checkLevels(tools, data);
+  const mark = await buyMark(tools, data);
+  if (data.levels && mark !== null) ensureLevelsAgainstMark(data.levels, mark);
   const plan: TransferPlan = {
     transferId: data.transferId,
     amountMicro: data.amountMicro,

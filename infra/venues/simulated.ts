@@ -3,9 +3,8 @@
 // runs on a timer; each call first applies what became final by now), failures come from the given
 // rule, outages and lost answers from the given fault rule.
 //
-// State lives in this process's memory and is gone on restart. In a split deployment only the
-// workers process may create it and call it; an API process recording PENDING_BRIDGE or a pending
-// chain transfer must leave the venue call to the workers (README.md).
+// Here the state lives in this process's memory and is gone on restart: for tests that move the
+// clock by hand. The service runs the same simulation with its books in PostgreSQL (stored.ts).
 import type { Clock } from '../clock.ts';
 import { PoolBook } from './book.ts';
 import { SimulatedBridge, type BridgeDelays } from './bridge.ts';

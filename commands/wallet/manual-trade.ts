@@ -12,7 +12,7 @@ import { exitTransferId, nextExit } from '../../domain/wallet/exits.ts';
 import { ensureLevelsAgainstMark, type LotLevels } from '../../domain/wallet/lots.ts';
 import type { ManualTrade } from '../../domain/wallet/state.ts';
 import type { Tools } from '../dispatch.ts';
-import { markPriceOf } from '../market/mark-price.ts';
+import { markPriceOf, swapPriceOf } from '../market/mark-price.ts';
 import { currentWalletContext, PLAN_STALENESS_MS } from '../subscriptions/planning.ts';
 import { runTransfer } from '../transfers/run.ts';
 
@@ -58,13 +58,12 @@ async function answer(tools: Tools, userId: string, transfer: TransferState): Pr
 }
 
 /**
- * The mark a buy trades at. A new buy of a mint the venue has no price for is refused before
+ * The price a buy swaps at. A new buy of a mint the venue has no price for is refused before
  * anything moves (the swap would fail, the debit come back); a repeat of a buy already debited finds
- * what it did, whatever the price now (null). A price set within the last second may not be in this
- * process's copy of the market yet: read again before refusing.
+ * what it did, whatever the price now (null).
  */
 async function buyMark(tools: Tools, data: ManualBuyData): Promise<MicroUsd | null> {
-  const mark = (await markPriceOf(tools, data.mint)) ?? (await markPriceOf(tools, data.mint, 0));
+  const mark = await swapPriceOf(tools, data.mint);
   if (mark !== null) return mark;
   const { state } = await tools.load(walletDecider, data.userId);
   if (state.manual.has(data.transferId)) return null;

@@ -6,7 +6,7 @@ import { eventStoreMigrations } from '../infra/eventstore/postgres-schema.ts';
 import { checkpointMigrations } from './checkpoints.ts';
 import { idempotencyMigrations } from '../infra/idempotency.ts';
 import { oauthMigrations } from '../infra/oauth-store.ts';
-import { simulatedBookMigrations } from '../infra/venues/stored.ts';
+import { simulatedBookMigrations } from '../infra/venues/stored-books.ts';
 import { simulatedSwapMigrations } from '../infra/venues/swaps.ts';
 import type { Projector } from './projector.ts';
 

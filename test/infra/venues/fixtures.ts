@@ -5,7 +5,8 @@ import { createPool, migrate, type Pool } from '../../../infra/db.ts';
 import type { Venues } from '../../../infra/venues/port.ts';
 import { createInMemoryPrices } from '../../../infra/venues/prices.ts';
 import { createSimulatedVenues, type SimulatedVenuesOptions } from '../../../infra/venues/simulated.ts';
-import { createStoredSimulatedVenues, simulatedBookMigrations } from '../../../infra/venues/stored.ts';
+import { createStoredSimulatedVenues } from '../../../infra/venues/stored.ts';
+import { simulatedBookMigrations } from '../../../infra/venues/stored-books.ts';
 import { freshDatabase } from '../../support/db.ts';
 
 export interface ManualClock extends Clock {

@@ -22,7 +22,7 @@ import { liveTrades } from './projections/trades/queries.ts';
 import { leveledLots } from './projections/wallets/queries.ts';
 import { createReadModelPriceSource, markPrices } from './projections/market/queries.ts';
 import { createSocialProvider } from './infra/social.ts';
-import { createSimulatedVenues } from './infra/venues/simulated.ts';
+import { createStoredSimulatedVenues } from './infra/venues/stored.ts';
 import { createRemoteVenues } from './infra/venues/remote.ts';
 import { createSimulatedSwaps } from './infra/venues/swaps.ts';
 import { createIdempotencyKeys } from './infra/idempotency.ts';
@@ -71,12 +71,13 @@ export interface RuntimeOptions {
 }
 
 /**
- * The venues the workers call: the one served at VENUE_URL (shared by every process, outliving
- * them), else a simulation in this process (its state is lost on restart: one process only).
+ * The venues the workers call: the one served at VENUE_URL, else the simulation with its books in
+ * this service's PostgreSQL. Either is shared by every process and outlives them.
  */
 function venuesOf(config: Config, clock: Clock, pool: ReturnType<typeof createPool>): Venues {
   if (config.VENUE_URL) return createRemoteVenues(config.VENUE_URL);
-  return createSimulatedVenues({
+  return createStoredSimulatedVenues({
+    pool,
     clock,
     prices: createReadModelPriceSource(pool),
     chainSettlementMs: config.VENUE_SIM_CHAIN_MS,

@@ -6,6 +6,7 @@ import { eventStoreMigrations } from '../infra/eventstore/postgres-schema.ts';
 import { checkpointMigrations } from './checkpoints.ts';
 import { idempotencyMigrations } from '../infra/idempotency.ts';
 import { oauthMigrations } from '../infra/oauth-store.ts';
+import { simulatedBookMigrations } from '../infra/venues/stored-books.ts';
 import { simulatedSwapMigrations } from '../infra/venues/swaps.ts';
 import type { Projector } from './projector.ts';
 
@@ -15,6 +16,7 @@ export function schemaMigrations(config: Pick<Config, 'EVENT_STORE'>, projectors
     ...(config.EVENT_STORE === 'postgres' ? eventStoreMigrations : []),
     ...checkpointMigrations,
     ...simulatedSwapMigrations,
+    ...simulatedBookMigrations,
     ...idempotencyMigrations,
     ...oauthMigrations,
     ...projectors.flatMap((p) => p.migrations),

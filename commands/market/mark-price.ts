@@ -12,3 +12,15 @@ export async function markPriceOf(tools: Tools, token: string): Promise<MicroUsd
   const { state } = await tools.load(marketDecider, MARKET_PRICES, { maxStaleMs: PRICE_STALE_MS });
   return state.prices.get(token) ?? state.prices.get(token.toUpperCase()) ?? null;
 }
+
+/**
+ * The price a manual swap of `mint` executes at: the market's under exactly that key, as the
+ * simulated venue matches it; null when it has none. A price set within the last second may not be
+ * in this process's copy yet: a miss reads the market stream again.
+ */
+export async function swapPriceOf(tools: Tools, mint: string): Promise<MicroUsd | null> {
+  const cached = await tools.load(marketDecider, MARKET_PRICES, { maxStaleMs: PRICE_STALE_MS });
+  const price = cached.state.prices.get(mint);
+  if (price !== undefined) return price;
+  return (await tools.load(marketDecider, MARKET_PRICES, { maxStaleMs: 0 })).state.prices.get(mint) ?? null;
+}

@@ -12,7 +12,7 @@ import { exitTransferId, nextExit } from '../../domain/wallet/exits.ts';
 import { ensureLevelsAgainstMark, type LotLevels } from '../../domain/wallet/lots.ts';
 import type { ManualTrade } from '../../domain/wallet/state.ts';
 import type { Tools } from '../dispatch.ts';
-import { markPriceOf } from '../market/mark-price.ts';
+import { markPriceOf, swapPriceOf } from '../market/mark-price.ts';
 import { currentWalletContext, PLAN_STALENESS_MS } from '../subscriptions/planning.ts';
 import { runTransfer } from '../transfers/run.ts';
 
@@ -57,10 +57,24 @@ async function answer(tools: Tools, userId: string, transfer: TransferState): Pr
   return { ...record, transferId: transfer.plan.transferId };
 }
 
+/**
+ * The price a buy swaps at. A new buy of a mint the venue has no price for is refused before
+ * anything moves (the swap would fail, the debit come back); a repeat of a buy already debited finds
+ * what it did, whatever the price now (null).
+ */
+async function buyMark(tools: Tools, data: ManualBuyData): Promise<MicroUsd | null> {
+  const mark = await swapPriceOf(tools, data.mint);
+  if (mark !== null) return mark;
+  const { state } = await tools.load(walletDecider, data.userId);
+  if (state.manual.has(data.transferId)) return null;
+  throw refuse('NO_MARK_PRICE', `the venue has no price for ${data.mint}: it cannot be bought until one is set`);
+}
+
 /** POST /api/v1/wallet/buy: the wallet context pays, the venue swaps, the lot opens. */
 export async function manualBuy({ data }: Command<'ManualBuy', ManualBuyData>, tools: Tools): Promise<ManualTradeResult> {
   const walletContext = await contextOf(tools, data);
-  await checkLevels(tools, data);
+  const mark = await buyMark(tools, data);
+  if (data.levels && mark !== null) ensureLevelsAgainstMark(data.levels, mark);
   const plan: TransferPlan = {
     transferId: data.transferId,
     amountMicro: data.amountMicro,

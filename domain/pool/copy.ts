@@ -30,6 +30,7 @@ function copyFollowed(s: FollowedPool): FollowedPool {
   };
   if (s.feesSettledMicro !== undefined) copy.feesSettledMicro = s.feesSettledMicro;
   if (s.day !== undefined) copy.day = s.day;
+  if (s.lastFailedTransfer !== undefined) copy.lastFailedTransfer = s.lastFailedTransfer;
   return copy;
 }
 

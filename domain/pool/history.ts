@@ -7,7 +7,7 @@ import type { MicroUsd } from '../shared/money.ts';
 import { changed } from './copy.ts';
 import type { PoolEvent } from './events.ts';
 import { ledgerTermsOf, poolFigures, type PoolFigures } from './ledger.ts';
-import { evolve, initialState, type FollowedPool, type PoolState } from './state.ts';
+import { evolve, initialState, NO_REASON, type FollowedPool, type PoolState } from './state.ts';
 
 /** A recorded pool event as the replay needs it: its id, its time (ISO) and the fact. */
 export interface PoolHistoryEvent {
@@ -68,6 +68,24 @@ export function eventAmounts(event: PoolEvent): EventAmounts {
       return {};
     default:
       return assertNever(event);
+  }
+}
+
+/** How a fact ended, when it says: a settlement confirmed or failed, and why one did not go through. */
+export interface EventOutcome {
+  outcome?: 'confirmed' | 'failed';
+  reason?: string;
+}
+
+export function eventOutcome(event: PoolEvent): EventOutcome {
+  switch (event.type) {
+    case 'AllocationSettled':
+      return event.data.outcome === 'failed' ? { outcome: 'failed', reason: event.data.reason ?? NO_REASON } : { outcome: 'confirmed' };
+    case 'TransferRejected':
+    case 'TradeRefused':
+      return { reason: event.data.reason };
+    default:
+      return {};
   }
 }
 

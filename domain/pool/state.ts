@@ -41,6 +41,15 @@ export interface PoolTrade {
 /** What the pool decided for a trade under its id: opened, closed, or refused for good (TradeRefused). */
 export type TradeFate = 'open' | 'closed' | 'refused';
 
+/** A movement the venue failed: what did not move, and why (the venue's reason). */
+export interface FailedTransfer {
+  transferId: string;
+  direction: 'in' | 'out';
+  amountMicro: MicroUsd;
+  reason: string;
+  at: string;
+}
+
 export interface Reconciliation {
   status: ReconciliationStatus;
   venueEquityMicro: MicroUsd | null;
@@ -84,6 +93,12 @@ export interface FollowedPool extends Book {
   /** the last bridge transfer of a real perp pool */
   bridge: { transferId: string; status: BridgeStatus; transactionId: string | null } | null;
   reconciliation: Reconciliation | null;
+  /**
+   * The last movement the venue settled, when it failed (null once a later one is confirmed): the
+   * record shows it, since a failed withdrawal otherwise only shows as money that stayed. Absent
+   * until a movement fails, and in states stored before it.
+   */
+  lastFailedTransfer?: FailedTransfer | null;
 }
 
 /**
@@ -146,6 +161,13 @@ const sumOf = (trades: Readonly<Record<string, PoolTrade>>, field: 'marginMicro'
   for (const id in trades) sum += trades[id]![field];
   return sum;
 };
+
+/** The reason a failed movement shows when the venue gave none. */
+export const NO_REASON = 'the venue gave no reason';
+
+/** The pool with its last failed movement set, or cleared (null) when it had one. */
+const withFailure = (pool: FollowedPool, failure: FailedTransfer | null): FollowedPool =>
+  failure === null && !pool.lastFailedTransfer ? pool : changed(pool, { lastFailedTransfer: failure });
 
 export function evolve(before: PoolState, event: PoolEvent): PoolState {
   const state = onDayOf(before, event);
@@ -222,8 +244,9 @@ export function evolve(before: PoolState, event: PoolEvent): PoolState {
           ? { pendingIn: l.pendingIn - leg.amountMicro, confirmedIn: l.confirmedIn + (confirmed ? amountMicro : 0) }
           : { pendingOut: l.pendingOut - leg.amountMicro, confirmedOut: l.confirmedOut + (confirmed ? amountMicro : 0) };
       const settled = withLedger(state, at, moved, { transfers: state.transfers.set(transferId, fate), pending: without(state.pending, transferId), payouts });
+      if (settled.followed) return withFailure(settled, confirmed ? null : { transferId, direction: leg.direction, amountMicro: leg.amountMicro, reason: event.data.reason ?? NO_REASON, at });
       // A stopped pool's closing payout: what the venue did not pay out stays the pool's.
-      if (settled.followed || leg.direction !== 'out') return settled;
+      if (leg.direction !== 'out') return settled;
       return changed(settled, { residueMicro: (settled.residueMicro ?? 0) + leg.amountMicro - (confirmed ? amountMicro : 0) });
     }
     case 'BridgeStatusChanged': {

@@ -6,7 +6,7 @@ import { VenueConflictError, VenueRefusedError } from './errors.ts';
 import { checkAmount, checkId, differences } from './requests.ts';
 import type { AccountFigures, MarginLock, MarginRequest, MicroUsd, PoolFigures, ReleaseRequest } from './port.ts';
 
-interface PoolEntry {
+export interface PoolEntry {
   /** confirmed in − sent out + realized PnL; margin in use is part of it */
   equity: MicroUsd;
   marginInUse: MicroUsd;
@@ -16,8 +16,12 @@ interface PoolEntry {
 const free = (p: PoolEntry): MicroUsd => Math.max(0, p.equity - p.marginInUse);
 
 export class PoolBook {
-  private readonly pools = new Map<string, PoolEntry>();
-  private readonly locks = new Map<string, MarginLock>();
+  constructor(
+    /** by pool id: every pool of the account in memory, or the one pool a stored call touches */
+    readonly pools = new Map<string, PoolEntry>(),
+    /** by position id: every lock, or the one a stored call names */
+    readonly locks = new Map<string, MarginLock>(),
+  ) {}
 
   private pool(poolId: string): PoolEntry {
     let entry = this.pools.get(poolId);

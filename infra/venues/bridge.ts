@@ -6,7 +6,7 @@ import type { PoolBook } from './book.ts';
 import { VenueConflictError } from './errors.ts';
 import type { BridgeRequest, BridgeTransfer } from './port.ts';
 import { checkAmount, checkId, differences, simulatedHash } from './requests.ts';
-import { SimulatedTransfers, type FailRule } from './settlements.ts';
+import { SimulatedTransfers, type Due, type FailRule } from './settlements.ts';
 
 export interface BridgeDelays {
   /** ms from start until a deposit is final */
@@ -20,8 +20,10 @@ export class SimulatedBridge extends SimulatedTransfers<BridgeTransfer> {
     book: PoolBook,
     private readonly delays: BridgeDelays,
     fail: FailRule,
+    transfers?: Map<string, BridgeTransfer>,
+    waiting?: Due[],
   ) {
-    super(book, fail);
+    super(book, fail, transfers, waiting);
   }
 
   start(request: BridgeRequest, now: number): BridgeTransfer {

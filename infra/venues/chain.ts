@@ -5,15 +5,17 @@ import type { PoolBook } from './book.ts';
 import { VenueConflictError } from './errors.ts';
 import type { ChainTransfer, ChainTransferRequest } from './port.ts';
 import { checkAmount, checkId, differences, simulatedHash } from './requests.ts';
-import { SimulatedTransfers, type FailRule } from './settlements.ts';
+import { SimulatedTransfers, type Due, type FailRule } from './settlements.ts';
 
 export class SimulatedChain extends SimulatedTransfers<ChainTransfer> {
   constructor(
     book: PoolBook,
     private readonly settlementMs: number,
     fail: FailRule,
+    transfers?: Map<string, ChainTransfer>,
+    waiting?: Due[],
   ) {
-    super(book, fail);
+    super(book, fail, transfers, waiting);
   }
 
   submit(request: ChainTransferRequest, now: number): ChainTransfer {

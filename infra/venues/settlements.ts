@@ -5,7 +5,7 @@ import type { PoolBook } from './book.ts';
 /** A reason when the transfer must end FAILED, null to confirm it. */
 export type FailRule = (transferId: string) => string | null;
 
-interface Due {
+export interface Due {
   transferId: string;
   at: number;
   /** insertion order: ties on `at` settle in the order they were sent */
@@ -13,13 +13,23 @@ interface Due {
 }
 
 export class Settlements {
-  private waiting: Due[] = [];
-  private seq = 0;
+  private seq: number;
 
-  constructor(private readonly fail: FailRule) {}
+  constructor(
+    private readonly fail: FailRule,
+    /** what already waits (the stored books load the transfers due by the call's time) */
+    private readonly waiting: Due[] = [],
+  ) {
+    this.seq = waiting.reduce((max, d) => Math.max(max, d.seq + 1), 0);
+  }
 
   add(transferId: string, at: number): void {
     this.waiting.push({ transferId, at, seq: this.seq++ });
+  }
+
+  /** When the transfer becomes final, or null when it does not wait (final, or deferred). */
+  dueAt(transferId: string): number | null {
+    return this.waiting.find((d) => d.transferId === transferId)?.at ?? null;
   }
 
   /** Calls `settle` for each transfer due at `now` (at ≤ now), earliest first, and forgets it. */
@@ -49,14 +59,20 @@ interface SettlingTransfer {
  * other direction out).
  */
 export abstract class SimulatedTransfers<T extends SettlingTransfer> {
-  protected readonly transfers = new Map<string, T>();
   protected readonly pending: Settlements;
 
   protected constructor(
     protected readonly book: PoolBook,
     fail: FailRule,
+    /** by transfer id: every transfer in memory, or those a stored call loaded */
+    readonly transfers = new Map<string, T>(),
+    waiting: Due[] = [],
   ) {
-    this.pending = new Settlements(fail);
+    this.pending = new Settlements(fail, waiting);
+  }
+
+  dueAt(transferId: string): number | null {
+    return this.pending.dueAt(transferId);
   }
 
   status(transferId: string): T | null {

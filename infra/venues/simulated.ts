@@ -3,9 +3,8 @@
 // runs on a timer; each call first applies what became final by now), failures come from the given
 // rule, outages and lost answers from the given fault rule.
 //
-// State lives in this process's memory and is gone on restart. In a split deployment only the
-// workers process may create it and call it; an API process recording PENDING_BRIDGE or a pending
-// chain transfer must leave the venue call to the workers (README.md).
+// Here the state lives in this process's memory and is gone on restart: for tests that move the
+// clock by hand. The service runs the same simulation with its books in PostgreSQL (stored.ts).
 import type { Clock } from '../clock.ts';
 import { PoolBook } from './book.ts';
 import { SimulatedBridge, type BridgeDelays } from './bridge.ts';
@@ -50,36 +49,47 @@ function delay(name: string, value: number): number {
   return value;
 }
 
-export function createSimulatedVenues(options: SimulatedVenuesOptions): Venues {
-  const fail = options.failTransfer ?? (() => null);
-  const spotBook = new PoolBook();
-  const chain = new SimulatedChain(spotBook, delay('chainSettlementMs', options.chainSettlementMs ?? SIMULATED_DEFAULTS.chainSettlementMs), fail);
-  const perpBook = new PoolBook();
-  const bridge = new SimulatedBridge(
-    perpBook,
-    {
+/** The settlement delays of the options, checked, with their defaults. */
+export function delaysOf(options: Pick<SimulatedVenuesOptions, 'chainSettlementMs' | 'bridgeDelays'>): { chainMs: number; bridge: BridgeDelays } {
+  return {
+    chainMs: delay('chainSettlementMs', options.chainSettlementMs ?? SIMULATED_DEFAULTS.chainSettlementMs),
+    bridge: {
       depositMs: delay('bridgeDelays.depositMs', options.bridgeDelays?.depositMs ?? SIMULATED_DEFAULTS.depositMs),
       reclaimMs: delay('bridgeDelays.reclaimMs', options.bridgeDelays?.reclaimMs ?? SIMULATED_DEFAULTS.reclaimMs),
     },
-    fail,
-  );
+  };
+}
+
+/** One venue call under the fault rule: not reached, or made and its answer (or refusal) lost. */
+export async function withFault<T>(fault: SimulatedVenuesOptions['fault'], call: VenueCall, effect: () => T | Promise<T>): Promise<T> {
+  const kind = fault?.(call) ?? null;
+  if (kind === 'unavailable') throw new VenueUnavailableError(call.venue, call.operation);
+  if (kind !== 'reply-lost') return effect();
+  try {
+    await effect();
+  } catch {
+    // a refusal is lost like any other answer
+  }
+  throw new VenueUnavailableError(call.venue, call.operation);
+}
+
+export function createSimulatedVenues(options: SimulatedVenuesOptions): Venues {
+  const fail = options.failTransfer ?? (() => null);
+  const delays = delaysOf(options);
+  const spotBook = new PoolBook();
+  const chain = new SimulatedChain(spotBook, delays.chainMs, fail);
+  const perpBook = new PoolBook();
+  const bridge = new SimulatedBridge(perpBook, delays.bridge, fail);
 
   /** One venue call: the fault rule, what became final by now, then the call itself, atomically. */
   const caller =
     (venue: VenueName, settle: (now: number) => void) =>
-    async <T>(operation: VenueOperation, key: string | null, effect: (now: number) => T): Promise<T> => {
-      const fault = options.fault?.({ venue, operation, key }) ?? null;
-      if (fault === 'unavailable') throw new VenueUnavailableError(venue, operation);
-      const now = options.clock.now().getTime();
-      settle(now);
-      if (fault !== 'reply-lost') return effect(now);
-      try {
-        effect(now);
-      } catch {
-        // a refusal is lost like any other answer
-      }
-      throw new VenueUnavailableError(venue, operation);
-    };
+    <T>(operation: VenueOperation, key: string | null, effect: (now: number) => T): Promise<T> =>
+      withFault(options.fault, { venue, operation, key }, () => {
+        const now = options.clock.now().getTime();
+        settle(now);
+        return effect(now);
+      });
   const spot = caller('spot', (now) => chain.settle(now));
   const perp = caller('perp', (now) => bridge.settle(now));
 

@@ -1,8 +1,8 @@
 // The simulated spot venue's swaps: a manual buy or sell executes at once at the simulated price of
 // its mint (PUT /api/admin/market/prices), final as CONFIRMED, or FAILED when the mint has no price
-// or the amount buys (or fetches) nothing. Unlike the in-memory simulation (simulated.ts), swaps are
-// kept in PostgreSQL: every process (API or worker) may call them, and a swap made before a crash
-// is the one a repeat finds after the restart, exactly as a chain would answer.
+// or the amount buys (or fetches) nothing. Swaps are kept in PostgreSQL, as the chain's and the
+// bridge's books are (stored.ts): every process (API or worker) may call them, and a swap made
+// before a crash is the one a repeat finds after the restart, exactly as a chain would answer.
 import { createHash } from 'node:crypto';
 import type { Migration, Pool } from '../db.ts';
 import { VenueConflictError, VenueRefusedError, VenueUnavailableError } from './errors.ts';

@@ -83,6 +83,10 @@ export interface PoolAudit {
 
 const iso = (time: string): string => new Date(time).toISOString();
 
+/** A failed movement as one value, its fields in one order (a jsonb column gives them back in its own). */
+const failureValue = (f: PoolView['lastFailedTransfer']): string | null =>
+  f && JSON.stringify([f.transferId, f.direction, f.amountMicro, f.reason, iso(f.at)]);
+
 /** What a record is made of, by the column that holds it: read from a row and from a replay alike. */
 function columnsOfView(v: PoolView): Record<string, Value> {
   const { terms: t, settings: s, ledger: l } = v;
@@ -122,6 +126,7 @@ function columnsOfView(v: PoolView): Record<string, Value> {
     venue_equity_micro: v.reconciliation?.venueEquityMicro ?? null,
     venue_free_margin_micro: v.reconciliation?.venueFreeMarginMicro ?? null,
     venue_gap_micro: v.reconciliation?.gapMicro ?? null,
+    last_failed_transfer: failureValue(v.lastFailedTransfer),
     subscribed_at: iso(v.subscribedAt),
     updated_at: iso(v.updatedAt),
   };

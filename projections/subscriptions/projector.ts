@@ -105,6 +105,14 @@ const migrations: Migration[] = [
     id: 'subscriptions/006-rendered-record-required',
     sql: `ALTER TABLE subscriptions ADD CONSTRAINT subscriptions_followed_rendered CHECK (NOT followed OR record_json IS NOT NULL);`,
   },
+  {
+    // The record shows the last movement the venue failed, and why: replayed, so that every row has it.
+    id: 'subscriptions/007-last-failed-transfer',
+    sql: `ALTER TABLE subscriptions ADD COLUMN last_failed_transfer jsonb;
+    DELETE FROM subscriptions;
+    DELETE FROM subscription_states;
+    DELETE FROM projection_checkpoints WHERE name = 'subscriptions';`,
+  },
 ];
 
 /** The pool id is the stream name without its `pool-` prefix. */
@@ -135,8 +143,8 @@ const COLUMNS = [
   'allocation_percentage_max', 'allocation_amount_usd_micro', 'allocation_amount_sol_lamports', 'go_live_upon_confirmation',
   'is_paused', 'confirmed_in_micro', 'confirmed_out_micro', 'realized_micro', 'unrealized_micro', 'locked_micro',
   'pending_in_micro', 'pending_out_micro', 'fees_charged_micro', 'bridge_status', 'bridge_transaction_id',
-  'reconciliation_status', 'venue_equity_micro', 'venue_free_margin_micro', 'venue_gap_micro', 'subscribed_at',
-  'created_at', 'updated_at', 'followed', 'record_json',
+  'reconciliation_status', 'venue_equity_micro', 'venue_free_margin_micro', 'venue_gap_micro', 'last_failed_transfer',
+  'subscribed_at', 'created_at', 'updated_at', 'followed', 'record_json',
 ] as const;
 
 /** The row of a pool that was followed at least once (a closed one keeps its last figures, `followed` false). */
@@ -158,7 +166,8 @@ function rowOf(state: PoolState, previous: Record<string, unknown> | undefined):
     bridge_transaction_id: state.bridge?.transactionId ?? null, reconciliation_status: state.reconciliation?.status ?? null,
     venue_equity_micro: state.reconciliation?.venueEquityMicro ?? null,
     venue_free_margin_micro: state.reconciliation?.venueFreeMarginMicro ?? null,
-    venue_gap_micro: state.reconciliation?.gapMicro ?? null, subscribed_at: state.subscribedAt, created_at: state.subscribedAt,
+    venue_gap_micro: state.reconciliation?.gapMicro ?? null, last_failed_transfer: state.lastFailedTransfer ?? null,
+    subscribed_at: state.subscribedAt, created_at: state.subscribedAt,
     updated_at: state.updatedAt, followed: true,
   };
 }

@@ -7,6 +7,19 @@ import { walletContextSchema } from '../../domain/wallet/events.ts';
 const usd = z.number();
 const reconciliationStatusSchema = z.enum(['IN_SYNC', 'GAP', 'UNKNOWN']);
 
+/** Not in the spec's record: an addition a client that does not know it can ignore (docs/decisions.md). */
+export const lastFailedTransferSchema = z
+  .object({
+    transferId: z.string(),
+    direction: z.enum(['add', 'withdrawal']),
+    /** what did not move: an add went back to the wallet, a withdrawal stayed in the pool */
+    amountUsd: usd,
+    /** the venue's reason, e.g. INSUFFICIENT_FUNDS */
+    reason: z.string(),
+    failedAt: z.string(),
+  })
+  .describe('the last add or withdrawal the venue failed, and why; absent when none failed since the last one it confirmed');
+
 export const allocationBalanceAuditSchema = z.object({
   depositedUsd: usd,
   realizedPnlUsd: usd,
@@ -59,6 +72,7 @@ export const subscriptionRecordSchema = z.object({
   perpVenueFreeMarginUsd: usd.nullable(),
   bridgeStatus: bridgeStatusSchema.nullable(),
   bridgeTransactionId: z.string().nullable(),
+  lastFailedTransfer: lastFailedTransferSchema.optional(),
   pendingDeltaUsd: usd,
   minAllocationUsd: usd,
   minTradeUsd: usd,

@@ -2,7 +2,7 @@
 // (view.ts): the view holds inputs, the figures come from domain/pool/ledger.ts.
 import { walletModeOf, type BridgeStatus, type FollowSettings } from '../../domain/pool/events.ts';
 import { poolFigures } from '../../domain/pool/ledger.ts';
-import type { FollowedPool, Reconciliation } from '../../domain/pool/state.ts';
+import type { FailedTransfer, FollowedPool, Reconciliation } from '../../domain/pool/state.ts';
 import { LAMPORTS_PER_SOL, microToUsd } from '../../domain/shared/money.ts';
 import { subscriptionRecordSchema, type SubscriptionRecord } from './record-schema.ts';
 import { viewOfPool, viewOfRow, type PoolView, type SubscriptionRow } from './view.ts';
@@ -21,6 +21,10 @@ function allocationFields(s: FollowSettings) {
     ...(s.allocationAmountUsd !== null ? { allocationAmountUsd: microToUsd(s.allocationAmountUsd) } : {}),
     ...(s.allocationAmountSol !== null ? { allocationAmountSol: lamportsToSol(s.allocationAmountSol) } : {}),
   };
+}
+
+function failedTransferOf(f: FailedTransfer): NonNullable<SubscriptionRecord['lastFailedTransfer']> {
+  return { transferId: f.transferId, direction: f.direction === 'in' ? 'add' : 'withdrawal', amountUsd: microToUsd(f.amountMicro), reason: f.reason, failedAt: f.at };
 }
 
 function audit(f: ReturnType<typeof poolFigures>, observed: Reconciliation | null, bridge: BridgeStatus | null): SubscriptionRecord['allocationBalanceAudit'] {
@@ -89,6 +93,7 @@ export function recordOf(v: PoolView): SubscriptionRecord {
     perpVenueFreeMarginUsd: realPerp && v.reconciliation?.venueFreeMarginMicro != null ? u(v.reconciliation.venueFreeMarginMicro) : null,
     bridgeStatus,
     bridgeTransactionId: realPerp ? (v.bridge?.transactionId ?? null) : null,
+    ...(v.lastFailedTransfer ? { lastFailedTransfer: failedTransferOf(v.lastFailedTransfer) } : {}),
     pendingDeltaUsd: u(f.pendingDeltaUsd),
     minAllocationUsd: u(t.minAllocationUsd),
     minTradeUsd: u(t.minTradeUsd),

@@ -1,7 +1,7 @@
 // What a subscription record is made of (PoolView), from a read-model row or from a pool's state.
 import type { AgentTerms, BridgeStatus, FollowSettings } from '../../domain/pool/events.ts';
 import type { LedgerInputs, ReconciliationStatus } from '../../domain/pool/ledger.ts';
-import type { FollowedPool, Reconciliation } from '../../domain/pool/state.ts';
+import type { FailedTransfer, FollowedPool, Reconciliation } from '../../domain/pool/state.ts';
 import type { Venue } from '../../domain/agent/record.ts';
 import type { MicroUsd } from '../../domain/shared/money.ts';
 import type { WalletContext } from '../../domain/wallet/events.ts';
@@ -46,6 +46,8 @@ export interface SubscriptionRow {
   venue_equity_micro?: string | null;
   venue_free_margin_micro?: string | null;
   venue_gap_micro?: string | null;
+  /** the last movement the venue failed (absent from rows of the conventional baseline) */
+  last_failed_transfer?: FailedTransfer | null;
   subscribed_at: Date;
   created_at: Date;
   updated_at: Date;
@@ -63,6 +65,7 @@ export interface PoolView {
   ledger: LedgerInputs;
   bridge: { status: BridgeStatus; transactionId: string | null } | null;
   reconciliation: Reconciliation | null;
+  lastFailedTransfer: FailedTransfer | null;
   subscribedAt: string;
   updatedAt: string;
 }
@@ -119,6 +122,7 @@ export function viewOfRow(r: SubscriptionRow): PoolView {
           gapMicro: numberOrNull(r.venue_gap_micro),
         }
       : null,
+    lastFailedTransfer: r.last_failed_transfer ?? null,
     subscribedAt: r.subscribed_at.toISOString(),
     updatedAt: r.updated_at.toISOString(),
   };
@@ -132,6 +136,7 @@ export const viewOfPool = (p: FollowedPool): PoolView => ({
   ledger: p.ledger,
   bridge: p.bridge,
   reconciliation: p.reconciliation,
+  lastFailedTransfer: p.lastFailedTransfer ?? null,
   subscribedAt: p.subscribedAt,
   updatedAt: p.updatedAt,
 });

@@ -150,6 +150,19 @@ t.test('manual buys and sells', async (t) => {
     t.notOk((await wallet(u)).positions.some((p: any) => p.mint === 'BROKEN'));
   });
 
+  await t.test('a buy of a mint the venue has no price for is refused before any debit', async (t) => {
+    const u = await newUser();
+    await buy(u, { mint: 'SOL', amountUsd: 10 });
+    const before = { wallet: await wallet(u), swaps: await swaps(u) };
+    const res = await buy(u, { mint: 'UNPRICED', amountUsd: 50 });
+    t.equal(res.status, 409, JSON.stringify(res.body));
+    t.match(res.body.error, { code: 'CONFLICT', reason: 'NO_MARK_PRICE', message: /no price for UNPRICED/ });
+    t.same({ wallet: await wallet(u), swaps: await swaps(u) }, before, 'the venue was not asked, nothing changed');
+    const facts = (await app.deps.store.readStream(walletStream(u.userId))).map((e) => e.type);
+    t.same(facts.filter((type) => type === 'WalletDebited' || type === 'WalletRefunded'), ['WalletDebited'], 'only the SOL buy debited; nothing was refunded');
+    t.equal((await buy(u, { mint: 'SOL', amountUsd: 10 })).status, 200, 'no lock left behind');
+  });
+
   await t.test('rule 5: a concurrent buy or sell gets TRADE_IN_PROGRESS, with or without a key', async (t) => {
     const u = await newUser();
     await buy(u, { mint: 'SOL', amountUsd: 1000 }); // 10 SOL at 150

@@ -54,6 +54,12 @@ export interface TestApp {
   /** log lines, when captureLogs was set */
   logs: string[];
   waitForMail(to: string, timeoutMs?: number): Promise<ReceivedMail>;
+  /**
+   * Stops the service (API, projectors, workers, every connection), as a process that exits, and
+   * starts it again on the same database, Redis key scope and configuration: `url`, `deps` and
+   * `runtime` are then the new service's. `whileDown` runs in between (time that passes meanwhile).
+   */
+  restart(whileDown?: () => Promise<void>): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -113,27 +119,40 @@ async function startTestAppOn(db: TestDatabase, smtp: TestSmtpServer, peer: Esdb
     ...options.config,
   });
   const logs: string[] = [];
-  const runtime = await startRuntime({
-    logDestination: options.captureLogs ? { write: (line: string) => void logs.push(line) } : undefined,
-    config,
-    roles: { api: true, projections: true, workers: true, ...options.roles },
-    redisKeyPrefix,
-    store: peer ? createEsdbEventStore(peer.url) : undefined,
-    runnerOptions: options.runnerOptions,
-    venues: options.venues,
-    failSwap: options.failSwap,
-    clock: options.clock,
-  });
+  const start = () =>
+    startRuntime({
+      logDestination: options.captureLogs ? { write: (line: string) => void logs.push(line) } : undefined,
+      config,
+      roles: { api: true, projections: true, workers: true, ...options.roles },
+      redisKeyPrefix,
+      store: peer ? createEsdbEventStore(peer.url) : undefined,
+      runnerOptions: options.runnerOptions,
+      venues: options.venues,
+      failSwap: options.failSwap,
+      clock: options.clock,
+    });
+  let runtime = await start();
   let closed = false;
   return {
-    url: runtime.url!,
-    deps: runtime.deps,
-    runtime,
+    get url() {
+      return runtime.url!;
+    },
+    get deps() {
+      return runtime.deps;
+    },
+    get runtime() {
+      return runtime;
+    },
     databaseUrl: db.url,
     redisKeyPrefix,
     mails: smtp.mails,
     logs,
     waitForMail: (to, timeoutMs) => smtp.waitForMail(to, timeoutMs),
+    async restart(whileDown) {
+      await runtime.close();
+      await whileDown?.();
+      runtime = await start();
+    },
     async close() {
       if (closed) return;
       closed = true;

@@ -1,7 +1,8 @@
 // The reconciliation worker on the real app (workers running, real PostgreSQL and Redis): real
 // context adds and withdrawals on both venues stay pending until the simulated venue is final;
-// a deferred reclaim is retried once collateral frees up; a failed leg gives the money back; the
-// venue's figures enter the ledger as observations. The venue runs on a clock the test moves.
+// a deferred reclaim is retried once collateral frees up; a failed leg gives the money back, and the
+// record and the ledger say why; the venue's figures enter the ledger as observations. The venue
+// runs on a clock the test moves.
 import t from 'tap';
 import { until } from '../support/until.ts';
 import { poolId } from '../../domain/pool/state.ts';
@@ -14,8 +15,9 @@ const SUBS = '/api/v1/users/me/subscriptions';
 
 
 t.test('reconciliation against the simulated venues', async (t) => {
-  const failing = new Set<string>();
-  const { clock, venues } = simulated({ failTransfer: (id) => (failing.has(id) ? 'the bridge dropped it' : null) });
+  /** the reason each leg made to fail fails with */
+  const failing = new Map<string, string>();
+  const { clock, venues } = simulated({ failTransfer: (id) => failing.get(id) ?? null });
   const app: TestApp = await startTestApp({ config: { ADMIN_EMAILS: 'admin@example.test', RECONCILIATION_INTERVAL_MS: '100' }, venues });
   t.teardown(() => app.close());
   const admin = await signIn(app, 'admin@example.test');
@@ -31,6 +33,15 @@ t.test('reconciliation against the simulated venues', async (t) => {
   };
   const record = async (u: SignedIn, agentId: string) => ((await api(app, 'GET', `${SUBS}?walletContext=real`, { token: u.accessToken })).body.data as any[]).find((s) => s.agent === agentId);
   const realBalance = async (u: SignedIn) => ((await api(app, 'GET', '/api/v1/wallet', { token: u.accessToken })).body.data.wallets as any[]).find((w) => w.walletContext === 'real').balanceUsd as number;
+  /** The pool's latest spot leg, once the worker has sent it to the chain (the clock may move on then). */
+  const sentLeg = (id: string) =>
+    until(`the latest leg of ${id} at the chain`, async () => {
+      const legs = (await app.deps.store.readStream(`pool-${id}`)).flatMap((e) =>
+        e.type === 'AllocationPending' ? [(e.data as { transferId: string }).transferId] : e.type === 'WithdrawalRequested' ? [(e.data as { transfer: { transferId: string } }).transfer.transferId] : [],
+      );
+      const leg = legs.at(-1);
+      return leg !== undefined && (await venues.spot.chain.status(leg)) !== null && leg;
+    });
 
   await t.test('spot: an add and a withdrawal are pending until the chain transfer is final', async (t) => {
     const u = await funded(1000);
@@ -60,7 +71,7 @@ t.test('reconciliation against the simulated venues', async (t) => {
     t.equal(out.status, 200);
     t.match(out.body.data.subscription, { allocatedUsd: 300, pendingDeltaUsd: -100, withdrawableUsd: 200 });
     t.match(out.body.data.message, /pending until the venue confirms/);
-    await new Promise((r) => setTimeout(r, 300));
+    await sentLeg(poolId(u.userId, spot, 'real'));
     clock.advance(CHAIN_MS);
     await until('the withdrawal confirmed and credited', async () => (await realBalance(u)) === 800);
     t.match(await record(u, spot), { allocatedUsd: 200, pendingDeltaUsd: 0 });
@@ -70,7 +81,7 @@ t.test('reconciliation against the simulated venues', async (t) => {
     t.equal(stopped.status, 200, JSON.stringify(stopped.body));
     t.match(stopped.body.data.message, /200 USD returned to the wallet \(pending until the venue confirms it\)/);
     t.notOk(await record(u, spot), 'the pool leaves the list at once');
-    await new Promise((r) => setTimeout(r, 300));
+    await sentLeg(poolId(u.userId, spot, 'real'));
     clock.advance(CHAIN_MS);
     await until('the payout credited', async () => (await realBalance(u)) === 1000);
   });
@@ -107,14 +118,54 @@ t.test('reconciliation against the simulated venues', async (t) => {
   await t.test('a failed bridge deposit gives the money back to the wallet', async (t) => {
     const u = await funded(500);
     const perp = await agent('PERP_VENUE');
-    failing.add(`${poolId(u.userId, perp, 'real')}#add-1`);
+    failing.set(`${poolId(u.userId, perp, 'real')}#add-1`, 'the bridge dropped it');
     const followed = await api(app, 'POST', SUBS, { token: u.accessToken, body: { agentId: perp, walletContext: 'real', allocationAmountUsd: 200 } });
     t.equal(followed.status, 200);
     t.equal(await realBalance(u), 300);
     await until('BRIDGING', async () => (await record(u, perp)).bridgeStatus === 'BRIDGING');
     clock.advance(DEPOSIT_MS);
     await until('refunded', async () => (await realBalance(u)) === 500);
-    t.match(await record(u, perp), { allocatedUsd: 0, pendingDeltaUsd: 0, bridgeStatus: 'FAILED' });
+    t.match(await record(u, perp), {
+      allocatedUsd: 0,
+      pendingDeltaUsd: 0,
+      bridgeStatus: 'FAILED',
+      lastFailedTransfer: { transferId: `${poolId(u.userId, perp, 'real')}#add-1`, direction: 'add', amountUsd: 200, reason: 'the bridge dropped it' },
+    });
+  });
+
+  await t.test('a withdrawal the venue fails stays in the pool, and the record and the ledger say why', async (t) => {
+    const u = await funded(500);
+    const spot = await agent('SPOT_VENUE');
+    const id = poolId(u.userId, spot, 'real');
+    t.equal((await api(app, 'POST', SUBS, { token: u.accessToken, body: { agentId: spot, walletContext: 'real', allocationAmountUsd: 300 } })).status, 200);
+    await sentLeg(id);
+    clock.advance(CHAIN_MS);
+    await until('the add confirmed', async () => (await record(u, spot)).allocatedUsd === 300);
+
+    t.equal((await api(app, 'POST', `${SUBS}/${spot}/allocation/withdraw`, { token: u.accessToken, body: { amountUsd: 100, walletContext: 'real' } })).status, 200);
+    const leg = await sentLeg(id);
+    failing.set(leg, 'INSUFFICIENT_FUNDS');
+    clock.advance(CHAIN_MS);
+    const failed = await until('the failure in the record', async () => {
+      const r = await record(u, spot);
+      return r.lastFailedTransfer && r;
+    });
+    t.match(failed, { allocatedUsd: 300, pendingDeltaUsd: 0, lastFailedTransfer: { transferId: leg, direction: 'withdrawal', amountUsd: 100, reason: 'INSUFFICIENT_FUNDS' } });
+    t.equal(await realBalance(u), 200, 'nothing was paid out');
+    const items = (await api(app, 'GET', `${SUBS}/${spot}/ledger?walletContext=real&limit=100`, { token: u.accessToken })).body.data.items as any[];
+    t.match(items.filter((i) => i.type === 'AllocationSettled'), [
+      { outcome: 'confirmed', amounts: { amountUsd: 300 } },
+      { outcome: 'failed', reason: 'INSUFFICIENT_FUNDS', amounts: { amountUsd: 0 } },
+    ]);
+
+    // A later withdrawal the venue confirms: the failure is behind the pool, the record drops it.
+    t.equal((await api(app, 'POST', `${SUBS}/${spot}/allocation/withdraw`, { token: u.accessToken, body: { amountUsd: 50, walletContext: 'real' } })).status, 200);
+    await sentLeg(id);
+    clock.advance(CHAIN_MS);
+    await until('the second withdrawal paid', async () => (await realBalance(u)) === 250);
+    const after = await record(u, spot);
+    t.match(after, { allocatedUsd: 250, pendingDeltaUsd: 0 });
+    t.notOk('lastFailedTransfer' in after, 'no failure since the last confirmed movement');
   });
 
   await t.test('a venue figure that differs from the ledger by a cent or more is a GAP, recorded as an event', async (t) => {

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { everFollowed, eventsAsOf, replayHistory, type HistoryStep } from '../../../domain/pool/history.ts';
+import { eventOutcome, everFollowed, eventsAsOf, replayHistory, type HistoryStep } from '../../../domain/pool/history.ts';
 import { poolId } from '../../../domain/pool/state.ts';
 import { refuse } from '../../../domain/shared/errors.ts';
 import { microToUsd } from '../../../domain/shared/money.ts';
@@ -37,6 +37,10 @@ const ledgerItem = z.object({
   time: z.string(),
   /** the event's own money fields, in USD; empty for a fact that moves no money */
   amounts: z.record(z.string(), usd),
+  /** a settlement's outcome at the venue */
+  outcome: z.enum(['confirmed', 'failed']).optional(),
+  /** why a movement failed or was rejected, or a trade refused */
+  reason: z.string().optional(),
   /** whether the pool was followed after the event (a stop leaves it unfollowed) */
   followed: z.boolean(),
   balances: balances.nullable(),
@@ -57,6 +61,7 @@ function itemOf(step: HistoryStep): z.infer<typeof ledgerItem> {
     type: step.event.type,
     time: step.time,
     amounts: Object.fromEntries(Object.entries(step.amounts).map(([name, micro]) => [name, microToUsd(micro)])),
+    ...eventOutcome(step.event),
     followed: step.state.followed,
     balances: record && {
       allocatedUsd: record.allocatedUsd,

@@ -67,6 +67,9 @@ const followedFields = {
   day: fc.record({ date: fc.constantFrom('2025-01-01', '2025-01-02'), startEquityMicro: micro, flowsMicro: micro, opens: fc.nat(), lastOpenAt: fc.option(ids) }, plain),
   bridge: fc.option(fc.record({ transferId: ids, status: fc.constant('BRIDGING' as const), transactionId: fc.option(ids) }, plain)),
   reconciliation: fc.option(fc.record({ status: fc.constantFrom('IN_SYNC', 'GAP', 'UNKNOWN') as fc.Arbitrary<'GAP'>, venueEquityMicro: fc.option(micro), venueFreeMarginMicro: fc.option(micro), gapMicro: fc.option(micro) }, plain)),
+  lastFailedTransfer: fc.option(
+    fc.record({ transferId: ids, direction: fc.constantFrom('in', 'out') as fc.Arbitrary<'in' | 'out'>, amountMicro: micro, reason: ids, at: fc.date({ noInvalidDate: true }).map((d) => d.toISOString()) }, plain),
+  ),
 } satisfies Arbitraries<FollowedPool>;
 const unfollowedFields = {
   ...book,
@@ -76,7 +79,7 @@ const unfollowedFields = {
 } satisfies Arbitraries<UnfollowedPool>;
 
 /** A state with each optional field present or not, its fields in any order (states read back from JSON have another). */
-const optional = ['feesSettledMicro', 'residueMicro', 'day'];
+const optional = ['feesSettledMicro', 'residueMicro', 'day', 'lastFailedTransfer'];
 const stateOf = <T extends PoolState>(fields: Arbitraries<T>): fc.Arbitrary<T> =>
   fc
     .tuple(fc.record(fields, { ...plain, requiredKeys: Object.keys(fields).filter((k) => !optional.includes(k)) as Array<keyof T> }), fc.boolean())

@@ -6,13 +6,14 @@
 // (DebitWallet, RefundWallet) and commands/transfers/swap-steps.ts (BuyLot, SellLots, SettleSell),
 // against Venue, a mirror of the simulated venue's swaps (infra/venues/swaps.ts): keyed by the
 // transfer id, the first answer stands, the same id for another request is a conflict. Before a
-// transfer starts, levels are checked against the mark as commands/wallet/manual-trade.ts does.
+// transfer starts, a buy's mint must have a mark and levels are checked against the mark, as
+// commands/wallet/manual-trade.ts does.
 //
 // Actions: buys (random USD amounts, some tiny, some beyond the cash; sometimes with a stop-loss /
 // take-profit as a price or a percent, some of them a percent of the average paid and a price near
 // the mark, which cross once the price moved), sells (exactly the units held, one unit more, a part, any
 // number; sometimes with levels), swaps made to fail (buys and sells), price moves (a mint may lose
-// its price: its swaps fail), deposits to the real context, freezes, repeats of an earlier
+// its price: its buys are refused, its sells fail), deposits to the real context, freezes, repeats of an earlier
 // transferId (the same request, another amount, units or mint, or the id used for the other side),
 // crashes (a transfer stops after a step, or inside a step once the venue swapped; the recovery or
 // a repeat finishes it) and steps delivered twice. Checked after every step (LotWorld.check):
@@ -63,7 +64,7 @@ const MINTS: ReadonlyArray<{ mint: string; priceMicro: number }> = [
 const reached = {
   buyOpened: 0,
   buyFailedInjected: 0,
-  buyFailedNoPrice: 0,
+  buyRefusedNoPrice: 0,
   buyFailedTooSmall: 0,
   buyInsufficient: 0,
   buyWithLevels: 0,
@@ -614,14 +615,19 @@ function sellRefusal(w: LotWorld, plan: TransferPlan): ErrorReason | null {
 }
 
 /**
- * A new buy or sell, as commands/wallet/manual-trade.ts runs it: levels checked against the mark
- * (refused before anything moves), then the transfer. Checks what the request did.
+ * A new buy or sell, as commands/wallet/manual-trade.ts runs it: a buy of a mint without a mark
+ * refused, levels checked against the mark (both before anything moves), then the transfer.
+ * Checks what the request did.
  */
 function request(w: LotWorld, plan: TransferPlan, opts: { fail: boolean; faults: Faults }): void {
   const side = plan.from.kind === 'wallet' ? 'buy' : 'sell';
   const endpoint = side === 'buy' ? lotsEndpoint(plan, 'to') : lotsEndpoint(plan, 'from');
   const before = { wallet: w.wallet, appended: w.events.length, model: w.model };
   const mark = w.price(endpoint.mint);
+  if (side === 'buy' && mark === null) {
+    reached.buyRefusedNoPrice++;
+    return;
+  }
   if (endpoint.levels) {
     if (side === 'buy') reached.buyWithLevels++;
     else reached.sellWithLevels++;
@@ -669,7 +675,7 @@ function request(w: LotWorld, plan: TransferPlan, opts: { fail: boolean; faults:
     assert.equal(w.wallet.lock, null);
     const key = swap.reason === 'SLIPPAGE' ? 'FailedInjected' : swap.reason === 'NO_PRICE' ? 'FailedNoPrice' : swap.reason === 'AMOUNT_TOO_SMALL' ? 'FailedTooSmall' : null;
     if (key === 'FailedTooSmall' && side === 'buy') reached.buyFailedTooSmall++;
-    else if (key) reached[`${side}${key}` as 'buyFailedInjected' | 'buyFailedNoPrice' | 'sellFailedInjected' | 'sellFailedNoPrice']++;
+    else if (key) reached[`${side}${key}` as 'buyFailedInjected' | 'sellFailedInjected' | 'sellFailedNoPrice']++;
     return;
   }
   assert.equal(end.status, 'completed', `${plan.transferId}: a confirmed swap completes the transfer`);

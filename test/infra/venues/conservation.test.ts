@@ -2,13 +2,15 @@
 // releases with zero PnL, some transfers failing, some answers lost and calls repeated, time moving
 // by random steps. After every step each pool holds exactly what arrived minus what left
 // (equity + outgoing = confirmed in − confirmed out), outgoing is what is still in flight, margin
-// in use is the open locks, and money only leaves from what was free just before.
+// in use is the open locks, and money only leaves from what was free just before. The same runs
+// on the venues in memory and on the venues keeping their books in PostgreSQL.
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import t from 'tap';
 import { VenueRefusedError, VenueUnavailableError } from '../../../infra/venues/errors.ts';
 import type { MicroUsd, Venues, VenueAccount } from '../../../infra/venues/port.ts';
-import { simulated, usd, type ManualClock } from './fixtures.ts';
+import type { SimulatedVenuesOptions } from '../../../infra/venues/simulated.ts';
+import { bookDatabase, simulated, usd, type ManualClock } from './fixtures.ts';
 
 const POOLS = ['p0', 'p1', 'p2'];
 
@@ -105,25 +107,31 @@ interface Lock {
   released: boolean;
 }
 
+/** Fresh venues on a clock of their own: in memory, or on emptied books in PostgreSQL. */
+type Make = (options: Partial<SimulatedVenuesOptions>) => Promise<{ clock: ManualClock; venues: Venues }>;
+
 /** One random run on fresh venues: the requests and locks made, the transfers made to fail. */
 class World {
   readonly failing = new Set<string>();
   readonly requests: Request[] = [];
   readonly locks: Lock[] = [];
   private lose = false;
-  readonly clock: ManualClock;
-  readonly venues: Venues;
-  readonly account: VenueAccount;
+  clock!: ManualClock;
+  venues!: Venues;
+  account!: VenueAccount;
 
   constructor(
     readonly rail: Rail,
     readonly seen: Reached,
-  ) {
-    ({ clock: this.clock, venues: this.venues } = simulated({
+  ) {}
+
+  async open(make: Make): Promise<this> {
+    ({ clock: this.clock, venues: this.venues } = await make({
       failTransfer: (id) => (this.failing.has(id) ? 'injected' : null),
       fault: () => (this.lose ? 'reply-lost' : null),
     }));
-    this.account = rail.account(this.venues);
+    this.account = this.rail.account(this.venues);
+    return this;
   }
 
   /** The call with its answer lost first when asked (the venue handled it), then repeated. */
@@ -230,8 +238,8 @@ class World {
   }
 }
 
-async function run(rail: Rail, ops: Op[], seen: Reached): Promise<void> {
-  const world = new World(rail, seen);
+async function run(rail: Rail, make: Make, ops: Op[], seen: Reached): Promise<void> {
+  const world = await new World(rail, seen).open(make);
   for (const [i, op] of ops.entries()) {
     await world.step(op, i);
     await world.check();
@@ -246,12 +254,20 @@ async function run(rail: Rail, ops: Op[], seen: Reached): Promise<void> {
   }
 }
 
-for (const rail of [spotRail, perpRail]) {
-  t.test(`${rail.name}: collateral is conserved across random transfers, locks and releases`, async (t) => {
+const books = await bookDatabase();
+t.teardown(() => books.drop());
+// Fewer runs on PostgreSQL: each step's check reads every transfer back, a query each.
+const stores: Array<{ name: string; make: Make; numRuns: number }> = [
+  { name: 'in memory', make: async (options) => simulated(options), numRuns: 150 },
+  { name: 'books in PostgreSQL', make: (options) => books.fresh(options), numRuns: 25 },
+];
+
+for (const rail of [spotRail, perpRail]) for (const store of stores) {
+  t.test(`${rail.name}, ${store.name}: collateral is conserved across random transfers, locks and releases`, async (t) => {
     const seen: Reached = { confirmedIn: 0, confirmedOut: 0, failed: 0, partial: 0, deferred: 0, resumed: 0, refusedLock: 0, released: 0, lost: 0 };
     await fc.assert(
-      fc.asyncProperty(fc.array(opArb, { minLength: 1, maxLength: 60, size: 'max' }), (ops) => run(rail, ops, seen)),
-      { numRuns: 150 },
+      fc.asyncProperty(fc.array(opArb, { minLength: 1, maxLength: 60, size: 'max' }), (ops) => run(rail, store.make, ops, seen)),
+      { numRuns: store.numRuns },
     );
     const reached = Object.entries(seen).filter(([path]) => rail === perpRail || !['partial', 'deferred', 'resumed'].includes(path));
     for (const [path, count] of reached) t.ok(count > 0, `the runs reached ${path} (${count})`);

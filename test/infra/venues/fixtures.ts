@@ -1,8 +1,13 @@
-// A clock the test moves by hand and simulated venues on it, with delays short enough to read.
+// A clock the test moves by hand and simulated venues on it, with delays short enough to read: in
+// memory, or with their books in a PostgreSQL database of the test file's own.
 import type { Clock } from '../../../infra/clock.ts';
+import { createPool, migrate, type Pool } from '../../../infra/db.ts';
 import type { Venues } from '../../../infra/venues/port.ts';
 import { createInMemoryPrices } from '../../../infra/venues/prices.ts';
 import { createSimulatedVenues, type SimulatedVenuesOptions } from '../../../infra/venues/simulated.ts';
+import { createStoredSimulatedVenues } from '../../../infra/venues/stored.ts';
+import { simulatedBookMigrations } from '../../../infra/venues/stored-books.ts';
+import { freshDatabase } from '../../support/db.ts';
 
 export interface ManualClock extends Clock {
   advance(ms: number): void;
@@ -35,6 +40,48 @@ export function simulated(options: Partial<SimulatedVenuesOptions> = {}): { cloc
     ...options,
   });
   return { clock, venues };
+}
+
+/** A database holding the simulated venues' books, for one test file. */
+export interface BookDatabase {
+  url: string;
+  /** venues on the books, from empty books on (every table emptied) */
+  fresh(options?: Partial<SimulatedVenuesOptions>): Promise<{ clock: ManualClock; venues: Venues }>;
+  /** venues on the same books through a pool of their own: another process, or the same one restarted */
+  process(clock: ManualClock, options?: Partial<SimulatedVenuesOptions>): { venues: Venues; pool: Pool };
+  drop(): Promise<void>;
+}
+
+export async function bookDatabase(): Promise<BookDatabase> {
+  const db = await freshDatabase('venue');
+  await migrate(db.pool, simulatedBookMigrations);
+  const pools: Pool[] = [];
+  const process = (clock: ManualClock, options: Partial<SimulatedVenuesOptions> = {}) => {
+    const pool = createPool(db.url, 4);
+    pools.push(pool);
+    const venues = createStoredSimulatedVenues({
+      pool,
+      clock,
+      prices: createInMemoryPrices(),
+      chainSettlementMs: CHAIN_MS,
+      bridgeDelays: { depositMs: DEPOSIT_MS, reclaimMs: RECLAIM_MS },
+      ...options,
+    });
+    return { venues, pool };
+  };
+  return {
+    url: db.url,
+    async fresh(options = {}) {
+      await db.pool.query('TRUNCATE simulated_venue_pools, simulated_venue_transfers, simulated_venue_locks');
+      const clock = manualClock();
+      return { clock, venues: process(clock, options).venues };
+    },
+    process,
+    async drop() {
+      await Promise.all(pools.splice(0).map((p) => (p.ended ? undefined : p.end())));
+      await db.drop();
+    },
+  };
 }
 
 let funding = 0;

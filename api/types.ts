@@ -1,4 +1,4 @@
-import type { preHandlerHookHandler } from 'fastify';
+import type { FastifyRequest, preHandlerHookHandler } from 'fastify';
 import type { Scope } from '../domain/access/scopes.ts';
 import type { CommandMap, CommandType } from '../commands/registry.ts';
 import type { AppDeps } from './deps.ts';
@@ -42,6 +42,16 @@ export interface AddressBudget {
   perMinute: number;
 }
 
+/** What a route counts its refusals by (its `config.refusalBudget`). */
+export interface RefusalBudget {
+  /** the path parameter naming what is addressed (the agent) */
+  subjectParam: string;
+  /** the header that carries the request's signature: over the subject's budget, a request without it is refused at once */
+  signatureHeader: string;
+  /** whether the route authenticated the request (its refusals after that are the caller's own mistakes, not counted) */
+  authenticated(request: FastifyRequest): boolean;
+}
+
 declare module 'fastify' {
   interface FastifyContextConfig {
     access?: RouteAccess;
@@ -50,6 +60,14 @@ declare module 'fastify' {
      * budget the public writes share (OAuth, sign-in steps); or a budget of its own, by name
      */
     anonymousBudget?: true | AddressBudget;
+    /**
+     * a public route that authenticates requests itself (the signal webhook): its refusals of
+     * unauthenticated requests count per client address and per the path parameter `subjectParam`
+     * (api/plugins/rate-limit.ts)
+     */
+    refusalBudget?: RefusalBudget;
+    /** the keys and array elements (all levels) a JSON body of this route may have; MAX_JSON_MEMBERS when unset (api/plugins/json-bounds.ts) */
+    jsonMembers?: number;
   }
   interface FastifyInstance {
     deps: AppDeps;

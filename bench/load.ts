@@ -64,7 +64,7 @@ function credentialsOf(c: number, client: LoadClient, body: unknown, text: strin
     }
     return { 'x-api-key': client.apiKey.key, 'x-timestamp': next[0], 'x-signature': next[1] };
   }
-  return { authorization: `Bearer ${client.token}` };
+  return client.token ? { authorization: `Bearer ${client.token}` } : {};
 }
 
 function request(c: number, body: unknown): Promise<number> {

@@ -138,6 +138,9 @@ const schema = z.object({
   RATE_LIMIT_ANONYMOUS_PER_MIN: z.coerce.number().int().positive().default(60),
   /** requests a minute per client address to GET /api/auth/username-exists, without credentials (a budget of its own: a sign-up form asks as the user types) */
   RATE_LIMIT_USERNAME_CHECKS_PER_MIN: z.coerce.number().int().positive().default(30),
+  /** signal webhook posts refused a minute (unsigned, badly signed, replayed, unknown agent) per client address, then 429 for all its posts; and per agent, then 429 for its unsigned posts */
+  RATE_LIMIT_WEBHOOK_REFUSED_PER_ADDRESS_PER_MIN: z.coerce.number().int().positive().default(60),
+  RATE_LIMIT_WEBHOOK_REFUSED_PER_AGENT_PER_MIN: z.coerce.number().int().positive().default(600),
   /** the Redis the limiter counts in (default REDIS_URL); a command slower than RATE_LIMIT_REDIS_TIMEOUT_MS lets the request through */
   RATE_LIMIT_REDIS_URL: z.string().optional(),
   RATE_LIMIT_REDIS_TIMEOUT_MS: z.coerce.number().int().positive().default(100),

@@ -2,6 +2,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import pg from 'pg';
 import { codeOf, DomainError, errorCatalogue, type ErrorReason } from '../../domain/shared/errors.ts';
+import { problemsMessage } from '../../domain/shared/echo.ts';
 import { NUL_PROBLEM } from '../../domain/shared/storable-text.ts';
 import { isRedisUnavailable } from '../../infra/redis.ts';
 
@@ -71,13 +72,11 @@ export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     if (error instanceof DomainError) return send(reply, error.reason, error.message, error.details);
     if (hasZodFastifySchemaValidationErrors(error)) {
-      const message = error.validation
-        .map((v) => {
-          const field = v.instancePath.replace(/^\//, '').replace(/\//g, '.');
-          return field ? `${field}: ${v.message}` : v.message;
-        })
-        .join(', ');
-      return send(reply, 'VALIDATION_FAILED', message);
+      const problems = error.validation.map((v) => {
+        const field = v.instancePath.replace(/^\//, '').replace(/\//g, '.');
+        return field ? `${field}: ${v.message}` : String(v.message);
+      });
+      return send(reply, 'VALIDATION_FAILED', problemsMessage(problems));
     }
     if (isUnstorableText(error)) return send(reply, 'MALFORMED_REQUEST', NUL_PROBLEM);
     if (isRedisUnavailable(error)) {

@@ -1,24 +1,28 @@
-// A signal arrives on the agent's webhook: authenticated with the agent's signing secret
-// (domain.md: timestamp and signature over the canonical JSON body, 5 minutes of skew, a signature
-// used once), read with the agent's rules, recorded once per signalId. A signal with something to
+// A signal arrives on the agent's webhook, authenticated there with the agent's signing secret
+// before its body was parsed (api/routes/signals/delivery.ts; domain.md: timestamp and signature over
+// the body, 5 minutes of skew); here its signature is spent (used once), the body read with the
+// agent's rules and recorded once per signalId. A signal with something to
 // execute is handed to the signal worker (the `signals` port); a repeated signalId answers what the
 // first one decided and hands nothing new over, but for a first run that never reached the worker.
 import { createHash } from 'node:crypto';
 import { agentDecider } from '../../domain/agent/index.ts';
-import { refuse } from '../../domain/shared/errors.ts';
+import type { EventStore } from '../../infra/eventstore/port.ts';
+import { cut, firstProblems, problemsMessage } from '../../domain/shared/echo.ts';
+import { refuse, type DomainError } from '../../domain/shared/errors.ts';
 import { signalDecider, signalInstanceId, type SignalState } from '../../domain/signal/decide.ts';
-import { interpretSignalBody } from '../../domain/signal/index.ts';
+import { interpretSignalBody, type StructuredProblem } from '../../domain/signal/index.ts';
 import type { Command } from '../../domain/shared/decider.ts';
 import type { SignalReceived } from '../../domain/signal/events.ts';
 import { AGENT_SIGNING_SECRET, decryptSecret } from '../../infra/secrets.ts';
-import { verifyWebhookSignature, MAX_SKEW_MS } from '../../infra/signing/webhook.ts';
+import { MAX_SKEW_MS } from '../../infra/signing/webhook.ts';
 import type { Tools } from '../dispatch.ts';
+import { load } from '../handle.ts';
 
 export interface ReceiveSignalData {
   agentId: string;
   body: unknown;
-  timestampHeader: string | string[] | undefined;
-  signatureHeader: string | string[] | undefined;
+  /** the delivery's X-SVC-Signature, which the webhook verified over this body */
+  signature: string;
 }
 
 export interface ReceivedSignal {
@@ -44,19 +48,31 @@ async function spendSignature(tools: Tools, agentId: string, signature: string):
   if (first === null) throw refuse('INVALID_SIGNATURE', 'this signature was already used: sign every delivery anew');
 }
 
+/**
+ * The agent's signing secret, for the webhook to verify a delivery before reading its body;
+ * undefined for an unknown or deleted agent. The state this process verified within the last
+ * second will do (as for the command below): a flood of deliveries reads the stream once a second.
+ */
+export async function agentSigningSecret(deps: { store: EventStore; config: { JWT_SECRET: string } }, agentId: string): Promise<string | undefined> {
+  const { state: agent } = await load(deps.store, agentDecider.streamOf(agentId), agentDecider, { maxStaleMs: 1_000 });
+  if (!agent.exists || agent.deletedAt !== undefined) return undefined;
+  return decryptSecret(agent.signingSecretCiphertext, deps.config.JWT_SECRET, AGENT_SIGNING_SECRET);
+}
+
+/** A body the agent's rules refuse, naming its first few problems, each cut short (domain/shared/echo.ts). */
+export function refusedBody(read: { reason: 'VALIDATION_FAILED' | 'INVALID_LEVELS'; problems: StructuredProblem[] }, message: string): DomainError {
+  const { shown, more } = firstProblems(read.problems);
+  const problems = shown.map((p) => ({ ...p, path: cut(p.path), message: cut(p.message) }));
+  return refuse(read.reason, message, { problems, ...(more ? { moreProblems: more } : {}) });
+}
+
 export async function receiveSignal({ data }: Command<'ReceiveSignal', ReceiveSignalData>, tools: Tools): Promise<ReceivedSignal> {
   const { agentId, body } = data;
   const { state: agent } = await tools.load(agentDecider, agentId, { maxStaleMs: 1_000 });
   if (!agent.exists || agent.deletedAt !== undefined) throw refuse('AGENT_NOT_FOUND', 'no such agent');
-  const secret = decryptSecret(agent.signingSecretCiphertext, tools.deps.config.JWT_SECRET, AGENT_SIGNING_SECRET);
-  const verified = verifyWebhookSignature({ secret, timestampHeader: data.timestampHeader, signatureHeader: data.signatureHeader, body, nowMs: tools.metadata.now.getTime() });
-  if (!verified.ok) throw refuse('INVALID_SIGNATURE', `the signature was refused: ${verified.reason}`, { signatureProblem: verified.reason });
-  await spendSignature(tools, agentId, String(data.signatureHeader));
+  await spendSignature(tools, agentId, data.signature);
   const read = interpretSignalBody(body, agent.signalDetectionRule, agent.signalExecutionDefaults);
-  if (!read.ok) {
-    const what = read.problems.map((p) => `${p.path}: ${p.message}`).join('; ');
-    throw refuse(read.reason, `the body is not a valid signal: ${what}`, { problems: read.problems });
-  }
+  if (!read.ok) throw refusedBody(read, `the body is not a valid signal: ${problemsMessage(read.problems.map((p) => `${p.path}: ${p.message}`), '; ')}`);
   const signalIdGiven = read.signalId !== undefined;
   return recordSignal(tools, agentId, {
     signalId: read.signalId ?? tools.deps.ids.uuid(),

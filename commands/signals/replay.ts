@@ -8,7 +8,7 @@ import { refuse } from '../../domain/shared/errors.ts';
 import { signalDecider, signalInstanceId } from '../../domain/signal/decide.ts';
 import { interpretSignalBody } from '../../domain/signal/index.ts';
 import type { Tools } from '../dispatch.ts';
-import { recordSignal, signalKeyOf, type ReceivedSignal } from './receive.ts';
+import { recordSignal, refusedBody, signalKeyOf, type ReceivedSignal } from './receive.ts';
 
 export interface ReplaySignalData {
   agentId: string;
@@ -28,7 +28,7 @@ export async function replaySignal({ data }: Command<'ReplaySignal', ReplaySigna
     throw refuse('SIGNAL_NOT_REPLAYABLE', 'the signal already executed in some pools: it never executes twice (send a new signal instead)');
   }
   const read = interpretSignalBody(original.received.body, agent.signalDetectionRule, agent.signalExecutionDefaults);
-  if (!read.ok) throw refuse(read.reason, 'the agent\'s current rules refuse this body', { problems: read.problems });
+  if (!read.ok) throw refusedBody(read, 'the agent\'s current rules refuse this body');
   return recordSignal(tools, agentId, {
     signalId: replayIdOf(signalId),
     signalIdGiven: original.received.signalIdGiven,

@@ -1,8 +1,11 @@
 // The signature of inbound signal webhooks (domain.md): `X-SVC-Timestamp` is epoch milliseconds,
 // `X-SVC-Signature` is `sha256=<hex HMAC-SHA256(secret, timestamp + "." + canonical JSON of the
 // body)>`, RFC 8785 canonical JSON, so a client may serialise its body in any key order or spacing.
-// Compared in constant time; a timestamp more than 5 minutes from now either way is refused.
-// Refusing a signature replayed inside the window needs a shared store (Redis) and is the route's.
+// The same HMAC over the body's bytes as sent is accepted too: it is checked first, without
+// parsing, and a client that sends its canonical JSON (as the spec's examples do) passes it.
+// The headers are read before the body arrives; compared in constant time; a timestamp more than
+// 5 minutes from now either way is refused. Refusing a signature replayed inside the window needs
+// a shared store (Redis) and is the route's.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { canonicalJson } from '../../domain/shared/canonical-json.ts';
 
@@ -24,23 +27,23 @@ export type WebhookSignatureRefusal =
   | 'MISSING_SIGNATURE'
   | 'MALFORMED_SIGNATURE'
   | 'BAD_SIGNATURE'
-  /** the body has no JSON text (NaN, a bigint…): it cannot have been signed */
+  /** no JSON body came with the headers: there is nothing they could sign */
   | 'UNSIGNABLE_BODY';
-export type WebhookSignatureResult = { ok: true; timestampMs: number } | { ok: false; reason: WebhookSignatureRefusal };
 
-function digest(secret: string, timestamp: string, body: unknown): Buffer | undefined {
-  let canonical: string;
-  try {
-    canonical = canonicalJson(body);
-  } catch {
-    return undefined;
-  }
-  return createHmac('sha256', secret).update(`${timestamp}.${canonical}`).digest();
+/** A delivery's signature headers, well formed and fresh: what the body must match. */
+export interface WebhookSignature {
+  timestamp: string;
+  timestampMs: number;
+  /** the header as sent (the replay check spends it) */
+  header: string;
+  digest: Buffer;
 }
 
-/** Whether the request was signed with `secret` within 5 minutes of `nowMs`; the reason when not. */
-export function verifyWebhookSignature(input: { secret: string; timestampHeader: Header; signatureHeader: Header; body: unknown; nowMs: number }): WebhookSignatureResult {
-  const { secret, timestampHeader, signatureHeader, body, nowMs } = input;
+export type WebhookHeadersResult = { ok: true; signature: WebhookSignature } | { ok: false; reason: WebhookSignatureRefusal };
+
+/** The signature headers of a delivery sent at most 5 minutes from `nowMs`; the reason when they are not. */
+export function readWebhookHeaders(input: { timestampHeader: Header; signatureHeader: Header; nowMs: number }): WebhookHeadersResult {
+  const { timestampHeader, signatureHeader, nowMs } = input;
   if (timestampHeader === undefined) return { ok: false, reason: 'MISSING_TIMESTAMP' };
   if (typeof timestampHeader !== 'string' || !TIMESTAMP.test(timestampHeader)) return { ok: false, reason: 'MALFORMED_TIMESTAMP' };
   const timestampMs = Number(timestampHeader);
@@ -48,15 +51,34 @@ export function verifyWebhookSignature(input: { secret: string; timestampHeader:
   if (signatureHeader === undefined) return { ok: false, reason: 'MISSING_SIGNATURE' };
   const hex = typeof signatureHeader === 'string' ? SIGNATURE.exec(signatureHeader)?.[1] : undefined;
   if (hex === undefined || hex.length !== DIGEST_BYTES * 2) return { ok: false, reason: 'MALFORMED_SIGNATURE' };
-  const expected = digest(secret, timestampHeader, body);
-  if (expected === undefined) return { ok: false, reason: 'UNSIGNABLE_BODY' };
-  return timingSafeEqual(Buffer.from(hex, 'hex'), expected) ? { ok: true, timestampMs } : { ok: false, reason: 'BAD_SIGNATURE' };
+  return { ok: true, signature: { timestamp: timestampHeader, timestampMs, header: signatureHeader as string, digest: Buffer.from(hex, 'hex') } };
+}
+
+const hmacOf = (secret: string, timestamp: string, signed: string | Buffer) => createHmac('sha256', secret).update(`${timestamp}.`).update(signed).digest();
+
+/** Whether the signature covers these bytes of the body, as received: no parsing needed. */
+export function signsBytes(secret: string, signature: WebhookSignature, bytes: Buffer): boolean {
+  return timingSafeEqual(signature.digest, hmacOf(secret, signature.timestamp, bytes));
+}
+
+/** Whether the signature covers the canonical JSON of the parsed body (any key order or spacing was sent). */
+export function signsValue(secret: string, signature: WebhookSignature, body: unknown): boolean {
+  const canonical = canonicalText(body);
+  return canonical !== undefined && timingSafeEqual(signature.digest, hmacOf(secret, signature.timestamp, canonical));
+}
+
+function canonicalText(body: unknown): string | undefined {
+  try {
+    return canonicalJson(body);
+  } catch {
+    return undefined;
+  }
 }
 
 /** The two header values a client sends with `body` at `timestampMs` (tests, SDKs, the replay tool). */
 export function signWebhookBody(input: { secret: string; body: unknown; timestampMs: number }): { timestampHeader: string; signatureHeader: string } {
   const timestampHeader = String(Math.trunc(input.timestampMs));
-  const signed = digest(input.secret, timestampHeader, input.body);
-  if (signed === undefined) throw new RangeError('the body has no JSON text to sign');
-  return { timestampHeader, signatureHeader: `sha256=${signed.toString('hex')}` };
+  const canonical = canonicalText(input.body);
+  if (canonical === undefined) throw new RangeError('the body has no JSON text to sign');
+  return { timestampHeader, signatureHeader: `sha256=${hmacOf(input.secret, timestampHeader, canonical).toString('hex')}` };
 }

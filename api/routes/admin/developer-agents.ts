@@ -20,6 +20,8 @@ export default async function developerAgentReviewRoutes(root: FastifyInstance):
     app.post(
       `/api/admin/developer-agents/:id/${decision}`,
       {
+        // notes of 5,000 characters, each escaped as \uXXXX at worst (30,000 bytes)
+        bodyLimit: 64 * 1024,
         config: { access: { scope: 'admin:write' } },
         schema: {
           tags: ['Admin'],

@@ -1,7 +1,9 @@
 // Follow an agent (POST /api/v1/users/me/subscriptions): plan on the pool and wallet as they are,
-// take a beta seat on a first follow, then move the capital as a transfer (wallet → pool) whose
-// credit opens the pool or applies the new settings. Nothing to add: the settings alone.
-import { agentDecider, isFollowable, type ListedAgent } from '../../domain/agent/index.ts';
+// claim a beta seat for a pool it opens, then move the capital as a transfer (wallet → pool) whose
+// credit opens the pool or applies the new settings. Nothing to add: the settings alone. The credit
+// lands only on the pool as the follow found it (domain/pool/decide.ts): a pool stopped or opened
+// meanwhile rejects it, the money goes back, and the follow plans again on fresh state.
+import { agentDecider, isFollowable, seatClaimId, type ListedAgent } from '../../domain/agent/index.ts';
 import { planFollow, termsOf, type FollowPlan } from '../../domain/pool/allocation.ts';
 import { poolDecider } from '../../domain/pool/decide.ts';
 import type { AgentTerms } from '../../domain/pool/events.ts';
@@ -15,7 +17,7 @@ import type { WalletContext } from '../../domain/wallet/events.ts';
 import { walletDecider } from '../../domain/wallet/decide.ts';
 import type { Tools } from '../dispatch.ts';
 import { runTransfer } from '../transfers/run.ts';
-import { takeBetaSeat } from './beta-seats.ts';
+import { takeSeatClaim } from './beta-seats.ts';
 import { currentWalletContext, PLAN_STALENESS_MS } from './planning.ts';
 import { choicesOf, type SubscribeInput } from './subscribe-input.ts';
 
@@ -64,15 +66,22 @@ async function follow({ userId, input }: FollowAgentData, tools: Tools, maxStale
     const { VIRTUAL_START_USD, SOL_PRICE_USD } = tools.deps.config;
     return { pool: pool.state, plan: planFollow({ ...facts, virtualStartMicro: usdToMicro(VIRTUAL_START_USD), solPriceMicro: usdToMicro(SOL_PRICE_USD) }) };
   };
+  /** The claims this request took: each opening of a beta agent's pool holds one of its own. */
+  const claims: string[] = [];
+  const moveOf = async (state: PoolState, plan: FollowPlan): Promise<FollowMove> => {
+    if (state.followed) return { ...plan, opens: false };
+    if (agent.betaStatus !== 'beta') return { ...plan, opens: true };
+    const seatClaim = seatClaimId(nextTransferId(id, state), tools.deps.ids.uuid());
+    await takeSeatClaim(tools, agent, userId, seatClaim);
+    claims.push(seatClaim);
+    return { ...plan, opens: true, seatClaim };
+  };
   const first = await planOnce();
-  // The seat is decided on a fresh read: a stop in another process within the staleness bound
-  // must not let a first follow of a beta agent pass as a follow-again without a seat.
-  const followedNow = agent.betaStatus === 'beta' && first.pool.followed ? (await tools.load(poolDecider, id)).state.followed : first.pool.followed;
-  const tookSeat = !followedNow && agent.betaStatus === 'beta' && (await takeBetaSeat(tools, agent, userId));
+  let pool: PoolState;
   try {
     let round = first;
     for (let n = 1; ; n++) {
-      const added = await apply(tools, id, { userId, agentId: agent.id, walletContext }, round.pool, round.plan);
+      const added = await apply(tools, id, { userId, agentId: agent.id, walletContext }, round.pool, await moveOf(round.pool, round.plan));
       if (added === round.plan.topUpMicro || n === MAX_ROUNDS) break;
       try {
         round = await planOnce(true);
@@ -81,14 +90,23 @@ async function follow({ userId, input }: FollowAgentData, tools: Tools, maxStale
         throw err;
       }
     }
+    ({ state: pool } = await tools.load(poolDecider, id, { answer: true }));
   } catch (err) {
-    // A seat this request took goes back unless the user follows the agent, or a debit waits to open a pool.
-    if (tookSeat) await tools.dispatch('ReleaseOrphanSeat', { agentId: agent.id, userId }).catch(() => undefined);
+    // A claim this request took goes back unless a pool opened with it or a debit waits to open one.
+    await giveBack(tools, agent.id, userId, claims);
     throw err;
   }
-  const { state: pool } = await tools.load(poolDecider, id, { answer: true });
+  // Another request opened the pool first: the claims it did not open with go back.
+  if (claims.some((c) => !pool.followed || pool.seatClaim !== c)) await giveBack(tools, agent.id, userId, claims);
   return { agentId: agent.id, walletContext, terms: first.plan.terms, created: !first.pool.followed, pool };
 }
+
+/** A failed release leaves the claims to the recovery's sweep (after its grace period). */
+const giveBack = (tools: Tools, agentId: string, userId: string, claims: string[]): Promise<void> =>
+  claims.length === 0 ? Promise.resolve() : tools.dispatch('ReleaseOrphanSeat', { agentId, userId, claims }).then(() => undefined, () => undefined);
+
+/** A round's plan and how it found the pool: it opens a pool not followed (with a seat claim for a beta agent), or tops up the open one. */
+type FollowMove = FollowPlan & { opens: boolean; seatClaim?: string };
 
 /** One round: the settings alone, or a transfer whose credit carries them. Returns what the pool was credited. */
 async function apply(
@@ -96,10 +114,11 @@ async function apply(
   id: string,
   pool: { userId: string; agentId: string; walletContext: WalletContext },
   state: PoolState,
-  { settings, terms, topUpMicro }: FollowPlan,
+  { settings, terms, topUpMicro, opens, seatClaim }: FollowMove,
 ): Promise<number> {
+  const follow = { settings, terms, opens, ...(seatClaim !== undefined ? { seatClaim } : {}) };
   if (topUpMicro === 0) {
-    await tools.execute(poolDecider, id, { type: 'FollowAgent', data: { ...pool, settings, terms } });
+    await tools.execute(poolDecider, id, { type: 'FollowAgent', data: { ...pool, ...follow } });
     return 0;
   }
   const transfer = await runTransfer(
@@ -108,13 +127,13 @@ async function apply(
       transferId: nextTransferId(id, state),
       amountMicro: topUpMicro,
       from: { kind: 'wallet', userId: pool.userId, walletContext: pool.walletContext },
-      to: { kind: 'pool', ...pool, follow: { settings, terms } },
+      to: { kind: 'pool', ...pool, follow },
     }),
   );
   if (transfer.status === 'failed') throw transfer.refusal!;
   // Real context: the credit waits for the venue (pending); the capital is on its way.
   if (transfer.status !== 'completed' && transfer.status !== 'pending') {
-    throw refuse('UNPROCESSABLE', 'the pool did not accept the allocation; the funds are back in the wallet');
+    throw refuse('UNPROCESSABLE', `the pool did not accept the allocation (${transfer.rejection}); the funds are back in the wallet`);
   }
   return transfer.plan.amountMicro;
 }

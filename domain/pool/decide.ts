@@ -10,7 +10,12 @@ import { sameSettings } from './settings.ts';
 import { evolve, initialState, poolId, poolStream, type FollowedPool, type PoolState } from './state.ts';
 import { closeTrade, markTrade, openTrade, type CloseTrade, type MarkTrade, type OpenTrade } from './trades.ts';
 
-/** Follow an agent without moving money (nothing to add), or follow it again with new settings. */
+/**
+ * Follow an agent without moving money (nothing to add), or follow it again with new settings.
+ * `opens`: the follow found the pool not followed and opens it (with `seatClaim` for a beta
+ * agent); false: it found the pool followed and only changes its settings, so it is refused once
+ * the pool stopped (the request plans again).
+ */
 export type FollowAgent = Command<
   'FollowAgent',
   {
@@ -21,6 +26,8 @@ export type FollowAgent = Command<
     settings: FollowSettings;
     /** the agent's terms now; kept only by a first follow */
     terms: AgentTerms;
+    opens: boolean;
+    seatClaim?: string;
   }
 >;
 
@@ -58,8 +65,8 @@ export type ObserveVenue = Command<
 
 export type PoolCommand = FollowAgent | CreditPool | DebitPool | SettleAllocation | RecordBridgeStatus | OpenTrade | MarkTrade | CloseTrade | ObserveVenue;
 
-function agentFollowed(data: FollowAgent['data'], now: Date): PoolEvent {
-  const { agentId, userId, walletContext, settings, terms } = data;
+function agentFollowed(data: Omit<FollowAgent['data'], 'opens'>, now: Date): PoolEvent {
+  const { agentId, userId, walletContext, settings, terms, seatClaim } = data;
   return {
     type: 'AgentFollowed',
     data: {
@@ -71,9 +78,12 @@ function agentFollowed(data: FollowAgent['data'], now: Date): PoolEvent {
       walletMode: walletModeOf(walletContext),
       terms,
       subscribedAt: now.toISOString(),
+      ...(seatClaim !== undefined ? { seatClaim } : {}),
     },
   };
 }
+
+const STOPPED_MEANWHILE = 'the user stopped following this pool while the follow was in flight; the follow plans again';
 
 /** A pool that stopped with a withdrawal still at the venue opens again only once it settles. */
 function ensureNoLegInFlight(state: PoolState): void {
@@ -84,6 +94,7 @@ function ensureNoLegInFlight(state: PoolState): void {
 
 function follow({ data, metadata }: FollowAgent, state: PoolState): PoolEvent[] {
   if (!state.followed) {
+    if (!data.opens) throw refuse('SUBSCRIPTION_NOT_FOUND', STOPPED_MEANWHILE);
     ensureNoLegInFlight(state);
     return [agentFollowed(data, metadata.now)];
   }
@@ -117,15 +128,25 @@ function credit({ data, metadata }: CreditPool, state: PoolState): PoolEvent[] {
   const rejected = (reason: string): PoolEvent[] => [{ type: 'TransferRejected', data: { transferId, reason } }];
   if (!state.followed) {
     if (!to.follow) return rejected('the pool is not open and the transfer carries no follow to open it');
+    // A follow planned on the open pool tops that opening up: it never reopens the pool stopped
+    // meanwhile (without the seat an opening holds, with less than its settings ask for).
+    if (to.follow.opens === false) return rejected(STOPPED_MEANWHILE);
     // A top-up finished by the recovery or a settlement never reopens a pool the user stopped
     // meanwhile: the money goes back to the wallet (a live follow request may reopen it).
     if (resumed && state.closedAt !== null) return rejected('the user stopped following this pool while the transfer was in flight');
     if (Object.keys(state.pending).length > 0) return rejected('the pool stopped with a withdrawal still at the venue; follow again once it settles');
     const { agentId, userId, walletContext } = to;
-    return [agentFollowed({ agentId, userId, walletContext, ...to.follow }, metadata.now), added, ...bridging(to.walletContext, to.follow.terms, transferId, at)];
+    const { settings, terms, seatClaim } = to.follow;
+    const opening = agentFollowed({ agentId, userId, walletContext, settings, terms, ...(seatClaim !== undefined ? { seatClaim } : {}) }, metadata.now);
+    return [opening, added, ...bridging(to.walletContext, terms, transferId, at)];
   }
-  const events = resumed || !to.follow ? [] : follow({ type: 'FollowAgent', data: { ...to, ...to.follow }, metadata }, state);
-  return [...events, added, ...bridging(state.walletContext, state.terms, transferId, at)];
+  if (resumed || !to.follow) return [added, ...bridging(state.walletContext, state.terms, transferId, at)];
+  // A request planned to open the pool and another opened it meanwhile: its amount was planned
+  // for an empty pool, so it plans again on the pool as it is.
+  if (to.follow.opens === true) return rejected('another request opened this pool while the follow was in flight; the follow plans again');
+  const { settings, terms } = to.follow;
+  const changes = follow({ type: 'FollowAgent', data: { agentId: to.agentId, userId: to.userId, walletContext: to.walletContext, settings, terms, opens: false }, metadata }, state);
+  return [...changes, added, ...bridging(state.walletContext, state.terms, transferId, at)];
 }
 
 const figuresOf = (pool: FollowedPool) => poolFigures(pool.ledger, ledgerTermsOf(pool));

@@ -69,10 +69,21 @@ export const agentTermsSchema = z.object({
 });
 export type AgentTerms = z.infer<typeof agentTermsSchema>;
 
-/** What opens a pool: the first follow's settings and the agent terms it accepted. */
+/**
+ * A follow as a transfer carries it: the settings and the agent terms it accepted; what opens a
+ * pool. `opens` and `seatClaim` are absent on plans recorded before them.
+ */
 export const followOpeningSchema = z.object({
   settings: followSettingsSchema,
   terms: agentTermsSchema,
+  /**
+   * How the follow found the pool when it planned: true, not followed (its credit opens the pool);
+   * false, followed (its credit tops that pool up and never reopens it once stopped). A request's
+   * credit that finds the pool otherwise is rejected, and the request plans again.
+   */
+  opens: z.boolean().optional(),
+  /** the beta seat claim an opening of a beta agent's pool holds (domain/agent/seats.ts); the pool keeps it while open */
+  seatClaim: z.string().min(1).optional(),
 });
 export type FollowOpening = z.infer<typeof followOpeningSchema>;
 

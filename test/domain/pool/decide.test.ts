@@ -12,9 +12,9 @@ const later = new Date('2025-01-03T00:00:00.000Z');
 const pool = { agentId: 'a1', userId: 'u1', walletContext: 'virtual' as const };
 const { given } = scenario(poolDecider);
 const state = (events: PoolEvent[]) => given(events).state;
-const follow = (over: { settings?: FollowSettings; terms?: typeof terms } = {}, when = now): PoolCommand => ({
+const follow = (over: { settings?: FollowSettings; terms?: typeof terms; opens?: boolean; seatClaim?: string } = {}, when = now): PoolCommand => ({
   type: 'FollowAgent',
-  data: { ...pool, settings, terms, ...over },
+  data: { ...pool, settings, terms, opens: true, ...over },
   metadata: at(when),
 });
 /** A transfer's credit; `follow` opens the pool (or applies its settings); without it only an open pool takes it. */
@@ -147,4 +147,42 @@ t.test('top-up: a follow adds only what the target exceeds, never withdraws, and
     message: /minimum allocation of 100 USD/,
     details: { minAllocationUsd: 100 },
   });
+});
+
+// ---- a follow lands only on the pool as it found it; an opening holds its beta seat claim ----
+
+const opening = (seatClaim?: string) => ({ settings, terms, opens: true, ...(seatClaim ? { seatClaim } : {}) });
+const topUp = (s: FollowSettings = settings) => ({ settings: s, terms, opens: false });
+const stopped: PoolEvent = { type: 'PoolClosed', data: { at: now.toISOString(), transferId: 'p#stop-1' } };
+const claimed = (seatClaim: string, when = now): PoolEvent => ({ type: 'AgentFollowed', data: { ...followed.data, subscribedAt: when.toISOString(), seatClaim } });
+
+t.test('a top-up planned on the open pool never reopens it once stopped: rejected, the money goes back', async (t) => {
+  const late = given([followed, added('p#add-1', 10_000_000), stopped]).when(credit('p#add-2', 20_000_000, { follow: topUp() }, later));
+  late.then(t, [{ type: 'TransferRejected', data: { transferId: 'p#add-2', reason: 'the user stopped following this pool while the follow was in flight; the follow plans again' } }]);
+  t.notOk(late.after().followed, 'the pool stays stopped');
+  const thirty = { ...settings, allocationAmountUsd: 30_000_000 };
+  given([followed, added('p#add-1', 10_000_000)]).when(credit('p#add-2', 20_000_000, { follow: topUp(thirty) })).then(t, [settingsUpdated(thirty), added('p#add-2', 20_000_000)], 'on the open pool: its settings and the money');
+});
+
+t.test("a request's opening that finds the pool opened meanwhile is rejected (its amount was planned for an empty pool); a resumed one tops it up", async (t) => {
+  given([followed]).when(credit('p#add-1', 30_000_000, { follow: opening('p#add-1@x') })).then(t, [
+    { type: 'TransferRejected', data: { transferId: 'p#add-1', reason: 'another request opened this pool while the follow was in flight; the follow plans again' } },
+  ]);
+  given([followed]).when(credit('p#add-1', 30_000_000, { follow: opening('p#add-1@x'), resumed: true })).then(t, [added('p#add-1', 30_000_000)]);
+});
+
+t.test('an opening credit opens the pool with its seat claim; the pool keeps it while open and spends it when stopped', async (t) => {
+  const opens = given([followed, added('p#add-1', 10_000_000), stopped]).when(credit('p#add-2', 30_000_000, { follow: opening('p#add-2@x') }, later));
+  opens.then(t, [claimed('p#add-2@x', later), added('p#add-2', 30_000_000, later)]);
+  const open = opens.after();
+  t.ok(open.followed && open.seatClaim === 'p#add-2@x', 'the open pool holds the claim');
+  const closedAgain = given([followed, added('p#add-1', 10_000_000), stopped, ...opens.events(), { ...stopped, data: { at: later.toISOString(), transferId: 'p#stop-2' } }]).state;
+  t.same(closedAgain.closedClaims, ['p#add-2@x'], "the stopped opening's claim is spent");
+  t.same(given([followed, stopped]).state.closedClaims, undefined, 'an opening without a claim (before claims, or a live agent) spends none');
+});
+
+t.test('a settings-only follow planned on the open pool is refused once it stopped; an opening one opens with its claim', async (t) => {
+  given([followed, stopped]).when(follow({ opens: false, settings: paused })).thenRefused(t, 'SUBSCRIPTION_NOT_FOUND', /stopped following this pool while the follow was in flight/);
+  given([followed, stopped]).when(follow({ seatClaim: 'p#add-1@y' })).then(t, [claimed('p#add-1@y')]);
+  given([followed]).when(follow({ opens: false, settings: paused })).then(t, [settingsUpdated(paused)], 'on the open pool it changes the settings');
 });

@@ -59,7 +59,7 @@ export async function deleteAgent({ data }: Command<'DeleteAgent', DeleteAgentDa
     affected += 1;
     if (pool.settings.isPaused) continue;
     const { agentId, userId, walletContext, terms } = pool;
-    const pause = { agentId, userId, walletContext, terms, settings: { ...pool.settings, isPaused: true }, opens: false };
+    const pause = { agentId, userId, walletContext, terms, settings: { ...pool.settings, isPaused: true }, topsUp: pool.openings ?? 0 };
     // A pool its user stopped meanwhile has nothing to pause (the pause never reopens it).
     await tools.execute(poolDecider, pool.poolId, { type: 'FollowAgent', data: pause }).catch((err: unknown) => {
       if (!(err instanceof DomainError && err.reason === 'SUBSCRIPTION_NOT_FOUND')) throw err;

@@ -69,12 +69,12 @@ async function follow({ userId, input }: FollowAgentData, tools: Tools, maxStale
   /** The claims this request took: each opening of a beta agent's pool holds one of its own. */
   const claims: string[] = [];
   const moveOf = async (state: PoolState, plan: FollowPlan): Promise<FollowMove> => {
-    if (state.followed) return { ...plan, opens: false };
-    if (agent.betaStatus !== 'beta') return { ...plan, opens: true };
+    if (state.followed) return { ...plan, topsUp: state.openings ?? 0 };
+    if (agent.betaStatus !== 'beta') return plan;
     const seatClaim = seatClaimId(nextTransferId(id, state), tools.deps.ids.uuid());
     await takeSeatClaim(tools, agent, userId, seatClaim);
     claims.push(seatClaim);
-    return { ...plan, opens: true, seatClaim };
+    return { ...plan, seatClaim };
   };
   const first = await planOnce();
   let pool: PoolState;
@@ -105,8 +105,8 @@ async function follow({ userId, input }: FollowAgentData, tools: Tools, maxStale
 const giveBack = (tools: Tools, agentId: string, userId: string, claims: string[]): Promise<void> =>
   claims.length === 0 ? Promise.resolve() : tools.dispatch('ReleaseOrphanSeat', { agentId, userId, claims }).then(() => undefined, () => undefined);
 
-/** A round's plan and how it found the pool: it opens a pool not followed (with a seat claim for a beta agent), or tops up the open one. */
-type FollowMove = FollowPlan & { opens: boolean; seatClaim?: string };
+/** A round's plan and how it found the pool: it tops up the opening it found, or opens a pool not followed (with a seat claim for a beta agent). */
+type FollowMove = FollowPlan & { topsUp?: number; seatClaim?: string };
 
 /** One round: the settings alone, or a transfer whose credit carries them. Returns what the pool was credited. */
 async function apply(
@@ -114,9 +114,9 @@ async function apply(
   id: string,
   pool: { userId: string; agentId: string; walletContext: WalletContext },
   state: PoolState,
-  { settings, terms, topUpMicro, opens, seatClaim }: FollowMove,
+  { settings, terms, topUpMicro, topsUp, seatClaim }: FollowMove,
 ): Promise<number> {
-  const follow = { settings, terms, opens, ...(seatClaim !== undefined ? { seatClaim } : {}) };
+  const follow = { settings, terms, ...(topsUp !== undefined ? { topsUp } : {}), ...(seatClaim !== undefined ? { seatClaim } : {}) };
   if (topUpMicro === 0) {
     await tools.execute(poolDecider, id, { type: 'FollowAgent', data: { ...pool, ...follow } });
     return 0;

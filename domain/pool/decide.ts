@@ -12,9 +12,9 @@ import { closeTrade, markTrade, openTrade, type CloseTrade, type MarkTrade, type
 
 /**
  * Follow an agent without moving money (nothing to add), or follow it again with new settings.
- * `opens`: the follow found the pool not followed and opens it (with `seatClaim` for a beta
- * agent); false: it found the pool followed and only changes its settings, so it is refused once
- * the pool stopped (the request plans again).
+ * `topsUp`: the follow found the pool followed in this opening and only changes its settings, so it
+ * is refused once that opening stopped (the request plans again); absent, it opens a pool not
+ * followed (with `seatClaim` for a beta agent).
  */
 export type FollowAgent = Command<
   'FollowAgent',
@@ -26,7 +26,7 @@ export type FollowAgent = Command<
     settings: FollowSettings;
     /** the agent's terms now; kept only by a first follow */
     terms: AgentTerms;
-    opens: boolean;
+    topsUp?: number;
     seatClaim?: string;
   }
 >;
@@ -65,7 +65,7 @@ export type ObserveVenue = Command<
 
 export type PoolCommand = FollowAgent | CreditPool | DebitPool | SettleAllocation | RecordBridgeStatus | OpenTrade | MarkTrade | CloseTrade | ObserveVenue;
 
-function agentFollowed(data: Omit<FollowAgent['data'], 'opens'>, now: Date): PoolEvent {
+function agentFollowed(data: Omit<FollowAgent['data'], 'topsUp'>, now: Date): PoolEvent {
   const { agentId, userId, walletContext, settings, terms, seatClaim } = data;
   return {
     type: 'AgentFollowed',
@@ -85,6 +85,9 @@ function agentFollowed(data: Omit<FollowAgent['data'], 'opens'>, now: Date): Poo
 
 const STOPPED_MEANWHILE = 'the user stopped following this pool while the follow was in flight; the follow plans again';
 
+/** A follow planned on an opening of the pool finds that opening still open. */
+const sameOpening = (state: PoolState, topsUp: number): boolean => state.followed && (state.openings ?? 0) === topsUp;
+
 /** A pool that stopped with a withdrawal still at the venue opens again only once it settles. */
 function ensureNoLegInFlight(state: PoolState): void {
   if (Object.keys(state.pending).length > 0) {
@@ -93,8 +96,8 @@ function ensureNoLegInFlight(state: PoolState): void {
 }
 
 function follow({ data, metadata }: FollowAgent, state: PoolState): PoolEvent[] {
+  if (data.topsUp !== undefined && !sameOpening(state, data.topsUp)) throw refuse('SUBSCRIPTION_NOT_FOUND', STOPPED_MEANWHILE);
   if (!state.followed) {
-    if (!data.opens) throw refuse('SUBSCRIPTION_NOT_FOUND', STOPPED_MEANWHILE);
     ensureNoLegInFlight(state);
     return [agentFollowed(data, metadata.now)];
   }
@@ -130,7 +133,7 @@ function credit({ data, metadata }: CreditPool, state: PoolState): PoolEvent[] {
     if (!to.follow) return rejected('the pool is not open and the transfer carries no follow to open it');
     // A follow planned on the open pool tops that opening up: it never reopens the pool stopped
     // meanwhile (without the seat an opening holds, with less than its settings ask for).
-    if (to.follow.opens === false) return rejected(STOPPED_MEANWHILE);
+    if (to.follow.topsUp !== undefined) return rejected(STOPPED_MEANWHILE);
     // A top-up finished by the recovery or a settlement never reopens a pool the user stopped
     // meanwhile: the money goes back to the wallet (a live follow request may reopen it).
     if (resumed && state.closedAt !== null) return rejected('the user stopped following this pool while the transfer was in flight');
@@ -140,12 +143,16 @@ function credit({ data, metadata }: CreditPool, state: PoolState): PoolEvent[] {
     const opening = agentFollowed({ agentId, userId, walletContext, settings, terms, ...(seatClaim !== undefined ? { seatClaim } : {}) }, metadata.now);
     return [opening, added, ...bridging(to.walletContext, terms, transferId, at)];
   }
-  if (resumed || !to.follow) return [added, ...bridging(state.walletContext, state.terms, transferId, at)];
-  // A request planned to open the pool and another opened it meanwhile: its amount was planned
-  // for an empty pool, so it plans again on the pool as it is.
-  if (to.follow.opens === true) return rejected('another request opened this pool while the follow was in flight; the follow plans again');
-  const { settings, terms } = to.follow;
-  const changes = follow({ type: 'FollowAgent', data: { agentId: to.agentId, userId: to.userId, walletContext: to.walletContext, settings, terms, opens: false }, metadata }, state);
+  if (!to.follow) return [added, ...bridging(state.walletContext, state.terms, transferId, at)];
+  // A follow's amount was planned for the pool as it found it, so whoever credits it (the request
+  // or the recovery) it lands on that pool only: an opening finds an empty pool that another
+  // follow opened meanwhile, a top-up an opening that stopped (the pool opened anew since, that
+  // opening paid out). The money goes back to the wallet; the request plans again.
+  const { settings, terms, topsUp } = to.follow;
+  if (topsUp === undefined) return rejected('another follow opened this pool while the follow was in flight; the follow plans again');
+  if (!sameOpening(state, topsUp)) return rejected(STOPPED_MEANWHILE);
+  if (resumed) return [added, ...bridging(state.walletContext, state.terms, transferId, at)];
+  const changes = follow({ type: 'FollowAgent', data: { agentId: to.agentId, userId: to.userId, walletContext: to.walletContext, settings, terms, topsUp }, metadata }, state);
   return [...changes, added, ...bridging(state.walletContext, state.terms, transferId, at)];
 }
 

@@ -69,19 +69,17 @@ export const agentTermsSchema = z.object({
 });
 export type AgentTerms = z.infer<typeof agentTermsSchema>;
 
-/**
- * A follow as a transfer carries it: the settings and the agent terms it accepted; what opens a
- * pool. `opens` and `seatClaim` are absent on plans recorded before them.
- */
+/** A follow as a transfer carries it: the settings and the agent terms it accepted; what opens a pool. */
 export const followOpeningSchema = z.object({
   settings: followSettingsSchema,
   terms: agentTermsSchema,
   /**
-   * How the follow found the pool when it planned: true, not followed (its credit opens the pool);
-   * false, followed (its credit tops that pool up and never reopens it once stopped). A request's
-   * credit that finds the pool otherwise is rejected, and the request plans again.
+   * The follow found the pool followed, in this opening (the pool's count of follows): its credit
+   * tops that opening up, never a pool stopped or opened anew since. Absent: it found the pool not
+   * followed, and its credit opens it (a request's credit that finds it open is rejected). A
+   * request whose credit is rejected plans again. Absent on plans recorded before it.
    */
-  opens: z.boolean().optional(),
+  topsUp: z.number().int().min(1).optional(),
   /** the beta seat claim an opening of a beta agent's pool holds (domain/agent/seats.ts); the pool keeps it while open */
   seatClaim: z.string().min(1).optional(),
 });

@@ -73,6 +73,8 @@ interface Book {
   feesSettledMicro?: MicroUsd;
   /** what the pool paid out per transfer (a reclaim may pay less than asked) */
   payouts: PersistentMap<MicroUsd>;
+  /** how many times the pool was followed (opened); absent (0) in states stored before it */
+  openings?: number;
   /**
    * The beta seat claims of the openings that closed (domain/agent/seats.ts): spent, no credit can
    * open the pool with them again, so they go back. Absent when none.
@@ -205,6 +207,7 @@ export function evolve(before: PoolState, event: PoolEvent): PoolState {
         payouts: state.payouts,
       };
       if (date !== null) pool.day = dayOn(undefined, date, ledger);
+      pool.openings = (state.openings ?? 0) + 1;
       if (seatClaim !== undefined) pool.seatClaim = seatClaim;
       if (state.closedClaims !== undefined) pool.closedClaims = state.closedClaims;
       return pool;
@@ -311,6 +314,7 @@ export function evolve(before: PoolState, event: PoolEvent): PoolState {
       const transfers = decided ? state.transfers : state.transfers.set(transferId, 'paid' as const);
       const payouts = decided ? state.payouts : state.payouts.set(transferId, 0);
       const closed: UnfollowedPool = { followed: false, closedAt: at, transfers, pending: state.pending, trades, settlements, payouts, feesSettledMicro: state.feesSettledMicro ?? 0 };
+      if (state.openings !== undefined) closed.openings = state.openings;
       const claims = state.followed && state.seatClaim !== undefined ? [...(state.closedClaims ?? []), state.seatClaim] : state.closedClaims;
       if (claims !== undefined) closed.closedClaims = claims;
       return closed;

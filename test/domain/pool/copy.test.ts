@@ -39,6 +39,7 @@ const book = {
   feesSettledMicro: micro,
   payouts: persistent(micro),
   closedClaims: fc.array(ids, { maxLength: 3 }),
+  openings: fc.nat(),
 };
 const followedFields = {
   ...book,
@@ -81,7 +82,7 @@ const unfollowedFields = {
 } satisfies Arbitraries<UnfollowedPool>;
 
 /** A state with each optional field present or not, its fields in any order (states read back from JSON have another). */
-const optional = ['feesSettledMicro', 'residueMicro', 'day', 'lastFailedTransfer', 'seatClaim', 'closedClaims'];
+const optional = ['feesSettledMicro', 'residueMicro', 'day', 'lastFailedTransfer', 'seatClaim', 'closedClaims', 'openings'];
 const stateOf = <T extends PoolState>(fields: Arbitraries<T>): fc.Arbitrary<T> =>
   fc
     .tuple(fc.record(fields, { ...plain, requiredKeys: Object.keys(fields).filter((k) => !optional.includes(k)) as Array<keyof T> }), fc.boolean())

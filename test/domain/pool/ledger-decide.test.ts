@@ -154,9 +154,9 @@ t.test('stop following: refused with open trades; otherwise fees settle, everyth
   t.equal(given(closedEmpty).state.payouts.get('t-stop'), 0, 'for 0');
   given(closedEmpty).when(debit(withdrawal('t-stop-2', 0, 'virtual', true))).thenRefused(t, 'SUBSCRIPTION_NOT_FOUND', undefined);
   // Following again while the closing withdrawal is still at the venue is refused; once settled it opens anew.
-  given([...profit, ...stop.events()]).when({ type: 'FollowAgent', data: { agentId: 'a1', userId: 'u1', walletContext: 'real', settings, terms, opens: true }, metadata }).thenRefused(t, 'ALLOCATION_PENDING');
+  given([...profit, ...stop.events()]).when({ type: 'FollowAgent', data: { agentId: 'a1', userId: 'u1', walletContext: 'real', settings, terms }, metadata }).thenRefused(t, 'ALLOCATION_PENDING');
   const settled = given([...profit, ...stop.events()]).when(settle('t-stop', 'confirmed', 540_000_000));
-  const reopened = given([...profit, ...stop.events(), ...settled.events()]).when({ type: 'FollowAgent', data: { agentId: 'a1', userId: 'u1', walletContext: 'real', settings, terms, opens: true }, metadata });
+  const reopened = given([...profit, ...stop.events(), ...settled.events()]).when({ type: 'FollowAgent', data: { agentId: 'a1', userId: 'u1', walletContext: 'real', settings, terms }, metadata });
   t.equal(reopened.events()[0]?.type, 'AgentFollowed');
   t.equal(figures(reopened.after()).allocatedUsd, 0, 'a pool followed again starts with an empty ledger');
 });
@@ -214,7 +214,7 @@ t.test('stop following in the real context: what the venue does not pay out of t
   const profit = [...realPool, opened('tr-1', 100_000_000), closed('tr-1', 50_000_000)];
   const stop = given(profit).when(debit(withdrawal('t-stop', 0, 'real', true)));
   const stopped = [...profit, ...stop.events()];
-  const follow: PoolCommand = { type: 'FollowAgent', data: { agentId: 'a1', userId: 'u1', walletContext: 'real', settings, terms, opens: true }, metadata };
+  const follow: PoolCommand = { type: 'FollowAgent', data: { agentId: 'a1', userId: 'u1', walletContext: 'real', settings, terms }, metadata };
   for (const [outcome, paid, kept] of [['confirmed', 540_000_000, 0], ['confirmed', 400_000_000, 140_000_000], ['failed', 0, 540_000_000]] as const) {
     const settled = given(stopped).when(settle('t-stop', outcome, paid));
     const after = settled.after();
@@ -297,7 +297,7 @@ t.test('review: fees settled by earlier openings of the pool stay counted after 
   const settledStop = given([...profit, ...stop.events()]).when(settle('t-stop', 'confirmed', 540_000_000));
   const again = given([...profit, ...stop.events(), ...settledStop.events()]).when({
     type: 'FollowAgent',
-    data: { agentId: 'a1', userId: 'u1', walletContext: 'real', settings, terms, opens: true },
+    data: { agentId: 'a1', userId: 'u1', walletContext: 'real', settings, terms },
     metadata,
   });
   const reopened = again.after() as FollowedPool;

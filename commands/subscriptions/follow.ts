@@ -40,9 +40,30 @@ export interface FollowAgentResult {
 /**
  * Concurrent follows of one pool plan the same transfer id; the later one finds it debited already
  * (for the other's amount), credits that, and plans again for what is still missing. Only the
- * first round may refuse: a later one that cannot add more ends with what the pool holds.
+ * first round may refuse: a later one that cannot add more ends with what the pool holds (unless
+ * the pool stopped meanwhile and its opening finds the beta full).
  */
 const MAX_ROUNDS = 5;
+
+interface Round {
+  pool: PoolState;
+  plan: FollowPlan;
+}
+
+/** Rounds until one adds all it planned (or MAX_ROUNDS), each planned again on fresh state. */
+async function rounds(first: Round, planAgain: () => Promise<Round>, applyRound: (round: Round) => Promise<number>): Promise<void> {
+  let round = first;
+  for (let n = 1; ; n++) {
+    const added = await applyRound(round);
+    if (added === round.plan.topUpMicro || n === MAX_ROUNDS) return;
+    try {
+      round = await planAgain();
+    } catch (err) {
+      if (err instanceof DomainError) return;
+      throw err;
+    }
+  }
+}
 
 
 export async function followAgent({ data }: Command<'FollowAgent', FollowAgentData>, tools: Tools): Promise<FollowAgentResult> {
@@ -59,7 +80,7 @@ async function follow({ userId, input }: FollowAgentData, tools: Tools, maxStale
   const staleness = maxStaleMs === undefined ? {} : { maxStaleMs };
   const [agent, walletContext] = await Promise.all([followableAgent(tools, input.agentId, staleness), walletContextOf(tools, userId, input, staleness)]);
   const id = poolId(userId, agent.id, walletContext);
-  const planOnce = async (fresh = false) => {
+  const planOnce = async (fresh = false): Promise<Round> => {
     const options = fresh ? {} : staleness;
     const [pool, wallet] = await Promise.all([tools.load(poolDecider, id, options), tools.load(walletDecider, userId, options)]);
     const facts = { pool: pool.state, wallet: wallet.state, walletContext, agentTerms: termsOf(agent), choices: choicesOf(input) };
@@ -79,17 +100,8 @@ async function follow({ userId, input }: FollowAgentData, tools: Tools, maxStale
   const first = await planOnce();
   let pool: PoolState;
   try {
-    let round = first;
-    for (let n = 1; ; n++) {
-      const added = await apply(tools, id, { userId, agentId: agent.id, walletContext }, round.pool, await moveOf(round.pool, round.plan));
-      if (added === round.plan.topUpMicro || n === MAX_ROUNDS) break;
-      try {
-        round = await planOnce(true);
-      } catch (err) {
-        if (err instanceof DomainError) break;
-        throw err;
-      }
-    }
+    const endpoint = { userId, agentId: agent.id, walletContext };
+    await rounds(first, () => planOnce(true), async (round) => apply(tools, id, endpoint, round.pool, await moveOf(round.pool, round.plan)));
     ({ state: pool } = await tools.load(poolDecider, id, { answer: true }));
   } catch (err) {
     // A claim this request took goes back unless a pool opened with it or a debit waits to open one.

@@ -129,7 +129,7 @@ function simulatedPool(n: number, length: number): { stream: string; events: Arr
     else if (roll < 0.95 && walletContext === 'real') {
       const gap = rnd.int(-20_000, 20_000);
       decide({ type: 'ObserveVenue', data: { status: Math.abs(gap) < 10_000 ? 'IN_SYNC' : 'GAP', venueEquityMicro: figures.currentBalanceUsd + gap, venueFreeMarginMicro: free, gapMicro: gap } });
-    } else decide({ type: 'FollowAgent', data: { agentId, userId, walletContext, settings: settings(state.settings.allocationAmountUsd ?? 0, !state.settings.isPaused), terms: agentTerms } });
+    } else decide({ type: 'FollowAgent', data: { agentId, userId, walletContext, settings: settings(state.settings.allocationAmountUsd ?? 0, !state.settings.isPaused), terms: agentTerms, topsUp: state.openings ?? 0 } });
   }
   settlePending();
   if (rnd.next() < 0.1 && state.followed) {

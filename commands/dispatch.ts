@@ -41,6 +41,7 @@ export interface CommandDeps {
     | 'TRADE_FEE_BPS'
     | 'KEY_ENCRYPTION_KEY'
     | 'LOOKUP_PER_ADDRESS_PER_HOUR'
+    | 'TRANSFER_RECOVERY_GRACE_MS'
   >;
 }
 

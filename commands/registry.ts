@@ -10,7 +10,7 @@ import { reviewAgent, type ReviewAgentData } from './agents/review-agent.ts';
 import { updateAgent, type UpdateAgentData } from './agents/update-agent.ts';
 import { deleteAgent, type DeleteAgentData, type DeleteAgentResult } from './agents/delete-agent.ts';
 import { followAgent, type FollowAgentData, type FollowAgentResult } from './subscriptions/follow.ts';
-import { releaseOrphanSeat } from './subscriptions/release-orphan-seat.ts';
+import { releaseOrphanSeat, type ReleaseOrphanSeatData } from './subscriptions/release-orphan-seat.ts';
 import { resumeTransfer, settleTransfer, type ResumeTransferData, type SettleTransferData } from './transfers/resume.ts';
 import { creditPool, creditWallet, debitPool, debitTrade, debitWallet, lockMargin, openTradeEntry, refundWallet, releaseMargin, returnMargin } from './transfers/steps.ts';
 import { addAllocation, recordPoolFact, stopFollowing, withdrawAllocation, type PoolFact, type PoolMoveResult, type PoolRequest } from './subscriptions/ledger.ts';
@@ -66,7 +66,7 @@ export interface CommandMap {
   ReviewAgent: { data: ReviewAgentData; result: { agent: AgentState } };
   UpdateAgent: { data: UpdateAgentData; result: { agent: AgentState } };
   FollowAgent: { data: FollowAgentData; result: FollowAgentResult };
-  ReleaseOrphanSeat: { data: { agentId: string; userId: string }; result: { released: boolean } };
+  ReleaseOrphanSeat: { data: ReleaseOrphanSeatData; result: { released: boolean } };
   AddAllocation: { data: PoolRequest & { amountMicro: MicroUsd }; result: PoolMoveResult };
   WithdrawAllocation: { data: PoolRequest & { amountMicro: MicroUsd }; result: PoolMoveResult };
   StopFollowing: { data: PoolRequest; result: PoolMoveResult };

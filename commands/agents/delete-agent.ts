@@ -6,7 +6,7 @@ import { agentDecider } from '../../domain/agent/index.ts';
 import { poolDecider } from '../../domain/pool/decide.ts';
 import type { FollowedPool } from '../../domain/pool/state.ts';
 import type { Command } from '../../domain/shared/decider.ts';
-import { refuse } from '../../domain/shared/errors.ts';
+import { DomainError, refuse } from '../../domain/shared/errors.ts';
 import { tradeDecider } from '../../domain/trade/decide.ts';
 import type { Tools } from '../dispatch.ts';
 import { markPriceOf } from '../market/mark-price.ts';
@@ -59,7 +59,11 @@ export async function deleteAgent({ data }: Command<'DeleteAgent', DeleteAgentDa
     affected += 1;
     if (pool.settings.isPaused) continue;
     const { agentId, userId, walletContext, terms } = pool;
-    await tools.execute(poolDecider, pool.poolId, { type: 'FollowAgent', data: { agentId, userId, walletContext, terms, settings: { ...pool.settings, isPaused: true } } });
+    const pause = { agentId, userId, walletContext, terms, settings: { ...pool.settings, isPaused: true }, topsUp: pool.openings ?? 0 };
+    // A pool its user stopped meanwhile has nothing to pause (the pause never reopens it).
+    await tools.execute(poolDecider, pool.poolId, { type: 'FollowAgent', data: pause }).catch((err: unknown) => {
+      if (!(err instanceof DomainError && err.reason === 'SUBSCRIPTION_NOT_FOUND')) throw err;
+    });
   }
   return { agentId: data.agentId, affectedBotCount: affected, activeTradesClosed: openTrades.length };
 }

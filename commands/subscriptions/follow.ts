@@ -1,7 +1,9 @@
 // Follow an agent (POST /api/v1/users/me/subscriptions): plan on the pool and wallet as they are,
-// take a beta seat on a first follow, then move the capital as a transfer (wallet → pool) whose
-// credit opens the pool or applies the new settings. Nothing to add: the settings alone.
-import { agentDecider, isFollowable, type ListedAgent } from '../../domain/agent/index.ts';
+// claim a beta seat for a pool it opens, then move the capital as a transfer (wallet → pool) whose
+// credit opens the pool or applies the new settings. Nothing to add: the settings alone. The credit
+// lands only on the pool as the follow found it (domain/pool/decide.ts): a pool stopped or opened
+// meanwhile rejects it, the money goes back, and the follow plans again on fresh state.
+import { agentDecider, isFollowable, seatClaimId, type ListedAgent } from '../../domain/agent/index.ts';
 import { planFollow, termsOf, type FollowPlan } from '../../domain/pool/allocation.ts';
 import { poolDecider } from '../../domain/pool/decide.ts';
 import type { AgentTerms } from '../../domain/pool/events.ts';
@@ -15,7 +17,7 @@ import type { WalletContext } from '../../domain/wallet/events.ts';
 import { walletDecider } from '../../domain/wallet/decide.ts';
 import type { Tools } from '../dispatch.ts';
 import { runTransfer } from '../transfers/run.ts';
-import { takeBetaSeat } from './beta-seats.ts';
+import { takeSeatClaim } from './beta-seats.ts';
 import { currentWalletContext, PLAN_STALENESS_MS } from './planning.ts';
 import { choicesOf, type SubscribeInput } from './subscribe-input.ts';
 
@@ -38,9 +40,30 @@ export interface FollowAgentResult {
 /**
  * Concurrent follows of one pool plan the same transfer id; the later one finds it debited already
  * (for the other's amount), credits that, and plans again for what is still missing. Only the
- * first round may refuse: a later one that cannot add more ends with what the pool holds.
+ * first round may refuse: a later one that cannot add more ends with what the pool holds (unless
+ * the pool stopped meanwhile and its opening finds the beta full).
  */
 const MAX_ROUNDS = 5;
+
+interface Round {
+  pool: PoolState;
+  plan: FollowPlan;
+}
+
+/** Rounds until one adds all it planned (or MAX_ROUNDS), each planned again on fresh state. */
+async function rounds(first: Round, planAgain: () => Promise<Round>, applyRound: (round: Round) => Promise<number>): Promise<void> {
+  let round = first;
+  for (let n = 1; ; n++) {
+    const added = await applyRound(round);
+    if (added === round.plan.topUpMicro || n === MAX_ROUNDS) return;
+    try {
+      round = await planAgain();
+    } catch (err) {
+      if (err instanceof DomainError) return;
+      throw err;
+    }
+  }
+}
 
 
 export async function followAgent({ data }: Command<'FollowAgent', FollowAgentData>, tools: Tools): Promise<FollowAgentResult> {
@@ -57,38 +80,45 @@ async function follow({ userId, input }: FollowAgentData, tools: Tools, maxStale
   const staleness = maxStaleMs === undefined ? {} : { maxStaleMs };
   const [agent, walletContext] = await Promise.all([followableAgent(tools, input.agentId, staleness), walletContextOf(tools, userId, input, staleness)]);
   const id = poolId(userId, agent.id, walletContext);
-  const planOnce = async (fresh = false) => {
+  const planOnce = async (fresh = false): Promise<Round> => {
     const options = fresh ? {} : staleness;
     const [pool, wallet] = await Promise.all([tools.load(poolDecider, id, options), tools.load(walletDecider, userId, options)]);
     const facts = { pool: pool.state, wallet: wallet.state, walletContext, agentTerms: termsOf(agent), choices: choicesOf(input) };
     const { VIRTUAL_START_USD, SOL_PRICE_USD } = tools.deps.config;
     return { pool: pool.state, plan: planFollow({ ...facts, virtualStartMicro: usdToMicro(VIRTUAL_START_USD), solPriceMicro: usdToMicro(SOL_PRICE_USD) }) };
   };
+  /** The claims this request took: each opening of a beta agent's pool holds one of its own. */
+  const claims: string[] = [];
+  const moveOf = async (state: PoolState, plan: FollowPlan): Promise<FollowMove> => {
+    if (state.followed) return { ...plan, topsUp: state.openings ?? 0 };
+    if (agent.betaStatus !== 'beta') return plan;
+    const seatClaim = seatClaimId(nextTransferId(id, state), tools.deps.ids.uuid());
+    await takeSeatClaim(tools, agent, userId, seatClaim);
+    claims.push(seatClaim);
+    return { ...plan, seatClaim };
+  };
   const first = await planOnce();
-  // The seat is decided on a fresh read: a stop in another process within the staleness bound
-  // must not let a first follow of a beta agent pass as a follow-again without a seat.
-  const followedNow = agent.betaStatus === 'beta' && first.pool.followed ? (await tools.load(poolDecider, id)).state.followed : first.pool.followed;
-  const tookSeat = !followedNow && agent.betaStatus === 'beta' && (await takeBetaSeat(tools, agent, userId));
+  let pool: PoolState;
   try {
-    let round = first;
-    for (let n = 1; ; n++) {
-      const added = await apply(tools, id, { userId, agentId: agent.id, walletContext }, round.pool, round.plan);
-      if (added === round.plan.topUpMicro || n === MAX_ROUNDS) break;
-      try {
-        round = await planOnce(true);
-      } catch (err) {
-        if (err instanceof DomainError) break;
-        throw err;
-      }
-    }
+    const endpoint = { userId, agentId: agent.id, walletContext };
+    await rounds(first, () => planOnce(true), async (round) => apply(tools, id, endpoint, round.pool, await moveOf(round.pool, round.plan)));
+    ({ state: pool } = await tools.load(poolDecider, id, { answer: true }));
   } catch (err) {
-    // A seat this request took goes back unless the user follows the agent, or a debit waits to open a pool.
-    if (tookSeat) await tools.dispatch('ReleaseOrphanSeat', { agentId: agent.id, userId }).catch(() => undefined);
+    // A claim this request took goes back unless a pool opened with it or a debit waits to open one.
+    await giveBack(tools, agent.id, userId, claims);
     throw err;
   }
-  const { state: pool } = await tools.load(poolDecider, id, { answer: true });
+  // Another request opened the pool first: the claims it did not open with go back.
+  if (claims.some((c) => !pool.followed || pool.seatClaim !== c)) await giveBack(tools, agent.id, userId, claims);
   return { agentId: agent.id, walletContext, terms: first.plan.terms, created: !first.pool.followed, pool };
 }
+
+/** A failed release leaves the claims to the recovery's sweep (after its grace period). */
+const giveBack = (tools: Tools, agentId: string, userId: string, claims: string[]): Promise<void> =>
+  claims.length === 0 ? Promise.resolve() : tools.dispatch('ReleaseOrphanSeat', { agentId, userId, claims }).then(() => undefined, () => undefined);
+
+/** A round's plan and how it found the pool: it tops up the opening it found, or opens a pool not followed (with a seat claim for a beta agent). */
+type FollowMove = FollowPlan & { topsUp?: number; seatClaim?: string };
 
 /** One round: the settings alone, or a transfer whose credit carries them. Returns what the pool was credited. */
 async function apply(
@@ -96,10 +126,11 @@ async function apply(
   id: string,
   pool: { userId: string; agentId: string; walletContext: WalletContext },
   state: PoolState,
-  { settings, terms, topUpMicro }: FollowPlan,
+  { settings, terms, topUpMicro, topsUp, seatClaim }: FollowMove,
 ): Promise<number> {
+  const follow = { settings, terms, ...(topsUp !== undefined ? { topsUp } : {}), ...(seatClaim !== undefined ? { seatClaim } : {}) };
   if (topUpMicro === 0) {
-    await tools.execute(poolDecider, id, { type: 'FollowAgent', data: { ...pool, settings, terms } });
+    await tools.execute(poolDecider, id, { type: 'FollowAgent', data: { ...pool, ...follow } });
     return 0;
   }
   const transfer = await runTransfer(
@@ -108,13 +139,13 @@ async function apply(
       transferId: nextTransferId(id, state),
       amountMicro: topUpMicro,
       from: { kind: 'wallet', userId: pool.userId, walletContext: pool.walletContext },
-      to: { kind: 'pool', ...pool, follow: { settings, terms } },
+      to: { kind: 'pool', ...pool, follow },
     }),
   );
   if (transfer.status === 'failed') throw transfer.refusal!;
   // Real context: the credit waits for the venue (pending); the capital is on its way.
   if (transfer.status !== 'completed' && transfer.status !== 'pending') {
-    throw refuse('UNPROCESSABLE', 'the pool did not accept the allocation; the funds are back in the wallet');
+    throw refuse('UNPROCESSABLE', `the pool did not accept the allocation (${transfer.rejection}); the funds are back in the wallet`);
   }
   return transfer.plan.amountMicro;
 }

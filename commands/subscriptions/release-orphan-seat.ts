@@ -1,7 +1,10 @@
-// Frees a beta seat whose holder neither follows the agent nor has a debit waiting to open one of
-// its pools: a follow refused after taking its seat, or one a crash stopped before any debit (the
-// recovery worker sends it after a grace period). Decided on the streams, never a read model.
+// Gives back the beta seat claims of a user on an agent that no pool holds and none will
+// (domain/agent/seat-claims.ts): a stop's spent claim, a follow's own claim it did not open the
+// pool with, and (the recovery worker sends it after a grace period) a claim whose follow died
+// before any debit. The user's seat goes with their last claim. Decided on the streams, never a
+// read model.
 import { agentDecider } from '../../domain/agent/index.ts';
+import { claimsToRelease } from '../../domain/agent/seat-claims.ts';
 import { poolDecider } from '../../domain/pool/decide.ts';
 import { poolId } from '../../domain/pool/state.ts';
 import type { Command } from '../../domain/shared/decider.ts';
@@ -9,23 +12,37 @@ import { walletContexts } from '../../domain/wallet/events.ts';
 import { walletDecider } from '../../domain/wallet/decide.ts';
 import { destinationOf } from '../../domain/wallet/state.ts';
 import type { Tools } from '../dispatch.ts';
-import { releaseBetaSeat } from './beta-seats.ts';
+import { claimsHeld, releaseClaims } from './beta-seats.ts';
 
-export async function releaseOrphanSeat(
-  { data }: Command<'ReleaseOrphanSeat', { agentId: string; userId: string }>,
-  tools: Tools,
-): Promise<{ released: boolean }> {
+export interface ReleaseOrphanSeatData {
+  agentId: string;
+  userId: string;
+  /** the caller's own claims, which it no longer uses: they go back unless a pool holds them or a debit waits with them */
+  claims?: string[];
+}
+
+export async function releaseOrphanSeat({ data }: Command<'ReleaseOrphanSeat', ReleaseOrphanSeatData>, tools: Tools): Promise<{ released: boolean }> {
   const { agentId, userId } = data;
-  const ids = walletContexts.map((context) => poolId(userId, agentId, context));
-  const pools = await Promise.all(ids.map((id) => tools.load(poolDecider, id)));
-  if (pools.some((p) => p.state.followed)) return { released: false };
-  // None of the pools is open, so a debit for one of them that was neither given back nor decided
-  // by the pool (a stopped pool decided its earlier adds) waits to open it.
-  const { state: wallet } = await tools.load(walletDecider, userId);
-  const destinations = walletContexts.map((walletContext) => destinationOf({ kind: 'pool', userId, agentId, walletContext }));
-  const decided = (transferId: string) => pools.some((p) => p.state.transfers.has(transferId));
-  const waiting = [...wallet.debits.entries()].some(([id, t]) => !t.refunded && destinations.includes(t.to) && !decided(id));
-  if (waiting) return { released: false };
   const { state: agent } = await tools.load(agentDecider, agentId);
-  return { released: agent.exists && (await releaseBetaSeat(tools, agent, userId)) };
+  if (!agent.exists) return { released: false };
+  const held = await claimsHeld(tools, agent, userId);
+  if (held.length === 0) return { released: false };
+  const [pools, { state: wallet }] = await Promise.all([
+    Promise.all(
+      walletContexts.map(async (walletContext) => ({
+        key: destinationOf({ kind: 'pool', userId, agentId, walletContext }),
+        state: (await tools.load(poolDecider, poolId(userId, agentId, walletContext))).state,
+      })),
+    ),
+    tools.load(walletDecider, userId),
+  ]);
+  const graceEndsBefore = tools.metadata.now.getTime() - tools.deps.config.TRANSFER_RECOVERY_GRACE_MS;
+  const facts = { pools, wallet, own: data.claims ?? [], graceEndsBefore };
+  let released = false;
+  for (const { k, claims } of held) {
+    const going = claimsToRelease(claims, facts);
+    await releaseClaims(tools, agentId, userId, k, going);
+    released ||= going.length > 0;
+  }
+  return { released };
 }

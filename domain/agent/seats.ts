@@ -30,46 +30,102 @@ export function homeShard(userId: string, shards: number): number {
   return (h >>> 0) % shards;
 }
 
-export const betaSeatSchema = z.object({ agentId: z.string(), userId: z.string(), at: z.string() });
+/**
+ * What keeps a seat held: a follow that opens (or is about to open) one of the user's pools of the
+ * agent claims it, and the pool remembers the claim it opened with. The user holds the seat while
+ * any claim is held, so a stop that gives back its own opening's claim cannot free a seat that a
+ * follow in flight still counts on. Seats taken before claims existed hold UNNAMED_CLAIM.
+ */
+export const UNNAMED_CLAIM = 'unnamed';
 
+/**
+ * A claim is named after the transfer that opens the pool (so a debit waiting for its credit shows
+ * which claim it keeps) and made unique by a nonce (two follows planning the same transfer hold two
+ * claims, and each gives back only its own).
+ */
+export const seatClaimId = (transferId: string, nonce: string): string => `${transferId}@${nonce}`;
+export const transferOfClaim = (claimId: string): string => claimId.slice(0, claimId.lastIndexOf('@'));
+
+/** `claimId`: absent on events written before seats were held by claims (UNNAMED_CLAIM). */
+export const betaSeatSchema = z.object({ agentId: z.string(), userId: z.string(), at: z.string(), claimId: z.string().min(1).optional() });
+const seatClaimSchema = z.object({ agentId: z.string(), userId: z.string(), at: z.string(), claimId: z.string().min(1) });
+
+/**
+ * BetaSeatTaken: a user without a seat takes one with its first claim; BetaSeatReleased: the last
+ * claim goes back and the seat with it (without a claim id: every claim, as before claims). A user
+ * holding a seat adds and gives back further claims without taking or freeing a seat.
+ */
 export const seatEventSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('BetaSeatTaken'), data: betaSeatSchema }),
   z.object({ type: z.literal('BetaSeatReleased'), data: betaSeatSchema }),
+  z.object({ type: z.literal('BetaSeatClaimAdded'), data: seatClaimSchema }),
+  z.object({ type: z.literal('BetaSeatClaimReleased'), data: seatClaimSchema }),
 ]);
 export type SeatEvent = z.infer<typeof seatEventSchema>;
 
+export interface SeatClaim {
+  claimId: string;
+  /** when it was taken: the recovery gives back a claim nothing holds only after its grace period */
+  at: string;
+}
+
 export interface SeatShard {
+  /** the users holding a seat of this shard, in the order they took it */
   holders: readonly string[];
+  /** each holder's claims (at least one) */
+  claims: ReadonlyMap<string, readonly SeatClaim[]>;
 }
 
 export type SeatCommand =
   /** `capacity`: this shard's share of `maxBetaUsers` (shardCapacities) */
-  | Command<'TakeBetaSeat', { agentId: string; userId: string; capacity: number }>
-  | Command<'ReleaseBetaSeat', { agentId: string; userId: string }>;
+  | Command<'TakeBetaSeat', { agentId: string; userId: string; capacity: number; claimId: string }>
+  | Command<'ReleaseBetaSeat', { agentId: string; userId: string; claimId: string }>;
+
+function withClaims(state: SeatShard, userId: string, claims: readonly SeatClaim[]): SeatShard {
+  const next = new Map(state.claims);
+  if (claims.length === 0) {
+    next.delete(userId);
+    return { holders: state.holders.filter((u) => u !== userId), claims: next };
+  }
+  next.set(userId, claims);
+  return { holders: state.claims.has(userId) ? state.holders : [...state.holders, userId], claims: next };
+}
 
 function evolve(state: SeatShard, event: SeatEvent): SeatShard {
+  const { userId, at } = event.data;
+  const held = state.claims.get(userId) ?? [];
   switch (event.type) {
     case 'BetaSeatTaken':
-      return { holders: [...state.holders, event.data.userId] };
+    case 'BetaSeatClaimAdded':
+      return withClaims(state, userId, [...held, { claimId: event.data.claimId ?? UNNAMED_CLAIM, at }]);
     case 'BetaSeatReleased':
-      return { holders: state.holders.filter((u) => u !== event.data.userId) };
+      return withClaims(state, userId, []);
+    case 'BetaSeatClaimReleased':
+      return withClaims(state, userId, held.filter((c) => c.claimId !== event.data.claimId));
     default:
       return assertNever(event);
   }
 }
 
-/** Taking a seat twice is a no-op (a retried follow never counts a user twice); a full shard refuses. */
+/**
+ * Taking a claim held already is a no-op (a retried follow never counts twice); a user holding a
+ * seat here adds the claim without taking another; otherwise a full shard refuses. Giving back a
+ * claim not held is a no-op; the user's last claim frees the seat.
+ */
 function decide(command: SeatCommand, state: SeatShard): SeatEvent[] {
-  const { agentId, userId } = command.data;
+  const { agentId, userId, claimId } = command.data;
   const at = command.metadata.now.toISOString();
+  const held = state.claims.get(userId) ?? [];
+  const data = { agentId, userId, at, claimId };
   switch (command.type) {
     case 'TakeBetaSeat':
-      if (state.holders.includes(userId)) return [];
+      if (held.some((c) => c.claimId === claimId)) return [];
+      if (held.length > 0) return [{ type: 'BetaSeatClaimAdded', data }];
       if (state.holders.length >= command.data.capacity) throw refuse('BETA_FULL', 'this share of the beta seats is taken');
-      return [{ type: 'BetaSeatTaken', data: { agentId, userId, at } }];
+      return [{ type: 'BetaSeatTaken', data }];
     case 'ReleaseBetaSeat':
-      if (!state.holders.includes(userId)) return [];
-      return [{ type: 'BetaSeatReleased', data: { agentId, userId, at } }];
+      if (!held.some((c) => c.claimId === claimId)) return [];
+      return [{ type: held.length === 1 ? 'BetaSeatReleased' : 'BetaSeatClaimReleased', data }];
     default:
       return assertNever(command);
   }
@@ -77,7 +133,7 @@ function decide(command: SeatCommand, state: SeatShard): SeatEvent[] {
 
 export const seatShardDecider: Aggregate<SeatCommand, SeatShard, SeatEvent> = {
   streamOf: seatShardStream,
-  initialState: () => ({ holders: [] }),
+  initialState: () => ({ holders: [], claims: new Map() }),
   evolve,
   decide,
 };

@@ -31,6 +31,9 @@ function copyFollowed(s: FollowedPool): FollowedPool {
   if (s.feesSettledMicro !== undefined) copy.feesSettledMicro = s.feesSettledMicro;
   if (s.day !== undefined) copy.day = s.day;
   if (s.lastFailedTransfer !== undefined) copy.lastFailedTransfer = s.lastFailedTransfer;
+  if (s.seatClaim !== undefined) copy.seatClaim = s.seatClaim;
+  if (s.openings !== undefined) copy.openings = s.openings;
+  if (s.closedClaims !== undefined) copy.closedClaims = s.closedClaims;
   return copy;
 }
 
@@ -46,6 +49,8 @@ function copyUnfollowed(s: UnfollowedPool): UnfollowedPool {
   };
   if (s.feesSettledMicro !== undefined) copy.feesSettledMicro = s.feesSettledMicro;
   if (s.residueMicro !== undefined) copy.residueMicro = s.residueMicro;
+  if (s.openings !== undefined) copy.openings = s.openings;
+  if (s.closedClaims !== undefined) copy.closedClaims = s.closedClaims;
   return copy;
 }
 

@@ -10,7 +10,12 @@ import { sameSettings } from './settings.ts';
 import { evolve, initialState, poolId, poolStream, type FollowedPool, type PoolState } from './state.ts';
 import { closeTrade, markTrade, openTrade, type CloseTrade, type MarkTrade, type OpenTrade } from './trades.ts';
 
-/** Follow an agent without moving money (nothing to add), or follow it again with new settings. */
+/**
+ * Follow an agent without moving money (nothing to add), or follow it again with new settings.
+ * `topsUp`: the follow found the pool followed in this opening and only changes its settings, so it
+ * is refused once that opening stopped (the request plans again); absent, it opens a pool not
+ * followed (with `seatClaim` for a beta agent).
+ */
 export type FollowAgent = Command<
   'FollowAgent',
   {
@@ -21,6 +26,8 @@ export type FollowAgent = Command<
     settings: FollowSettings;
     /** the agent's terms now; kept only by a first follow */
     terms: AgentTerms;
+    topsUp?: number;
+    seatClaim?: string;
   }
 >;
 
@@ -58,8 +65,8 @@ export type ObserveVenue = Command<
 
 export type PoolCommand = FollowAgent | CreditPool | DebitPool | SettleAllocation | RecordBridgeStatus | OpenTrade | MarkTrade | CloseTrade | ObserveVenue;
 
-function agentFollowed(data: FollowAgent['data'], now: Date): PoolEvent {
-  const { agentId, userId, walletContext, settings, terms } = data;
+function agentFollowed(data: Omit<FollowAgent['data'], 'topsUp'>, now: Date): PoolEvent {
+  const { agentId, userId, walletContext, settings, terms, seatClaim } = data;
   return {
     type: 'AgentFollowed',
     data: {
@@ -71,9 +78,15 @@ function agentFollowed(data: FollowAgent['data'], now: Date): PoolEvent {
       walletMode: walletModeOf(walletContext),
       terms,
       subscribedAt: now.toISOString(),
+      ...(seatClaim !== undefined ? { seatClaim } : {}),
     },
   };
 }
+
+const STOPPED_MEANWHILE = 'the user stopped following this pool while the follow was in flight; the follow plans again';
+
+/** A follow planned on an opening of the pool finds that opening still open. */
+const sameOpening = (state: PoolState, topsUp: number): boolean => state.followed && (state.openings ?? 0) === topsUp;
 
 /** A pool that stopped with a withdrawal still at the venue opens again only once it settles. */
 function ensureNoLegInFlight(state: PoolState): void {
@@ -83,6 +96,7 @@ function ensureNoLegInFlight(state: PoolState): void {
 }
 
 function follow({ data, metadata }: FollowAgent, state: PoolState): PoolEvent[] {
+  if (data.topsUp !== undefined && !sameOpening(state, data.topsUp)) throw refuse('SUBSCRIPTION_NOT_FOUND', STOPPED_MEANWHILE);
   if (!state.followed) {
     ensureNoLegInFlight(state);
     return [agentFollowed(data, metadata.now)];
@@ -117,15 +131,29 @@ function credit({ data, metadata }: CreditPool, state: PoolState): PoolEvent[] {
   const rejected = (reason: string): PoolEvent[] => [{ type: 'TransferRejected', data: { transferId, reason } }];
   if (!state.followed) {
     if (!to.follow) return rejected('the pool is not open and the transfer carries no follow to open it');
+    // A follow planned on the open pool tops that opening up: it never reopens the pool stopped
+    // meanwhile (without the seat an opening holds, with less than its settings ask for).
+    if (to.follow.topsUp !== undefined) return rejected(STOPPED_MEANWHILE);
     // A top-up finished by the recovery or a settlement never reopens a pool the user stopped
     // meanwhile: the money goes back to the wallet (a live follow request may reopen it).
     if (resumed && state.closedAt !== null) return rejected('the user stopped following this pool while the transfer was in flight');
     if (Object.keys(state.pending).length > 0) return rejected('the pool stopped with a withdrawal still at the venue; follow again once it settles');
     const { agentId, userId, walletContext } = to;
-    return [agentFollowed({ agentId, userId, walletContext, ...to.follow }, metadata.now), added, ...bridging(to.walletContext, to.follow.terms, transferId, at)];
+    const { settings, terms, seatClaim } = to.follow;
+    const opening = agentFollowed({ agentId, userId, walletContext, settings, terms, ...(seatClaim !== undefined ? { seatClaim } : {}) }, metadata.now);
+    return [opening, added, ...bridging(to.walletContext, terms, transferId, at)];
   }
-  const events = resumed || !to.follow ? [] : follow({ type: 'FollowAgent', data: { ...to, ...to.follow }, metadata }, state);
-  return [...events, added, ...bridging(state.walletContext, state.terms, transferId, at)];
+  if (!to.follow) return [added, ...bridging(state.walletContext, state.terms, transferId, at)];
+  // A follow's amount was planned for the pool as it found it, so whoever credits it (the request
+  // or the recovery) it lands on that pool only: an opening finds an empty pool that another
+  // follow opened meanwhile, a top-up an opening that stopped (the pool opened anew since, that
+  // opening paid out). The money goes back to the wallet; the request plans again.
+  const { settings, terms, topsUp } = to.follow;
+  if (topsUp === undefined) return rejected('another follow opened this pool while the follow was in flight; the follow plans again');
+  if (!sameOpening(state, topsUp)) return rejected(STOPPED_MEANWHILE);
+  if (resumed) return [added, ...bridging(state.walletContext, state.terms, transferId, at)];
+  const changes = follow({ type: 'FollowAgent', data: { agentId: to.agentId, userId: to.userId, walletContext: to.walletContext, settings, terms, topsUp }, metadata }, state);
+  return [...changes, added, ...bridging(state.walletContext, state.terms, transferId, at)];
 }
 
 const figuresOf = (pool: FollowedPool) => poolFigures(pool.ledger, ledgerTermsOf(pool));

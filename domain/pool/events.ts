@@ -16,6 +16,8 @@ export const agentFollowedSchema = followSettingsSchema.extend({
   walletMode: walletModeSchema,
   terms: agentTermsSchema,
   subscribedAt: z.string(),
+  /** the beta seat claim this opening holds (a beta agent's pool; absent before seats were held by claims) */
+  seatClaim: z.string().min(1).optional(),
 });
 export type AgentFollowed = z.infer<typeof agentFollowedSchema>;
 

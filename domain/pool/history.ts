@@ -99,10 +99,16 @@ export function figuresOf(state: PoolState): PoolFigures | null {
  * The state without the per-id bookkeeping that only deciding reads (the fates of transfers and
  * trades, payouts): `evolve` never reads it, so a fold that drops it after each event ends with
  * the same pool, without copying records that grow with every movement. The read model keeps the
- * same (its row's state).
+ * same (its row's state). The count of openings and the spent seat claims go too: only a decision
+ * reads them, always on a fold from the stream's first event, while a stored state folded since
+ * before they existed would count from then.
  */
-export const withoutBookkeeping = (state: PoolState): PoolState =>
-  changed(state, { transfers: PersistentMap.empty(), trades: PersistentMap.empty(), payouts: PersistentMap.empty() });
+export function withoutBookkeeping(state: PoolState): PoolState {
+  const kept = changed(state, { transfers: PersistentMap.empty(), trades: PersistentMap.empty(), payouts: PersistentMap.empty() });
+  delete kept.openings;
+  delete kept.closedClaims;
+  return kept;
+}
 
 /** A pool's fold so far: the state, the last state in which it was followed, the events folded. */
 export interface Replayed {
@@ -123,7 +129,8 @@ export function replayStep(replayed: Replayed, event: PoolEvent): Replayed {
   const before = replayed.state;
   const after = evolve(before, event);
   // Most events leave the bookkeeping as it was (already dropped): no second copy of the state then.
-  const untouched = after.transfers === before.transfers && after.trades === before.trades && after.payouts === before.payouts;
+  const untouched =
+    after.transfers === before.transfers && after.trades === before.trades && after.payouts === before.payouts && after.openings === undefined && after.closedClaims === undefined;
   const state = untouched ? after : withoutBookkeeping(after);
   return { state, lastFollowed: state.followed ? state : replayed.lastFollowed, events: replayed.events + 1 };
 }

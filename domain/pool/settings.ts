@@ -69,10 +69,19 @@ export const agentTermsSchema = z.object({
 });
 export type AgentTerms = z.infer<typeof agentTermsSchema>;
 
-/** What opens a pool: the first follow's settings and the agent terms it accepted. */
+/** A follow as a transfer carries it: the settings and the agent terms it accepted; what opens a pool. */
 export const followOpeningSchema = z.object({
   settings: followSettingsSchema,
   terms: agentTermsSchema,
+  /**
+   * The follow found the pool followed, in this opening (the pool's count of follows): its credit
+   * tops that opening up, never a pool stopped or opened anew since. Absent: it found the pool not
+   * followed, and its credit opens it (a request's credit that finds it open is rejected). A
+   * request whose credit is rejected plans again. Absent on plans recorded before it.
+   */
+  topsUp: z.number().int().min(1).optional(),
+  /** the beta seat claim an opening of a beta agent's pool holds (domain/agent/seats.ts); the pool keeps it while open */
+  seatClaim: z.string().min(1).optional(),
 });
 export type FollowOpening = z.infer<typeof followOpeningSchema>;
 

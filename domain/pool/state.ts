@@ -73,6 +73,13 @@ interface Book {
   feesSettledMicro?: MicroUsd;
   /** what the pool paid out per transfer (a reclaim may pay less than asked) */
   payouts: PersistentMap<MicroUsd>;
+  /** how many times the pool was followed (opened); absent (0) in states stored before it */
+  openings?: number;
+  /**
+   * The beta seat claims of the openings that closed (domain/agent/seats.ts): spent, no credit can
+   * open the pool with them again, so they go back. Absent when none.
+   */
+  closedClaims?: readonly string[];
 }
 
 export interface FollowedPool extends Book {
@@ -99,6 +106,8 @@ export interface FollowedPool extends Book {
    * until a movement fails, and in states stored before it.
    */
   lastFailedTransfer?: FailedTransfer | null;
+  /** the beta seat claim this opening holds (a beta agent's pool opened since seats are held by claims) */
+  seatClaim?: string;
 }
 
 /**
@@ -173,7 +182,7 @@ export function evolve(before: PoolState, event: PoolEvent): PoolState {
   const state = onDayOf(before, event);
   switch (event.type) {
     case 'AgentFollowed': {
-      const { poolId: id, agentId, userId, walletContext, terms, subscribedAt, walletMode: _alias, ...settings } = event.data;
+      const { poolId: id, agentId, userId, walletContext, terms, subscribedAt, walletMode: _alias, seatClaim, ...settings } = event.data;
       const ledger = { ...emptyLedger(), confirmedIn: state.followed ? 0 : (state.residueMicro ?? 0) };
       const date = utcDateOf(subscribedAt);
       const pool: FollowedPool = {
@@ -198,6 +207,9 @@ export function evolve(before: PoolState, event: PoolEvent): PoolState {
         payouts: state.payouts,
       };
       if (date !== null) pool.day = dayOn(undefined, date, ledger);
+      pool.openings = (state.openings ?? 0) + 1;
+      if (seatClaim !== undefined) pool.seatClaim = seatClaim;
+      if (state.closedClaims !== undefined) pool.closedClaims = state.closedClaims;
       return pool;
     }
     case 'FollowSettingsUpdated': {
@@ -301,7 +313,11 @@ export function evolve(before: PoolState, event: PoolEvent): PoolState {
       const decided = transferId === undefined || state.transfers.has(transferId);
       const transfers = decided ? state.transfers : state.transfers.set(transferId, 'paid' as const);
       const payouts = decided ? state.payouts : state.payouts.set(transferId, 0);
-      return { followed: false, closedAt: at, transfers, pending: state.pending, trades, settlements, payouts, feesSettledMicro: state.feesSettledMicro ?? 0 };
+      const closed: UnfollowedPool = { followed: false, closedAt: at, transfers, pending: state.pending, trades, settlements, payouts, feesSettledMicro: state.feesSettledMicro ?? 0 };
+      if (state.openings !== undefined) closed.openings = state.openings;
+      const claims = state.followed && state.seatClaim !== undefined ? [...(state.closedClaims ?? []), state.seatClaim] : state.closedClaims;
+      if (claims !== undefined) closed.closedClaims = claims;
+      return closed;
     }
     case 'ReconciliationObserved': {
       if (!state.followed) return state;

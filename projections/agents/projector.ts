@@ -15,9 +15,10 @@ export const agentsProjector: Projector = {
       const parsed = agentEventSchema.parse({ type: event.type, data: event.data });
       await applyAgentEvent(client, event.streamName.slice('agent-'.length), parsed, event.position);
     } else if (event.streamName.startsWith('betaseats-')) {
+      // Seats count users: a further claim of a user holding a seat (or one given back) counts nothing.
       const seat = seatEventSchema.parse({ type: event.type, data: event.data });
-      const delta = seat.type === 'BetaSeatTaken' ? 1 : -1;
-      await client.query('UPDATE agent_records SET beta_seats_taken = beta_seats_taken + $2 WHERE id = $1', [seat.data.agentId, delta]);
+      const delta = seat.type === 'BetaSeatTaken' ? 1 : seat.type === 'BetaSeatReleased' ? -1 : 0;
+      if (delta !== 0) await client.query('UPDATE agent_records SET beta_seats_taken = beta_seats_taken + $2 WHERE id = $1', [seat.data.agentId, delta]);
     }
   },
 };

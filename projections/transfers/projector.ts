@@ -1,8 +1,8 @@
-// Transfers in flight, for the recovery worker: one row per transfer (its source, how far it came), and one row per (agent, user) beta seat holder (followed_at null until the user follows).
+// Transfers in flight, for the recovery worker: one row per transfer (its source, how far it came), and one row per (agent, user) beta seat holder (its newest claim's time, and how many of the user's pools of the agent are open).
 // Candidates only: the recovery decides on the streams.
 import { seatEventSchema } from '../../domain/agent/seats.ts';
 import { agentFollowedSchema } from '../../domain/pool/events.ts';
-import { ownerOf } from '../../domain/transfer/plan.ts';
+import { ownerOf, poolEndpointOf } from '../../domain/transfer/plan.ts';
 import { transferFactOf, transferIdOf, transferProgress as PROGRESS, type TransferFact } from '../../domain/transfer/facts.ts';
 import type { Migration, PoolClient } from '../../infra/db.ts';
 import type { RecordedEvent } from '../../infra/eventstore/port.ts';
@@ -70,6 +70,17 @@ const migrations: Migration[] = [
     DELETE FROM beta_seat_holders;
     DELETE FROM projection_checkpoints WHERE name = 'transfers';`,
   },
+  {
+    // Seats are held by claims: a seat whose holder follows no more (a stop that died before it gave
+    // the claim back, a claim a follow left) is a candidate too, so rows count the open pools
+    // instead of remembering a first follow. seat_taken_at is the newest claim's time. Replayed.
+    id: 'transfers/005-seat-claims',
+    sql: `ALTER TABLE beta_seat_holders DROP COLUMN followed_at, ADD COLUMN open_pools integer NOT NULL DEFAULT 0;
+    CREATE INDEX beta_seat_holders_orphan ON beta_seat_holders (seat_taken_at) WHERE seat_taken_at IS NOT NULL AND open_pools = 0;
+    DELETE FROM transfers;
+    DELETE FROM beta_seat_holders;
+    DELETE FROM projection_checkpoints WHERE name = 'transfers';`,
+  },
 ];
 
 type Row = [
@@ -126,25 +137,28 @@ async function upsertTransfers(client: PoolClient, rows: Row[]): Promise<void> {
 }
 
 // Seat holders: upserts on both sides, so each row is right whichever event a rebuild meets first.
+// A claim taken moves the row's time on (the grace period counts from the newest claim); a claim
+// given back while others hold the seat changes nothing here.
 async function seatChanged(client: PoolClient, event: RecordedEvent) {
   const { type, data } = seatEventSchema.parse({ type: event.type, data: event.data });
-  if (type === 'BetaSeatTaken') {
+  if (type === 'BetaSeatTaken' || type === 'BetaSeatClaimAdded') {
     await client.query(
       `INSERT INTO beta_seat_holders (agent_id, user_id, seat_taken_at) VALUES ($1, $2, $3)
        ON CONFLICT (agent_id, user_id) DO UPDATE SET seat_taken_at = $3`,
       [data.agentId, data.userId, data.at],
     );
-  } else {
+  } else if (type === 'BetaSeatReleased') {
     await client.query('UPDATE beta_seat_holders SET seat_taken_at = NULL WHERE agent_id = $1 AND user_id = $2', [data.agentId, data.userId]);
   }
 }
 
-async function follows(client: PoolClient, rows: Array<[string, string, string]>) {
+/** Pools opened (+1) and stopped (−1) per agent and user: sums, so a batch adds them in any order. */
+async function openPools(client: PoolClient, rows: Array<[string, string, number]>) {
   if (rows.length === 0) return;
   await client.query(
-    `INSERT INTO beta_seat_holders (agent_id, user_id, followed_at)
-     SELECT * FROM unnest($1::text[], $2::text[], $3::timestamptz[])
-     ON CONFLICT (agent_id, user_id) DO UPDATE SET followed_at = COALESCE(beta_seat_holders.followed_at, excluded.followed_at)`,
+    `INSERT INTO beta_seat_holders (agent_id, user_id, open_pools)
+     SELECT * FROM unnest($1::text[], $2::text[], $3::int[])
+     ON CONFLICT (agent_id, user_id) DO UPDATE SET open_pools = beta_seat_holders.open_pools + excluded.open_pools`,
     [rows.map((r) => r[0]), rows.map((r) => r[1]), rows.map((r) => r[2])],
   );
 }
@@ -152,13 +166,19 @@ async function follows(client: PoolClient, rows: Array<[string, string, string]>
 const isSeatEvent = (e: RecordedEvent) => e.streamName.startsWith('betaseats-');
 
 /**
- * A batch in one upsert per table: transfer rows merge by how far they came, follows keep their
- * first time. Seat taken / released do not commute and go one by one, in order. Equal to applying
- * the events one by one (test/projections/batch-equivalence.test.ts).
+ * A batch in one upsert per table: transfer rows merge by how far they came, open pools add up.
+ * Seat taken / released do not commute and go one by one, in order. Equal to applying the events
+ * one by one (test/projections/batch-equivalence.test.ts).
  */
 async function applyBatch(client: PoolClient, events: RecordedEvent[]): Promise<void> {
   const transfers = new Map<string, Row>();
-  const followRows = new Map<string, [string, string, string]>();
+  const opened = new Map<string, [string, string, number]>();
+  const count = (agentId: string, userId: string, delta: number) => {
+    const key = `${agentId}\n${userId}`;
+    const row = opened.get(key);
+    if (row) row[2] += delta;
+    else opened.set(key, [agentId, userId, delta]);
+  };
   const seats: RecordedEvent[] = [];
   for (const event of events) {
     const fact = transferFactOf(event);
@@ -169,12 +189,14 @@ async function applyBatch(client: PoolClient, events: RecordedEvent[]): Promise<
       transfers.set(id, known ? merge(known, row) : row);
     } else if (event.type === 'AgentFollowed' && event.streamName.startsWith('pool-')) {
       const d = agentFollowedSchema.parse(event.data);
-      const key = `${d.agentId}\n${d.userId}`;
-      if (!followRows.has(key)) followRows.set(key, [d.agentId, d.userId, d.subscribedAt]);
+      count(d.agentId, d.userId, 1);
+    } else if (event.type === 'PoolClosed' && event.streamName.startsWith('pool-')) {
+      const pool = poolEndpointOf(event.streamName.slice('pool-'.length));
+      count(pool.agentId, pool.userId, -1);
     } else if (isSeatEvent(event)) seats.push(event);
   }
   await upsertTransfers(client, [...transfers.values()]);
-  await follows(client, [...followRows.values()]);
+  await openPools(client, [...opened.values()]);
   for (const event of seats) await seatChanged(client, event);
 }
 

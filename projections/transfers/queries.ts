@@ -20,7 +20,7 @@ export async function transfersInFlight(db: Pool, before: Date, limit: number): 
   return rows.map((r) => ({ transferId: r.transfer_id, sourceStream: r.source_stream, correlationId: r.correlation_id, debitEventId: r.debit_event_id }));
 }
 
-/** Beta seats taken before `before` by users who never followed the agent, oldest first. */
+/** Beta seats whose newest claim was taken before `before`, held by users with no pool of the agent open, oldest first. */
 export async function unfollowedSeats(
   db: Pool,
   before: Date,
@@ -28,7 +28,7 @@ export async function unfollowedSeats(
 ): Promise<Array<{ agentId: string; userId: string; takenAt: Date }>> {
   const { rows } = await db.query<{ agent_id: string; user_id: string; seat_taken_at: Date }>(
     `SELECT agent_id, user_id, seat_taken_at FROM beta_seat_holders
-     WHERE seat_taken_at IS NOT NULL AND followed_at IS NULL AND seat_taken_at < $1 ORDER BY seat_taken_at LIMIT $2`,
+     WHERE seat_taken_at IS NOT NULL AND open_pools = 0 AND seat_taken_at < $1 ORDER BY seat_taken_at LIMIT $2`,
     [before, limit],
   );
   return rows.map((r) => ({ agentId: r.agent_id, userId: r.user_id, takenAt: r.seat_taken_at }));

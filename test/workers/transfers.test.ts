@@ -16,7 +16,7 @@ import { transfersInFlight, unfollowedSeats } from '../../projections/transfers/
 import { createIdempotencyKeys } from '../../infra/idempotency.ts';
 import { transfersProjector } from '../../projections/transfers/projector.ts';
 import { api, loadState, startTestApp } from '../support/app.ts';
-import { interruptedFollow as crashFollow } from '../support/crash.ts';
+import { DIED, dyingStore, interruptedFollow as crashFollow } from '../support/crash.ts';
 import { followableAgent, seatHolders as holders } from '../support/agents.ts';
 import { signIn, type SignedIn } from '../support/auth.ts';
 
@@ -245,6 +245,24 @@ t.test('transfer recovery completes follows interrupted by a crash', async (t) =
       await app.deps.readYourWrites(released.position);
       t.equal((await api(app, 'GET', `/api/v1/agents/${agentId}`)).body.data.performanceStats.betaSeatsTaken, 0);
       t.equal((await follow(other, { agentId, allocationAmountUsd: 50 })).status, 200, 'someone else can take the seat now');
+    });
+
+    t.test('a stop that died after closing its pool, before giving its seat claim back: the sweep frees the seat', async (t) => {
+      const agentId = await betaAgent({ maxBetaUsers: 1 });
+      const user = await newUser();
+      t.equal((await follow(user, { agentId, allocationAmountUsd: 50 })).status, 200);
+      const { deps } = app;
+      const dying = createDispatcher({ store: dyingStore(deps.store, (s) => s.startsWith('betaseats-')), redis: deps.redis, mailer: { send: async () => {} }, ids: deps.ids, swaps: deps.swaps, config: deps.config });
+      const metadata = { now: deps.clock.now(), actor: user.userId, correlationId: `stop-died-${deps.ids.uuid()}` };
+      await t.rejects(dying({ type: 'StopFollowing', data: { userId: user.userId, agentId, walletContext: 'virtual' }, metadata }), { message: DIED });
+      t.notOk((await loadState(app, poolDecider, `${user.userId}.${agentId}.virtual`)).state.followed, 'the pool is stopped');
+      t.same(await seatHolders(agentId), [user.userId], 'its claim still holds the seat');
+      const other = await newUser();
+      t.equal((await follow(other, { agentId, allocationAmountUsd: 50 })).status, 409, 'the orphan seat fills the beta');
+      await eventually('the seat release', async () => (await seatHolders(agentId)).length === 0);
+      t.match((await seatEvents(agentId)).at(-1), { type: 'BetaSeatReleased', data: { userId: user.userId }, metadata: { actor: RECOVERY_ACTOR } });
+      t.equal((await follow(other, { agentId, allocationAmountUsd: 50 })).status, 200, 'someone else can take the seat now');
+      t.equal(await holdings(user, [agentId]), START_MICRO, 'the stop paid everything back');
     });
 
     t.test('a seat of a follow without capital that died before its pool is released too', async (t) => {

@@ -33,6 +33,7 @@ import fc from 'fast-check';
 import t from 'tap';
 import type { PoolCommand } from '../../../domain/pool/decide.ts';
 import type { FollowOpening } from '../../../domain/pool/events.ts';
+import type { PoolState } from '../../../domain/pool/state.ts';
 import type { TradeAsk } from '../../../domain/pool/trades.ts';
 import { DomainError } from '../../../domain/shared/errors.ts';
 import type { TransferPlan } from '../../../domain/transfer/plan.ts';
@@ -149,6 +150,9 @@ const openings = (agent: (typeof AGENTS)[number]): FollowOpening[] => [
   { settings, terms: agent.terms },
   { settings: { ...settings, allocationAmountUsd: 250_000_000 }, terms: agent.terms },
 ];
+
+/** A follow as the follow command plans it: on an open pool it tops up the opening it found. */
+const followOf = (opening: FollowOpening, pool: PoolState): FollowOpening => (pool.followed ? { ...opening, topsUp: pool.openings ?? 0 } : opening);
 
 const refused = (fn: () => void): DomainError | null => {
   try {
@@ -301,7 +305,7 @@ function act(w: World, a: Action): void {
         transferId: w.nextId(`${P.id}#add`),
         amountMicro: Math.max(1, Math.floor((balance * a.permille) / 1000)),
         from: { kind: 'wallet', userId: USER, walletContext: P.walletContext },
-        to: { kind: 'pool', userId: USER, agentId: P.agentId, walletContext: P.walletContext, ...(a.follow === null ? {} : { follow: openings(agent)[a.follow]! }) },
+        to: { kind: 'pool', userId: USER, agentId: P.agentId, walletContext: P.walletContext, ...(a.follow === null ? {} : { follow: followOf(openings(agent)[a.follow]!, before) }) },
       };
       const events = (w.poolEvents.get(P.id) ?? []).length;
       const { end } = w.run(planned(plan), a);

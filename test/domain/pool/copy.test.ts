@@ -38,6 +38,8 @@ const book = {
   settlements: fc.nat(),
   feesSettledMicro: micro,
   payouts: persistent(micro),
+  closedClaims: fc.array(ids, { maxLength: 3 }),
+  openings: fc.nat(),
 };
 const followedFields = {
   ...book,
@@ -70,6 +72,7 @@ const followedFields = {
   lastFailedTransfer: fc.option(
     fc.record({ transferId: ids, direction: fc.constantFrom('in', 'out') as fc.Arbitrary<'in' | 'out'>, amountMicro: micro, reason: ids, at: fc.date({ noInvalidDate: true }).map((d) => d.toISOString()) }, plain),
   ),
+  seatClaim: ids,
 } satisfies Arbitraries<FollowedPool>;
 const unfollowedFields = {
   ...book,
@@ -79,7 +82,7 @@ const unfollowedFields = {
 } satisfies Arbitraries<UnfollowedPool>;
 
 /** A state with each optional field present or not, its fields in any order (states read back from JSON have another). */
-const optional = ['feesSettledMicro', 'residueMicro', 'day', 'lastFailedTransfer'];
+const optional = ['feesSettledMicro', 'residueMicro', 'day', 'lastFailedTransfer', 'seatClaim', 'closedClaims', 'openings'];
 const stateOf = <T extends PoolState>(fields: Arbitraries<T>): fc.Arbitrary<T> =>
   fc
     .tuple(fc.record(fields, { ...plain, requiredKeys: Object.keys(fields).filter((k) => !optional.includes(k)) as Array<keyof T> }), fc.boolean())

@@ -1,7 +1,7 @@
 import t from 'tap';
 import { resolveSettings, targetAllocationMicro, topUpMicro } from '../../../domain/pool/allocation.ts';
 import { poolDecider, type PoolCommand } from '../../../domain/pool/decide.ts';
-import type { FollowSettings, PoolEvent } from '../../../domain/pool/events.ts';
+import type { FollowOpening, FollowSettings, PoolEvent } from '../../../domain/pool/events.ts';
 import { nextTransferId } from '../../../domain/pool/queries.ts';
 import type { TransferPlan } from '../../../domain/transfer/plan.ts';
 import { at, scenario } from '../../support/given-when-then.ts';
@@ -12,13 +12,13 @@ const later = new Date('2025-01-03T00:00:00.000Z');
 const pool = { agentId: 'a1', userId: 'u1', walletContext: 'virtual' as const };
 const { given } = scenario(poolDecider);
 const state = (events: PoolEvent[]) => given(events).state;
-const follow = (over: { settings?: FollowSettings; terms?: typeof terms } = {}, when = now): PoolCommand => ({
+const follow = (over: { settings?: FollowSettings; terms?: typeof terms; topsUp?: number; seatClaim?: string } = {}, when = now): PoolCommand => ({
   type: 'FollowAgent',
   data: { ...pool, settings, terms, ...over },
   metadata: at(when),
 });
 /** A transfer's credit; `follow` opens the pool (or applies its settings); without it only an open pool takes it. */
-const credit = (transferId: string, amountMicro: number, opts: { follow?: { settings: FollowSettings; terms: typeof terms }; resumed?: boolean } = {}, when = now): PoolCommand => {
+const credit = (transferId: string, amountMicro: number, opts: { follow?: FollowOpening; resumed?: boolean } = {}, when = now): PoolCommand => {
   const transfer: TransferPlan = {
     transferId,
     amountMicro,
@@ -77,12 +77,12 @@ t.test('a first follow interrupted after its debit is resumed: the credit opens 
 });
 
 t.test('a credit to an existing pool applies the request follow settings when they differ', async (t) => {
-  given([followed]).when(credit('p#add-1', 1, { follow: { settings: paused, terms } })).then(t, [settingsUpdated(paused), added('p#add-1', 1)]);
-  given([followed]).when(credit('p#add-1', 1, { follow: { settings, terms } })).then(t, [added('p#add-1', 1)], 'same settings: the credit alone');
+  given([followed]).when(credit('p#add-1', 1, { follow: { settings: paused, terms, topsUp: 1 } })).then(t, [settingsUpdated(paused), added('p#add-1', 1)]);
+  given([followed]).when(credit('p#add-1', 1, { follow: { settings, terms, topsUp: 1 } })).then(t, [added('p#add-1', 1)], 'same settings: the credit alone');
 });
 
 t.test('a resumed credit (the recovery) moves the money and leaves the settings as they are', async (t) => {
-  given([followed]).when(credit('p#add-1', 1, { follow: { settings: paused, terms }, resumed: true })).then(t, [added('p#add-1', 1)]);
+  given([followed]).when(credit('p#add-1', 1, { follow: { settings: paused, terms, topsUp: 1 }, resumed: true })).then(t, [added('p#add-1', 1)]);
 });
 
 t.test('a transfer already credited is not credited twice', async (t) => {
@@ -147,4 +147,55 @@ t.test('top-up: a follow adds only what the target exceeds, never withdraws, and
     message: /minimum allocation of 100 USD/,
     details: { minAllocationUsd: 100 },
   });
+});
+
+// ---- a follow lands only on the pool as it found it; an opening holds its beta seat claim ----
+
+const opening = (seatClaim?: string) => ({ settings, terms, ...(seatClaim ? { seatClaim } : {}) });
+const topUp = (s: FollowSettings = settings, topsUp = 1) => ({ settings: s, terms, topsUp });
+const stopped: PoolEvent = { type: 'PoolClosed', data: { at: now.toISOString(), transferId: 'p#stop-1' } };
+const claimed = (seatClaim: string, when = now): PoolEvent => ({ type: 'AgentFollowed', data: { ...followed.data, subscribedAt: when.toISOString(), seatClaim } });
+
+t.test('a top-up planned on the open pool never reopens it once stopped: rejected, the money goes back', async (t) => {
+  const late = given([followed, added('p#add-1', 10_000_000), stopped]).when(credit('p#add-2', 20_000_000, { follow: topUp() }, later));
+  late.then(t, [{ type: 'TransferRejected', data: { transferId: 'p#add-2', reason: 'the user stopped following this pool while the follow was in flight; the follow plans again' } }]);
+  t.notOk(late.after().followed, 'the pool stays stopped');
+  const thirty = { ...settings, allocationAmountUsd: 30_000_000 };
+  given([followed, added('p#add-1', 10_000_000)]).when(credit('p#add-2', 20_000_000, { follow: topUp(thirty) })).then(t, [settingsUpdated(thirty), added('p#add-2', 20_000_000)], 'on the open pool: its settings and the money');
+  const reopened = [followed, added('p#add-1', 10_000_000), stopped, claimed('p#add-3@z'), added('p#add-3', 10_000_000)];
+  given(reopened).when(credit('p#add-2', 20_000_000, { follow: topUp(thirty) }, later)).then(
+    t,
+    [{ type: 'TransferRejected', data: { transferId: 'p#add-2', reason: 'the user stopped following this pool while the follow was in flight; the follow plans again' } }],
+    'nor tops up the opening another follow made since',
+  );
+  given(reopened).when(credit('p#add-2', 20_000_000, { follow: topUp(thirty), resumed: true }, later)).then(
+    t,
+    [{ type: 'TransferRejected', data: { transferId: 'p#add-2', reason: 'the user stopped following this pool while the follow was in flight; the follow plans again' } }],
+    'not even when the recovery finishes it',
+  );
+  given(reopened).when(credit('p#add-4', 20_000_000, { follow: topUp(thirty, 2) })).then(t, [settingsUpdated(thirty), added('p#add-4', 20_000_000)], 'a top-up planned on that opening does');
+});
+
+t.test('an opening that finds the pool opened meanwhile is rejected, its amount planned for an empty pool, whoever credits it', async (t) => {
+  const openedMeanwhile: PoolEvent[] = [{ type: 'TransferRejected', data: { transferId: 'p#add-1', reason: 'another follow opened this pool while the follow was in flight; the follow plans again' } }];
+  given([followed]).when(credit('p#add-1', 30_000_000, { follow: opening('p#add-1@x') })).then(t, openedMeanwhile);
+  given([followed]).when(credit('p#add-1', 30_000_000, { follow: opening('p#add-1@x'), resumed: true })).then(t, openedMeanwhile, 'the recovery too');
+  given([followed]).when(credit('p#add-1', 30_000_000, { resumed: true })).then(t, [added('p#add-1', 30_000_000)], 'an add (no follow) tops up the open pool');
+});
+
+t.test('an opening credit opens the pool with its seat claim; the pool keeps it while open and spends it when stopped', async (t) => {
+  const opens = given([followed, added('p#add-1', 10_000_000), stopped]).when(credit('p#add-2', 30_000_000, { follow: opening('p#add-2@x') }, later));
+  opens.then(t, [claimed('p#add-2@x', later), added('p#add-2', 30_000_000, later)]);
+  const open = opens.after();
+  t.ok(open.followed && open.seatClaim === 'p#add-2@x', 'the open pool holds the claim');
+  const closedAgain = given([followed, added('p#add-1', 10_000_000), stopped, ...opens.events(), { ...stopped, data: { at: later.toISOString(), transferId: 'p#stop-2' } }]).state;
+  t.same(closedAgain.closedClaims, ['p#add-2@x'], "the stopped opening's claim is spent");
+  t.same(given([followed, stopped]).state.closedClaims, undefined, 'an opening without a claim (before claims, or a live agent) spends none');
+});
+
+t.test('a settings-only follow planned on the open pool is refused once it stopped; an opening one opens with its claim', async (t) => {
+  given([followed, stopped]).when(follow({ topsUp: 1, settings: paused })).thenRefused(t, 'SUBSCRIPTION_NOT_FOUND', /stopped following this pool while the follow was in flight/);
+  given([followed, stopped, claimed('p#add-2@y')]).when(follow({ topsUp: 1, settings: paused })).thenRefused(t, 'SUBSCRIPTION_NOT_FOUND', undefined);
+  given([followed, stopped]).when(follow({ seatClaim: 'p#add-1@y' })).then(t, [claimed('p#add-1@y')]);
+  given([followed]).when(follow({ topsUp: 1, settings: paused })).then(t, [settingsUpdated(paused)], 'on the open pool it changes the settings');
 });

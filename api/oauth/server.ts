@@ -2,8 +2,7 @@
 // authorization code grant with PKCE (S256) and nothing else: no refresh tokens, no implicit or
 // hybrid flows, no OpenID Connect scopes. Its records live in PostgreSQL (infra/oauth-store.ts), its
 // keys derive from the master secret (keys.ts), its consent page is ours (api/routes/oauth/consent.ts).
-import type { KoaContextWithOIDC, Middleware, Provider } from 'oidc-provider';
-import type { Logger } from 'pino';
+import Provider, { errors, interactionPolicy, type KoaContextWithOIDC, type Middleware } from 'oidc-provider';
 import { oauthScopes, readOAuthScopeRequest } from '../../domain/access/oauth-scopes.ts';
 import { createOAuthStore } from '../../infra/oauth-store.ts';
 import { getUser } from '../../projections/users/queries.ts';
@@ -57,7 +56,7 @@ const DAY = 24 * HOUR;
  * rewrites the request's scopes to their canonical names without `admin:*`, which OAuth never
  * grants, so the consent page, the grant and the token all speak canonical scope names.
  */
-function scopeCheck({ errors, interactionPolicy }: OidcProvider) {
+function scopeCheck() {
   const { Check } = interactionPolicy;
   return new Check('scopes_known', 'the requested scopes are known', (ctx: KoaContextWithOIDC) => {
     const request = readOAuthScopeRequest(ctx.oidc.params.scope);
@@ -69,8 +68,6 @@ function scopeCheck({ errors, interactionPolicy }: OidcProvider) {
     return Check.NO_NEED_TO_PROMPT;
   });
 }
-
-type OidcProvider = typeof import('oidc-provider');
 
 /**
  * A refused exchange of an authorization code spends the code (a wrong code_verifier, a changed
@@ -86,21 +83,6 @@ function oneTryPerCode(provider: Provider): Middleware {
     const code = await provider.AuthorizationCode.find(params.code, { ignoreExpiration: true });
     if (code && code.clientId === client.clientId && !code.consumed) await code.destroy();
   };
-}
-
-/**
- * oidc-provider is loaded when the first OAuth request arrives, not when the service starts: on
- * import it warns on the console that Node 20 is not a runtime it supports (it runs on it; see
- * docs/decisions.md), and that warning goes to our logger instead of ahead of everything else.
- */
-async function loadOidcProvider(logger: Logger): Promise<OidcProvider> {
-  const warn = console.warn;
-  console.warn = (...args: unknown[]) => logger.warn({ library: 'oidc-provider' }, args.map(String).join(' '));
-  try {
-    return await import('oidc-provider');
-  } finally {
-    console.warn = warn;
-  }
 }
 
 export function oauthSettings(config: AppDeps['config'], baseUrl: string): OAuthSettings {
@@ -120,15 +102,13 @@ export interface AuthorizationServerOptions {
 export async function createAuthorizationServer(deps: AppDeps, settings: OAuthSettings, options: AuthorizationServerOptions = {}): Promise<AuthorizationServer> {
   const { config, pool, logger } = deps;
   const { issuer, resource, consentUrl, keys } = settings;
-  const oidc = await loadOidcProvider(logger);
-  const { default: Provider, errors, interactionPolicy } = oidc;
   const store = createOAuthStore(pool, {
     alreadyConsumed: () => new errors.InvalidGrant('authorization code already used'),
     unusedClientTtlHours: config.OAUTH_UNUSED_CLIENT_TTL_HOURS,
     unstorable: (message) => new errors.InvalidClientMetadata(message),
   });
   const policy = interactionPolicy.base();
-  policy.get('login')!.checks.add(scopeCheck(oidc), 0);
+  policy.get('login')!.checks.add(scopeCheck(), 0);
 
   const provider = new Provider(issuer, {
     adapter: store.Adapter,

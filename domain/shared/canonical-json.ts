@@ -1,11 +1,7 @@
 // RFC 8785 (JSON Canonicalization Scheme): one text per JSON value, so a signature or a digest over
 // it does not depend on key order or spacing. The npm package `canonicalize` (by an author of the
 // RFC) writes it; this wrapper gives its refusals one error type. Pure, so the domain may digest with it.
-import canonicalizeModule from 'canonicalize';
-
-// canonicalize 2.x (the line that runs on Node 20; 5.x asks for Node 22) is CommonJS: its function
-// is the module itself, which its types call the default export.
-const canonicalize = ((canonicalizeModule as { default?: unknown }).default ?? canonicalizeModule) as (input: unknown) => string | undefined;
+import canonicalize from 'canonicalize';
 
 /** The canonical text of a JSON value; throws RangeError for what JSON cannot write (NaN, Infinity, a bigint, a cycle…). */
 export function canonicalJson(value: unknown): string {

@@ -5,7 +5,7 @@
 // meanwhile rejects it, the money goes back, and the follow plans again on fresh state.
 import { agentDecider, isFollowable, seatClaimId, type ListedAgent } from '../../domain/agent/index.ts';
 import { planFollow, termsOf, type FollowPlan } from '../../domain/pool/allocation.ts';
-import { poolDecider } from '../../domain/pool/decide.ts';
+import { lostOpeningRace, poolDecider } from '../../domain/pool/decide.ts';
 import type { AgentTerms } from '../../domain/pool/events.ts';
 import { nextTransferId } from '../../domain/pool/queries.ts';
 import { poolId, type PoolState } from '../../domain/pool/state.ts';
@@ -66,13 +66,24 @@ async function rounds(first: Round, planAgain: () => Promise<Round>, applyRound:
 }
 
 
+/** A follow that found its pool stopped or opened by another request meanwhile: planned again, never answered. */
+class LostOpeningRace extends Error {}
+
 export async function followAgent({ data }: Command<'FollowAgent', FollowAgentData>, tools: Tools): Promise<FollowAgentResult> {
-  try {
-    return await follow(data, tools, PLAN_STALENESS_MS);
-  } catch (err) {
-    // A refusal is never answered from a state that may be stale: plan again on fresh state.
-    if (err instanceof DomainError) return follow(data, tools, undefined);
-    throw err;
+  let maxStaleMs: number | undefined = PLAN_STALENESS_MS;
+  for (;;) {
+    try {
+      return await follow(data, tools, maxStaleMs);
+    } catch (err) {
+      // A refusal is never answered from a state that may be stale: plan again on fresh state. A
+      // lost race plans again until the deadline, then answers BUSY (the money went back each time).
+      const raced = err instanceof LostOpeningRace;
+      if (!raced && !(err instanceof DomainError && maxStaleMs !== undefined)) throw err;
+      if (raced && Date.now() > tools.deadline) {
+        throw refuse('BUSY', 'the pool kept changing under this follow (stopped or followed by other requests); nothing was moved; retry shortly', { retryAfterSeconds: 1 });
+      }
+      maxStaleMs = undefined;
+    }
   }
 }
 
@@ -130,7 +141,9 @@ async function apply(
 ): Promise<number> {
   const follow = { settings, terms, ...(topsUp !== undefined ? { topsUp } : {}), ...(seatClaim !== undefined ? { seatClaim } : {}) };
   if (topUpMicro === 0) {
-    await tools.execute(poolDecider, id, { type: 'FollowAgent', data: { ...pool, ...follow } });
+    await tools.execute(poolDecider, id, { type: 'FollowAgent', data: { ...pool, ...follow } }).catch((err: unknown) => {
+      throw err instanceof DomainError && lostOpeningRace(err.message) ? new LostOpeningRace(err.message) : err;
+    });
     return 0;
   }
   const transfer = await runTransfer(
@@ -144,6 +157,7 @@ async function apply(
   );
   if (transfer.status === 'failed') throw transfer.refusal!;
   // Real context: the credit waits for the venue (pending); the capital is on its way.
+  if (transfer.status === 'compensated' && lostOpeningRace(transfer.rejection ?? '')) throw new LostOpeningRace(transfer.rejection);
   if (transfer.status !== 'completed' && transfer.status !== 'pending') {
     throw refuse('UNPROCESSABLE', `the pool did not accept the allocation (${transfer.rejection}); the funds are back in the wallet`);
   }

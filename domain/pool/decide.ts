@@ -84,6 +84,14 @@ function agentFollowed(data: Omit<FollowAgent['data'], 'topsUp'>, now: Date): Po
 }
 
 const STOPPED_MEANWHILE = 'the user stopped following this pool while the follow was in flight; the follow plans again';
+const OPENED_MEANWHILE = 'another follow opened this pool while the follow was in flight; the follow plans again';
+
+/**
+ * Whether a follow's refusal (its settings refused, or its credit rejected with this reason) says
+ * only that the pool was stopped or opened by another request while the follow was in flight: a
+ * lost race, which the follow plans again, never a refusal to answer.
+ */
+export const lostOpeningRace = (reason: string): boolean => reason === STOPPED_MEANWHILE || reason === OPENED_MEANWHILE;
 
 /** A follow planned on an opening of the pool finds that opening still open. */
 const sameOpening = (state: PoolState, topsUp: number): boolean => state.followed && (state.openings ?? 0) === topsUp;
@@ -149,7 +157,7 @@ function credit({ data, metadata }: CreditPool, state: PoolState): PoolEvent[] {
   // follow opened meanwhile, a top-up an opening that stopped (the pool opened anew since, that
   // opening paid out). The money goes back to the wallet; the request plans again.
   const { settings, terms, topsUp } = to.follow;
-  if (topsUp === undefined) return rejected('another follow opened this pool while the follow was in flight; the follow plans again');
+  if (topsUp === undefined) return rejected(OPENED_MEANWHILE);
   if (!sameOpening(state, topsUp)) return rejected(STOPPED_MEANWHILE);
   if (resumed) return [added, ...bridging(state.walletContext, state.terms, transferId, at)];
   const changes = follow({ type: 'FollowAgent', data: { agentId: to.agentId, userId: to.userId, walletContext: to.walletContext, settings, terms, topsUp }, metadata }, state);

@@ -75,10 +75,15 @@ function canonicalText(body: unknown): string | undefined {
   }
 }
 
-/** The two header values a client sends with `body` at `timestampMs` (tests, SDKs, the replay tool). */
+/** The two header values a client sends with `body` at `timestampMs` (tests, SDKs, the replay tool): over its canonical JSON, as the spec asks. */
 export function signWebhookBody(input: { secret: string; body: unknown; timestampMs: number }): { timestampHeader: string; signatureHeader: string } {
-  const timestampHeader = String(Math.trunc(input.timestampMs));
   const canonical = canonicalText(input.body);
   if (canonical === undefined) throw new RangeError('the body has no JSON text to sign');
-  return { timestampHeader, signatureHeader: `sha256=${hmacOf(input.secret, timestampHeader, canonical).toString('hex')}` };
+  return signWebhookText({ secret: input.secret, text: canonical, timestampMs: input.timestampMs });
+}
+
+/** The two header values for a body sent exactly as `text` (its bytes as UTF-8), which a delivery also accepts. */
+export function signWebhookText(input: { secret: string; text: string; timestampMs: number }): { timestampHeader: string; signatureHeader: string } {
+  const timestampHeader = String(Math.trunc(input.timestampMs));
+  return { timestampHeader, signatureHeader: `sha256=${hmacOf(input.secret, timestampHeader, Buffer.from(input.text, 'utf8')).toString('hex')}` };
 }

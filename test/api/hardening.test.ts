@@ -80,16 +80,26 @@ t.test('request hardening', async (t) => {
     const depth = 8_000; // 16,000 bytes: within the sign-in routes' 16 KiB
     // What a 1 MiB nested body (every route took one before) costs to parse, against the scan that refuses it.
     const body = nested(500_000);
-    let started = performance.now();
-    try {
-      JSON.parse(body);
-    } catch {
-      // a parser without iterative nesting runs out of stack instead: just as costly to find out
-    }
-    const parseMs = performance.now() - started;
-    started = performance.now();
+    // Each timed as the best of five runs: a single sample on a busy machine measures a GC pause
+    // or the first call's compilation as often as the work.
+    const bestOf = (work: () => void) => {
+      let best = Infinity;
+      for (let run = 0; run < 5; run++) {
+        const started = performance.now();
+        work();
+        best = Math.min(best, performance.now() - started);
+      }
+      return best;
+    };
+    const parseMs = bestOf(() => {
+      try {
+        JSON.parse(body);
+      } catch {
+        // a parser without iterative nesting runs out of stack instead: just as costly to find out
+      }
+    });
     t.equal(jsonBoundsProblem(body, MAX_JSON_MEMBERS)?.message, JSON_DEPTH_MESSAGE);
-    const scanMs = performance.now() - started;
+    const scanMs = bestOf(() => jsonBoundsProblem(body, MAX_JSON_MEMBERS));
     t.ok(scanMs * 20 < parseMs, `the scan (${scanMs.toFixed(2)} ms) costs a fraction of parsing (${parseMs.toFixed(1)} ms)`);
 
     // The bodies come from another process, so the client's work does not share the server's loop.

@@ -238,7 +238,7 @@ function tally(world: World): void {
 t.test('whatever interleaves, every open beta pool holds a seat, the seats never exceed maxBetaUsers, and a follow holds what it answers', async (t) => {
   await fc.assert(
     fc.asyncProperty(fc.scheduler(), run, (s, r) => play(s, r)),
-    { numRuns: Number(process.env.SEAT_RUNS ?? 300) },
+    { numRuns: Number(process.env.SEAT_RUNS ?? 300), ...(process.env.SEAT_SEED ? { seed: Number(process.env.SEAT_SEED), path: process.env.SEAT_PATH } : {}) },
   );
   t.comment(JSON.stringify(seen));
   for (const [path, count] of Object.entries(seen)) t.ok(count > 0, `reached: ${path} (${count})`);

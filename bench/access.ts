@@ -1,4 +1,4 @@
-// Issue 15's access figures, on one app with durable commits, from a separate client process.
+// The access figures, on one app with durable commits, from a separate client process.
 // (1) Signed API-key requests against JWT ones: GET /api/v1/users/me at the same 16-client
 // concurrency, in alternating rounds (bench/paired.ts); target: signed/s >= 0.8 x JWT/s. Each
 // signed request carries a timestamp and signature of its own (a signature is accepted once), made
@@ -200,7 +200,7 @@ export async function accessBench(seconds: number) {
     const roundDiffs = perRound.ours.map((r, i) => p(r, 99) - p(perRound.conventional[i]!, 99));
 
     console.log(
-      `\nAccess (issue 15): signed API-key requests against JWT, GET ${ME} on one app (limiter counting on both), ${CLIENTS} concurrent clients in a separate process, one key per client; ${ROUNDS} alternating rounds of ${fmt(part, 1)} s per side`,
+      `\nAccess: signed API-key requests against JWT, GET ${ME} on one app (limiter counting on both), ${CLIENTS} concurrent clients in a separate process, one key per client; ${ROUNDS} alternating rounds of ${fmt(part, 1)} s per side`,
     );
     report([
       ['signed API-key GET /users/me', `${fmt(signed.perSecond)} /s`, `${latency(signed)}; ${signed.count} calls, each with a timestamp and signature of its own`],

@@ -1,4 +1,4 @@
-// Issue 12's figure: `audit verify` replay in events per second over 1,000,000 pool events on the
+// The auditors' figure: `audit verify` replay in events per second over 1,000,000 pool events on the
 // PostgreSQL store (target >= 100,000/s). The events are decided by the pool's own decider from a
 // seeded random mix (follows, adds, withdrawals, trades opened, marked and closed, fees, venue
 // legs and observations, settings changes, stops), a whole pool per append, 16 appends in flight

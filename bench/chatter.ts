@@ -1,4 +1,4 @@
-// Issue 13's webhook figure: signed text signals that match nothing (channel chatter, most of what an
+// The webhook's figure: signed text signals that match nothing (channel chatter, most of what an
 // agent's channel posts), each with a fresh signature, against the conventional baseline's follow
 // measured in the same run as bench/http.ts measures it (16 users, 40 agents, the same bodies), in
 // alternating rounds (bench/paired.ts); target: chatter/s >= 0.5 x the baseline's follows/s. Each

@@ -1,4 +1,4 @@
-// Issue 7 figures: (a) raw ceiling, (b) our PostgreSQL store, (c) b/a, (d) appends through the real
+// The event store's figures: (a) raw ceiling, (b) our PostgreSQL store, (c) b/a, (d) appends through the real
 // client to the EventStoreDB peer, (e) global-log read, plus the exactly-once run at scale.
 import { randomUUID } from 'node:crypto';
 import { createPool, migrate } from '../infra/db.ts';

@@ -1,4 +1,4 @@
-// Issue 13's fan-out figure: one signed open signal to the 1,000 follower pools of a perp agent,
+// The fan-out figure: one signed open signal to the 1,000 follower pools of a perp agent,
 // the service as `npm start` runs it (API, projectors and the signal worker in one process, durable
 // commits). Measured: the webhook's answer (it waits for the fan-out), the time from that answer to
 // the last trade projected in the trades read model (target <= 1 s), and the fan-out's trades per

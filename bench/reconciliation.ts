@@ -1,5 +1,5 @@
-// The reconciliation sweep over 10,000 bridges in flight (issue 12: "all checked within one sweep
-// interval, ≤ 10 s"). 10,000 real perp pools, each with a bridge deposit in flight, are written
+// The reconciliation sweep over 10,000 bridges in flight (target: all checked within one
+// sweep interval, ≤ 10 s). 10,000 real perp pools, each with a bridge deposit in flight, are written
 // straight to the event store (their pool events and wallet debits, as follows would write them)
 // and projected; the venue has started every bridge. Then one sweep is timed: every leg's record
 // read from the venue (nothing to do: BRIDGING), every real pool compared (none: all in motion);

@@ -1,4 +1,4 @@
-// Issue 13's parsing figure: text signals parsed per second on one core (target >= 50,000/s). A
+// The parsing figure: text signals parsed per second on one core (target >= 50,000/s). A
 // mix as channels post it: most messages are chatter and result reports, then opens in the common
 // styles (emoji, mathematical bold, zones, numbered targets with shares), then follow-ups. Parsed
 // with an agent's rule (extra keywords, a strategy prefix absent from none, a token pattern),

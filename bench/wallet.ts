@@ -1,4 +1,4 @@
-// Issue 14's figures, over HTTP with durable commits, each against a baseline measured in the same run:
+// The wallet's figures, over HTTP with durable commits, each against a baseline measured in the same run:
 // 1. Manual sells per second across WALLETS wallets against the conventional baseline's sell (one
 //    transaction: wallet row locked, lots checked, the same simulated swap, lot rows reduced oldest
 //    first in place, balance credited; bench/conventional/trade.ts); target: ours >= 0.6 x theirs.

@@ -1,4 +1,4 @@
-// Capital in and out of a followed pool (domain.md, Pool ledger and Withdraw): add, withdraw and
+// Capital in and out of a followed pool (docs/domain.md, Pool ledger and Withdraw): add, withdraw and
 // stop following, each a transfer of the command layer; and the pool facts that arrive from trades
 // and the venue. Every answer carries the pool's state after the command, so the route renders the
 // subscription record from it (the same record function the read model's rows go through).
@@ -114,8 +114,8 @@ export async function stopFollowing({ data }: Command<'StopFollowing', PoolReque
 }
 
 /**
- * A pool fact that moves no money between streams: trades opening, marked and closing (issue 13
- * sends them from signals; tests enter realized PnL this way), bridge progress and venue
+ * A pool fact that moves no money between streams: trades opening, marked and closing (signals
+ * send them; tests enter realized PnL this way), bridge progress and venue
  * observations (the reconciliation worker).
  */
 export type PoolFact = Exclude<CommandBody<PoolCommand>, { type: 'FollowAgent' | 'CreditPool' | 'DebitPool' | 'SettleAllocation' }>;

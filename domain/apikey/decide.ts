@@ -16,7 +16,7 @@ export interface ApiKeyState {
 
 export const MAX_KEY_NAME = 100;
 /**
- * Active keys a user may hold: each key has a rate budget of its owner's tier (issue 15), so without
+ * Active keys a user may hold: each key has a rate budget of its owner's tier, so without
  * a bound a free user would multiply the tier by making keys. Checked on the read model before a
  * creation, under the user's creation mutex (api/routes/apikeys), so racing creations cannot pass it.
  */

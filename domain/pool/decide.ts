@@ -114,7 +114,7 @@ function follow({ data, metadata }: FollowAgent, state: PoolState): PoolEvent[] 
   return [{ type: 'FollowSettingsUpdated', data: { ...data.settings, updatedAt: metadata.now.toISOString() } }];
 }
 
-/** A real perp pool's leg goes through the bridge: it starts PENDING_BRIDGE (domain.md, Bridge lifecycle). */
+/** A real perp pool's leg goes through the bridge: it starts PENDING_BRIDGE (docs/domain.md, Bridge lifecycle). */
 function bridging(walletContext: WalletContext, terms: AgentTerms, transferId: string, at: string): PoolEvent[] {
   if (walletContext !== 'real' || terms.venue !== 'PERP_VENUE') return [];
   return [{ type: 'BridgeStatusChanged', data: { transferId, status: 'PENDING_BRIDGE', bridgeTransactionId: null, at } }];
@@ -264,7 +264,7 @@ function settle({ data, metadata }: SettleAllocation, state: PoolState): PoolEve
     const status = outcome === 'confirmed' ? 'CONFIRMED' : 'FAILED';
     events.push({ type: 'BridgeStatusChanged', data: { transferId, status, bridgeTransactionId: state.bridge.transactionId, at } });
   }
-  // Fees are settled when a withdrawal confirms (domain.md).
+  // Fees are settled when a withdrawal confirms (docs/domain.md, Pool ledger).
   if (state.followed && leg.direction === 'out' && outcome === 'confirmed') {
     const after = events.reduce(evolve, state as PoolState) as FollowedPool;
     events.push(...settleFees(after, at));

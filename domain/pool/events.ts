@@ -29,7 +29,7 @@ export const allocationAddedSchema = z.object({
   transferId: z.string().min(1),
   amountMicro: z.number().int().positive(),
   confirmed: z.literal(true),
-  /** absent on events written before issue 12 (the projector then uses the event's time) */
+  /** absent on older events (the projector then uses the event's time) */
   at: z.string().optional(),
 });
 export type AllocationAdded = z.infer<typeof allocationAddedSchema>;
@@ -78,7 +78,7 @@ export const allocationSettledSchema = z.object({
   at: z.string(),
 });
 
-/** Where a real perp pool's bridge transfer stands (domain.md, Bridge lifecycle). */
+/** Where a real perp pool's bridge transfer stands (docs/domain.md, Bridge lifecycle). */
 export const bridgeStatusChangedSchema = z.object({
   transferId: z.string().min(1),
   status: bridgeStatusSchema,
@@ -90,7 +90,7 @@ export const bridgeStatusChangedSchema = z.object({
  * A trade of the agent opened in this pool: its margin, as the pool decided it, is locked until it
  * closes. Token, side and signal: what a follow-up finds it by; `transfer`: the plan paying the
  * trade its margin, for the margin the pool decided. All four are absent on events recorded before
- * issue 13.
+ * signals opened trades.
  */
 export const tradeOpenedSchema = z.object({
   tradeId: z.string().min(1),
@@ -102,7 +102,7 @@ export const tradeOpenedSchema = z.object({
   transfer: transferPlanSchema.optional(),
 });
 /**
- * The pool did not open a trade (domain.md's skip reasons). Recorded, so that the refusal is final:
+ * The pool did not open a trade (docs/domain.md's skip reasons, Agent trades and signals). Recorded, so that the refusal is final:
  * the same trade id asked again changes nothing. Moves no money.
  */
 export const tradeRefusedSchema = z.object({ tradeId: z.string().min(1), reason: skipReasonSchema, message: z.string(), at: z.string() });

@@ -1,4 +1,4 @@
-// The auditors' replay of one pool (issue 12): its events folded one by one with the domain's own
+// The auditors' replay of one pool: its events folded one by one with the domain's own
 // `evolve`, the ledger figures after each, and the pool as it was at a point in time. Pure: the
 // events arrive with their ids and times; money stays micro-USD (the API renders USD).
 import { PersistentMap } from '../shared/persistent-map.ts';

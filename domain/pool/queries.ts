@@ -20,7 +20,7 @@ export function openTradeRefs(pool: PoolState): PoolTradeRef[] {
   const refs: PoolTradeRef[] = [];
   for (const tradeId in pool.openTrades) {
     const { token, side, signalId } = pool.openTrades[tradeId]!;
-    // Trades recorded before issue 13 (or states stored before it) carry neither.
+    // Trades recorded before signals opened them (or states stored before then) carry neither.
     if (token == null || side == null) continue;
     refs.push(signalId == null ? { tradeId, token, side } : { tradeId, token, side, signalId });
   }

@@ -27,7 +27,7 @@ export interface PendingLeg {
   amountMicro: MicroUsd;
 }
 
-/** An open trade of the agent in this pool. Trades recorded before issue 13 carry no token, side nor signal. */
+/** An open trade of the agent in this pool. Trades recorded before signals opened them carry no token, side nor signal. */
 export interface PoolTrade {
   marginMicro: MicroUsd;
   unrealizedMicro: MicroUsd;

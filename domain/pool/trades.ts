@@ -48,7 +48,7 @@ export const closeTradeDataSchema = z.object({
   released: z.literal(true).optional(),
 });
 
-/** A trade of the agent in this pool (issue 13 sends these from signals; tests enter them directly). */
+/** A trade of the agent in this pool (signals send these; tests enter them directly). */
 export type OpenTrade = Command<'OpenTrade', z.infer<typeof openTradeDataSchema>>;
 export type MarkTrade = Command<'MarkTrade', { tradeId: string; unrealizedPnlMicro: MicroUsd }>;
 export type CloseTrade = Command<'CloseTrade', z.infer<typeof closeTradeDataSchema>>;

@@ -1,4 +1,4 @@
-// Signals (issue 13): a structured body or a channel message → one interpretation; which trade a
+// Signals: a structured body or a channel message → one interpretation; which trade a
 // follow-up manages. Pure: no clock, no I/O, no randomness.
 export * from './intent.ts';
 export { parseSignalText, PATTERN_LINE, PATTERN_WINDOW } from './text.ts';

@@ -1,4 +1,4 @@
-// The auditors' replay against the `subscriptions` read model (issue 12): each pool's events folded
+// The auditors' replay against the `subscriptions` read model: each pool's events folded
 // with the domain's own replay (domain/pool/history.ts), compared with its row column by column.
 // Store-agnostic: it reads through the event-store port only. Both sides are taken at the read
 // model's checkpoint, so a projector that is merely behind (or a live service) shows no difference.

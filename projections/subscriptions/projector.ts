@@ -63,7 +63,7 @@ export const subscriptionsTable: Migration = {
 const migrations: Migration[] = [
   subscriptionsTable,
   {
-    // The row folds the domain state (issue 12's ledger events: withdrawals, pending legs, trades,
+    // The row folds the domain state (the ledger events: withdrawals, pending legs, trades,
     // fees, closing, venue observations). Emptied with the checkpoint: the projector replays.
     id: 'subscriptions/002-pool-state',
     sql: `ALTER TABLE subscriptions ADD COLUMN state jsonb NOT NULL DEFAULT '{}'::jsonb,

@@ -38,7 +38,7 @@ export const usersMigrations: Migration[] = [
       CREATE INDEX user_sessions_user ON user_sessions (user_id, last_used_at DESC);`,
   },
   {
-    // Issue 15: MFA on or off (the secret stays in the events, sealed), and the linked social accounts.
+    // MFA on or off (the secret stays in the events, sealed), and the linked social accounts.
     // No earlier event sets either, so nothing is replayed.
     id: 'users/002-mfa-and-social-accounts',
     sql: `

@@ -1,4 +1,4 @@
-// Capital in and out through the real HTTP API (issue 12): add, withdraw and stop following, in the
+// Capital in and out through the real HTTP API: add, withdraw and stop following, in the
 // virtual context, with the spec's errors, concurrency and the answer rendered from the pool state.
 import t from 'tap';
 import { poolId } from '../../domain/pool/state.ts';

@@ -1,4 +1,4 @@
-// API keys (issue 15): creation, listing and revocation through HTTP with every status of the spec's
+// API keys: creation, listing and revocation through HTTP with every status of the spec's
 // table, request signing exactly as Authentication point 3 says, scopes, and the attack table.
 import t from 'tap';
 import { apiKeyStream } from '../../domain/apikey/decide.ts';

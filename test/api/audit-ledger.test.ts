@@ -1,4 +1,4 @@
-// GET /api/v1/users/me/subscriptions/{agentId}/ledger through real HTTP (issue 12, auditors): the
+// GET /api/v1/users/me/subscriptions/{agentId}/ledger through real HTTP (the auditors' view): the
 // pool's events replayed from its stream with the running figures after each, paginated, and `at`.
 import { setTimeout as sleep } from 'node:timers/promises';
 import t from 'tap';

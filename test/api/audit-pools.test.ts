@@ -1,4 +1,4 @@
-// GET /api/admin/audit/pools and /api/admin/audit/pools/{poolId} through real HTTP (issue 12): each
+// GET /api/admin/audit/pools and /api/admin/audit/pools/{poolId} through real HTTP: each
 // pool replayed from its events against its read-model row, with every difference named.
 import t from 'tap';
 import { api, startTestApp } from '../support/app.ts';

@@ -1,4 +1,4 @@
-// The developer dashboard through real HTTP (issue 13): GET /api/v1/developers/agents/{id}/subscribers
+// The developer dashboard through real HTTP: GET /api/v1/developers/agents/{id}/subscribers
 // (anonymized follower pools with the fees each settled for the developer) and the trading figures
 // in performanceStats, after real pools settled fees at a stop and at a confirmed withdrawal, with
 // the workers and the simulated venue running.

@@ -1,4 +1,4 @@
-// Per-tier rate limits (issue 15): one budget per API key, per OAuth user and per session user,
+// Per-tier rate limits: one budget per API key, per OAuth user and per session user,
 // counted in Redis and shared by API processes; the headers on every authenticated answer; 429 with
 // Retry-After in the envelope; an administrator's tier change; fail-open when Redis is away.
 import { randomBytes } from 'node:crypto';

@@ -1,4 +1,4 @@
-// Browser-facing and operator surfaces (issue 15): security headers on every answer, the CORS
+// Browser-facing and operator surfaces: security headers on every answer, the CORS
 // policy (preflight answered), /metrics behind its token, /docs that can be turned off, and the
 // lookup throttled per client address as well as per email.
 import t from 'tap';

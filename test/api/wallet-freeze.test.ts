@@ -1,4 +1,4 @@
-// Administrators freeze and unfreeze a user's wallet (issue 14): a frozen wallet pays nothing out
+// Administrators freeze and unfreeze a user's wallet: a frozen wallet pays nothing out
 // (follows, allocation adds) and still takes money coming home (a withdrawal from a pool).
 import { randomUUID } from 'node:crypto';
 import t from 'tap';

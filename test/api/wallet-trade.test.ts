@@ -1,4 +1,4 @@
-// Manual buys and sells through the wallet (issue 14): the spec's eight sell rules, each through
+// Manual buys and sells through the wallet: the spec's eight sell rules, each through
 // HTTP, the buy that opens a lot, the Idempotency-Key, and the stop-loss / take-profit fields.
 import t from 'tap';
 import { tradeStream } from '../../domain/trade/state.ts';

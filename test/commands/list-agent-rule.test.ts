@@ -1,4 +1,4 @@
-// Listing an agent vets its signal detection rule when it is saved (issue 13): a rule that cannot
+// Listing an agent vets its signal detection rule when it is saved: a rule that cannot
 // be read as meant, or whose token pattern could backtrack without end, is a 400 naming the field.
 import t from 'tap';
 import { listAgentInput } from '../../commands/agents/list-agent.ts';

@@ -1,4 +1,4 @@
-// The event store's row decoding before array rows (issue 11): pg's row objects and default
+// The event store's row decoding before array rows: pg's row objects and default
 // parsers, the transaction id read as text, each field converted one by one. Frozen here as the
 // reference the new decoding must equal (test/infra/eventstore/decoding.test.ts) and the
 // "before" variant bench/global-read.ts measures against.

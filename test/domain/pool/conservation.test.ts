@@ -1,4 +1,4 @@
-// Property-based tests of the pool ledger and its transfers (issue 12, "Proof"): random histories
+// Property-based tests of the pool ledger and its transfers (docs/decisions.md, "Pool ledger proofs"): random histories
 // of one user's wallet and four pools (two agents, a spot one and a perp one, each in the virtual
 // context, which settles at once, and the real one, whose pool legs wait for the venue), driven by
 // the real wallet and pool deciders and the real transfer process (world.ts). Actions: deposits,

@@ -1,4 +1,4 @@
-// Agent trades as transfers (issue 13), property-based: random histories of one followed pool (in
+// Agent trades as transfers, property-based: random histories of one followed pool (in
 // the virtual or the real context) and the trades its agent's signals open in it, driven by the
 // real pool, trade and wallet deciders and the real transfer process (world.ts; events folded into
 // states, no I/O). Actions: signals opening 1–2 trades (long or short, leverage 1–10, a percent of

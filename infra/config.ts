@@ -124,6 +124,10 @@ const schema = z.object({
   CORS_ORIGINS: z.string().optional(),
   /** the developer portal's origin (the consent page); default: PUBLIC_BASE_URL's */
   PORTAL_ORIGIN: z.string().url().optional(),
+  /** hostnames (comma-separated) the MCP endpoint answers in Host and Origin (DNS rebinding); default: PUBLIC_BASE_URL's, else the listening host's */
+  MCP_ALLOWED_HOSTS: z.string().optional(),
+  /** how long a 2025-11-25 MCP session lives without a request (sliding), in seconds */
+  MCP_SESSION_TTL_SECONDS: z.coerce.number().int().min(60).max(7 * 24 * 3600).default(3600),
   /** the bearer token /metrics asks for; in production /metrics answers 404 without one */
   METRICS_TOKEN: z.string().min(16).optional(),
   /** false: no /docs (the OpenAPI page and document) */

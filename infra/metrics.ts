@@ -47,3 +47,11 @@ export const projectorStalled = new client.Gauge({
   labelNames: ['projector'],
   registers: [registry],
 });
+
+export const mcpToolCalls = new client.Histogram({
+  name: 'mcp_tool_call_duration_seconds',
+  help: 'MCP tool calls by tool and outcome (ok, refused: a domain refusal, error: anything else); the count is the calls',
+  labelNames: ['tool', 'outcome'],
+  buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+  registers: [registry],
+});

@@ -15,8 +15,10 @@ import { errorPage } from './page.ts';
 /** What the OAuth routes need to know without the provider itself. */
 export interface OAuthSettings {
   issuer: string;
-  /** the API's resource indicator (RFC 8707): every access token is bound to it */
+  /** the REST API's resource indicator (RFC 8707): a token's default resource */
   resource: string;
+  /** the MCP endpoint's resource indicator: a token bound to it is accepted at `/mcp` only */
+  mcpResource: string;
   /** where the consent page is served; an interaction's page is `${consentUrl}/${uid}` */
   consentUrl: string;
   keys: OAuthKeys;
@@ -36,6 +38,8 @@ export interface ActiveToken {
   /** the granted scopes, space-separated, canonical names */
   scope: string;
   exp: number;
+  /** the resource the token is bound to: the REST API's or the MCP endpoint's */
+  resource: string;
 }
 
 export const OAUTH_ROUTES = {
@@ -89,6 +93,7 @@ export function oauthSettings(config: AppDeps['config'], baseUrl: string): OAuth
   return {
     issuer: baseUrl,
     resource: `${baseUrl}/api`,
+    mcpResource: `${baseUrl}/mcp`,
     consentUrl: (config.PORTAL_URL ?? `${baseUrl}/oauth/consent`).replace(/\/+$/, ''),
     keys: oauthKeys(config.JWT_SECRET),
   };
@@ -101,7 +106,8 @@ export interface AuthorizationServerOptions {
 
 export async function createAuthorizationServer(deps: AppDeps, settings: OAuthSettings, options: AuthorizationServerOptions = {}): Promise<AuthorizationServer> {
   const { config, pool, logger } = deps;
-  const { issuer, resource, consentUrl, keys } = settings;
+  const { issuer, resource, mcpResource, consentUrl, keys } = settings;
+  const resources = [resource, mcpResource];
   const store = createOAuthStore(pool, {
     alreadyConsumed: () => new errors.InvalidGrant('authorization code already used'),
     unusedClientTtlHours: config.OAUTH_UNUSED_CLIENT_TTL_HOURS,
@@ -151,8 +157,8 @@ export async function createAuthorizationServer(deps: AppDeps, settings: OAuthSe
         defaultResource: () => resource,
         useGrantedResource: () => true,
         getResourceServerInfo: (_ctx: unknown, indicator: string) => {
-          if (indicator !== resource) throw new errors.InvalidTarget('unknown resource indicator');
-          return { scope: oauthScopes.join(' '), audience: resource, accessTokenTTL: config.OAUTH_ACCESS_TOKEN_TTL_SECONDS, accessTokenFormat: 'opaque' };
+          if (!resources.includes(indicator)) throw new errors.InvalidTarget('unknown resource indicator');
+          return { scope: oauthScopes.join(' '), audience: indicator, accessTokenTTL: config.OAUTH_ACCESS_TOKEN_TTL_SECONDS, accessTokenFormat: 'opaque' };
         },
       },
       clientIdMetadataDocument: clientIdMetadataDocuments(deps.redis, config.JWT_SECRET, errors),
@@ -188,10 +194,11 @@ export async function createAuthorizationServer(deps: AppDeps, settings: OAuthSe
       const found = await provider.AccessToken.find(token);
       if (!found?.isValid) return null;
       const audience = Array.isArray(found.aud) ? found.aud : [found.aud];
-      if (!audience.includes(resource)) return null;
+      const bound = resources.find((r) => audience.includes(r));
+      if (!bound) return null;
       const grant = await provider.Grant.find(found.grantId);
       if (!grant || grant.isExpired || grant.clientId !== found.clientId || grant.accountId !== found.accountId) return null;
-      return { sub: found.accountId, clientId: found.clientId, scope: found.scope ?? '', exp: found.exp };
+      return { sub: found.accountId, clientId: found.clientId, scope: found.scope ?? '', exp: found.exp, resource: bound };
     },
   };
 }

@@ -20,6 +20,10 @@ declare module 'fastify' {
 }
 
 const BEARER = /^Bearer\s+(\S+)$/i;
+const MCP_PATH = /^\/mcp(?:[/?]|$)/;
+
+/** The resource a request addresses: the MCP endpoint (`/mcp`, `/mcp/sse`) or the REST API. */
+const resourceOf = (request: FastifyRequest, settings: OAuthSettings) => (MCP_PATH.test(request.url) ? settings.mcpResource : settings.resource);
 /** the provider's opaque access tokens: base64url, no dots (our JWTs have two) */
 const OPAQUE_TOKEN = /^[A-Za-z0-9_-]{20,128}$/;
 
@@ -54,7 +58,8 @@ async function oauthPlugin(app: FastifyInstance): Promise<void> {
   app.addHook('onRequest', async (request) => {
     if (request.identity || !request.headers.authorization) return;
     const token = await activeToken(request);
-    if (!token) return;
+    // A token serves the resource it was issued for: the MCP endpoint's at /mcp, the API's elsewhere.
+    if (!token || token.resource !== resourceOf(request, settingsOf())) return;
     const user = await getUser(app.deps.pool, token.sub);
     if (!user) return;
     const held = new Set(scopesOfRole(user.role));

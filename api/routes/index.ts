@@ -12,6 +12,7 @@ import signalRoutes from './signals/index.ts';
 import tradeRoutes from './trades/index.ts';
 import apiKeyRoutes from './apikeys/index.ts';
 import oauthRoutes from './oauth/index.ts';
+import mcpRoutes from '../mcp/index.ts';
 
 // Every route group of the spec, one plugin each; app.ts registers them in this order.
 export const routeGroups: Array<(app: FastifyInstance) => Promise<void>> = [
@@ -28,4 +29,5 @@ export const routeGroups: Array<(app: FastifyInstance) => Promise<void>> = [
   tradeRoutes,
   apiKeyRoutes,
   oauthRoutes,
+  mcpRoutes,
 ];

@@ -274,7 +274,9 @@ ${alert(message)}
     const details = await interactionOf(request, reply, request.params.uid);
     assertSameSite(request, details.uid, request.body.csrf);
     if (details.prompt.name !== 'consent') throw refuse('OAUTH_STEP_MISMATCH', 'Sign in before approving.');
-    const { provider, resource } = await app.oauth.server();
+    const { provider, resource, mcpResource } = await app.oauth.server();
+    // The grant is for the resource the client asked for (the MCP endpoint's or, by default, the API's).
+    const granted = details.params.resource === mcpResource ? mcpResource : resource;
     const accountId = details.session?.accountId;
     const user = accountId ? await getUser(app.deps.pool, accountId) : null;
     const scopes = user ? grantable(details, user.role) : [];
@@ -283,7 +285,7 @@ ${alert(message)}
       return reply.redirect(returnTo, 303);
     }
     const grant = (details.grantId ? await provider.Grant.find(details.grantId) : undefined) ?? new provider.Grant({ accountId: user.id, clientId: details.params.client_id });
-    grant.addResourceScope(resource, scopes.join(' '));
+    grant.addResourceScope(granted, scopes.join(' '));
     const grantId = await grant.save();
     const returnTo = await provider.interactionResult(request.raw, reply.raw, { consent: { grantId } }, { mergeWithLastSubmission: true });
     return reply.redirect(returnTo, 303);

@@ -49,14 +49,14 @@ export default async function oauthRoutes(root: FastifyInstance): Promise<void> 
 
   await app.register(consentRoutes);
 
-  const resourceMetadata = () => {
-    const { issuer, resource } = app.oauth.settings();
+  const resourceMetadata = (surface: 'api' | 'mcp' = 'api') => {
+    const { issuer, resource, mcpResource } = app.oauth.settings();
     return {
-      resource,
+      resource: surface === 'mcp' ? mcpResource : resource,
       authorization_servers: [issuer],
       scopes_supported: [...oauthScopes],
       bearer_methods_supported: ['header'],
-      resource_name: 'Agent Trading Platform API',
+      resource_name: surface === 'mcp' ? 'Agent Trading Platform MCP server' : 'Agent Trading Platform API',
       resource_documentation: `${publicBaseUrl(app)}/docs`,
     };
   };
@@ -64,6 +64,10 @@ export default async function oauthRoutes(root: FastifyInstance): Promise<void> 
   app.get('/.well-known/oauth-protected-resource', { schema: metadataSchema }, async () => resourceMetadata());
   // RFC 9728 §3.1: the metadata of the resource `${base}/api` is also found by inserting the well-known path before `/api`.
   app.get('/.well-known/oauth-protected-resource/api', { schema: { ...metadataSchema, hide: true } }, async () => resourceMetadata());
+  // The MCP endpoint is a resource of its own: tokens for it are not accepted by the REST API, nor the reverse.
+  app.get('/.well-known/oauth-protected-resource/mcp', { schema: { ...metadataSchema, summary: 'Protected resource metadata of the MCP endpoint (RFC 9728)' } }, async () =>
+    resourceMetadata('mcp'),
+  );
 
   app.get(
     '/status',
@@ -87,12 +91,13 @@ export default async function oauthRoutes(root: FastifyInstance): Promise<void> 
     { schema: { tags, summary: 'Directory connector metadata: authorize URL, token URL, recommended scopes', response: { 200: connectorMetadata } } },
     async () => {
       const base = publicBaseUrl(app);
-      const { issuer, resource } = app.oauth.settings();
+      const { issuer, resource, mcpResource } = app.oauth.settings();
       return {
         name: 'Agent Trading Platform',
         description: 'Follow trading agents, manage their capital pools, wallet and trades.',
         apiBaseUrl: `${base}/api`,
         resource,
+        mcp: { url: `${base}/mcp`, resource: mcpResource, protectedResourceMetadataUrl: `${base}/.well-known/oauth-protected-resource/mcp` },
         issuer,
         authorizationServerMetadataUrl: `${issuer}/.well-known/oauth-authorization-server`,
         protectedResourceMetadataUrl: `${base}/.well-known/oauth-protected-resource`,

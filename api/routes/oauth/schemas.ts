@@ -26,6 +26,8 @@ export const connectorMetadata = z.object({
   description: z.string(),
   apiBaseUrl: z.string(),
   resource: z.string(),
+  /** the MCP endpoint (Streamable HTTP) and its own resource indicator and metadata */
+  mcp: z.object({ url: z.string(), resource: z.string(), protectedResourceMetadataUrl: z.string() }),
   issuer: z.string(),
   authorizationServerMetadataUrl: z.string(),
   protectedResourceMetadataUrl: z.string(),

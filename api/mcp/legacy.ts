@@ -1,0 +1,97 @@
+// The 2025-11-25 leg: sessions kept in Redis (api/mcp/sessions.ts), so any API process serves them.
+// `initialize` opens one and answers its `mcp-session-id`; every later POST is served statelessly by
+// a fresh server once the session is found and owned by the caller; GET is the session's event
+// stream; DELETE ends it.
+import type { FastifyRequest } from 'fastify';
+import { legacyStatelessFallback, WebStandardStreamableHTTPServerTransport, type McpHandlerRequestOptions } from '@modelcontextprotocol/server';
+import { mcpServerFor } from './server.ts';
+import { mcpSessions, newSessionId, ownerOf } from './sessions.ts';
+import { jsonRpcError } from './json-rpc.ts';
+import type { AppDeps } from '../deps.ts';
+
+const KEEP_ALIVE_MS = 15_000;
+
+const isInitialize = (body: unknown): body is { params: { protocolVersion: string; capabilities?: unknown; clientInfo?: unknown } } =>
+  typeof body === 'object' && body !== null && (body as { method?: unknown }).method === 'initialize';
+
+export interface LegacyLeg {
+  serve(request: Request, options: McpHandlerRequestOptions): Promise<Response>;
+  /** closes this process's open event streams */
+  close(): void;
+}
+
+export function legacyLeg(deps: AppDeps, onerror: (error: Error) => void): LegacyLeg {
+  const sessions = mcpSessions(deps.redis, deps.config.MCP_SESSION_TTL_SECONDS);
+  const stateless = legacyStatelessFallback(mcpServerFor, onerror);
+  /** this process's open event streams, by session: DELETE closes them */
+  const streams = new Map<string, Set<() => void>>();
+  const callerOf = (options: McpHandlerRequestOptions) => (options.authInfo!.extra!.request as FastifyRequest).identity!;
+
+  async function initialize(request: Request, options: McpHandlerRequestOptions): Promise<Response> {
+    const body = options.parsedBody as { params: { protocolVersion: string; capabilities?: unknown; clientInfo?: unknown } };
+    const id = newSessionId();
+    const server = mcpServerFor({ era: 'legacy', authInfo: options.authInfo, requestInfo: request });
+    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: () => id, enableJsonResponse: true });
+    await server.connect(transport);
+    try {
+      const response = await transport.handleRequest(request, options);
+      const answer = response.ok ? ((await response.clone().json()) as { result?: { protocolVersion?: string } }) : undefined;
+      if (!answer?.result) return response;
+      await sessions.open(id, {
+        owner: ownerOf(callerOf(options)),
+        protocolVersion: answer.result.protocolVersion ?? body.params.protocolVersion,
+        clientCapabilities: body.params.capabilities ?? {},
+        clientInfo: body.params.clientInfo ?? {},
+        createdAt: deps.clock.now().toISOString(),
+      });
+      return response;
+    } finally {
+      await server.close();
+    }
+  }
+
+  function eventStream(id: string): Response {
+    let closeStream = () => {};
+    const body = new ReadableStream<Uint8Array>({
+      start(controller) {
+        const encoder = new TextEncoder();
+        const timer = setInterval(() => controller.enqueue(encoder.encode(': keepalive\n\n')), KEEP_ALIVE_MS);
+        closeStream = () => {
+          clearInterval(timer);
+          streams.get(id)?.delete(closeStream);
+          if (streams.get(id)?.size === 0) streams.delete(id);
+          try {
+            controller.close();
+          } catch {
+            // already closed by the client
+          }
+        };
+        streams.set(id, (streams.get(id) ?? new Set()).add(closeStream));
+        controller.enqueue(encoder.encode(': stream open\n\n'));
+      },
+      cancel: () => closeStream(),
+    });
+    return new Response(body, { status: 200, headers: { 'content-type': 'text/event-stream', 'cache-control': 'no-cache, no-transform', 'mcp-session-id': id } });
+  }
+
+  return {
+    async serve(request, options) {
+      if (request.method === 'POST' && isInitialize(options.parsedBody)) return initialize(request, options);
+      const id = request.headers.get('mcp-session-id');
+      if (!id) return jsonRpcError(400, -32000, 'Bad Request: Mcp-Session-Id header is required (send initialize first)');
+      const session = await sessions.find(id, callerOf(options));
+      if (!session) return jsonRpcError(404, -32001, 'Session not found');
+      if (request.method === 'POST') return stateless(request, options);
+      if (request.method === 'DELETE') {
+        await sessions.end(id);
+        for (const closeStream of [...(streams.get(id) ?? [])]) closeStream();
+        return new Response(null, { status: 200 });
+      }
+      if (!request.headers.get('accept')?.includes('text/event-stream')) return jsonRpcError(406, -32000, 'Not Acceptable: Client must accept text/event-stream');
+      return eventStream(id);
+    },
+    close() {
+      for (const closers of [...streams.values()]) for (const closeStream of [...closers]) closeStream();
+    },
+  };
+}

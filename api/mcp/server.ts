@@ -1,0 +1,90 @@
+// One McpServer per served request, for its caller: the tools of api/mcp/tools, each checked against
+// the caller's scopes, measured, and logged by name (never with a credential).
+import type { FastifyRequest } from 'fastify';
+import { McpServer, type AuthInfo, type CallToolResult, type McpRequestContext } from '@modelcontextprotocol/server';
+import { codeOf, DomainError } from '../../domain/shared/errors.ts';
+import { mcpToolCalls } from '../../infra/metrics.ts';
+import type { McpTool, McpToolContext } from './tool.ts';
+import { mcpTools } from './tools/index.ts';
+
+export const SERVER_INFO = { name: 'agent-trading-platform', title: 'Agent Trading Platform', version: '1.0.0' };
+
+/** What the transport hands the factory: the authenticated Fastify request (its identity, dispatch and logger). */
+export const authInfoOf = (request: FastifyRequest, resourceMetadataUrl: string): AuthInfo => ({
+  token: '', // the SDK never needs the credential itself; it stays out of every handler
+  clientId: request.identity!.clientId ?? request.identity!.keyId ?? request.identity!.userId,
+  scopes: [...request.identity!.scopes],
+  resourceMetadataUrl,
+  extra: { request },
+});
+
+const requestOf = (authInfo: AuthInfo | undefined): FastifyRequest => {
+  const request = authInfo?.extra?.request as FastifyRequest | undefined;
+  if (!request?.identity) throw new Error('an MCP server was asked for without an authenticated request');
+  return request;
+};
+
+/** The scopes of `tool` the caller lacks. */
+export const missingScopes = (tool: McpTool, held: readonly string[]) => tool.scopes.filter((s) => !held.includes(s));
+
+/** A refusal as the tool's result: the REST `code`, `reason` and message, for the model to read. */
+function refusal(error: DomainError): CallToolResult {
+  const body = { ...error.details, code: codeOf(error.reason), reason: error.reason, message: error.message };
+  return { isError: true, content: [{ type: 'text', text: JSON.stringify(body) }] };
+}
+
+async function runTool(tool: McpTool, ctx: McpToolContext, input: unknown, request: FastifyRequest): Promise<CallToolResult> {
+  const started = process.hrtime.bigint();
+  const log = request.log.child({ tool: tool.name });
+  let outcome = 'ok';
+  try {
+    const output = (await tool.run(ctx, input as never)) as Record<string, unknown>;
+    return { content: [{ type: 'text', text: JSON.stringify(output) }], structuredContent: output };
+  } catch (error) {
+    if (!(error instanceof DomainError)) {
+      outcome = 'error';
+      log.error({ err: error }, 'mcp tool failed');
+      return { isError: true, content: [{ type: 'text', text: JSON.stringify({ code: 'INTERNAL_SERVER_ERROR', reason: 'INTERNAL_ERROR', message: 'internal server error' }) }] };
+    }
+    outcome = 'refused';
+    return refusal(error);
+  } finally {
+    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+    mcpToolCalls.observe({ tool: tool.name, outcome }, seconds);
+    log.info({ outcome, ms: Math.round(seconds * 1000) }, 'mcp tool call');
+  }
+}
+
+/** The server factory both eras share (createMcpHandler and the 2025 leg): tools for the request's caller. */
+export function mcpServerFor({ authInfo }: McpRequestContext): McpServer {
+  const request = requestOf(authInfo);
+  const server = new McpServer(SERVER_INFO, {
+    instructions: 'Agent Trading Platform: browse trading agents, review your pools, trades and wallet. Amounts are in USD.',
+  });
+  const ctx: McpToolContext = {
+    deps: request.server.deps,
+    identity: request.identity!,
+    dispatch: request.dispatch.bind(request),
+    requestId: request.id,
+  };
+  for (const tool of mcpTools) {
+    server.registerTool(
+      tool.name,
+      {
+        title: tool.title,
+        description: tool.description,
+        inputSchema: tool.input,
+        outputSchema: tool.output,
+        annotations: { title: tool.title, ...tool.annotations },
+        // A caller without every scope the tool needs is answered 403 insufficient_scope naming them (a step-up for OAuth clients).
+        scopeChallenge: ({ authInfo: caller }) => {
+          const missing = missingScopes(tool, caller?.scopes ?? []);
+          return missing.length ? { scopes: tool.scopes as [string, ...string[]], errorDescription: `${tool.name} needs ${tool.scopes.join(' ')}` } : undefined;
+        },
+        _meta: { scopes: [...tool.scopes] },
+      },
+      (input: unknown) => runTool(tool, ctx, input, request),
+    );
+  }
+  return server;
+}

@@ -12,7 +12,7 @@ import { DomainError } from '../../../domain/shared/errors.ts';
 import { walletDecider } from '../../../domain/wallet/decide.ts';
 import { balanceOf } from '../../../domain/wallet/state.ts';
 import type { Clock } from '../../../infra/clock.ts';
-import { api, loadState, startTestApp } from '../../support/app.ts';
+import { api, dispatch, loadState, startTestApp } from '../../support/app.ts';
 import { followableAgent } from '../../support/agents.ts';
 import { signIn, type SignedIn } from '../../support/auth.ts';
 import { toolContext } from '../../support/mcp-tool-context.ts';
@@ -160,5 +160,23 @@ t.test('money tools move money only after a preview', async (t) => {
     const stopped = await call('stop_following', user, { agentId, confirmationHandle: stop.confirmation!.handle });
     t.match(stopped.result, { message: /40 USD returned/ });
     t.equal(await walletMicro(user), START_MICRO);
+  });
+
+  await t.test('a wallet buy and sell are previewed at the venue price and made once on confirmation', async (t) => {
+    const user = await signIn(app, `money${++n}@example.test`);
+    await dispatch(app, 'SetMarketPrices', { prices: { BONK: 2_000_000 } });
+    const buy = await call('wallet_buy', user, { mint: 'BONK', amountUsd: 50 });
+    t.match(buy.preview, { summary: /about 25 BONK at 2 USD each/, moves: [{ from: 'virtual wallet', to: 'manual lots of BONK', amountUsd: 50 }], after: { walletBalanceUsd: 9950 }, refusal: null });
+    t.equal(await walletMicro(user), START_MICRO, 'the buy preview moved nothing');
+    const confirmations = await Promise.allSettled(Array.from({ length: 5 }, () => call('wallet_buy', user, { mint: 'BONK', amountUsd: 50, confirmationHandle: buy.confirmation!.handle })));
+    t.equal(confirmations.filter((c) => c.status === 'fulfilled').length, 1, 'one buy');
+    t.equal(await walletMicro(user), START_MICRO - 50_000_000);
+    const tooMany = await call('wallet_sell', user, { mint: 'BONK', amount: 26 });
+    t.match(tooMany, { confirmation: null, preview: { refusal: { reason: 'SELL_EXCEEDS_MANUAL_POSITION' } } });
+    const sell = await call('wallet_sell', user, { mint: 'BONK', amount: 10 });
+    t.match(sell.preview, { moves: [{ from: 'manual lots of BONK', amountUsd: 20 }], after: { walletBalanceUsd: 9970 } });
+    const sold = await call('wallet_sell', user, { mint: 'BONK', amount: 10, confirmationHandle: sell.confirmation!.handle });
+    t.match(sold.result, { message: /Sold 10 BONK for 20 USD/ });
+    t.equal(await walletMicro(user), START_MICRO - 30_000_000);
   });
 });

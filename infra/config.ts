@@ -118,6 +118,8 @@ const schema = z.object({
   IDEMPOTENCY_TTL_MS: z.coerce.number().int().positive().default(24 * 3600_000),
   /** a key whose first request has run this long without an answer (its process died) is taken over by a repeat */
   IDEMPOTENCY_LEASE_MS: z.coerce.number().int().positive().default(60_000),
+  /** how long an MCP money tool's preview may be confirmed (its single-use confirmation handle) */
+  MCP_CONFIRMATION_TTL_SECONDS: z.coerce.number().int().min(10).max(3600).default(300),
   /** lookups (login codes asked for) an hour from one client address, whatever the emails */
   LOOKUP_PER_ADDRESS_PER_HOUR: z.coerce.number().int().positive().default(20),
   /** origins a browser may call the API from (comma-separated); default: PORTAL_ORIGIN */

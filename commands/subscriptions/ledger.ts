@@ -18,6 +18,11 @@ export interface PoolRequest {
   agentId: string;
   /** absent: the user's current context */
   walletContext?: WalletContext;
+  /**
+   * the move's own id (an MCP confirmation's): its transfer id derives from it, so a repeat of the
+   * move runs the same transfer and finds what it did; absent: a fresh one
+   */
+  moveId?: string;
 }
 
 export interface PoolMoveResult {
@@ -59,7 +64,7 @@ export async function addAllocation({ data }: Command<'AddAllocation', PoolReque
   const transfer = await runTransfer(
     tools,
     planned({
-      transferId: `${id}#add-${tools.deps.ids.uuid()}`,
+      transferId: `${id}#add-${data.moveId ?? tools.deps.ids.uuid()}`,
       amountMicro: data.amountMicro,
       from: { kind: 'wallet', userId: data.userId, walletContext },
       to: { kind: 'pool', userId: data.userId, agentId: data.agentId, walletContext },
@@ -82,7 +87,7 @@ export async function withdrawAllocation(
   const transfer = await runTransfer(
     tools,
     planned({
-      transferId: `${id}#withdraw-${tools.deps.ids.uuid()}`,
+      transferId: `${id}#withdraw-${data.moveId ?? tools.deps.ids.uuid()}`,
       amountMicro: data.amountMicro,
       from: { kind: 'pool', userId: data.userId, agentId: data.agentId, walletContext },
       to: { kind: 'wallet', userId: data.userId, walletContext },
@@ -100,7 +105,7 @@ export async function stopFollowing({ data }: Command<'StopFollowing', PoolReque
   const transfer = await runTransfer(
     tools,
     planned({
-      transferId: `${id}#stop-${tools.deps.ids.uuid()}`,
+      transferId: `${id}#stop-${data.moveId ?? tools.deps.ids.uuid()}`,
       amountMicro: 0,
       from: { kind: 'pool', userId: data.userId, agentId: data.agentId, walletContext, close: true },
       to: { kind: 'wallet', userId: data.userId, walletContext },

@@ -90,6 +90,9 @@ export const errorCatalogue = {
   VENUE_NOT_SIMULATED: { status: 409, description: 'Simulated-venue only (deposits, mark prices): this deployment is configured for a real venue (`VENUE`).' },
   // 422
   UNPROCESSABLE: { status: 422, description: 'The request is well formed but cannot be processed as sent.' },
+  CONFIRMATION_INVALID: { status: 422, description: "The confirmation handle of an MCP money tool is unknown, already used, another user's or another tool's: preview the move again." },
+  CONFIRMATION_EXPIRED: { status: 422, description: 'The confirmation handle of an MCP money tool expired (`MCP_CONFIRMATION_TTL_SECONDS`): preview the move again.' },
+  CONFIRMATION_MISMATCH: { status: 422, description: 'The arguments confirmed differ from the ones previewed: preview the move with these arguments, or confirm the previewed ones.' },
   IDEMPOTENCY_KEY_REUSED: { status: 422, description: 'This Idempotency-Key was used (within 24 hours) for a request with another method, path or body.' },
   SWAP_FAILED: { status: 422, description: 'The venue failed the swap: nothing was bought or sold, the lots and the balance are as they were; `swapReason` says why.' },
   VENUE_FAILED: { status: 422, description: 'The venue (chain transfer or bridge) failed the movement; nothing moved.' },

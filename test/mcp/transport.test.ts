@@ -36,6 +36,9 @@ const initialize = (id = 1) => ({
 });
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 
+/** The order tools/list answers in: by area (marketplace, pools, wallet, then the money tools that move it after a preview). */
+const TOOL_ORDER = ['list_agents', 'get_agent', 'list_my_pools', 'get_wallet', 'follow_agent', 'add_allocation', 'withdraw_allocation', 'stop_following', 'pause_following', 'resume_following', 'wallet_buy', 'wallet_sell'];
+
 t.test('v1 SDK client over 2025-11-25 with a JWT bearer: initialize answers a session, tools/list, tools/call with structuredContent', async (t) => {
   const transport = new TransportV1(new URL(`${app.url}/mcp`), { requestInit: { headers: bearer(alice.accessToken) } });
   const client = new ClientV1({ name: 'v1-test', version: '1.0.0' });
@@ -48,7 +51,7 @@ t.test('v1 SDK client over 2025-11-25 with a JWT bearer: initialize answers a se
   t.ok((await app.deps.redis.ttl(`mcp:session:${transport.sessionId}`)) > 0, 'the session expires');
 
   const { tools } = await client.listTools();
-  t.same(tools.map((tool) => tool.name), ['list_agents', 'get_agent', 'list_my_pools', 'get_wallet'], 'a deterministic order');
+  t.same(tools.map((tool) => tool.name), TOOL_ORDER, 'a deterministic order');
   const wallet = tools.find((tool) => tool.name === 'get_wallet')!;
   t.match(wallet, { title: String, description: String, annotations: { readOnlyHint: true, destructiveHint: false }, outputSchema: { type: 'object' } });
 
@@ -76,7 +79,7 @@ t.test('a 2025 session is served by another API instance sharing Redis and the d
   t.teardown(() => other.close());
   const listed = await rpc(other.url, { jsonrpc: '2.0', id: 2, method: 'tools/list' }, { ...bearer(alice.accessToken), 'mcp-session-id': sessionId });
   t.equal(listed.status, 200, 'another process serves the session');
-  t.equal(listed.body.result.tools.length, 4);
+  t.equal(listed.body.result.tools.length, TOOL_ORDER.length);
 
   const stolen = await rpc(other.url, { jsonrpc: '2.0', id: 3, method: 'tools/list' }, { ...bearer(bob.accessToken), 'mcp-session-id': sessionId });
   t.equal(stolen.status, 404, 'another identity: 404');
@@ -102,7 +105,7 @@ t.test('v2 SDK client over 2026-07-28 (stateless) with a JWT bearer: discover, t
   t.equal(client.getNegotiatedProtocolVersion(), '2026-07-28');
   t.match(client.getServerVersion(), { name: 'agent-trading-platform' });
   const { tools } = await client.listTools();
-  t.same(tools.map((tool) => tool.name), ['list_agents', 'get_agent', 'list_my_pools', 'get_wallet']);
+  t.same(tools.map((tool) => tool.name), TOOL_ORDER);
   const pools = await client.callTool({ name: 'list_my_pools', arguments: {} });
   t.same(pools.structuredContent, { pools: [] });
 });

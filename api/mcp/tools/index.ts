@@ -1,7 +1,8 @@
 // Every MCP tool, in the order tools/list answers them (deterministic: by area, then as listed).
 import type { McpTool } from '../tool.ts';
 import { marketplaceTools } from './marketplace.ts';
+import { moneyTools } from './money.ts';
 import { poolTools } from './pools.ts';
 import { walletTools } from './wallet.ts';
 
-export const mcpTools: readonly McpTool[] = [...marketplaceTools, ...poolTools, ...walletTools];
+export const mcpTools: readonly McpTool[] = [...marketplaceTools, ...poolTools, ...walletTools, ...moneyTools];

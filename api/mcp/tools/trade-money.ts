@@ -1,0 +1,147 @@
+// The wallet's money tools: a manual buy and sell, previewed at the venue's price now (the buy's
+// debit, the sell's lots dry-decided on the wallet as it is), made with the REST routes' commands
+// and data (api/routes/wallet). The transfer id derives from the confirmation, as the REST one
+// derives from the Idempotency-Key, so a repeat finds the trade already made.
+import { z } from 'zod';
+import type { ManualTradeResult } from '../../../commands/wallet/manual-trade.ts';
+import { MARKET_PRICES, marketDecider } from '../../../domain/market/decide.ts';
+import { refuse } from '../../../domain/shared/errors.ts';
+import { microToUsd, toUnits, usdToMicro, type MicroUsd } from '../../../domain/shared/money.ts';
+import type { TransferPlan } from '../../../domain/transfer/plan.ts';
+import { walletDecider } from '../../../domain/wallet/decide.ts';
+import { ensureLevelsAgainstMark, proceedsFor, TOKEN_DECIMALS, unitsFor, unitsToTokens } from '../../../domain/wallet/lots.ts';
+import { balanceOf } from '../../../domain/wallet/state.ts';
+import { buyBody, levelsOf, sellBody } from '../../routes/wallet/schemas.ts';
+import type { McpToolContext } from '../tool.ts';
+import { confirmationHandle, moneyTool, type MoneyResult } from './money-tool.ts';
+import { contextOf, current, dryRun, metadataOf, move, orRefused, refusedPreview, type Preview } from './preview.ts';
+
+const SCOPES = ['wallet:trade'] as const;
+const HOW = ' The first call only previews at the current price (nothing moves) and returns a confirmationHandle; call again with the same arguments and that handle within minutes to trade.';
+
+const buyInput = z.object({ ...buyBody.shape, confirmationHandle }).strict();
+const sellInput = z.object({ ...sellBody.shape, confirmationHandle }).strict();
+type BuyArgs = Omit<z.infer<typeof buyInput>, 'confirmationHandle'>;
+type SellArgs = Omit<z.infer<typeof sellInput>, 'confirmationHandle'>;
+
+const priceOf = async (ctx: McpToolContext, mint: string): Promise<MicroUsd> => {
+  const price = (await current(ctx, marketDecider, MARKET_PRICES)).prices.get(mint);
+  if (price === undefined) throw refuse('NO_MARK_PRICE', `the venue has no price for ${mint}: it cannot be traded until one is set`);
+  return price;
+};
+
+const startMicro = (ctx: McpToolContext) => usdToMicro(ctx.deps.config.VIRTUAL_START_USD);
+
+async function previewBuy(ctx: McpToolContext, args: BuyArgs): Promise<Preview> {
+  const walletContext = await contextOf(ctx, args.walletContext);
+  const amountMicro = usdToMicro(args.amountUsd);
+  const summary = `Buy ${args.mint} for ${args.amountUsd} USD of the ${walletContext} wallet at the venue's price`;
+  return orRefused<Preview>(
+    async () => {
+      const { userId } = ctx.identity;
+      const [price, wallet] = await Promise.all([priceOf(ctx, args.mint), current(ctx, walletDecider, userId)]);
+      const levels = levelsOf(args);
+      if (levels) ensureLevelsAgainstMark(levels, price);
+      const transfer: TransferPlan = {
+        transferId: 'manual-preview',
+        amountMicro,
+        from: { kind: 'wallet', userId, walletContext },
+        to: { kind: 'lots', userId, walletContext, mint: args.mint, ...(levels ? { levels } : {}) },
+      };
+      const after = dryRun(walletDecider, wallet, { type: 'DebitWallet', data: { transfer, virtualStartMicro: startMicro(ctx) } }, metadataOf(ctx)).state;
+      const tokens = unitsToTokens(unitsFor(amountMicro, price));
+      return {
+        summary: `${summary}: about ${tokens} ${args.mint} at ${microToUsd(price)} USD each`,
+        walletContext,
+        moves: [move(`${walletContext} wallet`, `manual lots of ${args.mint}`, amountMicro)],
+        fees: [],
+        feesUsd: 0,
+        after: { walletBalanceUsd: microToUsd(balanceOf(after, walletContext, startMicro(ctx))) },
+        pendingAtVenue: false,
+        refusal: null,
+      };
+    },
+    (err) => refusedPreview(walletContext, summary, err),
+  );
+}
+
+async function previewSell(ctx: McpToolContext, args: SellArgs): Promise<Preview> {
+  const walletContext = await contextOf(ctx, args.walletContext);
+  const mint = args.mint ?? ctx.deps.config.SPEND_STABLECOIN_MINT;
+  const summary = `Sell ${args.amount} ${mint} of the ${walletContext} wallet's manual lots at the venue's price`;
+  return orRefused<Preview>(
+    async () => {
+      if (mint === ctx.deps.config.SPEND_STABLECOIN_MINT) throw refuse('VALIDATION_FAILED', 'withdrawing the spend stablecoin to an address is not offered as a tool: sell another mint');
+      const { userId } = ctx.identity;
+      const [price, wallet] = await Promise.all([priceOf(ctx, mint), current(ctx, walletDecider, userId)]);
+      const units = Number(toUnits(args.amount, TOKEN_DECIMALS));
+      const levels = levelsOf(args);
+      if (levels) ensureLevelsAgainstMark(levels, price);
+      const transfer: TransferPlan = {
+        transferId: 'manual-preview',
+        amountMicro: 0,
+        from: { kind: 'lots', userId, walletContext, mint, units, ...(levels ? { levels } : {}) },
+        to: { kind: 'wallet', userId, walletContext },
+      };
+      dryRun(walletDecider, wallet, { type: 'RequestSell', data: { transfer } }, metadataOf(ctx));
+      const proceeds = proceedsFor(units, price);
+      return {
+        summary: `${summary}: about ${microToUsd(proceeds)} USD at ${microToUsd(price)} USD each`,
+        walletContext,
+        moves: [move(`manual lots of ${mint}`, `${walletContext} wallet`, proceeds)],
+        fees: [],
+        feesUsd: 0,
+        after: { walletBalanceUsd: microToUsd(balanceOf(wallet, walletContext, startMicro(ctx)) + proceeds) },
+        pendingAtVenue: false,
+        refusal: null,
+      };
+    },
+    (err) => refusedPreview(walletContext, summary, err),
+  );
+}
+
+const traded = (t: ManualTradeResult): MoneyResult => {
+  const swap = t.swap!;
+  const verb = t.side === 'buy' ? 'Bought' : 'Sold';
+  return {
+    message: `${verb} ${unitsToTokens(swap.units)} ${t.mint} for ${microToUsd(swap.usdMicro)} USD at ${microToUsd(swap.priceMicro)} USD each`,
+    tradeId: t.transferId,
+    transactionId: swap.txId,
+    side: t.side,
+    mint: t.mint,
+    walletContext: t.walletContext,
+    amount: unitsToTokens(swap.units),
+    amountUsd: microToUsd(swap.usdMicro),
+    priceUsd: microToUsd(swap.priceMicro),
+    ...(t.realizedPnlMicro !== undefined ? { realizedPnlUsd: microToUsd(t.realizedPnlMicro) } : {}),
+  };
+};
+
+export const tradeMoneyTools = [
+  moneyTool({
+    name: 'wallet_buy',
+    title: 'Buy a token with the wallet',
+    description: "Buy a token with the wallet context's cash at the venue's price; a manual BUY lot opens (optional stop-loss / take-profit)." + HOW,
+    scopes: SCOPES,
+    input: buyInput,
+    preview: previewBuy,
+    async execute(ctx, args, moveId) {
+      const levels = levelsOf(args);
+      const data = { userId: ctx.identity.userId, transferId: `manual-${moveId}`, mint: args.mint, amountMicro: usdToMicro(args.amountUsd) };
+      return traded(await ctx.dispatch('ManualBuy', { ...data, ...(args.walletContext ? { walletContext: args.walletContext } : {}), ...(levels ? { levels } : {}) }));
+    },
+  }),
+  moneyTool({
+    name: 'wallet_sell',
+    title: "Sell tokens of the wallet's manual lots",
+    description: "Sell tokens of the user's own manual BUY lots (oldest first) at the venue's price; agent positions are never touched." + HOW,
+    scopes: SCOPES,
+    input: sellInput,
+    preview: previewSell,
+    async execute(ctx, args, moveId) {
+      const levels = levelsOf(args);
+      const data = { userId: ctx.identity.userId, transferId: `manual-${moveId}`, mint: args.mint!, units: Number(toUnits(args.amount, TOKEN_DECIMALS)) };
+      return traded(await ctx.dispatch('ManualSell', { ...data, ...(args.walletContext ? { walletContext: args.walletContext } : {}), ...(levels ? { levels } : {}) }));
+    },
+  }),
+];

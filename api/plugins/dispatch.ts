@@ -13,6 +13,39 @@ import '../types.ts';
  * caller's GET (or HEAD) first waits for their latest such write (projections/wait.ts, shared in Redis).
  * `actor`: who the command is from when it is not the signed-in user (an agent's signed webhook).
  */
+/** Who sends a command: the signed-in user (if any), the actor when it is someone else, the correlation id. */
+export interface Caller {
+  userId?: string;
+  correlationId: string;
+}
+
+/**
+ * One command from `caller`, as `request.dispatch` sends it (the doc above); also what a caller
+ * outside a request (an MCP tool's test context) uses. `writesProjected`: the read models showed it.
+ */
+export async function dispatchAs<T extends CommandType>(
+  deps: FastifyInstance['deps'],
+  caller: Caller,
+  type: T,
+  data: CommandMap[T]['data'],
+  options: { answeredFromCommand?: boolean; actor?: string } = {},
+): Promise<{ result: CommandMap[T]['result']; writesProjected: boolean }> {
+  const metadata = { now: deps.clock.now(), actor: options.actor ?? caller.userId ?? 'anonymous', correlationId: caller.correlationId };
+  let dispatched;
+  try {
+    dispatched = await deps.dispatch({ type, data, metadata });
+  } catch (err) {
+    // A refusal after the command wrote (money given back): the caller's next read shows it.
+    await deps.readYourWrites(positionBefore(err));
+    throw err;
+  }
+  const { result, position } = dispatched;
+  if (!options.answeredFromCommand) return { result, writesProjected: await deps.readYourWrites(position) };
+  // A caller without a session has no reads of theirs to hold back (a signed webhook).
+  if (caller.userId) await deps.deferredWrites.defer(caller.userId, position);
+  return { result, writesProjected: false };
+}
+
 async function dispatchPlugin(app: FastifyInstance): Promise<void> {
   app.decorateRequest('writesProjected', false);
   app.decorateRequest('dispatch', async function dispatch<T extends CommandType>(
@@ -21,22 +54,9 @@ async function dispatchPlugin(app: FastifyInstance): Promise<void> {
     data: CommandMap[T]['data'],
     options: { answeredFromCommand?: boolean; actor?: string } = {},
   ): Promise<CommandMap[T]['result']> {
-    const { deps } = this.server;
-    const metadata = { now: deps.clock.now(), actor: options.actor ?? this.identity?.userId ?? 'anonymous', correlationId: String(this.id) };
-    let dispatched;
-    try {
-      dispatched = await deps.dispatch({ type, data, metadata });
-    } catch (err) {
-      // A refusal after the command wrote (money given back): the caller's next read shows it.
-      await deps.readYourWrites(positionBefore(err));
-      throw err;
-    }
-    const { result, position } = dispatched;
-    if (options.answeredFromCommand) {
-      // A caller without a session has no reads of theirs to hold back (a signed webhook).
-      if (this.identity) await deps.deferredWrites.defer(this.identity.userId, position);
-      this.writesProjected = false;
-    } else this.writesProjected = await deps.readYourWrites(position);
+    const caller = { ...(this.identity ? { userId: this.identity.userId } : {}), correlationId: String(this.id) };
+    const { result, writesProjected } = await dispatchAs(this.server.deps, caller, type, data, options);
+    this.writesProjected = writesProjected;
     return result;
   });
 

@@ -68,6 +68,8 @@ declare module 'fastify' {
     refusalBudget?: RefusalBudget;
     /** the keys and array elements (all levels) a JSON body of this route may have; MAX_JSON_MEMBERS when unset (api/plugins/json-bounds.ts) */
     jsonMembers?: number;
+    /** the OAuth resource (RFC 8707) whose tokens this route accepts: the MCP endpoint's; the REST API's when unset (api/plugins/oauth.ts) */
+    oauthResource?: 'mcp';
   }
   interface FastifyInstance {
     deps: AppDeps;

@@ -79,7 +79,7 @@ export default async function mcpRoutes(app: FastifyInstance): Promise<void> {
     (request.raw as { auth?: unknown }).auth = authInfoOf(request, `${publicBaseUrl(app)}/.well-known/oauth-protected-resource/mcp`);
     await serveNode(request.raw, reply.raw, request.body);
   };
-  const options = { onRequest: [checkHostAndOrigin, requireCaller], bodyLimit: MCP_BODY_LIMIT, schema: { hide: true } };
+  const options = { onRequest: [checkHostAndOrigin, requireCaller], bodyLimit: MCP_BODY_LIMIT, schema: { hide: true }, config: { oauthResource: 'mcp' as const } };
   app.post('/mcp', options, serve);
   app.get('/mcp', options, serve);
   app.get('/mcp/sse', options, serve);

@@ -20,10 +20,13 @@ declare module 'fastify' {
 }
 
 const BEARER = /^Bearer\s+(\S+)$/i;
-const MCP_PATH = /^\/mcp(?:[/?]|$)/;
-
-/** The resource a request addresses: the MCP endpoint (`/mcp`, `/mcp/sse`) or the REST API. */
-const resourceOf = (request: FastifyRequest, settings: OAuthSettings) => (MCP_PATH.test(request.url) ? settings.mcpResource : settings.resource);
+/**
+ * The resource a request addresses: the MCP endpoint's routes say so in their config, every other
+ * route is the REST API. Decided by the matched route, never by the URL's text, which the router
+ * matches after decoding (`/%6dcp` reaches `/mcp`).
+ */
+const resourceOf = (request: FastifyRequest, settings: OAuthSettings) =>
+  request.routeOptions.config?.oauthResource === 'mcp' ? settings.mcpResource : settings.resource;
 /** the provider's opaque access tokens: base64url, no dots (our JWTs have two) */
 const OPAQUE_TOKEN = /^[A-Za-z0-9_-]{20,128}$/;
 

@@ -7,8 +7,8 @@ import { authorizationRequest, browserProfile, callbackReached, registerClient, 
 
 const ACCEPT = 'application/json, text/event-stream';
 const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'auth-test', version: '1' } } };
-const post = (url: string, token: string, body: unknown = initialize, headers: Record<string, string> = {}) =>
-  fetch(`${url}/mcp`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: ACCEPT, 'mcp-protocol-version': '2025-11-25', ...headers }, body: JSON.stringify(body) });
+const post = (url: string, token: string, body: unknown = initialize, headers: Record<string, string> = {}, path = '/mcp') =>
+  fetch(`${url}${path}`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: ACCEPT, 'mcp-protocol-version': '2025-11-25', ...headers }, body: JSON.stringify(body) });
 
 t.test('OAuth: a token for /mcp is served there and refused by the REST API; a token for /api is refused at /mcp; a read-only token gets insufficient_scope', async (t) => {
   const { app, base, browser, callback } = await startOAuthTestBed(t);
@@ -46,6 +46,9 @@ t.test('OAuth: a token for /mcp is served there and refused by the REST API; a t
   const atMcp = await post(base, apiToken);
   t.equal(atMcp.status, 401, 'an API token is refused at /mcp');
   t.match(atMcp.headers.get('www-authenticate'), `resource_metadata="${base}/.well-known/oauth-protected-resource/mcp"`);
+  // The router decodes the path before it matches: /%6dcp is the MCP route, and its resource is the route's.
+  const encoded = await post(base, apiToken, initialize, {}, '/%6dcp');
+  t.equal(encoded.status, 401, 'an API token is refused at a percent-encoded /mcp too');
 });
 
 t.test('MCP requests count against the caller\'s tier: 429 JSON-RPC with Retry-After', async (t) => {

@@ -120,7 +120,7 @@ async function follow({ userId, input }: FollowAgentData, tools: Tools, maxStale
     throw err;
   }
   // Another request opened the pool first: the claims it did not open with go back.
-  if (claims.some((c) => !pool.followed || pool.seatClaim !== c)) await giveBack(tools, agent.id, userId, claims);
+  if (claims.some((c) => !pool.followed || c !== pool.seatClaim)) await giveBack(tools, agent.id, userId, claims);
   return { agentId: agent.id, walletContext, terms: first.plan.terms, created: !first.pool.followed, pool };
 }
 

@@ -62,7 +62,7 @@ export const errorCatalogue = {
   METHOD_NOT_ALLOWED: { status: 405, description: 'The route does not accept this method.' },
   NOT_ACCEPTABLE: { status: 406, description: 'The response cannot be given in an accepted type.' },
   REQUEST_TIMEOUT: { status: 408, description: 'The request (headers or body) did not arrive in time.' },
-  BODY_TOO_LARGE: { status: 413, description: 'The body exceeds 1 MiB.' },
+  BODY_TOO_LARGE: { status: 413, description: "The body exceeds the route's size limit, or has more keys and array elements than the route allows." },
   URI_TOO_LONG: { status: 414, description: 'The path or one of its parameters is too long.' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, description: 'Bodies are JSON (`content-type: application/json`).' },
   HEADERS_TOO_LARGE: { status: 431, description: 'The request headers (or the query string) are too large.' },

@@ -3,9 +3,10 @@
 // held GET /api for seconds). The signature headers are read with the request line and the
 // agent's signing secret loaded, all before the body is received (refusals then close the
 // connection, so the rest of the body is never read). The body, within the route's limits, is
-// verified over its bytes as received; only a body signed over its canonical JSON (the spec's
-// form, in another key order or spacing) is parsed before it is verified, bounded by then. One
-// verification: the command spends the signature it was handed and records the signal.
+// verified over its bytes as received; a body whose bytes do not verify (signed over its canonical
+// JSON in another key order or spacing, or forged with well-formed fresh headers) is parsed within
+// those limits (64 KiB, 256 members) to try the spec's canonical-JSON HMAC. One verification: the
+// command spends the signature it was handed and records the signal.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { agentSigningSecret } from '../../../commands/signals/receive.ts';
 import { refuse } from '../../../domain/shared/errors.ts';

@@ -12,6 +12,8 @@ export interface McpToolContext {
   /** the same dispatch REST routes use: the answer waits until the read models show the command */
   dispatch: FastifyRequest['dispatch'];
   requestId: string;
+  /** where this deployment is reached (PUBLIC_BASE_URL, else the listening address), as the REST records name their URLs */
+  baseUrl: string;
 }
 
 export interface McpToolAnnotations {

@@ -7,7 +7,7 @@ import { scopesOfRole } from '../../domain/access/scopes.ts';
 import type { TestApp } from './app.ts';
 import type { SignedIn } from './auth.ts';
 
-export function toolContext(app: Pick<TestApp, 'deps'>, user: Pick<SignedIn, 'userId'>, requestId = `mcp-${app.deps.ids.uuid()}`): McpToolContext {
+export function toolContext(app: Pick<TestApp, 'deps' | 'url'>, user: Pick<SignedIn, 'userId'>, requestId = `mcp-${app.deps.ids.uuid()}`): McpToolContext {
   const { deps } = app;
   const dispatch: McpToolContext['dispatch'] = async (type, data, options = {}) => {
     const metadata = { now: deps.clock.now(), actor: options.actor ?? user.userId, correlationId: requestId };
@@ -23,5 +23,5 @@ export function toolContext(app: Pick<TestApp, 'deps'>, user: Pick<SignedIn, 'us
     return dispatched.result;
   };
   const identity = { userId: user.userId, email: `${user.userId}@example.test`, role: 'user' as const, mode: 'jwt' as const, scopes: scopesOfRole('user'), tier: 'free' };
-  return { deps, identity, dispatch, requestId };
+  return { deps, identity, dispatch, requestId, baseUrl: app.url };
 }

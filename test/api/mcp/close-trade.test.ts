@@ -11,11 +11,10 @@ import { poolId } from '../../../domain/pool/state.ts';
 import { DomainError } from '../../../domain/shared/errors.ts';
 import { usdToMicro } from '../../../domain/shared/money.ts';
 import { tradeDecider } from '../../../domain/trade/decide.ts';
-import { signWebhookBody } from '../../../infra/signing/webhook.ts';
-import { api, loadState, startTestApp } from '../../support/app.ts';
-import { listedFollowableAgent } from '../../support/agents.ts';
+import { loadState, startTestApp } from '../../support/app.ts';
 import { signIn, type SignedIn } from '../../support/auth.ts';
 import { toolContext } from '../../support/mcp-tool-context.ts';
+import { tradingUser } from './trading.ts';
 
 const closeTrade = moneyTools.find((m) => m.name === 'close_trade') as McpTool<z.ZodObject<any>, (typeof moneyTools)[number]['output']>;
 
@@ -23,21 +22,9 @@ t.test('close_trade previews the close at the mark and closes once on confirmati
   t.ok(closeTrade, 'close_trade is a money tool');
   const app = await startTestApp({ config: { ADMIN_EMAILS: 'admin@example.test' } });
   t.teardown(() => app.close());
-  const admin = await signIn(app, 'admin@example.test');
-  const dev = await signIn(app, 'close-dev@example.test');
-  const user = await signIn(app, 'close-user@example.test');
+  const { user, agentId, tradeId, setPrice } = await tradingUser(app, 'close');
   const stranger = await signIn(app, 'close-stranger@example.test');
-  const setPrice = async (btc: number) => t.equal((await api(app, 'PUT', '/api/admin/market/prices', { token: admin.accessToken, body: { prices: { BTC: btc } } })).status, 200);
-  const { agentId, secret } = await listedFollowableAgent(app, { developer: dev.accessToken, admin: admin.accessToken }, { name: 'Close Perp', venue: 'PERP_VENUE', maxLeverage: 10, minTradeUsd: 1 }, { live: true });
-  await setPrice(50_000);
-  t.equal((await api(app, 'POST', '/api/v1/users/me/subscriptions', { token: user.accessToken, body: { agentId, allocationAmountUsd: 1000 } })).status, 200);
-  await api(app, 'GET', '/api/v1/users/me/subscriptions', { token: user.accessToken });
-  const body = { signalId: 'close-long-1', action: 'open', side: 'long', token: 'BTC', leverage: 2, sizeUsd: 20 };
-  const signed = signWebhookBody({ secret, body, timestampMs: Date.now() });
-  const opened = await api(app, 'POST', `/api/v1/signals/${agentId}`, { body, headers: { 'x-svc-timestamp': signed.timestampHeader, 'x-svc-signature': signed.signatureHeader } });
-  t.equal(opened.status, 200, JSON.stringify(opened.body));
-  const [tradeId] = opened.body.data.executionResults.flatMap((r: { tradeIds: string[] }) => r.tradeIds) as string[];
-  const before = (await loadState(app, tradeDecider, tradeId!)).state;
+  const before = (await loadState(app, tradeDecider, tradeId)).state;
   t.match(before, { status: 'open', marginMicro: 20_000_000 });
   await setPrice(55_000);
 
@@ -56,7 +43,7 @@ t.test('close_trade previews the close at the mark and closes once on confirmati
   t.ok(preview.realizedPnlUsd! > 3 && preview.realizedPnlUsd! < 4, `a 10 % rise at 2x on 20 USD, less fees: ${preview.realizedPnlUsd}`);
   t.equal(usdToMicro(preview.moves[0]!.amountUsd), 20_000_000 + usdToMicro(preview.realizedPnlUsd!), 'the margin and the PnL return to the pool');
   t.ok(preview.feesUsd > 0, 'the exit fee');
-  t.same((await loadState(app, tradeDecider, tradeId!)).state, before, 'the preview closed nothing');
+  t.same((await loadState(app, tradeDecider, tradeId)).state, before, 'the preview closed nothing');
   t.same(await ledger(), ledgerBefore, 'the pool did not move');
 
   const foreign = await call(stranger, { id: tradeId });
@@ -65,7 +52,7 @@ t.test('close_trade previews the close at the mark and closes once on confirmati
 
   const closed = await call(user, { id: tradeId, confirmationHandle: previewed.confirmation!.handle });
   t.match(closed, { status: 'done', result: { message: /is closed/, trade: { id: tradeId, status: 'closed', closeReason: 'USER' } } });
-  const after = (await loadState(app, tradeDecider, tradeId!)).state;
+  const after = (await loadState(app, tradeDecider, tradeId)).state;
   t.match(after, { status: 'closed' });
   if (after.status !== 'closed') return;
   t.equal(after.realizedPnlMicro, usdToMicro(preview.realizedPnlUsd!), 'the PnL previewed at an unchanged price, to the micro-dollar');

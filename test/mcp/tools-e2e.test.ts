@@ -1,11 +1,13 @@
 // Money tools end to end: the SDK's own clients of both majors over real HTTP at /mcp (v1 over a
 // 2025-11-25 session, v2 over 2026-07-28), a user following an agent and withdrawing from its pool,
-// each move previewed first and made by the same call with the preview's handle.
+// each move previewed first and made by the same call with the preview's handle; the read tools
+// of pools, trades and developers on the wire; per-tool scopes for an API key.
 import t from 'tap';
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from '@modelcontextprotocol/client';
-import { startTestApp } from '../support/app.ts';
+import { requestSignature } from '../../infra/api-keys.ts';
+import { api, startTestApp } from '../support/app.ts';
 import { followableAgent } from '../support/agents.ts';
 import { signIn } from '../support/auth.ts';
 
@@ -86,5 +88,58 @@ for (const [era, connect] of [
     t.match(errorOf(refollowed), { reason: 'CONFIRMATION_INVALID' });
     t.equal(await walletUsd(), startUsd - 25, 'nothing moved again');
     t.match((await call('list_my_pools', {})).structuredContent!.pools, [{ agent: agentId, allocatedUsd: 25 }]);
+
+    const ledger = await call('get_pool_ledger', { agentId });
+    t.notOk(ledger.isError, 'the ledger validates against its output schema on the wire');
+    t.ok(ledger.structuredContent!.items.some((item: { balances: { allocatedUsd: number } | null }) => item.balances?.allocatedUsd === 25), 'the ledger shows the withdrawal');
+    t.match((await call('list_trades', {})).structuredContent, { items: [], pagination: { total: 0 } });
+
+    const developer = await connect(dev.accessToken);
+    t.teardown(developer.close);
+    const agents = await developer.call('list_my_agents', { limit: 100 });
+    t.notOk(agents.isError);
+    t.ok(agents.structuredContent!.items.some((a: { id: string }) => a.id === agentId));
+    t.match((await developer.call('list_subscribers', { agentId })).structuredContent, { items: [{ walletContext: 'virtual', status: 'active' }] });
+    t.match((await developer.call('get_signal_inbox', { agentId })).structuredContent, { items: [], pagination: { total: 0 } });
+    t.match(errorOf(await developer.call('replay_signal', { agentId, signalId: 'none' })), { reason: 'SIGNAL_NOT_FOUND' });
+    t.match(errorOf(await call('list_subscribers', { agentId })), { reason: 'NOT_AGENT_OWNER' }, "a user cannot read another's dashboard");
   });
 }
+
+t.test('per-tool scopes at /mcp: an API key with subscriptions:read reads the ledger, and is refused list_trades and close_trade with insufficient_scope', async (t) => {
+  const user = await signIn(app, 'e2e-scopes@example.test');
+  const created = await api(app, 'POST', '/api/api-keys', { token: user.accessToken, body: { name: 'mcp-reads', scopes: ['subscriptions:read'] } });
+  t.equal(created.status, 201, JSON.stringify(created.body));
+  const { apiKey, secretKey } = created.body.data as { apiKey: string; secretKey: string };
+  const post = async (id: number, method: string, params: unknown, sessionId?: string) => {
+    const raw = JSON.stringify({ jsonrpc: '2.0', id, method, params });
+    const timestamp = String(Date.now());
+    const signature = requestSignature(secretKey, { timestamp, method: 'POST', path: '/mcp', body: raw });
+    return fetch(`${app.url}/mcp`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        'mcp-protocol-version': '2025-11-25',
+        'x-api-key': apiKey,
+        'x-timestamp': timestamp,
+        'x-signature': signature,
+        ...(sessionId ? { 'mcp-session-id': sessionId } : {}),
+      },
+      body: raw,
+    });
+  };
+  const opened = await post(1, 'initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'scopes', version: '1' } });
+  t.equal(opened.status, 200);
+  const sessionId = opened.headers.get('mcp-session-id')!;
+  await opened.text();
+  const ledger = await post(2, 'tools/call', { name: 'get_pool_ledger', arguments: { agentId: 'never-followed' } }, sessionId);
+  t.equal(ledger.status, 200, 'the scope suffices: the tool answers (here its refusal)');
+  t.match(await ledger.text(), /SUBSCRIPTION_NOT_FOUND/);
+  for (const [name, scope] of [['list_trades', 'trades:read'], ['close_trade', 'trades:write'], ['list_my_agents', 'developer:read']] as const) {
+    const res = await post(3, 'tools/call', { name, arguments: name === 'close_trade' ? { id: 'x' } : {} }, sessionId);
+    t.equal(res.status, 403, `${name}: 403`);
+    t.match(res.headers.get('www-authenticate'), new RegExp(`error="insufficient_scope".*scope="${scope}"`), `${name} asks ${scope}`);
+    await res.text();
+  }
+});

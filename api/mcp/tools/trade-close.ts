@@ -1,12 +1,14 @@
 // Closing one of the user's agent trades: previewed by dry-deciding the same ClosePosition the
 // command decides (100 % at the venue's price now) on the trade as it is, so the preview shows
-// what the trade would pay back to its pool, the exit fee and the PnL at that price; confirmed
-// with the REST route's command (api/routes/trades).
+// what the trade would pay back to its pool, the exit fee, the PnL at that price and the pool's
+// figures after; confirmed with the REST route's command (api/routes/trades).
 import { z } from 'zod';
 import { MARKET_PRICES, marketDecider } from '../../../domain/market/decide.ts';
 import { refuse } from '../../../domain/shared/errors.ts';
 import { microToUsd, type MicroUsd } from '../../../domain/shared/money.ts';
-import { tradeDecider, type Trade, type TradeEvent } from '../../../domain/trade/decide.ts';
+import { poolDecider } from '../../../domain/pool/decide.ts';
+import { ledgerTermsOf, poolFigures } from '../../../domain/pool/ledger.ts';
+import { tradeDecider, tradeReturnId, type Trade, type TradeEvent } from '../../../domain/trade/decide.ts';
 import { poolEndpointOf } from '../../../domain/transfer/plan.ts';
 import { tradeRecordJson } from '../../../projections/trades/queries.ts';
 import { tradeIdParams } from '../../routes/trades/schemas.ts';
@@ -34,6 +36,21 @@ async function markOf(ctx: McpToolContext, token: string): Promise<MicroUsd> {
   return price;
 }
 
+/**
+ * The pool's figures once the close's return transfer credits it: the same CloseTrade the transfer's
+ * ReturnMargin step decides (commands/transfers/steps.ts), dry-decided on the pool as it is now.
+ */
+async function poolAfter(ctx: McpToolContext, trade: Trade, returnedMicro: MicroUsd): Promise<Preview['after']> {
+  const pool = await current(ctx, poolDecider, trade.poolId);
+  const open = pool.followed ? pool.openTrades[trade.tradeId] : undefined;
+  if (!open) return {};
+  const data = { tradeId: trade.tradeId, realizedPnlMicro: returnedMicro - open.marginMicro, transferId: tradeReturnId(trade.tradeId) };
+  const then = dryRun(poolDecider, pool, { type: 'CloseTrade', data }, metadataOf(ctx)).state;
+  if (!then.followed) return {};
+  const figures = poolFigures(then.ledger, ledgerTermsOf(then));
+  return { poolAllocatedUsd: microToUsd(figures.allocatedUsd), poolWithdrawableUsd: microToUsd(figures.withdrawableUsd) };
+}
+
 const exitFeeOf = (events: TradeEvent[]): MicroUsd => events.reduce((sum, e) => sum + (e.type === 'TradeClosed' ? e.data.feeMicro : 0), 0);
 
 async function previewClose(ctx: McpToolContext, { id }: { id: string }): Promise<Preview> {
@@ -57,7 +74,7 @@ async function previewClose(ctx: McpToolContext, { id }: { id: string }): Promis
         fees: feeMicro > 0 ? [{ name: 'venue exit fee', amountUsd: microToUsd(feeMicro) }] : [],
         feesUsd: microToUsd(feeMicro),
         realizedPnlUsd: microToUsd(settled.data.realizedPnlMicro),
-        after: {},
+        after: await poolAfter(ctx, trade, settled.data.returnedMicro),
         pendingAtVenue: false,
         refusal: null,
       };

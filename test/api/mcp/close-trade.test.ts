@@ -11,7 +11,7 @@ import { poolId } from '../../../domain/pool/state.ts';
 import { DomainError } from '../../../domain/shared/errors.ts';
 import { usdToMicro } from '../../../domain/shared/money.ts';
 import { tradeDecider } from '../../../domain/trade/decide.ts';
-import { loadState, startTestApp } from '../../support/app.ts';
+import { api, loadState, startTestApp } from '../../support/app.ts';
 import { signIn, type SignedIn } from '../../support/auth.ts';
 import { toolContext } from '../../support/mcp-tool-context.ts';
 import { tradingUser } from './trading.ts';
@@ -60,6 +60,9 @@ t.test('close_trade previews the close at the mark and closes once on confirmati
   const ledgerAfter = await ledger();
   t.equal(ledgerAfter.locked, 0, 'the margin is released');
   t.equal(ledgerAfter.realized - ledgerBefore.realized, usdToMicro(preview.realizedPnlUsd!), 'the pool realized the previewed PnL');
+  const [record] = (await api(app, 'GET', '/api/v1/users/me/subscriptions', { token: user.accessToken })).body.data;
+  t.match(preview.after, { poolAllocatedUsd: record.allocatedUsd, poolWithdrawableUsd: record.withdrawableUsd }, "the pool's figures previewed");
+  t.ok(preview.after.poolWithdrawableUsd! > 1000 - 20, 'the margin is withdrawable again');
 
   try {
     await call(user, { id: tradeId, confirmationHandle: previewed.confirmation!.handle });

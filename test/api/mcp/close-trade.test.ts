@@ -22,7 +22,8 @@ t.test('close_trade previews the close at the mark and closes once on confirmati
   t.ok(closeTrade, 'close_trade is a money tool');
   const app = await startTestApp({ config: { ADMIN_EMAILS: 'admin@example.test' } });
   t.teardown(() => app.close());
-  const { user, agentId, tradeId, setPrice } = await tradingUser(app, 'close');
+  const trading = await tradingUser(app, 'close');
+  const { user, agentId, tradeId, setPrice } = trading;
   const stranger = await signIn(app, 'close-stranger@example.test');
   const before = (await loadState(app, tradeDecider, tradeId)).state;
   t.match(before, { status: 'open', marginMicro: 20_000_000 });
@@ -71,4 +72,11 @@ t.test('close_trade previews the close at the mark and closes once on confirmati
     t.equal((err as DomainError).reason, 'CONFIRMATION_INVALID');
   }
   t.match((await call(user, { id: tradeId })).preview?.refusal, { reason: 'TRADE_CLOSED' }, 'a closed trade has nothing to preview');
+
+  const pending = await trading.open({ signalId: 'close-zone-1', action: 'open', side: 'long', token: 'BTC', leverage: 2, sizeUsd: 10, entry: [40_000, 45_000] });
+  t.match((await loadState(app, tradeDecider, pending)).state, { status: 'pending' });
+  const cancel = await call(user, { id: pending });
+  t.match(cancel.preview, { summary: /cancel its pending entry/, moves: [{ amountUsd: 10 }], fees: [], realizedPnlUsd: 0, refusal: null }, 'a pending entry returns its margin whole');
+  const cancelled = await call(user, { id: pending, confirmationHandle: cancel.confirmation!.handle });
+  t.match(cancelled.result, { trade: { id: pending, status: 'cancelled' } });
 });

@@ -17,6 +17,8 @@ export interface Trading {
   tradeId: string;
   /** sets the venue's BTC price (USD) */
   setPrice(btc: number): Promise<void>;
+  /** delivers a signed signal of the agent that opens one trade in the user's pool; its trade id */
+  open(body: Record<string, unknown>): Promise<string>;
 }
 
 export async function tradingUser(app: TestApp, prefix: string): Promise<Trading> {
@@ -34,14 +36,17 @@ export async function tradingUser(app: TestApp, prefix: string): Promise<Trading
   must('follow', await api(app, 'POST', '/api/v1/users/me/subscriptions', { token: user.accessToken, body: { agentId, allocationAmountUsd: 1000 } }));
   // The fan-out reads followers from the subscriptions read model: this read waits for it.
   await api(app, 'GET', '/api/v1/users/me/subscriptions', { token: user.accessToken });
+  const open = async (body: Record<string, unknown>) => {
+    const signed = signWebhookBody({ secret, body, timestampMs: Date.now() });
+    const headers = { 'x-svc-timestamp': signed.timestampHeader, 'x-svc-signature': signed.signatureHeader };
+    const opened = must('signal', await api(app, 'POST', `/api/v1/signals/${agentId}`, { body, headers }));
+    const [tradeId] = opened.data.executionResults.flatMap((r: { tradeIds: string[] }) => r.tradeIds) as string[];
+    if (!tradeId) throw new Error(`no trade opened: ${JSON.stringify(opened)}`);
+    // The webhook's caller is the agent, not the user: the trades read model shows the trade a moment later.
+    await until('the trade to be listed', async () => (await api(app, 'GET', "/api/v1/trades?limit=100", { token: user.accessToken })).body.data.items.some((i: { id: string }) => i.id === tradeId));
+    return tradeId;
+  };
   const signalId = `${prefix}-long-1`;
-  const body = { signalId, action: 'open', side: 'long', token: 'BTC', leverage: 2, sizeUsd: 20 };
-  const signed = signWebhookBody({ secret, body, timestampMs: Date.now() });
-  const headers = { 'x-svc-timestamp': signed.timestampHeader, 'x-svc-signature': signed.signatureHeader };
-  const opened = must('signal', await api(app, 'POST', `/api/v1/signals/${agentId}`, { body, headers }));
-  const [tradeId] = opened.data.executionResults.flatMap((r: { tradeIds: string[] }) => r.tradeIds) as string[];
-  if (!tradeId) throw new Error(`no trade opened: ${JSON.stringify(opened)}`);
-  // The webhook's caller is the agent, not the user: the trades read model shows the trade a moment later.
-  await until('the trade to be listed', async () => (await api(app, 'GET', '/api/v1/trades', { token: user.accessToken })).body.data.pagination.total === 1);
-  return { admin, dev, user, agentId, signalId, tradeId, setPrice };
+  const tradeId = await open({ signalId, action: 'open', side: 'long', token: 'BTC', leverage: 2, sizeUsd: 20 });
+  return { admin, dev, user, agentId, signalId, tradeId, setPrice, open };
 }

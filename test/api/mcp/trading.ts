@@ -43,7 +43,7 @@ export async function tradingUser(app: TestApp, prefix: string): Promise<Trading
     const [tradeId] = opened.data.executionResults.flatMap((r: { tradeIds: string[] }) => r.tradeIds) as string[];
     if (!tradeId) throw new Error(`no trade opened: ${JSON.stringify(opened)}`);
     // The webhook's caller is the agent, not the user: the trades read model shows the trade a moment later.
-    await until('the trade to be listed', async () => (await api(app, 'GET', "/api/v1/trades?limit=100", { token: user.accessToken })).body.data.items.some((i: { id: string }) => i.id === tradeId));
+    await until('the trade to be listed', async () => (await api(app, 'GET', '/api/v1/trades?limit=100', { token: user.accessToken })).body.data.items.some((i: { id: string }) => i.id === tradeId));
     return tradeId;
   };
   const signalId = `${prefix}-long-1`;

@@ -4,6 +4,7 @@ import type { FastifyRequest } from 'fastify';
 import { McpServer, type AuthInfo, type CallToolResult, type McpRequestContext } from '@modelcontextprotocol/server';
 import { codeOf, DomainError } from '../../domain/shared/errors.ts';
 import { mcpToolCalls } from '../../infra/metrics.ts';
+import { publicBaseUrl } from '../routes/developers/record.ts';
 import type { McpTool, McpToolContext } from './tool.ts';
 import { mcpTools } from './tools/index.ts';
 
@@ -66,6 +67,7 @@ export function mcpServerFor({ authInfo }: McpRequestContext): McpServer {
     identity: request.identity!,
     dispatch: request.dispatch.bind(request),
     requestId: request.id,
+    baseUrl: publicBaseUrl(request.server),
   };
   for (const tool of mcpTools) {
     server.registerTool(

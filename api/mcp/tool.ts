@@ -12,6 +12,8 @@ export interface McpToolContext {
   /** the same dispatch REST routes use: the answer waits until the read models show the command */
   dispatch: FastifyRequest['dispatch'];
   requestId: string;
+  /** where this deployment is reached (PUBLIC_BASE_URL, else the listening address), as the REST records name their URLs */
+  baseUrl: string;
 }
 
 export interface McpToolAnnotations {
@@ -37,8 +39,19 @@ export interface McpTool<I extends z.ZodObject = z.ZodObject, O extends z.ZodTyp
   run(ctx: McpToolContext, input: z.infer<I>): Promise<z.infer<O>>;
 }
 
-/** A tool, typed by its schemas, stored in the untyped list. */
-export const defineTool = <I extends z.ZodObject, O extends z.ZodType>(tool: McpTool<I, O>): McpTool => tool as unknown as McpTool;
+/**
+ * A tool, typed by its schemas, stored in the untyped list. A tool that reads first waits for the
+ * caller's latest write answered from its command (a money tool's move), as a REST GET does
+ * (api/plugins/dispatch.ts): every MCP call is a POST, so that hook never holds it back.
+ */
+export const defineTool = <I extends z.ZodObject, O extends z.ZodType>(tool: McpTool<I, O>): McpTool => {
+  if (!tool.annotations.readOnlyHint) return tool as unknown as McpTool;
+  const run: McpTool<I, O>['run'] = async (ctx, input) => {
+    await ctx.deps.deferredWrites.beforeRead(ctx.identity.userId);
+    return tool.run(ctx, input);
+  };
+  return { ...tool, run } as unknown as McpTool;
+};
 
 /** The annotations of a tool that only reads our own records. */
 export const READ_ONLY: McpToolAnnotations = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };

@@ -36,8 +36,8 @@ const initialize = (id = 1) => ({
 });
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 
-/** The order tools/list answers in: by area (marketplace, pools, wallet, then the money tools that move it after a preview). */
-const TOOL_ORDER = ['list_agents', 'get_agent', 'list_my_pools', 'get_wallet', 'follow_agent', 'add_allocation', 'withdraw_allocation', 'stop_following', 'pause_following', 'resume_following', 'wallet_buy', 'wallet_sell'];
+/** The order tools/list answers in: by area (marketplace, pools, trades, wallet, developers, then the money tools that move it after a preview). */
+const TOOL_ORDER = ['list_agents', 'get_agent', 'list_my_pools', 'get_pool_ledger', 'list_trades', 'get_wallet', 'list_my_agents', 'get_signal_inbox', 'replay_signal', 'list_subscribers', 'follow_agent', 'add_allocation', 'withdraw_allocation', 'stop_following', 'pause_following', 'resume_following', 'wallet_buy', 'wallet_sell', 'close_trade'];
 
 t.test('v1 SDK client over 2025-11-25 with a JWT bearer: initialize answers a session, tools/list, tools/call with structuredContent', async (t) => {
   const transport = new TransportV1(new URL(`${app.url}/mcp`), { requestInit: { headers: bearer(alice.accessToken) } });

@@ -12,6 +12,7 @@ import { agentParams, amountBody } from '../../routes/subscriptions/schemas.ts';
 import type { McpToolContext } from '../tool.ts';
 import { confirmationHandle, moneyTool, type MoneyResult } from './money-tool.ts';
 import { previewAdd, previewFollow, previewStop, previewWithdraw } from './pool-previews.ts';
+import { closeTradeTool } from './trade-close.ts';
 import { tradeMoneyTools } from './trade-money.ts';
 
 const SCOPES = ['subscriptions:write'] as const;
@@ -109,4 +110,5 @@ export const moneyTools = [
   pauseTool(true),
   pauseTool(false),
   ...tradeMoneyTools,
+  closeTradeTool,
 ];

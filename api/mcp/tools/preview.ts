@@ -29,6 +29,8 @@ export const previewSchema = z.object({
     poolAllocatedUsd: z.number().optional(),
     poolWithdrawableUsd: z.number().optional(),
   }),
+  /** what the move realizes, net of its fees: a trade's close at the venue's price now */
+  realizedPnlUsd: z.number().optional(),
   /** real context: the move waits for the venue's confirmation */
   pendingAtVenue: z.boolean(),
   /** the refusal the move would meet now (then no confirmation handle is given) */

@@ -11,11 +11,13 @@ import { recordOf } from '../../../projections/subscriptions/record.ts';
 import { allocationBalanceAuditSchema, subscriptionRecordSchema } from '../../../projections/subscriptions/record-schema.ts';
 import { viewOfPool } from '../../../projections/subscriptions/view.ts';
 import { getUser } from '../../../projections/users/queries.ts';
+import type { Pool } from '../../../infra/db.ts';
+import type { AppDeps } from '../../deps.ts';
 import { ok, paginated, paginationQuery } from '../../envelope.ts';
 import { paginatedOf } from '../developers/record.ts';
 
 const usd = z.number();
-const ledgerQuery = paginationQuery.extend({
+export const ledgerQuery = paginationQuery.extend({
   walletContext: walletContextSchema.optional(),
   at: z.iso.datetime({ offset: true, message: 'at must be an ISO 8601 date-time, e.g. 2025-02-01T10:00:00Z' }).optional(),
 });
@@ -46,7 +48,7 @@ const ledgerItem = z.object({
   balances: balances.nullable(),
 });
 
-const ledgerPage = paginatedOf(ledgerItem).extend({
+export const ledgerPage = paginatedOf(ledgerItem).extend({
   data: paginatedOf(ledgerItem).shape.data.extend({
     /** with `at`: the subscription record as it was then, null when the pool was not followed then */
     subscription: subscriptionRecordSchema.nullable().optional(),
@@ -73,18 +75,34 @@ function itemOf(step: HistoryStep): z.infer<typeof ledgerItem> {
   };
 }
 
+/** The user's current context (virtualWalletMode), as the commands pick it. */
+async function currentContext(db: Pool, userId: string): Promise<WalletContext> {
+  const user = await getUser(db, userId);
+  return user && !user.virtualWalletMode ? 'real' : 'virtual';
+}
+
 /**
- * The caller's pool history, replayed from its stream (not from the read model): every event,
- * oldest first, with the running figures after it; `at` replays up to a point in time.
+ * The user's pool history, replayed from its stream (not from the read model): every event,
+ * oldest first, with the running figures after it; `at` replays up to a point in time. Shared by
+ * the route and the MCP tool.
  */
+export async function poolLedger(deps: Pick<AppDeps, 'pool' | 'store'>, userId: string, agentId: string, query: z.infer<typeof ledgerQuery>) {
+  const { walletContext = await currentContext(deps.pool, userId), at, ...page } = query;
+  const history = await poolHistory(deps.store, poolId(userId, agentId, walletContext));
+  // A stopped pool's history stays readable; a pool never followed has none.
+  if (!everFollowed(history)) throw refuse('SUBSCRIPTION_NOT_FOUND', 'you have never followed this agent in this wallet context');
+  const steps = replayHistory(at ? eventsAsOf(history, new Date(at)) : history);
+  const items = steps.slice((page.page - 1) * page.limit, page.page * page.limit).map(itemOf);
+  const { data } = paginated(items, steps.length, page);
+  if (!at) return data;
+  const then = steps.at(-1)?.state;
+  return { ...data, subscription: then?.followed ? recordOf(viewOfPool(then)) : null };
+}
+
+export const ledgerParams = z.object({ agentId: z.string().trim().min(1).max(200) });
+
 export default async function subscriptionLedgerRoutes(root: FastifyInstance): Promise<void> {
   const app = root.withTypeProvider<ZodTypeProvider>();
-
-  /** The user's current context (virtualWalletMode), as the commands pick it. */
-  async function currentContext(userId: string): Promise<WalletContext> {
-    const user = await getUser(app.deps.pool, userId);
-    return user && !user.virtualWalletMode ? 'real' : 'virtual';
-  }
 
   app.get(
     '/api/v1/users/me/subscriptions/:agentId/ledger',
@@ -93,23 +111,11 @@ export default async function subscriptionLedgerRoutes(root: FastifyInstance): P
       schema: {
         tags: ['User'],
         summary: "The pool's ledger history: every event with the running figures after it, oldest first; `at` replays to a point in time",
-        params: z.object({ agentId: z.string().trim().min(1).max(200) }),
+        params: ledgerParams,
         querystring: ledgerQuery,
         response: { 200: ledgerPage },
       },
     },
-    async (request) => {
-      const { userId } = request.identity!;
-      const { walletContext = await currentContext(userId), at, ...page } = request.query;
-      const history = await poolHistory(app.deps.store, poolId(userId, request.params.agentId, walletContext));
-      // A stopped pool's history stays readable; a pool never followed has none.
-      if (!everFollowed(history)) throw refuse('SUBSCRIPTION_NOT_FOUND', 'you have never followed this agent in this wallet context');
-      const steps = replayHistory(at ? eventsAsOf(history, new Date(at)) : history);
-      const items = steps.slice((page.page - 1) * page.limit, page.page * page.limit).map(itemOf);
-      const { data } = paginated(items, steps.length, page);
-      if (!at) return ok(data);
-      const then = steps.at(-1)?.state;
-      return ok({ ...data, subscription: then?.followed ? recordOf(viewOfPool(then)) : null });
-    },
+    async (request) => ok(await poolLedger(app.deps, request.identity!.userId, request.params.agentId, request.query)),
   );
 }

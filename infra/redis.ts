@@ -23,3 +23,32 @@ export function isRedisUnavailable(error: unknown): boolean {
     error.message.startsWith("Stream isn't writeable")
   );
 }
+
+// KEYS: the counters. ARGV: the window in ms. Answers each key's count after this one.
+const COUNT_IN_WINDOW = `local counts = {}
+for i, key in ipairs(KEYS) do
+  local n = redis.call('INCR', key)
+  if n == 1 then redis.call('PEXPIRE', key, ARGV[1]) end
+  counts[i] = n
+end
+return counts`;
+
+type Counting = Redis & { countInWindow(keys: number, ...args: Array<string | number>): Promise<number[]> };
+const counting = new WeakSet<Redis>();
+
+/**
+ * Counts one more under the key (or each key), a fixed window's counter: a key's first count gives
+ * it its window's expiry (`windowMs`). One script, so a counter is never left without its expiry by
+ * a failure between the two commands. Answers the key's count (each key's, in the order of `keys`).
+ */
+export async function countInWindow(redis: Redis, key: string, windowMs: number): Promise<number>;
+export async function countInWindow(redis: Redis, keys: readonly string[], windowMs: number): Promise<number[]>;
+export async function countInWindow(redis: Redis, keys: string | readonly string[], windowMs: number): Promise<number | number[]> {
+  if (!counting.has(redis)) {
+    redis.defineCommand('countInWindow', { lua: COUNT_IN_WINDOW });
+    counting.add(redis);
+  }
+  const list = typeof keys === 'string' ? [keys] : keys;
+  const counts = await (redis as Counting).countInWindow(list.length, ...list, windowMs);
+  return typeof keys === 'string' ? counts[0]! : counts;
+}

@@ -4,6 +4,7 @@
 // and a client address gets a few a minute.
 import type { Redis } from 'ioredis';
 import type { errors as ProviderErrors } from 'oidc-provider';
+import { countInWindow } from '../../infra/redis.ts';
 import { clientAddressDigest } from '../../infra/tokens.ts';
 import { createPublicFetch } from '../../infra/public-fetch.ts';
 
@@ -42,9 +43,8 @@ function fetchPolicy(redis: Redis, masterSecret: string, tooMany: () => Error) {
     if (seen.has(clientId)) return false;
     seen.add(clientId);
     const key = clientMetadataFetchKey(masterSecret, ctx.ip ?? '');
-    const replies = await redis.multi().set(key, 0, 'EX', 60, 'NX').incr(key).exec().catch(() => null);
-    const count = replies?.[1]?.[1];
-    if (typeof count !== 'number') return false;
+    const count = await countInWindow(redis, key, 60_000).catch(() => null);
+    if (count === null) return false;
     if (count > CLIENT_METADATA_FETCHES_PER_MIN) throw tooMany();
     return true;
   };

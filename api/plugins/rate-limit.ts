@@ -3,6 +3,7 @@ import fastifyRateLimit from '@fastify/rate-limit';
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler, onResponseHookHandler } from 'fastify';
 import { Redis } from 'ioredis';
 import { refuse } from '../../domain/shared/errors.ts';
+import { countInWindow } from '../../infra/redis.ts';
 import { clientAddressDigest } from '../../infra/tokens.ts';
 import type { AddressBudget, RefusalBudget } from '../types.ts';
 
@@ -66,16 +67,8 @@ function tooManyRefusals(reply: FastifyReply, message: string): Error {
   return refuse('RATE_LIMITED', message, { retryAfterSeconds });
 }
 
-/** Counts a refusal under each key (each given its window's expiry when new): one command, on the path of every refused request. */
-const COUNT_REFUSAL = `local n
-for i, key in ipairs(KEYS) do
-  n = redis.call('INCR', key)
-  if n == 1 then redis.call('PEXPIRE', key, ARGV[1]) end
-end
-return n`;
-
 interface RefusalCounting {
-  redis: Redis & { countRefusal(keys: number, ...args: Array<string | number>): Promise<number> };
+  redis: Redis;
   limits: { perAddress: number; perSubject: number };
   /** the request's address and subject keys in the current window (the address as a keyed digest) */
   keysOf(request: FastifyRequest, budget: RefusalBudget): readonly [string, string];
@@ -103,7 +96,8 @@ function countRefusal({ redis, limits, keysOf }: RefusalCounting, budget: Refusa
     if (!refused) return;
     const [address, subject] = keysOf(request, budget);
     const counted = status === 404 ? [address] : [address, subject];
-    const bySubject = await redis.countRefusal(counted.length, ...counted, REFUSAL_WINDOW_MS).catch(() => null);
+    const counts = await countInWindow(redis, counted, REFUSAL_WINDOW_MS).catch(() => null);
+    const bySubject = counts?.at(-1);
     if (status !== 404 && bySubject === limits.perSubject) {
       request.log.warn({ [budget.subjectParam]: subjectOf(request, budget) }, 'refused requests over their budget: unsigned ones now answer 429');
     }
@@ -121,7 +115,6 @@ function countRefusal({ redis, limits, keysOf }: RefusalCounting, budget: Refusa
  */
 function countRefusals(app: FastifyInstance, redis: Redis, limits: RefusalCounting['limits']): void {
   const masterSecret = app.deps.config.JWT_SECRET;
-  redis.defineCommand('countRefusal', { lua: COUNT_REFUSAL });
   const keys = new WeakMap<FastifyRequest, readonly [string, string]>();
   const keysOf = (request: FastifyRequest, budget: RefusalBudget) => {
     const window = Math.floor(Date.now() / REFUSAL_WINDOW_MS);
@@ -129,7 +122,7 @@ function countRefusals(app: FastifyInstance, redis: Redis, limits: RefusalCounti
     keys.set(request, made);
     return made;
   };
-  const counting: RefusalCounting = { redis: redis as RefusalCounting['redis'], limits, keysOf };
+  const counting: RefusalCounting = { redis, limits, keysOf };
   app.addHook('onRoute', (route) => {
     const budget = route.config?.refusalBudget;
     if (!budget) return;

@@ -1,11 +1,12 @@
 // Follow an agent (POST /api/v1/users/me/subscriptions): plan on the pool and wallet as they are,
 // claim a beta seat for a pool it opens, then move the capital as a transfer (wallet → pool) whose
 // credit opens the pool or applies the new settings. Nothing to add: the settings alone. The credit
-// lands only on the pool as the follow found it (domain/pool/decide.ts): a pool stopped or opened
+// lands only on the pool as the follow found it (domain/pool/follow.ts): a pool stopped or opened
 // meanwhile rejects it, the money goes back, and the follow plans again on fresh state.
 import { agentDecider, isFollowable, seatClaimId, type ListedAgent } from '../../domain/agent/index.ts';
 import { planFollow, termsOf, type FollowPlan } from '../../domain/pool/allocation.ts';
-import { lostOpeningRace, poolDecider } from '../../domain/pool/decide.ts';
+import { poolDecider } from '../../domain/pool/decide.ts';
+import { lostOpeningRace } from '../../domain/pool/follow.ts';
 import type { AgentTerms } from '../../domain/pool/events.ts';
 import { nextTransferId } from '../../domain/pool/queries.ts';
 import { poolId, type PoolState } from '../../domain/pool/state.ts';

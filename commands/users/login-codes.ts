@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { refuse } from '../../domain/shared/errors.ts';
 import { signupFieldsSchema } from '../../domain/user/events.ts';
 import { sameDigest } from '../../domain/user/secret-compare.ts';
+import { countInWindow } from '../../infra/redis.ts';
 import { hmacHex } from '../../infra/tokens.ts';
 
 // Login codes live in Redis only (they are short-lived secrets, not facts): a keyed digest of the
@@ -57,8 +58,7 @@ export async function takeLookupSlot(redis: Redis, userId: string, now: Date): P
     const ttl = await redis.pttl(keys.recent);
     throw refuse('LOOKUP_THROTTLED', 'a code was sent recently: retry after nextRequestAt', { nextRequestAt: at(now, Math.max(ttl, 0)) });
   }
-  const count = await redis.incr(keys.hourly);
-  if (count === 1) await redis.pexpire(keys.hourly, 3_600_000);
+  const count = await countInWindow(redis, keys.hourly, 3_600_000);
   if (count > LOGIN_LIMITS.lookupsPerHour) {
     const ttl = await redis.pttl(keys.hourly);
     throw refuse('LOOKUP_THROTTLED', 'too many codes requested: retry after nextRequestAt', { nextRequestAt: at(now, Math.max(ttl, 0)) });
@@ -171,8 +171,7 @@ export async function consumeCode(
  */
 export async function takeAddressSlot(redis: Redis, addressDigest: string, perHour: number, now: Date): Promise<void> {
   const key = `auth:lookup-address:${addressDigest}`;
-  const count = await redis.incr(key);
-  if (count === 1) await redis.pexpire(key, 3_600_000);
+  const count = await countInWindow(redis, key, 3_600_000);
   if (count > perHour) {
     const ttl = await redis.pttl(key);
     throw refuse('LOOKUP_THROTTLED', 'too many codes asked for from this address: retry after nextRequestAt', { nextRequestAt: at(now, Math.max(ttl, 0)) });

@@ -12,7 +12,7 @@ import { exitTransferId, nextExit } from '../../domain/wallet/exits.ts';
 import { ensureLevelsAgainstMark, type LotLevels } from '../../domain/wallet/lots.ts';
 import type { ManualTrade } from '../../domain/wallet/state.ts';
 import type { Tools } from '../dispatch.ts';
-import { markPriceOf, swapPriceOf } from '../market/mark-price.ts';
+import { markPriceOf, SWAP_PRICE } from '../market/mark-price.ts';
 import { currentWalletContext, PLAN_STALENESS_MS } from '../subscriptions/planning.ts';
 import { runTransfer } from '../transfers/run.ts';
 
@@ -63,7 +63,7 @@ async function answer(tools: Tools, userId: string, transfer: TransferState): Pr
  * what it did, whatever the price now (null).
  */
 async function buyMark(tools: Tools, data: ManualBuyData): Promise<MicroUsd | null> {
-  const mark = await swapPriceOf(tools, data.mint);
+  const mark = await markPriceOf(tools, data.mint, SWAP_PRICE);
   if (mark !== null) return mark;
   const { state } = await tools.load(walletDecider, data.userId);
   if (state.manual.has(data.transferId)) return null;

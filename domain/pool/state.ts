@@ -5,8 +5,9 @@ import type { Side } from '../trade/events.ts';
 import type { WalletContext } from '../wallet/events.ts';
 import { timeOf, type AgentTerms, type BridgeStatus, type FollowSettings, type PoolEvent } from './events.ts';
 import { changed, changedLedger, withEntry, without } from './copy.ts';
-import { emptyLedger, type LedgerInputs, type ReconciliationStatus } from './ledger.ts';
+import type { LedgerInputs, ReconciliationStatus } from './ledger.ts';
 import { dayOn, utcDateOf, withFlows, withOpen, type TradingDay } from './limits.ts';
+import { closed, opened } from './openings.ts';
 
 /** One pool per user, agent and wallet context. */
 export const poolId = (userId: string, agentId: string, walletContext: WalletContext): string =>
@@ -181,37 +182,8 @@ const withFailure = (pool: FollowedPool, failure: FailedTransfer | null): Follow
 export function evolve(before: PoolState, event: PoolEvent): PoolState {
   const state = onDayOf(before, event);
   switch (event.type) {
-    case 'AgentFollowed': {
-      const { poolId: id, agentId, userId, walletContext, terms, subscribedAt, walletMode: _alias, seatClaim, ...settings } = event.data;
-      const ledger = { ...emptyLedger(), confirmedIn: state.followed ? 0 : (state.residueMicro ?? 0) };
-      const date = utcDateOf(subscribedAt);
-      const pool: FollowedPool = {
-        followed: true,
-        poolId: id,
-        agentId,
-        userId,
-        walletContext,
-        settings,
-        terms,
-        subscribedAt,
-        updatedAt: subscribedAt,
-        ledger,
-        openTrades: {},
-        bridge: null,
-        reconciliation: null,
-        transfers: state.transfers,
-        pending: state.pending,
-        trades: state.trades,
-        settlements: state.settlements,
-        feesSettledMicro: state.feesSettledMicro ?? 0,
-        payouts: state.payouts,
-      };
-      if (date !== null) pool.day = dayOn(undefined, date, ledger);
-      pool.openings = (state.openings ?? 0) + 1;
-      if (seatClaim !== undefined) pool.seatClaim = seatClaim;
-      if (state.closedClaims !== undefined) pool.closedClaims = state.closedClaims;
-      return pool;
-    }
+    case 'AgentFollowed':
+      return opened(state, event.data);
     case 'FollowSettingsUpdated': {
       if (!state.followed) return state;
       const { updatedAt, ...settings } = event.data;
@@ -306,19 +278,8 @@ export function evolve(before: PoolState, event: PoolEvent): PoolState {
         feesSettledMicro: (state.feesSettledMicro ?? 0) + feeMicro,
       });
     }
-    case 'PoolClosed': {
-      const { trades, settlements } = state;
-      const { at, transferId } = event.data;
-      // A stop with nothing to pay out is decided too: paid, 0 (its payout, if any, was recorded first).
-      const decided = transferId === undefined || state.transfers.has(transferId);
-      const transfers = decided ? state.transfers : state.transfers.set(transferId, 'paid' as const);
-      const payouts = decided ? state.payouts : state.payouts.set(transferId, 0);
-      const closed: UnfollowedPool = { followed: false, closedAt: at, transfers, pending: state.pending, trades, settlements, payouts, feesSettledMicro: state.feesSettledMicro ?? 0 };
-      if (state.openings !== undefined) closed.openings = state.openings;
-      const claims = state.followed && state.seatClaim !== undefined ? [...(state.closedClaims ?? []), state.seatClaim] : state.closedClaims;
-      if (claims !== undefined) closed.closedClaims = claims;
-      return closed;
-    }
+    case 'PoolClosed':
+      return closed(state, event.data);
     case 'ReconciliationObserved': {
       if (!state.followed) return state;
       const { status, venueEquityMicro, venueFreeMarginMicro, gapMicro } = event.data;

@@ -151,10 +151,10 @@ export interface Loaded<S> {
  */
 export async function loadPool<R extends Transfer, S extends SimulatedTransfers<R>>(client: PoolClient, rail: Rail<R, S>, poolId: string, wanted: Wanted, now: number): Promise<Loaded<S>> {
   const { venue } = rail;
+  // Created when new, then locked: an existing row is locked without being written (no new row version per call).
+  await client.query('INSERT INTO simulated_venue_pools (venue, pool_id) VALUES ($1, $2) ON CONFLICT (venue, pool_id) DO NOTHING', [venue, poolId]);
   const { rows: entryRows } = await client.query<Record<'equity_micro' | 'margin_in_use_micro' | 'outgoing_micro', string>>(
-    `INSERT INTO simulated_venue_pools (venue, pool_id) VALUES ($1, $2)
-     ON CONFLICT (venue, pool_id) DO UPDATE SET pool_id = EXCLUDED.pool_id
-     RETURNING equity_micro, margin_in_use_micro, outgoing_micro`,
+    'SELECT equity_micro, margin_in_use_micro, outgoing_micro FROM simulated_venue_pools WHERE venue = $1 AND pool_id = $2 FOR UPDATE',
     [venue, poolId],
   );
   const entry = entryOf(entryRows[0]);

@@ -9,7 +9,7 @@
 import { inTransaction, type Pool, type PoolClient } from '../db.ts';
 import { PoolBook } from './book.ts';
 import { VenueConflictError, VenueRefusedError, VenueUnavailableError, type VenueName } from './errors.ts';
-import type { VenueAccount, Venues } from './port.ts';
+import type { BridgeRequest, ChainTransferRequest, VenueAccount, Venues } from './port.ts';
 import type { SimulatedTransfers } from './settlements.ts';
 import { delaysOf, withFault, type SimulatedVenuesOptions, type VenueOperation } from './simulated.ts';
 import { bridgeRail, chainRail, entryOf, IdTaken, loadPool, writeBack, type Figures, type Rail, type Transfer, type TransferRow, type Wanted } from './stored-books.ts';
@@ -87,6 +87,25 @@ async function storedStatus<R extends Transfer, S extends SimulatedTransfers<R>>
 
 type Caller = <T>(venue: VenueName, operation: VenueOperation, key: string | null, effect: (now: number) => Promise<T>) => Promise<T>;
 
+/**
+ * A rail's transfers as the port has them: the call that moves money (`operation`: the chain's
+ * submit, the bridge's start), over the request's pool, and the status of one transfer.
+ */
+function storedTransfers<R extends Transfer, S extends SimulatedTransfers<R>, Q extends { transferId: string; poolId: string }>(
+  db: Pool,
+  rail: Rail<R, S>,
+  call: Caller,
+  operation: 'submit' | 'start',
+  move: (transfers: S, request: Q, now: number) => R,
+) {
+  const { venue } = rail;
+  return {
+    move: (request: Q): Promise<R> =>
+      call(venue, operation, request.transferId, (now) => inPool(db, rail, request.poolId, { transferId: request.transferId }, now, (transfers) => move(transfers, request, now))),
+    status: (transferId: string): Promise<R | null> => call(venue, 'status', transferId, (now) => storedStatus(db, rail, transferId, now)),
+  };
+}
+
 export function createStoredSimulatedVenues(options: StoredSimulatedVenuesOptions): Venues {
   const { pool: db } = options;
   const fail = options.failTransfer ?? (() => null);
@@ -103,23 +122,11 @@ export function createStoredSimulatedVenues(options: StoredSimulatedVenuesOption
         throw new VenueUnavailableError(venue, operation, { cause: err });
       }
     });
+  const spot = storedTransfers(db, chain, call, 'submit', (transfers, request: ChainTransferRequest, now) => transfers.submit(request, now));
+  const perp = storedTransfers(db, bridge, call, 'start', (transfers, request: BridgeRequest, now) => transfers.start(request, now));
   return {
-    spot: {
-      chain: {
-        submit: (request) =>
-          call('spot', 'submit', request.transferId, (now) => inPool(db, chain, request.poolId, { transferId: request.transferId }, now, (transfers) => transfers.submit(request, now))),
-        status: (transferId) => call('spot', 'status', transferId, (now) => storedStatus(db, chain, transferId, now)),
-      },
-      account: storedAccount(db, chain, call),
-    },
-    perp: {
-      bridge: {
-        start: (request) =>
-          call('perp', 'start', request.transferId, (now) => inPool(db, bridge, request.poolId, { transferId: request.transferId }, now, (transfers) => transfers.start(request, now))),
-        status: (transferId) => call('perp', 'status', transferId, (now) => storedStatus(db, bridge, transferId, now)),
-      },
-      account: storedAccount(db, bridge, call),
-    },
+    spot: { chain: { submit: spot.move, status: spot.status }, account: storedAccount(db, chain, call) },
+    perp: { bridge: { start: perp.move, status: perp.status }, account: storedAccount(db, bridge, call) },
     prices: options.prices,
   };
 }

@@ -1,12 +1,13 @@
 // The 2025-11-25 leg: sessions kept in Redis (api/mcp/sessions.ts), so any API process serves them.
 // `initialize` opens one and answers its `mcp-session-id`; every later POST is served statelessly by
 // a fresh server once the session is found and owned by the caller; GET is the session's event
-// stream; DELETE ends it.
+// stream, fed across processes through the relay (api/mcp/relay.ts); DELETE ends it.
 import type { FastifyRequest } from 'fastify';
 import { legacyStatelessFallback, WebStandardStreamableHTTPServerTransport, type McpHandlerRequestOptions } from '@modelcontextprotocol/server';
 import { mcpServerFor } from './server.ts';
 import { mcpSessions, newSessionId, ownerOf } from './sessions.ts';
 import { jsonRpcError } from './json-rpc.ts';
+import { createRelay, endSessionLog, eventsAfter, isAfter, type StreamEvent } from './relay.ts';
 import type { AppDeps } from '../deps.ts';
 
 const KEEP_ALIVE_MS = 15_000;
@@ -25,6 +26,7 @@ export function legacyLeg(deps: AppDeps, onerror: (error: Error) => void): Legac
   const stateless = legacyStatelessFallback(mcpServerFor, onerror);
   /** this process's open event streams, by session: DELETE closes them */
   const streams = new Map<string, Set<() => void>>();
+  const relay = createRelay(deps.redis, onerror);
   const callerOf = (options: McpHandlerRequestOptions) => (options.authInfo!.extra!.request as FastifyRequest).identity!;
 
   async function initialize(request: Request, options: McpHandlerRequestOptions): Promise<Response> {
@@ -50,14 +52,28 @@ export function legacyLeg(deps: AppDeps, onerror: (error: Error) => void): Legac
     }
   }
 
-  function eventStream(id: string): Response {
+  /**
+   * The session's stream: live events from the relay; with `Last-Event-ID`, first the logged events
+   * after it. The relay is listened to before the log is read, so nothing falls between the two;
+   * a live event already replayed is skipped.
+   */
+  function eventStream(id: string, lastEventId: string | null): Response {
     let closeStream = () => {};
     const body = new ReadableStream<Uint8Array>({
-      start(controller) {
+      async start(controller) {
         const encoder = new TextEncoder();
+        let last = lastEventId ?? '0-0';
+        let replaying: StreamEvent[] | undefined = [];
+        const write = (event: StreamEvent) => {
+          if (!isAfter(event.id, last)) return;
+          last = event.id;
+          controller.enqueue(encoder.encode(`id: ${event.id}\nevent: message\ndata: ${JSON.stringify(event.message)}\n\n`));
+        };
+        const stopListening = await relay.listen(id, (event) => (replaying ? replaying.push(event) : write(event)));
         const timer = setInterval(() => controller.enqueue(encoder.encode(': keepalive\n\n')), KEEP_ALIVE_MS);
         closeStream = () => {
           clearInterval(timer);
+          stopListening();
           streams.get(id)?.delete(closeStream);
           if (streams.get(id)?.size === 0) streams.delete(id);
           try {
@@ -68,6 +84,10 @@ export function legacyLeg(deps: AppDeps, onerror: (error: Error) => void): Legac
         };
         streams.set(id, (streams.get(id) ?? new Set()).add(closeStream));
         controller.enqueue(encoder.encode(': stream open\n\n'));
+        const missed = lastEventId ? await eventsAfter(deps.redis, id, lastEventId) : [];
+        const live = replaying;
+        replaying = undefined;
+        for (const event of [...missed, ...live]) write(event);
       },
       cancel: () => closeStream(),
     });
@@ -83,15 +103,16 @@ export function legacyLeg(deps: AppDeps, onerror: (error: Error) => void): Legac
       if (!session) return jsonRpcError(404, -32001, 'Session not found');
       if (request.method === 'POST') return stateless(request, options);
       if (request.method === 'DELETE') {
-        await sessions.end(id);
+        await Promise.all([sessions.end(id), endSessionLog(deps.redis, id)]);
         for (const closeStream of [...(streams.get(id) ?? [])]) closeStream();
         return new Response(null, { status: 200 });
       }
       if (!request.headers.get('accept')?.includes('text/event-stream')) return jsonRpcError(406, -32000, 'Not Acceptable: Client must accept text/event-stream');
-      return eventStream(id);
+      return eventStream(id, request.headers.get('last-event-id'));
     },
     close() {
       for (const closers of [...streams.values()]) for (const closeStream of [...closers]) closeStream();
+      relay.close();
     },
   };
 }

@@ -7,6 +7,7 @@ import { legacyStatelessFallback, WebStandardStreamableHTTPServerTransport, type
 import { mcpServerFor } from './server.ts';
 import { mcpSessions, newSessionId, ownerOf } from './sessions.ts';
 import { jsonRpcError } from './json-rpc.ts';
+import { unwatchAll } from './resource-watch.ts';
 import { createRelay, endSessionLog, eventsAfter, isAfter, type StreamEvent } from './relay.ts';
 import type { AppDeps } from '../deps.ts';
 
@@ -103,7 +104,7 @@ export function legacyLeg(deps: AppDeps, onerror: (error: Error) => void): Legac
       if (!session) return jsonRpcError(404, -32001, 'Session not found');
       if (request.method === 'POST') return stateless(request, options);
       if (request.method === 'DELETE') {
-        await Promise.all([sessions.end(id), endSessionLog(deps.redis, id)]);
+        await Promise.all([sessions.end(id), endSessionLog(deps.redis, id), unwatchAll(deps.redis, id)]);
         for (const closeStream of [...(streams.get(id) ?? [])]) closeStream();
         return new Response(null, { status: 200 });
       }

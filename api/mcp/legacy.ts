@@ -8,7 +8,7 @@ import { mcpServerFor } from './server.ts';
 import { mcpSessions, newSessionId, ownerOf } from './sessions.ts';
 import { jsonRpcError } from './json-rpc.ts';
 import { unwatchAll } from './resource-watch.ts';
-import { createRelay, endSessionLog, eventsAfter, isAfter, type StreamEvent } from './relay.ts';
+import { endSessionLog, eventsAfter, isAfter, type Relay, type StreamEvent } from './relay.ts';
 import type { AppDeps } from '../deps.ts';
 
 const KEEP_ALIVE_MS = 15_000;
@@ -18,16 +18,15 @@ const isInitialize = (body: unknown): body is { params: { protocolVersion: strin
 
 export interface LegacyLeg {
   serve(request: Request, options: McpHandlerRequestOptions): Promise<Response>;
-  /** closes this process's open event streams */
+  /** closes this process's open event streams (the relay is its caller's to close) */
   close(): void;
 }
 
-export function legacyLeg(deps: AppDeps, onerror: (error: Error) => void): LegacyLeg {
+export function legacyLeg(deps: AppDeps, relay: Relay, onerror: (error: Error) => void): LegacyLeg {
   const sessions = mcpSessions(deps.redis, deps.config.MCP_SESSION_TTL_SECONDS);
   const stateless = legacyStatelessFallback(mcpServerFor, onerror);
   /** this process's open event streams, by session: DELETE closes them */
   const streams = new Map<string, Set<() => void>>();
-  const relay = createRelay(deps.redis, onerror);
   const callerOf = (options: McpHandlerRequestOptions) => (options.authInfo!.extra!.request as FastifyRequest).identity!;
 
   async function initialize(request: Request, options: McpHandlerRequestOptions): Promise<Response> {
@@ -113,7 +112,6 @@ export function legacyLeg(deps: AppDeps, onerror: (error: Error) => void): Legac
     },
     close() {
       for (const closers of [...streams.values()]) for (const closeStream of [...closers]) closeStream();
-      relay.close();
     },
   };
 }

@@ -50,6 +50,8 @@ export function isAfter(a: string, b: string): boolean {
 export interface Relay {
   /** Delivers the session's live events to `listener` until the returned function is called. */
   listen(sessionId: string, listener: (event: StreamEvent) => void): Promise<() => void>;
+  /** Delivers what is published on `channel` (under the app's key prefix) until the returned function is called. */
+  listenChannel(channel: string, listener: (raw: string) => void): Promise<() => void>;
   close(): void;
 }
 
@@ -59,33 +61,31 @@ export interface Relay {
  */
 export function createRelay(redis: Redis, onerror: (error: Error) => void): Relay {
   let subscriber: Redis | undefined;
-  const listeners = new Map<string, Set<(event: StreamEvent) => void>>();
+  const listeners = new Map<string, Set<(raw: string) => void>>();
   const connection = () => {
     if (subscriber) return subscriber;
     subscriber = redis.duplicate({ keyPrefix: undefined, commandTimeout: undefined });
     subscriber.on('error', onerror);
     subscriber.on('message', (channel: string, raw: string) => {
-      const set = listeners.get(channel);
-      if (!set) return;
-      const event = JSON.parse(raw) as StreamEvent;
-      for (const listener of set) listener(event);
+      for (const listener of listeners.get(channel) ?? []) listener(raw);
     });
     return subscriber;
   };
+  async function subscribe(channel: string, listener: (raw: string) => void) {
+    const set = listeners.get(channel) ?? new Set();
+    const first = set.size === 0;
+    set.add(listener);
+    listeners.set(channel, set);
+    if (first) await connection().subscribe(channel);
+    return () => {
+      if (!set.delete(listener) || set.size > 0) return;
+      listeners.delete(channel);
+      subscriber?.unsubscribe(channel).catch(onerror);
+    };
+  }
   return {
-    async listen(sessionId, listener) {
-      const channel = channelOf(redis, sessionId);
-      const set = listeners.get(channel) ?? new Set();
-      const first = set.size === 0;
-      set.add(listener);
-      listeners.set(channel, set);
-      if (first) await connection().subscribe(channel);
-      return () => {
-        if (!set.delete(listener) || set.size > 0) return;
-        listeners.delete(channel);
-        subscriber?.unsubscribe(channel).catch(onerror);
-      };
-    },
+    listen: (sessionId, listener) => subscribe(channelOf(redis, sessionId), (raw) => listener(JSON.parse(raw) as StreamEvent)),
+    listenChannel: (channel, listener) => subscribe(`${redis.options.keyPrefix ?? ''}${channel}`, listener),
     close() {
       listeners.clear();
       subscriber?.disconnect();

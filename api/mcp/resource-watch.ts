@@ -3,6 +3,7 @@
 // projection batch touches the pool or agent behind it, `notifications/resources/updated` goes to
 // the session's stream through the relay (api/mcp/relay.ts), whichever process holds it.
 import type { Redis } from 'ioredis';
+import type { ServerEvent } from '@modelcontextprotocol/server';
 import type { RecordedEvent } from '../../infra/eventstore/port.ts';
 import { sendToSession } from './relay.ts';
 
@@ -19,6 +20,18 @@ const FORGET_UNWATCHED = "if redis.call('SCARD', KEYS[2]) == 0 then redis.call('
 const watchersKey = (target: WatchTarget) => `mcp:watchers:${target}`;
 const subscriptionsKey = (sessionId: string) => `mcp:subscriptions:${sessionId}`;
 const sessionKey = (sessionId: string) => `mcp:session:${sessionId}`;
+
+/** The channel of the 2026 listen streams' bus (api/mcp/bus.ts), under the app's key prefix. */
+export const BUS_CHANNEL = 'mcp:bus';
+
+/** A change as the bus carries it: for a pool, whose it is (its URI is relative to its user). */
+export type BusEvent = ServerEvent & { userId?: string };
+
+const busEventOf = (target: WatchTarget): BusEvent => ({
+  kind: 'resource_updated',
+  uri: uriOf(target),
+  ...(target.startsWith('pool:') ? { userId: target.slice('pool:'.length).split('.')[0] } : {}),
+});
 
 /** The URI a target is known by to its watchers. */
 export function uriOf(target: WatchTarget): string {
@@ -70,7 +83,12 @@ export function targetsOf(events: readonly RecordedEvent[]): WatchTarget[] {
 export async function notifyChanged(redis: Redis, ttlSeconds: number, events: readonly RecordedEvent[]): Promise<void> {
   const targets = targetsOf(events);
   if (!targets.length) return;
-  const watched = await redis.smismember(WATCHED, ...targets);
+  // One round trip: the 2026 listen streams' bus (a publish nobody listens to costs Redis nothing more), and the 2025 watchers.
+  const [[, watched]] = (await redis
+    .pipeline()
+    .smismember(WATCHED, ...targets)
+    .publish(`${redis.options.keyPrefix ?? ''}${BUS_CHANNEL}`, JSON.stringify(targets.map(busEventOf)))
+    .exec()) as [[null, number[]], [null, number]];
   for (const target of targets.filter((_, i) => watched[i] === 1)) {
     const sessions = await redis.smembers(watchersKey(target));
     if (!sessions.length) {

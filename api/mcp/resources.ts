@@ -55,6 +55,8 @@ async function targetOf(ctx: McpToolContext, uri: string): Promise<WatchTarget> 
 }
 
 export function registerResources(server: McpServer, ctx: McpToolContext): void {
+  // 2025: resources/subscribe (registerSubscriptions); 2026: subscriptions/listen over the bus (api/mcp/bus.ts).
+  server.server.registerCapabilities({ resources: { subscribe: true } });
   server.registerResource(
     'agent',
     new ResourceTemplate('agent://{agentId}', { list: undefined }),
@@ -87,7 +89,6 @@ export function registerResources(server: McpServer, ctx: McpToolContext): void 
 
 /** 2025 sessions: resources/subscribe and unsubscribe, kept in Redis for every process (`sessionId` absent: refused). */
 export function registerSubscriptions(server: McpServer, ctx: McpToolContext, sessionId: string | null): void {
-  server.server.registerCapabilities({ resources: { subscribe: true } });
   const ttl = ctx.deps.config.MCP_SESSION_TTL_SECONDS;
   const sessionOf = () => {
     if (!sessionId) throw new ProtocolError(ProtocolErrorCode.InvalidRequest, 'subscriptions need a session (Mcp-Session-Id)');

@@ -105,3 +105,29 @@ t.test('prompts: a portfolio review and a pre-trade risk check, listed with thei
   await t.rejects(client.getPrompt({ name: 'pre_trade_risk_check', arguments: { agentId, amountUsd: '1e3' } }), { code: -32602 }, 'an amount that is not a plain USD figure');
   await t.rejects(client.getPrompt({ name: 'pre_trade_risk_check', arguments: { agentId: 'no-such-agent', amountUsd: '10' } }), { code: -32602 }, 'an unknown agent');
 });
+
+t.test('2026 subscriptions/listen across processes: a pool change reaches its owner\'s stream only, an agent\'s reaches everyone listening', async (t) => {
+  const listener = async (token: string) => {
+    const client = new ClientV2({ name: 'listen-v2', version: '1' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+    await client.connect(new TransportV2(new URL(`${other.url}/mcp`), { requestInit: { headers: bearer(token) } }));
+    const uris: string[] = [];
+    client.setNotificationHandler('notifications/resources/updated', (n) => void uris.push(n.params.uri));
+    const subscription = await client.listen({ resourceSubscriptions: [POOL, `agent://${agentId}`] });
+    t.teardown(async () => {
+      await subscription.close();
+      await client.close();
+    });
+    return { uris, subscription };
+  };
+  const mine = await listener(alice.accessToken);
+  const theirs = await listener(bob.accessToken);
+  t.same(mine.subscription.honoredFilter, { resourceSubscriptions: [POOL, `agent://${agentId}`] });
+
+  // The change is made through REST on the first process; the listen streams are held by the other.
+  t.equal((await api(app, 'POST', `${SUBS}/${agentId}/allocation/add`, { token: alice.accessToken, body: { amountUsd: 10 } })).status, 200);
+  const deadline = Date.now() + 10_000;
+  while ((mine.uris.length < 2 || theirs.uris.length < 1) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  t.same([...mine.uris].sort(), [`agent://${agentId}`, POOL].sort(), 'alice hears of her pool and of the agent');
+  await new Promise((r) => setTimeout(r, 300));
+  t.same(theirs.uris, [`agent://${agentId}`], "bob hears of the agent, never of alice's pool");
+});

@@ -39,6 +39,7 @@ export async function eventsAfter(redis: Redis, sessionId: string, lastEventId: 
 }
 
 export const endSessionLog = (redis: Redis, sessionId: string) => redis.del(logKey(sessionId));
+export const touchSessionLog = (redis: Redis, ttlSeconds: number, sessionId: string) => redis.expire(logKey(sessionId), ttlSeconds);
 
 /** Whether stream id `a` comes after `b` (ids are `<ms>-<seq>`). */
 export function isAfter(a: string, b: string): boolean {

@@ -55,6 +55,14 @@ export async function unwatch(redis: Redis, sessionId: string, target: WatchTarg
   await redis.multi().srem(watchersKey(target), sessionId).srem(subscriptionsKey(sessionId), target).exec();
 }
 
+/** A session's lifetime starts again: its subscriptions live as long (one command when it has none). */
+export async function touchSubscriptions(redis: Redis, ttlSeconds: number, sessionId: string): Promise<void> {
+  if (!(await redis.expire(subscriptionsKey(sessionId), ttlSeconds))) return;
+  const multi = redis.multi();
+  for (const target of (await redis.smembers(subscriptionsKey(sessionId))) as WatchTarget[]) multi.expire(watchersKey(target), ttlSeconds);
+  await multi.exec();
+}
+
 /** A session ends: its subscriptions go with it. */
 export async function unwatchAll(redis: Redis, sessionId: string): Promise<void> {
   const targets = (await redis.smembers(subscriptionsKey(sessionId))) as WatchTarget[];

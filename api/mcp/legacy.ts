@@ -53,27 +53,42 @@ export function legacyLeg(deps: AppDeps, relay: Relay, onerror: (error: Error) =
   }
 
   /**
-   * The session's stream: live events from the relay; with `Last-Event-ID`, first the logged events
-   * after it. The relay is listened to before the log is read, so nothing falls between the two;
-   * a live event already replayed is skipped.
+   * Listens to the session's channel, then reads the log after `lastEventId`, so nothing falls
+   * between the two: the events missed, the live ones that came meanwhile, and where later ones go.
+   * Null when Redis fails.
    */
-  function eventStream(id: string, lastEventId: string | null): Response {
+  async function catchUp(id: string, lastEventId: string | null) {
+    const early: StreamEvent[] = [];
+    let forward: ((event: StreamEvent) => void) | undefined;
+    let stop: (() => void) | undefined;
+    try {
+      stop = await relay.listen(id, (event) => (forward ? forward(event) : early.push(event)));
+      const missed = lastEventId ? await eventsAfter(deps.redis, id, lastEventId) : [];
+      return { backlog: () => [...missed, ...early], stop, forwardTo: (write: (event: StreamEvent) => void) => (forward = write) };
+    } catch {
+      stop?.();
+      return null;
+    }
+  }
+
+  /** The session's stream: with `Last-Event-ID`, first the logged events after it; an event already written is skipped. */
+  async function eventStream(id: string, lastEventId: string | null): Promise<Response> {
+    const relayed = await catchUp(id, lastEventId);
+    if (!relayed) return jsonRpcError(503, -32000, 'Service unavailable: the session stream cannot be opened now');
     let closeStream = () => {};
     const body = new ReadableStream<Uint8Array>({
-      async start(controller) {
+      start(controller) {
         const encoder = new TextEncoder();
         let last = lastEventId ?? '0-0';
-        let replaying: StreamEvent[] | undefined = [];
         const write = (event: StreamEvent) => {
           if (!isAfter(event.id, last)) return;
           last = event.id;
           controller.enqueue(encoder.encode(`id: ${event.id}\nevent: message\ndata: ${JSON.stringify(event.message)}\n\n`));
         };
-        const stopListening = await relay.listen(id, (event) => (replaying ? replaying.push(event) : write(event)));
         const timer = setInterval(() => controller.enqueue(encoder.encode(': keepalive\n\n')), KEEP_ALIVE_MS);
         closeStream = () => {
           clearInterval(timer);
-          stopListening();
+          relayed.stop();
           streams.get(id)?.delete(closeStream);
           if (streams.get(id)?.size === 0) streams.delete(id);
           try {
@@ -84,10 +99,8 @@ export function legacyLeg(deps: AppDeps, relay: Relay, onerror: (error: Error) =
         };
         streams.set(id, (streams.get(id) ?? new Set()).add(closeStream));
         controller.enqueue(encoder.encode(': stream open\n\n'));
-        const missed = lastEventId ? await eventsAfter(deps.redis, id, lastEventId) : [];
-        const live = replaying;
-        replaying = undefined;
-        for (const event of [...missed, ...live]) write(event);
+        for (const event of relayed.backlog()) write(event);
+        relayed.forwardTo(write);
       },
       cancel: () => closeStream(),
     });

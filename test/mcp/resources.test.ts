@@ -5,6 +5,7 @@ import t from 'tap';
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from '@modelcontextprotocol/client';
+import { requestSignature } from '../../infra/api-keys.ts';
 import { api, apiWithConfig, startTestApp } from '../support/app.ts';
 import { followableAgent } from '../support/agents.ts';
 import { signIn } from '../support/auth.ts';
@@ -134,4 +135,26 @@ t.test('2026 subscriptions/listen across processes: a pool change reaches its ow
   t.same([...mine.uris].sort(), [`agent://${agentId}`, POOL].sort(), 'alice hears of her pool and of the agent');
   await new Promise((r) => setTimeout(r, 300));
   t.same(theirs.uris, [`agent://${agentId}`], "bob hears of the agent, never of alice's pool");
+});
+
+t.test('scopes as REST: a key without subscriptions:read reads an agent but not a pool, and cannot watch one', async (t) => {
+  const created = await api(app, 'POST', '/api/api-keys', { token: alice.accessToken, body: { name: 'res', scopes: ['agents:read'] } });
+  t.equal(created.status, 201);
+  const { apiKey, secretKey } = created.body.data as { apiKey: string; secretKey: string };
+  let sessionId: string | undefined;
+  const signed = (body: unknown) => {
+    const timestamp = String(Date.now());
+    const signature = requestSignature(secretKey, { timestamp, method: 'POST', path: '/mcp', body: JSON.stringify(body) });
+    return rpc(app.url, { 'x-api-key': apiKey, 'x-timestamp': timestamp, 'x-signature': signature, ...(sessionId ? { 'mcp-session-id': sessionId } : {}) }, body);
+  };
+  const opened = await signed({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'res-key', version: '1' } } });
+  sessionId = opened.headers.get('mcp-session-id')!;
+  const agent = await signed({ jsonrpc: '2.0', id: 2, method: 'resources/read', params: { uri: `agent://${agentId}` } });
+  t.equal(agent.status, 200);
+  t.match(agent.body.result.contents[0], { uri: `agent://${agentId}` });
+  const pool = await signed({ jsonrpc: '2.0', id: 3, method: 'resources/read', params: { uri: POOL } });
+  t.equal(pool.status, 403, 'the pool needs subscriptions:read');
+  t.match(pool.headers.get('www-authenticate'), /insufficient_scope.*subscriptions:read/);
+  const watch = await signed({ jsonrpc: '2.0', id: 4, method: 'resources/subscribe', params: { uri: POOL } });
+  t.match(watch.body, { error: { code: -32602, message: /subscriptions:read/ } }, 'nor watch it');
 });

@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import type { DestinationStream } from 'pino';
 import { buildApp } from './api/app.ts';
 import type { AppDeps } from './api/deps.ts';
+import { notifyChanged } from './api/mcp/resource-watch.ts';
 import { createDispatcher } from './commands/dispatch.ts';
 import { createCaptcha } from './infra/captcha.ts';
 import { systemClock, type Clock } from './infra/clock.ts';
@@ -112,6 +113,11 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
             ? logger.error({ err, stage, projector }, 'projector held back at its checkpoint; the others go on; retrying')
             : logger.error({ err, stage }, 'projection failed; retrying'),
         ...options.runnerOptions,
+        // MCP clients watching a pool or agent hear of its change once the read models show it.
+        onCommitted: (events, at) => {
+          notifyChanged(redis, config.MCP_SESSION_TTL_SECONDS, events).catch((err) => logger.warn({ err }, 'MCP resource change notice failed'));
+          options.runnerOptions?.onCommitted?.(events, at);
+        },
       })
     : undefined;
   await runner?.start();

@@ -10,7 +10,9 @@ import { DomainError, refuse } from '../../domain/shared/errors.ts';
 import { FRAMEWORK_REASONS } from '../plugins/errors.ts';
 import { publicBaseUrl } from '../routes/developers/record.ts';
 import { jsonRpcErrorBody, refusalBody } from './json-rpc.ts';
+import { listenCaller, redisBus } from './bus.ts';
 import { legacyLeg } from './legacy.ts';
+import { createRelay } from './relay.ts';
 import { authInfoOf, mcpServerFor } from './server.ts';
 
 /** MCP messages are small; a tool's arguments are bounded by its schema well below this. */
@@ -44,8 +46,9 @@ function sendRefusal(error: FastifyError, request: FastifyRequest, reply: Fastif
 
 export default async function mcpRoutes(app: FastifyInstance): Promise<void> {
   const onerror = (error: Error) => app.log.debug({ mcpError: error.message }, 'mcp request refused');
-  const modern = createMcpHandler(mcpServerFor, { legacy: 'reject', onerror });
-  const legacy = legacyLeg(app.deps, onerror);
+  const relay = createRelay(app.deps.redis, onerror);
+  const modern = createMcpHandler(mcpServerFor, { legacy: 'reject', onerror, bus: redisBus(app.deps.redis, relay, onerror) });
+  const legacy = legacyLeg(app.deps, relay, onerror);
   const serveNode = toNodeHandler({
     async fetch(request: Request, options: McpHandlerRequestOptions = {}) {
       if (request.method !== 'POST' || (await isLegacyRequest(request, options.parsedBody))) return legacy.serve(request, options);
@@ -56,6 +59,7 @@ export default async function mcpRoutes(app: FastifyInstance): Promise<void> {
   app.addHook('onClose', async () => {
     legacy.close();
     await modern.close();
+    relay.close();
   });
 
   // Every refusal of these routes (auth, rate limit, body) is JSON-RPC: this group's own handler.
@@ -77,7 +81,8 @@ export default async function mcpRoutes(app: FastifyInstance): Promise<void> {
     // What our hooks set (request id, rate-limit headers, security headers) goes out with the SDK's answer.
     for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) reply.raw.setHeader(name, value as string);
     (request.raw as { auth?: unknown }).auth = authInfoOf(request, `${publicBaseUrl(app)}/.well-known/oauth-protected-resource/mcp`);
-    await serveNode(request.raw, reply.raw, request.body);
+    // The caller travels with the request, for the listen streams' bus (api/mcp/bus.ts).
+    await listenCaller.run(request.identity!, () => serveNode(request.raw, reply.raw, request.body));
   };
   const options = { onRequest: [checkHostAndOrigin, requireCaller], bodyLimit: MCP_BODY_LIMIT, schema: { hide: true }, config: { oauthResource: 'mcp' as const } };
   app.post('/mcp', options, serve);

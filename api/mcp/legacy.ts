@@ -1,12 +1,14 @@
 // The 2025-11-25 leg: sessions kept in Redis (api/mcp/sessions.ts), so any API process serves them.
 // `initialize` opens one and answers its `mcp-session-id`; every later POST is served statelessly by
 // a fresh server once the session is found and owned by the caller; GET is the session's event
-// stream; DELETE ends it.
+// stream, fed across processes through the relay (api/mcp/relay.ts); DELETE ends it.
 import type { FastifyRequest } from 'fastify';
 import { legacyStatelessFallback, WebStandardStreamableHTTPServerTransport, type McpHandlerRequestOptions } from '@modelcontextprotocol/server';
 import { mcpServerFor } from './server.ts';
 import { mcpSessions, newSessionId, ownerOf } from './sessions.ts';
 import { jsonRpcError } from './json-rpc.ts';
+import { unwatchAll } from './resource-watch.ts';
+import { endSessionLog, eventsAfter, isAfter, type Relay, type StreamEvent } from './relay.ts';
 import type { AppDeps } from '../deps.ts';
 
 const KEEP_ALIVE_MS = 15_000;
@@ -16,11 +18,11 @@ const isInitialize = (body: unknown): body is { params: { protocolVersion: strin
 
 export interface LegacyLeg {
   serve(request: Request, options: McpHandlerRequestOptions): Promise<Response>;
-  /** closes this process's open event streams */
+  /** closes this process's open event streams (the relay is its caller's to close) */
   close(): void;
 }
 
-export function legacyLeg(deps: AppDeps, onerror: (error: Error) => void): LegacyLeg {
+export function legacyLeg(deps: AppDeps, relay: Relay, onerror: (error: Error) => void): LegacyLeg {
   const sessions = mcpSessions(deps.redis, deps.config.MCP_SESSION_TTL_SECONDS);
   const stateless = legacyStatelessFallback(mcpServerFor, onerror);
   /** this process's open event streams, by session: DELETE closes them */
@@ -50,14 +52,43 @@ export function legacyLeg(deps: AppDeps, onerror: (error: Error) => void): Legac
     }
   }
 
-  function eventStream(id: string): Response {
+  /**
+   * Listens to the session's channel, then reads the log after `lastEventId`, so nothing falls
+   * between the two: the events missed, the live ones that came meanwhile, and where later ones go.
+   * Null when Redis fails.
+   */
+  async function catchUp(id: string, lastEventId: string | null) {
+    const early: StreamEvent[] = [];
+    let forward: ((event: StreamEvent) => void) | undefined;
+    let stop: (() => void) | undefined;
+    try {
+      stop = await relay.listen(id, (event) => (forward ? forward(event) : early.push(event)));
+      const missed = lastEventId ? await eventsAfter(deps.redis, id, lastEventId) : [];
+      return { backlog: () => [...missed, ...early], stop, forwardTo: (write: (event: StreamEvent) => void) => (forward = write) };
+    } catch {
+      stop?.();
+      return null;
+    }
+  }
+
+  /** The session's stream: with `Last-Event-ID`, first the logged events after it; an event already written is skipped. */
+  async function eventStream(id: string, lastEventId: string | null): Promise<Response> {
+    const relayed = await catchUp(id, lastEventId);
+    if (!relayed) return jsonRpcError(503, -32000, 'Service unavailable: the session stream cannot be opened now');
     let closeStream = () => {};
     const body = new ReadableStream<Uint8Array>({
       start(controller) {
         const encoder = new TextEncoder();
+        let last = lastEventId ?? '0-0';
+        const write = (event: StreamEvent) => {
+          if (!isAfter(event.id, last)) return;
+          last = event.id;
+          controller.enqueue(encoder.encode(`id: ${event.id}\nevent: message\ndata: ${JSON.stringify(event.message)}\n\n`));
+        };
         const timer = setInterval(() => controller.enqueue(encoder.encode(': keepalive\n\n')), KEEP_ALIVE_MS);
         closeStream = () => {
           clearInterval(timer);
+          relayed.stop();
           streams.get(id)?.delete(closeStream);
           if (streams.get(id)?.size === 0) streams.delete(id);
           try {
@@ -68,6 +99,8 @@ export function legacyLeg(deps: AppDeps, onerror: (error: Error) => void): Legac
         };
         streams.set(id, (streams.get(id) ?? new Set()).add(closeStream));
         controller.enqueue(encoder.encode(': stream open\n\n'));
+        for (const event of relayed.backlog()) write(event);
+        relayed.forwardTo(write);
       },
       cancel: () => closeStream(),
     });
@@ -83,12 +116,12 @@ export function legacyLeg(deps: AppDeps, onerror: (error: Error) => void): Legac
       if (!session) return jsonRpcError(404, -32001, 'Session not found');
       if (request.method === 'POST') return stateless(request, options);
       if (request.method === 'DELETE') {
-        await sessions.end(id);
+        await Promise.all([sessions.end(id), endSessionLog(deps.redis, id), unwatchAll(deps.redis, id)]);
         for (const closeStream of [...(streams.get(id) ?? [])]) closeStream();
         return new Response(null, { status: 200 });
       }
       if (!request.headers.get('accept')?.includes('text/event-stream')) return jsonRpcError(406, -32000, 'Not Acceptable: Client must accept text/event-stream');
-      return eventStream(id);
+      return eventStream(id, request.headers.get('last-event-id'));
     },
     close() {
       for (const closers of [...streams.values()]) for (const closeStream of [...closers]) closeStream();

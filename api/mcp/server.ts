@@ -1,11 +1,14 @@
 // One McpServer per served request, for its caller: the tools of api/mcp/tools, each checked against
-// the caller's scopes, measured, and logged by name (never with a credential).
+// the caller's scopes, measured, and logged by name (never with a credential); the resources of
+// api/mcp/resources.ts and the prompts of api/mcp/prompts.ts.
 import type { FastifyRequest } from 'fastify';
 import { McpServer, type AuthInfo, type CallToolResult, type McpRequestContext } from '@modelcontextprotocol/server';
 import { codeOf, DomainError } from '../../domain/shared/errors.ts';
 import { mcpToolCalls } from '../../infra/metrics.ts';
 import { publicBaseUrl } from '../routes/developers/record.ts';
 import type { McpTool, McpToolContext } from './tool.ts';
+import { registerPrompts } from './prompts.ts';
+import { registerResources, registerSubscriptions } from './resources.ts';
 import { mcpTools } from './tools/index.ts';
 
 export const SERVER_INFO = { name: 'agent-trading-platform', title: 'Agent Trading Platform', version: '1.0.0' };
@@ -57,7 +60,7 @@ async function runTool(tool: McpTool, ctx: McpToolContext, input: unknown, reque
 }
 
 /** The server factory both eras share (createMcpHandler and the 2025 leg): tools for the request's caller. */
-export function mcpServerFor({ authInfo }: McpRequestContext): McpServer {
+export function mcpServerFor({ authInfo, era, requestInfo }: McpRequestContext): McpServer {
   const request = requestOf(authInfo);
   const server = new McpServer(SERVER_INFO, {
     instructions: 'Agent Trading Platform: browse trading agents, review your pools, trades and wallet. Amounts are in USD.',
@@ -88,5 +91,9 @@ export function mcpServerFor({ authInfo }: McpRequestContext): McpServer {
       (input: unknown) => runTool(tool, ctx, input, request),
     );
   }
+  registerResources(server, ctx);
+  registerPrompts(server, ctx);
+  // 2025 only: the 2026 revision has no resources/subscribe.
+  if (era === 'legacy') registerSubscriptions(server, ctx, requestInfo?.headers.get('mcp-session-id') ?? null);
   return server;
 }

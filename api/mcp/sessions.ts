@@ -2,6 +2,8 @@
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import type { Identity } from '../types.ts';
+import { touchSessionLog } from './relay.ts';
+import { touchSubscriptions } from './resource-watch.ts';
 
 export interface McpSession {
   /** who opened it: the only caller it answers (another identity gets 404, as for an unknown session) */
@@ -39,7 +41,8 @@ export function mcpSessions(redis: Redis, ttlSeconds: number): McpSessions {
       if (!stored) return null;
       const session = JSON.parse(stored) as McpSession;
       if (session.owner !== ownerOf(identity)) return null;
-      await redis.expire(keyOf(id), ttlSeconds); // sliding: only its owner's requests keep it alive
+      // Sliding: only its owner's requests keep it alive, with its event log and subscriptions.
+      await Promise.all([redis.expire(keyOf(id), ttlSeconds), touchSessionLog(redis, ttlSeconds, id), touchSubscriptions(redis, ttlSeconds, id)]);
       return session;
     },
     async end(id) {

@@ -55,6 +55,10 @@ async function runTool(tool: McpTool, ctx: McpToolContext, input: unknown, reque
   }
 }
 
+/** Registrations added to every server after our tools: none in the service; tests add the conformance runner's fixtures. */
+const extraRegistrations: Array<(server: McpServer) => void> = [];
+export const registerOnEveryServer = (register: (server: McpServer) => void) => void extraRegistrations.push(register);
+
 /** The server factory both eras share (createMcpHandler and the 2025 leg): tools for the request's caller. */
 export function mcpServerFor({ authInfo }: McpRequestContext): McpServer {
   const request = requestOf(authInfo);
@@ -86,5 +90,6 @@ export function mcpServerFor({ authInfo }: McpRequestContext): McpServer {
       (input: unknown) => runTool(tool, ctx, input, request),
     );
   }
+  for (const register of extraRegistrations) register(server);
   return server;
 }

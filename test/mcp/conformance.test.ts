@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startTestApp } from '../support/app.ts';
 import { signIn } from '../support/auth.ts';
+import { useConformanceFixtures } from '../support/mcp-fixtures.ts';
 
 const RUNNER = join(process.cwd(), 'node_modules/.bin/conformance');
 /** A whole requirement set runs in about 6 s here; past this the runner is stuck, not slow. */
@@ -36,6 +37,9 @@ const NO_FIXTURE: Record<string, string[]> = {
   ],
 };
 
+/** The scenarios that pass once the runner's fixture tools are registered (test/support/mcp-fixtures.ts); the same at both revisions. */
+const WITH_FIXTURES = ['tools-call-simple-text', 'tools-call-image', 'tools-call-audio', 'tools-call-embedded-resource', 'tools-call-mixed-content', 'tools-call-error'];
+
 /** Checks of server-stateless that call the runner's diagnostic tools (test_missing_capability, test_streaming_elicitation, test_logging_tool): the runner reports them untestable without those. */
 const NEEDS_FIXTURE_TOOL = new Set([
   'sep-2575-server-rejects-undeclared-capability',
@@ -51,6 +55,7 @@ interface Check {
   details?: { untestable?: boolean };
 }
 
+useConformanceFixtures();
 const app = await startTestApp();
 t.teardown(() => app.close());
 const user = await signIn(app, 'mcp-conformance@example.test');
@@ -99,11 +104,11 @@ async function runRequirements(revision: string): Promise<{ code: number | null;
 const failures = (checks: Check[]) => checks.filter((c) => c.status === 'FAILURE');
 
 for (const revision of Object.keys(NO_FIXTURE)) {
-  t.test(`requirements ${revision}: every scenario that needs no fixture passes, at its own wire`, async (t) => {
+  t.test(`requirements ${revision}: every scenario that needs no fixture passes, and those of the fixture tools, at its own wire`, async (t) => {
     const run = await runRequirements(revision);
     t.not(run.code, null, 'the runner finished before its time-out');
     t.match(run.output, `Running requirements ${revision}`);
-    for (const scenario of NO_FIXTURE[revision]!) {
+    for (const scenario of [...NO_FIXTURE[revision]!, ...WITH_FIXTURES]) {
       const checks = run.checks.get(scenario);
       if (!t.ok(checks?.length, `${scenario} ran`)) continue;
       const failed = failures(checks!).filter((c) => !(scenario === 'server-stateless' && NEEDS_FIXTURE_TOOL.has(c.id) && c.details?.untestable));

@@ -38,7 +38,7 @@ const NO_FIXTURE: Record<string, string[]> = {
 };
 
 /** The scenarios that pass once the runner's fixture tools are registered (test/support/mcp-fixtures.ts); the same at both revisions. */
-const WITH_FIXTURES = ['tools-call-simple-text', 'tools-call-image', 'tools-call-audio', 'tools-call-embedded-resource', 'tools-call-mixed-content', 'tools-call-error'];
+const WITH_FIXTURES = ['tools-call-simple-text', 'tools-call-image', 'tools-call-audio', 'tools-call-embedded-resource', 'tools-call-mixed-content', 'tools-call-error', 'tools-call-with-progress'];
 
 /** Checks of server-stateless that call the runner's diagnostic tools (test_missing_capability, test_streaming_elicitation, test_logging_tool): the runner reports them untestable without those. */
 const NEEDS_FIXTURE_TOOL = new Set([

@@ -22,7 +22,9 @@ const answers: Record<string, Content> = {
 };
 
 /** The fixtures' names, as tools/list shows them after ours. */
-export const FIXTURE_TOOLS = [...Object.keys(answers), 'test_error_handling'];
+export const FIXTURE_TOOLS = [...Object.keys(answers), 'test_error_handling', 'test_tool_with_progress'];
+
+type ProgressContext = { mcpReq: { _meta?: { progressToken?: string | number }; notify(n: { method: string; params: Record<string, unknown> }): Promise<void> } };
 
 function registerFixtures(server: McpServer): void {
   for (const [name, content] of Object.entries(answers)) {
@@ -32,6 +34,12 @@ function registerFixtures(server: McpServer): void {
     isError: true,
     content: [{ type: 'text', text: 'The fixture fails on purpose.' }],
   }));
+  // Three progress notifications on the request's own stream, then the result.
+  server.registerTool('test_tool_with_progress', { description: 'conformance fixture: progress' }, (async (ctx: ProgressContext) => {
+    const progressToken = ctx.mcpReq._meta?.progressToken ?? 0;
+    for (const progress of [0, 50, 100]) await ctx.mcpReq.notify({ method: 'notifications/progress', params: { progressToken, progress, total: 100 } });
+    return { content: [{ type: 'text', text: String(progressToken) }] };
+  }) as never);
 }
 
 let registered = false;

@@ -37,8 +37,12 @@ const NO_FIXTURE: Record<string, string[]> = {
   ],
 };
 
-/** The scenarios that pass once the runner's fixture tools are registered (test/support/mcp-fixtures.ts); the same at both revisions. */
-const WITH_FIXTURES = ['tools-call-simple-text', 'tools-call-image', 'tools-call-audio', 'tools-call-embedded-resource', 'tools-call-mixed-content', 'tools-call-error', 'tools-call-with-progress'];
+/** The scenarios that pass once the runner's fixtures are registered (test/support/mcp-fixtures.ts), at both revisions. */
+const WITH_FIXTURES = [
+  ...['tools-call-simple-text', 'tools-call-image', 'tools-call-audio', 'tools-call-embedded-resource', 'tools-call-mixed-content', 'tools-call-error', 'tools-call-with-progress'],
+  ...['resources-list', 'resources-read-text', 'resources-read-binary', 'resources-templates-read'],
+  ...['prompts-list', 'prompts-get-simple', 'prompts-get-with-args', 'prompts-get-embedded-resource', 'prompts-get-with-image'],
+];
 
 /** Checks of server-stateless that call the runner's diagnostic tools (test_missing_capability, test_streaming_elicitation, test_logging_tool): the runner reports them untestable without those. */
 const NEEDS_FIXTURE_TOOL = new Set([
@@ -108,7 +112,9 @@ for (const revision of Object.keys(NO_FIXTURE)) {
     const run = await runRequirements(revision);
     t.not(run.code, null, 'the runner finished before its time-out');
     t.match(run.output, `Running requirements ${revision}`);
-    for (const scenario of [...NO_FIXTURE[revision]!, ...WITH_FIXTURES]) {
+    // caching (2026-07-28 only) reads the fixtures' tool, resource and prompt lists
+    const withFixtures = revision === '2026-07-28' ? [...WITH_FIXTURES, 'caching'] : WITH_FIXTURES;
+    for (const scenario of [...NO_FIXTURE[revision]!, ...withFixtures]) {
       const checks = run.checks.get(scenario);
       if (!t.ok(checks?.length, `${scenario} ran`)) continue;
       const failed = failures(checks!).filter((c) => !(scenario === 'server-stateless' && NEEDS_FIXTURE_TOOL.has(c.id) && c.details?.untestable));

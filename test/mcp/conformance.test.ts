@@ -87,7 +87,8 @@ const mcpUrl = `http://127.0.0.1:${(proxy.address() as { port: number }).port}/m
 async function runRequirements(revision: string): Promise<{ code: number | null; output: string; checks: Map<string, Check[]> }> {
   const outDir = await mkdtemp(join(tmpdir(), 'mcp-conformance-'));
   try {
-    const child = spawn(RUNNER, ['server', '--url', mcpUrl, '--requirements', revision, '--timeout', '10000', '-o', outDir], { stdio: ['ignore', 'pipe', 'pipe'] });
+    // this process's Node (24), not whichever `node` the runner's shebang would find on PATH
+    const child = spawn(process.execPath, [RUNNER, 'server', '--url', mcpUrl, '--requirements', revision, '--timeout', '10000', '-o', outDir], { stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     child.stdout.on('data', (d: Buffer) => (output += d.toString('utf8')));
     child.stderr.on('data', (d: Buffer) => (output += d.toString('utf8')));
@@ -127,3 +128,17 @@ for (const revision of Object.keys(NO_FIXTURE)) {
     t.comment(`${revision}: failed ${failed.join(', ')}`);
   });
 }
+
+t.test('our authorization server: the runner reads its metadata (authorization-server-metadata-endpoint)', async (t) => {
+  // the runner's `authorization` leg needs no credential for this scenario; the issuer is the app itself
+  const child = spawn(process.execPath, [RUNNER, 'authorization', '--url', app.url, '--scenario', 'authorization-server-metadata-endpoint'], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.on('data', (d: Buffer) => (output += d.toString('utf8')));
+  child.stderr.on('data', (d: Buffer) => (output += d.toString('utf8')));
+  const timer = setTimeout(() => child.kill('SIGKILL'), RUN_TIMEOUT_MS);
+  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+  clearTimeout(timer);
+  if (code !== 0) t.comment(output);
+  t.equal(code, 0, 'the runner passed');
+  t.match(output, /Passed: 2\/2, 0 failed/);
+});

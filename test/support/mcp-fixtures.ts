@@ -22,9 +22,6 @@ const answers: Record<string, Content> = {
   ],
 };
 
-/** The fixtures' names, as tools/list shows them after ours. */
-export const FIXTURE_TOOLS = [...Object.keys(answers), 'test_error_handling', 'test_tool_with_progress'];
-
 type ProgressContext = { mcpReq: { _meta?: { progressToken?: string | number }; notify(n: { method: string; params: Record<string, unknown> }): Promise<void> } };
 
 function registerFixtures(server: McpServer): void {

@@ -3,7 +3,8 @@
 // 2026-07-28 stateless). The runner's server mode sends no credentials and has no option for one, so
 // it talks to a pass-through proxy on 127.0.0.1 that adds a signed-in user's JWT bearer to every
 // request and changes nothing else (Host and Origin go through as sent: the DNS-rebinding scenario
-// reaches our check). Every scenario that needs no fixture of the runner must pass.
+// reaches our check). Every scenario that needs no fixture of the runner must pass, and those that
+// use the fixtures this process registers (test/support/mcp-fixtures.ts).
 import t from 'tap';
 import http from 'node:http';
 import { spawn } from 'node:child_process';

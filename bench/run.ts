@@ -1,4 +1,4 @@
-// npm run bench [-- --seconds N --events N --audit-events N --bridges N --pools N --wallets N --only eventstore|http|audit|reconciliation|signals|wallet|access|stalls]: every
+// npm run bench [-- --seconds N --events N --audit-events N --bridges N --pools N --wallets N --only eventstore|http|audit|reconciliation|signals|wallet|access|stalls|mcp]: every
 // figure from one run on this machine, each compared with a baseline or target measured or stated in the same run.
 import { accessBench } from './access.ts';
 import { auditBench } from './audit.ts';
@@ -6,6 +6,7 @@ import { chatterBench } from './chatter.ts';
 import { eventStoreBench } from './eventstore.ts';
 import { fanoutBench } from './fanout.ts';
 import { httpBench } from './http.ts';
+import { mcpBench } from './mcp.ts';
 import { reconciliationBench } from './reconciliation.ts';
 import { signalParseBench } from './signals.ts';
 import { stallsBench } from './stalls.ts';
@@ -34,4 +35,5 @@ if (!only || only === 'signals') {
 if (!only || only === 'wallet') await walletBench(seconds, arg('wallets', WALLETS));
 if (!only || only === 'access') await accessBench(seconds);
 if (!only || only === 'stalls') await stallsBench(seconds);
+if (!only || only === 'mcp') await mcpBench(seconds);
 process.exit(0);

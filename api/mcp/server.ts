@@ -59,6 +59,10 @@ async function runTool(tool: McpTool, ctx: McpToolContext, input: unknown, reque
   }
 }
 
+/** Registrations added to every server after our tools: none in the service; tests add the conformance runner's fixtures. */
+const extraRegistrations: Array<(server: McpServer) => void> = [];
+export const registerOnEveryServer = (register: (server: McpServer) => void) => void extraRegistrations.push(register);
+
 /** The server factory both eras share (createMcpHandler and the 2025 leg): tools for the request's caller. */
 export function mcpServerFor({ authInfo, era, requestInfo }: McpRequestContext): McpServer {
   const request = requestOf(authInfo);
@@ -95,5 +99,6 @@ export function mcpServerFor({ authInfo, era, requestInfo }: McpRequestContext):
   registerPrompts(server, ctx);
   // 2025 only: the 2026 revision has no resources/subscribe.
   if (era === 'legacy') registerSubscriptions(server, ctx, requestInfo?.headers.get('mcp-session-id') ?? null);
+  for (const register of extraRegistrations) register(server);
   return server;
 }

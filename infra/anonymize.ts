@@ -1,5 +1,5 @@
 // The id a developer sees for a follower: a keyed hash of agent and user, stable for that agent, not
-// linkable across agents, never the user id (docs/domain.md, Developer dashboard). The subscribers
+// linkable across agents, never the user id (docs/domain-rules.md, Developer dashboard). The subscribers
 // dashboard, the signal inbox and the webhook's answer all show this one id.
 import { createHmac } from 'node:crypto';
 import { deriveKey } from './secrets.ts';

@@ -1,4 +1,4 @@
-// Reconciliation: keeps the ledger true against the venues (docs/domain.md, Bridge lifecycle). A
+// Reconciliation: keeps the ledger true against the venues (docs/domain-rules.md, Bridge lifecycle). A
 // repeatable sweep reads every pool leg waiting for the venue (the transfers read model) and asks
 // the venue about each one in bulk; a leg that needs an action gets one job, its id derived from
 // the transfer and the action, so overlapping sweeps and several worker processes never duplicate
@@ -24,7 +24,7 @@ const SWEEP_SCHEDULER = 'reconciliation-sweep';
 const PAGE = 1_000;
 /** venue calls of one sweep in flight at once */
 const PARALLEL = 64;
-/** the venue's figure and the ledger's may differ by less than a cent (docs/domain.md, Bridge lifecycle) */
+/** the venue's figure and the ledger's may differ by less than a cent (docs/domain-rules.md, Bridge lifecycle) */
 const TOLERANCE_MICRO = 10_000;
 
 export const legSchema = z.object({

@@ -1,5 +1,5 @@
 // A signal arrives on the agent's webhook, authenticated there with the agent's signing secret
-// before its body was parsed (api/routes/signals/delivery.ts; docs/domain.md: timestamp and signature over
+// before its body was parsed (api/routes/signals/delivery.ts; docs/domain-rules.md: timestamp and signature over
 // the body, 5 minutes of skew); here its signature is spent (used once), the body read with the
 // agent's rules and recorded once per signalId. A signal with something to
 // execute is handed to the signal worker (the `signals` port); a repeated signalId answers what the

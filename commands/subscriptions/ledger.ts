@@ -1,4 +1,4 @@
-// Capital in and out of a followed pool (docs/domain.md, Pool ledger and Withdraw): add, withdraw and
+// Capital in and out of a followed pool (docs/domain-rules.md, Pool ledger and Withdraw): add, withdraw and
 // stop following, each a transfer of the command layer; and the pool facts that arrive from trades
 // and the venue. Every answer carries the pool's state after the command, so the route renders the
 // subscription record from it (the same record function the read model's rows go through).

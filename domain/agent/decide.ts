@@ -91,7 +91,7 @@ function assertVisibleNames(data: ListAgent['data']): void {
   }
 }
 
-/** Moves of docs/domain.md, Agent review: pending-review → beta | rejected, beta → live. */
+/** Moves of docs/domain-rules.md, Agent review: pending-review → beta | rejected, beta → live. */
 const reviewMoves: Record<ReviewDecision, { from: ListedAgent['betaStatus']; to: ListedAgent['betaStatus'] }> = {
   approve: { from: 'pending-review', to: 'beta' },
   reject: { from: 'pending-review', to: 'rejected' },

@@ -19,7 +19,7 @@ export type AgentState = { exists: false } | ListedAgent;
 
 export const initialState = (): AgentState => ({ exists: false });
 
-/** Only beta and live agents can be followed (docs/domain.md, Agent review). */
+/** Only beta and live agents can be followed (docs/domain-rules.md, Agent review). */
 export const isFollowable = (state: AgentState): state is ListedAgent =>
   state.exists && state.deletedAt === undefined && (state.betaStatus === 'beta' || state.betaStatus === 'live');
 

@@ -134,7 +134,7 @@ function settle({ data, metadata }: SettleAllocation, state: PoolState): PoolEve
     const status = outcome === 'confirmed' ? 'CONFIRMED' : 'FAILED';
     events.push({ type: 'BridgeStatusChanged', data: { transferId, status, bridgeTransactionId: state.bridge.transactionId, at } });
   }
-  // Fees are settled when a withdrawal confirms (docs/domain.md, Pool ledger).
+  // Fees are settled when a withdrawal confirms (docs/domain-rules.md, Pool ledger).
   if (state.followed && leg.direction === 'out' && outcome === 'confirmed') {
     const after = events.reduce(evolve, state as PoolState) as FollowedPool;
     events.push(...settleFees(after, at));

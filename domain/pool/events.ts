@@ -78,7 +78,7 @@ export const allocationSettledSchema = z.object({
   at: z.string(),
 });
 
-/** Where a real perp pool's bridge transfer stands (docs/domain.md, Bridge lifecycle). */
+/** Where a real perp pool's bridge transfer stands (docs/domain-rules.md, Bridge lifecycle). */
 export const bridgeStatusChangedSchema = z.object({
   transferId: z.string().min(1),
   status: bridgeStatusSchema,
@@ -102,7 +102,7 @@ export const tradeOpenedSchema = z.object({
   transfer: transferPlanSchema.optional(),
 });
 /**
- * The pool did not open a trade (docs/domain.md's skip reasons, Agent trades and signals). Recorded, so that the refusal is final:
+ * The pool did not open a trade (docs/domain-rules.md's skip reasons, Agent trades and signals). Recorded, so that the refusal is final:
  * the same trade id asked again changes nothing. Moves no money.
  */
 export const tradeRefusedSchema = z.object({ tradeId: z.string().min(1), reason: skipReasonSchema, message: z.string(), at: z.string() });

@@ -88,7 +88,7 @@ export function follow({ data, metadata }: FollowAgent, state: PoolState): PoolE
   return [{ type: 'FollowSettingsUpdated', data: { ...data.settings, updatedAt: metadata.now.toISOString() } }];
 }
 
-/** A real perp pool's leg goes through the bridge: it starts PENDING_BRIDGE (docs/domain.md, Bridge lifecycle). */
+/** A real perp pool's leg goes through the bridge: it starts PENDING_BRIDGE (docs/domain-rules.md, Bridge lifecycle). */
 export function bridging(walletContext: WalletContext, terms: AgentTerms, transferId: string, at: string): PoolEvent[] {
   if (walletContext !== 'real' || terms.venue !== 'PERP_VENUE') return [];
   return [{ type: 'BridgeStatusChanged', data: { transferId, status: 'PENDING_BRIDGE', bridgeTransactionId: null, at } }];

@@ -1,4 +1,4 @@
-// The figures of a subscription record and of its allocationBalanceAudit (docs/domain.md, "Pool
+// The figures of a subscription record and of its allocationBalanceAudit (docs/domain-rules.md, "Pool
 // ledger"): pure functions of the pool's ledger inputs, all integer micro-USD. The domain, the
 // read model and the auditor views all compute them here, so the maths exists once.
 import type { Venue } from '../agent/record.ts';

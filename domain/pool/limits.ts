@@ -1,4 +1,4 @@
-// The limits a pool applies before an agent's trades open in it (docs/domain.md, "Agent trades and
+// The limits a pool applies before an agent's trades open in it (docs/domain-rules.md, "Agent trades and
 // signals"): the follower's mode, the tokens the agent allows, the day's loss and count, the
 // cooldown, and the capital the trades would lock. Pure: the pool's state and the time arrive as
 // arguments. A group of trades (one signal) passes or is refused whole, for the first reason in

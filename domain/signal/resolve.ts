@@ -1,4 +1,4 @@
-// Which open trade a follow-up manages. docs/domain.md's order (Agent trades and signals): the signal it names (its `signalId`, or
+// Which open trade a follow-up manages. docs/domain-rules.md's order (Agent trades and signals): the signal it names (its `signalId`, or
 // the id of the message it replies to), then its token and side. Never a guess: more than one
 // candidate left is AMBIGUOUS_TARGET, and the follow-up is skipped.
 import { directionOf, type Intent, type Side } from './intent.ts';

@@ -1,4 +1,4 @@
-// A structured signal: docs/domain.md's body, field for field, plus what it cannot say yet — an `update`
+// A structured signal: docs/domain-rules.md's body, field for field, plus what it cannot say yet — an `update`
 // action (a stop move, breakeven, new targets), `entryType` (market, or a breakout above / below the
 // entry), targets with their share (`{ price, closePercent }`) and `replyTo`. Unknown fields are
 // refused: a misspelt `stoploss` must not open a trade without its stop. Every refusal has a stable

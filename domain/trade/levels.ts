@@ -8,7 +8,7 @@ import { BPS, ceilDiv, floorDiv, percentToBps } from './maths.ts';
 export type FillRange = readonly [number, number];
 
 /**
- * A zone's prices widened by the slippage tolerance: docs/domain.md opens a zone "at market within the
+ * A zone's prices widened by the slippage tolerance: docs/domain-rules.md opens a zone "at market within the
  * slippage tolerance", so a mark a little outside the zone still fills (at the mark).
  */
 export function zoneWithSlippage(entry: Extract<Entry, { kind: 'zone' }>, slippageBps: number): FillRange {

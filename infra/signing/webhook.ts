@@ -1,4 +1,4 @@
-// The signature of inbound signal webhooks (docs/domain.md, Agent trades and signals): `X-SVC-Timestamp` is epoch milliseconds,
+// The signature of inbound signal webhooks (docs/domain-rules.md, Agent trades and signals): `X-SVC-Timestamp` is epoch milliseconds,
 // `X-SVC-Signature` is `sha256=<hex HMAC-SHA256(secret, timestamp + "." + canonical JSON of the
 // body)>`, RFC 8785 canonical JSON, so a client may serialise its body in any key order or spacing.
 // The same HMAC over the body's bytes as sent is accepted too: it is checked first, without

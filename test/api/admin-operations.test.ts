@@ -1,4 +1,4 @@
-// GET /api/admin/operations/users/{userId}: an administrator's view of one user (docs/domain.md), read
+// GET /api/admin/operations/users/{userId}: an administrator's view of one user (docs/domain-rules.md), read
 // from the read models: the user document, MFA, wallets, pools, API keys (metadata only), sessions.
 import { randomUUID } from 'node:crypto';
 import t from 'tap';

@@ -1,4 +1,4 @@
-// The pool's ledger commands in Given / When / Then form (docs/domain.md: Pool ledger, Withdraw, Bridge
+// The pool's ledger commands in Given / When / Then form (docs/domain-rules.md: Pool ledger, Withdraw, Bridge
 // lifecycle): withdrawals, stop following, venue settlements, trades, fees and observations.
 import t from 'tap';
 import { poolDecider, type PoolCommand } from '../../../domain/pool/decide.ts';

@@ -1,4 +1,4 @@
-// The pool's side of an agent's trades (docs/domain.md, "Agent trades and signals"): a group
+// The pool's side of an agent's trades (docs/domain-rules.md, "Agent trades and signals"): a group
 // of trades opens whole with the margins the limits give it, or is refused whole for the first
 // skip reason, and the refusal is recorded so it is final. Every limit at its boundary, the daily
 // loss measured from 00:00 UTC net of capital moved, percent sizes, caps, repeats and releases.

@@ -1,4 +1,4 @@
-// Structured signals: docs/domain.md's body and its additions read into the same interpretation as text;
+// Structured signals: docs/domain-rules.md's body and its additions read into the same interpretation as text;
 // every refusal has a stable code, contradictory levels are INVALID_LEVELS.
 import t from 'tap';
 import { interpretSignalBody, parseStructuredSignal, STRUCTURED_VERSION, type StructuredResult } from '../../../domain/signal/index.ts';
@@ -8,7 +8,7 @@ const intents = (result: StructuredResult) => (result.ok ? result.interpretation
 const codes = (result: StructuredResult) => (result.ok ? [] : [result.reason, ...result.problems.map((p) => `${p.code}@${p.path}`)]);
 const long = { action: 'open', side: 'long', token: 'BTC' } as const;
 
-t.test("docs/domain.md's body opens, closes and cancels", async (t) => {
+t.test("docs/domain-rules.md's body opens, closes and cancels", async (t) => {
   const result = parseStructuredSignal({ signalId: 's-1', ...long, leverage: 10, sizePercent: 5, entry: [67_500, 67_000], stopLoss: 66_000, takeProfit: [68_000, 69_000] });
   t.equal(result.ok && result.interpretation.ruleVersion, STRUCTURED_VERSION);
   t.strictSame(intents(result), [{ ...open('BTC', 'long', zone(usd(67_000), usd(67_500)), { stopLoss: usd(66_000), takeProfits: [tp(usd(68_000)), tp(usd(69_000))], leverage: 10 }), size: { type: 'percent', percent: 5 } }]);

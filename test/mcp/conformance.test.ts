@@ -85,17 +85,22 @@ t.teardown(() => {
 const mcpUrl = `http://127.0.0.1:${(proxy.address() as { port: number }).port}/mcp`;
 
 /** Runs the runner as a child process (this process keeps serving the proxy meanwhile); its checks by scenario. */
+/** The runner with `args` on this process's Node (24), not whichever `node` its shebang would find on PATH; killed after RUN_TIMEOUT_MS. */
+async function runRunner(args: string[]): Promise<{ code: number | null; output: string }> {
+  const child = spawn(process.execPath, [RUNNER, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.on('data', (d: Buffer) => (output += d.toString('utf8')));
+  child.stderr.on('data', (d: Buffer) => (output += d.toString('utf8')));
+  const timer = setTimeout(() => child.kill('SIGKILL'), RUN_TIMEOUT_MS);
+  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+  clearTimeout(timer);
+  return { code, output };
+}
+
 async function runRequirements(revision: string): Promise<{ code: number | null; output: string; checks: Map<string, Check[]> }> {
   const outDir = await mkdtemp(join(tmpdir(), 'mcp-conformance-'));
   try {
-    // this process's Node (24), not whichever `node` the runner's shebang would find on PATH
-    const child = spawn(process.execPath, [RUNNER, 'server', '--url', mcpUrl, '--requirements', revision, '--timeout', '10000', '-o', outDir], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    child.stdout.on('data', (d: Buffer) => (output += d.toString('utf8')));
-    child.stderr.on('data', (d: Buffer) => (output += d.toString('utf8')));
-    const timer = setTimeout(() => child.kill('SIGKILL'), RUN_TIMEOUT_MS);
-    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
-    clearTimeout(timer);
+    const { code, output } = await runRunner(['server', '--url', mcpUrl, '--requirements', revision, '--timeout', '10000', '-o', outDir]);
     const checks = new Map<string, Check[]>();
     for (const dir of await readdir(outDir)) {
       const scenario = /^server-(.+)-\d{4}-\d\d-\d\dT[\d-]+Z$/.exec(dir)?.[1];
@@ -132,13 +137,7 @@ for (const revision of Object.keys(NO_FIXTURE)) {
 
 t.test('our authorization server: the runner reads its metadata (authorization-server-metadata-endpoint)', async (t) => {
   // the runner's `authorization` leg needs no credential for this scenario; the issuer is the app itself
-  const child = spawn(process.execPath, [RUNNER, 'authorization', '--url', app.url, '--scenario', 'authorization-server-metadata-endpoint'], { stdio: ['ignore', 'pipe', 'pipe'] });
-  let output = '';
-  child.stdout.on('data', (d: Buffer) => (output += d.toString('utf8')));
-  child.stderr.on('data', (d: Buffer) => (output += d.toString('utf8')));
-  const timer = setTimeout(() => child.kill('SIGKILL'), RUN_TIMEOUT_MS);
-  const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
-  clearTimeout(timer);
+  const { code, output } = await runRunner(['authorization', '--url', app.url, '--scenario', 'authorization-server-metadata-endpoint']);
   if (code !== 0) t.comment(output);
   t.equal(code, 0, 'the runner passed');
   t.match(output, /Passed: 2\/2, 0 failed/);

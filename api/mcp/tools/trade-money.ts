@@ -10,6 +10,7 @@ import { microToUsd, toUnits, usdToMicro, type MicroUsd } from '../../../domain/
 import type { TransferPlan } from '../../../domain/transfer/plan.ts';
 import { walletDecider } from '../../../domain/wallet/decide.ts';
 import { ensureLevelsAgainstMark, proceedsFor, TOKEN_DECIMALS, unitsFor, unitsToTokens } from '../../../domain/wallet/lots.ts';
+import type { WalletContext } from '../../../domain/wallet/events.ts';
 import { balanceOf } from '../../../domain/wallet/state.ts';
 import { buyBody, levelsOf, sellBody } from '../../routes/wallet/schemas.ts';
 import type { McpToolContext } from '../tool.ts';
@@ -117,6 +118,12 @@ const traded = (t: ManualTradeResult): MoneyResult => {
   };
 };
 
+/** What a buy and a sell send alike: the caller, a transfer id of the confirmation's, and the optional context and levels. */
+function manualTrade(ctx: McpToolContext, args: Parameters<typeof levelsOf>[0] & { walletContext?: WalletContext | undefined }, moveId: string) {
+  const levels = levelsOf(args);
+  return { userId: ctx.identity.userId, transferId: `manual-${moveId}`, ...(args.walletContext ? { walletContext: args.walletContext } : {}), ...(levels ? { levels } : {}) };
+}
+
 export const tradeMoneyTools = [
   moneyTool({
     name: 'wallet_buy',
@@ -126,9 +133,7 @@ export const tradeMoneyTools = [
     input: buyInput,
     preview: previewBuy,
     async execute(ctx, args, moveId) {
-      const levels = levelsOf(args);
-      const data = { userId: ctx.identity.userId, transferId: `manual-${moveId}`, mint: args.mint, amountMicro: usdToMicro(args.amountUsd) };
-      return traded(await ctx.dispatch('ManualBuy', { ...data, ...(args.walletContext ? { walletContext: args.walletContext } : {}), ...(levels ? { levels } : {}) }));
+      return traded(await ctx.dispatch('ManualBuy', { ...manualTrade(ctx, args, moveId), mint: args.mint, amountMicro: usdToMicro(args.amountUsd) }));
     },
   }),
   moneyTool({
@@ -139,9 +144,7 @@ export const tradeMoneyTools = [
     input: sellInput,
     preview: previewSell,
     async execute(ctx, args, moveId) {
-      const levels = levelsOf(args);
-      const data = { userId: ctx.identity.userId, transferId: `manual-${moveId}`, mint: args.mint!, units: Number(toUnits(args.amount, TOKEN_DECIMALS)) };
-      return traded(await ctx.dispatch('ManualSell', { ...data, ...(args.walletContext ? { walletContext: args.walletContext } : {}), ...(levels ? { levels } : {}) }));
+      return traded(await ctx.dispatch('ManualSell', { ...manualTrade(ctx, args, moveId), mint: args.mint!, units: Number(toUnits(args.amount, TOKEN_DECIMALS)) }));
     },
   }),
 ];

@@ -15,7 +15,7 @@ import type { Clock } from '../../../infra/clock.ts';
 import { api, dispatch, loadState, startTestApp } from '../../support/app.ts';
 import { followableAgent } from '../../support/agents.ts';
 import { signIn, type SignedIn } from '../../support/auth.ts';
-import { toolContext } from '../../support/mcp-tool-context.ts';
+import { refusal, toolContext } from '../../support/mcp-tool-context.ts';
 
 const START_MICRO = 10_000_000_000;
 const TTL_SECONDS = 300;
@@ -50,15 +50,6 @@ t.test('money tools move money only after a preview', async (t) => {
     const loaded = await loadState(app, poolDecider, poolId(u.userId, agentId, 'virtual'));
     const { state } = loaded;
     return { revision: loaded.revision, allocated: state.followed ? poolFigures(state.ledger, ledgerTermsOf(state)).allocatedUsd : 0 };
-  };
-  const refusal = async (p: Promise<unknown>) => {
-    try {
-      await p;
-    } catch (err) {
-      if (err instanceof DomainError) return err.reason;
-      throw err;
-    }
-    return 'none';
   };
 
   await t.test('a withdrawal preview shows the amounts and moves nothing; its confirmation moves it once', async (t) => {

@@ -5,10 +5,9 @@
 import t from 'tap';
 import { mcpTools } from '../../../api/mcp/tools/index.ts';
 import { READ_ONLY } from '../../../api/mcp/tool.ts';
-import { DomainError } from '../../../domain/shared/errors.ts';
 import { api, startTestApp } from '../../support/app.ts';
 import type { SignedIn } from '../../support/auth.ts';
-import { toolContext } from '../../support/mcp-tool-context.ts';
+import { refusal, toolContext } from '../../support/mcp-tool-context.ts';
 import { tradingUser } from './trading.ts';
 
 const app = await startTestApp({ config: { ADMIN_EMAILS: 'admin@example.test' } });
@@ -25,15 +24,6 @@ const toolNamed = (name: string) => {
 async function call(name: string, who: SignedIn, input: Record<string, unknown>): Promise<any> {
   const tool = toolNamed(name);
   return tool.output.parse(await tool.run(toolContext(app, who), tool.input.parse(input)));
-}
-async function refusal(p: Promise<unknown>): Promise<string> {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof DomainError) return err.reason;
-    throw err;
-  }
-  return 'none';
 }
 const rest = async (method: string, path: string, who: SignedIn, body?: unknown) => {
   const res = await api(app, method, path, { token: who.accessToken, body });

@@ -206,15 +206,27 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     url,
     keyPrefix,
     async close() {
-      await app?.close();
-      await workers?.close();
-      await runner?.stop();
-      await mailer.close();
-      await signals.close();
+      // In order (what uses a connection stops before the connection closes); every part is
+      // closed even when an earlier one fails, and the failures are reported together.
+      const errors: unknown[] = [];
+      const closing = async (close: () => unknown) => {
+        try {
+          await close();
+        } catch (err) {
+          errors.push(err);
+        }
+      };
+      await closing(() => app?.close());
+      await closing(() => workers?.close());
+      await closing(() => runner?.stop());
+      await closing(() => mailer.close());
+      await closing(() => signals.close());
       queueConnection.disconnect();
-      await store.close();
+      await closing(() => store.close());
       redis.disconnect();
-      await pool.end();
+      await closing(() => pool.end());
+      if (errors.length === 1) throw errors[0];
+      if (errors.length > 1) throw new AggregateError(errors, 'closing the service failed in several parts');
     },
   };
 }

@@ -221,7 +221,9 @@ export function createEsdbEventStore(connectionString: string): EventStore {
         if (closed) return;
         closed = true;
         subscriptions.delete(subscription);
-        await sub.unsubscribe();
+        // A stream whose call never opened (its channel failed) has nothing to cancel: the
+        // client's unsubscribe then rejects with that failure, which the reader has already seen.
+        await sub.unsubscribe().catch(() => {});
         // Ends a pending iteration: the client's stream does not end by itself on unsubscribe.
         sub.destroy();
       },

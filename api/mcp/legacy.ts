@@ -2,13 +2,14 @@
 // `initialize` opens one and answers its `mcp-session-id`; every later POST is served statelessly by
 // a fresh server once the session is found and owned by the caller; GET is the session's event
 // stream, fed across processes through the relay (api/mcp/relay.ts); DELETE ends it.
+import { randomUUID } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import { legacyStatelessFallback, WebStandardStreamableHTTPServerTransport, type McpHandlerRequestOptions } from '@modelcontextprotocol/server';
 import { mcpServerFor } from './server.ts';
 import { mcpSessions, newSessionId, ownerOf } from './sessions.ts';
 import { jsonRpcError } from './json-rpc.ts';
 import { unwatchAll } from './resource-watch.ts';
-import { endSessionLog, eventsAfter, isAfter, type Relay, type StreamEvent } from './relay.ts';
+import { claimDelivery, deliveredBy, endSessionLog, eventsAfter, isAfter, type Relay, type StreamEvent } from './relay.ts';
 import type { AppDeps } from '../deps.ts';
 
 const KEEP_ALIVE_MS = 15_000;
@@ -71,8 +72,15 @@ export function legacyLeg(deps: AppDeps, relay: Relay, onerror: (error: Error) =
     }
   }
 
-  /** The session's stream: with `Last-Event-ID`, first the logged events after it; an event already written is skipped. */
+  /**
+   * The session's stream: with `Last-Event-ID`, first the logged events after it; an event already
+   * written is skipped. Each event is written only if this stream claims it (claimDelivery): a
+   * stream resuming after an event is the stream that delivered it, so it replays what it missed
+   * and never what another stream of the session delivered.
+   */
   async function eventStream(id: string, lastEventId: string | null): Promise<Response> {
+    const ttl = deps.config.MCP_SESSION_TTL_SECONDS;
+    const streamId = (lastEventId ? await deliveredBy(deps.redis, id, lastEventId).catch(() => null) : null) ?? randomUUID();
     const relayed = await catchUp(id, lastEventId);
     if (!relayed) return jsonRpcError(503, -32000, 'Service unavailable: the session stream cannot be opened now');
     let closeStream = () => {};
@@ -80,10 +88,19 @@ export function legacyLeg(deps: AppDeps, relay: Relay, onerror: (error: Error) =
       start(controller) {
         const encoder = new TextEncoder();
         let last = lastEventId ?? '0-0';
+        // claims are asked in arrival order and written in that order
+        let queue = Promise.resolve();
         const write = (event: StreamEvent) => {
-          if (!isAfter(event.id, last)) return;
-          last = event.id;
-          controller.enqueue(encoder.encode(`id: ${event.id}\nevent: message\ndata: ${JSON.stringify(event.message)}\n\n`));
+          queue = queue.then(async () => {
+            if (!isAfter(event.id, last)) return;
+            if (!(await claimDelivery(deps.redis, ttl, id, event.id, streamId).catch(() => false))) return;
+            last = event.id;
+            try {
+              controller.enqueue(encoder.encode(`id: ${event.id}\nevent: message\ndata: ${JSON.stringify(event.message)}\n\n`));
+            } catch {
+              // the client closed the stream meanwhile: the event stays in the log for its resumption
+            }
+          });
         };
         const timer = setInterval(() => controller.enqueue(encoder.encode(': keepalive\n\n')), KEEP_ALIVE_MS);
         closeStream = () => {

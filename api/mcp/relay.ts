@@ -2,7 +2,9 @@
 // (`GET /mcp`, `GET /mcp/sse`) is appended to the session's event log in Redis (a capped Redis
 // stream, its entry ids are the SSE event ids) and published on the session's channel; the
 // process holding the stream forwards it. A client reconnecting with `Last-Event-ID` gets the
-// entries after that id from the log, then the live ones.
+// entries after that id from the log, then the live ones. A session may hold several streams: each
+// message goes out on one of them only (`claimDelivery`), and a resumed stream replays only what
+// was delivered on it or on none.
 import type { Redis } from 'ioredis';
 import type { JSONRPCMessage } from '@modelcontextprotocol/server';
 
@@ -37,6 +39,23 @@ export async function eventsAfter(redis: Redis, sessionId: string, lastEventId: 
   const entries = await redis.xrange(logKey(sessionId), `(${lastEventId}`, '+');
   return entries.map(([id, fields]) => ({ id, message: JSON.parse(fields[1]!) as JSONRPCMessage }));
 }
+
+const claimKey = (sessionId: string, eventId: string) => `mcp:delivered:${sessionId}:${eventId}`;
+
+/**
+ * Whether the stream `streamId` delivers the session's event `eventId`: the first stream to claim
+ * an event delivers it, so a session with several streams (on any processes) gets each message on
+ * one of them only; the same stream (resumed) may deliver it again. The claim expires with the session.
+ */
+export async function claimDelivery(redis: Redis, ttlSeconds: number, sessionId: string, eventId: string, streamId: string): Promise<boolean> {
+  const key = claimKey(sessionId, eventId);
+  const [[, won], [, holder]] = (await redis.multi().set(key, streamId, 'EX', ttlSeconds, 'NX').get(key).exec()) as [[null, string | null], [null, string | null]];
+  return won === 'OK' || holder === streamId;
+}
+
+/** The stream that delivered `eventId`, if one did: a stream resuming after that event is that stream again. */
+export const deliveredBy = (redis: Redis, sessionId: string, eventId: string): Promise<string | null> =>
+  EVENT_ID.test(eventId) ? redis.get(claimKey(sessionId, eventId)) : Promise.resolve(null);
 
 export const endSessionLog = (redis: Redis, sessionId: string) => redis.del(logKey(sessionId));
 export const touchSessionLog = (redis: Redis, ttlSeconds: number, sessionId: string) => redis.expire(logKey(sessionId), ttlSeconds);

@@ -65,3 +65,28 @@ t.test('the stream and its log belong to the session: another identity is refuse
   t.equal(ended.status, 200);
   t.equal(await app.deps.redis.exists(`mcp:events:${sessionId}`), 0, 'the event log goes with the session');
 });
+
+t.test('a session with a stream on each process gets every message once, on one of them; a resumed stream never replays what the other delivered', async (t) => {
+  const sessionId = await openSession(app.url, alice.accessToken);
+  const headers = { authorization: `Bearer ${alice.accessToken}`, 'mcp-session-id': sessionId };
+  const here = await openSessionStream(app.url, headers);
+  const there = await openSessionStream(other.url, headers, '/mcp/sse');
+  const sent: string[] = [];
+  for (let n = 1; n <= 10; n++) sent.push(await sendToSession(app.deps.redis, TTL, sessionId, note(n)));
+  const [gotHere, gotThere] = await Promise.all([here.drain(500), there.drain(500)]);
+  const ids = [...gotHere, ...gotThere].map((e) => e.id);
+  t.same([...ids].sort(), [...sent].sort(), 'every message arrived, none twice');
+  t.same(gotHere.map((e) => e.id), sent.filter((id) => gotHere.some((e) => e.id === id)), 'each stream in order');
+
+  // The stream here goes away after its first event; the other keeps delivering meanwhile.
+  here.close();
+  const later = [await sendToSession(app.deps.redis, TTL, sessionId, note(11)), await sendToSession(app.deps.redis, TTL, sessionId, note(12))];
+  t.same((await there.drain(300)).map((e) => e.id), later, 'the open stream delivers what comes while the other is away');
+  there.close();
+  // Resume as whichever stream delivered something (the claims race, so either may have all ten).
+  const [mine, itsLater] = gotHere.length > 0 ? [gotHere, []] : [gotThere, later];
+  const resumed = await openSessionStream(other.url, { ...headers, 'last-event-id': mine[0]!.id! });
+  const replayed = (await resumed.drain(300)).map((e) => e.id);
+  t.same(replayed, [...mine.slice(1).map((e) => e.id), ...itsLater], 'the resumed stream replays its own events only, not those the other stream delivered');
+  resumed.close();
+});

@@ -55,7 +55,14 @@ const HOUR = 3600;
 const DAY = 24 * HOUR;
 
 /**
- * Runs first at every authorization request: refuses a request without a scope or with a scope
+ * The scope of an authorization request that names none (OAuth 2.1 lets the server pick a default
+ * or refuse): the least a client can hold, reading the user's profile. A client that needs more
+ * asks for it, or is told by a 403 `insufficient_scope` naming the scopes a route or tool needs.
+ */
+export const DEFAULT_OAUTH_SCOPE = 'profile:read';
+
+/**
+ * Runs first at every authorization request: gives a request without a scope the default one, refuses a scope
  * the table does not know (invalid_scope, to the client's redirect_uri with state and iss), and
  * rewrites the request's scopes to their canonical names without `admin:*`, which OAuth never
  * grants, so the consent page, the grant and the token all speak canonical scope names.
@@ -63,11 +70,10 @@ const DAY = 24 * HOUR;
 function scopeCheck() {
   const { Check } = interactionPolicy;
   return new Check('scopes_known', 'the requested scopes are known', (ctx: KoaContextWithOIDC) => {
-    const request = readOAuthScopeRequest(ctx.oidc.params.scope);
+    const asked = ctx.oidc.params.scope;
+    const request = readOAuthScopeRequest(typeof asked === 'string' && asked.trim() !== '' ? asked : DEFAULT_OAUTH_SCOPE);
     if (request.unknown.length > 0) throw new errors.InvalidScope('unknown scope requested', request.unknown.join(' '));
-    if (request.scopes.length === 0) {
-      throw new errors.InvalidScope(request.withheld.length ? 'administrator scopes are not available through OAuth' : 'a scope is required');
-    }
+    if (request.scopes.length === 0) throw new errors.InvalidScope('administrator and key management scopes are not available through OAuth');
     ctx.oidc.params.scope = request.scopes.join(' ');
     return Check.NO_NEED_TO_PROMPT;
   });

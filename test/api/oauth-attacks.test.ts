@@ -234,7 +234,7 @@ t.test('OAuth attack table', async (t) => {
     const tokens = await exchange(callback, attempt);
     t.equal(tokens.scope, 'profile:read', 'admin scopes dropped');
     t.equal((await api(app, 'GET', '/api/admin/audit/pools', { token: tokens.access_token })).status, 403);
-    for (const scope of ['admin:read', 'profile:read launch:missiles', 'openid', 'offline_access', '']) {
+    for (const scope of ['admin:read', 'profile:read launch:missiles', 'openid']) {
       const refused = await authorize(await authorizationRequest(config, { scope }));
       t.equal(refused.searchParams.get('error'), 'invalid_scope', scope);
       t.equal(refused.searchParams.get('iss'), base);
@@ -251,6 +251,11 @@ t.test('OAuth attack table', async (t) => {
     t.equal(mint.status, 403, 'the key routes refuse an OAuth token');
     t.equal(mint.body.error.reason, 'INSUFFICIENT_SCOPE');
     t.equal((await authorize(await authorizationRequest(config, { scope: 'keys:read' }))).searchParams.get('error'), 'invalid_scope', 'keys scopes alone: invalid_scope');
+    // A request that names no scope gets the least one, as OAuth 2.1 allows (MCP clients and the conformance runner send none).
+    const { attempt: unscoped, callback: unscopedCallback } = await fresh({ scope: '' });
+    t.equal((await exchange(unscopedCallback, unscoped)).scope, 'profile:read', 'no scope: profile:read');
+    const { attempt: onlyOffline, callback: onlyOfflineCallback } = await fresh({ scope: 'offline_access' });
+    t.equal((await exchange(onlyOfflineCallback, onlyOffline)).scope, 'profile:read', 'offline_access alone is dropped, leaving no scope: profile:read');
     const { attempt: legacy, callback: legacyCallback } = await fresh({ scope: 'user:read' });
     t.equal((await exchange(legacyCallback, legacy)).scope, 'profile:read', 'user:read is profile:read');
   });

@@ -51,6 +51,8 @@ declare module 'oidc-provider' {
     clientId: string;
     isExpired: boolean;
     addResourceScope(resource: string, scope: string): void;
+    addOIDCScope(scope: string): void;
+    rejectOIDCScope(scope: string): void;
     getResourceScopeEncountered(resource: string): string;
     save(): Promise<string>;
   }

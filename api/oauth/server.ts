@@ -131,8 +131,10 @@ export async function createAuthorizationServer(deps: AppDeps, settings: OAuthSe
     },
     jwks: keys.jwks,
     cookies: { keys: keys.cookieKeys },
-    // OAuth only: the API's scopes belong to its resource server below; `openid` is refused by scopeCheck.
-    scopes: [],
+    // The scopes a client may register (RFC 7591 `scope`, which MCP clients send from the protected
+    // resource metadata) and then be limited to. They carry no OpenID claims: the consent grants them
+    // to the resource server below; `openid` is refused by scopeCheck.
+    scopes: [...oauthScopes],
     responseTypes: ['code'],
     clientAuthMethods: ['none', 'client_secret_basic', 'client_secret_post'],
     clientDefaults: { grant_types: ['authorization_code'], response_types: ['code'], id_token_signed_response_alg: 'EdDSA' },

@@ -286,6 +286,11 @@ ${alert(message)}
     }
     const grant = (details.grantId ? await provider.Grant.find(details.grantId) : undefined) ?? new provider.Grant({ accountId: user.id, clientId: details.params.client_id });
     grant.addResourceScope(granted, scopes.join(' '));
+    // The scope table is also the provider's scope list (so that a client may register a `scope`):
+    // the provider then asks that each requested scope be granted or refused in the grant too.
+    const refused = (details.params.scope ?? '').split(' ').filter((s) => s && !scopes.includes(s as never));
+    if (scopes.length > 0) grant.addOIDCScope(scopes.join(' '));
+    if (refused.length > 0) grant.rejectOIDCScope(refused.join(' '));
     const grantId = await grant.save();
     const returnTo = await provider.interactionResult(request.raw, reply.raw, { consent: { grantId } }, { mergeWithLastSubmission: true });
     return reply.redirect(returnTo, 303);

@@ -129,14 +129,7 @@ export default async function authRoutes(root: FastifyInstance): Promise<void> {
 
   app.post(
     '/api/auth/refresh',
-    {
-      schema: {
-        tags,
-        summary: 'A new access token for the refresh token, from the user agent it was issued to (the same refresh token is returned: it works until its term ends)',
-        body: refreshTokenBody,
-        response: { 200: envelopeOf(z.object({ tokens: tokensSchema })) },
-      },
-    },
+    { schema: { tags, summary: 'Get a new access token (the same refresh token is returned: it works until its term ends)', body: refreshTokenBody, response: { 200: envelopeOf(z.object({ tokens: tokensSchema })) } } },
     async (request) => {
       const session = await request.dispatch('RefreshSession', { refreshToken: request.body.refreshToken, userAgent: userAgent(request) });
       return ok({ tokens: tokensOf(session) });

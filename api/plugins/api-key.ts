@@ -17,6 +17,9 @@ const TIMESTAMP = /^\d{1,16}$/;
  * the key's secret over timestamp + METHOD + path with its query as sent + the raw body), checked
  * once the body is read, in constant time, and never accepted twice within the window (Redis).
  * Admin routes take an unsigned request unless ADMIN_REQUIRE_SIGNATURE is on (the spec's point 5).
+ * Public routes need no signature (the spec's point 4): there a key counts only when the request
+ * is signed (then checked as anywhere), and an unsigned request, or one with a key that is unknown,
+ * revoked or expired, is answered as anonymous.
  */
 async function apiKeyPlugin(app: FastifyInstance): Promise<void> {
   const { config, pool, clock, redis } = app.deps;
@@ -26,7 +29,11 @@ async function apiKeyPlugin(app: FastifyInstance): Promise<void> {
   app.addHook('onRequest', async (request) => {
     const given = request.headers['x-api-key'];
     if (given === undefined || request.identity) return;
+    const open = isPublicRoute(request);
+    // Unproven, a key must not spend its budget or stand for its owner: the request is anonymous.
+    if (open && request.headers['x-signature'] === undefined && request.headers['x-timestamp'] === undefined) return;
     const key = typeof given === 'string' ? await findActiveKey(pool, hashApiKey(given, kek), clock.now()) : null;
+    if (!key && open) return;
     if (!key) throw refuse('AUTHENTICATION_REQUIRED', 'the API key is unknown, revoked or expired');
     const held = new Set(scopesOfRole(key.role));
     request.identity = {
@@ -60,6 +67,15 @@ async function apiKeyPlugin(app: FastifyInstance): Promise<void> {
     const fresh = await redis.set(`apisig:${request.identity!.keyId}:${signature}`, '1', 'PX', 2 * MAX_DRIFT_MS, 'NX');
     if (fresh !== 'OK') throw refuse('INVALID_SIGNATURE', 'this signature was used already');
   });
+}
+
+/**
+ * A route that needs no caller: it declares no `access` (api/plugins/access.ts) and is no OAuth
+ * protected resource of its own (`oauthResource`: the MCP endpoint, which requires a caller).
+ */
+function isPublicRoute(request: FastifyRequest): boolean {
+  const config = request.routeOptions.config;
+  return config?.access === undefined && config?.oauthResource === undefined;
 }
 
 function header(request: FastifyRequest, name: string): string | undefined {

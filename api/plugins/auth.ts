@@ -15,7 +15,7 @@ const JWT_SHAPE = /^[\w-]+\.[\w-]+\.[\w-]+$/;
 
 /**
  * User JWT mode (`mode: jwt`, every scope of the role): a bearer token signed by us names a user and a session; the session must not be
- * ended (signed out, or ended because its refresh token was reused). A token that is not one of
+ * ended (signed out, or by an administrator). A token that is not one of
  * ours leaves `request.identity` null, so later auth hooks (API keys, OAuth) can recognise it.
  */
 async function authPlugin(app: FastifyInstance): Promise<void> {

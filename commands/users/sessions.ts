@@ -2,9 +2,9 @@
 import type { Command } from '../../domain/shared/decider.ts';
 import { refuse } from '../../domain/shared/errors.ts';
 import { userDecider } from '../../domain/user/decide.ts';
-import { newRefreshToken, refreshTokenUserId, sha256Hex } from '../../infra/tokens.ts';
+import { refreshTokenUserId, sha256Hex } from '../../infra/tokens.ts';
 import type { Tools } from '../dispatch.ts';
-import { sessionExpiry, userAgentHash, type StartedSession } from './sign-in.ts';
+import { userAgentHash, type StartedSession } from './sign-in.ts';
 
 export interface RefreshData {
   refreshToken: string;
@@ -12,29 +12,20 @@ export interface RefreshData {
 }
 
 /**
- * Rotates the refresh token of a live session used from the user agent it was issued to. A token
- * already rotated away ends its session (it was copied): the result is then `{ session: null }`,
- * a refusal that was recorded, so the caller answers 401 once the read models show the end.
+ * A new access token for a live session used from the user agent it was issued to. The refresh
+ * token stays the same, with the term it got at sign-in (docs/decisions.md, "Auth: refresh keeps
+ * the token"); anything else is 401 INVALID_REFRESH_TOKEN.
  */
-export async function refreshSession(
-  { data, metadata }: Command<'RefreshSession', RefreshData>,
-  tools: Tools,
-): Promise<{ session: StartedSession | null }> {
+export async function refreshSession({ data }: Command<'RefreshSession', RefreshData>, tools: Tools): Promise<StartedSession> {
   const userId = refreshTokenUserId(data.refreshToken);
   if (!userId) throw refuse('INVALID_REFRESH_TOKEN', 'invalid or expired refresh token');
-  const refreshToken = newRefreshToken(userId, tools.deps.ids);
   const result = await tools.execute(userDecider, userId, {
     type: 'RefreshSession',
-    data: {
-      refreshTokenHash: sha256Hex(data.refreshToken),
-      userAgentHash: userAgentHash(data.userAgent),
-      newRefreshTokenHash: sha256Hex(refreshToken),
-      expiresAt: sessionExpiry(metadata.now, tools.deps.config.REFRESH_TOKEN_TTL_DAYS),
-    },
+    data: { refreshTokenHash: sha256Hex(data.refreshToken), userAgentHash: userAgentHash(data.userAgent) },
   });
-  const event = result.events[0];
-  if (event?.type !== 'SessionRefreshed') return { session: null };
-  return { session: { userId, sessionId: event.data.sessionId, refreshToken } };
+  const [event] = result.events;
+  if (event?.type !== 'SessionRefreshed') throw new Error('a refresh records SessionRefreshed or is refused');
+  return { userId, sessionId: event.data.sessionId, refreshToken: data.refreshToken };
 }
 
 /** Ends the token's session; unknown or ended tokens change nothing. */

@@ -32,7 +32,7 @@ export interface VerifyCodeData {
 const USER_AGENT_MAX = 512;
 const DAY_MS = 86_400_000;
 
-/** When a refresh token issued (or rotated) at `now` stops working. */
+/** When a refresh token issued at `now` stops working (a refresh keeps the term). */
 export const sessionExpiry = (now: Date, ttlDays: number) => new Date(now.getTime() + ttlDays * DAY_MS);
 
 export const userAgentHash = (userAgent: string) => sha256Hex(userAgent);

@@ -24,7 +24,7 @@ export type UserCommand =
         mfa?: SecondFactor;
       }
     >
-  | Command<'RefreshSession', { refreshTokenHash: string; userAgentHash: string; newRefreshTokenHash: string; expiresAt: Date }>
+  | Command<'RefreshSession', { refreshTokenHash: string; userAgentHash: string }>
   | Command<'EndSession', { refreshTokenHash: string }>
   /** an administrator (the actor) ends every session of the user: an account believed taken over */
   | Command<'EndAllSessions', Record<string, never>>
@@ -169,36 +169,32 @@ function startSession({ data, metadata: { now } }: Cmd<'StartSession'>, state: R
   ];
 }
 
-/** The session a presented token hash belongs to, and whether it is its current token. */
-export function findSession(
-  state: RegisteredUser,
-  tokenHash: string,
-): { sessionId: string; session: SessionState; current: boolean } | undefined {
-  let found: { sessionId: string; session: SessionState; current: boolean } | undefined;
+/**
+ * The session a presented token hash belongs to: its token, or one that a refresh rotated away
+ * before refreshes kept the token (still the session's: docs/decisions.md, "Auth: refresh keeps
+ * the token").
+ */
+export function findSession(state: RegisteredUser, tokenHash: string): { sessionId: string; session: SessionState } | undefined {
+  let found: { sessionId: string; session: SessionState } | undefined;
   // Every session is compared (no early exit), so timing does not tell which one matched.
   for (const [sessionId, session] of Object.entries(state.sessions)) {
-    if (sameDigest(session.refreshTokenHash, tokenHash)) found = { sessionId, session, current: true };
-    else if (session.rotatedHashes.some((h) => sameDigest(h, tokenHash))) found ??= { sessionId, session, current: false };
+    const current = sameDigest(session.refreshTokenHash, tokenHash);
+    const rotated = session.rotatedHashes.reduce((seen, h) => sameDigest(h, tokenHash) || seen, false);
+    if (current || rotated) found = { sessionId, session };
   }
   return found;
 }
 
 /**
- * Rotation: the presented token is replaced. A token that was already rotated away means it was
- * copied; the session ends (the caller answers 401 after recording that).
+ * A refresh keeps the session's token and its term (from the sign-in): a client that keeps the
+ * token it got at sign-in, as the API specification allows, stays signed in until the term ends.
+ * What protects a stolen token is the user agent binding, the fixed term, sign-out and an
+ * administrator's revoke, not rotation.
  */
 function refreshSession({ data, metadata: { now } }: Cmd<'RefreshSession'>, state: RegisteredUser): UserEvent[] {
   const found = findSession(state, data.refreshTokenHash);
   const invalid = refuse('INVALID_REFRESH_TOKEN', 'invalid or expired refresh token');
   if (!found || found.session.ended) throw invalid;
-  if (!found.current) {
-    return [
-      {
-        type: 'SessionEnded',
-        data: { userId: state.userId, sessionId: found.sessionId, reason: 'refresh_token_reused', endedAt: now.toISOString() },
-      },
-    ];
-  }
   if (new Date(found.session.expiresAt) <= now) throw invalid;
   if (!sameDigest(found.session.userAgentHash, data.userAgentHash)) throw invalid;
   return [
@@ -207,9 +203,9 @@ function refreshSession({ data, metadata: { now } }: Cmd<'RefreshSession'>, stat
       data: {
         userId: state.userId,
         sessionId: found.sessionId,
-        refreshTokenHash: data.newRefreshTokenHash,
+        refreshTokenHash: found.session.refreshTokenHash,
         refreshedAt: now.toISOString(),
-        expiresAt: data.expiresAt.toISOString(),
+        expiresAt: found.session.expiresAt,
       },
     },
   ];

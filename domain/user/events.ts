@@ -85,6 +85,7 @@ export const sessionStarted = z.object({
   }),
 });
 
+/** A refresh token got a new access token. Its fields are the session's token and term after the refresh (unchanged since refreshes keep the token; a new token and term when recorded by the former rotation). */
 export const sessionRefreshed = z.object({
   type: z.literal('SessionRefreshed'),
   data: z.object({
@@ -96,6 +97,7 @@ export const sessionRefreshed = z.object({
   }),
 });
 
+/** `refresh_token_reused`: recorded by the former rotation's reuse detection only; no longer decided. */
 export const sessionEndReasons = ['signed_out', 'refresh_token_reused', 'ended_by_admin'] as const;
 
 export const sessionEnded = z.object({

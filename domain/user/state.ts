@@ -3,7 +3,10 @@ import type { Role, SocialProvider, UserEvent } from './events.ts';
 
 export interface SessionState {
   refreshTokenHash: string;
-  /** hashes of tokens this session already rotated away: presenting one again is reuse */
+  /**
+   * hashes of tokens a refresh rotated away before refreshes kept the token: still the session's
+   * (docs/decisions.md, "Auth: refresh keeps the token"); empty for sessions started since
+   */
   rotatedHashes: string[];
   userAgentHash: string;
   /** when the user signed in (a refresh does not change it) */
@@ -109,12 +112,12 @@ function evolveRegistered(state: RegisteredUser, event: Exclude<UserEvent, { typ
     }
     case 'SessionRefreshed': {
       const d = event.data;
-      return withSession(state, d.sessionId, (s) => ({
-        ...s,
-        refreshTokenHash: d.refreshTokenHash,
-        rotatedHashes: [...s.rotatedHashes, s.refreshTokenHash],
-        expiresAt: d.expiresAt,
-      }));
+      // A refresh now keeps the token; one recorded by the former rotation replaced it.
+      return withSession(state, d.sessionId, (s) =>
+        s.refreshTokenHash === d.refreshTokenHash
+          ? { ...s, expiresAt: d.expiresAt }
+          : { ...s, refreshTokenHash: d.refreshTokenHash, rotatedHashes: [...s.rotatedHashes, s.refreshTokenHash], expiresAt: d.expiresAt },
+      );
     }
     case 'SessionEnded':
       return withSession(state, event.data.sessionId, (s) => ({ ...s, ended: true }));

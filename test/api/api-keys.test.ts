@@ -166,6 +166,42 @@ t.test('API keys', async (t) => {
     t.equal((await put({ 'x-signature': signature, 'x-timestamp': timestamp })).status, 200, 'the same signature with its timestamp');
   });
 
+  await t.test('public routes need no signature: an unsigned key, or an unknown or revoked one, is answered as anonymous; signed, the key is the caller; protected routes still need the signature', async (t) => {
+    const erin = await signIn(app, 'erin@example.test');
+    const key = await keyOf(erin, { scopes: ['profile:read'] });
+    const revoked = await keyOf(erin);
+    t.equal((await api(app, 'DELETE', `${KEYS}/${revoked.id}`, { token: erin.accessToken })).status, 200);
+    const unknown = { apiKey: 'ak_never-issued', secretKey: 'sk_never-issued' };
+    const budget = (res: { headers: Headers }) => res.headers.get('x-ratelimit-remaining');
+
+    for (const [name, credentials] of [['a valid key', key], ['a revoked key', revoked], ['an unknown key', unknown]] as const) {
+      const listing = await signedApi(app, credentials, 'GET', '/api/v1/agents', { unsigned: true });
+      t.equal(listing.status, 200, `${name}, unsigned, on a public read`);
+      t.equal(budget(listing), null, 'anonymous: a public read is not counted');
+      t.equal((await signedApi(app, credentials, 'GET', '/api', { unsigned: true })).status, 200, `${name}, unsigned, on the health route`);
+      const write = await signedApi(app, credentials, 'POST', '/api/auth/sign-out', { body: { refreshToken: 'never-issued' }, unsigned: true });
+      t.same([write.status, write.body.data], [200, { success: true }], `${name}, unsigned, on a public write`);
+      t.equal(write.headers.get('x-ratelimit-limit'), app.deps.config.RATE_LIMIT_ANONYMOUS_PER_MIN.toString(), "counted in the address's anonymous budget");
+    }
+    for (const [name, credentials] of [['a revoked key', revoked], ['an unknown key', unknown]] as const) {
+      t.equal((await signedApi(app, credentials, 'GET', '/api/v1/agents')).status, 200, `${name}, signed, on a public route: anonymous`);
+      t.equal((await signedApi(app, credentials, 'GET', '/api/v1/users/me')).body.error.reason, 'AUTHENTICATION_REQUIRED', `${name} on a protected route: 401`);
+    }
+
+    const signedListing = await signedApi(app, key, 'GET', '/api/v1/agents');
+    t.equal(signedListing.status, 200, 'signed on a public route');
+    const me = await signedApi(app, key, 'GET', '/api/v1/users/me');
+    t.equal(me.status, 200);
+    t.equal(Number(budget(me)), Number(budget(signedListing)) - 1, "signed, the public read counted in the key's own budget");
+    const forged = await signedApi(app, key, 'GET', '/api/v1/agents', { signed: { path: '/api' } });
+    t.same([forged.status, forged.body.error.reason], [401, 'INVALID_SIGNATURE'], 'a signature given on a public route is checked');
+
+    const unsigned = await signedApi(app, key, 'GET', '/api/v1/users/me', { unsigned: true });
+    t.same([unsigned.status, unsigned.body.error.reason], [401, 'INVALID_SIGNATURE'], 'a protected route still needs the signature');
+    const noKey = await api(app, 'GET', '/api/v1/users/me');
+    t.equal(noKey.status, 401);
+  });
+
   await t.test('ADMIN_REQUIRE_SIGNATURE=true makes the signature mandatory on admin routes', async (t) => {
     const strict = await apiWithConfig(app, { ADMIN_REQUIRE_SIGNATURE: true });
     t.teardown(() => strict.close());

@@ -29,7 +29,7 @@ function resigned(token: string, alg: 'HS256' | 'HS384' | 'HS512' | 'none', secr
 }
 
 t.test('auth routes', async (t) => {
-  const app = await startTestApp({ config: { ADMIN_EMAILS: 'boss@example.com', TRUST_PROXY: '1' } });
+  const app = await startTestApp({ config: { ADMIN_EMAILS: 'boss@example.com,chief@example.com', TRUST_PROXY: '1' } });
   t.teardown(() => app.close());
 
   await t.test('username-exists answers 400 without a username, then false / true case-insensitively', async (t) => {
@@ -169,18 +169,36 @@ t.test('auth routes', async (t) => {
     t.match(fan.body.data.username, /^user_[0-9a-f]{10}$/, 'a username is derived when none was given');
   });
 
-  await t.test('refresh rotates the refresh token; reusing the old one ends the session', async (t) => {
-    const first = await signIn(app, 'rotor@example.com');
-    const res = await refresh(app, first.refreshToken);
-    t.equal(res.status, 200);
-    const { accessToken, refreshToken } = res.body.data.tokens;
-    t.not(refreshToken, first.refreshToken);
-    t.equal((await api(app, 'GET', '/api/v1/users/me', { token: accessToken })).status, 200);
-    const reused = await refresh(app, first.refreshToken);
-    t.equal(reused.status, 401, 'the rotated token stops working');
-    t.equal(reused.body.error.code, 'UNAUTHORIZED');
-    t.equal((await refresh(app, refreshToken)).status, 401, 'its reuse ended the session: the new token is dead too');
-    t.equal((await api(app, 'GET', '/api/v1/users/me', { token: accessToken })).status, 401, 'and its access tokens');
+  await t.test('a client that keeps its sign-in refresh token stays signed in: ten refreshes (three at once) all give working access tokens and the same refresh token', async (t) => {
+    const first = await signIn(app, 'keeper@example.com');
+    const answers = [];
+    for (let i = 0; i < 7; i++) answers.push(await refresh(app, first.refreshToken));
+    answers.push(...(await Promise.all([1, 2, 3].map(() => refresh(app, first.refreshToken)))));
+    t.same(answers.map((r) => r.status), Array(10).fill(200), 'every refresh with the sign-in token succeeds');
+    t.ok(answers.every((r) => r.body.data.tokens.refreshToken === first.refreshToken), 'each answers the same refresh token');
+    const accessTokens = answers.map((r) => r.body.data.tokens.accessToken as string);
+    for (const token of [first.accessToken, accessTokens[0]!, accessTokens[9]!]) t.equal((await api(app, 'GET', '/api/v1/users/me', { token })).status, 200);
+    const sessions = await api(app, 'GET', '/api/v1/users/me/sessions', { token: accessTokens[9]! });
+    t.equal(sessions.body.data.length, 1, 'still the one session');
+  });
+
+  await t.test("theft protection of a kept refresh token: another user agent is refused and changes nothing; sign-out and an administrator's revoke end it", async (t) => {
+    const session = await signIn(app, 'guarded@example.com', { userAgent: 'browser-A' });
+    const stolen = await refresh(app, session.refreshToken, 'browser-B');
+    t.equal(stolen.status, 401, 'the same token from another user agent');
+    t.match(stolen.body.error, { code: 'UNAUTHORIZED', reason: 'INVALID_REFRESH_TOKEN' });
+    t.equal((await refresh(app, session.refreshToken, 'browser-A')).status, 200, 'the owner goes on');
+    t.equal((await api(app, 'POST', '/api/auth/sign-out', { body: { refreshToken: session.refreshToken } })).status, 200);
+    t.equal((await refresh(app, session.refreshToken, 'browser-A')).status, 401, 'after sign-out');
+
+    const revoked = await signIn(app, 'revoked@example.com', { userAgent: 'browser-A' });
+    t.equal((await refresh(app, revoked.refreshToken, 'browser-A')).status, 200);
+    const chief = await signIn(app, 'chief@example.com');
+    const revoke = await api(app, 'POST', `/api/admin/users/${revoked.userId}/access/revoke`, { token: chief.accessToken });
+    t.equal(revoke.status, 200);
+    const after = await refresh(app, revoked.refreshToken, 'browser-A');
+    t.equal(after.status, 401, "after an administrator's revoke");
+    t.equal(after.body.error.reason, 'INVALID_REFRESH_TOKEN');
   });
 
   await t.test('refresh is bound to the user agent; unknown tokens are 401; a missing one 400', async (t) => {
@@ -279,16 +297,19 @@ t.test('captcha (stand-in provider over HTTP)', async (t) => {
   });
 });
 
-t.test('a refresh token past REFRESH_TOKEN_TTL_DAYS is 401, by the service clock', async (t) => {
+t.test('a refresh token works until REFRESH_TOKEN_TTL_DAYS after sign-in, refreshed or not, then is 401, by the service clock', async (t) => {
   const clock = new SteppingClock();
   const app = await startTestApp({ clock, config: { REFRESH_TOKEN_TTL_DAYS: '2' } });
   t.teardown(() => app.close());
   const session = await signIn(app, 'expiring@example.com');
-  clock.advance(2 * 86_400_000 - 60_000);
-  const rotated = await refresh(app, session.refreshToken);
-  t.equal(rotated.status, 200, 'a minute before its expiry it still works, and its rotation starts a new term');
-  clock.advance(2 * 86_400_000 + 1_000);
-  const expired = await refresh(app, rotated.body.data.tokens.refreshToken);
-  t.equal(expired.status, 401, 'past the term of the rotated token');
+  clock.advance(86_400_000);
+  t.equal((await refresh(app, session.refreshToken)).status, 200, 'a day in');
+  clock.advance(86_400_000 - 60_000);
+  const late = await refresh(app, session.refreshToken);
+  t.equal(late.status, 200, 'a minute before its term ends it still works');
+  t.equal(late.body.data.tokens.refreshToken, session.refreshToken);
+  clock.advance(61_000);
+  const expired = await refresh(app, session.refreshToken);
+  t.equal(expired.status, 401, 'the refreshes did not extend the term');
   t.equal(expired.body.error.reason, 'INVALID_REFRESH_TOKEN');
 });

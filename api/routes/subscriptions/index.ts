@@ -1,10 +1,10 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { PoolMoveResult } from '../../../commands/subscriptions/ledger.ts';
 import { subscribeInput } from '../../../commands/subscriptions/subscribe-input.ts';
 import { microToUsd, usdToMicro } from '../../../domain/shared/money.ts';
-import { subscriptionListJson } from '../../../projections/subscriptions/queries.ts';
+import { followedAgentsBesides, subscriptionListJson } from '../../../projections/subscriptions/queries.ts';
 import { subscriptionRecordOfPool } from '../../../projections/subscriptions/record.ts';
 import { subscriptionActionResultSchema, subscriptionRecordSchema } from '../../../projections/subscriptions/record-schema.ts';
 import { envelopeOf, ok, okRendered } from '../../envelope.ts';
@@ -12,8 +12,23 @@ import { agentParams, amountBody, contextQuery } from './schemas.ts';
 
 const tags = ['User'];
 
+/**
+ * An action's command, then the spec's `strategyCount`: how many agents the caller follows in the
+ * pool's wallet context after it (docs/decisions.md, "Subscriptions: strategyCount"). The caller's
+ * earlier writes answered at once are awaited beside the command, as a read of theirs would be.
+ */
+async function withStrategyCount<R extends Pick<PoolMoveResult, 'agentId' | 'walletContext' | 'pool'>>(request: FastifyRequest, act: () => Promise<R>) {
+  const userId = request.identity!.userId;
+  const { deps } = request.server;
+  const earlierWrites = deps.deferredWrites.beforeRead(userId).catch(() => undefined);
+  const result = await act();
+  await earlierWrites;
+  const others = await followedAgentsBesides(deps.pool, userId, result.walletContext, result.agentId);
+  return { result, strategyCount: others + (result.pool.followed ? 1 : 0) };
+}
+
 /** The spec's subscription action result, the record rendered from the pool the command left. */
-function actionResult(result: PoolMoveResult, message: string) {
+function actionResult(result: PoolMoveResult, message: string, strategyCount: number) {
   const { pool } = result;
   const terms = pool.followed ? pool.terms : null;
   return ok({
@@ -22,6 +37,7 @@ function actionResult(result: PoolMoveResult, message: string) {
     ...(pool.followed ? { subscription: subscriptionRecordOfPool(pool) } : {}),
     ...(terms ? { agentName: terms.agentName } : {}),
     ...(terms?.agentImageUrl ? { agentImageUrl: terms.agentImageUrl } : {}),
+    strategyCount,
   });
 }
 
@@ -43,7 +59,9 @@ export default async function subscriptionRoutes(root: FastifyInstance): Promise
       },
     },
     async (request) => {
-      const followed = await request.dispatch('FollowAgent', { userId: request.identity!.userId, input: request.body }, { answeredFromCommand: true });
+      const { result: followed, strategyCount } = await withStrategyCount(request, () =>
+        request.dispatch('FollowAgent', { userId: request.identity!.userId, input: request.body }, { answeredFromCommand: true }),
+      );
       const { agentName, agentImageUrl } = followed.terms;
       return ok({
         success: true,
@@ -51,6 +69,7 @@ export default async function subscriptionRoutes(root: FastifyInstance): Promise
         ...(followed.pool.followed ? { subscription: subscriptionRecordOfPool(followed.pool) } : {}),
         agentName,
         ...(agentImageUrl ? { agentImageUrl } : {}),
+        strategyCount,
       });
     },
   );
@@ -82,8 +101,8 @@ export default async function subscriptionRoutes(root: FastifyInstance): Promise
       async (request) => {
         const { amountUsd: usd, walletContext } = request.body;
         const data = { userId: request.identity!.userId, agentId: request.params.agentId, amountMicro: usdToMicro(usd), ...(walletContext ? { walletContext } : {}) };
-        const moved = await request.dispatch(command, data, { answeredFromCommand: true });
-        return actionResult(moved, `${message(usd)}${pendingNote(moved)}`);
+        const { result: moved, strategyCount } = await withStrategyCount(request, () => request.dispatch(command, data, { answeredFromCommand: true }));
+        return actionResult(moved, `${message(usd)}${pendingNote(moved)}`, strategyCount);
       },
     );
   allocationMove(
@@ -113,12 +132,14 @@ export default async function subscriptionRoutes(root: FastifyInstance): Promise
     },
     async (request) => {
       const { walletContext } = request.query;
-      const stopped = await request.dispatch(
-        'StopFollowing',
-        { userId: request.identity!.userId, agentId: request.params.agentId, ...(walletContext ? { walletContext } : {}) },
-        { answeredFromCommand: true },
+      const { result: stopped, strategyCount } = await withStrategyCount(request, () =>
+        request.dispatch(
+          'StopFollowing',
+          { userId: request.identity!.userId, agentId: request.params.agentId, ...(walletContext ? { walletContext } : {}) },
+          { answeredFromCommand: true },
+        ),
       );
-      return actionResult(stopped, `Stopped following; ${microToUsd(stopped.amountMicro)} USD returned to the wallet${pendingNote(stopped)}`);
+      return actionResult(stopped, `Stopped following; ${microToUsd(stopped.amountMicro)} USD returned to the wallet${pendingNote(stopped)}`, strategyCount);
     },
   );
 }

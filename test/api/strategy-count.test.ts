@@ -1,0 +1,52 @@
+// The subscription action result's strategyCount: how many agents the caller follows in the
+// action's wallet context once it is done (docs/decisions.md, "Subscriptions: strategyCount"),
+// through every action that answers it: follow, follow again, add, withdraw, stop following.
+import t from 'tap';
+import { api, startTestApp } from '../support/app.ts';
+import { followableAgent } from '../support/agents.ts';
+import { signIn } from '../support/auth.ts';
+
+const PATH = '/api/v1/users/me/subscriptions';
+const agentBody = (name: string) => ({
+  name,
+  successFeePercent: 20,
+  venue: 'SPOT_VENUE',
+  minAllocationUsd: 10,
+  minTradeUsd: 5,
+  minPerTradePercent: 2,
+  recommendedPerTradePercent: 10,
+  maxConcurrentPositions: 4,
+  maxEntriesPerTrade: 2,
+});
+
+t.test('strategyCount counts the agents the caller follows in the wallet context after each action', async (t) => {
+  const app = await startTestApp({ config: { ADMIN_EMAILS: 'admin@example.test' } });
+  t.teardown(() => app.close());
+  const admin = await signIn(app, 'admin@example.test');
+  const dev = await signIn(app, 'dev@example.test');
+  const user = await signIn(app, 'counter@example.test');
+  const other = await signIn(app, 'someone-else@example.test');
+  const tokens = { developer: dev.accessToken, admin: admin.accessToken };
+  const [alpha, beta, gamma] = [await followableAgent(app, tokens, agentBody('Alpha')), await followableAgent(app, tokens, agentBody('Beta')), await followableAgent(app, tokens, agentBody('Gamma'))];
+  const count = async (method: string, path: string, body?: Record<string, unknown>, token = user.accessToken) => {
+    const res = await api(app, method, path, { token, ...(body ? { body } : {}) });
+    t.equal(res.status, 200, `${method} ${path}: ${JSON.stringify(res.body.error ?? '')}`);
+    return res.body.data.strategyCount as number;
+  };
+  const follow = (agentId: string, extra: Record<string, unknown> = {}, token = user.accessToken) =>
+    count('POST', PATH, { agentId, allocationMode: 'USD_AMOUNT', allocationAmountUsd: 100, ...extra }, token);
+
+  t.equal(await follow(alpha), 1, 'the first follow');
+  t.equal(await follow(beta), 2, 'a second agent, answered at once after the first');
+  t.equal(await follow(alpha), 2, 'following again updates the same subscription');
+  t.equal(await follow(gamma, {}, other.accessToken), 1, "another user's follows are theirs");
+  t.equal(await count('POST', `${PATH}/${alpha}/allocation/add`, { amountUsd: 5 }), 2, 'add');
+  t.equal(await count('POST', `${PATH}/${alpha}/allocation/withdraw`, { amountUsd: 5 }), 2, 'withdraw');
+
+  t.equal((await api(app, 'POST', `/api/admin/wallets/${user.userId}/deposit`, { token: admin.accessToken, body: { amountUsd: 500 } })).status, 200);
+  t.equal(await follow(gamma, { walletContext: 'real' }), 1, 'the real context counts apart from the virtual one');
+
+  t.equal(await count('DELETE', `${PATH}/${beta}`), 1, 'stopping leaves the others');
+  t.equal(await count('DELETE', `${PATH}/${alpha}`), 0, 'nothing followed any more in the virtual context');
+  t.equal(await follow(beta), 1, 'following again after stopping');
+});

@@ -19,7 +19,9 @@ import {
   type McpServer,
   type ServerContext,
 } from '@modelcontextprotocol/server';
+import type { FastifyRequest } from 'fastify';
 import { registerOnEveryServer } from '../../api/mcp/server.ts';
+import { BUS_CHANNEL } from '../../api/mcp/resource-watch.ts';
 import { mintRequestState } from '../../api/mcp/request-state.ts';
 
 /** A 1x1 PNG and a one-sample 16-bit mono WAV, made for these fixtures. */
@@ -65,6 +67,14 @@ function registerFixtures(server: McpServer): void {
   server.registerTool('test_custom_headers', { description: 'conformance fixture: a header parameter', inputSchema: fromJsonSchema(headerSchema) }, async (args: unknown) =>
     text(`region ${(args as { region: string }).region}`),
   );
+  // server-stateless: a change of the tool or prompt list, for the listen streams that asked for it (through the bus, to every process).
+  for (const [name, kind] of [['test_trigger_tool_change', 'tools_list_changed'], ['test_trigger_prompt_change', 'prompts_list_changed']] as const) {
+    server.registerTool(name, { description: `conformance fixture: ${kind}` }, async (ctx: ServerContext) => {
+      const { redis } = (ctx.http!.authInfo!.extra!.request as FastifyRequest).server.deps;
+      await redis.publish(`${redis.options.keyPrefix ?? ''}${BUS_CHANNEL}`, JSON.stringify([{ kind }]));
+      return text(kind);
+    });
+  }
   server.registerTool('json_schema_2020_12_tool', { description: 'Tool with JSON Schema 2020-12 features', inputSchema: fromJsonSchema(JSON_SCHEMA_2020_12) }, async () => text('schema kept'));
 }
 

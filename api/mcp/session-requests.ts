@@ -10,6 +10,8 @@ import { isJSONRPCRequest, type JSONRPCMessage, type JSONRPCResponse, type Trans
 import type { Relay } from './relay.ts';
 
 const repliesChannel = (sessionId: string) => `mcp:replies:${sessionId}`;
+/** The ids we give requests to the client: an answer with any other id waits nowhere. */
+const WIRE_ID = /^s-[A-Za-z0-9_-]{16}$/;
 
 interface Waiting {
   transport: Transport;
@@ -20,7 +22,7 @@ interface Waiting {
 export interface SessionRequests {
   /** Gives `transport`'s requests to the client session-unique ids and lets their answers reach it; the returned function ends that. */
   attach(sessionId: string, transport: Transport): () => void;
-  /** An answer the client POSTed: to the request waiting for it, here or in another process. */
+  /** An answer the client POSTed: to the request waiting for it, here or in another process (dropped when it cannot be one of ours). */
   deliver(sessionId: string, response: JSONRPCResponse): Promise<void>;
 }
 
@@ -60,7 +62,7 @@ export function sessionRequests(redis: Redis, relay: Relay, onerror: (error: Err
       };
     },
     async deliver(sessionId, response) {
-      if (deliverHere(sessionId, response)) return;
+      if (typeof response.id !== 'string' || !WIRE_ID.test(response.id) || deliverHere(sessionId, response)) return;
       await redis.publish(`${redis.options.keyPrefix ?? ''}${repliesChannel(sessionId)}`, JSON.stringify(response));
     },
   };

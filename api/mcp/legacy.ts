@@ -40,6 +40,30 @@ function seedSession(server: McpServer, session: McpSession): void {
   seedLogLevel(server, session.logLevel);
 }
 
+/** `response` (an event stream) as it is, calling `end` once it is over: read to its end, failed, or cancelled by the client. */
+function untilStreamEnds(response: Response, end: () => void): Response {
+  const reader = response.body!.getReader();
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      try {
+        const { done, value } = await reader.read();
+        if (done) {
+          end();
+          controller.close();
+        } else controller.enqueue(value);
+      } catch (error) {
+        end();
+        controller.error(error);
+      }
+    },
+    cancel(reason) {
+      end();
+      return reader.cancel(reason).catch(() => {});
+    },
+  });
+  return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
+}
+
 export interface LegacyLeg {
   serve(request: Request, options: McpHandlerRequestOptions): Promise<Response>;
   /** closes this process's open event streams (the relay is its caller's to close) */
@@ -108,26 +132,7 @@ export function legacyLeg(deps: AppDeps, relay: Relay, onerror: (error: Error) =
         teardown();
         return response;
       }
-      const reader = response.body.getReader();
-      const monitored = new ReadableStream<Uint8Array>({
-        async pull(controller) {
-          try {
-            const { done: ended, value } = await reader.read();
-            if (ended) {
-              teardown();
-              controller.close();
-            } else controller.enqueue(value);
-          } catch (error) {
-            teardown();
-            controller.error(error);
-          }
-        },
-        cancel(reason) {
-          teardown();
-          return reader.cancel(reason).catch(() => {});
-        },
-      });
-      return new Response(monitored, { status: response.status, statusText: response.statusText, headers: response.headers });
+      return untilStreamEnds(response, teardown);
     } catch (error) {
       teardown();
       onerror(error instanceof Error ? error : new Error(String(error)));

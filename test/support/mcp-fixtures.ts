@@ -147,7 +147,7 @@ const askSampling = (prompt: string, maxTokens: number) => inputRequired.createM
 
 /** The 2026-07-28 multi round trip (input-required-result-*, server-stateless's diagnostic tools). */
 function registerInputRequiredTools(server: McpServer): void {
-  const tool = (name: string, run: (ctx: ServerContext) => Promise<unknown>) => server.registerTool(name, { description: `conformance fixture: ${name}` }, ((ctx: ServerContext) => run(ctx)) as never);
+  const tool: FixtureTool = (name, run) => void server.registerTool(name, { description: `conformance fixture: ${name}` }, ((ctx: ServerContext) => run(ctx)) as never);
   tool('test_input_required_result_elicitation', async (ctx) => {
     const name = answered(ctx, 'user_name');
     if (name.kind !== 'elicit' || typeof name.content?.name !== 'string') return inputRequired({ inputRequests: { user_name: askName() } });
@@ -163,6 +163,15 @@ function registerInputRequiredTools(server: McpServer): void {
     if (roots.kind !== 'roots') return inputRequired({ inputRequests: { client_roots: inputRequired.listRoots() } });
     return text(`Roots: ${roots.roots.map((r) => r.uri).join(', ')}`);
   });
+  registerStatefulInputTools(tool);
+  registerDiagnosticTools(tool);
+  registerInputRequiredPrompt(server);
+}
+
+type FixtureTool = (name: string, run: (ctx: ServerContext) => Promise<unknown>) => void;
+
+/** Rounds carried by a sealed requestState (request-state, tampered-state, multiple-input-requests, multi-round). */
+function registerStatefulInputTools(tool: FixtureTool): void {
   // The state comes back sealed (api/mcp/request-state.ts): an altered one is refused before this runs.
   for (const name of ['test_input_required_result_request_state', 'test_input_required_result_tampered_state']) {
     tool(name, async (ctx) => {
@@ -196,6 +205,10 @@ function registerInputRequiredTools(server: McpServer): void {
     const ask = elicit('Step 1: What is your name?', { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] });
     return inputRequired({ inputRequests: { step1: ask }, requestState: await mintRequestState(ctx, { round: 1 }) });
   });
+}
+
+/** Capability checks: input-required-result-capability-check and server-stateless's diagnostic tools. */
+function registerDiagnosticTools(tool: FixtureTool): void {
   // Asks only for what the request's client capabilities declare (the SDK refuses anything else with -32021).
   tool('test_input_required_result_capabilities', async (ctx) => {
     const envelope = (ctx.mcpReq.envelope ?? {}) as Record<string, Record<string, unknown> | undefined>;
@@ -210,6 +223,10 @@ function registerInputRequiredTools(server: McpServer): void {
   tool('test_missing_capability', async () => inputRequired({ inputRequests: { summary: askSampling('Needs sampling', 10) } }));
   // ... and an elicitation as an input_required result on the request's own stream, never a request of its own.
   tool('test_streaming_elicitation', async (ctx) => (answered(ctx, 'user_name').kind === 'elicit' ? text('answered') : inputRequired({ inputRequests: { user_name: askName() } })));
+}
+
+/** input-required-result-non-tool-request: a prompt that asks first. */
+function registerInputRequiredPrompt(server: McpServer): void {
   server.registerPrompt('test_input_required_result_prompt', { description: 'conformance fixture: a prompt that asks first' }, ((ctx: ServerContext) => {
     const context = answered(ctx, 'user_context');
     if (context.kind !== 'elicit' || typeof context.content?.context !== 'string') {

@@ -4,18 +4,66 @@
 // stream, fed across processes through the relay (api/mcp/relay.ts); DELETE ends it.
 import { randomUUID } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
-import { legacyStatelessFallback, WebStandardStreamableHTTPServerTransport, type McpHandlerRequestOptions } from '@modelcontextprotocol/server';
+import {
+  isJSONRPCErrorResponse,
+  isJSONRPCResultResponse,
+  WebStandardStreamableHTTPServerTransport,
+  type ClientCapabilities,
+  type Implementation,
+  type McpHandlerRequestOptions,
+  type McpServer,
+} from '@modelcontextprotocol/server';
 import { mcpServerFor } from './server.ts';
-import { mcpSessions, newSessionId, ownerOf } from './sessions.ts';
-import { jsonRpcError } from './json-rpc.ts';
+import { mcpSessions, newSessionId, ownerOf, type McpSession } from './sessions.ts';
+import { jsonRpcError, jsonRpcErrorBody } from './json-rpc.ts';
+import { seedLogLevel } from './logging.ts';
+import { sessionRequests } from './session-requests.ts';
 import { unwatchAll } from './resource-watch.ts';
 import { claimDelivery, deliveredBy, endSessionLog, eventsAfter, isAfter, type Relay, type StreamEvent } from './relay.ts';
 import type { AppDeps } from '../deps.ts';
 
 const KEEP_ALIVE_MS = 15_000;
 
-const isInitialize = (body: unknown): body is { params: { protocolVersion: string; capabilities?: unknown; clientInfo?: unknown } } =>
+const isInitialize = (body: unknown): body is { params: { protocolVersion: string; capabilities?: ClientCapabilities; clientInfo?: Implementation } } =>
   typeof body === 'object' && body !== null && (body as { method?: unknown }).method === 'initialize';
+
+/**
+ * A per-request server of a 2025 session, as if it had seen the session's `initialize` and
+ * `logging/setLevel`: the client's capabilities (the SDK checks them before sampling or eliciting),
+ * its info, the negotiated version and the log level. The SDK keeps these on the Server instance
+ * and has no public seam for a per-request one (its own seeding, for 2026 envelopes, is internal).
+ */
+function seedSession(server: McpServer, session: McpSession): void {
+  const internals = server.server as unknown as { _clientCapabilities?: ClientCapabilities; _clientVersion?: Implementation; _negotiatedProtocolVersion?: string };
+  internals._clientCapabilities = session.clientCapabilities;
+  internals._clientVersion = session.clientInfo;
+  internals._negotiatedProtocolVersion = session.protocolVersion;
+  seedLogLevel(server, session.logLevel);
+}
+
+/** `response` (an event stream) as it is, calling `end` once it is over: read to its end, failed, or cancelled by the client. */
+function untilStreamEnds(response: Response, end: () => void): Response {
+  const reader = response.body!.getReader();
+  const body = new ReadableStream<Uint8Array>({
+    async pull(controller) {
+      try {
+        const { done, value } = await reader.read();
+        if (done) {
+          end();
+          controller.close();
+        } else controller.enqueue(value);
+      } catch (error) {
+        end();
+        controller.error(error);
+      }
+    },
+    cancel(reason) {
+      end();
+      return reader.cancel(reason).catch(() => {});
+    },
+  });
+  return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
+}
 
 export interface LegacyLeg {
   serve(request: Request, options: McpHandlerRequestOptions): Promise<Response>;
@@ -25,13 +73,13 @@ export interface LegacyLeg {
 
 export function legacyLeg(deps: AppDeps, relay: Relay, onerror: (error: Error) => void): LegacyLeg {
   const sessions = mcpSessions(deps.redis, deps.config.MCP_SESSION_TTL_SECONDS);
-  const stateless = legacyStatelessFallback(mcpServerFor, onerror);
+  const toClient = sessionRequests(deps.redis, relay, onerror);
   /** this process's open event streams, by session: DELETE closes them */
   const streams = new Map<string, Set<() => void>>();
   const callerOf = (options: McpHandlerRequestOptions) => (options.authInfo!.extra!.request as FastifyRequest).identity!;
 
   async function initialize(request: Request, options: McpHandlerRequestOptions): Promise<Response> {
-    const body = options.parsedBody as { params: { protocolVersion: string; capabilities?: unknown; clientInfo?: unknown } };
+    const body = options.parsedBody as { params: { protocolVersion: string; capabilities?: ClientCapabilities; clientInfo?: Implementation } };
     const id = newSessionId();
     const server = mcpServerFor({ era: 'legacy', authInfo: options.authInfo, requestInfo: request });
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: () => id, enableJsonResponse: true });
@@ -44,12 +92,53 @@ export function legacyLeg(deps: AppDeps, relay: Relay, onerror: (error: Error) =
         owner: ownerOf(callerOf(options)),
         protocolVersion: answer.result.protocolVersion ?? body.params.protocolVersion,
         clientCapabilities: body.params.capabilities ?? {},
-        clientInfo: body.params.clientInfo ?? {},
+        clientInfo: body.params.clientInfo ?? { name: 'unknown', version: 'unknown' },
         createdAt: deps.clock.now().toISOString(),
       });
       return response;
     } finally {
       await server.close();
+    }
+  }
+
+  /**
+   * A POST of the session: an answer to a request we sent the client goes to the server waiting for
+   * it (202); anything else is served by a fresh server seeded with the session, whose requests to
+   * the client (sampling, elicitation) go on this POST's stream. Torn down when that stream ends.
+   */
+  async function servePost(id: string, session: McpSession, request: Request, options: McpHandlerRequestOptions): Promise<Response> {
+    const body = options.parsedBody;
+    if (isJSONRPCResultResponse(body) || isJSONRPCErrorResponse(body)) {
+      await toClient.deliver(id, body);
+      return new Response(null, { status: 202 });
+    }
+    let teardown = () => {};
+    try {
+      const server = mcpServerFor({ era: 'legacy', authInfo: options.authInfo, requestInfo: request });
+      seedSession(server, session);
+      const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined });
+      const detach = toClient.attach(id, transport);
+      let done = false;
+      teardown = () => {
+        if (done) return;
+        done = true;
+        detach();
+        transport.close().catch(() => {});
+        server.close().catch(() => {});
+      };
+      await server.connect(transport);
+      request.signal?.addEventListener('abort', teardown, { once: true });
+      const response = await transport.handleRequest(request, { authInfo: options.authInfo, parsedBody: body });
+      if (!response.body || !response.headers.get('content-type')?.startsWith('text/event-stream')) {
+        teardown();
+        return response;
+      }
+      return untilStreamEnds(response, teardown);
+    } catch (error) {
+      teardown();
+      onerror(error instanceof Error ? error : new Error(String(error)));
+      const requestId = (body as { id?: string | number } | undefined)?.id ?? null;
+      return Response.json({ ...jsonRpcErrorBody(-32603, 'Internal error'), id: requestId }, { status: 500 });
     }
   }
 
@@ -131,7 +220,7 @@ export function legacyLeg(deps: AppDeps, relay: Relay, onerror: (error: Error) =
       if (!id) return jsonRpcError(400, -32000, 'Bad Request: Mcp-Session-Id header is required (send initialize first)');
       const session = await sessions.find(id, callerOf(options));
       if (!session) return jsonRpcError(404, -32001, 'Session not found');
-      if (request.method === 'POST') return stateless(request, options);
+      if (request.method === 'POST') return servePost(id, session, request, options);
       if (request.method === 'DELETE') {
         await Promise.all([sessions.end(id), endSessionLog(deps.redis, id), unwatchAll(deps.redis, id)]);
         for (const closeStream of [...(streams.get(id) ?? [])]) closeStream();

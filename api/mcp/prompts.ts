@@ -2,10 +2,11 @@
 // read now with the caller's scopes (the same reads as api/mcp/resources.ts), and tells the model
 // which tools to use next: money moves only through a tool's preview and its confirmation.
 import { z } from 'zod';
-import type { GetPromptResult, McpServer, ReadResourceResult } from '@modelcontextprotocol/server';
+import { completable, type GetPromptResult, type McpServer, type ReadResourceResult } from '@modelcontextprotocol/server';
 import { walletContextSchema, type WalletContext } from '../../domain/wallet/events.ts';
 import type { McpToolContext } from './tool.ts';
 import { POOL_SCOPE, poolRecord, readAgent, userPools } from './resources.ts';
+import { completeAgentId, completeWalletContext } from './completions.ts';
 
 /** Prompt arguments are strings; an amount stays the caller's decimal text (never a float). */
 const usdAmount = z.string().regex(/^\d{1,9}(\.\d{1,2})?$/, 'a USD amount such as 250 or 99.50');
@@ -44,13 +45,19 @@ async function preTradeRiskCheck(ctx: McpToolContext, agentId: string, amountUsd
   };
 }
 
+/**
+ * Arguments a client can complete (completion/complete). `completable` marks the schema object it is
+ * given (for good), so each gets a schema of its own: never the domain's `walletContextSchema`.
+ */
+const walletContext = completable(z.enum(walletContextSchema.options), completeWalletContext).optional();
+
 export function registerPrompts(server: McpServer, ctx: McpToolContext): void {
   server.registerPrompt(
     'portfolio_review',
     {
       title: 'Review my portfolio of agent pools',
       description: 'Reviews the signed-in user\'s pools (allocation, withdrawable, PnL, fees, status) and suggests next steps. Optional: walletContext (virtual or real), focus.',
-      argsSchema: z.object({ walletContext: walletContextSchema.optional(), focus: z.string().max(200).optional() }),
+      argsSchema: z.object({ walletContext, focus: z.string().max(200).optional() }),
       scopeChallenge: needsPools,
     },
     ({ walletContext, focus }) => portfolioReview(ctx, walletContext, focus),
@@ -60,7 +67,7 @@ export function registerPrompts(server: McpServer, ctx: McpToolContext): void {
     {
       title: 'Risk check before allocating to an agent',
       description: 'Checks the risk of putting amountUsd with agentId (its record, fees, leverage, your current pool) before the money tool\'s preview. walletContext defaults to virtual.',
-      argsSchema: z.object({ agentId: z.string().min(1).max(100), amountUsd: usdAmount, walletContext: walletContextSchema.optional() }),
+      argsSchema: z.object({ agentId: completable(z.string().min(1).max(100), completeAgentId(ctx)), amountUsd: usdAmount, walletContext }),
     },
     ({ agentId, amountUsd, walletContext }) => preTradeRiskCheck(ctx, agentId, amountUsd, walletContext ?? 'virtual'),
   );

@@ -9,6 +9,7 @@ import { getFollowableAgentRow, toPublicAgentRecord } from '../../projections/ag
 import { subscriptionListJson } from '../../projections/subscriptions/queries.ts';
 import type { McpToolContext } from './tool.ts';
 import { unwatch, watch, type WatchTarget } from './resource-watch.ts';
+import { completeAgentId, completePoolAgentId, completeWalletContext } from './completions.ts';
 
 export const POOL_SCOPE = 'subscriptions:read';
 const JSON_TYPE = 'application/json';
@@ -59,7 +60,7 @@ export function registerResources(server: McpServer, ctx: McpToolContext): void 
   server.server.registerCapabilities({ resources: { subscribe: true } });
   server.registerResource(
     'agent',
-    new ResourceTemplate('agent://{agentId}', { list: undefined }),
+    new ResourceTemplate('agent://{agentId}', { list: undefined, complete: { agentId: completeAgentId(ctx) } }),
     { title: 'A trading agent', description: 'A followable agent: fees, allocation limits, beta seats and its trading record (performanceStats).', mimeType: JSON_TYPE },
     (uri, { agentId }) => readAgent(ctx, uri.href, String(agentId)),
   );
@@ -71,6 +72,7 @@ export function registerResources(server: McpServer, ctx: McpToolContext): void 
         const records = await userPools(ctx);
         return { resources: records.map((r) => ({ uri: `pool://${r.walletContext}/${r.agent}`, name: `${r.agentName} (${r.walletContext})`, mimeType: JSON_TYPE })) };
       },
+      complete: { walletContext: completeWalletContext, agentId: completePoolAgentId(ctx) },
     }),
     {
       title: 'My pool with an agent',
@@ -87,6 +89,13 @@ export function registerResources(server: McpServer, ctx: McpToolContext): void 
   );
 }
 
+/**
+ * A resource registered at a fixed URI (none in the service; a test build's fixtures): it never
+ * changes, so a subscription to it is accepted and kept nowhere (no notice will ever come). The SDK
+ * lists its fixed resources only through resources/list, so this reads its registry.
+ */
+const isFixedResource = (server: McpServer, uri: string) => uri in (server as unknown as { _registeredResources: Record<string, unknown> })._registeredResources;
+
 /** 2025 sessions: resources/subscribe and unsubscribe, kept in Redis for every process (`sessionId` absent: refused). */
 export function registerSubscriptions(server: McpServer, ctx: McpToolContext, sessionId: string | null): void {
   const ttl = ctx.deps.config.MCP_SESSION_TTL_SECONDS;
@@ -95,11 +104,15 @@ export function registerSubscriptions(server: McpServer, ctx: McpToolContext, se
     return sessionId;
   };
   server.server.setRequestHandler('resources/subscribe', async ({ params }) => {
-    await watch(ctx.deps.redis, ttl, sessionOf(), await targetOf(ctx, params.uri));
+    const session = sessionOf();
+    if (isFixedResource(server, params.uri)) return {};
+    await watch(ctx.deps.redis, ttl, session, await targetOf(ctx, params.uri));
     return {};
   });
   server.server.setRequestHandler('resources/unsubscribe', async ({ params }) => {
-    await unwatch(ctx.deps.redis, sessionOf(), await targetOf(ctx, params.uri));
+    const session = sessionOf();
+    if (isFixedResource(server, params.uri)) return {};
+    await unwatch(ctx.deps.redis, session, await targetOf(ctx, params.uri));
     return {};
   });
 }

@@ -7,7 +7,9 @@ import { codeOf, DomainError } from '../../domain/shared/errors.ts';
 import { mcpToolCalls } from '../../infra/metrics.ts';
 import { publicBaseUrl } from '../routes/developers/record.ts';
 import type { McpTool, McpToolContext } from './tool.ts';
+import { registerLogging } from './logging.ts';
 import { registerPrompts } from './prompts.ts';
+import { requestStateCodec } from './request-state.ts';
 import { registerResources, registerSubscriptions } from './resources.ts';
 import { mcpTools } from './tools/index.ts';
 
@@ -68,6 +70,7 @@ export function mcpServerFor({ authInfo, era, requestInfo }: McpRequestContext):
   const request = requestOf(authInfo);
   const server = new McpServer(SERVER_INFO, {
     instructions: 'Agent Trading Platform: browse trading agents, review your pools, trades and wallet. Amounts are in USD.',
+    requestState: { verify: requestStateCodec(request.server.deps.config).verify },
   });
   const ctx: McpToolContext = {
     deps: request.server.deps,
@@ -97,8 +100,10 @@ export function mcpServerFor({ authInfo, era, requestInfo }: McpRequestContext):
   }
   registerResources(server, ctx);
   registerPrompts(server, ctx);
-  // 2025 only: the 2026 revision has no resources/subscribe.
-  if (era === 'legacy') registerSubscriptions(server, ctx, requestInfo?.headers.get('mcp-session-id') ?? null);
+  // 2025 only: the 2026 revision has no resources/subscribe (nor logging/setLevel).
+  const sessionId = era === 'legacy' ? (requestInfo?.headers.get('mcp-session-id') ?? null) : null;
+  if (era === 'legacy') registerSubscriptions(server, ctx, sessionId);
+  registerLogging(server, ctx, sessionId);
   for (const register of extraRegistrations) register(server);
   return server;
 }

@@ -1,6 +1,7 @@
 // The 2025-11-25 sessions, kept in Redis so that any API process serves a session's requests.
 import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
+import type { ClientCapabilities, Implementation, LoggingLevel } from '@modelcontextprotocol/server';
 import type { Identity } from '../types.ts';
 import { touchSessionLog } from './relay.ts';
 import { touchSubscriptions } from './resource-watch.ts';
@@ -9,9 +10,11 @@ export interface McpSession {
   /** who opened it: the only caller it answers (another identity gets 404, as for an unknown session) */
   owner: string;
   protocolVersion: string;
-  clientCapabilities: unknown;
-  clientInfo: unknown;
+  clientCapabilities: ClientCapabilities;
+  clientInfo: Implementation;
   createdAt: string;
+  /** the client's `logging/setLevel`: no log notice below it; absent, none is sent (api/mcp/logging.ts) */
+  logLevel?: LoggingLevel;
 }
 
 /** Mode, user and credential: a session opened with one API key, OAuth client or sign-in is not reused with another. */
@@ -28,6 +31,8 @@ export interface McpSessions {
   /** the session when it exists and `identity` owns it (its lifetime then starts again); null otherwise */
   find(id: string, identity: Identity): Promise<McpSession | null>;
   end(id: string): Promise<void>;
+  /** keeps the session's log level (its lifetime unchanged); false when the session is gone */
+  setLogLevel(id: string, level: LoggingLevel): Promise<boolean>;
 }
 
 export function mcpSessions(redis: Redis, ttlSeconds: number): McpSessions {
@@ -47,6 +52,12 @@ export function mcpSessions(redis: Redis, ttlSeconds: number): McpSessions {
     },
     async end(id) {
       await redis.del(keyOf(id));
+    },
+    async setLogLevel(id, level) {
+      // Only the owner reaches this (its request found the session first); two racing levels: the last one holds.
+      const stored = await redis.get(keyOf(id));
+      if (!stored) return false;
+      return (await redis.set(keyOf(id), JSON.stringify({ ...(JSON.parse(stored) as McpSession), logLevel: level }), 'KEEPTTL', 'XX')) === 'OK';
     },
   };
 }

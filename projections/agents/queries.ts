@@ -179,6 +179,15 @@ export async function listFollowableAgents(pool: Pool, { page, limit, venue, bet
   return { rows: rows.rows.map(agentRow), total: total.rows[0]!.n };
 }
 
+/** Ids of followable agents starting with `prefix`, in id order (the primary key's): for completions. */
+export async function followableAgentIdsStartingWith(pool: Pool, prefix: string, limit: number): Promise<string[]> {
+  const { rows } = await pool.query<{ id: string }>(
+    `SELECT id FROM agent_records WHERE id >= $1 AND starts_with(id, $1) AND beta_status IN ('beta', 'live') ORDER BY id LIMIT $2`,
+    [prefix, limit],
+  );
+  return rows.map((r) => r.id);
+}
+
 export async function getFollowableAgentRow(pool: Pool, agentId: string): Promise<AgentRow | null> {
   const row = await getAgentRow(pool, agentId);
   return row && (row.beta_status === 'beta' || row.beta_status === 'live') ? row : null;

@@ -1,9 +1,10 @@
 // A 2025-11-25 session's standalone stream as a test reads it: `GET /mcp` (or `/mcp/sse`), its
-// SSE events parsed as they come, waited for one by one with a deadline.
+// SSE events parsed as they come, waited for one by one with a deadline; or a POST's own stream
+// (the answer to a request, with what the server sends the client meanwhile).
 
 export interface SseEvent {
   id?: string;
-  data: { jsonrpc: '2.0'; method?: string; params?: Record<string, unknown> };
+  data: { jsonrpc: '2.0'; id?: string | number; method?: string; params?: Record<string, unknown>; result?: Record<string, unknown>; error?: { code: number; message: string } };
 }
 
 export interface SessionStream {
@@ -17,7 +18,22 @@ export interface SessionStream {
 
 export async function openSessionStream(url: string, headers: Record<string, string>, path = '/mcp'): Promise<SessionStream> {
   const abort = new AbortController();
-  const res = await fetch(`${url}${path}`, { headers: { accept: 'text/event-stream', ...headers }, signal: abort.signal });
+  return streamOf(await fetch(`${url}${path}`, { headers: { accept: 'text/event-stream', ...headers }, signal: abort.signal }), abort);
+}
+
+/** POSTs `body` to `/mcp` and reads the answer's event stream as it comes. */
+export async function postStream(url: string, headers: Record<string, string>, body: unknown): Promise<SessionStream> {
+  const abort = new AbortController();
+  const res = await fetch(`${url}/mcp`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+    body: JSON.stringify(body),
+    signal: abort.signal,
+  });
+  return streamOf(res, abort);
+}
+
+function streamOf(res: Response, abort: AbortController): SessionStream {
   const queue: SseEvent[] = [];
   const waiting: Array<() => void> = [];
   const pump = async () => {

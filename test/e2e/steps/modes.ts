@@ -114,6 +114,7 @@ export async function modesFlow(t: Test, eventStore: 'postgres' | 'esdb') {
   t.match((await ledger('later')).map((i) => i.type), ['AgentFollowed', 'GoLiveDeferred', 'AllocationAdded', 'TradeRefused', 'FollowSettingsUpdated', 'PoolWentLive', 'TradeOpened']);
 
   await inboxShowsEachPool(t, app, developer, agentId);
+  await openApiSaysSo(t, app);
   // The webhook answers before the read models apply its signal: they catch up with the log first.
   await app.runtime.workers?.close();
   const log = await app.deps.store.readAll({ maxCount: 100_000 });
@@ -130,4 +131,17 @@ async function inboxShowsEachPool(t: Test, app: TestApp, developer: SignedIn, ag
   const inbox = await api(app, 'GET', `/api/v1/developers/agents/${agentId}/signals?limit=100`, { token: developer.accessToken });
   const first = (inbox.body.data.items as Array<{ signalId: string; executionResults: Array<{ executionResult: { status: string; skipReason?: string } }> }>).find((i) => i.signalId === 'modes-1')!;
   t.same(first.executionResults.map((r) => r.executionResult.skipReason ?? r.executionResult.status).sort(), ['AWAITING_GO_LIVE', 'executed', 'executed', 'simulated']);
+}
+
+/** The OpenAPI document describes what the answers carry: each pool's executionResult, and the record's isLive. */
+async function openApiSaysSo(t: Test, app: TestApp) {
+  const doc = (await api(app, 'GET', '/docs/json')).body;
+  const json = (op: { responses: Record<string, { content: Record<string, { schema: any }> }> }) => op.responses['200']!.content['application/json']!.schema;
+  const answer = json(doc.paths['/api/v1/signals/{agentId}'].post).properties.data;
+  const perPool = answer.properties.executionResults.items;
+  t.same(Object.keys(perPool.properties).sort(), ['executionResult', 'subscriberId', 'walletContext'], 'one item per pool');
+  t.same(Object.keys(perPool.properties.executionResult.properties).sort(), ['errorMessage', 'errorTags', 'skipReason', 'status', 'tradeIds'], "the spec's executionResult");
+  t.same(perPool.properties.executionResult.properties.status.enum, ['executed', 'simulated', 'skipped', 'failed']);
+  const record = json(doc.paths['/api/v1/users/me/subscriptions'].get).properties.data.items;
+  t.equal(record.properties.isLive.type, 'boolean', 'the subscription record shows isLive');
 }

@@ -1,4 +1,5 @@
 import type { Test } from 'tap';
+import { poolId } from '../../../domain/pool/state.ts';
 import { anonymizedSubscriberId } from '../../../infra/anonymize.ts';
 import { signWebhookBody } from '../../../infra/signing/webhook.ts';
 import { allProjectors } from '../../../projections/index.ts';
@@ -77,6 +78,8 @@ export async function modesFlow(t: Test, eventStore: 'postgres' | 'esdb') {
   t.match(await row('later'), { lockedInPositionsUsd: 0, withdrawableUsd: free }, 'not live: nothing locked');
   t.match((await ledger('paper')).find((i) => i.type === 'TradeSimulated'), { amounts: { marginUsd: 100 }, balances: { withdrawableUsd: free } }, "the paper pool's history shows the would-be trade and its size");
   t.match((await ledger('later')).find((i) => i.type === 'TradeRefused'), { reason: 'AWAITING_GO_LIVE', amounts: {} }, "the waiting pool's history shows the skip");
+  const audit = await api(app, 'GET', `/api/admin/audit/pools/${poolId(users.later.userId, agentId, 'virtual')}`, { token: admin.accessToken });
+  t.match(audit.body.data, { status: 'MATCH', differences: [] }, "the auditors' replay of the waiting pool matches its row");
 
   // Management follow-ups: full trading applies them, auto trading does not.
   const moved = await deliver({ signalId: 'modes-2', replyTo: 'modes-1', action: 'update', token: 'ETH', side: 'long', stopLoss: 2900 });

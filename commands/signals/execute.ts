@@ -175,7 +175,7 @@ async function followUp(tools: Tools, signal: Signal, pool: FollowedPool, intent
   if (target.kind === 'ambiguous') return skipped(poolId, 'AMBIGUOUS_TARGET', `${target.candidates} open trades match`);
   if (target.kind === 'notFound') return skipped(poolId, 'NO_MATCHING_TRADE', 'no open trade of the agent matches');
   if (isManagement(intent) && pool.settings.tradeMode !== 'FULL_TRADING') {
-    return skipped(poolId, 'FULL_TRADING_ONLY', `the follower's ${pool.settings.tradeMode} applies the agent's opens, closes and cancels; moving stops, targets and partial closes is full trading's`);
+    return skipped(poolId, 'FULL_TRADING_ONLY', `the follower's ${pool.settings.tradeMode} does not apply the agent's management of open trades (stop moves, targets, partial closes): FULL_TRADING does`);
   }
   const { tradeId, token } = target.trade;
   const command = await followUpCommand(tools, intent, token, tradeId, `${signal.key}#${index}`);

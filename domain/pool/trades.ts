@@ -64,8 +64,8 @@ function ensurePaidByPool(pool: FollowedPool, { tradeId, transfer }: TradeAsk): 
 /**
  * A group of trades: opened all with the margins the limits give them (limits.ts), or refused all
  * for the first reason, recorded so that the refusal is final; a test-trading pool records them
- * simulated instead of opened. A group is decided once, whole: a
- * repeat changes nothing, and one mixing decided and new trade ids is malformed.
+ * simulated instead of opened. A group is decided once, whole: a repeat changes nothing, and one
+ * mixing decided and new trade ids is malformed.
  */
 export function openTrade({ data, metadata }: OpenTrade, state: PoolState): PoolEvent[] {
   const group = parsed(openTradeDataSchema, data);

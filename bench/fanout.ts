@@ -100,8 +100,8 @@ export async function fanoutBench(pools = 1_000) {
     const answer = await deliver(app, agent, 'fanout-1');
     const answeredAt = Date.now();
     const lastProjectedAt = await last;
-    const { outcome, executionResults } = answer.body.data as { outcome: string; executionResults: Array<{ status: string }> };
-    const executed = executionResults.filter((r) => r.status === 'executed').length;
+    const { outcome, executionResults } = answer.body.data as { outcome: string; executionResults: Array<{ executionResult: { status: string } }> };
+    const executed = executionResults.filter((r) => r.executionResult.status === 'executed').length;
     const { rows } = await app.deps.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM trades WHERE agent_id = $1 AND status = 'open'`, [agent.agentId]);
     const spanMs = await executionMs(app, agent.agentId);
     const answerMs = answeredAt - sent;

@@ -47,6 +47,8 @@ interface Signal {
 export const tradeIdOf = (poolId: string, signalKey: string, intent: number): string =>
   createHash('sha256').update(`${poolId}#${signalKey}#${intent}`).digest('base64url').slice(0, 24);
 
+const NOT_LIVE = 'the follower has not gone live with this pool yet';
+
 const skipped = (poolId: string, skipReason: string, errorMessage?: string): PoolResult => ({
   poolId,
   status: 'skipped',
@@ -77,7 +79,8 @@ async function openTrades(tools: Tools, signal: Signal, pool: FollowedPool, open
   for (const { intent, index } of opens) {
     const markPriceMicro = await markPriceOf(tools, intent.token);
     const order = tradeOrderOf(intent, { defaults: signal.agent.signalExecutionDefaults, terms: pool.terms, feeBps: signal.feeBps, now, markPriceMicro });
-    if (!order.ok) return skipped(poolId, order.skipReason, order.message);
+    // A pool not live yet skips for that first, whatever else it would have skipped for.
+    if (!order.ok) return pool.awaitingGoLive ? skipped(poolId, 'AWAITING_GO_LIVE', NOT_LIVE) : skipped(poolId, order.skipReason, order.message);
     orders.push({ tradeId: tradeIdOf(poolId, signal.key, index), request: order.request, size: order.size });
   }
   const from = poolEndpointOf(poolId);
@@ -98,6 +101,7 @@ async function openTrades(tools: Tools, signal: Signal, pool: FollowedPool, open
   const tradeIds = orders.map((o) => o.tradeId);
   const decision = decisionOf(events.length > 0 ? events : await tools.deps.store.readStream(poolStream(poolId)), tradeIds);
   if ('refused' in decision) return skipped(poolId, decision.refused.reason, decision.refused.message);
+  if ('simulated' in decision) return { poolId, status: 'simulated', tradeIds };
   // The pool's lock is each transfer's debit, and this run holds it already (the event carries the
   // amount the pool decided): the transfers go on from it, without reading the pool again for LockMargin.
   const debited = (plan: TransferPlan) => evolve(planned(plan), { type: 'Debited', amountMicro: plan.amountMicro });
@@ -111,14 +115,17 @@ async function openTrades(tools: Tools, signal: Signal, pool: FollowedPool, open
   return failed(poolId, reason, `the trade could not open: ${reason}`);
 }
 
-/** The pool's decision on a group of trades, from its events (the group's own, or its whole stream): the plans it locked margin for, or why it refused. */
-function decisionOf(events: ReadonlyArray<{ type: string; data: unknown }>, tradeIds: string[]): { plans: TransferPlan[] } | { refused: { reason: string; message: string } } {
+type Decision = { plans: TransferPlan[] } | { refused: { reason: string; message: string } } | { simulated: true };
+
+/** The pool's decision on a group of trades, from its events (the group's own, or its whole stream): the plans it locked margin for, why it refused, or that it executed them on paper. */
+function decisionOf(events: ReadonlyArray<{ type: string; data: unknown }>, tradeIds: string[]): Decision {
   const ids = new Set(tradeIds);
   const plans: TransferPlan[] = [];
   for (const event of events) {
-    if (event.type !== 'TradeOpened' && event.type !== 'TradeRefused') continue;
+    if (event.type !== 'TradeOpened' && event.type !== 'TradeRefused' && event.type !== 'TradeSimulated') continue;
     const e = poolEventSchema.parse(event);
     if (e.type === 'TradeRefused' && ids.has(e.data.tradeId)) return { refused: e.data };
+    if (e.type === 'TradeSimulated' && ids.has(e.data.tradeId)) return { simulated: true };
     if (e.type === 'TradeOpened' && ids.has(e.data.tradeId) && e.data.transfer) plans.push(e.data.transfer);
   }
   return { plans };
@@ -153,12 +160,23 @@ async function followUpCommand(tools: Tools, intent: FollowUpIntent, token: stri
   }
 }
 
-/** A follow-up manages the one trade it names; two candidates or none skip it. */
+/**
+ * Management of an open trade beyond ending it: stop moves, breakeven, new targets, partial closes.
+ * Only full trading applies it; every mode closes its trades and cancels their unfilled entries
+ * when the agent says so (docs/decisions.md, "Trade modes and going live").
+ */
+const isManagement = (intent: FollowUpIntent): boolean => intent.action === 'update' || (intent.action === 'close' && intent.closePercent < 100);
+
+/** A follow-up manages the one trade it names; two candidates or none skip it, and so does management outside full trading. */
 async function followUp(tools: Tools, signal: Signal, pool: FollowedPool, intent: FollowUpIntent, index: number): Promise<PoolResult> {
   const { poolId } = pool;
+  if (pool.awaitingGoLive) return skipped(poolId, 'AWAITING_GO_LIVE', NOT_LIVE);
   const target = resolveTarget(intent, openTradeRefs(pool), signal.received.replyTo);
   if (target.kind === 'ambiguous') return skipped(poolId, 'AMBIGUOUS_TARGET', `${target.candidates} open trades match`);
   if (target.kind === 'notFound') return skipped(poolId, 'NO_MATCHING_TRADE', 'no open trade of the agent matches');
+  if (isManagement(intent) && pool.settings.tradeMode !== 'FULL_TRADING') {
+    return skipped(poolId, 'FULL_TRADING_ONLY', `the follower's ${pool.settings.tradeMode} does not apply the agent's management of open trades (stop moves, targets, partial closes): FULL_TRADING does`);
+  }
   const { tradeId, token } = target.trade;
   const command = await followUpCommand(tools, intent, token, tradeId, `${signal.key}#${index}`);
   if (typeof command !== 'object') return failed(poolId, 'NOT_APPLICABLE', command ?? 'not applicable', [tradeId]);

@@ -34,6 +34,7 @@ function copyFollowed(s: FollowedPool): FollowedPool {
   if (s.seatClaim !== undefined) copy.seatClaim = s.seatClaim;
   if (s.openings !== undefined) copy.openings = s.openings;
   if (s.closedClaims !== undefined) copy.closedClaims = s.closedClaims;
+  if (s.awaitingGoLive !== undefined) copy.awaitingGoLive = s.awaitingGoLive;
   return copy;
 }
 

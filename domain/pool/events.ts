@@ -106,6 +106,19 @@ export const tradeOpenedSchema = z.object({
  * the same trade id asked again changes nothing. Moves no money.
  */
 export const tradeRefusedSchema = z.object({ tradeId: z.string().min(1), reason: skipReasonSchema, message: z.string(), at: z.string() });
+/**
+ * A test-trading pool's paper execution of a trade (docs/decisions.md, "Trade modes and going
+ * live"): what would have opened, with the margin the pool's limits gave it, beside the pool's real
+ * capital. Nothing is locked, no trade stream exists; final for its trade id, as a refusal is.
+ */
+export const tradeSimulatedSchema = z.object({
+  tradeId: z.string().min(1),
+  marginMicro: z.number().int().positive(),
+  token: z.string().min(1),
+  side: sideSchema,
+  signalId: z.string().min(1).nullable(),
+  at: z.string(),
+});
 /** The open trade's mark-to-market PnL now (replaces the previous mark). */
 export const tradeMarkedSchema = z.object({ tradeId: z.string().min(1), unrealizedPnlMicro: z.number().int(), at: z.string() });
 /**
@@ -145,6 +158,15 @@ export const feesSettledSchema = z.object({
  */
 export const poolClosedSchema = z.object({ at: z.string(), transferId: z.string().min(1).optional() });
 
+/**
+ * The pool was configured with `goLiveUponConfirmation: false`: it is followed and holds its
+ * capital, but the agent's signals are skipped (AWAITING_GO_LIVE) until it goes live. Recorded
+ * with the opening it defers; a pool opened without it is live.
+ */
+export const goLiveDeferredSchema = z.object({ at: z.string() });
+/** The user went live (a follow with `goLiveUponConfirmation: true`): the agent's signals trade in the pool from now on. */
+export const poolWentLiveSchema = z.object({ at: z.string() });
+
 /** The reconciliation worker's reading of the venue for this pool (real context). */
 export const reconciliationObservedSchema = z.object({
   status: z.enum(['IN_SYNC', 'GAP', 'UNKNOWN']),
@@ -167,11 +189,14 @@ export const poolEventSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('BridgeStatusChanged'), data: bridgeStatusChangedSchema }),
   z.object({ type: z.literal('TradeOpened'), data: tradeOpenedSchema }),
   z.object({ type: z.literal('TradeRefused'), data: tradeRefusedSchema }),
+  z.object({ type: z.literal('TradeSimulated'), data: tradeSimulatedSchema }),
   z.object({ type: z.literal('TradeMarked'), data: tradeMarkedSchema }),
   z.object({ type: z.literal('TradeClosed'), data: tradeClosedSchema }),
   z.object({ type: z.literal('FeesSettled'), data: feesSettledSchema }),
   z.object({ type: z.literal('PoolClosed'), data: poolClosedSchema }),
   z.object({ type: z.literal('ReconciliationObserved'), data: reconciliationObservedSchema }),
+  z.object({ type: z.literal('GoLiveDeferred'), data: goLiveDeferredSchema }),
+  z.object({ type: z.literal('PoolWentLive'), data: poolWentLiveSchema }),
 ]);
 export type PoolEvent = z.infer<typeof poolEventSchema>;
 export type PoolEventOf<T extends PoolEvent['type']> = Extract<PoolEvent, { type: T }>;

@@ -57,6 +57,15 @@ function agentFollowed(data: Omit<FollowAgent['data'], 'topsUp'>, now: Date): Po
   };
 }
 
+/**
+ * A pool opened by a follow: AgentFollowed, then GoLiveDeferred when the follower asked not to go
+ * live upon this configuration (docs/decisions.md, "Trade modes and going live").
+ */
+function opening(data: Omit<FollowAgent['data'], 'topsUp'>, now: Date): PoolEvent[] {
+  const followed = agentFollowed(data, now);
+  return data.settings.goLiveUponConfirmation ? [followed] : [followed, { type: 'GoLiveDeferred', data: { at: now.toISOString() } }];
+}
+
 const STOPPED_MEANWHILE = 'the user stopped following this pool while the follow was in flight; the follow plans again';
 const OPENED_MEANWHILE = 'another follow opened this pool while the follow was in flight; the follow plans again';
 
@@ -81,11 +90,15 @@ export function follow({ data, metadata }: FollowAgent, state: PoolState): PoolE
   if (data.topsUp !== undefined && !sameOpening(state, data.topsUp)) throw refuse('SUBSCRIPTION_NOT_FOUND', STOPPED_MEANWHILE);
   if (!state.followed) {
     ensureNoLegInFlight(state);
-    return [agentFollowed(data, metadata.now)];
+    return opening(data, metadata.now);
   }
-  // Following again updates the same pool: one row per user, agent and wallet context.
-  if (sameSettings(state.settings, data.settings)) return [];
-  return [{ type: 'FollowSettingsUpdated', data: { ...data.settings, updatedAt: metadata.now.toISOString() } }];
+  // Following again updates the same pool: one row per user, agent and wallet context. A pool
+  // awaiting its go-live goes live with a follow asking for it; a live pool stays live (pausing is
+  // what stops it).
+  const at = metadata.now.toISOString();
+  const events: PoolEvent[] = sameSettings(state.settings, data.settings) ? [] : [{ type: 'FollowSettingsUpdated', data: { ...data.settings, updatedAt: at } }];
+  if (state.awaitingGoLive && data.settings.goLiveUponConfirmation) events.push({ type: 'PoolWentLive', data: { at } });
+  return events;
 }
 
 /** A real perp pool's leg goes through the bridge: it starts PENDING_BRIDGE (docs/domain-rules.md, Bridge lifecycle). */
@@ -122,8 +135,8 @@ export function credit({ data, metadata }: CreditPool, state: PoolState): PoolEv
     if (Object.keys(state.pending).length > 0) return rejected('the pool stopped with a withdrawal still at the venue; follow again once it settles');
     const { agentId, userId, walletContext } = to;
     const { settings, terms, seatClaim } = to.follow;
-    const opening = agentFollowed({ agentId, userId, walletContext, settings, terms, ...(seatClaim !== undefined ? { seatClaim } : {}) }, metadata.now);
-    return [opening, added, ...bridging(to.walletContext, terms, transferId, at)];
+    const opened = opening({ agentId, userId, walletContext, settings, terms, ...(seatClaim !== undefined ? { seatClaim } : {}) }, metadata.now);
+    return [...opened, added, ...bridging(to.walletContext, terms, transferId, at)];
   }
   if (!to.follow) return [added, ...bridging(state.walletContext, state.terms, transferId, at)];
   // A follow's amount was planned for the pool as it found it, so whoever credits it (the request

@@ -44,6 +44,7 @@ export function eventAmounts(event: PoolEvent): EventAmounts {
     case 'WithdrawalRequested':
       return { amountUsd: event.data.transfer.amountMicro };
     case 'TradeOpened':
+    case 'TradeSimulated':
       return { marginUsd: event.data.marginMicro };
     case 'TradeMarked':
       return { unrealizedPnlUsd: event.data.unrealizedPnlMicro };
@@ -65,6 +66,8 @@ export function eventAmounts(event: PoolEvent): EventAmounts {
     case 'TradeRefused':
     case 'BridgeStatusChanged':
     case 'PoolClosed':
+    case 'GoLiveDeferred':
+    case 'PoolWentLive':
       return {};
     default:
       return assertNever(event);

@@ -11,9 +11,13 @@ import { equityUsd, ledgerTermsOf, poolFigures, type LedgerInputs } from './ledg
 import type { AgentTerms } from './settings.ts';
 import type { FollowedPool } from './state.ts';
 
-/** Why a pool did not open a trade, in the order the checks run (POOL_CLOSED: the pool is not followed). */
+/**
+ * Why a pool did not open a trade, in the order the checks run (POOL_CLOSED: the pool is not
+ * followed; AWAITING_GO_LIVE: followed with `goLiveUponConfirmation: false` and not live yet).
+ */
 export const skipReasons = [
   'POOL_CLOSED',
+  'AWAITING_GO_LIVE',
   'ALERTS_ONLY',
   'POOL_PAUSED',
   'TOKEN_NOT_ALLOWED',
@@ -175,6 +179,7 @@ function marginOf(size: TradeSize, free: MicroUsd, cap: MicroUsd | null): MicroU
 export function checkTrades(pool: FollowedPool, group: TradeGroup, now: Date): TradeCheck {
   const { limits, trades } = group;
   const refused = (reason: SkipReason, message: string): TradeCheck => ({ ok: false, reason, message });
+  if (pool.awaitingGoLive) return refused('AWAITING_GO_LIVE', 'the follower has not gone live with this pool yet: no trade opens until they do');
   if (pool.settings.tradeMode === 'ALERTS_ONLY') return refused('ALERTS_ONLY', 'the follower takes alerts only from this agent: no trade opens in the pool');
   if (pool.settings.isPaused) return refused('POOL_PAUSED', 'the follower paused this pool: no new trade opens');
   const token = disallowed(limits, trades.map((t) => t.token));

@@ -39,8 +39,8 @@ export interface PoolTrade {
   openedAt: string;
 }
 
-/** What the pool decided for a trade under its id: opened, closed, or refused for good (TradeRefused). */
-export type TradeFate = 'open' | 'closed' | 'refused';
+/** What the pool decided for a trade under its id: opened, closed, refused for good (TradeRefused), or executed on paper (TradeSimulated). */
+export type TradeFate = 'open' | 'closed' | 'refused' | 'simulated';
 
 /** A movement the venue failed: what did not move, and why (the venue's reason). */
 export interface FailedTransfer {
@@ -109,6 +109,11 @@ export interface FollowedPool extends Book {
   lastFailedTransfer?: FailedTransfer | null;
   /** the beta seat claim this opening holds (a beta agent's pool opened since seats are held by claims) */
   seatClaim?: string;
+  /**
+   * Followed with `goLiveUponConfirmation: false` and not live yet (GoLiveDeferred): signals are
+   * skipped until PoolWentLive. Absent: live (every opening recorded before it is).
+   */
+  awaitingGoLive?: true;
 }
 
 /**
@@ -250,6 +255,17 @@ export function evolve(before: PoolState, event: PoolEvent): PoolState {
     // Changes no money and no record: only the trade's fate, so that the refusal is final.
     case 'TradeRefused':
       return changed(state, { trades: state.trades.set(event.data.tradeId, 'refused' as const) });
+    // A paper execution: final for its id as a refusal is; no money, no limit counts it.
+    case 'TradeSimulated':
+      return changed(state, { trades: state.trades.set(event.data.tradeId, 'simulated' as const) });
+    case 'GoLiveDeferred':
+      return state.followed ? changed(state, { awaitingGoLive: true, updatedAt: event.data.at }) : state;
+    case 'PoolWentLive': {
+      if (!state.followed) return state;
+      const live = changed(state, { updatedAt: event.data.at });
+      delete live.awaitingGoLive;
+      return live;
+    }
     case 'TradeMarked': {
       if (!state.followed) return state;
       const { tradeId, unrealizedPnlMicro, at } = event.data;

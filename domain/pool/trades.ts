@@ -63,8 +63,9 @@ function ensurePaidByPool(pool: FollowedPool, { tradeId, transfer }: TradeAsk): 
 
 /**
  * A group of trades: opened all with the margins the limits give them (limits.ts), or refused all
- * for the first reason, recorded so that the refusal is final. A group is decided once, whole: a
- * repeat changes nothing, and one mixing decided and new trade ids is malformed.
+ * for the first reason, recorded so that the refusal is final; a test-trading pool records them
+ * simulated instead of opened. A group is decided once, whole: a repeat changes nothing, and one
+ * mixing decided and new trade ids is malformed.
  */
 export function openTrade({ data, metadata }: OpenTrade, state: PoolState): PoolEvent[] {
   const group = parsed(openTradeDataSchema, data);
@@ -78,6 +79,10 @@ export function openTrade({ data, metadata }: OpenTrade, state: PoolState): Pool
   for (const trade of group.trades) ensurePaidByPool(state, trade);
   const check = checkTrades(state, group, metadata.now);
   if (!check.ok) return refused(check.reason, check.message);
+  // Test trading: the trades the pool would open, on paper, beside its real capital; nothing is locked.
+  if (state.settings.tradeMode === 'TEST_TRADING') {
+    return group.trades.map(({ tradeId, token, side, signalId }, i): PoolEvent => ({ type: 'TradeSimulated', data: { tradeId, marginMicro: check.margins[i]!, token, side, signalId, at } }));
+  }
   return group.trades.map(({ tradeId, token, side, signalId, transfer }, i): PoolEvent => {
     const marginMicro = check.margins[i]!;
     // The pool's record is the truth: the transfer pays the margin it decided.

@@ -31,14 +31,18 @@ export function evolve(state: SignalState, event: SignalEvent): SignalState {
   }
 }
 
-/** The outcome of the pools' results: every pool executed, some, none (a failure among them), or all skipped. */
+/**
+ * The outcome of the pools' results: every pool executed, some, none (a failure among them), or all
+ * skipped. A pool's paper execution (test trading) is no execution: it counts as a skip for
+ * TEST_TRADING.
+ */
 export function outcomeOf(results: readonly PoolResult[]): { outcome: SignalOutcome; skipReason?: string } {
   const executed = results.filter((r) => r.status === 'executed').length;
   if (results.length === 0) return { outcome: 'skipped', skipReason: 'NO_FOLLOWERS' };
   if (executed === results.length) return { outcome: 'executed' };
   if (executed > 0) return { outcome: 'partially_executed' };
   if (results.some((r) => r.status === 'failed')) return { outcome: 'failed' };
-  const reasons = new Set(results.map((r) => r.skipReason ?? 'SKIPPED'));
+  const reasons = new Set(results.map((r) => (r.status === 'simulated' ? 'TEST_TRADING' : (r.skipReason ?? 'SKIPPED'))));
   return { outcome: 'skipped', skipReason: reasons.size === 1 ? [...reasons][0]! : 'MIXED' };
 }
 

@@ -8,11 +8,11 @@ export const signalOutcomes = ['executed', 'partially_executed', 'skipped', 'unm
 export const signalOutcomeSchema = z.enum(signalOutcomes);
 export type SignalOutcome = z.infer<typeof signalOutcomeSchema>;
 
-/** What the signal did in one follower pool. */
+/** What the signal did in one follower pool; `simulated`: a test-trading pool's paper execution, nothing locked. */
 export const poolResultSchema = z.object({
   poolId: z.string().min(1),
-  status: z.enum(['executed', 'skipped', 'failed']),
-  /** the trades it opened or managed */
+  status: z.enum(['executed', 'simulated', 'skipped', 'failed']),
+  /** the trades it opened or managed (simulated: executed on paper) */
   tradeIds: z.array(z.string()),
   skipReason: z.string().optional(),
   errorMessage: z.string().optional(),

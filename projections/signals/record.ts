@@ -12,8 +12,15 @@ import { anonymizedSubscriberId } from '../../infra/anonymize.ts';
 export const inboxOutcomeSchema = z.enum([...signalOutcomeSchema.options, 'pending']);
 export type InboxOutcome = z.infer<typeof inboxOutcomeSchema>;
 
-/** What the signal did in one follower pool. */
-export const executionResultSchema = poolResultSchema.omit({ poolId: true }).extend({ subscriberId: z.string(), walletContext: walletContextSchema });
+/**
+ * What the signal did in one follower pool: the follower (anonymized) and the pool's context, and
+ * the spec's `executionResult` (status, trades, `skipReason`, `errorMessage` with `errorTags`).
+ */
+export const executionResultSchema = z.object({
+  subscriberId: z.string(),
+  walletContext: walletContextSchema,
+  executionResult: poolResultSchema.omit({ poolId: true }),
+});
 export type ExecutionResult = z.infer<typeof executionResultSchema>;
 
 /** The item without its per-pool results: what the projector renders once (`record_json`). */
@@ -73,11 +80,13 @@ export function executionResultsOf(results: readonly PoolResult[], masterSecret:
     return {
       subscriberId,
       walletContext: pool.walletContext,
-      status: r.status,
-      tradeIds: r.tradeIds,
-      ...(r.skipReason !== undefined ? { skipReason: r.skipReason } : {}),
-      ...(r.errorMessage !== undefined ? { errorMessage: r.errorMessage } : {}),
-      ...(r.errorTags !== undefined ? { errorTags: r.errorTags } : {}),
+      executionResult: {
+        status: r.status,
+        tradeIds: r.tradeIds,
+        ...(r.skipReason !== undefined ? { skipReason: r.skipReason } : {}),
+        ...(r.errorMessage !== undefined ? { errorMessage: r.errorMessage } : {}),
+        ...(r.errorTags !== undefined ? { errorTags: r.errorTags } : {}),
+      },
     };
   });
 }

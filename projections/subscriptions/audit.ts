@@ -127,6 +127,7 @@ function columnsOfView(v: PoolView): Record<string, Value> {
     venue_free_margin_micro: v.reconciliation?.venueFreeMarginMicro ?? null,
     venue_gap_micro: v.reconciliation?.gapMicro ?? null,
     last_failed_transfer: failureValue(v.lastFailedTransfer),
+    awaiting_go_live: !v.live,
     subscribed_at: iso(v.subscribedAt),
     updated_at: iso(v.updatedAt),
   };

@@ -113,6 +113,15 @@ const migrations: Migration[] = [
     DELETE FROM subscription_states;
     DELETE FROM projection_checkpoints WHERE name = 'subscriptions';`,
   },
+  {
+    // A pool followed with goLiveUponConfirmation false waits for its go-live (the record's
+    // `isLive`): replayed, so that every row says whether its pool is live.
+    id: 'subscriptions/008-awaiting-go-live',
+    sql: `ALTER TABLE subscriptions ADD COLUMN awaiting_go_live boolean NOT NULL DEFAULT false;
+    DELETE FROM subscriptions;
+    DELETE FROM subscription_states;
+    DELETE FROM projection_checkpoints WHERE name = 'subscriptions';`,
+  },
 ];
 
 /** The pool id is the stream name without its `pool-` prefix. */
@@ -144,7 +153,7 @@ const COLUMNS = [
   'is_paused', 'confirmed_in_micro', 'confirmed_out_micro', 'realized_micro', 'unrealized_micro', 'locked_micro',
   'pending_in_micro', 'pending_out_micro', 'fees_charged_micro', 'bridge_status', 'bridge_transaction_id',
   'reconciliation_status', 'venue_equity_micro', 'venue_free_margin_micro', 'venue_gap_micro', 'last_failed_transfer',
-  'subscribed_at', 'created_at', 'updated_at', 'followed', 'record_json',
+  'awaiting_go_live', 'subscribed_at', 'created_at', 'updated_at', 'followed', 'record_json',
 ] as const;
 
 /** The row of a pool that was followed at least once (a closed one keeps its last figures, `followed` false). */
@@ -167,6 +176,7 @@ function rowOf(state: PoolState, previous: Record<string, unknown> | undefined):
     venue_equity_micro: state.reconciliation?.venueEquityMicro ?? null,
     venue_free_margin_micro: state.reconciliation?.venueFreeMarginMicro ?? null,
     venue_gap_micro: state.reconciliation?.gapMicro ?? null, last_failed_transfer: state.lastFailedTransfer ?? null,
+    awaiting_go_live: state.awaitingGoLive === true,
     subscribed_at: state.subscribedAt, created_at: state.subscribedAt,
     updated_at: state.updatedAt, followed: true,
   };

@@ -8,7 +8,7 @@ export const RECORD_COLUMNS = `user_id, agent_id, wallet_context, agent_name, ag
   allocation_amount_usd_micro, allocation_amount_sol_lamports, go_live_upon_confirmation, is_paused, confirmed_in_micro,
   confirmed_out_micro, realized_micro, unrealized_micro, locked_micro, pending_in_micro, pending_out_micro, fees_charged_micro,
   bridge_status, bridge_transaction_id, reconciliation_status, venue_equity_micro, venue_free_margin_micro, venue_gap_micro,
-  last_failed_transfer, subscribed_at, created_at, updated_at`;
+  last_failed_transfer, awaiting_go_live, subscribed_at, created_at, updated_at`;
 
 /**
  * The user's subscriptions, oldest first, optionally those of one wallet context: the JSON array of

@@ -103,6 +103,7 @@ export function recordOf(v: PoolView): SubscriptionRecord {
     maxEntriesPerTrade: t.maxEntriesPerTrade,
     allocationBalanceAudit: audit(f, walletContext === 'real' ? v.reconciliation : null, bridgeStatus),
     goLiveUponConfirmation: s.goLiveUponConfirmation,
+    isLive: v.live,
     isPaused: s.isPaused,
   };
 }

@@ -48,6 +48,8 @@ export interface SubscriptionRow {
   venue_gap_micro?: string | null;
   /** the last movement the venue failed (absent from rows of the conventional baseline) */
   last_failed_transfer?: FailedTransfer | null;
+  /** followed with goLiveUponConfirmation false and not live yet (absent from rows of the conventional baseline: live) */
+  awaiting_go_live?: boolean;
   subscribed_at: Date;
   created_at: Date;
   updated_at: Date;
@@ -66,6 +68,8 @@ export interface PoolView {
   bridge: { status: BridgeStatus; transactionId: string | null } | null;
   reconciliation: Reconciliation | null;
   lastFailedTransfer: FailedTransfer | null;
+  /** whether the agent's signals trade in the pool: false while it awaits its go-live */
+  live: boolean;
   subscribedAt: string;
   updatedAt: string;
 }
@@ -123,6 +127,7 @@ export function viewOfRow(r: SubscriptionRow): PoolView {
         }
       : null,
     lastFailedTransfer: r.last_failed_transfer ?? null,
+    live: r.awaiting_go_live !== true,
     subscribedAt: r.subscribed_at.toISOString(),
     updatedAt: r.updated_at.toISOString(),
   };
@@ -137,6 +142,7 @@ export const viewOfPool = (p: FollowedPool): PoolView => ({
   bridge: p.bridge,
   reconciliation: p.reconciliation,
   lastFailedTransfer: p.lastFailedTransfer ?? null,
+  live: p.awaitingGoLive !== true,
   subscribedAt: p.subscribedAt,
   updatedAt: p.updatedAt,
 });

@@ -58,15 +58,12 @@ t.test('the signal inbox: GET …/signals and POST …/signals/{signalId}/replay
     t.equal(s1.ruleVersion, s1.interpretation.ruleVersion);
     t.match(s1.ruleVersion, /^sp1-/);
     t.same(s1.executionResults, [
-      { subscriberId: anonymizedSubscriberId(app.deps.config.JWT_SECRET, agentId, alice.userId), walletContext: 'virtual', status: 'executed', tradeIds: ['trade-a1'] },
-      { subscriberId: anonymizedSubscriberId(app.deps.config.JWT_SECRET, agentId, bob.userId), walletContext: 'real', status: 'skipped', tradeIds: [], skipReason: 'INSUFFICIENT_CAPITAL' },
+      { subscriberId: anonymizedSubscriberId(app.deps.config.JWT_SECRET, agentId, alice.userId), walletContext: 'virtual', executionResult: { status: 'executed', tradeIds: ['trade-a1'] } },
+      { subscriberId: anonymizedSubscriberId(app.deps.config.JWT_SECRET, agentId, bob.userId), walletContext: 'real', executionResult: { status: 'skipped', tradeIds: [], skipReason: 'INSUFFICIENT_CAPITAL' } },
       {
         subscriberId: anonymizedSubscriberId(app.deps.config.JWT_SECRET, agentId, alice.userId),
         walletContext: 'real',
-        status: 'failed',
-        tradeIds: [],
-        errorMessage: 'no mark price for SOL',
-        errorTags: ['NO_MARK_PRICE'],
+        executionResult: { status: 'failed', tradeIds: [], errorMessage: 'no mark price for SOL', errorTags: ['NO_MARK_PRICE'] },
       },
     ]);
     t.equal(s1.executionResults[0].subscriberId, s1.executionResults[2].subscriberId, 'one follower, one id across their pools');
@@ -157,7 +154,7 @@ t.test('the signal inbox: GET …/signals and POST …/signals/{signalId}/replay
     await appendFacts(app, stream, [{ type: 'SignalExecuted', data: { outcome: 'failed', results: [], executedAt: minute(10).toISOString() } }]);
     const res = await api(app, 'GET', `${inbox}?outcome=executed`, { token: dev.accessToken });
     t.same(res.body.data.items.map((i: { signalId: string }) => i.signalId), ['s3']);
-    t.match(res.body.data.items[0], { outcome: 'executed', executedAt: minute(9).toISOString(), executionResults: [{ walletContext: 'virtual', tradeIds: ['trade-b1'] }] }, 'executed once: the first outcome stands');
+    t.match(res.body.data.items[0], { outcome: 'executed', executedAt: minute(9).toISOString(), executionResults: [{ walletContext: 'virtual', executionResult: { tradeIds: ['trade-b1'] } }] }, 'executed once: the first outcome stands');
     t.equal((await api(app, 'GET', `${inbox}?outcome=pending`, { token: dev.accessToken })).body.data.items.length, 0);
   });
 

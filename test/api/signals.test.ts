@@ -50,8 +50,8 @@ t.test('signals open, manage and close trades in every follower pool', async (t)
     t.equal(data.outcome, 'partially_executed');
     t.equal(data.repeated, false);
     t.equal(data.executionResults.length, 3);
-    const executed = data.executionResults.filter((r: any) => r.status === 'executed');
-    const skipped = data.executionResults.filter((r: any) => r.status === 'skipped');
+    const executed = data.executionResults.map((r: any) => r.executionResult).filter((r: any) => r.status === 'executed');
+    const skipped = data.executionResults.map((r: any) => r.executionResult).filter((r: any) => r.status === 'skipped');
     t.equal(executed.length, 2);
     t.equal(skipped.length, 1);
     t.equal(skipped[0].skipReason, 'ALERTS_ONLY');
@@ -130,7 +130,7 @@ t.test('signals open, manage and close trades in every follower pool', async (t)
     const res = await deliver(app, agentId, secret, { signalId: 'sol-long-1', text: 'LONG SOL x2 now, TP 160, SL 140' });
     t.equal(res.status, 200);
     t.equal(res.body.data.outcome, 'partially_executed', JSON.stringify(res.body.data));
-    const tradeId = res.body.data.executionResults.find((r: any) => r.status === 'executed').tradeIds[0] as string;
+    const tradeId = res.body.data.executionResults.find((r: any) => r.executionResult.status === 'executed').executionResult.tradeIds[0] as string;
     const realizedBefore = (await loadState(app, poolDecider, pools[0]!)).state;
     await setPrices({ SOL: 161 });
     await until('the target to close the trade', async () => (await loadState(app, tradeDecider, tradeId)).state.status === 'closed');

@@ -26,7 +26,7 @@ const recordFields = [
   'feeBufferUsd', 'lockedInPositionsUsd', 'venue', 'perpVenueTotalEquityUsd', 'perpVenueFreeMarginUsd', 'bridgeStatus',
   'bridgeTransactionId', 'pendingDeltaUsd', 'minAllocationUsd', 'minTradeUsd', 'minPerTradePercent',
   'recommendedPerTradePercent', 'maxConcurrentPositions', 'maxEntriesPerTrade', 'allocationBalanceAudit',
-  'goLiveUponConfirmation', 'isPaused',
+  'goLiveUponConfirmation', 'isLive', 'isPaused',
 ];
 const auditFields = [
   'depositedUsd', 'realizedPnlUsd', 'unrealizedPnlUsd', 'lockedMarginUsd', 'feeBufferUsd', 'ledgerAvailableUsd', 'dustUsd',

@@ -40,7 +40,7 @@ export async function tradingUser(app: TestApp, prefix: string): Promise<Trading
     const signed = signWebhookBody({ secret, body, timestampMs: Date.now() });
     const headers = { 'x-svc-timestamp': signed.timestampHeader, 'x-svc-signature': signed.signatureHeader };
     const opened = must('signal', await api(app, 'POST', `/api/v1/signals/${agentId}`, { body, headers }));
-    const [tradeId] = opened.data.executionResults.flatMap((r: { tradeIds: string[] }) => r.tradeIds) as string[];
+    const [tradeId] = opened.data.executionResults.flatMap((r: { executionResult: { tradeIds: string[] } }) => r.executionResult.tradeIds) as string[];
     if (!tradeId) throw new Error(`no trade opened: ${JSON.stringify(opened)}`);
     // The webhook's caller is the agent, not the user: the trades read model shows the trade a moment later.
     await until('the trade to be listed', async () => (await api(app, 'GET', '/api/v1/trades?limit=100', { token: user.accessToken })).body.data.items.some((i: { id: string }) => i.id === tradeId));

@@ -34,7 +34,7 @@ const dictionary = <V>(value: fc.Arbitrary<V>) => fc.dictionary(ids, value, { ma
 const book = {
   transfers: persistent(fc.constantFrom('credited', 'rejected', 'pending', 'paid', 'failed') as fc.Arbitrary<'credited'>),
   pending: dictionary(fc.record({ direction: fc.constantFrom('in', 'out') as fc.Arbitrary<'in' | 'out'>, amountMicro: micro }, plain)),
-  trades: persistent(fc.constantFrom('open', 'closed', 'refused') as fc.Arbitrary<'open'>),
+  trades: persistent(fc.constantFrom('open', 'closed', 'refused', 'simulated') as fc.Arbitrary<'open'>),
   settlements: fc.nat(),
   feesSettledMicro: micro,
   payouts: persistent(micro),
@@ -73,6 +73,7 @@ const followedFields = {
     fc.record({ transferId: ids, direction: fc.constantFrom('in', 'out') as fc.Arbitrary<'in' | 'out'>, amountMicro: micro, reason: ids, at: fc.date({ noInvalidDate: true }).map((d) => d.toISOString()) }, plain),
   ),
   seatClaim: ids,
+  awaitingGoLive: fc.constant(true as const),
 } satisfies Arbitraries<FollowedPool>;
 const unfollowedFields = {
   ...book,
@@ -82,7 +83,7 @@ const unfollowedFields = {
 } satisfies Arbitraries<UnfollowedPool>;
 
 /** A state with each optional field present or not, its fields in any order (states read back from JSON have another). */
-const optional = ['feesSettledMicro', 'residueMicro', 'day', 'lastFailedTransfer', 'seatClaim', 'closedClaims', 'openings'];
+const optional = ['feesSettledMicro', 'residueMicro', 'day', 'lastFailedTransfer', 'seatClaim', 'closedClaims', 'openings', 'awaitingGoLive'];
 const stateOf = <T extends PoolState>(fields: Arbitraries<T>): fc.Arbitrary<T> =>
   fc
     .tuple(fc.record(fields, { ...plain, requiredKeys: Object.keys(fields).filter((k) => !optional.includes(k)) as Array<keyof T> }), fc.boolean())

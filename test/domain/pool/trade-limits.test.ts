@@ -98,9 +98,11 @@ t.test('POOL_CLOSED: a pool not followed, never or no more, refuses every trade 
 t.test('ALERTS_ONLY: a follower taking alerts only gets no trade (checked before a pause)', async (t) => {
   const alerts = [followed({ tradeMode: 'ALERTS_ONLY', subscriptionType: 'ALERTS_ONLY', isPaused: true }), added('t-add-1', usd(1000))];
   t.same(decided(alerts, open([ask('tr-1', usd(10))])), [['tr-1', 'ALERTS_ONLY']]);
-  for (const mode of ['AUTO_TRADING', 'TEST_TRADING', 'FULL_TRADING'] as const) {
+  for (const mode of ['AUTO_TRADING', 'FULL_TRADING'] as const) {
     t.same(decided([followed({ tradeMode: mode, subscriptionType: mode }), added('t-add-1', usd(1000))], open([ask('tr-1', usd(10))])), [['tr-1', usd(10)]], `${mode} trades`);
   }
+  const paper = given([followed({ tradeMode: 'TEST_TRADING', subscriptionType: 'TEST_TRADING' }), added('t-add-1', usd(1000))]).when(open([ask('tr-1', usd(10))])).events();
+  t.same(paper.map((e) => e.type), ['TradeSimulated'], 'TEST_TRADING trades on paper (test/domain/pool/test-trading.test.ts)');
 });
 
 t.test('POOL_PAUSED: a paused pool opens nothing until the follower resumes it', async (t) => {

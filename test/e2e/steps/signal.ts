@@ -55,7 +55,7 @@ async function tradeFromSignals(t: Test, app: TestApp, { developer, admin, user 
   };
   const opened = await deliver({ signalId: 'eth-1', action: 'open', side: 'long', token: 'ETH', leverage: 3, sizeUsd: 100, stopLoss: 2800 });
   t.equal(opened.status, 200, JSON.stringify(opened.body));
-  t.match(opened.body.data, { outcome: 'executed', executionResults: [{ status: 'executed' }] });
+  t.match(opened.body.data, { outcome: 'executed', executionResults: [{ executionResult: { status: 'executed' } }] });
   const pool = poolId(user.userId, agentId, 'virtual');
   const row = async () => (await api(app, 'GET', SUBS, { token: user.accessToken })).body.data.find((p: { agent: string }) => p.agent === agentId);
   // The webhook answers once the pools decided; the follower's views follow within the projection lag.

@@ -4,9 +4,10 @@ import fastifyHelmet from '@fastify/helmet';
 import fastifyCors from '@fastify/cors';
 import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
-import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import type { AppDeps } from './deps.ts';
 import { errorEnvelopeSchema, registerErrorHandling } from './plugins/errors.ts';
+import { openapiTransform } from './plugins/openapi.ts';
 import { refuseUnstorableUrlText } from './plugins/unstorable-text.ts';
 import authPlugin from './plugins/auth.ts';
 import oauthPlugin from './plugins/oauth.ts';
@@ -106,7 +107,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         schemas: { ErrorEnvelope: errorEnvelopeSchema() },
       },
     },
-    transform: jsonSchemaTransform,
+    // each operation's error responses (a `reason` enum per status), security and headers, derived from its route
+    transform: openapiTransform(app),
   });
   if (deps.config.DOCS_ENABLED) await app.register(fastifySwaggerUi, { routePrefix: '/docs', staticCSP: true });
   await app.register(authPlugin);

@@ -97,12 +97,14 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(fastifyCors, { origin: corsOrigins(deps.config), credentials: false, maxAge: 600 });
   // Access tokens are HS256: verification accepts that algorithm only, not HS384 or HS512 under the same secret.
   await app.register(fastifyJwt, { secret: deps.config.JWT_SECRET, sign: { algorithm: 'HS256' }, verify: { algorithms: ['HS256'] } });
+  const documentedBaseUrl = (deps.config.PUBLIC_BASE_URL ?? `http://${deps.config.HOST}:${deps.config.PORT}`).replace(/\/+$/, '');
   await app.register(fastifySwagger, {
     openapi: {
       openapi: '3.0.3',
       info: { title: 'Agent Trading Platform API', version: '1.0' },
+      servers: [{ url: documentedBaseUrl }],
       components: {
-        securitySchemes: securitySchemes((deps.config.PUBLIC_BASE_URL ?? `http://${deps.config.HOST}:${deps.config.PORT}`).replace(/\/+$/, '')),
+        securitySchemes: securitySchemes(documentedBaseUrl),
         // Every refusal's envelope; `error.reason` lists the error catalogue.
         schemas: { ErrorEnvelope: errorEnvelopeSchema() },
       },

@@ -108,8 +108,36 @@ function withIdempotencyHeader(headers: JsonSchema | undefined): JsonSchema {
 }
 
 /**
+ * OpenAPI 3.0's `nullable` applies only beside a `type`: zod writes it beside `oneOf`/`anyOf` too,
+ * where it would not admit null. Such a schema becomes a union with the null schema instead.
+ */
+function admitNullAsUnion(node: unknown): void {
+  if (Array.isArray(node)) return node.forEach(admitNullAsUnion);
+  if (!node || typeof node !== 'object') return;
+  const schema = node as JsonSchema;
+  Object.values(schema).forEach(admitNullAsUnion);
+  if (schema.nullable !== true || 'type' in schema) return;
+  const { nullable: _nullable, ...rest } = schema;
+  for (const key of Object.keys(schema)) delete schema[key];
+  schema.anyOf = [rest, { type: 'object', nullable: true, enum: [null] }];
+}
+
+const camel = (word: string) => word.charAt(0).toUpperCase() + word.slice(1);
+
+/** A stable operationId from the method and the path (`:agentId` as `ByAgentId`), for SDK generators' method names. */
+export function operationIdOf(method: string, url: string): string {
+  const words = url
+    .split('/')
+    .filter(Boolean)
+    .flatMap((segment) => (segment.startsWith(':') ? ['by', segment.slice(1)] : segment.split(/[^A-Za-z0-9]+/)))
+    .filter(Boolean);
+  return method.toLowerCase() + words.map(camel).join('');
+}
+
+/**
  * The swagger transform: the zod schemas as JSON Schema (fastify-type-provider-zod), then the
- * route's error responses, its security (none on a public route) and its Idempotency-Key header.
+ * route's error responses, its security (none on a public route), its Idempotency-Key header and
+ * its operationId.
  */
 export function openapiTransform(app: FastifyInstance) {
   return (input: TransformInput) => {
@@ -117,7 +145,10 @@ export function openapiTransform(app: FastifyInstance) {
     const route = (input as TransformInput & { route: RouteOptions }).route;
     const schema = transformed.schema as JsonSchema;
     if (schema.hide) return transformed;
+    admitNullAsUnion(schema);
     if (!schema.security) schema.security = [];
+    // a route of several methods is one operation per method, which one id cannot name
+    if (!schema.operationId && typeof route.method === 'string') schema.operationId = operationIdOf(route.method, transformed.url);
     // A route that declares no answer (the OAuth protocol's, the health probe) answers formats of
     // its own, not the envelope: it stays as its route describes it.
     if (!schema.response) return transformed;

@@ -1,7 +1,10 @@
 // The OpenAPI document as a client generator reads it: each operation's error statuses carry the
 // envelope with the reasons it can give there (an enum, with their codes), its security (none on a
 // public route) and its request headers; and what the real app refuses is what its operation lists.
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import t from 'tap';
+import ts from 'typescript';
 import { codeOf, errorCatalogue, type ErrorReason } from '../../domain/shared/errors.ts';
 import { SIGNATURE_HEADER, TIMESTAMP_HEADER } from '../../infra/signing/webhook.ts';
 import { api, startTestApp } from '../support/app.ts';
@@ -30,6 +33,66 @@ const errorSchemaOf = (op: Operation, status: string) => op.responses[status]?.c
 const reasonsAt = (op: Operation, status: number | string) => (errorSchemaOf(op, String(status))?.properties?.error?.properties?.reason?.enum ?? []) as string[];
 const errorStatuses = (op: Operation) => Object.keys(op.responses).filter((s) => /^[45]\d\d$/.test(s));
 const headerNames = (op: Operation) => (op.parameters ?? []).filter((p) => p.in === 'header').map((p) => p.name.toLowerCase());
+
+const METHODS = new Set(['get', 'post', 'put', 'patch', 'delete']);
+const tsFiles = (dir: string): string[] =>
+  readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? tsFiles(join(dir, e.name)) : e.name.endsWith('.ts') ? [join(dir, e.name)] : []));
+const literal = (node: ts.Node | undefined) => (node && ts.isStringLiteralLike(node) ? node.text : undefined);
+const propertyOf = (object: ts.ObjectLiteralExpression, name: string) =>
+  object.properties.find((p): p is ts.PropertyAssignment => ts.isPropertyAssignment(p) && ts.isIdentifier(p.name) && p.name.text === name)?.initializer;
+
+/** What a route registration in the source says and does: the commands it declares and dispatches, the reasons it refuses with by name. */
+interface RouteSource {
+  at: string;
+  method: string;
+  path?: string;
+  declared: string[];
+  dispatched: string[];
+  refused: string[];
+}
+
+/** Every `app.<method>(url, options, handler)` of api/routes, read with the TypeScript parser. */
+function routeSources(): RouteSource[] {
+  return tsFiles('api/routes').flatMap((file) => {
+    const source = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, true);
+    const found: RouteSource[] = [];
+    const visit = (node: ts.Node): void => {
+      if (ts.isCallExpression(node) && ts.isPropertyAccessExpression(node.expression) && METHODS.has(node.expression.name.text)) {
+        const options = node.arguments.find(ts.isObjectLiteralExpression);
+        const config = options && propertyOf(options, 'config');
+        const schema = options && propertyOf(options, 'schema');
+        const hidden = schema && ts.isObjectLiteralExpression(schema) && propertyOf(schema, 'hide')?.kind === ts.SyntaxKind.TrueKeyword;
+        if (options && !hidden) {
+          const dispatches = config && ts.isObjectLiteralExpression(config) ? propertyOf(config, 'dispatches') : undefined;
+          const route: RouteSource = {
+            at: `${file}:${source.getLineAndCharacterOfPosition(node.getStart()).line + 1}`,
+            method: node.expression.name.text,
+            path: literal(node.arguments[0])?.replace(/:(\w+)/g, '{$1}'),
+            declared: dispatches && ts.isArrayLiteralExpression(dispatches) ? dispatches.elements.flatMap((e) => literal(e) ?? []) : [],
+            dispatched: [],
+            refused: [],
+          };
+          const calls = (inner: ts.Node): void => {
+            if (ts.isCallExpression(inner)) {
+              const callee = inner.expression;
+              const name = ts.isPropertyAccessExpression(callee) ? callee.name.text : ts.isIdentifier(callee) ? callee.text : '';
+              const first = literal(inner.arguments[0]);
+              if (name === 'dispatch' && first) route.dispatched.push(first);
+              if (name === 'refuse' && first) route.refused.push(first);
+            }
+            ts.forEachChild(inner, calls);
+          };
+          node.arguments.forEach(calls);
+          found.push(route);
+          return;
+        }
+      }
+      ts.forEachChild(node, visit);
+    };
+    visit(source);
+    return found;
+  });
+}
 
 t.test('the OpenAPI document lists what each operation answers, takes and refuses', async (t) => {
   const app = await startTestApp({ config: { ADMIN_EMAILS: 'openapi-admin@example.test' } });
@@ -96,6 +159,23 @@ t.test('the OpenAPI document lists what each operation answers, takes and refuse
     t.same(webhook.security, [], 'the webhook: signed by its own headers');
     t.ok([TIMESTAMP_HEADER, SIGNATURE_HEADER].every((h) => headerNames(webhook).includes(h)), 'the webhook signing headers');
     t.ok(reasonsAt(webhook, 401).includes('INVALID_SIGNATURE'));
+  });
+
+  await t.test('the source agrees: a route names the commands it dispatches, and its operation lists the reasons it refuses with', async (t) => {
+    const routes = routeSources();
+    t.ok(routes.filter((r) => r.dispatched.length > 0).length > 30, `${routes.length} routes read, those dispatching found`);
+    t.same(
+      routes.flatMap((r) => r.dispatched.filter((c) => !r.declared.includes(c)).map((c) => `${r.at} dispatches ${c} without naming it in config.dispatches`)),
+      [],
+    );
+    const documented = (r: RouteSource) => {
+      const operation = r.path ? doc.paths[r.path]?.[r.method] : undefined;
+      return operation ? errorStatuses(operation).flatMap((status) => reasonsAt(operation, status)) : undefined;
+    };
+    t.same(
+      routes.flatMap((r) => r.refused.filter((reason) => !(documented(r) ?? [reason]).includes(reason)).map((reason) => `${r.at} refuses with ${reason}, not listed on its operation`)),
+      [],
+    );
   });
 
   await t.test('operationIds are unique, for the method names of generated SDKs', async (t) => {

@@ -4,9 +4,10 @@ import fastifyHelmet from '@fastify/helmet';
 import fastifyCors from '@fastify/cors';
 import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
-import { jsonSchemaTransform, serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import type { AppDeps } from './deps.ts';
 import { errorEnvelopeSchema, registerErrorHandling } from './plugins/errors.ts';
+import { openapiTransform } from './plugins/openapi.ts';
 import { refuseUnstorableUrlText } from './plugins/unstorable-text.ts';
 import authPlugin from './plugins/auth.ts';
 import oauthPlugin from './plugins/oauth.ts';
@@ -96,17 +97,20 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(fastifyCors, { origin: corsOrigins(deps.config), credentials: false, maxAge: 600 });
   // Access tokens are HS256: verification accepts that algorithm only, not HS384 or HS512 under the same secret.
   await app.register(fastifyJwt, { secret: deps.config.JWT_SECRET, sign: { algorithm: 'HS256' }, verify: { algorithms: ['HS256'] } });
+  const documentedBaseUrl = (deps.config.PUBLIC_BASE_URL ?? `http://${deps.config.HOST}:${deps.config.PORT}`).replace(/\/+$/, '');
   await app.register(fastifySwagger, {
     openapi: {
       openapi: '3.0.3',
       info: { title: 'Agent Trading Platform API', version: '1.0' },
+      servers: [{ url: documentedBaseUrl }],
       components: {
-        securitySchemes: securitySchemes((deps.config.PUBLIC_BASE_URL ?? `http://${deps.config.HOST}:${deps.config.PORT}`).replace(/\/+$/, '')),
+        securitySchemes: securitySchemes(documentedBaseUrl),
         // Every refusal's envelope; `error.reason` lists the error catalogue.
         schemas: { ErrorEnvelope: errorEnvelopeSchema() },
       },
     },
-    transform: jsonSchemaTransform,
+    // each operation's error responses (a `reason` enum per status), security and headers, derived from its route
+    transform: openapiTransform(app),
   });
   if (deps.config.DOCS_ENABLED) await app.register(fastifySwaggerUi, { routePrefix: '/docs', staticCSP: true });
   await app.register(authPlugin);

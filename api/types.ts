@@ -1,6 +1,8 @@
 import type { FastifyRequest, preHandlerHookHandler } from 'fastify';
 import type { Scope } from '../domain/access/scopes.ts';
 import type { CommandMap, CommandType } from '../commands/registry.ts';
+import type { ErrorReason } from '../domain/shared/errors.ts';
+import type { RouteCommand } from './routes/refusals.ts';
 import type { AppDeps } from './deps.ts';
 
 export type Role = 'user' | 'developer' | 'admin';
@@ -68,6 +70,10 @@ declare module 'fastify' {
     refusalBudget?: RefusalBudget;
     /** the keys and array elements (all levels) a JSON body of this route may have; MAX_JSON_MEMBERS when unset (api/plugins/json-bounds.ts) */
     jsonMembers?: number;
+    /** the commands the route dispatches: their refusals (api/routes/refusals.ts) are listed on its OpenAPI operation */
+    dispatches?: readonly RouteCommand[];
+    /** the refusals the route itself makes (beyond its commands', its access' and its input's), for its OpenAPI operation */
+    refusals?: readonly ErrorReason[];
     /** the OAuth resource (RFC 8707) whose tokens this route accepts: the MCP endpoint's; the REST API's when unset (api/plugins/oauth.ts) */
     oauthResource?: 'mcp';
   }

@@ -221,7 +221,7 @@ t.test('MFA with TOTP', async (t) => {
     for (const action of ['enrol', 'confirm', 'disable', 'recovery-codes']) {
       t.same(paths[`/api/v1/users/me/mfa/${action}`].post.security, [{ bearerAuth: [] }], action);
     }
-    t.notOk(paths['/api/auth/mfa/verify'].post.security, 'mfa/verify takes the mfaAccessToken in its body');
+    t.same(paths['/api/auth/mfa/verify'].post.security, [], 'mfa/verify takes no credentials: the mfaAccessToken is in its body');
     t.ok(paths['/api/auth/mfa/verify'].post.requestBody);
   });
 

@@ -56,7 +56,7 @@ export default async function adminAuditRoutes(root: FastifyInstance): Promise<v
   app.get(
     '/api/admin/audit/pools/:poolId',
     {
-      config: { access: { scope: 'admin:read' } },
+      config: { access: { scope: 'admin:read' }, refusals: ['POOL_NOT_FOUND'] },
       schema: {
         tags,
         summary: 'One pool replayed from its events and compared with its read-model row',

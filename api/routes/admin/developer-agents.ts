@@ -22,7 +22,7 @@ export default async function developerAgentReviewRoutes(root: FastifyInstance):
       {
         // notes of 5,000 characters, each escaped as \uXXXX at worst (30,000 bytes)
         bodyLimit: 64 * 1024,
-        config: { access: { scope: 'admin:write' } },
+        config: { access: { scope: 'admin:write' }, dispatches: ['ReviewAgent'] },
         schema: {
           tags: ['Admin'],
           summary: summaries[decision],

@@ -31,7 +31,7 @@ export default async function adminMarketRoutes(root: FastifyInstance): Promise<
       // 500 prices of 64-character symbols are ~40 KB, 501 members; twice the count, so a list too
       // long gets the schema's own message
       bodyLimit: 64 * 1024,
-      config: { access: { scope: 'admin:write' }, jsonMembers: 2 * MAX_PRICES_PER_SET },
+      config: { access: { scope: 'admin:write' }, jsonMembers: 2 * MAX_PRICES_PER_SET, dispatches: ['SetMarketPrices'] },
       schema: {
         tags: ['Admin'],
         summary: 'Simulated venue only: set mark prices by symbol or mint',

@@ -72,7 +72,7 @@ export default async function adminOperationsRoutes(root: FastifyInstance): Prom
   app.get(
     '/api/admin/operations/users/:userId',
     {
-      config: { access: { scope: 'admin:read' } },
+      config: { access: { scope: 'admin:read' }, refusals: ['USER_NOT_FOUND'] },
       schema: {
         tags: ['Admin'],
         summary: "A user's operations view: user document, MFA, wallets, pools, API keys (metadata), sessions (404 unknown user)",

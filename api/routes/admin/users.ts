@@ -29,7 +29,7 @@ export default async function adminUserRoutes(root: FastifyInstance): Promise<vo
   app.put(
     '/api/admin/users/:userId/tier',
     {
-      config: { access: { scope: 'admin:write' } },
+      config: { access: { scope: 'admin:write' }, dispatches: ['SetTier'] },
       schema: {
         tags: ['Admin'],
         summary: "Set a user's rate-limit tier: free, standard or premium (404 unknown user)",
@@ -44,7 +44,7 @@ export default async function adminUserRoutes(root: FastifyInstance): Promise<vo
   app.post(
     '/api/admin/users/:userId/access/revoke',
     {
-      config: { access: { scope: 'admin:write' } },
+      config: { access: { scope: 'admin:write' }, dispatches: ['EndAllSessions', 'RevokeApiKey'], refusals: ['USER_NOT_FOUND'] },
       schema: {
         tags: ['Admin'],
         summary: 'An account believed taken over: end every session, revoke every API key and every OAuth grant of the user (404 unknown user)',
@@ -59,7 +59,7 @@ export default async function adminUserRoutes(root: FastifyInstance): Promise<vo
   app.post(
     '/api/admin/users/:userId/mfa/reset',
     {
-      config: { access: { scope: 'admin:write' } },
+      config: { access: { scope: 'admin:write' }, dispatches: ['ResetMfa'] },
       schema: {
         tags: ['Admin'],
         summary: "Turn a user's MFA off (authenticator and recovery codes lost): 404 unknown user, 409 MFA_NOT_ENABLED when off",

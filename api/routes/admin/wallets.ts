@@ -20,7 +20,7 @@ export default async function adminWalletRoutes(root: FastifyInstance): Promise<
   app.post(
     '/api/admin/wallets/:userId/deposit',
     {
-      config: { access: { scope: 'admin:write' } },
+      config: { access: { scope: 'admin:write' }, dispatches: ['DepositWallet'] },
       schema: {
         tags: ['Admin'],
         summary: "Simulated venue only: credit a user's real wallet context, as a confirmed on-chain deposit would",
@@ -47,7 +47,7 @@ export default async function adminWalletRoutes(root: FastifyInstance): Promise<
   app.post(
     '/api/admin/wallets/:userId/freeze',
     {
-      config: { access: { scope: 'admin:write' } },
+      config: { access: { scope: 'admin:write' }, dispatches: ['FreezeWallet'] },
       schema: {
         tags: ['Admin'],
         summary: "Freeze a user's wallet: nothing can be paid out of it until it is unfrozen",
@@ -64,7 +64,7 @@ export default async function adminWalletRoutes(root: FastifyInstance): Promise<
   app.post(
     '/api/admin/wallets/:userId/unfreeze',
     {
-      config: { access: { scope: 'admin:write' } },
+      config: { access: { scope: 'admin:write' }, dispatches: ['UnfreezeWallet'] },
       schema: {
         tags: ['Admin'],
         summary: "Unfreeze a user's wallet",

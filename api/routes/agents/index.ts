@@ -29,7 +29,7 @@ export default async function agentRoutes(root: FastifyInstance): Promise<void> 
 
   app.get(
     '/api/v1/agents/:id',
-    { schema: { tags, summary: 'One followable agent', params: agentIdParams, response: { 200: envelopeOf(publicAgentRecord) } } },
+    { config: { refusals: ['AGENT_NOT_FOUND'] }, schema: { tags, summary: 'One followable agent', params: agentIdParams, response: { 200: envelopeOf(publicAgentRecord) } } },
     async (request) => {
       const row = await getFollowableAgentRow(app.deps.pool, request.params.id);
       if (!row) throw refuse('AGENT_NOT_FOUND', 'agent not found');
@@ -40,7 +40,7 @@ export default async function agentRoutes(root: FastifyInstance): Promise<void> 
   app.delete(
     '/api/v1/agents/:id',
     {
-      config: { access: { scope: 'developer:write' } },
+      config: { access: { scope: 'developer:write' }, dispatches: ['DeleteAgent'] },
       schema: {
         tags,
         summary: "Delete an agent (its developer or an administrator): its followers' pools stop taking trades; open trades are closed first with closeActiveTrades=true, else 409",
@@ -62,7 +62,7 @@ export default async function agentRoutes(root: FastifyInstance): Promise<void> 
   app.post(
     '/api/v1/agents/:id/pin',
     {
-      config: { access: { scope: 'profile:write' } },
+      config: { access: { scope: 'profile:write' }, dispatches: ['PinAgent'] },
       schema: {
         tags,
         summary: 'Pin a followable agent for the caller (at most 20: 400 TOO_MANY_PINS beyond); pinning a pinned one changes nothing',
@@ -79,7 +79,7 @@ export default async function agentRoutes(root: FastifyInstance): Promise<void> 
   app.delete(
     '/api/v1/agents/:id/pin',
     {
-      config: { access: { scope: 'profile:write' } },
+      config: { access: { scope: 'profile:write' }, dispatches: ['UnpinAgent'] },
       schema: {
         tags,
         summary: 'Unpin an agent for the caller; an agent not pinned answers the list unchanged',

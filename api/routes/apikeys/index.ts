@@ -20,7 +20,7 @@ export default async function apiKeyRoutes(root: FastifyInstance): Promise<void>
   app.post(
     '/api/api-keys',
     {
-      config: { access: { scope: 'keys:write' } },
+      config: { access: { scope: 'keys:write' }, dispatches: ['CreateApiKey'], refusals: ['API_KEY_LIMIT_REACHED'] },
       schema: {
         tags,
         summary: 'Create an API key (type platform) within your role and your own scopes; the key and its signing secret are shown once',
@@ -68,7 +68,7 @@ export default async function apiKeyRoutes(root: FastifyInstance): Promise<void>
   app.delete(
     '/api/api-keys/:id',
     {
-      config: { access: { scope: 'keys:write' } },
+      config: { access: { scope: 'keys:write' }, dispatches: ['RevokeApiKey'] },
       schema: {
         tags,
         summary: 'Revoke one of your API keys: it is no longer accepted (404 when unknown or revoked already)',

@@ -58,7 +58,7 @@ export default async function authRoutes(root: FastifyInstance): Promise<void> {
 
   app.post(
     '/api/auth/lookup',
-    { schema: { tags, summary: 'Email a login or registration code', body: lookupBody, response: { 200: envelopeOf(lookupResult) } } },
+    { config: { dispatches: ['Lookup'], refusals: ['CAPTCHA_FAILED'] }, schema: { tags, summary: 'Email a login or registration code', body: lookupBody, response: { 200: envelopeOf(lookupResult) } } },
     async (request) => {
       const { email, recaptcha, fingerprint: _fingerprint, ...signup } = request.body;
       await requireCaptcha(request, recaptcha);
@@ -68,7 +68,7 @@ export default async function authRoutes(root: FastifyInstance): Promise<void> {
 
   app.post(
     '/api/auth/verify',
-    { schema: { tags, summary: 'Exchange an emailed code for tokens', body: verifyBody, response: { 200: envelopeOf(loginResult) } } },
+    { config: { dispatches: ['VerifyCode'], refusals: ['CAPTCHA_FAILED'] }, schema: { tags, summary: 'Exchange an emailed code for tokens', body: verifyBody, response: { 200: envelopeOf(loginResult) } } },
     async (request) => {
       const { email, code, recaptcha } = request.body;
       await requireCaptcha(request, recaptcha);
@@ -79,6 +79,7 @@ export default async function authRoutes(root: FastifyInstance): Promise<void> {
   app.post(
     '/api/auth/social/url',
     {
+      config: { dispatches: ['StartSocialLogin'], refusals: ['UNSUPPORTED_PROVIDER'] },
       schema: {
         tags,
         summary: 'Start a sign-in with the social identity provider: its authorization URL and the state verify needs',
@@ -98,6 +99,7 @@ export default async function authRoutes(root: FastifyInstance): Promise<void> {
   app.post(
     '/api/auth/social/verify',
     {
+      config: { dispatches: ['VerifySocialLogin'] },
       schema: {
         tags,
         summary: 'Exchange the code the social provider sent back (with its state) for tokens',
@@ -114,6 +116,7 @@ export default async function authRoutes(root: FastifyInstance): Promise<void> {
   app.post(
     '/api/auth/mfa/verify',
     {
+      config: { dispatches: ['CompleteMfaSignIn'] },
       schema: {
         tags,
         summary: 'Complete a sign-in of a user with MFA on: the mfaAccessToken and a TOTP code, or one of the recovery codes',
@@ -129,7 +132,7 @@ export default async function authRoutes(root: FastifyInstance): Promise<void> {
 
   app.post(
     '/api/auth/refresh',
-    { schema: { tags, summary: 'Get a new access token (the same refresh token is returned: it works until its term ends)', body: refreshTokenBody, response: { 200: envelopeOf(z.object({ tokens: tokensSchema })) } } },
+    { config: { dispatches: ['RefreshSession'] }, schema: { tags, summary: 'Get a new access token (the same refresh token is returned: it works until its term ends)', body: refreshTokenBody, response: { 200: envelopeOf(z.object({ tokens: tokensSchema })) } } },
     async (request) => {
       const session = await request.dispatch('RefreshSession', { refreshToken: request.body.refreshToken, userAgent: userAgent(request) });
       return ok({ tokens: tokensOf(session) });
@@ -138,7 +141,7 @@ export default async function authRoutes(root: FastifyInstance): Promise<void> {
 
   app.post(
     '/api/auth/sign-out',
-    { schema: { tags, summary: 'End the session of a refresh token (idempotent)', body: refreshTokenBody, response: { 200: envelopeOf(z.object({ success: z.boolean() })) } } },
+    { config: { dispatches: ['SignOut'] }, schema: { tags, summary: 'End the session of a refresh token (idempotent)', body: refreshTokenBody, response: { 200: envelopeOf(z.object({ success: z.boolean() })) } } },
     async (request) => {
       await request.dispatch('SignOut', { refreshToken: request.body.refreshToken });
       return ok({ success: true });

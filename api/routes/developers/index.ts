@@ -40,7 +40,7 @@ export default async function developerRoutes(root: FastifyInstance): Promise<vo
     '/api/v1/developers/agents',
     {
       bodyLimit: listingBody.bodyLimit,
-      config: { access: { scope: 'developer:write' }, jsonMembers: listingBody.jsonMembers },
+      config: { access: { scope: 'developer:write' }, jsonMembers: listingBody.jsonMembers, dispatches: ['ListAgent'], refusals: ['AGENT_NOT_FOUND'] },
       schema: {
         tags,
         summary: 'List an agent for review; answers its signing secret once',
@@ -73,7 +73,7 @@ export default async function developerRoutes(root: FastifyInstance): Promise<vo
     '/api/v1/developers/agents/:id',
     {
       bodyLimit: listingBody.bodyLimit,
-      config: { access: { scope: 'developer:write' }, jsonMembers: listingBody.jsonMembers },
+      config: { access: { scope: 'developer:write' }, jsonMembers: listingBody.jsonMembers, dispatches: ['UpdateAgent'] },
       schema: {
         tags,
         summary: 'Edit how the caller’s agent reads signals (signalDetectionRule) and executes them (signalExecutionDefaults)',
@@ -93,7 +93,7 @@ export default async function developerRoutes(root: FastifyInstance): Promise<vo
   app.get(
     '/api/v1/developers/agents/:id/reviews',
     {
-      config: { access: { scope: 'developer:read' } },
+      config: { access: { scope: 'developer:read' }, refusals: ['AGENT_NOT_FOUND', 'NOT_AGENT_OWNER'] },
       schema: {
         tags: ['Developer dashboard'],
         summary: 'Review decisions on the caller’s agent, newest first',
@@ -112,7 +112,7 @@ export default async function developerRoutes(root: FastifyInstance): Promise<vo
   app.get(
     '/api/v1/developers/agents/:id/subscribers',
     {
-      config: { access: { scope: 'developer:read' } },
+      config: { access: { scope: 'developer:read' }, refusals: ['AGENT_NOT_FOUND', 'NOT_AGENT_OWNER'] },
       schema: {
         tags: ['Developer dashboard'],
         summary: 'The caller’s agent’s follower pools (every wallet context, stopped ones too), anonymized, with the fees each earned the developer; latest opening first',

@@ -28,7 +28,7 @@ export default async function developerSignalRoutes(root: FastifyInstance): Prom
   app.get(
     '/api/v1/developers/agents/:id/signals',
     {
-      config: { access: { scope: 'developer:read' } },
+      config: { access: { scope: 'developer:read' }, refusals: ['AGENT_NOT_FOUND', 'NOT_AGENT_OWNER'] },
       schema: {
         tags,
         summary: 'The agent’s signals, newest first: raw body, interpretation, rule version, outcome and per-follower results (anonymized)',
@@ -47,7 +47,7 @@ export default async function developerSignalRoutes(root: FastifyInstance): Prom
   app.post(
     '/api/v1/developers/agents/:id/signals/:signalId/replay',
     {
-      config: { access: { scope: 'developer:write' } },
+      config: { access: { scope: 'developer:write' }, dispatches: ['ReplaySignal'], refusals: ['AGENT_NOT_FOUND', 'NOT_AGENT_OWNER', 'SIGNAL_NOT_FOUND'] },
       schema: {
         tags,
         summary: 'Read a signal again with the agent’s current rules: a dry run by default; dryRun=false executes the new reading once, for a signal that executed nothing',

@@ -19,7 +19,11 @@ export default async function signalRoutes(root: FastifyInstance): Promise<void>
       onRequest,
       preValidation,
       // refusals (unsigned, badly signed, unknown agent) count per client address and per agent
-      config: { refusalBudget: { subjectParam: 'agentId', signatureHeader: SIGNATURE_HEADER, authenticated: (request) => request.signalDelivery?.verified === true } },
+      config: {
+        refusalBudget: { subjectParam: 'agentId', signatureHeader: SIGNATURE_HEADER, authenticated: (request) => request.signalDelivery?.verified === true },
+        dispatches: ['ReceiveSignal'],
+        refusals: ['AGENT_NOT_FOUND', 'INVALID_SIGNATURE'],
+      },
       schema: {
         tags,
         summary: "An agent's signal (its inboundSignalsHttpUrl): signed with the agent's signing secret; answers each follower pool's outcome",

@@ -50,7 +50,7 @@ export default async function subscriptionRoutes(root: FastifyInstance): Promise
   app.post(
     '/api/v1/users/me/subscriptions',
     {
-      config: { access: { scope: 'subscriptions:write' } },
+      config: { access: { scope: 'subscriptions:write' }, dispatches: ['FollowAgent'] },
       schema: {
         tags,
         summary: 'Follow an agent with a capital allocation (following again updates the same subscription)',
@@ -97,7 +97,7 @@ export default async function subscriptionRoutes(root: FastifyInstance): Promise
   ) =>
     app.post(
       `/api/v1/users/me/subscriptions/:agentId/allocation/${move}`,
-      { config: { access: { scope: 'subscriptions:write' } }, schema: { tags, summary, params: agentParams, body: amountBody, response: action } },
+      { config: { access: { scope: 'subscriptions:write' }, dispatches: [command] }, schema: { tags, summary, params: agentParams, body: amountBody, response: action } },
       async (request) => {
         const { amountUsd: usd, walletContext } = request.body;
         const data = { userId: request.identity!.userId, agentId: request.params.agentId, amountMicro: usdToMicro(usd), ...(walletContext ? { walletContext } : {}) };
@@ -121,7 +121,7 @@ export default async function subscriptionRoutes(root: FastifyInstance): Promise
   app.delete(
     '/api/v1/users/me/subscriptions/:agentId',
     {
-      config: { access: { scope: 'subscriptions:write' } },
+      config: { access: { scope: 'subscriptions:write' }, dispatches: ['StopFollowing'] },
       schema: {
         tags,
         summary: 'Stop following: settles pending fees, returns the capital to the wallet, frees a beta seat (refused while trades are open)',

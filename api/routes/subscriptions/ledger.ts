@@ -107,7 +107,7 @@ export default async function subscriptionLedgerRoutes(root: FastifyInstance): P
   app.get(
     '/api/v1/users/me/subscriptions/:agentId/ledger',
     {
-      config: { access: { scope: 'subscriptions:read' } },
+      config: { access: { scope: 'subscriptions:read' }, refusals: ['SUBSCRIPTION_NOT_FOUND'] },
       schema: {
         tags: ['User'],
         summary: "The pool's ledger history: every event with the running figures after it, oldest first; `at` replays to a point in time",

@@ -33,7 +33,7 @@ export default async function tradeRoutes(root: FastifyInstance): Promise<void> 
   app.post(
     '/api/v1/trades/:id/close',
     {
-      config: { access: { scope: 'trades:write' } },
+      config: { access: { scope: 'trades:write' }, dispatches: ['CloseUserTrade'], refusals: ['TRADE_NOT_FOUND'] },
       schema: {
         tags,
         summary: "Close one of the caller's agent trades at the venue's price (a pending entry is cancelled); the margin and PnL go back to the pool",

@@ -31,7 +31,7 @@ export default async function userRoutes(root: FastifyInstance): Promise<void> {
   app.patch(
     '/api/v1/users/me',
     {
-      config: { access: { scope: 'profile:write' } },
+      config: { access: { scope: 'profile:write' }, dispatches: ['UpdateProfile'] },
       schema: { tags, summary: 'Update the caller’s profile', body: profilePatch, response: { 200: envelopeOf(userDocument) } },
     },
     async (request) => {
@@ -78,7 +78,7 @@ export default async function userRoutes(root: FastifyInstance): Promise<void> {
   app.post(
     '/api/v1/users/me/guide-agent',
     {
-      config: { access: { scope: 'profile:write' } },
+      config: { access: { scope: 'profile:write' }, dispatches: ['ChooseGuideAgent'] },
       schema: {
         tags,
         summary: 'Pick a followable agent (beta or live) as guide: 404 for an unknown or not followable one',
@@ -96,7 +96,7 @@ export default async function userRoutes(root: FastifyInstance): Promise<void> {
   app.post(
     '/api/v1/users/me/interests',
     {
-      config: { access: { scope: 'profile:write' } },
+      config: { access: { scope: 'profile:write' }, dispatches: ['ReplaceInterests'] },
       schema: {
         tags,
         summary: 'Replace the caller’s interests: 1–20 items of 1–40 characters (trimmed), kept distinct ignoring case',
@@ -114,7 +114,7 @@ export default async function userRoutes(root: FastifyInstance): Promise<void> {
   app.post(
     '/api/v1/users/me/mfa/enrol',
     {
-      config: ownSession,
+      config: { ...ownSession, dispatches: ['EnrolMfa'] },
       schema: {
         tags,
         summary: 'Start TOTP enrolment: the secret (shown this once) and its otpauth URI; MFA is on once confirmed with a first code',
@@ -131,7 +131,7 @@ export default async function userRoutes(root: FastifyInstance): Promise<void> {
   app.post(
     '/api/v1/users/me/mfa/confirm',
     {
-      config: ownSession,
+      config: { ...ownSession, dispatches: ['ConfirmMfa'] },
       schema: {
         tags,
         summary: 'Confirm the enrolment with a first code: MFA is on; answers the recovery codes this once',
@@ -149,7 +149,7 @@ export default async function userRoutes(root: FastifyInstance): Promise<void> {
   app.post(
     '/api/v1/users/me/mfa/recovery-codes',
     {
-      config: ownSession,
+      config: { ...ownSession, dispatches: ['ReplaceRecoveryCodes'] },
       schema: {
         tags,
         summary: 'Replace the recovery codes with a current TOTP code: the old ones stop working; answers the new ones this once',
@@ -166,7 +166,7 @@ export default async function userRoutes(root: FastifyInstance): Promise<void> {
   app.post(
     '/api/v1/users/me/mfa/disable',
     {
-      config: ownSession,
+      config: { ...ownSession, dispatches: ['DisableMfa'] },
       schema: { tags, summary: 'Turn MFA off with a current code', body: mfaCodeBody, response: { 200: envelopeOf(mfaStatus) } },
     },
     async (request) => {

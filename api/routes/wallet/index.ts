@@ -78,7 +78,7 @@ export default async function walletRoutes(root: FastifyInstance): Promise<void>
   app.post(
     '/api/v1/wallet/buy',
     {
-      config: { access: { scope: 'wallet:trade' } },
+      config: { access: { scope: 'wallet:trade' }, dispatches: ['ManualBuy'] },
       preHandler: app.idempotent,
       schema: {
         tags,
@@ -106,7 +106,7 @@ export default async function walletRoutes(root: FastifyInstance): Promise<void>
   app.post(
     '/api/v1/wallet/sell',
     {
-      config: { access: { scope: 'wallet:trade' } },
+      config: { access: { scope: 'wallet:trade' }, dispatches: ['ManualSell', 'ManualWithdraw'] },
       preHandler: app.idempotent,
       schema: {
         tags,

@@ -17,9 +17,9 @@ const MODERN = '2026-07-28';
 const LEGACY = '2025-11-25';
 const ACCEPT = 'application/json, text/event-stream';
 const META = { 'io.modelcontextprotocol/protocolVersion': MODERN, 'io.modelcontextprotocol/clientCapabilities': {}, 'io.modelcontextprotocol/clientInfo': { name: 'bench', version: '1' } };
-const callWallet = (id: number) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'get_wallet', arguments: {}, _meta: META } });
+export const callWallet = (id: number) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'get_wallet', arguments: {}, _meta: META } });
 const listTools = (id: number) => ({ jsonrpc: '2.0', id, method: 'tools/list', params: { _meta: META } });
-const modernHeaders = (method: string, name?: string) => ({ accept: ACCEPT, 'mcp-protocol-version': MODERN, 'mcp-method': method, ...(name ? { 'mcp-name': name } : {}) });
+export const modernHeaders = (method: string, name?: string) => ({ accept: ACCEPT, 'mcp-protocol-version': MODERN, 'mcp-method': method, ...(name ? { 'mcp-name': name } : {}) });
 /** One-at-a-time requests per instance in part (2), after as many unmeasured. */
 const SEQUENTIAL = 1500;
 

@@ -44,13 +44,17 @@ async function preTradeRiskCheck(ctx: McpToolContext, agentId: string, amountUsd
   };
 }
 
+// Built once, not per request (a server is built per request).
+const portfolioArgs = z.object({ walletContext: walletContextSchema.optional(), focus: z.string().max(200).optional() });
+const riskCheckArgs = z.object({ agentId: z.string().min(1).max(100), amountUsd: usdAmount, walletContext: walletContextSchema.optional() });
+
 export function registerPrompts(server: McpServer, ctx: McpToolContext): void {
   server.registerPrompt(
     'portfolio_review',
     {
       title: 'Review my portfolio of agent pools',
       description: 'Reviews the signed-in user\'s pools (allocation, withdrawable, PnL, fees, status) and suggests next steps. Optional: walletContext (virtual or real), focus.',
-      argsSchema: z.object({ walletContext: walletContextSchema.optional(), focus: z.string().max(200).optional() }),
+      argsSchema: portfolioArgs,
       scopeChallenge: needsPools,
     },
     ({ walletContext, focus }) => portfolioReview(ctx, walletContext, focus),
@@ -60,7 +64,7 @@ export function registerPrompts(server: McpServer, ctx: McpToolContext): void {
     {
       title: 'Risk check before allocating to an agent',
       description: 'Checks the risk of putting amountUsd with agentId (its record, fees, leverage, your current pool) before the money tool\'s preview. walletContext defaults to virtual.',
-      argsSchema: z.object({ agentId: z.string().min(1).max(100), amountUsd: usdAmount, walletContext: walletContextSchema.optional() }),
+      argsSchema: riskCheckArgs,
     },
     ({ agentId, amountUsd, walletContext }) => preTradeRiskCheck(ctx, agentId, amountUsd, walletContext ?? 'virtual'),
   );

@@ -6,6 +6,7 @@ import { McpServer, type AuthInfo, type CallToolResult, type McpRequestContext }
 import { codeOf, DomainError } from '../../domain/shared/errors.ts';
 import { mcpToolCalls } from '../../infra/metrics.ts';
 import { publicBaseUrl } from '../routes/developers/record.ts';
+import { convertedOncePerProcess, type ToolListing } from './listing-cache.ts';
 import type { McpTool, McpToolContext } from './tool.ts';
 import { registerPrompts } from './prompts.ts';
 import { registerResources, registerSubscriptions } from './resources.ts';
@@ -59,6 +60,30 @@ async function runTool(tool: McpTool, ctx: McpToolContext, input: unknown, reque
   }
 }
 
+/**
+ * A tool's registration but its handler, the same for every request: title, description, the
+ * schemas `listing` gives (api/mcp/listing-cache.ts), annotations, and the scope challenge.
+ */
+export function toolConfig(tool: McpTool, listing: ToolListing) {
+  const { input, output } = listing(tool);
+  return {
+    title: tool.title,
+    description: tool.description,
+    inputSchema: input,
+    outputSchema: output,
+    annotations: { title: tool.title, ...tool.annotations },
+    // A caller without every scope the tool needs is answered 403 insufficient_scope naming them (a step-up for OAuth clients).
+    scopeChallenge: ({ authInfo: caller }: { authInfo?: AuthInfo | undefined }) => {
+      const missing = missingScopes(tool, caller?.scopes ?? []);
+      return missing.length ? { scopes: tool.scopes as [string, ...string[]], errorDescription: `${tool.name} needs ${tool.scopes.join(' ')}` } : undefined;
+    },
+    _meta: { scopes: [...tool.scopes] },
+  };
+}
+
+/** Our tools' registrations, made with the first server and reused by every later one. */
+let registrations: ReadonlyArray<readonly [McpTool, ReturnType<typeof toolConfig>]> | undefined;
+
 /** Registrations added to every server after our tools: none in the service; tests add the conformance runner's fixtures. */
 const extraRegistrations: Array<(server: McpServer) => void> = [];
 export const registerOnEveryServer = (register: (server: McpServer) => void) => void extraRegistrations.push(register);
@@ -76,24 +101,8 @@ export function mcpServerFor({ authInfo, era, requestInfo }: McpRequestContext):
     requestId: request.id,
     baseUrl: publicBaseUrl(request.server),
   };
-  for (const tool of mcpTools) {
-    server.registerTool(
-      tool.name,
-      {
-        title: tool.title,
-        description: tool.description,
-        inputSchema: tool.input,
-        outputSchema: tool.output,
-        annotations: { title: tool.title, ...tool.annotations },
-        // A caller without every scope the tool needs is answered 403 insufficient_scope naming them (a step-up for OAuth clients).
-        scopeChallenge: ({ authInfo: caller }) => {
-          const missing = missingScopes(tool, caller?.scopes ?? []);
-          return missing.length ? { scopes: tool.scopes as [string, ...string[]], errorDescription: `${tool.name} needs ${tool.scopes.join(' ')}` } : undefined;
-        },
-        _meta: { scopes: [...tool.scopes] },
-      },
-      (input: unknown) => runTool(tool, ctx, input, request),
-    );
+  for (const [tool, config] of (registrations ??= mcpTools.map((tool) => [tool, toolConfig(tool, convertedOncePerProcess)] as const))) {
+    server.registerTool(tool.name, config, (input: unknown) => runTool(tool, ctx, input, request));
   }
   registerResources(server, ctx);
   registerPrompts(server, ctx);

@@ -1,0 +1,68 @@
+// The SDK's web-standard handler served on Node's request and response, in place of
+// @modelcontextprotocol/node's toNodeHandler: the request is converted by the same `toWebRequest`
+// (from the body Fastify parsed), and an event stream is written as toNodeHandler writes it
+// (chunk by chunk, waiting for the socket to drain, ending when the client leaves). A JSON answer,
+// which is what a tools/call without notifications gets, is read whole and written at once with
+// its Content-Length, as Fastify writes a REST answer: toNodeHandler writes every answer chunked,
+// the headers and body in one write and the closing chunk in another, a second send per request.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { toWebRequest } from '@modelcontextprotocol/node';
+import type { McpHandlerRequestOptions } from '@modelcontextprotocol/server';
+import { jsonRpcErrorBody } from './json-rpc.ts';
+
+type WebHandler = (request: Request, options: McpHandlerRequestOptions) => Promise<Response>;
+
+/** A Content-Type of JSON (`application/json`, with or without parameters). */
+const isJson = (contentType: string | null) => contentType !== null && /^application\/json\s*(;|$)/i.test(contentType);
+
+/** The JSON-RPC request id to echo in an error answer, when the body was one request. */
+const idOf = (body: unknown) => {
+  const id = (body as { id?: unknown } | null)?.id;
+  return typeof id === 'string' || typeof id === 'number' ? id : null;
+};
+
+export function nodeHandler(handler: WebHandler, onerror: (error: Error) => void) {
+  return async (req: IncomingMessage & { auth?: McpHandlerRequestOptions['authInfo'] }, res: ServerResponse, parsedBody: unknown): Promise<void> => {
+    let finished = false;
+    const abort = new AbortController();
+    res.on('close', () => {
+      if (!finished) abort.abort();
+    });
+    if (res.destroyed) abort.abort();
+    let response: Response;
+    try {
+      const request = await toWebRequest(req, parsedBody, { signal: abort.signal });
+      response = await handler(request, { ...(req.auth !== undefined && { authInfo: req.auth }), ...(parsedBody !== undefined && { parsedBody }) });
+    } catch (error) {
+      onerror(error instanceof Error ? error : new Error(String(error)));
+      response = Response.json({ ...jsonRpcErrorBody(-32603, 'Internal error'), id: idOf(parsedBody) }, { status: 500 });
+    }
+    const headers: Record<string, string> = {};
+    for (const [name, value] of response.headers) headers[name] = value;
+    if (response.body === null || isJson(response.headers.get('content-type'))) {
+      const body = response.body === null ? null : Buffer.from(await response.arrayBuffer());
+      if (body !== null) headers['content-length'] = String(body.byteLength);
+      finished = true;
+      res.writeHead(response.status, headers);
+      res.end(body ?? undefined);
+      return;
+    }
+    res.writeHead(response.status, headers);
+    let drained: (() => void) | undefined;
+    res.on('drain', () => {
+      drained?.();
+      drained = undefined;
+    });
+    const closed = new Promise<void>((resolve) => abort.signal.addEventListener('abort', () => resolve(), { once: true }));
+    try {
+      for await (const chunk of response.body) {
+        if (abort.signal.aborted) break;
+        if (!res.write(chunk)) await Promise.race([new Promise<void>((resolve) => (drained = resolve)), closed]);
+      }
+    } catch {
+      // the stream failed or the client left: end what was sent
+    }
+    finished = true;
+    res.end();
+  };
+}

@@ -1,6 +1,8 @@
 // The SDK's web-standard handler served on Node's request and response, in place of
-// @modelcontextprotocol/node's toNodeHandler: the request is converted by the same `toWebRequest`
-// (from the body Fastify parsed), and an event stream is written as toNodeHandler writes it
+// @modelcontextprotocol/node's toNodeHandler. The request keeps its method, URL and headers; the
+// body Fastify parsed goes to the SDK as `parsedBody`, which it reads instead of the Request's body
+// (every read of a body in the SDK is under `parsedBody === undefined`), so no Request body is made
+// (toWebRequest serialised the parsed body back to text for it). An event stream is written as toNodeHandler writes it
 // (chunk by chunk, waiting for the socket to drain, ending when the client leaves). A JSON answer,
 // which is what a tools/call without notifications gets, is read whole and written at once with
 // its Content-Length, as Fastify writes a REST answer: toNodeHandler writes every answer chunked,
@@ -11,6 +13,19 @@ import type { McpHandlerRequestOptions } from '@modelcontextprotocol/server';
 import { jsonRpcErrorBody } from './json-rpc.ts';
 
 type WebHandler = (request: Request, options: McpHandlerRequestOptions) => Promise<Response>;
+
+/** The web Request of a Node request whose body Fastify parsed (`parsedBody`), else toWebRequest's. */
+function webRequestOf(req: IncomingMessage, parsedBody: unknown, signal: AbortSignal): Promise<Request> | Request {
+  if (parsedBody === undefined) return toWebRequest(req, undefined, { signal });
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(req.headers)) {
+    // the body's own framing goes with the body
+    if (value === undefined || name.startsWith(':') || name === 'content-length' || name === 'transfer-encoding' || name === 'content-encoding') continue;
+    if (Array.isArray(value)) for (const item of value) headers.append(name, item);
+    else headers.set(name, value);
+  }
+  return new Request(`http://${req.headers.host ?? 'localhost'}${req.url ?? '/'}`, { method: req.method ?? 'POST', headers, signal });
+}
 
 /** A Content-Type of JSON (`application/json`, with or without parameters). */
 const isJson = (contentType: string | null) => contentType !== null && /^application\/json\s*(;|$)/i.test(contentType);
@@ -31,7 +46,7 @@ export function nodeHandler(handler: WebHandler, onerror: (error: Error) => void
     if (res.destroyed) abort.abort();
     let response: Response;
     try {
-      const request = await toWebRequest(req, parsedBody, { signal: abort.signal });
+      const request = await webRequestOf(req, parsedBody, abort.signal);
       response = await handler(request, { ...(req.auth !== undefined && { authInfo: req.auth }), ...(parsedBody !== undefined && { parsedBody }) });
     } catch (error) {
       onerror(error instanceof Error ? error : new Error(String(error)));

@@ -2,11 +2,12 @@
 // @modelcontextprotocol/node's toNodeHandler. The request keeps its method, URL and headers; the
 // body Fastify parsed goes to the SDK as `parsedBody`, which it reads instead of the Request's body
 // (every read of a body in the SDK is under `parsedBody === undefined`), so no Request body is made
-// (toWebRequest serialised the parsed body back to text for it). An event stream is written as toNodeHandler writes it
-// (chunk by chunk, waiting for the socket to drain, ending when the client leaves). A JSON answer,
-// which is what a tools/call without notifications gets, is read whole and written at once with
-// its Content-Length, as Fastify writes a REST answer: toNodeHandler writes every answer chunked,
-// the headers and body in one write and the closing chunk in another, a second send per request.
+// (toWebRequest serialised the parsed body back to text for it). An event stream is written as
+// toNodeHandler writes it (chunk by chunk, waiting for the socket to drain, ending when the client
+// leaves). A JSON answer, which is what a tools/call without notifications gets, is read whole and
+// written at once with its Content-Length, as Fastify writes a REST answer: toNodeHandler writes
+// every answer chunked, the headers and body in one write and the closing chunk in another, a
+// second send per request.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { toWebRequest } from '@modelcontextprotocol/node';
 import type { McpHandlerRequestOptions } from '@modelcontextprotocol/server';

@@ -71,13 +71,14 @@ export function toolConfig(tool: McpTool, listing: ToolListing) {
     description: tool.description,
     inputSchema: input,
     outputSchema: output,
-    annotations: { title: tool.title, ...tool.annotations },
+    // shared by every request's server, so frozen: the listing hands them out as they are
+    annotations: Object.freeze({ title: tool.title, ...tool.annotations }),
     // A caller without every scope the tool needs is answered 403 insufficient_scope naming them (a step-up for OAuth clients).
     scopeChallenge: ({ authInfo: caller }: { authInfo?: AuthInfo | undefined }) => {
       const missing = missingScopes(tool, caller?.scopes ?? []);
       return missing.length ? { scopes: tool.scopes as [string, ...string[]], errorDescription: `${tool.name} needs ${tool.scopes.join(' ')}` } : undefined;
     },
-    _meta: { scopes: [...tool.scopes] },
+    _meta: Object.freeze({ scopes: Object.freeze([...tool.scopes]) }),
   };
 }
 

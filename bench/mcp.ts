@@ -7,6 +7,9 @@
 // and Redis, as a second process would be) against the instance that opened it: the same tools/call,
 // one at a time, alternating which goes first; target: added median <= 1 ms.
 // (3) tools/list p99 at the same concurrency (2026-07-28 stateless).
+// (4) CPU per request in the server's process, one request at a time through Fastify's inject (the
+// whole pipeline but the socket), tools/call and tools/list against the REST GET in alternating
+// batches: the least CPU of the batches, the figure a shared machine disturbs least.
 import { apiWithConfig, startTestApp } from '../test/support/app.ts';
 import { manyUsers } from '../test/support/auth.ts';
 import { CLIENTS, POOL_SIZE } from './http.ts';
@@ -17,9 +20,27 @@ const MODERN = '2026-07-28';
 const LEGACY = '2025-11-25';
 const ACCEPT = 'application/json, text/event-stream';
 const META = { 'io.modelcontextprotocol/protocolVersion': MODERN, 'io.modelcontextprotocol/clientCapabilities': {}, 'io.modelcontextprotocol/clientInfo': { name: 'bench', version: '1' } };
-const callWallet = (id: number) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'get_wallet', arguments: {}, _meta: META } });
+export const callWallet = (id: number) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'get_wallet', arguments: {}, _meta: META } });
 const listTools = (id: number) => ({ jsonrpc: '2.0', id, method: 'tools/list', params: { _meta: META } });
-const modernHeaders = (method: string, name?: string) => ({ accept: ACCEPT, 'mcp-protocol-version': MODERN, 'mcp-method': method, ...(name ? { 'mcp-name': name } : {}) });
+export const modernHeaders = (method: string, name?: string) => ({ accept: ACCEPT, 'mcp-protocol-version': MODERN, 'mcp-method': method, ...(name ? { 'mcp-name': name } : {}) });
+/** Part (4): batches per side, requests per batch. */
+const CPU_BATCHES = 20;
+const CPU_BATCH = 100;
+
+/** The least CPU per request (ms, this process) over alternating batches of each side. */
+async function leastCpu(sides: Record<string, () => Promise<void>>): Promise<Record<string, number>> {
+  const least: Record<string, number> = {};
+  const batch = async (run: () => Promise<void>, n: number) => {
+    const before = process.cpuUsage();
+    for (let i = 0; i < n; i++) await run();
+    const spent = process.cpuUsage(before);
+    return (spent.user + spent.system) / 1000 / n;
+  };
+  for (const run of Object.values(sides)) await batch(run, CPU_BATCH * 3); // warm
+  for (let b = 0; b < CPU_BATCHES; b++) for (const [name, run] of Object.entries(sides)) least[name] = Math.min(least[name] ?? Infinity, await batch(run, CPU_BATCH));
+  return least;
+}
+
 /** One-at-a-time requests per instance in part (2), after as many unmeasured. */
 const SEQUENTIAL = 1500;
 
@@ -86,6 +107,20 @@ export async function mcpBench(seconds: number) {
       clients: users.map((u) => ({ method: 'POST', path: '/mcp', token: u.accessToken, bodies: listBodies, headers: modernHeaders('tools/list') })),
     });
 
+    // (4) CPU per request in process.
+    const fastify = app.runtime.app!;
+    const host = new URL(app.url).host;
+    const injected = (method: 'GET' | 'POST', url: string, headers: Record<string, string>, payload?: unknown) => async () => {
+      const res = await fastify.inject({ method, url, headers: { host, authorization: `Bearer ${token}`, ...headers }, ...(payload ? { payload: JSON.stringify(payload) } : {}) });
+      if (res.statusCode !== 200) throw new Error(`${method} ${url}: ${res.statusCode} ${res.body}`);
+    };
+    const json = { 'content-type': 'application/json' };
+    const cpu = await leastCpu({
+      call: injected('POST', '/mcp', { ...json, ...modernHeaders('tools/call', 'get_wallet') }, callWallet(1)),
+      list: injected('POST', '/mcp', { ...json, ...modernHeaders('tools/list') }, listTools(1)),
+      rest: injected('GET', '/api/v1/wallet', {}),
+    });
+
     const { ours: mcp, conventional: rest } = vsRest;
     console.log(`\nMCP: tools/call get_wallet (${MODERN} stateless POST /mcp) against GET /api/v1/wallet, ${CLIENTS} concurrent clients in a separate process, one user each; ${ROUNDS} alternating rounds of ${fmt(part, 1)} s per side`);
     report([
@@ -99,6 +134,11 @@ export async function mcpBench(seconds: number) {
         `median added; same instance p50 ${fmt(percentile(same, 50), 3)} ms, p99 ${fmt(percentile(same, 99), 3)} ms; other instance p50 ${fmt(percentile(moved, 50), 3)} ms, p99 ${fmt(percentile(moved, 99), 3)} ms (tools/call get_wallet one at a time, ${SEQUENTIAL} each, alternating); target <= 1 ms: ${verdict(addedMs <= 1)}`,
       ],
       ['tools/list', `p99 ${fmt(percentile(listing.latenciesMs, 99), 2)} ms`, `${latency(listing)}; ${fmt(listing.perSecond)} /s, ${CLIENTS} clients; non-2xx ${failed(listing)}`],
+      [
+        'CPU per request, in process',
+        `${fmt(cpu.call!, 2)} ms`,
+        `tools/call get_wallet; tools/list ${fmt(cpu.list!, 2)} ms; REST GET ${fmt(cpu.rest!, 2)} ms (least of ${CPU_BATCHES} batches of ${CPU_BATCH} each, one at a time through inject); REST / tools/call ${fmt(cpu.rest! / cpu.call!, 2)}`,
+      ],
     ]);
     return { ratio: vsRest.ratio, sessionAddedMs: addedMs };
   } finally {

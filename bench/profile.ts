@@ -1,22 +1,28 @@
-// `npm run bench:profile [-- --seconds N --flow follow|withdraw|sell|replay|wallet]`: where a follow's (a
-// withdrawal's, a manual sell's, an Idempotency-Key replay's, a GET /api/v1/wallet's) time goes. Runs the real app with durable commits, drives the flow from a separate
+// `npm run bench:profile [-- --seconds N --flow follow|withdraw|sell|replay|wallet|mcp --save file.cpuprofile]`: where a follow's (a
+// withdrawal's, a manual sell's, an Idempotency-Key replay's, a GET /api/v1/wallet's, an MCP tools/call
+// get_wallet's as bench/mcp.ts sends it) time goes. Runs the real app with durable commits, drives the flow from a separate
 // client process at 16 concurrent users,
 // and prints (1) the server's CPU profile top entries by self time, taken with the inspector only
 // while the load runs, and (2) the SQL statements per request, counted at the pg driver.
 import { spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import pg from 'pg';
 import { followableAgent } from '../test/support/agents.ts';
 import { api, startTestApp } from '../test/support/app.ts';
 import { manyUsers, signIn } from '../test/support/auth.ts';
 import { cpuDuring } from './cpu.ts';
+import { callWallet, modernHeaders } from './mcp.ts';
 
 const secondsAt = process.argv.indexOf('--seconds');
 const seconds = secondsAt > 0 ? Number(process.argv[secondsAt + 1]) : 6;
 const flowAt = process.argv.indexOf('--flow');
 const flow = flowAt > 0 ? process.argv[flowAt + 1] : 'follow';
-const FLOWS = ['follow', 'withdraw', 'sell', 'replay', 'wallet'];
+const FLOWS = ['follow', 'withdraw', 'sell', 'replay', 'wallet', 'mcp'];
 if (!FLOWS.includes(flow!)) throw new Error(`--flow ${FLOWS.join('|')}, not ${flow}`);
+const saveAt = process.argv.indexOf('--save');
+/** where the raw profile goes (a .cpuprofile Chrome's DevTools open), if asked */
+const savePath = saveAt > 0 ? process.argv[saveAt + 1] : undefined;
 const CLIENTS = 16;
 const AGENTS = 40;
 
@@ -134,7 +140,7 @@ try {
   }
   // Manual trades (bench/wallet.ts's runs): each user buys lots of SOL first, then sells 0.1 SOL at a
   // time (one sell in flight per wallet), replays one answered keyed sell, or reads its wallet.
-  const manual = flow === 'sell' || flow === 'replay' || flow === 'wallet';
+  const manual = flow === 'sell' || flow === 'replay' || flow === 'wallet' || flow === 'mcp';
   if (manual) {
     const priced = await api(app, 'PUT', '/api/admin/market/prices', { token: admin.accessToken, body: { prices: { SOL: 100 } } });
     if (priced.status !== 200) throw new Error(`prices: ${priced.status}`);
@@ -159,7 +165,9 @@ try {
           ? { method: 'POST', path: '/api/v1/wallet/sell', token: u.accessToken, bodies: [sellBody], headers: { 'idempotency-key': `profiled-${i}` } }
           : flow === 'wallet'
             ? { method: 'GET', path: '/api/v1/wallet', token: u.accessToken }
-            : { method: 'POST', path: PATH, token: u.accessToken, bodies },
+            : flow === 'mcp'
+              ? { method: 'POST', path: '/mcp', token: u.accessToken, bodies: Array.from({ length: 64 }, (_, i) => callWallet(i + 1)), headers: modernHeaders('tools/call', 'get_wallet') }
+              : { method: 'POST', path: PATH, token: u.accessToken, bodies },
   );
 
   // Statements per request: every query the server's pg clients send, by its first words.
@@ -185,6 +193,7 @@ try {
   counting = false;
   const { profile } = await session.post('Profiler.stop');
   session.disconnect();
+  if (savePath) writeFileSync(savePath, JSON.stringify(profile));
   pg.Client.prototype.query = query;
 
   console.log(`\n${flow}: ${run.perSecond.toFixed(0)} /s, ${run.count} calls, ${run.failures} non-2xx`);

@@ -4,14 +4,14 @@
 // the session leg (api/mcp/legacy.ts). Every refusal answers JSON-RPC 2.0, never the REST envelope.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
-import { createMcpHandler, isLegacyRequest, type McpHandlerRequestOptions } from '@modelcontextprotocol/server';
-import { toNodeHandler } from '@modelcontextprotocol/node';
+import { createMcpHandler, isLegacyRequest } from '@modelcontextprotocol/server';
 import { DomainError, refuse } from '../../domain/shared/errors.ts';
 import { FRAMEWORK_REASONS } from '../plugins/errors.ts';
 import { publicBaseUrl } from '../routes/developers/record.ts';
 import { jsonRpcErrorBody, refusalBody } from './json-rpc.ts';
 import { listenCaller, redisBus } from './bus.ts';
 import { legacyLeg } from './legacy.ts';
+import { nodeHandler } from './node-handler.ts';
 import { createRelay } from './relay.ts';
 import { authInfoOf, mcpServerFor } from './server.ts';
 
@@ -49,12 +49,10 @@ export default async function mcpRoutes(app: FastifyInstance): Promise<void> {
   const relay = createRelay(app.deps.redis, onerror);
   const modern = createMcpHandler(mcpServerFor, { legacy: 'reject', onerror, bus: redisBus(app.deps.redis, relay, onerror) });
   const legacy = legacyLeg(app.deps, relay, onerror);
-  const serveNode = toNodeHandler({
-    async fetch(request: Request, options: McpHandlerRequestOptions = {}) {
-      if (request.method !== 'POST' || (await isLegacyRequest(request, options.parsedBody))) return legacy.serve(request, options);
-      return modern.fetch(request, options);
-    },
-  }, { onerror });
+  const serveNode = nodeHandler(async (request, options) => {
+    if (request.method !== 'POST' || (await isLegacyRequest(request, options.parsedBody))) return legacy.serve(request, options);
+    return modern.fetch(request, options);
+  }, onerror);
   let hostnames: Set<string> | undefined;
   app.addHook('onClose', async () => {
     legacy.close();

@@ -50,6 +50,9 @@ async function preTradeRiskCheck(ctx: McpToolContext, agentId: string, amountUsd
  * given (for good), so each gets a schema of its own: never the domain's `walletContextSchema`.
  */
 const walletContext = completable(z.enum(walletContextSchema.options), completeWalletContext).optional();
+// Built once, not per request (a server is built per request); the agent id's completer needs the
+// caller, so the risk check's arguments are built with it.
+const portfolioArgs = z.object({ walletContext, focus: z.string().max(200).optional() });
 
 export function registerPrompts(server: McpServer, ctx: McpToolContext): void {
   server.registerPrompt(
@@ -57,7 +60,7 @@ export function registerPrompts(server: McpServer, ctx: McpToolContext): void {
     {
       title: 'Review my portfolio of agent pools',
       description: 'Reviews the signed-in user\'s pools (allocation, withdrawable, PnL, fees, status) and suggests next steps. Optional: walletContext (virtual or real), focus.',
-      argsSchema: z.object({ walletContext, focus: z.string().max(200).optional() }),
+      argsSchema: portfolioArgs,
       scopeChallenge: needsPools,
     },
     ({ walletContext, focus }) => portfolioReview(ctx, walletContext, focus),

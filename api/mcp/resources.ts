@@ -2,7 +2,7 @@
 // (`pool://{walletContext}/{agentId}`, its subscription record), read from the same read-model
 // queries as REST with the caller's scopes. 2025 sessions subscribe to them (resources/subscribe):
 // api/mcp/resource-watch.ts keeps who watches what and sends the change notices.
-import { McpServer, ProtocolError, ProtocolErrorCode, ResourceNotFoundError, ResourceTemplate, type ReadResourceResult } from '@modelcontextprotocol/server';
+import { McpServer, ProtocolError, ProtocolErrorCode, ResourceNotFoundError, ResourceTemplate, UriTemplate, type ReadResourceResult } from '@modelcontextprotocol/server';
 import { poolId } from '../../domain/pool/state.ts';
 import { walletContextSchema, type WalletContext } from '../../domain/wallet/events.ts';
 import { getFollowableAgentRow, toPublicAgentRecord } from '../../projections/agents/queries.ts';
@@ -55,18 +55,22 @@ async function targetOf(ctx: McpToolContext, uri: string): Promise<WatchTarget> 
   throw new ResourceNotFoundError(uri, 'no such resource');
 }
 
+// Parsed once, not per request (a server is built per request).
+const AGENT_URI = new UriTemplate('agent://{agentId}');
+const POOL_URI = new UriTemplate('pool://{walletContext}/{agentId}');
+
 export function registerResources(server: McpServer, ctx: McpToolContext): void {
   // 2025: resources/subscribe (registerSubscriptions); 2026: subscriptions/listen over the bus (api/mcp/bus.ts).
   server.server.registerCapabilities({ resources: { subscribe: true } });
   server.registerResource(
     'agent',
-    new ResourceTemplate('agent://{agentId}', { list: undefined, complete: { agentId: completeAgentId(ctx) } }),
+    new ResourceTemplate(AGENT_URI, { list: undefined, complete: { agentId: completeAgentId(ctx) } }),
     { title: 'A trading agent', description: 'A followable agent: fees, allocation limits, beta seats and its trading record (performanceStats).', mimeType: JSON_TYPE },
     (uri, { agentId }) => readAgent(ctx, uri.href, String(agentId)),
   );
   server.registerResource(
     'pool',
-    new ResourceTemplate('pool://{walletContext}/{agentId}', {
+    new ResourceTemplate(POOL_URI, {
       // The caller's pools: what resources/list answers.
       list: async () => {
         const records = await userPools(ctx);

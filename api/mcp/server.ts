@@ -6,6 +6,7 @@ import { McpServer, type AuthInfo, type CallToolResult, type McpRequestContext }
 import { codeOf, DomainError } from '../../domain/shared/errors.ts';
 import { mcpToolCalls } from '../../infra/metrics.ts';
 import { publicBaseUrl } from '../routes/developers/record.ts';
+import { convertedOncePerProcess, type ToolListing } from './listing-cache.ts';
 import type { McpTool, McpToolContext } from './tool.ts';
 import { registerLogging } from './logging.ts';
 import { registerPrompts } from './prompts.ts';
@@ -41,7 +42,6 @@ function refusal(error: DomainError): CallToolResult {
 
 async function runTool(tool: McpTool, ctx: McpToolContext, input: unknown, request: FastifyRequest): Promise<CallToolResult> {
   const started = process.hrtime.bigint();
-  const log = request.log.child({ tool: tool.name });
   let outcome = 'ok';
   try {
     const output = (await tool.run(ctx, input as never)) as Record<string, unknown>;
@@ -49,7 +49,7 @@ async function runTool(tool: McpTool, ctx: McpToolContext, input: unknown, reque
   } catch (error) {
     if (!(error instanceof DomainError)) {
       outcome = 'error';
-      log.error({ err: error }, 'mcp tool failed');
+      request.log.error({ tool: tool.name, err: error }, 'mcp tool failed');
       return { isError: true, content: [{ type: 'text', text: JSON.stringify({ code: 'INTERNAL_SERVER_ERROR', reason: 'INTERNAL_ERROR', message: 'internal server error' }) }] };
     }
     outcome = 'refused';
@@ -57,9 +57,35 @@ async function runTool(tool: McpTool, ctx: McpToolContext, input: unknown, reque
   } finally {
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     mcpToolCalls.observe({ tool: tool.name, outcome }, seconds);
-    log.info({ outcome, ms: Math.round(seconds * 1000) }, 'mcp tool call');
+    // the tool's name in the line itself: a child logger per call cost more than the call's own logging
+    request.log.info({ tool: tool.name, outcome, ms: Math.round(seconds * 1000) }, 'mcp tool call');
   }
 }
+
+/**
+ * A tool's registration but its handler, the same for every request: title, description, the
+ * schemas `listing` gives (api/mcp/listing-cache.ts), annotations, and the scope challenge.
+ */
+export function toolConfig(tool: McpTool, listing: ToolListing) {
+  const { input, output } = listing(tool);
+  return {
+    title: tool.title,
+    description: tool.description,
+    inputSchema: input,
+    outputSchema: output,
+    // shared by every request's server, so frozen: the listing hands them out as they are
+    annotations: Object.freeze({ title: tool.title, ...tool.annotations }),
+    // A caller without every scope the tool needs is answered 403 insufficient_scope naming them (a step-up for OAuth clients).
+    scopeChallenge: ({ authInfo: caller }: { authInfo?: AuthInfo | undefined }) => {
+      const missing = missingScopes(tool, caller?.scopes ?? []);
+      return missing.length ? { scopes: tool.scopes as [string, ...string[]], errorDescription: `${tool.name} needs ${tool.scopes.join(' ')}` } : undefined;
+    },
+    _meta: Object.freeze({ scopes: Object.freeze([...tool.scopes]) }),
+  };
+}
+
+/** Our tools' registrations, made with the first server and reused by every later one. */
+let registrations: ReadonlyArray<readonly [McpTool, ReturnType<typeof toolConfig>]> | undefined;
 
 /** Registrations added to every server after our tools: none in the service; tests add the conformance runner's fixtures. */
 const extraRegistrations: Array<(server: McpServer) => void> = [];
@@ -79,24 +105,8 @@ export function mcpServerFor({ authInfo, era, requestInfo }: McpRequestContext):
     requestId: request.id,
     baseUrl: publicBaseUrl(request.server),
   };
-  for (const tool of mcpTools) {
-    server.registerTool(
-      tool.name,
-      {
-        title: tool.title,
-        description: tool.description,
-        inputSchema: tool.input,
-        outputSchema: tool.output,
-        annotations: { title: tool.title, ...tool.annotations },
-        // A caller without every scope the tool needs is answered 403 insufficient_scope naming them (a step-up for OAuth clients).
-        scopeChallenge: ({ authInfo: caller }) => {
-          const missing = missingScopes(tool, caller?.scopes ?? []);
-          return missing.length ? { scopes: tool.scopes as [string, ...string[]], errorDescription: `${tool.name} needs ${tool.scopes.join(' ')}` } : undefined;
-        },
-        _meta: { scopes: [...tool.scopes] },
-      },
-      (input: unknown) => runTool(tool, ctx, input, request),
-    );
+  for (const [tool, config] of (registrations ??= mcpTools.map((tool) => [tool, toolConfig(tool, convertedOncePerProcess)] as const))) {
+    server.registerTool(tool.name, config, (input: unknown) => runTool(tool, ctx, input, request));
   }
   registerResources(server, ctx);
   registerPrompts(server, ctx);

@@ -1,13 +1,15 @@
 // The wallet's money tools: a manual buy and sell, previewed at the venue's price now (the buy's
 // debit, the sell's lots dry-decided on the wallet as it is), made with the REST routes' commands
-// and data (api/routes/wallet). The transfer id derives from the confirmation, as the REST one
-// derives from the Idempotency-Key, so a repeat finds the trade already made.
+// and data (api/routes/wallet). A sell of the spend stablecoin is, as on REST, a withdrawal of the
+// real context's cash to an address on chain (its debit dry-decided the same way). The transfer id
+// derives from the confirmation, as the REST one derives from the Idempotency-Key, so a repeat
+// finds the trade already made.
 import { z } from 'zod';
 import type { ManualTradeResult } from '../../../commands/wallet/manual-trade.ts';
 import { MARKET_PRICES, marketDecider } from '../../../domain/market/decide.ts';
 import { refuse } from '../../../domain/shared/errors.ts';
 import { microToUsd, toUnits, usdToMicro, type MicroUsd } from '../../../domain/shared/money.ts';
-import type { TransferPlan } from '../../../domain/transfer/plan.ts';
+import { chainAddressSchema, type TransferPlan } from '../../../domain/transfer/plan.ts';
 import { walletDecider } from '../../../domain/wallet/decide.ts';
 import { ensureLevelsAgainstMark, proceedsFor, TOKEN_DECIMALS, unitsFor, unitsToTokens } from '../../../domain/wallet/lots.ts';
 import type { WalletContext } from '../../../domain/wallet/events.ts';
@@ -66,13 +68,54 @@ async function previewBuy(ctx: McpToolContext, args: BuyArgs): Promise<Preview> 
   );
 }
 
+/** The address a withdrawal goes to, refused as the REST route refuses it. */
+function destinationOf(args: SellArgs): string {
+  const destination = chainAddressSchema.safeParse(args.destination);
+  if (!destination.success) throw refuse('VALIDATION_FAILED', 'destination (a base58 address of 32 to 44 characters) is required to sell (withdraw) the spend stablecoin');
+  return destination.data;
+}
+
+/** A sell of the spend stablecoin: `amount` USD of the real context's cash to `destination`, the debit dry-decided as ManualWithdraw's transfer decides it. */
+async function previewWithdraw(ctx: McpToolContext, args: SellArgs, mint: string): Promise<Preview> {
+  const walletContext = await contextOf(ctx, args.walletContext);
+  const { SPEND_STABLECOIN_SYMBOL: symbol } = ctx.deps.config;
+  const summary = `Withdraw ${args.amount} ${symbol} of the ${walletContext} wallet to ${args.destination ?? 'an address'} on chain`;
+  return orRefused<Preview>(
+    async () => {
+      const destination = destinationOf(args);
+      if (walletContext !== 'real') throw refuse('VALIDATION_FAILED', 'only the real wallet context can withdraw the spend stablecoin: virtual money stays paper');
+      const { userId } = ctx.identity;
+      const amountMicro = usdToMicro(args.amount);
+      const transfer: TransferPlan = {
+        transferId: 'manual-preview',
+        amountMicro,
+        from: { kind: 'wallet', userId, walletContext },
+        to: { kind: 'address', userId, walletContext, mint, destination },
+      };
+      const wallet = await current(ctx, walletDecider, userId);
+      const after = dryRun(walletDecider, wallet, { type: 'DebitWallet', data: { transfer, virtualStartMicro: startMicro(ctx) } }, metadataOf(ctx)).state;
+      return {
+        summary,
+        walletContext,
+        moves: [move(`${walletContext} wallet`, `address ${destination}`, amountMicro)],
+        fees: [],
+        feesUsd: 0,
+        after: { walletBalanceUsd: microToUsd(balanceOf(after, walletContext, startMicro(ctx))) },
+        pendingAtVenue: false,
+        refusal: null,
+      };
+    },
+    (err) => refusedPreview(walletContext, summary, err),
+  );
+}
+
 async function previewSell(ctx: McpToolContext, args: SellArgs): Promise<Preview> {
   const walletContext = await contextOf(ctx, args.walletContext);
   const mint = args.mint ?? ctx.deps.config.SPEND_STABLECOIN_MINT;
+  if (mint === ctx.deps.config.SPEND_STABLECOIN_MINT) return previewWithdraw(ctx, args, mint);
   const summary = `Sell ${args.amount} ${mint} of the ${walletContext} wallet's manual lots at the venue's price`;
   return orRefused<Preview>(
     async () => {
-      if (mint === ctx.deps.config.SPEND_STABLECOIN_MINT) throw refuse('VALIDATION_FAILED', 'withdrawing the spend stablecoin to an address is not offered as a tool: sell another mint');
       const { userId } = ctx.identity;
       const [price, wallet] = await Promise.all([priceOf(ctx, mint), current(ctx, walletDecider, userId)]);
       const units = Number(toUnits(args.amount, TOKEN_DECIMALS));
@@ -101,18 +144,19 @@ async function previewSell(ctx: McpToolContext, args: SellArgs): Promise<Preview
   );
 }
 
-const traded = (t: ManualTradeResult): MoneyResult => {
+/** What the trade did, as the REST answer says it (a withdrawal: the USD sent and where). */
+const traded = (ctx: McpToolContext, t: ManualTradeResult): MoneyResult => {
   const swap = t.swap!;
+  const base = { tradeId: t.transferId, transactionId: swap.txId, side: t.side, mint: t.mint, walletContext: t.walletContext, amountUsd: microToUsd(swap.usdMicro) };
+  if (t.side === 'withdraw') {
+    const symbol = ctx.deps.config.SPEND_STABLECOIN_SYMBOL;
+    return { message: `Sent ${microToUsd(swap.usdMicro)} ${symbol} to ${t.destination}`, ...base, amount: microToUsd(swap.usdMicro), tokenSymbol: symbol, destination: t.destination };
+  }
   const verb = t.side === 'buy' ? 'Bought' : 'Sold';
   return {
     message: `${verb} ${unitsToTokens(swap.units)} ${t.mint} for ${microToUsd(swap.usdMicro)} USD at ${microToUsd(swap.priceMicro)} USD each`,
-    tradeId: t.transferId,
-    transactionId: swap.txId,
-    side: t.side,
-    mint: t.mint,
-    walletContext: t.walletContext,
+    ...base,
     amount: unitsToTokens(swap.units),
-    amountUsd: microToUsd(swap.usdMicro),
     priceUsd: microToUsd(swap.priceMicro),
     ...(t.realizedPnlMicro !== undefined ? { realizedPnlUsd: microToUsd(t.realizedPnlMicro) } : {}),
   };
@@ -133,18 +177,26 @@ export const tradeMoneyTools = [
     input: buyInput,
     preview: previewBuy,
     async execute(ctx, args, moveId) {
-      return traded(await ctx.dispatch('ManualBuy', { ...manualTrade(ctx, args, moveId), mint: args.mint, amountMicro: usdToMicro(args.amountUsd) }));
+      return traded(ctx, await ctx.dispatch('ManualBuy', { ...manualTrade(ctx, args, moveId), mint: args.mint, amountMicro: usdToMicro(args.amountUsd) }));
     },
   }),
   moneyTool({
     name: 'wallet_sell',
     title: "Sell tokens of the wallet's manual lots",
-    description: "Sell tokens of the user's own manual BUY lots (oldest first) at the venue's price; agent positions are never touched." + HOW,
+    description:
+      "Sell tokens of the user's own manual BUY lots (oldest first) at the venue's price; agent positions are never touched. " +
+      'Selling the spend stablecoin (mint left out, or its mint) is a withdrawal of that many USD of the real wallet to destination, an address on chain.' +
+      HOW,
     scopes: SCOPES,
     input: sellInput,
     preview: previewSell,
     async execute(ctx, args, moveId) {
-      return traded(await ctx.dispatch('ManualSell', { ...manualTrade(ctx, args, moveId), mint: args.mint!, units: Number(toUnits(args.amount, TOKEN_DECIMALS)) }));
+      const mint = args.mint ?? ctx.deps.config.SPEND_STABLECOIN_MINT;
+      if (mint === ctx.deps.config.SPEND_STABLECOIN_MINT) {
+        const data = { userId: ctx.identity.userId, transferId: `manual-${moveId}`, mint, amountMicro: usdToMicro(args.amount), destination: destinationOf(args) };
+        return traded(ctx, await ctx.dispatch('ManualWithdraw', { ...data, ...(args.walletContext ? { walletContext: args.walletContext } : {}) }));
+      }
+      return traded(ctx, await ctx.dispatch('ManualSell', { ...manualTrade(ctx, args, moveId), mint, units: Number(toUnits(args.amount, TOKEN_DECIMALS)) }));
     },
   }),
 ];

@@ -10,29 +10,10 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import t from 'tap';
 import ts from 'typescript';
+import { createConfig, lintFromString } from '@redocly/openapi-core';
+import openapiTS, { astToString } from 'openapi-typescript';
 import { api, startTestApp } from '../support/app.ts';
 import { signIn } from '../support/auth.ts';
-
-/** What the test uses of @redocly/openapi-core. */
-interface Redocly {
-  createConfig(config: { extends: string[] }): Promise<unknown>;
-  lintFromString(options: { source: string; config: unknown }): Promise<Array<{ ruleId: string; severity: 'error' | 'warn'; message: string; location: Array<{ pointer?: string }> }>>;
-}
-/** What the test uses of openapi-typescript. */
-interface OpenapiTypescript {
-  default(schema: object): Promise<unknown>;
-  astToString(ast: unknown): string;
-}
-// Dev dependencies loaded by name (a string the compiler does not resolve), so that the project
-// type-checks without them; their use is typed by the interfaces above.
-async function load<T>(name: string): Promise<T> {
-  try {
-    return (await import(name)) as T;
-  } catch (err) {
-    if ((err as { code?: string }).code !== 'ERR_MODULE_NOT_FOUND') throw err;
-    throw new Error(`${name} is a devDependency of this test (docs/decisions.md, "OpenAPI for generators"): it is not installed`);
-  }
-}
 
 /** The flow, written as an integrator would against the generated `paths`; compiled, then run. */
 const DRIVER = `
@@ -123,8 +104,7 @@ t.test('integrators lint the OpenAPI document and generate a client that drives 
   const doc = (await api(app, 'GET', '/docs/json')).body as object;
 
   await t.test("Redocly's recommended rules find no error", async (t) => {
-    const redocly = await load<Redocly>('@redocly/openapi-core');
-    const problems = await redocly.lintFromString({ source: JSON.stringify(doc), config: await redocly.createConfig({ extends: ['recommended'] }) });
+    const problems = await lintFromString({ source: JSON.stringify(doc), config: await createConfig({ extends: ['recommended'] }) });
     const where = (p: (typeof problems)[number]) => `${p.ruleId} at ${p.location[0]?.pointer ?? '?'}: ${p.message}`;
     t.same(problems.filter((p) => p.severity === 'error').map(where), [], 'no error');
     for (const warning of problems.filter((p) => p.severity !== 'error')) t.comment(`warning: ${where(warning)}`);
@@ -136,8 +116,7 @@ t.test('integrators lint the OpenAPI document and generate a client that drives 
     // The generated client resolves openapi-fetch (and the compiler its types) from the project's dependencies.
     await symlink(await realpath(resolve('node_modules')), join(dir, 'node_modules'), 'dir');
     await writeFile(join(dir, 'package.json'), JSON.stringify({ type: 'module' }));
-    const generator = await load<OpenapiTypescript>('openapi-typescript');
-    await writeFile(join(dir, 'api.ts'), generator.astToString(await generator.default(doc)));
+    await writeFile(join(dir, 'api.ts'), astToString(await openapiTS(doc as Parameters<typeof openapiTS>[0])));
     await writeFile(join(dir, 'driver.ts'), DRIVER);
     t.same(compile(join(dir, 'driver.ts')), [], 'the generated types and the driver compile (strict)');
 

@@ -53,19 +53,24 @@ async function previewBuy(ctx: McpToolContext, args: BuyArgs): Promise<Preview> 
       };
       const after = dryRun(walletDecider, wallet, { type: 'DebitWallet', data: { transfer, virtualStartMicro: startMicro(ctx) } }, metadataOf(ctx)).state;
       const tokens = unitsToTokens(unitsFor(amountMicro, price));
-      return {
-        summary: `${summary}: about ${tokens} ${args.mint} at ${microToUsd(price)} USD each`,
-        walletContext,
-        moves: [move(`${walletContext} wallet`, `manual lots of ${args.mint}`, amountMicro)],
-        fees: [],
-        feesUsd: 0,
-        after: { walletBalanceUsd: microToUsd(balanceOf(after, walletContext, startMicro(ctx))) },
-        pendingAtVenue: false,
-        refusal: null,
-      };
+      return walletPreview(`${summary}: about ${tokens} ${args.mint} at ${microToUsd(price)} USD each`, walletContext, `manual lots of ${args.mint}`, amountMicro, balanceOf(after, walletContext, startMicro(ctx)));
     },
     (err) => refusedPreview(walletContext, summary, err),
   );
+}
+
+/** A preview of money leaving the wallet for `to`, with no fee, settled at once: the wallet's balance after it. */
+function walletPreview(summary: string, walletContext: WalletContext, to: string, amountMicro: number, balanceAfterMicro: number): Preview {
+  return {
+    summary,
+    walletContext,
+    moves: [move(`${walletContext} wallet`, to, amountMicro)],
+    fees: [],
+    feesUsd: 0,
+    after: { walletBalanceUsd: microToUsd(balanceAfterMicro) },
+    pendingAtVenue: false,
+    refusal: null,
+  };
 }
 
 /** The address a withdrawal goes to, refused as the REST route refuses it. */
@@ -94,16 +99,7 @@ async function previewWithdraw(ctx: McpToolContext, args: SellArgs, mint: string
       };
       const wallet = await current(ctx, walletDecider, userId);
       const after = dryRun(walletDecider, wallet, { type: 'DebitWallet', data: { transfer, virtualStartMicro: startMicro(ctx) } }, metadataOf(ctx)).state;
-      return {
-        summary,
-        walletContext,
-        moves: [move(`${walletContext} wallet`, `address ${destination}`, amountMicro)],
-        fees: [],
-        feesUsd: 0,
-        after: { walletBalanceUsd: microToUsd(balanceOf(after, walletContext, startMicro(ctx))) },
-        pendingAtVenue: false,
-        refusal: null,
-      };
+      return walletPreview(summary, walletContext, `address ${destination}`, amountMicro, balanceOf(after, walletContext, startMicro(ctx)));
     },
     (err) => refusedPreview(walletContext, summary, err),
   );

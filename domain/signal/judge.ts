@@ -1,6 +1,6 @@
 // What each block read means — an open, follow-ups, or nothing and why — and the interpretation of
 // the whole message: every trade it holds or none of them.
-import type { Entry, Intent, Interpretation, LevelProblem, OpenIntent, UnmatchedReason } from './intent.ts';
+import { directionOf, type Entry, type Intent, type Interpretation, type LevelProblem, type OpenIntent, type Side, type UnmatchedReason } from './intent.ts';
 import { levelProblems } from './levels.ts';
 import type { Action, BlockReading } from './reader.ts';
 
@@ -9,8 +9,11 @@ export type BlockResult =
   | { kind: 'followUps'; intents: Intent[] }
   | { kind: 'none'; reason: UnmatchedReason };
 
-function entryOf(r: BlockReading): Entry {
-  if (r.breakout) return { type: 'breakout', ...r.breakout };
+function entryOf(r: BlockReading, side: Side): Entry {
+  if (r.breakout) {
+    const direction = r.breakout.direction ?? (directionOf(side) === 'long' ? 'above' : 'below');
+    return { type: 'breakout', direction, price: r.breakout.price };
+  }
   if (r.market) {
     const price = r.marketPrice ?? r.entryPrices[0];
     return price === undefined ? { type: 'market' } : { type: 'market', price };
@@ -19,13 +22,27 @@ function entryOf(r: BlockReading): Entry {
   return { type: 'zone', low: Math.min(...r.entryPrices), high: Math.max(...r.entryPrices) };
 }
 
+/**
+ * The side a message's levels imply when it names none: every target above the entry means a long,
+ * every target below it a short. Without an entry price the stop is the reference. Targets on both
+ * sides, or nothing to compare them with, imply nothing.
+ */
+function sideFromLevels(r: BlockReading): Side | undefined {
+  const targets = r.takeProfits.map((t) => t.price);
+  const entries = r.entryPrices.length > 0 ? r.entryPrices : [r.breakout?.price ?? r.marketPrice ?? r.tokenPrices[0] ?? r.stopLoss].filter((p) => p !== undefined);
+  if (targets.length === 0 || entries.length === 0) return undefined;
+  if (targets.every((p) => p > Math.max(...entries))) return 'long';
+  if (targets.every((p) => p < Math.min(...entries))) return 'short';
+  return undefined;
+}
+
 function openIntent(r: BlockReading, token: string, side: OpenIntent['side'], leverageMax: number | undefined): OpenIntent {
   const leverage = r.leverage === undefined ? undefined : Math.min(r.leverage, leverageMax ?? r.leverage);
   return {
     action: 'open',
     token,
     side,
-    entry: entryOf(r),
+    entry: entryOf(r, side),
     ...(r.stopLoss !== undefined ? { stopLoss: r.stopLoss } : {}),
     takeProfits: r.takeProfits,
     ...(leverage !== undefined ? { leverage } : {}),
@@ -33,6 +50,7 @@ function openIntent(r: BlockReading, token: string, side: OpenIntent['side'], le
 }
 
 function followUp(action: Action, named: { token?: string; side?: OpenIntent['side'] }): Intent[] {
+  if (action.type === 'close' && action.needsAmount && action.percent === undefined) return [];
   if (action.type === 'close') return [{ action: 'close', ...named, closePercent: action.percent ?? (action.partial ? 50 : 100) }];
   if (action.type === 'cancel') return [{ action: 'cancel', ...named }];
   const { stopLoss, breakeven, stopLossAtTarget, takeProfits } = action;
@@ -50,12 +68,15 @@ function followUp(action: Action, named: { token?: string; side?: OpenIntent['si
 }
 
 /**
- * An open needs a side (named, or implied by "buy zone"), a token, no level reported as reached, and
+ * An open needs a side (named, implied by "buy zone", or by where the targets lie), a token, no level reported as reached, and
  * something to trade on: an entry, a stop, a target, "now" — or nothing at all besides the side and
  * the token ("BUY $SOL"), which is a market order. Otherwise its actions are follow-ups.
  */
 export function judge(r: BlockReading, leverageMax: number | undefined): BlockResult {
-  const side = r.side ?? r.impliedSide;
+  const inferred = r.side === undefined && r.impliedSide === undefined && !r.reported ? sideFromLevels(r) : undefined;
+  // "ETH 3500 TP 3300 SL 3600": the price after the token is the entry once the levels say the side
+  if (inferred && r.entryPrices.length === 0 && !r.breakout && !r.market) r.entryPrices.push(...r.tokenPrices);
+  const side = r.side ?? r.impliedSide ?? inferred;
   const levels = r.entryPrices.length > 0 || r.breakout !== undefined || r.stopLoss !== undefined || r.takeProfits.length > 0 || r.badPrices > 0;
   // "Exit ETH short now": with an instruction about a trade, only prices make the message an open
   const marketOnly = (r.market || (r.words === 0 && r.numbers === 0)) && r.actions.length === 0;
@@ -63,7 +84,8 @@ export function judge(r: BlockReading, leverageMax: number | undefined): BlockRe
     return { kind: 'open', intent: openIntent(r, r.token, side, leverageMax), badPrices: r.badPrices };
   }
   const named = { ...(r.token ? { token: r.token } : {}), ...(side ? { side } : {}) };
-  const intents = r.actions.flatMap((action) => followUp(action, named));
+  // "Sold the remaining $WIF bag, we're out": two ways of saying one full close
+  const intents = r.actions.flatMap((action) => followUp(action, named)).filter((intent, i, all) => !(intent.action === 'close' && intent.closePercent === 100 && all.findIndex((x) => x.action === 'close' && x.closePercent === 100) < i));
   if (intents.length > 0) return { kind: 'followUps', intents };
   if (r.reported || (r.reportWords && !levels)) return { kind: 'none', reason: 'RESULT_REPORT' };
   if (levels && !r.token) return { kind: 'none', reason: 'MISSING_TOKEN' };

@@ -8,9 +8,10 @@ import type { Side, TakeProfit } from './intent.ts';
 import type { Item, KeywordItem } from './items.ts';
 import type { Family } from './keywords.ts';
 
-type Field = 'none' | 'implicitEntry' | 'entry' | 'market' | 'breakoutAbove' | 'breakoutBelow' | 'tp' | 'sl' | 'leverage' | 'close' | 'stopMove' | 'newTargets';
+type Field = 'none' | 'implicitEntry' | 'tokenPrice' | 'entry' | 'market' | 'breakoutAbove' | 'breakoutBelow' | 'breakout' | 'tp' | 'sl' | 'leverage' | 'close' | 'stopMove' | 'newTargets';
 export type Action =
-  | { type: 'close'; partial: boolean; percent?: number }
+  /** `needsAmount`: a close only if the message says how much ("sold 30%", "sold the rest") */
+  | { type: 'close'; partial: boolean; percent?: number; needsAmount?: true }
   | { type: 'cancel' }
   | { type: 'update'; stopLoss?: number; breakeven?: true; stopLossAtTarget?: number; takeProfits: TakeProfit[] };
 
@@ -21,9 +22,12 @@ export interface BlockReading {
   /** a side a keyword implies ("buy zone") */
   impliedSide?: Side;
   entryPrices: number[];
+  /** prices right after a token with no side before it ("ETH 3500 TP 3300"): the entry only when the levels give the side */
+  tokenPrices: number[];
   market: boolean;
   marketPrice?: number;
-  breakout?: { direction: 'above' | 'below'; price: number };
+  /** without a direction ("entry on break of 15.20") the side decides: a long's above, a short's below */
+  breakout?: { direction?: 'above' | 'below'; price: number };
   stopLoss?: number;
   takeProfits: TakeProfit[];
   leverage?: number;
@@ -46,7 +50,7 @@ const CONDITIONALS = new Set(['after', 'when', 'once', 'if', 'upon']);
 const CONDITIONED = new Set<Family>(['tp', 'sl', 'entry', 'report']);
 /** Words an instruction may start with, and that may stand between a side or token and its entry price. */
 const FILLERS = new Set(
-  "please pls plz kindly now lets let's guys ok okay and then also so signal trade order orders position positions setup move set put to the your our just here at near around from between or price".split(' '),
+  "please pls plz kindly now lets let's guys ok okay and then also so signal trade order orders position positions setup move set put to the your our just here at on near around from between or price".split(' '),
 );
 /** Words joining two instructions in one sentence ("close 50% of ARB and cancel the rest"). */
 const JOINERS = new Set(['and', 'then', 'also', 'plus']);
@@ -55,7 +59,7 @@ const BREAKEVEN_WORDS = new Set(['be', 'cost']);
 const SIDES: Record<string, Side> = { long: 'long', short: 'short', buy: 'buy', sell: 'sell' };
 
 class Reader {
-  readonly r: BlockReading = { entryPrices: [], market: false, takeProfits: [], actions: [], reported: false, reportWords: false, badPrices: 0, words: 0, numbers: 0 };
+  readonly r: BlockReading = { entryPrices: [], tokenPrices: [], market: false, takeProfits: [], actions: [], reported: false, reportWords: false, badPrices: 0, words: 0, numbers: 0 };
   private field: Field = 'none';
   /** the field's keyword is on the current line */
   private fieldOnLine = true;
@@ -109,7 +113,7 @@ class Reader {
     this.lineHasLevel = this.lineHasReport = this.targetOnLine = false;
     this.pendingPercent = undefined;
     this.fieldOnLine = false;
-    if (blank || this.field === 'implicitEntry' || this.field === 'market' || this.field === 'close') this.field = 'none';
+    if (blank || this.field === 'implicitEntry' || this.field === 'tokenPrice' || this.field === 'market' || this.field === 'close') this.field = 'none';
   }
 
   private punct(key: string): void {
@@ -147,6 +151,7 @@ class Reader {
         return this.setField('market');
       case 'breakoutAbove':
       case 'breakoutBelow':
+      case 'breakout':
         // "SL below 66,000", "TP above 70k": the direction of a level, not a breakout entry
         return this.field === 'sl' || this.field === 'tp' ? undefined : this.setField(family);
       case 'tp':
@@ -168,20 +173,21 @@ class Reader {
 
   private sideKeyword(side: Side): void {
     this.r.side ??= side;
-    if (this.field === 'none' || this.field === 'implicitEntry') {
+    if (this.field === 'none' || this.field === 'implicitEntry' || this.field === 'tokenPrice') {
       this.field = 'implicitEntry';
       this.implicitClean = true;
     }
   }
 
-  /** close, partialClose, cancel, breakeven, stopMove, newTargets: instructions about an open trade. */
+  /** close, partialClose, closeSome, cancel, breakeven, stopMove, newTargets: instructions about an open trade. */
   private action(family: Family): void {
-    if ((family === 'close' || family === 'partialClose') && this.targetOnLine) return; // "TP1 67,500 close 30%": the target's share
+    const closing = family === 'close' || family === 'partialClose' || family === 'closeSome';
+    if (closing && this.targetOnLine) return; // "TP1 67,500 close 30%": the target's share
     if (family === 'breakeven' && this.field === 'stopMove') return this.update({ breakeven: true });
     if (!this.clauseClean) return;
     this.actionInSentence = true;
-    if (family === 'close' || family === 'partialClose') {
-      this.r.actions.push({ type: 'close', partial: family === 'partialClose' });
+    if (closing) {
+      this.r.actions.push(family === 'closeSome' ? { type: 'close', partial: true, needsAmount: true } : { type: 'close', partial: family === 'partialClose' });
       return this.setField('close');
     }
     if (family === 'cancel') this.r.actions.push({ type: 'cancel' });
@@ -201,7 +207,8 @@ class Reader {
   /** After a side, the token keeps the entry price open ("LONG BTC 67,000"); alone it opens nothing ("#BTC 67,000 support"). */
   private token(symbol: string): void {
     this.r.token ??= symbol;
-    if (this.field === 'implicitEntry') this.implicitClean = true;
+    if (this.field === 'none') this.field = 'tokenPrice';
+    if (this.field === 'implicitEntry' || this.field === 'tokenPrice') this.implicitClean = true;
   }
 
   private price(micro: number | null): number | undefined {
@@ -212,16 +219,18 @@ class Reader {
   private number(micro: number | null, value: number): void {
     this.r.numbers++;
     const field = this.field;
-    if (field === 'none' || field === 'close' || (field === 'implicitEntry' && !this.implicitClean)) return;
+    if (field === 'none' || field === 'close' || ((field === 'implicitEntry' || field === 'tokenPrice') && !this.implicitClean)) return;
     if (field === 'leverage') return this.leverage(value);
     const price = this.price(micro);
     if (field === 'tp' || field === 'newTargets') return this.target(price);
     if (field === 'implicitEntry' || field === 'entry') return void (price !== undefined && this.r.entryPrices.push(price));
+    if (field === 'tokenPrice') return void (price !== undefined && this.r.tokenPrices.push(price));
     this.field = 'none';
     if (price === undefined) return;
     if (field === 'market') this.r.marketPrice ??= price;
     else if (field === 'sl') this.r.stopLoss ??= price;
     else if (field === 'stopMove') this.update({ stopLoss: price });
+    else if (field === 'breakout') this.r.breakout ??= { price };
     else this.r.breakout ??= { direction: field === 'breakoutAbove' ? 'above' : 'below', price };
   }
 

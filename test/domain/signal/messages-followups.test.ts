@@ -31,6 +31,22 @@ t.test('follow-ups name their trade when the message does and leave the rest to 
   ]);
 });
 
+t.test('a follow-up about a token manages the open trade on it, however the channel words it', async (t) => {
+  checkTable(t, [
+    ['#SOL TP1 reached ✅ closing 25% and stop to breakeven', signal({ action: 'close', token: 'SOL', closePercent: 25 }, { action: 'update', token: 'SOL', breakeven: true })],
+    ['TP1 reached on #SOL 🎯 closing 25% and moving stop to breakeven', signal({ action: 'close', token: 'SOL', closePercent: 25 }, { action: 'update', token: 'SOL', breakeven: true })],
+    ['$PEPE TP2 smashed 🚀 trimming another 25%, SL now at entry', signal({ action: 'close', token: 'PEPE', closePercent: 25 }, { action: 'update', token: 'PEPE', breakeven: true })],
+    ['$ETH: move stop to 3,480 🔒', signal({ action: 'update', token: 'ETH', stopLoss: usd(3_480) })],
+    ['Move your stop on $ETH to 3,480', signal({ action: 'update', token: 'ETH', stopLoss: usd(3_480) })],
+    ['Moving stop on #SOL to 148.5 🛡️', signal({ action: 'update', token: 'SOL', stopLoss: 148_500_000 })],
+    ['#AVAX stops moved to 31.60 ✅', signal({ action: 'update', token: 'AVAX', stopLoss: 31_600_000 })],
+    ["Sold the remaining $WIF bag, we're out 👋", signal({ action: 'close', token: 'WIF', closePercent: 100 })],
+    ['Sold 30% of #SOL here 💰 rest rides', signal({ action: 'close', token: 'SOL', closePercent: 30 })],
+    ["We're out of $BONK 🏃 closing everything", signal({ action: 'close', token: 'BONK', closePercent: 100 })],
+    ['Sold the top 😎', unmatched('NO_SIGNAL')],
+  ]);
+});
+
 t.test('chatter and result reports stay unmatched, saying why', async (t) => {
   checkTable(t, [
     ['GM fam ☀️ big week ahead', unmatched('NO_SIGNAL')],
@@ -61,7 +77,9 @@ t.test('a trade missing its token or side is unmatched, never guessed', async (t
   checkTable(t, [
     ['long sol 145.5 sl 141 tp 152 160', unmatched('MISSING_TOKEN')],
     ['Entry 3450 SL 3380 TP 3550', unmatched('MISSING_TOKEN')],
-    ['#AVAX entry 31.2 stop 30.1 target 33', unmatched('MISSING_SIDE')],
+    ['#AVAX entry 31.2 stop 30.1', unmatched('MISSING_SIDE')],
+    ['#AVAX entry 31.2 targets 30 / 33', unmatched('MISSING_SIDE')],
+    ['$SOL target 160 🚀', unmatched('MISSING_SIDE')],
     ['LONG BTC 67000 SL 66000 TP 69000\n#ETH entry 3500 SL 3600', unmatched('MISSING_SIDE')],
   ]);
 });

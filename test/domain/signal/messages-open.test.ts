@@ -83,3 +83,32 @@ t.test('opening messages read in full', async (t) => {
     ['LONG BTC 1.2m TP 1.3m SL 1.15m', signal(open('BTC', 'long', zone(usd(1_200_000)), { stopLoss: usd(1_150_000), takeProfits: [tp(usd(1_300_000))] }))],
   ]);
 });
+
+t.test('without long or short the levels give the side: targets above the entry a long, below it a short', async (t) => {
+  checkTable(t, [
+    ['#SOL 🚀\nEntry 145-147\nTP 152 / 158\nSL 141', signal(open('SOL', 'long', zone(usd(145), usd(147)), { stopLoss: usd(141), takeProfits: [tp(usd(152)), tp(usd(158))] }))],
+    ['$ARB\nEntry: 1.20\nTargets: 1.10, 1.02\nStop: 1.26', signal(open('ARB', 'short', zone(1_200_000), { stopLoss: 1_260_000, takeProfits: [tp(1_100_000), tp(1_020_000)] }))],
+    [
+      '📊 #AVAX/USDT\nEntry zone: 31.20 – 31.60\n🎯 Targets: 32.40 | 33.10 | 34.00\n🛑 SL: 30.40',
+      signal(open('AVAX', 'long', zone(31_200_000, 31_600_000), { stopLoss: 30_400_000, takeProfits: [tp(32_400_000), tp(33_100_000), tp(usd(34))] })),
+    ],
+    ['#DOGE 🔻\nEntry 0.1650\nTP1 0.1580\nTP2 0.1520\nSL 0.1710', signal(open('DOGE', 'short', zone(165_000), { stopLoss: 171_000, takeProfits: [tp(158_000), tp(152_000)] }))],
+    ['$LINK entry 14.10 target 13.20 12.80', signal(open('LINK', 'short', zone(14_100_000), { takeProfits: [tp(13_200_000), tp(12_800_000)] }))],
+    ['ETH 3500 TP 3300 SL 3600', signal(open('ETH', 'short', zone(usd(3_500)), { stopLoss: usd(3_600), takeProfits: [tp(usd(3_300))] }))],
+    ['#BTC 67,000 SL 66,000 TP 69,000 🟢', signal(open('BTC', 'long', zone(usd(67_000)), { stopLoss: usd(66_000), takeProfits: [tp(usd(69_000))] }))],
+    ['$OP market, SL 1.98, TP 2.30', signal(open('OP', 'long', market(), { stopLoss: 1_980_000, takeProfits: [tp(2_300_000)] }))],
+  ]);
+});
+
+t.test('breakout entries however they are phrased: "enter above", "buy above", "entry on break of"', async (t) => {
+  checkTable(t, [
+    ['$OP\nEnter above 2.10\nSL 1.98\nTP 2.30', signal(open('OP', 'long', above(2_100_000), { stopLoss: 1_980_000, takeProfits: [tp(2_300_000)] }))],
+    ['#BTC/USDT 🚀\nEnter above 68,450\nStop 67,600\nTarget 70,000', signal(open('BTC', 'long', above(usd(68_450)), { stopLoss: usd(67_600), takeProfits: [tp(usd(70_000))] }))],
+    ['#TIA buy above 12.40 stop 11.80 targets 13.50 14.80', signal(open('TIA', 'buy', above(12_400_000), { stopLoss: 11_800_000, takeProfits: [tp(13_500_000), tp(14_800_000)] }))],
+    ['Buy $SUI above 1.85 🟢 SL 1.74 🎯 TP 2.05 / 2.20', signal(open('SUI', 'buy', above(1_850_000), { stopLoss: 1_740_000, takeProfits: [tp(2_050_000), tp(2_200_000)] }))],
+    ['#LINK entry on break of 15.20, SL 14.60, TP 16.40', signal(open('LINK', 'long', above(15_200_000), { stopLoss: 14_600_000, takeProfits: [tp(16_400_000)] }))],
+    ['SHORT $ETH entry on break of 3,380 🔻 SL 3,450 TP 3,250', signal(open('ETH', 'short', below(usd(3_380)), { stopLoss: usd(3_450), takeProfits: [tp(usd(3_250))] }))],
+    ['LONG #INJ on a break of 25.40\nSL 24.30\nTP 27 / 28.50', signal(open('INJ', 'long', above(25_400_000), { stopLoss: 24_300_000, takeProfits: [tp(usd(27)), tp(28_500_000)] }))],
+    ['$SOL enter below 140 | SL 146 | TP 132', signal(open('SOL', 'short', below(usd(140)), { stopLoss: usd(146), takeProfits: [tp(usd(132))] }))],
+  ]);
+});

@@ -76,7 +76,7 @@ t.test('the rule version names what the parser read with, and nothing else', asy
   t.equal(ruleVersionOf(rule, 5), ruleVersionOf({ strategyPrefix: 'A', longKeywords: ['send it'] }, 5), 'key order does not matter');
   t.not(ruleVersionOf(rule, 5), ruleVersionOf(rule, 6), 'the cap is part of it');
   t.not(ruleVersionOf(rule, 5), ruleVersionOf({ ...rule, longKeywords: ['send'] }, 5));
-  t.match(ruleVersionOf(undefined, undefined), /^sp1-[0-9a-f]{16}$/);
+  t.match(ruleVersionOf(undefined, undefined), /^sp2-[0-9a-f]{16}$/);
   t.equal(parseSignalText('BUY $SOL', rule, { leverageMax: 5 }).ruleVersion, ruleVersionOf(rule, 5));
   t.equal(compileSignalRule(rule, { leverageMax: 5 }), compileSignalRule(rule, { leverageMax: 5 }), 'compiled once per rule object');
   const compiled = compileSignalRule(rule, { leverageMax: 5 });

@@ -1,8 +1,13 @@
 // What each block read means — an open, follow-ups, or nothing and why — and the interpretation of
 // the whole message: every trade it holds or none of them.
 import { directionOf, type Entry, type Intent, type Interpretation, type LevelProblem, type OpenIntent, type Side, type UnmatchedReason } from './intent.ts';
+import { maxPrice, minPrice, priceText, type Price } from '../shared/price.ts';
 import { levelProblems } from './levels.ts';
-import type { Action, BlockReading } from './reader.ts';
+import type { Action, BlockReading, Target } from './reader.ts';
+
+const lowest = (prices: readonly Price[]): Price => prices.reduce(minPrice);
+const highest = (prices: readonly Price[]): Price => prices.reduce(maxPrice);
+const targetsOf = (targets: readonly Target[]) => targets.map((t) => (t.closePercent === undefined ? { price: priceText(t.price) } : { price: priceText(t.price), closePercent: t.closePercent }));
 
 export type BlockResult =
   | { kind: 'open'; intent: OpenIntent; badPrices: number }
@@ -12,14 +17,14 @@ export type BlockResult =
 function entryOf(r: BlockReading, side: Side): Entry {
   if (r.breakout) {
     const direction = r.breakout.direction ?? (directionOf(side) === 'long' ? 'above' : 'below');
-    return { type: 'breakout', direction, price: r.breakout.price };
+    return { type: 'breakout', direction, price: priceText(r.breakout.price) };
   }
   if (r.market) {
     const price = r.marketPrice ?? r.entryPrices[0];
-    return price === undefined ? { type: 'market' } : { type: 'market', price };
+    return price === undefined ? { type: 'market' } : { type: 'market', price: priceText(price) };
   }
   if (r.entryPrices.length === 0) return { type: 'market' };
-  return { type: 'zone', low: Math.min(...r.entryPrices), high: Math.max(...r.entryPrices) };
+  return { type: 'zone', low: priceText(lowest(r.entryPrices)), high: priceText(highest(r.entryPrices)) };
 }
 
 /**
@@ -31,8 +36,8 @@ function sideFromLevels(r: BlockReading): Side | undefined {
   const targets = r.takeProfits.map((t) => t.price);
   const entries = r.entryPrices.length > 0 ? r.entryPrices : [r.breakout?.price ?? r.marketPrice ?? r.tokenPrices[0] ?? r.stopLoss].filter((p) => p !== undefined);
   if (targets.length === 0 || entries.length === 0) return undefined;
-  if (targets.every((p) => p > Math.max(...entries))) return 'long';
-  if (targets.every((p) => p < Math.min(...entries))) return 'short';
+  if (targets.every((p) => p > highest(entries))) return 'long';
+  if (targets.every((p) => p < lowest(entries))) return 'short';
   return undefined;
 }
 
@@ -43,8 +48,8 @@ function openIntent(r: BlockReading, token: string, side: OpenIntent['side'], le
     token,
     side,
     entry: entryOf(r, side),
-    ...(r.stopLoss !== undefined ? { stopLoss: r.stopLoss } : {}),
-    takeProfits: r.takeProfits,
+    ...(r.stopLoss !== undefined ? { stopLoss: priceText(r.stopLoss) } : {}),
+    takeProfits: targetsOf(r.takeProfits),
     ...(leverage !== undefined ? { leverage } : {}),
   };
 }
@@ -59,10 +64,10 @@ function followUp(action: Action, named: { token?: string; side?: OpenIntent['si
     {
       action: 'update',
       ...named,
-      ...(stopLoss !== undefined ? { stopLoss } : {}),
+      ...(stopLoss !== undefined ? { stopLoss: priceText(stopLoss) } : {}),
       ...(breakeven ? { breakeven } : {}),
       ...(stopLossAtTarget !== undefined ? { stopLossAtTarget } : {}),
-      ...(takeProfits.length > 0 ? { takeProfits } : {}),
+      ...(takeProfits.length > 0 ? { takeProfits: targetsOf(takeProfits) } : {}),
     },
   ];
 }
@@ -109,7 +114,7 @@ export function interpret(results: readonly BlockResult[], ruleVersion: string):
   for (const result of results) {
     if (result.kind !== 'open') continue;
     const index = intents.indexOf(result.intent);
-    if (result.badPrices > 0) problems.push({ code: 'PRICE_OUT_OF_RANGE', intent: index, message: 'a price rounds to 0 micro-USD or is above 1,000,000,000 USD' });
+    if (result.badPrices > 0) problems.push({ code: 'PRICE_OUT_OF_RANGE', intent: index, message: 'a price rounds to 0 (below 10^-18 USD) or is above 1,000,000,000 USD' });
     problems.push(...levelProblems(result.intent, index));
   }
   return problems.length > 0 ? { kind: 'skipped', ruleVersion, skipReason: 'INVALID_LEVELS', problems, intents } : { kind: 'signal', ruleVersion, intents };

@@ -4,7 +4,8 @@
 // instruction starts (after a line break, a comma, a token or a report: "TP1 hit, move SL to
 // entry"), so chatter ("don't forget to close") stays chatter. Advice about later ("after TP1 hit,
 // move SL to entry") is skipped to the end of its sentence.
-import type { Side, TakeProfit } from './intent.ts';
+import type { Price } from '../shared/price.ts';
+import type { Side } from './intent.ts';
 import type { Item, KeywordItem } from './items.ts';
 import type { Family } from './keywords.ts';
 
@@ -13,7 +14,13 @@ export type Action =
   /** `needsAmount`: a close only if the message says how much ("sold 30%", "sold the rest") */
   | { type: 'close'; partial: boolean; percent?: number; needsAmount?: true }
   | { type: 'cancel' }
-  | { type: 'update'; stopLoss?: number; breakeven?: true; stopLossAtTarget?: number; takeProfits: TakeProfit[] };
+  | { type: 'update'; stopLoss?: Price; breakeven?: true; stopLossAtTarget?: number; takeProfits: Target[] };
+
+/** A target as read: its price, and the share it closes when the message says. */
+export interface Target {
+  price: Price;
+  closePercent?: number;
+}
 
 /** What one block said, before it is judged an open, follow-ups or nothing. */
 export interface BlockReading {
@@ -21,15 +28,15 @@ export interface BlockReading {
   side?: Side;
   /** a side a keyword implies ("buy zone") */
   impliedSide?: Side;
-  entryPrices: number[];
+  entryPrices: Price[];
   /** prices right after a token with no side before it ("ETH 3500 TP 3300"): the entry only when the levels give the side */
-  tokenPrices: number[];
+  tokenPrices: Price[];
   market: boolean;
-  marketPrice?: number;
+  marketPrice?: Price;
   /** without a direction ("entry on break of 15.20") the side decides: a long's above, a short's below */
-  breakout?: { direction?: 'above' | 'below'; price: number };
-  stopLoss?: number;
-  takeProfits: TakeProfit[];
+  breakout?: { direction?: 'above' | 'below'; price: Price };
+  stopLoss?: Price;
+  takeProfits: Target[];
   leverage?: number;
   actions: Action[];
   /** a level reported as reached ("TP2 hit", "SL hit") */
@@ -78,7 +85,7 @@ class Reader {
   /** the side or token just before an entry price, nothing else between */
   private implicitClean = true;
   private pendingPercent: number | undefined;
-  private lastTarget: TakeProfit | undefined;
+  private lastTarget: Target | undefined;
 
   constructor(private readonly items: readonly Item[]) {}
 
@@ -100,7 +107,7 @@ class Reader {
     if (item.kind === 'num' && fresh) this.continueField();
     if (item.kind === 'kw') this.keyword(item);
     else if (item.kind === 'token') this.token(item.symbol);
-    else if (item.kind === 'num') this.number(item.micro, item.value);
+    else if (item.kind === 'num') this.number(item.price, item.value);
     else if (item.kind === 'pct') this.percent(item.value, this.signed(i));
     else if (item.kind === 'lev') this.leverage(item.value);
     else this.word(item.key, i, fresh);
@@ -211,17 +218,17 @@ class Reader {
     if (this.field === 'implicitEntry' || this.field === 'tokenPrice') this.implicitClean = true;
   }
 
-  private price(micro: number | null): number | undefined {
-    if (micro === null) this.r.badPrices++;
-    return micro ?? undefined;
+  private price(read: Price | null): Price | undefined {
+    if (read === null) this.r.badPrices++;
+    return read ?? undefined;
   }
 
-  private number(micro: number | null, value: number): void {
+  private number(read: Price | null, value: number): void {
     this.r.numbers++;
     const field = this.field;
     if (field === 'none' || field === 'close' || ((field === 'implicitEntry' || field === 'tokenPrice') && !this.implicitClean)) return;
     if (field === 'leverage') return this.leverage(value);
-    const price = this.price(micro);
+    const price = this.price(read);
     if (field === 'tp' || field === 'newTargets') return this.target(price);
     if (field === 'implicitEntry' || field === 'entry') return void (price !== undefined && this.r.entryPrices.push(price));
     if (field === 'tokenPrice') return void (price !== undefined && this.r.tokenPrices.push(price));
@@ -234,9 +241,9 @@ class Reader {
     else this.r.breakout ??= { direction: field === 'breakoutAbove' ? 'above' : 'below', price };
   }
 
-  private target(price: number | undefined): void {
+  private target(price: Price | undefined): void {
     if (price === undefined) return;
-    const target: TakeProfit = this.pendingPercent === undefined ? { price } : { price, closePercent: this.pendingPercent };
+    const target: Target = this.pendingPercent === undefined ? { price } : { price, closePercent: this.pendingPercent };
     this.pendingPercent = undefined;
     const update = this.field === 'newTargets' ? this.r.actions.find((a) => a.type === 'update') : undefined;
     (update?.type === 'update' ? update.takeProfits : this.r.takeProfits).push(target);

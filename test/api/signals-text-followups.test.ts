@@ -45,7 +45,7 @@ t.test('a management follow-up about a token: skipped NO_MATCHING_TRADE without 
   const after = (await loadState(app, tradeDecider, tradeId)).state;
   if (after.status !== 'open') throw new Error(`not open: ${after.status}`);
   t.equal(after.remainingUnits, before.filledUnits - before.filledUnits / 4n, 'a quarter of the filled size is closed');
-  t.ok(after.stop !== null && after.stop.priceMicro > before.averageFillMicro!, `the stop moved to breakeven, above the fill (${after.stop?.priceMicro})`);
+  t.ok(after.stop !== null && after.stop.price > before.averageFill!, `the stop moved to breakeven, above the fill (${after.stop?.price})`);
 
   const out = await deliver({ signalId: 'sol-out', text: "Sold the remaining $SOL bag, we're out 👋" });
   t.equal(out.body.data.outcome, 'executed', JSON.stringify(out.body.data));

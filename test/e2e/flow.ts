@@ -1,11 +1,12 @@
 import type { Test } from 'tap';
 import { firstFlow } from './steps/first.ts';
+import { pricesFlow } from './steps/prices.ts';
 import { signalFlow } from './steps/signal.ts';
 
 /**
  * The end-to-end flows on one event store (each described in its own file under steps/): the
- * signal flow (steps/signal.ts) and the first flow (steps/first.ts, with the pool ledger of
- * steps/ledger.ts).
+ * signal flow (steps/signal.ts), the first flow (steps/first.ts, with the pool ledger of
+ * steps/ledger.ts) and prices across their range (steps/prices.ts).
  */
 export function flowSuite(t: Test, eventStore: 'postgres' | 'esdb') {
   // Each flow has its own app (database, Redis keys, SMTP server); the first one spends seconds
@@ -13,4 +14,5 @@ export function flowSuite(t: Test, eventStore: 'postgres' | 'esdb') {
   t.jobs = 2;
   t.test(`the signal flow end to end on ${eventStore}`, (t) => signalFlow(t, eventStore));
   t.test(`the first flow end to end on ${eventStore}`, (t) => firstFlow(t, eventStore));
+  t.test(`prices from 0.00000001 to 100,000 USD end to end on ${eventStore}`, (t) => pricesFlow(t, eventStore));
 }

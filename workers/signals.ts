@@ -15,6 +15,7 @@ import { DomainError } from '../domain/shared/errors.ts';
 import type { SignalExecuted } from '../domain/signal/events.ts';
 import type { Clock } from '../infra/clock.ts';
 import type { LeveledLot } from '../projections/wallets/queries.ts';
+import { priceFromMicro, type Price } from '../domain/shared/price.ts';
 
 export const SIGNAL_QUEUE = 'signal-execution';
 export const SIGNAL_ACTOR = 'system:signal-worker';
@@ -42,8 +43,8 @@ export interface SignalQueries {
   unexecutedSignals(before: Date, limit: number): Promise<Array<{ agentId: string; signalKey: string }>>;
   /** pending and open trades, a page at a time in id order */
   liveTrades(afterTradeId: string | null, limit: number): Promise<Array<{ tradeId: string; token: string; status: 'pending' | 'open'; expiresAt: string }>>;
-  /** the venue's mark prices, micro-USD by symbol or mint */
-  markPrices(): Promise<Map<string, number>>;
+  /** the venue's mark prices by symbol or mint */
+  markPrices(): Promise<Map<string, Price>>;
   /** manual lots with a stop-loss or take-profit, a page at a time in (user, lot) order */
   leveledLots(after: { userId: string; lotId: string } | null, limit: number): Promise<LeveledLot[]>;
 }
@@ -132,26 +133,26 @@ async function sweep(deps: SignalWorkerDeps, queue: Queue): Promise<number> {
 }
 
 /** The price a trade is marked at: its token as written, or in capitals (as the trade's steps read it). */
-const priceFor = (prices: Map<string, number>, token: string) => prices.get(token) ?? prices.get(token.toUpperCase());
+const priceFor = (prices: Map<string, Price>, token: string) => prices.get(token) ?? prices.get(token.toUpperCase());
 
 /**
  * One watch: every live trade whose token's price differs from the one this process last ticked it
  * at, or whose pending entry has expired. A trade ticked at a price it already saw changes nothing,
  * so a tick repeated by another process is harmless.
  */
-export async function watchPrices(deps: SignalWorkerDeps, lastTicked: Map<string, number>): Promise<number> {
+export async function watchPrices(deps: SignalWorkerDeps, lastTicked: Map<string, Price>): Promise<number> {
   const prices = await deps.signalQueries.markPrices();
   const now = deps.clock.now();
-  const due: Array<{ tradeId: string; priceMicro: number }> = [];
+  const due: Array<{ tradeId: string; price: Price }> = [];
   const live = new Set<string>();
   for (let after: string | null = null; ; ) {
     const page = await deps.signalQueries.liveTrades(after, 1_000);
     for (const trade of page) {
       live.add(trade.tradeId);
-      const priceMicro = priceFor(prices, trade.token);
-      if (priceMicro === undefined) continue;
+      const price = priceFor(prices, trade.token);
+      if (price === undefined) continue;
       const expired = trade.status === 'pending' && Date.parse(trade.expiresAt) <= now.getTime();
-      if (expired || lastTicked.get(trade.tradeId) !== priceMicro) due.push({ tradeId: trade.tradeId, priceMicro });
+      if (expired || lastTicked.get(trade.tradeId) !== price) due.push({ tradeId: trade.tradeId, price });
     }
     if (page.length < 1_000) break;
     after = page.at(-1)!.tradeId;
@@ -160,13 +161,13 @@ export async function watchPrices(deps: SignalWorkerDeps, lastTicked: Map<string
   let next = 0;
   const tick = async () => {
     while (next < due.length) {
-      const { tradeId, priceMicro } = due[next++]!;
+      const { tradeId, price } = due[next++]!;
       await deps.dispatch({
         type: 'MarkTradePrice',
-        data: { tradeId, priceMicro },
+        data: { tradeId, price },
         metadata: { now: deps.clock.now(), actor: PRICE_WATCH_ACTOR, correlationId: `${WATCH_SCHEDULER}/${now.toISOString()}` },
       });
-      lastTicked.set(tradeId, priceMicro);
+      lastTicked.set(tradeId, price);
     }
   };
   await Promise.all(Array.from({ length: Math.min(WATCH_CONCURRENCY, due.length) }, tick));
@@ -174,15 +175,15 @@ export async function watchPrices(deps: SignalWorkerDeps, lastTicked: Map<string
 }
 
 /** Manual lots whose stop-loss or take-profit the mark crossed: each is sold whole through the sell path (ExitLot re-checks on the wallet's own state). */
-async function watchLots(deps: SignalWorkerDeps, prices: Map<string, number>, now: Date): Promise<number> {
-  const crossed: Array<{ userId: string; lotId: string; priceMicro: number }> = [];
+async function watchLots(deps: SignalWorkerDeps, prices: Map<string, Price>, now: Date): Promise<number> {
+  const crossed: Array<{ userId: string; lotId: string; price: Price }> = [];
   for (let after: { userId: string; lotId: string } | null = null; ; ) {
     const page = await deps.signalQueries.leveledLots(after, 1_000);
     for (const lot of page) {
-      const priceMicro = prices.get(lot.mint);
-      if (priceMicro === undefined) continue;
-      if ((lot.stopLossMicro !== null && priceMicro <= lot.stopLossMicro) || (lot.takeProfitMicro !== null && priceMicro >= lot.takeProfitMicro)) {
-        crossed.push({ userId: lot.userId, lotId: lot.lotId, priceMicro });
+      const price = prices.get(lot.mint);
+      if (price === undefined) continue;
+      if ((lot.stopLossMicro !== null && price <= priceFromMicro(lot.stopLossMicro)) || (lot.takeProfitMicro !== null && price >= priceFromMicro(lot.takeProfitMicro))) {
+        crossed.push({ userId: lot.userId, lotId: lot.lotId, price });
       }
     }
     if (page.length < 1_000) break;
@@ -209,7 +210,7 @@ export async function startSignalWorker(connection: ConnectionOptions, prefix: s
   const repeatOpts = { removeOnComplete: true, removeOnFail: { count: 100 } };
   await queue.upsertJobScheduler(SWEEP_SCHEDULER, { every: deps.sweepEveryMs }, { name: 'sweep', opts: repeatOpts });
   await queue.upsertJobScheduler(WATCH_SCHEDULER, { every: deps.watchEveryMs }, { name: 'watch-prices', opts: repeatOpts });
-  const lastTicked = new Map<string, number>();
+  const lastTicked = new Map<string, Price>();
   const processor = async (job: Job): Promise<unknown> => {
     switch (job.name) {
       case 'execute-signal':

@@ -35,9 +35,9 @@ async function followedPools(tools: Tools, poolIds: string[]): Promise<FollowedP
 async function closeTrade(tools: Tools, tradeId: string): Promise<void> {
   const { state } = await tools.load(tradeDecider, tradeId);
   if (state.status !== 'open' && state.status !== 'pending') return;
-  const priceMicro = await markPriceOf(tools, state.token);
-  if (priceMicro === null) throw refuse('NO_MARK_PRICE', `the venue has no price for ${state.token}: its trades cannot be closed at market now`);
-  await manageTrade(tools, tradeId, { type: 'ClosePosition', data: { closePercent: 100, priceMicro, reason: 'AGENT_DELETED' } });
+  const price = await markPriceOf(tools, state.token);
+  if (price === null) throw refuse('NO_MARK_PRICE', `the venue has no price for ${state.token}: its trades cannot be closed at market now`);
+  await manageTrade(tools, tradeId, { type: 'ClosePosition', data: { closePercent: 100, price, reason: 'AGENT_DELETED' } });
 }
 
 export async function deleteAgent({ data }: Command<'DeleteAgent', DeleteAgentData>, tools: Tools): Promise<DeleteAgentResult> {

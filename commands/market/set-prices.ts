@@ -1,13 +1,13 @@
 // An administrator sets the simulated venue's mark prices.
 import type { Command } from '../../domain/shared/decider.ts';
 import { MARKET_PRICES, marketDecider } from '../../domain/market/decide.ts';
-import type { MicroUsd } from '../../domain/shared/money.ts';
+import type { Price } from '../../domain/shared/price.ts';
 import type { Tools } from '../dispatch.ts';
 import { requireSimulatedVenue } from '../simulated-venue.ts';
 
 export interface SetMarketPricesData {
-  /** micro-USD per whole token, by symbol or mint */
-  prices: Readonly<Record<string, MicroUsd>>;
+  /** per whole token, by symbol or mint */
+  prices: Readonly<Record<string, Price>>;
 }
 
 /** `changed`: how many of the prices differed from the market's. */

@@ -22,6 +22,7 @@ import type { Tools } from '../dispatch.ts';
 import { markPriceOf } from '../market/mark-price.ts';
 import { runTransfer } from '../transfers/run.ts';
 import { manageTrade } from '../trades/manage.ts';
+import { intentPrice } from '../../domain/signal/price.ts';
 
 /** Pools worked on at once by one run: each is a handful of appends on its own streams. */
 const POOL_CONCURRENCY = 16;
@@ -66,9 +67,9 @@ const failed = (poolId: string, tag: string, errorMessage: string, tradeIds: str
 
 /** Ends a trade that opened while another of its signal could not (both or neither), and pays its pool back. */
 async function undo(tools: Tools, tradeId: string, token: string): Promise<void> {
-  const priceMicro = await markPriceOf(tools, token);
-  if (priceMicro === null) throw refuse('VALIDATION_FAILED', `no mark price for ${token}`);
-  await manageTrade(tools, tradeId, { type: 'ClosePosition', data: { closePercent: 100, priceMicro, reason: 'SIGNAL' } });
+  const price = await markPriceOf(tools, token);
+  if (price === null) throw refuse('VALIDATION_FAILED', `no mark price for ${token}`);
+  await manageTrade(tools, tradeId, { type: 'ClosePosition', data: { closePercent: 100, price, reason: 'SIGNAL' } });
 }
 
 
@@ -77,8 +78,8 @@ async function openTrades(tools: Tools, signal: Signal, pool: FollowedPool, open
   const now = tools.metadata.now;
   const orders: Array<{ tradeId: string; request: TradeRequest; size: TradeSize }> = [];
   for (const { intent, index } of opens) {
-    const markPriceMicro = await markPriceOf(tools, intent.token);
-    const order = tradeOrderOf(intent, { defaults: signal.agent.signalExecutionDefaults, terms: pool.terms, feeBps: signal.feeBps, now, markPriceMicro });
+    const markPrice = await markPriceOf(tools, intent.token);
+    const order = tradeOrderOf(intent, { defaults: signal.agent.signalExecutionDefaults, terms: pool.terms, feeBps: signal.feeBps, now, markPrice });
     // A pool not live yet skips for that first, whatever else it would have skipped for.
     if (!order.ok) return pool.awaitingGoLive ? skipped(poolId, 'AWAITING_GO_LIVE', NOT_LIVE) : skipped(poolId, order.skipReason, order.message);
     orders.push({ tradeId: tradeIdOf(poolId, signal.key, index), request: order.request, size: order.size });
@@ -139,21 +140,21 @@ function decisionOf(events: ReadonlyArray<{ type: string; data: unknown }>, trad
 async function followUpCommand(tools: Tools, intent: FollowUpIntent, token: string, tradeId: string, requestId: string): Promise<CommandBody<TradeCommand> | PoolResult['errorMessage']> {
   switch (intent.action) {
     case 'close': {
-      const priceMicro = await markPriceOf(tools, token);
-      if (priceMicro === null) return `the venue has no price for ${token}`;
-      return { type: 'ClosePosition', data: { closePercent: intent.closePercent, priceMicro, reason: 'SIGNAL', requestId } };
+      const price = await markPriceOf(tools, token);
+      if (price === null) return `the venue has no price for ${token}`;
+      return { type: 'ClosePosition', data: { closePercent: intent.closePercent, price, reason: 'SIGNAL', requestId } };
     }
     case 'cancel':
       return { type: 'CancelEntry', data: {} };
     case 'update': {
-      if (intent.takeProfits) return { type: 'SetTargets', data: { takeProfits: intent.takeProfits.map((tp) => (tp.closePercent === undefined ? { priceMicro: tp.price } : { priceMicro: tp.price, closePercent: tp.closePercent })) } };
+      if (intent.takeProfits) return { type: 'SetTargets', data: { takeProfits: intent.takeProfits.map((tp) => (tp.closePercent === undefined ? { price: intentPrice(tp.price) } : { price: intentPrice(tp.price), closePercent: tp.closePercent })) } };
       if (intent.breakeven) return { type: 'MoveStop', data: { to: 'breakeven' } };
-      if (intent.stopLoss !== undefined) return { type: 'MoveStop', data: { priceMicro: intent.stopLoss } };
+      if (intent.stopLoss !== undefined) return { type: 'MoveStop', data: { price: intentPrice(intent.stopLoss) } };
       if (intent.stopLossAtTarget !== undefined) {
         const { state } = await tools.load(tradeDecider, tradeId);
         const target = 'targets' in state ? state.targets.find((t) => t.tier === intent.stopLossAtTarget) : undefined;
         if (!target) return `the trade has no open target ${intent.stopLossAtTarget}`;
-        return { type: 'MoveStop', data: { priceMicro: target.priceMicro } };
+        return { type: 'MoveStop', data: { price: target.price } };
       }
       return 'the update names nothing to change';
     }

@@ -11,6 +11,7 @@ import { tradeDecider, type Trade, type TradeCommand, type TradeEvent } from '..
 import type { Tools } from '../dispatch.ts';
 import { markPriceOf } from '../market/mark-price.ts';
 import { runTransfer } from '../transfers/run.ts';
+import type { Price } from '../../domain/shared/price.ts';
 
 /** A command on one trade; when it ends the trade, the trade's return transfer runs. */
 export async function manageTrade(tools: Tools, tradeId: string, command: CommandBody<TradeCommand>): Promise<{ trade: Trade; events: TradeEvent[] }> {
@@ -31,12 +32,12 @@ export async function manageTrade(tools: Tools, tradeId: string, command: Comman
 
 export interface MarkTradeData {
   tradeId: string;
-  priceMicro: number;
+  price: Price;
 }
 
 /** The price watcher's tick for one trade: fills, stops, targets, trailing, the mark. */
 export async function markTradePrice({ data }: Command<'MarkTradePrice', MarkTradeData>, tools: Tools): Promise<{ status: Trade['status'] }> {
-  const { trade } = await manageTrade(tools, data.tradeId, { type: 'MarkPrice', data: { priceMicro: data.priceMicro } });
+  const { trade } = await manageTrade(tools, data.tradeId, { type: 'MarkPrice', data: { price: data.price } });
   return { status: trade.status };
 }
 
@@ -52,8 +53,8 @@ export async function closeTradeByUser({ data }: Command<'CloseUserTrade', Close
   if (state.status === 'none' || state.status === 'rejected' || poolEndpointOf(state.poolId).userId !== data.userId) {
     throw refuse('TRADE_NOT_FOUND', 'you have no trade with this id');
   }
-  const priceMicro = await markPriceOf(tools, state.token);
-  if (priceMicro === null) throw refuse('NO_MARK_PRICE', `the venue has no price for ${state.token}: the trade cannot be closed at market now`);
-  const { trade } = await manageTrade(tools, data.tradeId, { type: 'ClosePosition', data: { closePercent: 100, priceMicro, reason: 'USER' } });
+  const price = await markPriceOf(tools, state.token);
+  if (price === null) throw refuse('NO_MARK_PRICE', `the venue has no price for ${state.token}: the trade cannot be closed at market now`);
+  const { trade } = await manageTrade(tools, data.tradeId, { type: 'ClosePosition', data: { closePercent: 100, price, reason: 'USER' } });
   return { trade };
 }

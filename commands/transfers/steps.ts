@@ -13,6 +13,7 @@ import { markPriceOf } from '../market/mark-price.ts';
 import type { TransferOutcome } from '../../domain/transfer/process.ts';
 import { walletDecider } from '../../domain/wallet/decide.ts';
 import type { Tools } from '../dispatch.ts';
+import { requestOfStored } from '../../domain/trade/commands.ts';
 
 type Step<T extends string, D> = Command<T, D>;
 
@@ -132,12 +133,12 @@ export async function openTradeEntry({ data }: Step<'OpenTradeEntry', { transfer
     const { state } = await tools.execute(tradeDecider, tradeId, { type: 'RejectTrade', data: { tradeId, reason, message } });
     return state.status === 'rejected' ? ({ type: 'CreditRejected', reason: state.reason } as const) : ({ type: 'Credited' } as const);
   };
-  const markPriceMicro = await markPriceOf(tools, request.token);
-  if (markPriceMicro === null) return rejected('NO_MARK_PRICE', `the venue has no price for ${request.token}`);
+  const markPrice = await markPriceOf(tools, request.token);
+  if (markPrice === null) return rejected('NO_MARK_PRICE', `the venue has no price for ${request.token}`);
   try {
     const { state } = await tools.execute(tradeDecider, tradeId, {
       type: 'RequestTrade',
-      data: { ...request, tradeId, poolId: pool, notionalMicro: transfer.amountMicro * request.leverage, markPriceMicro },
+      data: { ...requestOfStored(request), tradeId, poolId: pool, notionalMicro: transfer.amountMicro * request.leverage, markPrice },
     });
     return state.status === 'rejected' ? { type: 'CreditRejected', reason: state.reason } : { type: 'Credited' };
   } catch (err) {

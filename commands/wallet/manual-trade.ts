@@ -12,9 +12,10 @@ import { exitTransferId, nextExit } from '../../domain/wallet/exits.ts';
 import { ensureLevelsAgainstMark, type LotLevels } from '../../domain/wallet/lots.ts';
 import type { ManualTrade } from '../../domain/wallet/state.ts';
 import type { Tools } from '../dispatch.ts';
-import { markPriceOf, SWAP_PRICE } from '../market/mark-price.ts';
+import { markPriceOf, SWAP_PRICE, walletMicroOf } from '../market/mark-price.ts';
 import { currentWalletContext, PLAN_STALENESS_MS } from '../subscriptions/planning.ts';
 import { runTransfer } from '../transfers/run.ts';
+import { priceFromMicro, type Price } from '../../domain/shared/price.ts';
 
 interface ManualTradeData {
   userId: string;
@@ -42,7 +43,7 @@ async function contextOf(tools: Tools, data: ManualTradeData): Promise<WalletCon
 async function checkLevels(tools: Tools, data: ManualTradeData): Promise<void> {
   if (!data.levels) return;
   const mark = await markPriceOf(tools, data.mint);
-  if (mark !== null) ensureLevelsAgainstMark(data.levels, mark);
+  if (mark !== null) ensureLevelsAgainstMark(data.levels, walletMicroOf(data.mint, mark));
 }
 
 /** A refusal answers as such; a buy whose swap failed (refunded) answers SWAP_FAILED; else the wallet's record. */
@@ -64,7 +65,7 @@ async function answer(tools: Tools, userId: string, transfer: TransferState): Pr
  */
 async function buyMark(tools: Tools, data: ManualBuyData): Promise<MicroUsd | null> {
   const mark = await markPriceOf(tools, data.mint, SWAP_PRICE);
-  if (mark !== null) return mark;
+  if (mark !== null) return walletMicroOf(data.mint, mark);
   const { state } = await tools.load(walletDecider, data.userId);
   if (state.manual.has(data.transferId)) return null;
   throw refuse('NO_MARK_PRICE', `the venue has no price for ${data.mint}: it cannot be bought until one is set`);
@@ -125,8 +126,8 @@ export async function manualWithdraw({ data }: Command<'ManualWithdraw', ManualW
 export interface ExitLotData {
   userId: string;
   lotId: string;
-  /** the mark the price watcher saw, micro-USD per whole token */
-  priceMicro: MicroUsd;
+  /** the mark the price watcher saw, per whole token */
+  price: Price;
 }
 
 export type ExitLotResult =
@@ -145,9 +146,9 @@ export async function exitLot({ data }: Command<'ExitLot', ExitLotData>, tools: 
   const lot = state.lots.find((l) => l.lotId === data.lotId);
   if (!lot) return { sold: false, why: 'no-lot' };
   const trigger =
-    lot.stopLossMicro !== undefined && data.priceMicro <= lot.stopLossMicro
+    lot.stopLossMicro !== undefined && data.price <= priceFromMicro(lot.stopLossMicro)
       ? 'stop-loss'
-      : lot.takeProfitMicro !== undefined && data.priceMicro >= lot.takeProfitMicro
+      : lot.takeProfitMicro !== undefined && data.price >= priceFromMicro(lot.takeProfitMicro)
         ? 'take-profit'
         : null;
   if (!trigger) return { sold: false, why: 'not-crossed' };

@@ -2,21 +2,21 @@
 // has records nothing, so a repeated request leaves the stream as it was.
 import { assertNever, type Aggregate, type Command } from '../shared/decider.ts';
 import { refuse } from '../shared/errors.ts';
-import type { MicroUsd } from '../shared/money.ts';
 import { PersistentMap } from '../shared/persistent-map.ts';
-import { MARKET_SYMBOL, MAX_PRICES_PER_SET, type MarketEvent } from './events.ts';
+import { MAX_PRICE, MIN_PRICE, priceText, type Price } from '../shared/price.ts';
+import { MARKET_SYMBOL, MAX_PRICES_PER_SET, marketPriceOf, type MarketEvent } from './events.ts';
 
 /** The one instance: its stream is `market-prices`. */
 export const MARKET_PRICES = 'prices';
 export const marketStream = (id: string): string => `market-${id}`;
 
 export interface MarketState {
-  /** micro-USD per symbol or mint */
-  readonly prices: PersistentMap<MicroUsd>;
+  /** per symbol or mint, per whole token */
+  readonly prices: PersistentMap<Price>;
 }
 
-/** Set these mark prices (micro-USD per whole token); other symbols keep theirs. */
-export type SetMarketPrices = Command<'SetMarketPrices', { prices: Readonly<Record<string, MicroUsd>> }>;
+/** Set these mark prices (per whole token); other symbols keep theirs. */
+export type SetMarketPrices = Command<'SetMarketPrices', { prices: Readonly<Record<string, Price>> }>;
 export type MarketCommand = SetMarketPrices;
 
 export const initialState = (): MarketState => ({ prices: PersistentMap.empty() });
@@ -25,7 +25,7 @@ export function evolve(state: MarketState, event: MarketEvent): MarketState {
   switch (event.type) {
     case 'MarketPricesSet': {
       let prices = state.prices;
-      for (const [symbol, price] of Object.entries(event.data.prices)) prices = prices.set(symbol, price);
+      for (const [symbol, price] of Object.entries(event.data.prices)) prices = prices.set(symbol, marketPriceOf(price));
       return { prices };
     }
     default:
@@ -40,11 +40,12 @@ function setPrices({ data, metadata }: SetMarketPrices, state: MarketState): Mar
   }
   const bad = entries.find(([symbol]) => !MARKET_SYMBOL.test(symbol));
   if (bad) throw refuse('VALIDATION_FAILED', `prices: ${JSON.stringify(bad[0])} is not a symbol or mint (1 to 64 letters, digits or / _ . : -)`);
-  const invalid = entries.find(([, price]) => !Number.isSafeInteger(price) || price <= 0);
-  if (invalid) throw refuse('VALIDATION_FAILED', `prices.${invalid[0]}: a price must be positive`);
+  const invalid = entries.find(([, price]) => typeof price !== 'bigint' || price < MIN_PRICE || price > MAX_PRICE);
+  if (invalid) throw refuse('VALIDATION_FAILED', `prices.${invalid[0]}: a price must be above 0 and at most 1000000000 USD`);
   const changed = entries.filter(([symbol, price]) => state.prices.get(symbol) !== price);
   if (changed.length === 0) return [];
-  return [{ type: 'MarketPricesSet', data: { prices: Object.fromEntries(changed), at: metadata.now.toISOString() } }];
+  const prices = Object.fromEntries(changed.map(([symbol, price]) => [symbol, priceText(price)]));
+  return [{ type: 'MarketPricesSet', data: { prices, at: metadata.now.toISOString() } }];
 }
 
 export function decide(command: MarketCommand, state: MarketState): MarketEvent[] {

@@ -13,7 +13,7 @@ export const microUsdSchema = z.number().int().min(0);
 export const LAMPORTS_PER_SOL = 1_000_000_000n;
 
 /** The exact decimal digits of a JS number (handles exponent notation). */
-function decimalString(value: number): string {
+export function decimalString(value: number): string {
   const s = String(value);
   const m = /^(-?)(\d+)(?:\.(\d+))?(?:e([+-]\d+))?$/i.exec(s);
   if (!m) throw new RangeError(`not a finite number: ${s}`);

@@ -4,6 +4,7 @@
 import { assertNever, type Aggregate, type Command } from '../shared/decider.ts';
 import { refuse } from '../shared/errors.ts';
 import type { PoolResult, SignalEvent, SignalExecuted, SignalOutcome, SignalReceived } from './events.ts';
+import { upcastInterpretation, type Interpretation } from './intent.ts';
 
 export const signalStream = (id: string): string => `signal-${id}`;
 /** One signal of one agent: the agent id, then the key of its signalId. */
@@ -23,7 +24,8 @@ export const initialState = (): SignalState => ({ status: 'none' });
 export function evolve(state: SignalState, event: SignalEvent): SignalState {
   switch (event.type) {
     case 'SignalReceived':
-      return state.status === 'none' ? { status: 'received', received: event.data } : state;
+      // Interpretations stored before prices were finer hold micro-USD integers: read them as today's text.
+      return state.status === 'none' ? { status: 'received', received: { ...event.data, interpretation: upcastInterpretation(event.data.interpretation) as Interpretation } } : state;
     case 'SignalExecuted':
       return state.status === 'received' ? { status: 'executed', received: state.received, executed: event.data } : state;
     default:

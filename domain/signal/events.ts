@@ -2,7 +2,7 @@
 // was read (SignalReceived, appended once: a repeated signalId finds it), then what it did in every
 // follower pool (SignalExecuted, once). The inbox and the webhook's answer read these.
 import { z } from 'zod';
-import { interpretationSchema } from './intent.ts';
+import { interpretationSchema, upcastInterpretation } from './intent.ts';
 
 export const signalOutcomes = ['executed', 'partially_executed', 'skipped', 'unmatched', 'failed'] as const;
 export const signalOutcomeSchema = z.enum(signalOutcomes);
@@ -29,7 +29,8 @@ export const signalReceivedSchema = z.object({
   source: z.enum(['text', 'structured']),
   /** the body as it arrived (parsed JSON) */
   body: z.unknown(),
-  interpretation: interpretationSchema,
+  /** old events' micro-USD prices are upcast (intent.ts) */
+  interpretation: z.preprocess(upcastInterpretation, interpretationSchema),
   replyTo: z.string().optional(),
   receivedAt: z.string(),
 });

@@ -4,10 +4,15 @@
 import type { SignalExecutionDefaults } from '../agent/record.ts';
 import type { TradeSize } from '../pool/limits.ts';
 import type { AgentTerms } from '../pool/settings.ts';
+import { priceText, type Price } from '../shared/price.ts';
 import type { TradeRequest } from '../transfer/plan.ts';
 import type { OpenIntent, TakeProfit } from './intent.ts';
+import { intentPrice } from './price.ts';
 
-/** Sizes are kept in base units of 10^-9 of a token on the simulated venue (enough for any price in micro-USD). */
+/**
+ * Sizes are kept in base units of 10^-9 of a token on the simulated venue: sizes are bigints, so a
+ * token at 10^-8 USD (10^19 units for 100 USD) and one at 100,000 USD (a unit is 10^-4 USD) both fit.
+ */
 export const TRADE_DECIMALS = 9;
 /** A pending entry (zone, breakout) waits this long. */
 export const ENTRY_EXPIRY_MS = 24 * 3600_000;
@@ -24,27 +29,27 @@ export interface ExecutionContext {
   terms: AgentTerms;
   feeBps: number;
   now: Date;
-  /** the venue's mark for the signal's token (micro-USD), the reference of a market entry's default levels; null when it has none */
-  markPriceMicro: number | null;
+  /** the venue's mark for the signal's token, the reference of a market entry's default levels; null when it has none */
+  markPrice: Price | null;
 }
 
 /** A mode of the defaults: `percent` (the only one with a value today) or `none`, in any case. */
 const isPercent = (mode: string | undefined) => mode?.toLowerCase() === 'percent';
 
 /** Where the trade expects to enter: a zone's middle, a breakout's level, else the quoted or the venue's price. */
-function referencePrice(intent: OpenIntent, markPriceMicro: number | null): number | null {
+function referencePrice(intent: OpenIntent, markPrice: Price | null): Price | null {
   const { entry } = intent;
-  if (entry.type === 'zone') return Math.floor((entry.low + entry.high) / 2);
-  if (entry.type === 'breakout') return entry.price;
-  return entry.price ?? markPriceMicro;
+  if (entry.type === 'zone') return (intentPrice(entry.low) + intentPrice(entry.high)) / 2n;
+  if (entry.type === 'breakout') return intentPrice(entry.price);
+  return entry.price === undefined ? markPrice : intentPrice(entry.price);
 }
 
-/** `percent`% from `reference`, against the trade (a stop) or with it (a target), rounded toward the reference. */
-function away(reference: number, percent: number, long: boolean, withTrade: boolean): number {
+/** `percent`% from `reference`, against the trade (a stop) or with it (a target), rounded toward the reference; as intent text. */
+function away(reference: Price, percent: number, long: boolean, withTrade: boolean): string {
   const bps = BigInt(Math.round(percent * 100));
   const up = long === withTrade;
-  const moved = (BigInt(reference) * (10_000n + (up ? bps : -bps))) / 10_000n;
-  return Number(moved > 0n ? moved : 1n);
+  const moved = (reference * (10_000n + (up ? bps : -bps))) / 10_000n;
+  return priceText(moved > 0n ? moved : 1n);
 }
 
 /**
@@ -52,7 +57,7 @@ function away(reference: number, percent: number, long: boolean, withTrade: bool
  * first; a missing one comes from the defaults (`stopLossMode`/`takeProfitMode` `percent` with a
  * value, or `takeProfitTiers` at `whenPositionPercent` from the entry), measured from the reference.
  */
-function levelsOf(intent: OpenIntent, defaults: SignalExecutionDefaults | undefined, reference: number | null, long: boolean) {
+function levelsOf(intent: OpenIntent, defaults: SignalExecutionDefaults | undefined, reference: Price | null, long: boolean) {
   const signalFirst = defaults?.signalOverridesDefaults !== false;
   let stopLoss = signalFirst ? intent.stopLoss : undefined;
   let takeProfits: TakeProfit[] = signalFirst ? intent.takeProfits : [];
@@ -83,7 +88,7 @@ function targetsOf(takeProfits: TakeProfit[], defaults: SignalExecutionDefaults 
   const useTiers = tiers !== undefined && tiers.length === takeProfits.length && takeProfits.every((tp) => tp.closePercent === undefined);
   return takeProfits.map((tp, i) => {
     const closePercent = tp.closePercent ?? (useTiers ? wholePercent(tiers[i]!.closePercent) ?? undefined : undefined);
-    return closePercent === undefined ? { priceMicro: tp.price } : { priceMicro: tp.price, closePercent };
+    return closePercent === undefined ? { price: tp.price } : { price: tp.price, closePercent };
   });
 }
 
@@ -103,7 +108,7 @@ export function tradeOrderOf(intent: OpenIntent, ctx: ExecutionContext): TradeOr
   const leverage = spot ? 1 : Math.min(cap, Math.max(1, Math.floor(intent.leverage ?? 1)));
   const { entry } = intent;
   const slippage = defaults?.slippageTolerance;
-  const { stopLoss, takeProfits } = levelsOf(intent, defaults, referencePrice(intent, ctx.markPriceMicro), long);
+  const { stopLoss, takeProfits } = levelsOf(intent, defaults, referencePrice(intent, ctx.markPrice), long);
   const request: TradeRequest = {
     token: intent.token,
     decimals: TRADE_DECIMALS,
@@ -113,9 +118,9 @@ export function tradeOrderOf(intent: OpenIntent, ctx: ExecutionContext): TradeOr
       entry.type === 'market'
         ? { kind: 'market' }
         : entry.type === 'zone'
-          ? { kind: 'zone', lowMicro: entry.low, highMicro: entry.high }
-          : { kind: 'breakout', direction: entry.direction, priceMicro: entry.price },
-    ...(stopLoss !== undefined ? { stopLossMicro: stopLoss } : {}),
+          ? { kind: 'zone', low: entry.low, high: entry.high }
+          : { kind: 'breakout', direction: entry.direction, price: entry.price },
+    ...(stopLoss !== undefined ? { stopLoss } : {}),
     takeProfits: targetsOf(takeProfits, defaults),
     ...(defaults?.trailingStop ? { trailing: { ...DEFAULT_TRAILING } } : {}),
     slippageBps: slippage !== undefined ? Math.min(5_000, Math.round(slippage * 100)) : DEFAULT_SLIPPAGE_BPS,

@@ -1,10 +1,34 @@
 // What a signal means, whichever way it arrived: a structured body and a text message are both read
 // into one `Interpretation`, kept in the agent's inbox and executed by the trade workers. Prices are
-// integer micro-USD per whole token (the market's unit); percents and leverage are plain numbers.
+// decimal USD text per whole token, exact to 10^-18 (domain/shared/price.ts); percents and leverage
+// are plain numbers.
 import { z } from 'zod';
+import { priceFromMicro, priceText, priceTextSchema } from '../shared/price.ts';
 
-/** A price in micro-USD per whole token: at least 1 (a price that rounds to 0 cannot be traded). */
-export const microPriceSchema = z.number().int().min(1);
+/** A price per whole token as decimal USD text ("0.0000115"). */
+export const intentPriceSchema = priceTextSchema;
+
+type Json = Record<string, unknown>;
+const isRecord = (v: unknown): v is Json => v !== null && typeof v === 'object' && !Array.isArray(v);
+const legacyPrice = (v: unknown): unknown => (typeof v === 'number' && Number.isSafeInteger(v) && v >= 1 ? priceText(priceFromMicro(v)) : v);
+const withPrices = (o: Json, keys: readonly string[]): Json => Object.fromEntries(Object.entries(o).map(([k, v]) => [k, keys.includes(k) ? legacyPrice(v) : v]));
+
+function upcastIntent(intent: unknown): unknown {
+  if (!isRecord(intent)) return intent;
+  const up = withPrices(intent, ['stopLoss']);
+  if (isRecord(up.entry)) up.entry = withPrices(up.entry, ['low', 'high', 'price']);
+  if (Array.isArray(up.takeProfits)) up.takeProfits = up.takeProfits.map((t) => (isRecord(t) ? withPrices(t, ['price']) : t));
+  return up;
+}
+
+/**
+ * An interpretation as stored, old or new: those stored before prices were finer held integer
+ * micro-USD prices, read as the same price in today's text. Pure; never rewrites the event.
+ */
+export function upcastInterpretation(raw: unknown): unknown {
+  if (!isRecord(raw) || !Array.isArray(raw.intents)) return raw;
+  return { ...raw, intents: raw.intents.map(upcastIntent) };
+}
 
 /** A percent in (0, 100]. */
 export const percentSchema = z.number().gt(0).max(100);
@@ -22,14 +46,14 @@ export const directionOf = (side: Side): 'long' | 'short' => (side === 'long' ||
  * with low = high. `breakout`: a stop entry once the price goes above / below `price`.
  */
 export const entrySchema = z.discriminatedUnion('type', [
-  z.object({ type: z.literal('market'), price: microPriceSchema.optional() }),
-  z.object({ type: z.literal('zone'), low: microPriceSchema, high: microPriceSchema }),
-  z.object({ type: z.literal('breakout'), direction: z.enum(['above', 'below']), price: microPriceSchema }),
+  z.object({ type: z.literal('market'), price: intentPriceSchema.optional() }),
+  z.object({ type: z.literal('zone'), low: intentPriceSchema, high: intentPriceSchema }),
+  z.object({ type: z.literal('breakout'), direction: z.enum(['above', 'below']), price: intentPriceSchema }),
 ]);
 export type Entry = z.infer<typeof entrySchema>;
 
 /** A target; without `closePercent` the split is left to execution (the agent's tiers, else even). */
-export const takeProfitSchema = z.object({ price: microPriceSchema, closePercent: percentSchema.optional() });
+export const takeProfitSchema = z.object({ price: intentPriceSchema, closePercent: percentSchema.optional() });
 export type TakeProfit = z.infer<typeof takeProfitSchema>;
 
 export const sizeSchema = z.discriminatedUnion('type', [
@@ -48,7 +72,7 @@ export const openIntentSchema = z.object({
   token: tokenSchema,
   side: sideSchema,
   entry: entrySchema,
-  stopLoss: microPriceSchema.optional(),
+  stopLoss: intentPriceSchema.optional(),
   takeProfits: z.array(takeProfitSchema),
   leverage: z.number().min(1).optional(),
   /** absent: the agent's `signalExecutionDefaults.tradeSizeValue` decides */
@@ -69,7 +93,7 @@ export const intentSchema = z.discriminatedUnion('action', [
   z.object({
     action: z.literal('update'),
     ...followUp,
-    stopLoss: microPriceSchema.optional(),
+    stopLoss: intentPriceSchema.optional(),
     breakeven: z.literal(true).optional(),
     /** the stop moves to the price of this target of the trade (1 = the first) */
     stopLossAtTarget: z.number().int().min(1).max(20).optional(),

@@ -53,7 +53,7 @@ export function markKeywords(lexemes: readonly Lexeme[], trie: KeywordTrie): Ite
 }
 
 const SIDES = new Set<Family>(['long', 'short', 'buy', 'sell']);
-const NAMES_A_TOKEN = new Set<Family>([...SIDES, 'close', 'partialClose', 'cancel']);
+const NAMES_A_TOKEN = new Set<Family>([...SIDES, 'close', 'partialClose', 'closeSome', 'cancel']);
 const significant = (item: Item | undefined) => item !== undefined && item.kind !== 'punct';
 const isSide = (item: Item | undefined) => item?.kind === 'kw' && SIDES.has(item.family);
 
@@ -83,7 +83,7 @@ function markBareTokens(items: Item[]): Item[] {
   });
 }
 
-const CARRIED = new Set<Family>([...SIDES, 'close', 'partialClose', 'cancel', 'breakeven', 'stopMove', 'newTargets']);
+const CARRIED = new Set<Family>([...SIDES, 'close', 'partialClose', 'closeSome', 'cancel', 'breakeven', 'stopMove', 'newTargets']);
 
 /**
  * Where the next trade's items start when `block` meets another token: the side or action written

@@ -1,22 +1,44 @@
 // What each block read means — an open, follow-ups, or nothing and why — and the interpretation of
 // the whole message: every trade it holds or none of them.
-import type { Entry, Intent, Interpretation, LevelProblem, OpenIntent, UnmatchedReason } from './intent.ts';
+import { directionOf, type Entry, type Intent, type Interpretation, type LevelProblem, type OpenIntent, type Side, type UnmatchedReason } from './intent.ts';
+import { maxPrice, minPrice, priceText, type Price } from '../shared/price.ts';
 import { levelProblems } from './levels.ts';
-import type { Action, BlockReading } from './reader.ts';
+import type { Action, BlockReading, Target } from './reader.ts';
+
+const lowest = (prices: readonly Price[]): Price => prices.reduce(minPrice);
+const highest = (prices: readonly Price[]): Price => prices.reduce(maxPrice);
+const targetsOf = (targets: readonly Target[]) => targets.map((t) => (t.closePercent === undefined ? { price: priceText(t.price) } : { price: priceText(t.price), closePercent: t.closePercent }));
 
 export type BlockResult =
   | { kind: 'open'; intent: OpenIntent; badPrices: number }
   | { kind: 'followUps'; intents: Intent[] }
   | { kind: 'none'; reason: UnmatchedReason };
 
-function entryOf(r: BlockReading): Entry {
-  if (r.breakout) return { type: 'breakout', ...r.breakout };
+function entryOf(r: BlockReading, side: Side): Entry {
+  if (r.breakout) {
+    const direction = r.breakout.direction ?? (directionOf(side) === 'long' ? 'above' : 'below');
+    return { type: 'breakout', direction, price: priceText(r.breakout.price) };
+  }
   if (r.market) {
     const price = r.marketPrice ?? r.entryPrices[0];
-    return price === undefined ? { type: 'market' } : { type: 'market', price };
+    return price === undefined ? { type: 'market' } : { type: 'market', price: priceText(price) };
   }
   if (r.entryPrices.length === 0) return { type: 'market' };
-  return { type: 'zone', low: Math.min(...r.entryPrices), high: Math.max(...r.entryPrices) };
+  return { type: 'zone', low: priceText(lowest(r.entryPrices)), high: priceText(highest(r.entryPrices)) };
+}
+
+/**
+ * The side a message's levels imply when it names none: every target above the entry means a long,
+ * every target below it a short. Without an entry price the stop is the reference. Targets on both
+ * sides, or nothing to compare them with, imply nothing.
+ */
+function sideFromLevels(r: BlockReading): Side | undefined {
+  const targets = r.takeProfits.map((t) => t.price);
+  const entries = r.entryPrices.length > 0 ? r.entryPrices : [r.breakout?.price ?? r.marketPrice ?? r.tokenPrices[0] ?? r.stopLoss].filter((p) => p !== undefined);
+  if (targets.length === 0 || entries.length === 0) return undefined;
+  if (targets.every((p) => p > highest(entries))) return 'long';
+  if (targets.every((p) => p < lowest(entries))) return 'short';
+  return undefined;
 }
 
 function openIntent(r: BlockReading, token: string, side: OpenIntent['side'], leverageMax: number | undefined): OpenIntent {
@@ -25,14 +47,15 @@ function openIntent(r: BlockReading, token: string, side: OpenIntent['side'], le
     action: 'open',
     token,
     side,
-    entry: entryOf(r),
-    ...(r.stopLoss !== undefined ? { stopLoss: r.stopLoss } : {}),
-    takeProfits: r.takeProfits,
+    entry: entryOf(r, side),
+    ...(r.stopLoss !== undefined ? { stopLoss: priceText(r.stopLoss) } : {}),
+    takeProfits: targetsOf(r.takeProfits),
     ...(leverage !== undefined ? { leverage } : {}),
   };
 }
 
 function followUp(action: Action, named: { token?: string; side?: OpenIntent['side'] }): Intent[] {
+  if (action.type === 'close' && action.needsAmount && action.percent === undefined) return [];
   if (action.type === 'close') return [{ action: 'close', ...named, closePercent: action.percent ?? (action.partial ? 50 : 100) }];
   if (action.type === 'cancel') return [{ action: 'cancel', ...named }];
   const { stopLoss, breakeven, stopLossAtTarget, takeProfits } = action;
@@ -41,21 +64,24 @@ function followUp(action: Action, named: { token?: string; side?: OpenIntent['si
     {
       action: 'update',
       ...named,
-      ...(stopLoss !== undefined ? { stopLoss } : {}),
+      ...(stopLoss !== undefined ? { stopLoss: priceText(stopLoss) } : {}),
       ...(breakeven ? { breakeven } : {}),
       ...(stopLossAtTarget !== undefined ? { stopLossAtTarget } : {}),
-      ...(takeProfits.length > 0 ? { takeProfits } : {}),
+      ...(takeProfits.length > 0 ? { takeProfits: targetsOf(takeProfits) } : {}),
     },
   ];
 }
 
 /**
- * An open needs a side (named, or implied by "buy zone"), a token, no level reported as reached, and
+ * An open needs a side (named, implied by "buy zone", or by where the targets lie), a token, no level reported as reached, and
  * something to trade on: an entry, a stop, a target, "now" — or nothing at all besides the side and
  * the token ("BUY $SOL"), which is a market order. Otherwise its actions are follow-ups.
  */
 export function judge(r: BlockReading, leverageMax: number | undefined): BlockResult {
-  const side = r.side ?? r.impliedSide;
+  const inferred = r.side === undefined && r.impliedSide === undefined && !r.reported ? sideFromLevels(r) : undefined;
+  // "ETH 3500 TP 3300 SL 3600": the price after the token is the entry once the levels say the side
+  if (inferred && r.entryPrices.length === 0 && !r.breakout && !r.market) r.entryPrices.push(...r.tokenPrices);
+  const side = r.side ?? r.impliedSide ?? inferred;
   const levels = r.entryPrices.length > 0 || r.breakout !== undefined || r.stopLoss !== undefined || r.takeProfits.length > 0 || r.badPrices > 0;
   // "Exit ETH short now": with an instruction about a trade, only prices make the message an open
   const marketOnly = (r.market || (r.words === 0 && r.numbers === 0)) && r.actions.length === 0;
@@ -63,7 +89,8 @@ export function judge(r: BlockReading, leverageMax: number | undefined): BlockRe
     return { kind: 'open', intent: openIntent(r, r.token, side, leverageMax), badPrices: r.badPrices };
   }
   const named = { ...(r.token ? { token: r.token } : {}), ...(side ? { side } : {}) };
-  const intents = r.actions.flatMap((action) => followUp(action, named));
+  // "Sold the remaining $WIF bag, we're out": two ways of saying one full close
+  const intents = r.actions.flatMap((action) => followUp(action, named)).filter((intent, i, all) => !(intent.action === 'close' && intent.closePercent === 100 && all.findIndex((x) => x.action === 'close' && x.closePercent === 100) < i));
   if (intents.length > 0) return { kind: 'followUps', intents };
   if (r.reported || (r.reportWords && !levels)) return { kind: 'none', reason: 'RESULT_REPORT' };
   if (levels && !r.token) return { kind: 'none', reason: 'MISSING_TOKEN' };
@@ -87,7 +114,7 @@ export function interpret(results: readonly BlockResult[], ruleVersion: string):
   for (const result of results) {
     if (result.kind !== 'open') continue;
     const index = intents.indexOf(result.intent);
-    if (result.badPrices > 0) problems.push({ code: 'PRICE_OUT_OF_RANGE', intent: index, message: 'a price rounds to 0 micro-USD or is above 1,000,000,000 USD' });
+    if (result.badPrices > 0) problems.push({ code: 'PRICE_OUT_OF_RANGE', intent: index, message: 'a price rounds to 0 (below 10^-18 USD) or is above 1,000,000,000 USD' });
     problems.push(...levelProblems(result.intent, index));
   }
   return problems.length > 0 ? { kind: 'skipped', ruleVersion, skipReason: 'INVALID_LEVELS', problems, intents } : { kind: 'signal', ruleVersion, intents };

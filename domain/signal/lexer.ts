@@ -1,14 +1,16 @@
-// Normalised text → lexemes: numbers (as exact micro-USD), percents, leverages, tokens, words,
+// Normalised text → lexemes: numbers (as exact prices), percents, leverages, tokens, words,
 // punctuation and line breaks. One sticky regular expression reads one lexeme per step; every
 // alternative is bounded or linear, so hostile text costs time in proportion to its length.
-import { decimalToMicro } from './price.ts';
+import type { Price } from '../shared/price.ts';
+import { decimalToPrice } from './price.ts';
 import { isMint, normaliseToken, NOT_TOKENS } from './token.ts';
 
 export type Lexeme =
   | { kind: 'nl'; start: number; key: string; blank: boolean }
   | { kind: 'token'; start: number; key: string; symbol: string }
   | { kind: 'lev'; start: number; key: string; value: number }
-  | { kind: 'num'; start: number; key: string; micro: number | null; value: number }
+  /** `price`: the number as a price, null when it cannot be one (0, or above 1e9 USD) */
+  | { kind: 'num'; start: number; key: string; price: Price | null; value: number }
   | { kind: 'pct'; start: number; key: string; value: number }
   | { kind: 'word'; start: number; key: string; caps: boolean }
   | { kind: 'punct'; start: number; key: string };
@@ -43,8 +45,8 @@ function numberLexeme(text: string, start: number, suffix: string | undefined): 
   const plain = plainDecimal(text);
   const [whole = '', fraction = ''] = plain.split('.');
   const shift = suffix === undefined ? 0 : suffix.toLowerCase() === 'k' ? 3 : 6;
-  const micro = decimalToMicro(whole || '0', fraction, shift);
-  return { kind: 'num', start, key: text.toLowerCase() + (suffix ?? '').toLowerCase(), micro, value: Number(plain) * 10 ** shift };
+  const price = decimalToPrice(whole || '0', fraction, shift);
+  return { kind: 'num', start, key: text.toLowerCase() + (suffix ?? '').toLowerCase(), price, value: Number(plain) * 10 ** shift };
 }
 
 /** `#TAG` is a token only in capitals (`#crypto` is a hashtag); `$tag` in any case. */

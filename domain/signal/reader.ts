@@ -4,15 +4,23 @@
 // instruction starts (after a line break, a comma, a token or a report: "TP1 hit, move SL to
 // entry"), so chatter ("don't forget to close") stays chatter. Advice about later ("after TP1 hit,
 // move SL to entry") is skipped to the end of its sentence.
-import type { Side, TakeProfit } from './intent.ts';
+import type { Price } from '../shared/price.ts';
+import type { Side } from './intent.ts';
 import type { Item, KeywordItem } from './items.ts';
 import type { Family } from './keywords.ts';
 
-type Field = 'none' | 'implicitEntry' | 'entry' | 'market' | 'breakoutAbove' | 'breakoutBelow' | 'tp' | 'sl' | 'leverage' | 'close' | 'stopMove' | 'newTargets';
+type Field = 'none' | 'implicitEntry' | 'tokenPrice' | 'entry' | 'market' | 'breakoutAbove' | 'breakoutBelow' | 'breakout' | 'tp' | 'sl' | 'leverage' | 'close' | 'stopMove' | 'newTargets';
 export type Action =
-  | { type: 'close'; partial: boolean; percent?: number }
+  /** `needsAmount`: a close only if the message says how much ("sold 30%", "sold the rest") */
+  | { type: 'close'; partial: boolean; percent?: number; needsAmount?: true }
   | { type: 'cancel' }
-  | { type: 'update'; stopLoss?: number; breakeven?: true; stopLossAtTarget?: number; takeProfits: TakeProfit[] };
+  | { type: 'update'; stopLoss?: Price; breakeven?: true; stopLossAtTarget?: number; takeProfits: Target[] };
+
+/** A target as read: its price, and the share it closes when the message says. */
+export interface Target {
+  price: Price;
+  closePercent?: number;
+}
 
 /** What one block said, before it is judged an open, follow-ups or nothing. */
 export interface BlockReading {
@@ -20,12 +28,15 @@ export interface BlockReading {
   side?: Side;
   /** a side a keyword implies ("buy zone") */
   impliedSide?: Side;
-  entryPrices: number[];
+  entryPrices: Price[];
+  /** prices right after a token with no side before it ("ETH 3500 TP 3300"): the entry only when the levels give the side */
+  tokenPrices: Price[];
   market: boolean;
-  marketPrice?: number;
-  breakout?: { direction: 'above' | 'below'; price: number };
-  stopLoss?: number;
-  takeProfits: TakeProfit[];
+  marketPrice?: Price;
+  /** without a direction ("entry on break of 15.20") the side decides: a long's above, a short's below */
+  breakout?: { direction?: 'above' | 'below'; price: Price };
+  stopLoss?: Price;
+  takeProfits: Target[];
   leverage?: number;
   actions: Action[];
   /** a level reported as reached ("TP2 hit", "SL hit") */
@@ -46,7 +57,7 @@ const CONDITIONALS = new Set(['after', 'when', 'once', 'if', 'upon']);
 const CONDITIONED = new Set<Family>(['tp', 'sl', 'entry', 'report']);
 /** Words an instruction may start with, and that may stand between a side or token and its entry price. */
 const FILLERS = new Set(
-  "please pls plz kindly now lets let's guys ok okay and then also so signal trade order orders position positions setup move set put to the your our just here at near around from between or price".split(' '),
+  "please pls plz kindly now lets let's guys ok okay and then also so signal trade order orders position positions setup move set put to the your our just here at on near around from between or price".split(' '),
 );
 /** Words joining two instructions in one sentence ("close 50% of ARB and cancel the rest"). */
 const JOINERS = new Set(['and', 'then', 'also', 'plus']);
@@ -55,7 +66,7 @@ const BREAKEVEN_WORDS = new Set(['be', 'cost']);
 const SIDES: Record<string, Side> = { long: 'long', short: 'short', buy: 'buy', sell: 'sell' };
 
 class Reader {
-  readonly r: BlockReading = { entryPrices: [], market: false, takeProfits: [], actions: [], reported: false, reportWords: false, badPrices: 0, words: 0, numbers: 0 };
+  readonly r: BlockReading = { entryPrices: [], tokenPrices: [], market: false, takeProfits: [], actions: [], reported: false, reportWords: false, badPrices: 0, words: 0, numbers: 0 };
   private field: Field = 'none';
   /** the field's keyword is on the current line */
   private fieldOnLine = true;
@@ -74,7 +85,7 @@ class Reader {
   /** the side or token just before an entry price, nothing else between */
   private implicitClean = true;
   private pendingPercent: number | undefined;
-  private lastTarget: TakeProfit | undefined;
+  private lastTarget: Target | undefined;
 
   constructor(private readonly items: readonly Item[]) {}
 
@@ -96,7 +107,7 @@ class Reader {
     if (item.kind === 'num' && fresh) this.continueField();
     if (item.kind === 'kw') this.keyword(item);
     else if (item.kind === 'token') this.token(item.symbol);
-    else if (item.kind === 'num') this.number(item.micro, item.value);
+    else if (item.kind === 'num') this.number(item.price, item.value);
     else if (item.kind === 'pct') this.percent(item.value, this.signed(i));
     else if (item.kind === 'lev') this.leverage(item.value);
     else this.word(item.key, i, fresh);
@@ -109,7 +120,7 @@ class Reader {
     this.lineHasLevel = this.lineHasReport = this.targetOnLine = false;
     this.pendingPercent = undefined;
     this.fieldOnLine = false;
-    if (blank || this.field === 'implicitEntry' || this.field === 'market' || this.field === 'close') this.field = 'none';
+    if (blank || this.field === 'implicitEntry' || this.field === 'tokenPrice' || this.field === 'market' || this.field === 'close') this.field = 'none';
   }
 
   private punct(key: string): void {
@@ -147,6 +158,7 @@ class Reader {
         return this.setField('market');
       case 'breakoutAbove':
       case 'breakoutBelow':
+      case 'breakout':
         // "SL below 66,000", "TP above 70k": the direction of a level, not a breakout entry
         return this.field === 'sl' || this.field === 'tp' ? undefined : this.setField(family);
       case 'tp':
@@ -168,20 +180,21 @@ class Reader {
 
   private sideKeyword(side: Side): void {
     this.r.side ??= side;
-    if (this.field === 'none' || this.field === 'implicitEntry') {
+    if (this.field === 'none' || this.field === 'implicitEntry' || this.field === 'tokenPrice') {
       this.field = 'implicitEntry';
       this.implicitClean = true;
     }
   }
 
-  /** close, partialClose, cancel, breakeven, stopMove, newTargets: instructions about an open trade. */
+  /** close, partialClose, closeSome, cancel, breakeven, stopMove, newTargets: instructions about an open trade. */
   private action(family: Family): void {
-    if ((family === 'close' || family === 'partialClose') && this.targetOnLine) return; // "TP1 67,500 close 30%": the target's share
+    const closing = family === 'close' || family === 'partialClose' || family === 'closeSome';
+    if (closing && this.targetOnLine) return; // "TP1 67,500 close 30%": the target's share
     if (family === 'breakeven' && this.field === 'stopMove') return this.update({ breakeven: true });
     if (!this.clauseClean) return;
     this.actionInSentence = true;
-    if (family === 'close' || family === 'partialClose') {
-      this.r.actions.push({ type: 'close', partial: family === 'partialClose' });
+    if (closing) {
+      this.r.actions.push(family === 'closeSome' ? { type: 'close', partial: true, needsAmount: true } : { type: 'close', partial: family === 'partialClose' });
       return this.setField('close');
     }
     if (family === 'cancel') this.r.actions.push({ type: 'cancel' });
@@ -201,33 +214,36 @@ class Reader {
   /** After a side, the token keeps the entry price open ("LONG BTC 67,000"); alone it opens nothing ("#BTC 67,000 support"). */
   private token(symbol: string): void {
     this.r.token ??= symbol;
-    if (this.field === 'implicitEntry') this.implicitClean = true;
+    if (this.field === 'none') this.field = 'tokenPrice';
+    if (this.field === 'implicitEntry' || this.field === 'tokenPrice') this.implicitClean = true;
   }
 
-  private price(micro: number | null): number | undefined {
-    if (micro === null) this.r.badPrices++;
-    return micro ?? undefined;
+  private price(read: Price | null): Price | undefined {
+    if (read === null) this.r.badPrices++;
+    return read ?? undefined;
   }
 
-  private number(micro: number | null, value: number): void {
+  private number(read: Price | null, value: number): void {
     this.r.numbers++;
     const field = this.field;
-    if (field === 'none' || field === 'close' || (field === 'implicitEntry' && !this.implicitClean)) return;
+    if (field === 'none' || field === 'close' || ((field === 'implicitEntry' || field === 'tokenPrice') && !this.implicitClean)) return;
     if (field === 'leverage') return this.leverage(value);
-    const price = this.price(micro);
+    const price = this.price(read);
     if (field === 'tp' || field === 'newTargets') return this.target(price);
     if (field === 'implicitEntry' || field === 'entry') return void (price !== undefined && this.r.entryPrices.push(price));
+    if (field === 'tokenPrice') return void (price !== undefined && this.r.tokenPrices.push(price));
     this.field = 'none';
     if (price === undefined) return;
     if (field === 'market') this.r.marketPrice ??= price;
     else if (field === 'sl') this.r.stopLoss ??= price;
     else if (field === 'stopMove') this.update({ stopLoss: price });
+    else if (field === 'breakout') this.r.breakout ??= { price };
     else this.r.breakout ??= { direction: field === 'breakoutAbove' ? 'above' : 'below', price };
   }
 
-  private target(price: number | undefined): void {
+  private target(price: Price | undefined): void {
     if (price === undefined) return;
-    const target: TakeProfit = this.pendingPercent === undefined ? { price } : { price, closePercent: this.pendingPercent };
+    const target: Target = this.pendingPercent === undefined ? { price } : { price, closePercent: this.pendingPercent };
     this.pendingPercent = undefined;
     const update = this.field === 'newTargets' ? this.r.actions.find((a) => a.type === 'update') : undefined;
     (update?.type === 'update' ? update.takeProfits : this.r.takeProfits).push(target);

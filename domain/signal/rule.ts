@@ -9,7 +9,7 @@ import { normaliseText } from './normalise.ts';
 import { tokenPatternProblem } from './pattern-guard.ts';
 
 /** Changes whenever the built-in keywords or the reading change, so ruleVersions of two parsers differ. */
-export const PARSER_VERSION = 'sp1';
+export const PARSER_VERSION = 'sp2';
 export const MAX_TOKEN_PATTERNS = 10;
 
 export interface CompiledSignalRule {
@@ -74,7 +74,7 @@ function fnv1a64(text: string): string {
   return hash.toString(16).padStart(16, '0');
 }
 
-/** `sp1-<digest>`: the parser's version and a digest of what of the rule and defaults the parser reads. */
+/** `sp2-<digest>`: the parser's version and a digest of what of the rule and defaults the parser reads. */
 export function ruleVersionOf(rule: SignalDetectionRule | undefined, leverageMax: number | undefined): string {
   return `${PARSER_VERSION}-${fnv1a64(canonicalJson({ rule: rule ?? {}, leverageMax }))}`;
 }

@@ -8,7 +8,8 @@ import type { SignalExecutionDefaults } from '../agent/record.ts';
 import { usdAmountSchema, usdToMicro } from '../shared/money.ts';
 import { levelProblemCodes, sideSchema, type Entry, type Intent, type Interpretation, type Side, type TakeProfit } from './intent.ts';
 import { levelProblems } from './levels.ts';
-import { MAX_PRICE_MICRO, numberToMicro } from './price.ts';
+import { priceText } from '../shared/price.ts';
+import { MAX_PRICE_USD, numberToPrice } from './price.ts';
 import { normaliseToken } from './token.ts';
 
 /** The `ruleVersion` of structured signals: the version of this schema. */
@@ -19,7 +20,7 @@ const price = (field: string) =>
   z
     .number({ message: `${field} must be a number` })
     .gt(0, `${field} must be above 0`)
-    .max(MAX_PRICE_MICRO / 1_000_000, `${field} must be at most ${MAX_PRICE_MICRO / 1_000_000}`);
+    .max(MAX_PRICE_USD, `${field} must be at most ${MAX_PRICE_USD}`);
 const percent = (field: string) => z.number({ message: `${field} must be a number` }).gt(0, `${field} must be above 0`).max(100, `${field} must be at most 100`);
 const tier = z.strictObject({ price: price('takeProfit.price'), closePercent: percent('takeProfit.closePercent').optional() });
 
@@ -92,22 +93,22 @@ function actionProblems(s: StructuredSignal): StructuredProblem[] {
   return problems;
 }
 
-/** micro-USD of a checked price: a price under half a micro-USD rounds to 0 and is refused. */
-function micro(usd: number, path: string, problems: StructuredProblem[]): number {
-  const value = numberToMicro(usd);
-  if (value === null) problems.push({ code: 'PRICE_OUT_OF_RANGE', path, message: `${path} is below the smallest price, 0.000001 USD` });
-  return value ?? 1;
+/** A checked price as intent text, exact to 10^-18 USD (finer digits round half up); a price that rounds to 0 is refused. */
+function priceOf(usd: number, path: string, problems: StructuredProblem[]): string {
+  const value = numberToPrice(usd);
+  if (value === null) problems.push({ code: 'PRICE_OUT_OF_RANGE', path, message: `${path} is below the smallest price, 10^-18 USD` });
+  return priceText(value ?? 1n);
 }
 
 function entryOf(s: StructuredSignal, problems: StructuredProblem[]): Entry {
   const { entry } = s;
-  if (s.entryType === 'above' || s.entryType === 'below') return { type: 'breakout', direction: s.entryType, price: micro(entry as number, 'entry', problems) };
-  if (s.entryType === 'market' || entry === undefined) return typeof entry === 'number' ? { type: 'market', price: micro(entry, 'entry', problems) } : { type: 'market' };
+  if (s.entryType === 'above' || s.entryType === 'below') return { type: 'breakout', direction: s.entryType, price: priceOf(entry as number, 'entry', problems) };
+  if (s.entryType === 'market' || entry === undefined) return typeof entry === 'number' ? { type: 'market', price: priceOf(entry, 'entry', problems) } : { type: 'market' };
   if (typeof entry === 'number') {
-    const at = micro(entry, 'entry', problems);
+    const at = priceOf(entry, 'entry', problems);
     return { type: 'zone', low: at, high: at };
   }
-  const [low, high] = [micro(Math.min(...entry), 'entry[0]', problems), micro(Math.max(...entry), 'entry[1]', problems)];
+  const [low, high] = [priceOf(Math.min(...entry), 'entry[0]', problems), priceOf(Math.max(...entry), 'entry[1]', problems)];
   return { type: 'zone', low, high };
 }
 
@@ -115,8 +116,8 @@ function takeProfitsOf(s: StructuredSignal, problems: StructuredProblem[]): Take
   const given = s.takeProfit === undefined ? [] : Array.isArray(s.takeProfit) ? s.takeProfit : [s.takeProfit];
   return given.map((t, i) => {
     const path = `takeProfit[${i}]`;
-    if (typeof t === 'number') return { price: micro(t, path, problems) };
-    return t.closePercent === undefined ? { price: micro(t.price, path, problems) } : { price: micro(t.price, path, problems), closePercent: t.closePercent };
+    if (typeof t === 'number') return { price: priceOf(t, path, problems) };
+    return t.closePercent === undefined ? { price: priceOf(t.price, path, problems) } : { price: priceOf(t.price, path, problems), closePercent: t.closePercent };
   });
 }
 
@@ -128,7 +129,7 @@ function openOf(s: StructuredSignal, side: Side, leverageMax: number | undefined
       : s.sizeUsd !== undefined
         ? { size: { type: 'usd' as const, amountMicro: usdToMicro(s.sizeUsd) } }
         : {};
-  const stopLoss = s.stopLoss === undefined ? {} : { stopLoss: micro(s.stopLoss, 'stopLoss', problems) };
+  const stopLoss = s.stopLoss === undefined ? {} : { stopLoss: priceOf(s.stopLoss, 'stopLoss', problems) };
   const token = normaliseToken(s.token) ?? s.token;
   return { action: 'open', token, side, entry: entryOf(s, problems), ...stopLoss, takeProfits: takeProfitsOf(s, problems), ...leverage, ...size };
 }
@@ -142,7 +143,7 @@ function followUpOf(s: StructuredSignal, problems: StructuredProblem[]): Intent 
   return {
     action: 'update',
     ...named,
-    ...(s.stopLoss !== undefined ? { stopLoss: micro(s.stopLoss, 'stopLoss', problems) } : {}),
+    ...(s.stopLoss !== undefined ? { stopLoss: priceOf(s.stopLoss, 'stopLoss', problems) } : {}),
     ...(s.breakeven ? { breakeven: true } : {}),
     ...(takeProfits.length > 0 ? { takeProfits } : {}),
   };

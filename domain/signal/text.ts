@@ -57,7 +57,7 @@ const isCompiled = (rule: SignalDetectionRule | CompiledSignalRule): rule is Com
 
 /**
  * What a channel message says, read with the built-in keywords refined by the agent's rule. Given a
- * compiled rule, `defaults` are those it was compiled with. Prices are exact micro-USD.
+ * compiled rule, `defaults` are those it was compiled with. Prices are exact decimal USD text (to 10^-18).
  */
 export function parseSignalText(text: string, rule?: SignalDetectionRule | CompiledSignalRule, defaults?: SignalExecutionDefaults): Interpretation {
   const compiled = rule !== undefined && isCompiled(rule) ? rule : compileSignalRule(rule, defaults);

@@ -3,12 +3,23 @@
 import { z } from 'zod';
 import type { Command } from '../shared/decider.ts';
 import { refuse } from '../shared/errors.ts';
-import { entrySchema, sideSchema } from './events.ts';
+import { MAX_PRICE, MIN_PRICE, priceTextSchema, storedPrice } from '../shared/price.ts';
+import { entrySchema, sideSchema, type Entry } from './events.ts';
+import { upcastTradeRequest } from './upcast.ts';
 
-const price = z.number().int().positive().max(Number.MAX_SAFE_INTEGER);
+/** A price in attodollars per whole token (domain/shared/price.ts). */
+const price = z.bigint().min(MIN_PRICE).max(MAX_PRICE);
 const percent = z.number().gt(0).max(100);
 
-export const takeProfitSchema = z.object({ priceMicro: price, closePercent: percent.optional() });
+/** How the trade enters, its prices as bigints (the event keeps them as text). */
+export const entryInputSchema = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('market') }),
+  z.object({ kind: z.literal('zone'), low: price, high: price }),
+  z.object({ kind: z.literal('breakout'), direction: z.enum(['above', 'below']), price }),
+]);
+export type PriceEntry = z.infer<typeof entryInputSchema>;
+
+export const takeProfitSchema = z.object({ price, closePercent: percent.optional() });
 export type TakeProfit = z.infer<typeof takeProfitSchema>;
 
 export const requestTradeDataSchema = z.object({
@@ -20,8 +31,8 @@ export const requestTradeDataSchema = z.object({
   leverage: z.number().int().min(1).max(1000),
   /** USD size at entry; at most 1e9 USD */
   notionalMicro: z.number().int().positive().max(1e15),
-  entry: entrySchema,
-  stopLossMicro: price.optional(),
+  entry: entryInputSchema,
+  stopLoss: price.optional(),
   takeProfits: z.array(takeProfitSchema).max(20),
   trailing: z.object({ activationPercent: percent, callbackPercent: percent }).optional(),
   breakevenOnTarget: z.number().int().positive().optional(),
@@ -29,17 +40,50 @@ export const requestTradeDataSchema = z.object({
   /** the venue's taker fee; below 10% so that breakeven stays finite */
   feeBps: z.number().int().min(0).max(1_000),
   expiresAt: z.iso.datetime({ offset: true }),
-  markPriceMicro: price,
+  markPrice: price,
 });
-export const markPriceDataSchema = z.object({ priceMicro: price });
-export const moveStopDataSchema = z.union([z.object({ to: z.literal('breakeven') }), z.object({ priceMicro: price })]);
+/**
+ * The trade a signal asks for, as a transfer plan carries it to the trade (JSON, in events): the
+ * request without its ids, notional and mark, prices as decimal USD text. Old plans are upcast.
+ */
+export const storedTradeRequestSchema = z.preprocess(
+  upcastTradeRequest,
+  requestTradeDataSchema.omit({ tradeId: true, poolId: true, notionalMicro: true, markPrice: true, entry: true, stopLoss: true, takeProfits: true }).extend({
+    entry: entrySchema,
+    stopLoss: priceTextSchema.optional(),
+    takeProfits: z.array(z.object({ price: priceTextSchema, closePercent: percent.optional() })).max(20),
+  }),
+);
+export type StoredTradeRequest = z.infer<typeof storedTradeRequestSchema>;
+
+/** An event's entry (prices as text) with bigint prices. */
+export const priceEntryOf = (entry: Entry): PriceEntry => {
+  if (entry.kind === 'zone') return { kind: 'zone', low: storedPrice(entry.low), high: storedPrice(entry.high) };
+  if (entry.kind === 'breakout') return { kind: 'breakout', direction: entry.direction, price: storedPrice(entry.price) };
+  return entry;
+};
+
+/** A stored request (old or new) as RequestTrade's data, its prices bigints again. */
+export function requestOfStored(raw: unknown): Omit<z.infer<typeof requestTradeDataSchema>, 'tradeId' | 'poolId' | 'notionalMicro' | 'markPrice'> {
+  const stored = parsed(storedTradeRequestSchema, raw);
+  const { entry, stopLoss, takeProfits, ...rest } = stored;
+  return {
+    ...rest,
+    entry: priceEntryOf(entry),
+    ...(stopLoss !== undefined ? { stopLoss: storedPrice(stopLoss) } : {}),
+    takeProfits: takeProfits.map((tp) => ({ ...tp, price: storedPrice(tp.price) })),
+  };
+}
+
+export const markPriceDataSchema = z.object({ price });
+export const moveStopDataSchema = z.union([z.object({ to: z.literal('breakeven') }), z.object({ price })]);
 export const setTargetsDataSchema = z.object({ takeProfits: z.array(takeProfitSchema).max(20) });
 export const cancelEntryDataSchema = z.object({});
 export const rejectTradeDataSchema = z.object({ tradeId: z.string().min(1), reason: z.string().min(1).max(100), message: z.string().max(1000) });
 export const closePositionDataSchema = z.object({
   /** a percent of the original filled size, capped at what remains */
   closePercent: percent,
-  priceMicro: price,
+  price,
   /** who asked (a signal's follow-up): a partial close asked again by the same requester closes nothing more */
   requestId: z.string().min(1).max(300).optional(),
   reason: z.enum(['SIGNAL', 'USER', 'AGENT_DELETED']),

@@ -1,62 +1,65 @@
 // Where a trade may fill and which stops and targets agree with its side.
 import { refuse } from '../shared/errors.ts';
-import type { TakeProfit } from './commands.ts';
-import type { Entry, Side, Target } from './events.ts';
+import { priceText, type Price } from '../shared/price.ts';
+import type { PriceEntry, TakeProfit } from './commands.ts';
+import type { Side } from './events.ts';
 import { BPS, ceilDiv, floorDiv, percentToBps } from './maths.ts';
+import type { PriceTarget } from './state.ts';
 
 /** The lowest and highest price a fill may happen at. */
-export type FillRange = readonly [number, number];
+export type FillRange = readonly [Price, Price];
 
 /**
  * A zone's prices widened by the slippage tolerance: docs/domain-rules.md opens a zone "at market within the
  * slippage tolerance", so a mark a little outside the zone still fills (at the mark).
  */
-export function zoneWithSlippage(entry: Extract<Entry, { kind: 'zone' }>, slippageBps: number): FillRange {
+export function zoneWithSlippage(entry: Extract<PriceEntry, { kind: 'zone' }>, slippageBps: number): FillRange {
   const s = BigInt(slippageBps);
-  return [Number(floorDiv(BigInt(entry.lowMicro) * (BPS - s), BPS)), Number(ceilDiv(BigInt(entry.highMicro) * (BPS + s), BPS))];
+  return [floorDiv(entry.low * (BPS - s), BPS), ceilDiv(entry.high * (BPS + s), BPS)];
 }
 
-const crossed = (direction: 'above' | 'below', priceMicro: number, triggerMicro: number): boolean =>
-  direction === 'above' ? priceMicro >= triggerMicro : priceMicro <= triggerMicro;
+const crossed = (direction: 'above' | 'below', price: Price, trigger: Price): boolean => (direction === 'above' ? price >= trigger : price <= trigger);
 
-/** The price a pending entry fills at on a tick at `priceMicro`, or null while it waits. */
-export function fillPriceAt(entry: Entry, slippageBps: number, priceMicro: number): number | null {
+/** The price a pending entry fills at on a tick at `price`, or null while it waits. */
+export function fillPriceAt(entry: PriceEntry, slippageBps: number, price: Price): Price | null {
   switch (entry.kind) {
     case 'market':
-      return priceMicro;
+      return price;
     case 'zone': {
       const [low, high] = zoneWithSlippage(entry, slippageBps);
-      return priceMicro >= low && priceMicro <= high ? priceMicro : null;
+      return price >= low && price <= high ? price : null;
     }
     case 'breakout':
       // A breakout is a resting stop order: the simulated venue fills it at its trigger.
-      return crossed(entry.direction, priceMicro, entry.priceMicro) ? entry.priceMicro : null;
+      return crossed(entry.direction, price, entry.price) ? entry.price : null;
   }
 }
 
 /** Every price the entry may still fill at (a pending entry). */
-export function pendingRange(entry: Entry, slippageBps: number): FillRange {
+export function pendingRange(entry: PriceEntry, slippageBps: number): FillRange {
   if (entry.kind === 'zone') return zoneWithSlippage(entry, slippageBps);
-  if (entry.kind === 'breakout') return [entry.priceMicro, entry.priceMicro];
+  if (entry.kind === 'breakout') return [entry.price, entry.price];
   throw refuse('VALIDATION_FAILED', 'a market entry is never pending');
 }
 
 const gainsUp = (side: Side): boolean => side !== 'short';
 
 /** Stop below every fill price for a long (above for a short). */
-export function checkStop(side: Side, range: FillRange, stopMicro: number): void {
-  const ok = gainsUp(side) ? stopMicro < range[0] : stopMicro > range[1];
-  if (!ok) throw refuse('INVALID_LEVELS', `the stop ${stopMicro} contradicts a ${side} filling within [${range[0]}, ${range[1]}]`);
+const span = (range: FillRange): string => `[${priceText(range[0])}, ${priceText(range[1])}] USD`;
+
+export function checkStop(side: Side, range: FillRange, stop: Price): void {
+  const ok = gainsUp(side) ? stop < range[0] : stop > range[1];
+  if (!ok) throw refuse('INVALID_LEVELS', `the stop ${priceText(stop)} USD contradicts a ${side} filling within ${span(range)}`);
 }
 
 /** Targets above every fill price for a long (below for a short), each further than the one before. */
-export function checkTargets(side: Side, range: FillRange, prices: number[]): void {
+export function checkTargets(side: Side, range: FillRange, prices: Price[]): void {
   const up = gainsUp(side);
   prices.forEach((p, i) => {
     const beyondFill = up ? p > range[1] : p < range[0];
     const previous = i === 0 ? null : prices[i - 1]!;
     const ordered = previous === null || (up ? p > previous : p < previous);
-    if (!beyondFill) throw refuse('INVALID_LEVELS', `target ${p} contradicts a ${side} filling within [${range[0]}, ${range[1]}]`);
+    if (!beyondFill) throw refuse('INVALID_LEVELS', `target ${priceText(p)} USD contradicts a ${side} filling within ${span(range)}`);
     if (!ordered) throw refuse('INVALID_LEVELS', `targets of a ${side} must each be further from the entry than the one before`);
   });
 }
@@ -67,7 +70,7 @@ export function checkTargets(side: Side, range: FillRange, prices: number[]): vo
  * targets without one, the last of those absorbing the rounding. When every target has a percent
  * and they leave part of the share, that part is a runner (closed by the stop or a close).
  */
-export function resolveTargets(takeProfits: TakeProfit[], shareBps: number, firstTier: number): Target[] {
+export function resolveTargets(takeProfits: TakeProfit[], shareBps: number, firstTier: number): PriceTarget[] {
   const given = takeProfits.map((tp, i) => (tp.closePercent === undefined ? null : percentToBps(tp.closePercent, `takeProfits.${i}.closePercent`)));
   const givenSum = given.reduce<number>((sum, bps) => sum + (bps ?? 0), 0);
   if (givenSum > shareBps) {
@@ -80,7 +83,7 @@ export function resolveTargets(takeProfits: TakeProfit[], shareBps: number, firs
   const noRunner = open > 0 || givenSum === shareBps;
   return takeProfits.map((tp, i) => ({
     tier: firstTier + i,
-    priceMicro: tp.priceMicro,
+    price: tp.price,
     closeBps: bpsOf(i),
     closesRest: noRunner && i === takeProfits.length - 1,
   }));

@@ -15,11 +15,11 @@ import type { TradeEvent } from './events.ts';
 import { checkStop, checkTargets, pendingRange, resolveTargets, type FillRange } from './levels.ts';
 import { BPS, percentToBps } from './maths.ts';
 import { exit, liveTrade, tightened, toBreakeven } from './position.ts';
-import type { Trade, TradeState } from './state.ts';
+import { targetForEvent, type Trade, type TradeState } from './state.ts';
 
 /** The prices the trade is measured from: where a pending entry may fill, or the average fill. */
 const rangeOf = (trade: Trade): FillRange =>
-  trade.status === 'open' ? [trade.averageFillMicro!, trade.averageFillMicro!] : pendingRange(trade.entry, trade.slippageBps);
+  trade.status === 'open' ? [trade.averageFill!, trade.averageFill!] : pendingRange(trade.entry, trade.slippageBps);
 
 /** Stops only tighten: a looser one changes nothing. A pending entry's stop must still agree with its side. */
 export function moveStop({ data: raw, metadata }: MoveStop, state: TradeState): TradeEvent[] {
@@ -30,8 +30,8 @@ export function moveStop({ data: raw, metadata }: MoveStop, state: TradeState): 
     if (trade.status !== 'open') throw refuse('TRADE_NOT_FILLED', 'breakeven needs a filled position');
     return toBreakeven(trade, at);
   }
-  const moved = tightened(trade, data.priceMicro, 'STOP_LOSS', at);
-  if (moved.length > 0 && trade.status === 'pending') checkStop(trade.side, rangeOf(trade), data.priceMicro);
+  const moved = tightened(trade, data.price, 'STOP_LOSS', at);
+  if (moved.length > 0 && trade.status === 'pending') checkStop(trade.side, rangeOf(trade), data.price);
   return moved;
 }
 
@@ -42,10 +42,10 @@ export function moveStop({ data: raw, metadata }: MoveStop, state: TradeState): 
 export function setTargets({ data: raw, metadata }: SetTargets, state: TradeState): TradeEvent[] {
   const trade = liveTrade(state);
   const { takeProfits } = parsed(setTargetsDataSchema, raw);
-  checkTargets(trade.side, rangeOf(trade), takeProfits.map((tp) => tp.priceMicro));
+  checkTargets(trade.side, rangeOf(trade), takeProfits.map((tp) => tp.price));
   const shareBps = trade.status === 'open' ? Number((trade.remainingUnits * BPS) / trade.filledUnits) : 10_000;
-  const targets = resolveTargets(takeProfits, shareBps, trade.tiersHit + 1);
-  if (JSON.stringify(targets) === JSON.stringify(trade.targets)) return [];
+  const targets = resolveTargets(takeProfits, shareBps, trade.tiersHit + 1).map(targetForEvent);
+  if (JSON.stringify(targets) === JSON.stringify(trade.targets.map(targetForEvent))) return [];
   return [{ type: 'TargetsSet', data: { tradeId: trade.tradeId, targets, at: metadata.now.toISOString() } }];
 }
 
@@ -76,5 +76,5 @@ export function closePosition({ data: raw, metadata }: ClosePosition, state: Tra
   const bps = BigInt(percentToBps(data.closePercent, 'closePercent'));
   const units = bps === BPS ? trade.remainingUnits : (trade.filledUnits * bps) / BPS;
   if (units === 0n) return [];
-  return [exit(trade, units, data.priceMicro, { reason: data.reason, tier: null, ...(data.requestId !== undefined ? { requestId: data.requestId } : {}) }, at)];
+  return [exit(trade, units, data.price, { reason: data.reason, tier: null, ...(data.requestId !== undefined ? { requestId: data.requestId } : {}) }, at)];
 }

@@ -1,8 +1,10 @@
 // The trade's integer maths. One rounding rule, against the trader (toward the pool): fees round
-// up, PnL rounds down (a profit smaller, a loss larger), sizes round down. Products of a size and
-// a price pass 2^53, so they are taken in BigInt; every figure leaving here is a safe integer.
+// up, PnL rounds down (a profit smaller, a loss larger), sizes round down. Prices are attodollars
+// (domain/shared/price.ts), money micro-USD: a size times a price is divided by 10^(decimals + 12)
+// to reach micro-USD. Everything is BigInt; every money figure leaving here is checked safe.
 import { refuse } from '../shared/errors.ts';
 import { hasAtMostDecimals, toUnits } from '../shared/money.ts';
+import { ATTO_PER_MICRO, type Price } from '../shared/price.ts';
 import type { Side } from './events.ts';
 
 export const BPS = 10_000n;
@@ -33,43 +35,40 @@ export function percentToBps(percent: number, field: string): number {
   return Number(toUnits(percent, 2));
 }
 
-const scale = (decimals: number): bigint => 10n ** BigInt(decimals);
+/** Base units × attodollars per whole token → micro-USD: 10^decimals × 10^12. */
+const scale = (decimals: number): bigint => 10n ** BigInt(decimals) * ATTO_PER_MICRO;
 
-/** Base units bought with `notionalMicro` at `priceMicro` per whole token (rounded down). */
-export const sizeFor = (notionalMicro: number, priceMicro: number, decimals: number): bigint =>
-  (BigInt(notionalMicro) * scale(decimals)) / BigInt(priceMicro);
+/** Base units bought with `notionalMicro` at `price` per whole token (rounded down). */
+export const sizeFor = (notionalMicro: number, price: Price, decimals: number): bigint => (BigInt(notionalMicro) * scale(decimals)) / price;
 
-/** The venue fee on `units` traded at `priceMicro` (rounded up). */
-export const feeOn = (units: bigint, priceMicro: number, decimals: number, feeBps: number): bigint =>
-  ceilDiv(units * BigInt(priceMicro) * BigInt(feeBps), scale(decimals) * BPS);
+/** The venue fee on `units` traded at `price` (rounded up). */
+export const feeOn = (units: bigint, price: Price, decimals: number, feeBps: number): bigint => ceilDiv(units * price * BigInt(feeBps), scale(decimals) * BPS);
 
-/** The price PnL of `units` from `fromMicro` to `toMicro`, before fees (rounded down). */
-export const grossPnl = (side: Side, units: bigint, fromMicro: number, toMicro: number, decimals: number): bigint =>
-  floorDiv(direction(side) * units * BigInt(toMicro - fromMicro), scale(decimals));
+/** What `units` are worth at `price`, in micro-USD (rounded down: what a sale of them pays). */
+export const valueAt = (units: bigint, price: Price, decimals: number): bigint => (units * price) / scale(decimals);
+
+/** The price PnL of `units` from `from` to `to`, before fees (rounded down). */
+export const grossPnl = (side: Side, units: bigint, from: Price, to: Price, decimals: number): bigint => floorDiv(direction(side) * units * (to - from), scale(decimals));
 
 /** The margin the trade locks: notional / leverage, rounded up. */
 export const marginFor = (notionalMicro: number, leverage: number): number => Number(ceilDiv(BigInt(notionalMicro), BigInt(leverage)));
 
-/** Whether the price has moved `bps` in the trade's favour from `fromMicro` (exactly, no rounding). */
-export const movedInFavour = (side: Side, fromMicro: number, priceMicro: number, bps: number): boolean =>
-  direction(side) * (BigInt(priceMicro) - BigInt(fromMicro)) * BPS >= BigInt(fromMicro) * BigInt(bps);
+/** Whether the price has moved `bps` in the trade's favour from `from` (exactly, no rounding). */
+export const movedInFavour = (side: Side, from: Price, price: Price, bps: number): boolean => direction(side) * (price - from) * BPS >= from * BigInt(bps);
 
-/** The trailing stop `callbackBps` behind `priceMicro`, rounded toward the price (the tighter stop). */
-export const trailingStopFor = (side: Side, priceMicro: number, callbackBps: number): number =>
-  side === 'short'
-    ? Number(floorDiv(BigInt(priceMicro) * (BPS + BigInt(callbackBps)), BPS))
-    : Number(ceilDiv(BigInt(priceMicro) * (BPS - BigInt(callbackBps)), BPS));
+/** The trailing stop `callbackBps` behind `price`, rounded toward the price (the tighter stop). */
+export const trailingStopFor = (side: Side, price: Price, callbackBps: number): Price =>
+  side === 'short' ? floorDiv(price * (BPS + BigInt(callbackBps)), BPS) : ceilDiv(price * (BPS - BigInt(callbackBps)), BPS);
 
 /**
  * The breakeven price: the exit price at which the round trip's fees are paid back. With fee rate
  * f on both legs, a long needs B − A = f·A + f·B, so B = A·(1 + f) / (1 − f); a short mirrors it.
  * Rounded against the trader: up for a long, down for a short.
  */
-export function breakevenPrice(side: Side, averageFillMicro: number, feeBps: number): number {
-  const a = BigInt(averageFillMicro);
+export function breakevenPrice(side: Side, averageFill: Price, feeBps: number): Price {
   const f = BigInt(feeBps);
-  return side === 'short' ? Number(floorDiv(a * (BPS - f), BPS + f)) : Number(ceilDiv(a * (BPS + f), BPS - f));
+  return side === 'short' ? floorDiv(averageFill * (BPS - f), BPS + f) : ceilDiv(averageFill * (BPS + f), BPS - f);
 }
 
 /** Whether `a` is a better exit (higher for a long, lower for a short) than `b`. */
-export const beyond = (side: Side, a: number, b: number): boolean => (side === 'short' ? a < b : a > b);
+export const beyond = (side: Side, a: Price, b: Price): boolean => (side === 'short' ? a < b : a > b);

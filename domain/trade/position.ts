@@ -1,5 +1,6 @@
 // The events that move the position: a fill, an exit, a tighter stop. Shared by every command.
 import { refuse } from '../shared/errors.ts';
+import { priceText, type Price } from '../shared/price.ts';
 import type { CloseReason, StopKind, TradeEvent } from './events.ts';
 import { beyond, breakevenPrice, feeOn, grossPnl, marginFor, safe, sizeFor } from './maths.ts';
 import { entryFeeShare, type Trade, type TradeState } from './state.ts';
@@ -13,24 +14,24 @@ export function liveTrade(state: TradeState): Trade {
   return state;
 }
 
-/** The entry fills at `priceMicro`: the size the notional buys there, its fee, the margin it locks. */
-export function filled(trade: Trade, priceMicro: number, at: string): TradeEvent {
-  const size = sizeFor(trade.notionalMicro, priceMicro, trade.decimals);
-  const feeMicro = safe(feeOn(size, priceMicro, trade.decimals, trade.feeBps), 'the entry fee');
+/** The entry fills at `price`: the size the notional buys there, its fee, the margin it locks. */
+export function filled(trade: Trade, price: Price, at: string): TradeEvent {
+  const size = sizeFor(trade.notionalMicro, price, trade.decimals);
+  const feeMicro = safe(feeOn(size, price, trade.decimals, trade.feeBps), 'the entry fee');
   return {
     type: 'TradeFilled',
-    data: { tradeId: trade.tradeId, priceMicro, sizeUnits: size.toString(), marginMicro: marginFor(trade.notionalMicro, trade.leverage), feeMicro, at },
+    data: { tradeId: trade.tradeId, price: priceText(price), sizeUnits: size.toString(), marginMicro: marginFor(trade.notionalMicro, trade.leverage), feeMicro, at },
   };
 }
 
 /**
- * The PnL of an exit of `units` at `priceMicro`, net of its fee and of its share of the entry fee.
+ * The PnL of an exit of `units` at `price`, net of its fee and of its share of the entry fee.
  * The venue liquidates a position before it loses more than its margin, so the trade's realized
  * loss stops at the margin (the pool never owes the venue more than it locked).
  */
-export function exitPnl(trade: Trade, units: bigint, priceMicro: number): { pnl: number; fee: number } {
-  const fee = safe(feeOn(units, priceMicro, trade.decimals, trade.feeBps), 'the exit fee');
-  const gross = safe(grossPnl(trade.side, units, trade.averageFillMicro!, priceMicro, trade.decimals), 'the exit PnL');
+export function exitPnl(trade: Trade, units: bigint, price: Price): { pnl: number; fee: number } {
+  const fee = safe(feeOn(units, price, trade.decimals, trade.feeBps), 'the exit fee');
+  const gross = safe(grossPnl(trade.side, units, trade.averageFill!, price, trade.decimals), 'the exit PnL');
   const pnl = gross - fee - entryFeeShare(trade, units);
   return { pnl: Math.max(pnl, -trade.marginMicro - trade.realizedPnlMicro), fee };
 }
@@ -44,11 +45,11 @@ export interface Why {
 }
 
 /** An exit: TradeClosed when it takes all that remains, else TargetHit (a tier) or TradeReduced. */
-export function exit(trade: Trade, units: bigint, priceMicro: number, why: Why, at: string): TradeEvent {
+export function exit(trade: Trade, units: bigint, price: Price, why: Why, at: string): TradeEvent {
   const taken = units < trade.remainingUnits ? units : trade.remainingUnits;
-  const { pnl, fee } = exitPnl(trade, taken, priceMicro);
+  const { pnl, fee } = exitPnl(trade, taken, price);
   const remaining = trade.remainingUnits - taken;
-  const exitData = { tradeId: trade.tradeId, priceMicro, closedUnits: taken.toString(), feeMicro: fee, realizedPnlMicro: pnl, remainingUnits: remaining.toString(), at };
+  const exitData = { tradeId: trade.tradeId, price: priceText(price), closedUnits: taken.toString(), feeMicro: fee, realizedPnlMicro: pnl, remainingUnits: remaining.toString(), at };
   if (remaining === 0n) {
     return { type: 'TradeClosed', data: { ...exitData, reason: why.reason, tier: why.tier, totalRealizedPnlMicro: trade.realizedPnlMicro + pnl } };
   }
@@ -56,12 +57,12 @@ export function exit(trade: Trade, units: bigint, priceMicro: number, why: Why, 
   return { type: 'TradeReduced', data: { ...exitData, reason: why.reason, ...(why.requestId !== undefined ? { requestId: why.requestId } : {}) } };
 }
 
-/** A stop at `priceMicro` if it is tighter than the current one (stops only tighten), else nothing. */
-export function tightened(trade: Trade, priceMicro: number, kind: StopKind, at: string): TradeEvent[] {
-  if (trade.stop && !beyond(trade.side, priceMicro, trade.stop.priceMicro)) return [];
-  return [{ type: 'StopMoved', data: { tradeId: trade.tradeId, stopMicro: priceMicro, kind, at } }];
+/** A stop at `price` if it is tighter than the current one (stops only tighten), else nothing. */
+export function tightened(trade: Trade, price: Price, kind: StopKind, at: string): TradeEvent[] {
+  if (trade.stop && !beyond(trade.side, price, trade.stop.price)) return [];
+  return [{ type: 'StopMoved', data: { tradeId: trade.tradeId, stop: priceText(price), kind, at } }];
 }
 
 /** The stop at breakeven: the average fill plus the round trip's fees (see maths.ts). */
 export const toBreakeven = (trade: Trade, at: string): TradeEvent[] =>
-  tightened(trade, breakevenPrice(trade.side, trade.averageFillMicro!, trade.feeBps), 'BREAKEVEN', at);
+  tightened(trade, breakevenPrice(trade.side, trade.averageFill!, trade.feeBps), 'BREAKEVEN', at);

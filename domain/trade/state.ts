@@ -1,6 +1,8 @@
 import { assertNever } from '../shared/decider.ts';
 import type { MicroUsd } from '../shared/money.ts';
-import type { Entry, Side, StopKind, Target, TradeEvent, TradeEventOf } from './events.ts';
+import { priceText, storedPrice, type Price } from '../shared/price.ts';
+import { priceEntryOf, type PriceEntry } from './commands.ts';
+import { upcastTradeEvent, type Entry, type Side, type StopKind, type Target, type TradeEvent, type TradeEventOf } from './events.ts';
 import { grossPnl } from './maths.ts';
 
 export const tradeStream = (tradeId: string): string => `trade-${tradeId}`;
@@ -14,8 +16,21 @@ export interface Trailing {
   activationBps: number;
   callbackBps: number;
   /** the price that armed it; null until the favourable move reaches the activation */
-  armedAtMicro: number | null;
+  armedAt: Price | null;
 }
+
+/** A take-profit tier as the trade works with it: the event's, its price a bigint. */
+export interface PriceTarget extends Omit<Target, 'price'> {
+  price: Price;
+}
+
+export const entryForEvent = (entry: PriceEntry): Entry => {
+  if (entry.kind === 'zone') return { kind: 'zone', low: priceText(entry.low), high: priceText(entry.high) };
+  if (entry.kind === 'breakout') return { kind: 'breakout', direction: entry.direction, price: priceText(entry.price) };
+  return entry;
+};
+export const targetOfEvent = (t: Target): PriceTarget => ({ ...t, price: storedPrice(t.price) });
+export const targetForEvent = (t: PriceTarget): Target => ({ ...t, price: priceText(t.price) });
 
 /** What the executor needs of one trade. Sizes are base units (bigint), money micro-USD. */
 export interface Trade {
@@ -27,19 +42,19 @@ export interface Trade {
   side: Side;
   leverage: number;
   notionalMicro: MicroUsd;
-  entry: Entry;
+  entry: PriceEntry;
   slippageBps: number;
   feeBps: number;
   expiresAt: string;
-  stop: { priceMicro: number; kind: StopKind } | null;
+  stop: { price: Price; kind: StopKind } | null;
   /** the targets not hit yet, in order */
-  targets: Target[];
+  targets: PriceTarget[];
   breakevenOnTarget: number | null;
   trailing: Trailing | null;
   /** the size filled at entry (0 until filled) */
   filledUnits: bigint;
   remainingUnits: bigint;
-  averageFillMicro: number | null;
+  averageFill: Price | null;
   /** locked while open, 0 otherwise */
   marginMicro: MicroUsd;
   /** the sum of the exits' PnL so far, each net of its fees */
@@ -68,27 +83,29 @@ export type TradeState = { status: 'none' } | RejectedTrade | Trade;
 export const initialState = (): TradeState => ({ status: 'none' });
 
 /**
- * The PnL of what remains at `priceMicro`, net of the entry fee it still carries; 0 unless open.
+ * The PnL of what remains at `price`, net of the entry fee it still carries; 0 unless open.
  * Never a loss the trade cannot realize: the venue liquidates before the position loses its margin
  * (position.ts exitPnl), so with what its exits realized the trade's loss stops at the margin.
  */
-export function unrealizedPnlMicro(state: TradeState, priceMicro: number): MicroUsd {
-  if (state.status !== 'open' || state.averageFillMicro === null) return 0;
-  const marked = Number(grossPnl(state.side, state.remainingUnits, state.averageFillMicro, priceMicro, state.decimals)) - state.entryFeeOpenMicro;
+export function unrealizedPnlMicro(state: TradeState, price: Price): MicroUsd {
+  if (state.status !== 'open' || state.averageFill === null) return 0;
+  const marked = Number(grossPnl(state.side, state.remainingUnits, state.averageFill, price, state.decimals)) - state.entryFeeOpenMicro;
   return Math.max(marked, -state.marginMicro - state.realizedPnlMicro);
 }
 
 /** The trade a request starts: pending, nothing filled. */
 export function tradeRequested({ data }: TradeEventOf<'TradeRequested'>): Trade {
-  const { at: _at, stopLossMicro, trailing, ...rest } = data;
+  const { at: _at, stopLoss, trailing, entry, targets, ...rest } = data;
   return {
     ...rest,
     status: 'pending',
-    stop: stopLossMicro === null ? null : { priceMicro: stopLossMicro, kind: 'STOP_LOSS' },
-    trailing: trailing && { ...trailing, armedAtMicro: null },
+    entry: priceEntryOf(entry),
+    targets: targets.map(targetOfEvent),
+    stop: stopLoss === null ? null : { price: storedPrice(stopLoss), kind: 'STOP_LOSS' },
+    trailing: trailing && { ...trailing, armedAt: null },
     filledUnits: 0n,
     remainingUnits: 0n,
-    averageFillMicro: null,
+    averageFill: null,
     marginMicro: 0,
     realizedPnlMicro: 0,
     feesPaidMicro: 0,
@@ -128,20 +145,20 @@ export function evolveTrade(trade: Trade, event: TradeEvent): Trade {
     case 'EntryPending':
       return trade;
     case 'TradeFilled': {
-      const { priceMicro, sizeUnits, marginMicro, feeMicro } = event.data;
+      const { price, sizeUnits, marginMicro, feeMicro } = event.data;
       const size = BigInt(sizeUnits);
-      return { ...trade, status: 'open', filledUnits: size, remainingUnits: size, averageFillMicro: priceMicro, marginMicro, feesPaidMicro: feeMicro, entryFeeOpenMicro: feeMicro };
+      return { ...trade, status: 'open', filledUnits: size, remainingUnits: size, averageFill: storedPrice(price), marginMicro, feesPaidMicro: feeMicro, entryFeeOpenMicro: feeMicro };
     }
     case 'EntryExpired':
       return { ...trade, status: 'expired' };
     case 'EntryCancelled':
       return { ...trade, status: 'cancelled' };
     case 'StopMoved':
-      return { ...trade, stop: { priceMicro: event.data.stopMicro, kind: event.data.kind } };
+      return { ...trade, stop: { price: storedPrice(event.data.stop), kind: event.data.kind } };
     case 'TrailingArmed':
-      return trade.trailing ? { ...trade, trailing: { ...trade.trailing, armedAtMicro: event.data.priceMicro } } : trade;
+      return trade.trailing ? { ...trade, trailing: { ...trade.trailing, armedAt: storedPrice(event.data.price) } } : trade;
     case 'TargetsSet':
-      return { ...trade, targets: event.data.targets };
+      return { ...trade, targets: event.data.targets.map(targetOfEvent) };
     case 'TargetHit':
       return { ...exited(trade, event), targets: trade.targets.filter((t) => t.tier !== event.data.tier), tiersHit: trade.tiersHit + 1 };
     case 'TradeReduced': {
@@ -161,8 +178,10 @@ export function evolveTrade(trade: Trade, event: TradeEvent): Trade {
   }
 }
 
-export function evolve(state: TradeState, event: TradeEvent): TradeState {
+/** Folds one stored event, old or new (upcast first: events keep their meaning). */
+export function evolve(state: TradeState, stored: TradeEvent): TradeState {
   if (state.status === 'rejected') return state;
+  const event = upcastTradeEvent(stored);
   if (state.status !== 'none') return evolveTrade(state, event);
   if (event.type === 'TradeRejected') return { status: 'rejected', tradeId: event.data.tradeId, reason: event.data.reason };
   return event.type === 'TradeRequested' ? tradeRequested(event) : state;

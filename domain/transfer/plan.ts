@@ -10,7 +10,7 @@
 // (a withdrawal of the spend stablecoin).
 import { z } from 'zod';
 import { followOpeningSchema } from '../pool/settings.ts';
-import { requestTradeDataSchema } from '../trade/commands.ts';
+import { storedTradeRequestSchema, type StoredTradeRequest } from '../trade/commands.ts';
 import { walletContextSchema } from '../wallet/context.ts';
 import { lotLevelsSchema, mintSchema } from '../wallet/lots.ts';
 
@@ -38,9 +38,12 @@ export const poolEndpointSchema = z.object({
   close: z.literal(true).optional(),
 });
 
-/** The trade as the signal asked for it: its notional is the margin the pool locked × leverage, its mark the venue's at the credit. */
-export const tradeRequestSchema = requestTradeDataSchema.omit({ tradeId: true, poolId: true, notionalMicro: true, markPriceMicro: true });
-export type TradeRequest = z.infer<typeof tradeRequestSchema>;
+/**
+ * The trade as the signal asked for it: its notional is the margin the pool locked × leverage, its
+ * mark the venue's at the credit. Prices as decimal USD text (domain/trade/commands.ts).
+ */
+export const tradeRequestSchema = storedTradeRequestSchema;
+export type TradeRequest = StoredTradeRequest;
 
 export const tradeEndpointSchema = z.object({
   kind: z.literal('trade'),

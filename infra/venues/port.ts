@@ -162,8 +162,8 @@ export interface VenueAccount {
 
 /** Mark prices. The admin route (`PUT /api/admin/market/prices`) sets those of the simulated venue. */
 export interface PriceSource {
-  /** One whole token of a symbol or mint in micro-USD; null when no price is known. */
-  priceOf(symbolOrMint: string): Promise<MicroUsd | null>;
+  /** One whole token of a symbol or mint in attodollars (domain/shared/price.ts); null when no price is known. */
+  priceOf(symbolOrMint: string): Promise<bigint | null>;
 }
 
 // Swaps (spot venue): a user's manual buy or sell of a token against the spend stablecoin.

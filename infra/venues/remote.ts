@@ -52,7 +52,8 @@ export async function serveVenues(
       const call = req.method === 'POST' ? target(venues, venue, component, method) : null;
       const send = (status: number, body: unknown) => {
         res.writeHead(status, { 'content-type': 'application/json' });
-        res.end(JSON.stringify(body));
+        // A price is a bigint (attodollars): sent as its decimal digits, read back by the prices group.
+        res.end(JSON.stringify(body, (_key, v: unknown) => (typeof v === 'bigint' ? v.toString() : v)));
       };
       if (!call) return send(404, { error: { code: 'VENUE_ERROR', message: `no venue call ${req.method} ${req.url}` } });
       let args: unknown[];
@@ -82,6 +83,8 @@ export async function serveVenues(
       }),
   };
 }
+
+const toPrice = (result: unknown): bigint | null => (typeof result === 'string' && /^\d+$/.test(result) ? BigInt(result) : null);
 
 /** The adapter a process uses to reach the venue served at `baseUrl`; unreachable is VenueUnavailableError. */
 export function createRemoteVenues(baseUrl: string, options: { timeoutMs?: number } = {}): Venues {
@@ -118,6 +121,6 @@ export function createRemoteVenues(baseUrl: string, options: { timeoutMs?: numbe
   return {
     spot: { chain: group('spot', 'chain'), account: group('spot', 'account') },
     perp: { bridge: group('perp', 'bridge'), account: group('perp', 'account') },
-    prices: group('prices', 'prices'),
+    prices: { priceOf: async (symbolOrMint: string) => toPrice(await call('prices', 'prices', 'priceOf')(symbolOrMint)) },
   } as unknown as Venues;
 }

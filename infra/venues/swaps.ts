@@ -8,6 +8,9 @@ import type { Migration, Pool } from '../db.ts';
 import { VenueConflictError, VenueRefusedError, VenueUnavailableError } from './errors.ts';
 import type { PriceSource, Swap, SwapRequest, Swaps } from './port.ts';
 
+/** attodollars in a micro-USD (domain/shared/price.ts; infra imports nothing of ours) */
+const ATTO_PER_MICRO = 10n ** 12n;
+
 export const simulatedSwapMigrations: Migration[] = [
   {
     id: 'venue/001-simulated-swaps',
@@ -73,11 +76,18 @@ const swapOf = (r: Row): Swap => ({
   ...(r.destination !== null ? { destination: r.destination } : {}),
 });
 
-/** What the swap does at `priceMicro`: the units and micro-USD it moves, or why it cannot. */
-function execution(request: SwapRequest, priceMicro: number | null): Pick<Swap, 'status' | 'priceMicro' | 'units' | 'usdMicro' | 'reason'> {
-  const failed = (reason: string) => ({ status: 'FAILED' as const, priceMicro, units: 0, usdMicro: 0, reason });
+/**
+ * What the swap does at `mark` (attodollars per whole token): the units and micro-USD it moves, or
+ * why it cannot. The manual wallet's swaps are priced in whole micro-USD: a finer price fails them
+ * (PRICE_TOO_FINE) rather than round it.
+ */
+function execution(request: SwapRequest, mark: bigint | null): Pick<Swap, 'status' | 'priceMicro' | 'units' | 'usdMicro' | 'reason'> {
   if (request.side === 'withdraw') return { status: 'CONFIRMED', priceMicro: 1_000_000, units: request.amount, usdMicro: request.amount, reason: null };
-  if (priceMicro === null) return failed('NO_PRICE');
+  const whole = mark === null || mark % ATTO_PER_MICRO !== 0n || mark / ATTO_PER_MICRO > BigInt(Number.MAX_SAFE_INTEGER) ? null : Number(mark / ATTO_PER_MICRO);
+  const priceMicro = whole;
+  const failed = (reason: string) => ({ status: 'FAILED' as const, priceMicro, units: 0, usdMicro: 0, reason });
+  if (mark === null) return failed('NO_PRICE');
+  if (priceMicro === null) return failed('PRICE_TOO_FINE');
   const amount = BigInt(request.amount);
   const price = BigInt(priceMicro);
   const [units, usd] = request.side === 'buy' ? [(amount * UNITS_PER_TOKEN) / price, amount] : [amount, (amount * price) / UNITS_PER_TOKEN];

@@ -1,5 +1,7 @@
 // The simulated venue's mark prices: one row per symbol or mint, its last price and when it was set.
-import { marketEventSchema, marketEventTypes } from '../../domain/market/events.ts';
+// `price` is the exact decimal USD (numeric: 18 decimals); old events' micro-USD are upcast.
+import { marketEventSchema, marketEventTypes, marketPriceOf } from '../../domain/market/events.ts';
+import { priceText } from '../../domain/shared/price.ts';
 import type { Migration } from '../../infra/db.ts';
 import type { Projector } from '../projector.ts';
 
@@ -12,6 +14,17 @@ const migrations: Migration[] = [
       updated_at timestamptz NOT NULL
     );`,
   },
+  {
+    // Prices finer than a micro-USD: the exact decimal, rebuilt from the events.
+    id: 'market/002-exact-prices',
+    sql: `DROP TABLE market_prices;
+    CREATE TABLE market_prices (
+      symbol text PRIMARY KEY,
+      price numeric(28, 18) NOT NULL,
+      updated_at timestamptz NOT NULL
+    );
+    DELETE FROM projection_checkpoints WHERE name = 'market-prices';`,
+  },
 ];
 
 export const marketPricesProjector: Projector = {
@@ -23,10 +36,10 @@ export const marketPricesProjector: Projector = {
     const { data } = marketEventSchema.parse({ type: recorded.type, data: recorded.data });
     const entries = Object.entries(data.prices);
     await client.query(
-      `INSERT INTO market_prices (symbol, price_micro, updated_at)
-       SELECT symbol, price, $3 FROM unnest($1::text[], $2::bigint[]) AS v(symbol, price)
-       ON CONFLICT (symbol) DO UPDATE SET price_micro = excluded.price_micro, updated_at = excluded.updated_at`,
-      [entries.map(([symbol]) => symbol), entries.map(([, price]) => price), data.at],
+      `INSERT INTO market_prices (symbol, price, updated_at)
+       SELECT symbol, price, $3 FROM unnest($1::text[], $2::numeric[]) AS v(symbol, price)
+       ON CONFLICT (symbol) DO UPDATE SET price = excluded.price, updated_at = excluded.updated_at`,
+      [entries.map(([symbol]) => symbol), entries.map(([, price]) => priceText(marketPriceOf(price))), data.at],
     );
   },
 };

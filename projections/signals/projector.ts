@@ -43,6 +43,12 @@ const migrations: Migration[] = [
     id: 'projections/signals/002-unexecuted',
     sql: `CREATE INDEX signal_inbox_unexecuted ON signal_inbox (received_at) WHERE outcome IS NULL;`,
   },
+  {
+    // Prices finer than a micro-USD: interpretations show prices as decimal text; rebuilt from the events (upcast).
+    id: 'projections/signals/003-exact-prices',
+    sql: `DELETE FROM signal_inbox;
+    DELETE FROM projection_checkpoints WHERE name = 'signals';`,
+  },
 ];
 
 /** `signal-{agentId}.{signalKey}` → its agent and key (agent ids hold no dot). */

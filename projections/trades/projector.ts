@@ -2,8 +2,8 @@
 // orders on, and the record it answers, rendered here once per trade and batch (record.ts). The row
 // is the domain's own fold of the stream (domain/trade/state.ts evolve), kept in `trade_states`
 // (only the projector reads it) with the times of its events, so the figures exist once.
-import { tradeEventSchema, type TradeEvent } from '../../domain/trade/events.ts';
-import { evolve, initialState, type TradeState } from '../../domain/trade/state.ts';
+import { tradeEventSchema, tradeEventTypes, type TradeEvent } from '../../domain/trade/events.ts';
+import { evolve, initialState, type Trade, type TradeState } from '../../domain/trade/state.ts';
 import { poolEndpointOf } from '../../domain/transfer/plan.ts';
 import type { Migration, PoolClient } from '../../infra/db.ts';
 import type { Position, RecordedEvent } from '../../infra/eventstore/port.ts';
@@ -39,9 +39,14 @@ const migrations: Migration[] = [
     id: 'projections/trades/002-live',
     sql: `CREATE INDEX trades_live ON trades (trade_id) WHERE status IN ('pending', 'open');`,
   },
+  {
+    // Prices finer than a micro-USD: the stored folds held micro-USD prices; rebuilt from the events.
+    id: 'projections/trades/003-exact-prices',
+    sql: `DELETE FROM trades; DELETE FROM trade_states;
+    DELETE FROM projection_checkpoints WHERE name = 'trades';`,
+  },
 ];
 
-const tradeEventTypes: ReadonlySet<string> = new Set(tradeEventSchema.options.map((o) => o.shape.type.value));
 
 /** A trade event as the domain folds it; null for any other event. */
 export function tradeEventOf(event: RecordedEvent): TradeEvent | null {
@@ -78,13 +83,30 @@ function step(f: Folded, event: TradeEvent, position: Position): Folded {
   }
 }
 
-/** The fold as JSON (sizes and positions are bigints: decimal text) and back. */
+/** The fold as JSON (sizes, prices and positions are bigints: decimal digits) and back. */
 const storedOf = (f: Folded): unknown => JSON.parse(JSON.stringify(f, (_key, v: unknown) => (typeof v === 'bigint' ? v.toString() : v)));
+const big = (v: unknown): bigint => BigInt(v as string);
+const bigOrNull = (v: unknown): bigint | null => (v === null ? null : big(v));
+
+function tradeOfStored(t: Trade): Trade {
+  const { entry } = t;
+  return {
+    ...t,
+    entry: entry.kind === 'zone' ? { ...entry, low: big(entry.low), high: big(entry.high) } : entry.kind === 'breakout' ? { ...entry, price: big(entry.price) } : entry,
+    stop: t.stop && { ...t.stop, price: big(t.stop.price) },
+    targets: t.targets.map((target) => ({ ...target, price: big(target.price) })),
+    trailing: t.trailing && { ...t.trailing, armedAt: bigOrNull(t.trailing.armedAt) },
+    averageFill: bigOrNull(t.averageFill),
+    filledUnits: big(t.filledUnits),
+    remainingUnits: big(t.remainingUnits),
+  };
+}
+
 function foldedOf(stored: Folded): Folded {
   const { state, requested } = stored;
   return {
     ...stored,
-    state: 'filledUnits' in state ? { ...state, filledUnits: BigInt(state.filledUnits), remainingUnits: BigInt(state.remainingUnits) } : state,
+    state: 'filledUnits' in state ? tradeOfStored(state) : state,
     requested: requested && { commit: BigInt(requested.commit), prepare: BigInt(requested.prepare) },
   };
 }

@@ -1,12 +1,15 @@
 // The trade record `GET /api/v1/trades` answers, built from the domain's fold of the trade stream
-// (domain/trade/state.ts) and the times its events carry. Money and prices are USD numbers (the
-// events' micro-USD through microToUsd), sizes the token's base units as decimal text.
+// (domain/trade/state.ts) and the times its events carry. Money and prices are USD numbers (money
+// through microToUsd, prices through priceToNumber: the price's own decimal text, see
+// docs/decisions.md "Prices finer than a micro-USD"), sizes the token's base units as decimal text.
 import { z } from 'zod';
-import { closeReasonSchema, sideSchema, stopKindSchema, type CloseReason, type Entry } from '../../domain/trade/events.ts';
+import type { PriceEntry } from '../../domain/trade/commands.ts';
+import { closeReasonSchema, sideSchema, stopKindSchema, type CloseReason } from '../../domain/trade/events.ts';
 import { marginFor } from '../../domain/trade/maths.ts';
 import type { Trade } from '../../domain/trade/state.ts';
 import { poolEndpointOf } from '../../domain/transfer/plan.ts';
 import { microToUsd } from '../../domain/shared/money.ts';
+import { priceToNumber } from '../../domain/shared/price.ts';
 import { walletContextSchema } from '../../domain/wallet/context.ts';
 
 /** Every status a trade of the list may have; `rejected` is a request refused when its margin arrived. */
@@ -75,14 +78,14 @@ export interface TradeView {
   updatedAt: string;
 }
 
-function entryRecord(entry: Entry): z.infer<typeof entryRecordSchema> {
+function entryRecord(entry: PriceEntry): z.infer<typeof entryRecordSchema> {
   switch (entry.kind) {
     case 'market':
       return { kind: 'market' };
     case 'zone':
-      return { kind: 'zone', low: microToUsd(entry.lowMicro), high: microToUsd(entry.highMicro) };
+      return { kind: 'zone', low: priceToNumber(entry.low), high: priceToNumber(entry.high) };
     case 'breakout':
-      return { kind: 'breakout', direction: entry.direction, price: microToUsd(entry.priceMicro) };
+      return { kind: 'breakout', direction: entry.direction, price: priceToNumber(entry.price) };
   }
 }
 
@@ -102,15 +105,15 @@ export function tradeRecordOf({ trade: t, closeReason, openedAt, filledAt, close
     entry: entryRecord(t.entry),
     notionalUsd: microToUsd(t.notionalMicro),
     marginUsd: microToUsd(marginFor(t.notionalMicro, t.leverage)),
-    averageFillPrice: t.averageFillMicro === null ? null : microToUsd(t.averageFillMicro),
+    averageFillPrice: t.averageFill === null ? null : priceToNumber(t.averageFill),
     sizeUnits: t.filledUnits.toString(),
     remainingUnits: t.remainingUnits.toString(),
-    stopLoss: t.stop && { price: microToUsd(t.stop.priceMicro), kind: t.stop.kind },
-    targets: t.targets.map((target) => ({ tier: target.tier, price: microToUsd(target.priceMicro), closePercent: percentOfBps(target.closeBps) })),
+    stopLoss: t.stop && { price: priceToNumber(t.stop.price), kind: t.stop.kind },
+    targets: t.targets.map((target) => ({ tier: target.tier, price: priceToNumber(target.price), closePercent: percentOfBps(target.closeBps) })),
     trailing: t.trailing && {
       activationPercent: percentOfBps(t.trailing.activationBps),
       callbackPercent: percentOfBps(t.trailing.callbackBps),
-      armedAtPrice: t.trailing.armedAtMicro === null ? null : microToUsd(t.trailing.armedAtMicro),
+      armedAtPrice: t.trailing.armedAt === null ? null : priceToNumber(t.trailing.armedAt),
     },
     realizedPnlUsd: microToUsd(t.realizedPnlMicro),
     unrealizedPnlUsd: t.status === 'open' && t.markedPnlMicro !== null ? microToUsd(t.markedPnlMicro) : null,

@@ -7,6 +7,8 @@ import { signIn } from '../support/auth.ts';
 const ADMIN = 'admin@example.test';
 const PATH = '/api/admin/market/prices';
 const MINT = 'So11111111111111111111111111111111111111112';
+/** micro-USD as the price source's attodollars */
+const micro = (n: number) => BigInt(n) * 10n ** 12n;
 
 t.test('an administrator sets the simulated venue’s mark prices', async (t) => {
   const app = await startTestApp({ config: { ADMIN_EMAILS: ADMIN } });
@@ -24,7 +26,7 @@ t.test('an administrator sets the simulated venue’s mark prices', async (t) =>
     t.equal(await prices.priceOf('SOL'), null, 'nothing was set');
   });
 
-  await t.test('prices set by symbol or mint answer the whole list, and the price source reads them in micro-USD', async (t) => {
+  await t.test('prices set by symbol or mint answer the whole list, and the price source reads them exactly', async (t) => {
     const res = await put({ prices: { SOL: 150.25, [MINT]: 150.25, BONK: 0.000021 } });
     t.equal(res.status, 200, JSON.stringify(res.body));
     t.match(res.body.data.prices, [
@@ -32,9 +34,9 @@ t.test('an administrator sets the simulated venue’s mark prices', async (t) =>
       { symbol: 'SOL', priceUsd: 150.25 },
       { symbol: MINT, priceUsd: 150.25 },
     ]);
-    t.equal(await prices.priceOf('SOL'), 150_250_000);
-    t.equal(await prices.priceOf(MINT), 150_250_000);
-    t.equal(await prices.priceOf('BONK'), 21);
+    t.equal(await prices.priceOf('SOL'), micro(150_250_000));
+    t.equal(await prices.priceOf(MINT), micro(150_250_000));
+    t.equal(await prices.priceOf('BONK'), micro(21));
     t.equal(await prices.priceOf('sol'), null, 'symbols are case-sensitive');
     t.equal(await prices.priceOf('UNKNOWN'), null);
   });
@@ -47,10 +49,24 @@ t.test('an administrator sets the simulated venue’s mark prices', async (t) =>
     const list = res.body.data.prices as Array<{ symbol: string; priceUsd: number; updatedAt: string }>;
     t.same(list.map((p) => [p.symbol, p.priceUsd]), [['BONK', 0.000021], ['JUP/USDC', 0.9], ['SOL', 151], [MINT, 150.25]]);
     t.equal(list.find((p) => p.symbol === MINT)!.updatedAt, before.find((p: any) => p.symbol === MINT).updatedAt, 'an untouched price keeps its time');
-    t.equal(await prices.priceOf('SOL'), 151_000_000);
+    t.equal(await prices.priceOf('SOL'), micro(151_000_000));
     const repeated = await put({ prices: { SOL: 151, 'JUP/USDC': 0.9 } });
     t.same(repeated.body.data, res.body.data);
     t.equal((await app.deps.store.readStream(marketStream(MARKET_PRICES))).length, revision + 1, 'one event for the change, none for the repeat');
+  });
+
+  await t.test('prices finer than a micro-USD are set and answered exactly: 0.0000115, 1e-8, 100000, 18 decimals', async (t) => {
+    const res = await put({ prices: { PEPE: 0.0000115, DUST: 0.00000001, BIG: 100_000, FINE: 0.123456789012345678 } });
+    t.equal(res.status, 200, JSON.stringify(res.body));
+    const list = res.body.data.prices as Array<{ symbol: string; priceUsd: number }>;
+    const shown = (symbol: string) => list.find((p) => p.symbol === symbol)!.priceUsd;
+    t.equal(shown('PEPE'), 0.0000115);
+    t.equal(shown('DUST'), 0.00000001);
+    t.equal(shown('BIG'), 100_000);
+    t.equal(await prices.priceOf('PEPE'), 11_500_000_000_000n, 'the price source holds every digit');
+    t.equal(await prices.priceOf('DUST'), 10_000_000_000n);
+    t.equal(await prices.priceOf('BIG'), 100_000n * 10n ** 18n);
+    t.equal(await prices.priceOf('FINE'), 123_456_789_012_345_680n, 'a JSON number is read through its shortest text (0.12345678901234568)');
   });
 
   await t.test('bad prices and symbols get a 400 naming the problem, never a 500', async (t) => {
@@ -64,7 +80,7 @@ t.test('an administrator sets the simulated venue’s mark prices', async (t) =>
       [{ prices: { SOL: 0 } }, /price must be positive/],
       [{ prices: { SOL: -1 } }, /price must be positive/],
       [{ prices: { SOL: '10' } }, /price must be a number/],
-      [{ prices: { SOL: 0.0000001 } }, /more than 6 decimals/],
+      [{ prices: { SOL: 1e-19 } }, /more than 18 decimals/],
       [{ prices: { SOL: null } }, /price must be a number/],
       [{ prices: [1, 2] }, /prices/],
       [{ prices: { SOL: 1 }, extra: true }, /extra/],
@@ -79,7 +95,7 @@ t.test('an administrator sets the simulated venue’s mark prices', async (t) =>
     t.match(huge.body.error.message, /at most 1000000000/);
     const poisoned = await api(app, 'PUT', PATH, { token: admin.accessToken, rawBody: '{"prices":{"__proto__":1}}' });
     t.equal(poisoned.status, 400);
-    t.equal(await prices.priceOf('SOL'), 151_000_000, 'nothing changed');
+    t.equal(await prices.priceOf('SOL'), micro(151_000_000), 'nothing changed');
   });
 });
 

@@ -64,7 +64,7 @@ t.test('signals open, manage and close trades in every follower pool', async (t)
       t.equal(state.ledger.locked, 99_500_000, `pool ${i + 1}: 10% of the 995 USD free (1000 less the fee buffer) is locked as margin`);
     }
     const trade = (await loadState(app, tradeDecider, openedTradeIds[0]!)).state;
-    t.match(trade, { status: 'open', leverage: 5, notionalMicro: 497_500_000, averageFillMicro: 50_000_000_000 });
+    t.match(trade, { status: 'open', leverage: 5, notionalMicro: 497_500_000, averageFill: 50_000n * 10n ** 18n });
   });
 
   await t.test('the same signalId again answers the first outcome and opens nothing', async (t) => {

@@ -8,7 +8,7 @@ import { at } from '../support/given-when-then.ts';
 import { api, startTestApp } from '../support/app.ts';
 import { signIn } from '../support/auth.ts';
 import { appendFacts } from '../support/facts.ts';
-import { cancel, close, history, mark, requestData, usd } from '../domain/trade/fixtures.ts';
+import { cancel, close, history, mark, requestData, usd, pb } from '../domain/trade/fixtures.ts';
 
 const AGENT_X = '11111111-1111-4111-8111-111111111111';
 const AGENT_Y = '22222222-2222-4222-8222-222222222222';
@@ -20,7 +20,7 @@ const request = (over: Partial<RequestTrade['data']>, when: Date): TradeCommand 
   data: requestData({ expiresAt: new Date(when.getTime() + 86_400_000).toISOString(), ...over }),
   metadata: at(when),
 });
-const pending = { entry: { kind: 'zone' as const, lowMicro: usd(45_000), highMicro: usd(46_000) }, stopLossMicro: usd(40_000) };
+const pending = { entry: { kind: 'zone' as const, low: pb(usd(45_000)), high: pb(usd(46_000)) }, stopLoss: pb(usd(40_000)) };
 
 t.test('GET /api/v1/trades', async (t) => {
   const app = await startTestApp();

@@ -7,7 +7,7 @@ import { api, startTestApp } from '../support/app.ts';
 import { signIn, type SignedIn } from '../support/auth.ts';
 import { appendFacts } from '../support/facts.ts';
 import { until } from '../support/until.ts';
-import { history, request, usd } from '../domain/trade/fixtures.ts';
+import { history, pb, request, usd } from '../domain/trade/fixtures.ts';
 
 const ADMIN = 'admin@example.test';
 const AGENT = '11111111-1111-4111-8111-111111111111';
@@ -109,7 +109,7 @@ t.test('manual buys and sells', async (t) => {
   await t.test('rule 2: agent positions are never sold by the wallet, nor counted as manual lots', async (t) => {
     const u = await newUser();
     const tradeId = `agent-trade-${u.userId}`;
-    await appendFacts(app, tradeStream(tradeId), history(request({ tradeId, poolId: `${u.userId}.${AGENT}.virtual`, token: 'SOL', decimals: 9, markPriceMicro: usd(150), stopLossMicro: usd(1), takeProfits: [{ priceMicro: usd(10_000) }] })));
+    await appendFacts(app, tradeStream(tradeId), history(request({ tradeId, poolId: `${u.userId}.${AGENT}.virtual`, token: 'SOL', decimals: 9, markPrice: pb(usd(150)), stopLoss: pb(usd(1)), takeProfits: [{ price: pb(usd(10_000)) }] })));
     const refused = await sell(u, { mint: 'SOL', amount: 0.1 });
     t.equal(refused.status, 409, JSON.stringify(refused.body));
     t.equal(refused.body.error.code, 'SELL_EXCEEDS_MANUAL_POSITION');
@@ -307,7 +307,7 @@ t.test('manual buys and sells', async (t) => {
     const exitAt = (afterMs: number) =>
       app.deps.dispatch({
         type: 'ExitLot',
-        data: { userId: u.userId, lotId, priceMicro: 8_000_000 },
+        data: { userId: u.userId, lotId, price: 8_000_000n * 10n ** 12n },
         metadata: { now: new Date(Date.now() + afterMs), actor: 'system:price-watch', correlationId: `test-exit-${afterMs}` },
       });
     const second = await exitAt(31_000).catch((err: { reason?: string }) => err);

@@ -51,17 +51,17 @@ t.test('idempotency keys', async (t) => {
   });
 
   await t.test('simulated swaps: executed once per id at the price, failures kept, conflicts refused', async (t) => {
-    const prices = createInMemoryPrices({ SOL: 150_000_000 });
+    const prices = createInMemoryPrices({ SOL: 150_000_000n * 10n ** 12n });
     const swaps = createSimulatedSwaps({ pool: db.pool, prices, failSwap: (r) => (r.mint === 'BAD' ? 'ROUTE_NOT_FOUND' : null) });
     const buy = { swapId: 's1', userId: 'u1', walletContext: 'virtual' as const, side: 'buy' as const, mint: 'SOL', amount: 300_000_000 };
     const first = await swaps.swap(buy);
     t.match(first, { status: 'CONFIRMED', priceMicro: 150_000_000, units: 2_000_000, usdMicro: 300_000_000, txId: /^simtx-/ });
-    prices.set('SOL', 1_000_000);
+    prices.set('SOL', 1_000_000n * 10n ** 12n);
     t.same(await swaps.swap(buy), first, 'a repeat answers the swap made, at its price');
     t.same(await swaps.status('s1'), first);
     t.equal(await swaps.status('nope'), null);
     await t.rejects(swaps.swap({ ...buy, amount: 1 }), VenueConflictError);
-    prices.set('SOL', 150_000_000);
+    prices.set('SOL', 150_000_000n * 10n ** 12n);
     t.match(await swaps.swap({ ...buy, swapId: 's2', side: 'sell', amount: 1_500_000 }), { status: 'CONFIRMED', usdMicro: 225_000_000, units: 1_500_000 }, '1.5 tokens at 150');
     t.match(await swaps.swap({ ...buy, swapId: 's3', mint: 'NONE' }), { status: 'FAILED', reason: 'NO_PRICE', txId: null, units: 0 });
     t.match(await swaps.swap({ ...buy, swapId: 's4', mint: 'BAD' }), { status: 'FAILED', reason: 'ROUTE_NOT_FOUND' });

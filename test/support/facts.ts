@@ -9,7 +9,7 @@ import type { PoolResult } from '../../domain/signal/events.ts';
 import type { RequestTrade } from '../../domain/trade/commands.ts';
 import type { TradeCommand } from '../../domain/trade/decide.ts';
 import { tradeStream } from '../../domain/trade/state.ts';
-import { cancel, close, history, mark, moveStop, requestData, setTargets, usd } from '../domain/trade/fixtures.ts';
+import { cancel, close, history, mark, moveStop, requestData, pb, setTargets, usd } from '../domain/trade/fixtures.ts';
 import type { TestApp } from './app.ts';
 import { at } from './given-when-then.ts';
 
@@ -29,7 +29,7 @@ export async function appendFacts(app: Pick<TestApp, 'deps'>, stream: string, ev
 export function tradeStories(poolId: string, prefix: string, start = new Date('2025-03-01T12:00:00.000Z')): Array<{ stream: string; steps: DomainEvent[][] }> {
   const m = (minutes: number) => new Date(start.getTime() + minutes * 60_000);
   const expiresAt = m(24 * 60).toISOString();
-  const zone = { entry: { kind: 'zone' as const, lowMicro: usd(45_000), highMicro: usd(46_000) }, stopLossMicro: usd(40_000), expiresAt };
+  const zone = { entry: { kind: 'zone' as const, low: pb(usd(45_000)), high: pb(usd(46_000)) }, stopLoss: pb(usd(40_000)), expiresAt };
   const story = (tradeId: string, commands: TradeCommand[]) => {
     const steps: DomainEvent[][] = [];
     for (let i = 1; i <= commands.length; i++) steps.push(history(...commands.slice(0, i)).slice(history(...commands.slice(0, i - 1)).length));
@@ -44,9 +44,9 @@ export function tradeStories(poolId: string, prefix: string, start = new Date('2
     story(`${prefix}-full`, [
       req(`${prefix}-full`, { trailing: { activationPercent: 4, callbackPercent: 1 }, breakevenOnTarget: 1 }),
       mark(51_000, m(1)),
-      setTargets([{ priceMicro: usd(52_000), closePercent: 30 }, { priceMicro: usd(60_000) }], m(2)),
+      setTargets([{ price: pb(usd(52_000)), closePercent: 30 }, { price: pb(usd(60_000)) }], m(2)),
       mark(52_100, m(3)),
-      moveStop({ priceMicro: usd(50_500) }, m(4)),
+      moveStop({ price: pb(usd(50_500)) }, m(4)),
       mark(52_200, m(5)),
       close(20, 52_300, 'SIGNAL', m(6)),
       close(100, 52_400, 'SIGNAL', m(7)),

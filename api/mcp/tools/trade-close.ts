@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { MARKET_PRICES, marketDecider } from '../../../domain/market/decide.ts';
 import { refuse } from '../../../domain/shared/errors.ts';
 import { microToUsd, type MicroUsd } from '../../../domain/shared/money.ts';
+import { priceText, type Price } from '../../../domain/shared/price.ts';
 import { poolDecider } from '../../../domain/pool/decide.ts';
 import { ledgerTermsOf, poolFigures } from '../../../domain/pool/ledger.ts';
 import { tradeDecider, tradeReturnId, type Trade, type TradeEvent } from '../../../domain/trade/decide.ts';
@@ -29,7 +30,7 @@ async function ownTrade(ctx: McpToolContext, tradeId: string): Promise<Trade> {
 }
 
 /** The mark the command closes at, looked up as it looks it up (commands/market/mark-price.ts). */
-async function markOf(ctx: McpToolContext, token: string): Promise<MicroUsd> {
+async function markOf(ctx: McpToolContext, token: string): Promise<Price> {
   const { prices } = await current(ctx, marketDecider, MARKET_PRICES);
   const price = prices.get(token) ?? prices.get(token.toUpperCase());
   if (price === undefined) throw refuse('NO_MARK_PRICE', `the venue has no price for ${token}: the trade cannot be closed at market now`);
@@ -62,11 +63,11 @@ async function previewClose(ctx: McpToolContext, { id }: { id: string }): Promis
       const pool = poolEndpointOf(trade.poolId);
       walletContext = pool.walletContext;
       const price = await markOf(ctx, trade.token);
-      const { events } = dryRun(tradeDecider, trade, { type: 'ClosePosition', data: { closePercent: 100, priceMicro: price, reason: 'USER' } }, metadataOf(ctx));
+      const { events } = dryRun(tradeDecider, trade, { type: 'ClosePosition', data: { closePercent: 100, price, reason: 'USER' } }, metadataOf(ctx));
       const settled = events.find((e) => e.type === 'TradeSettled');
       if (settled?.type !== 'TradeSettled') throw refuse('TRADE_CLOSED', 'the trade has nothing left to close');
       const feeMicro = exitFeeOf(events);
-      const what = trade.status === 'pending' ? 'cancel its pending entry' : `close ${trade.side} ${trade.token} at ${microToUsd(price)} USD`;
+      const what = trade.status === 'pending' ? 'cancel its pending entry' : `close ${trade.side} ${trade.token} at ${priceText(price)} USD`;
       return {
         summary: `${summary}: ${what}; ${microToUsd(settled.data.returnedMicro)} USD (margin ${microToUsd(settled.data.marginMicro)}, PnL ${microToUsd(settled.data.realizedPnlMicro)}) back to the pool`,
         walletContext,

@@ -5,6 +5,7 @@
 // derives from the confirmation, as the REST one derives from the Idempotency-Key, so a repeat
 // finds the trade already made.
 import { z } from 'zod';
+import { walletMicroOf } from '../../../commands/market/mark-price.ts';
 import type { ManualTradeResult } from '../../../commands/wallet/manual-trade.ts';
 import { MARKET_PRICES, marketDecider } from '../../../domain/market/decide.ts';
 import { refuse } from '../../../domain/shared/errors.ts';
@@ -30,7 +31,7 @@ type SellArgs = Omit<z.infer<typeof sellInput>, 'confirmationHandle'>;
 const priceOf = async (ctx: McpToolContext, mint: string): Promise<MicroUsd> => {
   const price = (await current(ctx, marketDecider, MARKET_PRICES)).prices.get(mint);
   if (price === undefined) throw refuse('NO_MARK_PRICE', `the venue has no price for ${mint}: it cannot be traded until one is set`);
-  return price;
+  return walletMicroOf(mint, price);
 };
 
 const startMicro = (ctx: McpToolContext) => usdToMicro(ctx.deps.config.VIRTUAL_START_USD);

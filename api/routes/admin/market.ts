@@ -2,14 +2,14 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { MAX_PRICES_PER_SET, marketSymbolSchema } from '../../../domain/market/events.ts';
-import { usdAmountSchema, usdToMicro } from '../../../domain/shared/money.ts';
+import { priceFromNumber, priceNumberSchema } from '../../../domain/shared/price.ts';
 import { listPrices, marketPriceItem } from '../../../projections/market/queries.ts';
 import { envelopeOf, ok } from '../../envelope.ts';
 
 const pricesBody = z
   .object({
     prices: z
-      .record(marketSymbolSchema, usdAmountSchema('price'), {
+      .record(marketSymbolSchema, priceNumberSchema('price'), {
         error: (issue) => (issue.code === 'invalid_key' ? 'not a symbol or mint (1 to 64 letters, digits or / _ . : -)' : undefined),
       })
       .refine((prices) => {
@@ -20,8 +20,8 @@ const pricesBody = z
   .strict();
 
 /**
- * Simulated venue only: an administrator sets mark prices (USD per whole token, at most 6
- * decimals) by symbol or mint; symbols not named keep theirs. Answers every current price.
+ * Simulated venue only: an administrator sets mark prices (USD per whole token, at most 18
+ * decimals, read from the number's decimal text) by symbol or mint; symbols not named keep theirs. Answers every current price.
  */
 export default async function adminMarketRoutes(root: FastifyInstance): Promise<void> {
   const app = root.withTypeProvider<ZodTypeProvider>();
@@ -40,7 +40,7 @@ export default async function adminMarketRoutes(root: FastifyInstance): Promise<
       },
     },
     async (request) => {
-      const prices = Object.fromEntries(Object.entries(request.body.prices).map(([symbol, usd]) => [symbol, usdToMicro(usd)]));
+      const prices = Object.fromEntries(Object.entries(request.body.prices).map(([symbol, usd]) => [symbol, priceFromNumber(usd)!]));
       await request.dispatch('SetMarketPrices', { prices });
       return ok({ prices: await listPrices(app.deps.pool) });
     },

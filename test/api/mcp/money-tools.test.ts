@@ -155,7 +155,7 @@ t.test('money tools move money only after a preview', async (t) => {
 
   await t.test('a wallet buy and sell are previewed at the venue price and made once on confirmation', async (t) => {
     const user = await signIn(app, `money${++n}@example.test`);
-    await dispatch(app, 'SetMarketPrices', { prices: { BONK: 2_000_000 } });
+    await dispatch(app, 'SetMarketPrices', { prices: { BONK: 2_000_000n * 10n ** 12n } });
     const buy = await call('wallet_buy', user, { mint: 'BONK', amountUsd: 50 });
     t.match(buy.preview, { summary: /about 25 BONK at 2 USD each/, moves: [{ from: 'virtual wallet', to: 'manual lots of BONK', amountUsd: 50 }], after: { walletBalanceUsd: 9950 }, refusal: null });
     t.equal(await walletMicro(user), START_MICRO, 'the buy preview moved nothing');

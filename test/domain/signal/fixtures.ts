@@ -1,20 +1,25 @@
 // Builders of expected interpretations, so each message of the tables reads as what it means.
-// Prices are written in micro-USD through `usd`, which multiplies whole numbers only (the decimals
-// are written out as micro-USD where a price has them), so the expectations never reuse the parser.
+// Prices are decimal USD text: `usd` writes whole numbers, `m` a count of micro-USD (the decimals
+// written out as an integer), `px` any exact decimal, so the expectations never reuse the parser.
 import type { Test } from 'tap';
 import type { Entry, Intent, Interpretation, OpenIntent, Side, TakeProfit, UnmatchedReason } from '../../../domain/signal/index.ts';
 import { parseSignalText } from '../../../domain/signal/index.ts';
+import { priceFromMicro, priceText } from '../../../domain/shared/price.ts';
 
-/** Whole USD → micro-USD. */
-export const usd = (whole: number) => whole * 1_000_000;
+/** Whole USD as a price's text. */
+export const usd = (whole: number): string => String(whole);
+/** A count of micro-USD as a price's text: m(148_200_000) is "148.2". */
+export const m = (micro: number): string => priceText(priceFromMicro(micro));
+/** An exact decimal price, written as the text it is ("0.0000215"). */
+export const px = (text: string): string => text;
 
-export const zone = (low: number, high = low): Entry => ({ type: 'zone', low, high });
-export const market = (price?: number): Entry => (price === undefined ? { type: 'market' } : { type: 'market', price });
-export const above = (price: number): Entry => ({ type: 'breakout', direction: 'above', price });
-export const below = (price: number): Entry => ({ type: 'breakout', direction: 'below', price });
-export const tp = (price: number, closePercent?: number): TakeProfit => (closePercent === undefined ? { price } : { price, closePercent });
+export const zone = (low: string, high = low): Entry => ({ type: 'zone', low, high });
+export const market = (price?: string): Entry => (price === undefined ? { type: 'market' } : { type: 'market', price });
+export const above = (price: string): Entry => ({ type: 'breakout', direction: 'above', price });
+export const below = (price: string): Entry => ({ type: 'breakout', direction: 'below', price });
+export const tp = (price: string, closePercent?: number): TakeProfit => (closePercent === undefined ? { price } : { price, closePercent });
 
-export function open(token: string, side: Side, entry: Entry, levels: { stopLoss?: number; takeProfits?: TakeProfit[]; leverage?: number } = {}): OpenIntent {
+export function open(token: string, side: Side, entry: Entry, levels: { stopLoss?: string; takeProfits?: TakeProfit[]; leverage?: number } = {}): OpenIntent {
   return { action: 'open', token, side, entry, ...levels, takeProfits: levels.takeProfits ?? [] };
 }
 

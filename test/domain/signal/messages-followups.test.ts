@@ -1,7 +1,7 @@
 // Follow-ups, chatter and result reports, contradictory levels and messages holding two trades, each
 // with the whole interpretation the built-in keywords must give.
 import t from 'tap';
-import { checkTable, market, open, signal, skipped, tp, unmatched, usd, zone } from './fixtures.ts';
+import { checkTable, m, market, open, px, signal, skipped, tp, unmatched, usd, zone } from './fixtures.ts';
 
 t.test('follow-ups name their trade when the message does and leave the rest to the resolver', async (t) => {
   checkTable(t, [
@@ -28,6 +28,22 @@ t.test('follow-ups name their trade when the message does and leave the rest to 
     ['Move stop to TP2 on #SOL', signal({ action: 'update', token: 'SOL', stopLossAtTarget: 2 })],
     ['Close 50% of #ARB and cancel remaining entries', signal({ action: 'close', token: 'ARB', closePercent: 50 }, { action: 'cancel', token: 'ARB' })],
     ['New targets for #SOL: 170, 180 (50%)', signal({ action: 'update', token: 'SOL', takeProfits: [tp(usd(170)), tp(usd(180), 50)] })],
+  ]);
+});
+
+t.test('a follow-up about a token manages the open trade on it, however the channel words it', async (t) => {
+  checkTable(t, [
+    ['#SOL TP1 reached ✅ closing 25% and stop to breakeven', signal({ action: 'close', token: 'SOL', closePercent: 25 }, { action: 'update', token: 'SOL', breakeven: true })],
+    ['TP1 reached on #SOL 🎯 closing 25% and moving stop to breakeven', signal({ action: 'close', token: 'SOL', closePercent: 25 }, { action: 'update', token: 'SOL', breakeven: true })],
+    ['$PEPE TP2 smashed 🚀 trimming another 25%, SL now at entry', signal({ action: 'close', token: 'PEPE', closePercent: 25 }, { action: 'update', token: 'PEPE', breakeven: true })],
+    ['$ETH: move stop to 3,480 🔒', signal({ action: 'update', token: 'ETH', stopLoss: usd(3_480) })],
+    ['Move your stop on $ETH to 3,480', signal({ action: 'update', token: 'ETH', stopLoss: usd(3_480) })],
+    ['Moving stop on #SOL to 148.5 🛡️', signal({ action: 'update', token: 'SOL', stopLoss: m(148_500_000) })],
+    ['#AVAX stops moved to 31.60 ✅', signal({ action: 'update', token: 'AVAX', stopLoss: m(31_600_000) })],
+    ["Sold the remaining $WIF bag, we're out 👋", signal({ action: 'close', token: 'WIF', closePercent: 100 })],
+    ['Sold 30% of #SOL here 💰 rest rides', signal({ action: 'close', token: 'SOL', closePercent: 30 })],
+    ["We're out of $BONK 🏃 closing everything", signal({ action: 'close', token: 'BONK', closePercent: 100 })],
+    ['Sold the top 😎', unmatched('NO_SIGNAL')],
   ]);
 });
 
@@ -61,7 +77,9 @@ t.test('a trade missing its token or side is unmatched, never guessed', async (t
   checkTable(t, [
     ['long sol 145.5 sl 141 tp 152 160', unmatched('MISSING_TOKEN')],
     ['Entry 3450 SL 3380 TP 3550', unmatched('MISSING_TOKEN')],
-    ['#AVAX entry 31.2 stop 30.1 target 33', unmatched('MISSING_SIDE')],
+    ['#AVAX entry 31.2 stop 30.1', unmatched('MISSING_SIDE')],
+    ['#AVAX entry 31.2 targets 30 / 33', unmatched('MISSING_SIDE')],
+    ['$SOL target 160 🚀', unmatched('MISSING_SIDE')],
     ['LONG BTC 67000 SL 66000 TP 69000\n#ETH entry 3500 SL 3600', unmatched('MISSING_SIDE')],
   ]);
 });
@@ -72,7 +90,8 @@ t.test('levels that contradict the side skip the message with INVALID_LEVELS', a
     ['SHORT #ETH entry 3500 sl 3400 tp 3300', skipped(['STOP_LOSS_NOT_ABOVE_ENTRY'], open('ETH', 'short', zone(usd(3_500)), { stopLoss: usd(3_400), takeProfits: [tp(usd(3_300))] }))],
     ['LONG $SOL 150-155 SL 145 TP 152 160', skipped(['TAKE_PROFIT_NOT_ABOVE_ENTRY'], open('SOL', 'long', zone(usd(150), usd(155)), { stopLoss: usd(145), takeProfits: [tp(usd(152)), tp(usd(160))] }))],
     ['SHORT BTC now SL 66000 TP 68000', skipped(['TAKE_PROFIT_NOT_BELOW_STOP_LOSS'], open('BTC', 'short', market(), { stopLoss: usd(66_000), takeProfits: [tp(usd(68_000))] }))],
-    ['BUY $SHIB 0.0000001 SL 0.00000005', skipped(['PRICE_OUT_OF_RANGE'], open('SHIB', 'buy', market()))],
+    ['BUY $SHIB 0.0000001 SL 0.00000005 TP 0.00000008', skipped(['TAKE_PROFIT_NOT_ABOVE_ENTRY'], open('SHIB', 'buy', zone(px('0.0000001')), { stopLoss: px('0.00000005'), takeProfits: [tp(px('0.00000008'))] }))],
+    ['BUY $SHIB 0.0000000000000000001 SL 0.00000005', skipped(['PRICE_OUT_OF_RANGE'], open('SHIB', 'buy', market(), { stopLoss: px('0.00000005') }))],
     [
       'LONG #BTC 67000 SL 66000 TP 69000\nSHORT #ETH 3500 SL 3450 TP 3300',
       skipped(

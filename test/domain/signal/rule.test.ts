@@ -9,7 +9,7 @@ import {
   signalDetectionRuleInputSchema,
   type SignalDetectionRule,
 } from '../../../domain/signal/index.ts';
-import { comparable, market, open, signal, tp, unmatched, usd, zone } from './fixtures.ts';
+import { comparable, m, market, open, signal, tp, unmatched, usd, zone } from './fixtures.ts';
 
 const read = (text: string, rule?: SignalDetectionRule, leverageMax?: number) =>
   comparable(parseSignalText(text, rule, leverageMax === undefined ? undefined : { leverageMax }));
@@ -59,9 +59,9 @@ t.test("a rule's keyword wins over a built-in one of another family", async (t) 
 
 t.test('token patterns find tokens the built-in styles do not, through their capture group', async (t) => {
   const rule = { tokenPatterns: ['coin\\s*=\\s*([a-z0-9]+)', '🪙\\s?([A-Z]{2,10})'] };
-  t.strictSame(read('coin = wif\nlong 2.35 sl 2.18', rule), signal(open('WIF', 'long', zone(2_350_000), { stopLoss: 2_180_000 })));
+  t.strictSame(read('coin = wif\nlong 2.35 sl 2.18', rule), signal(open('WIF', 'long', zone(m(2_350_000)), { stopLoss: m(2_180_000) })));
   t.strictSame(read('long 2.35 sl 2.18', rule), unmatched('MISSING_TOKEN'));
-  t.strictSame(read('Pair:  jup\nDirection: short\nEntry 1.10 SL 1.16', { tokenPatterns: ['pair:\\s*([a-z]+)'] }), signal(open('JUP', 'short', zone(1_100_000), { stopLoss: 1_160_000 })));
+  t.strictSame(read('Pair:  jup\nDirection: short\nEntry 1.10 SL 1.16', { tokenPatterns: ['pair:\\s*([a-z]+)'] }), signal(open('JUP', 'short', zone(m(1_100_000)), { stopLoss: m(1_160_000) })));
 });
 
 t.test('leverage is capped at signalExecutionDefaults.leverageMax, a range taking its lower bound first', async (t) => {
@@ -76,7 +76,7 @@ t.test('the rule version names what the parser read with, and nothing else', asy
   t.equal(ruleVersionOf(rule, 5), ruleVersionOf({ strategyPrefix: 'A', longKeywords: ['send it'] }, 5), 'key order does not matter');
   t.not(ruleVersionOf(rule, 5), ruleVersionOf(rule, 6), 'the cap is part of it');
   t.not(ruleVersionOf(rule, 5), ruleVersionOf({ ...rule, longKeywords: ['send'] }, 5));
-  t.match(ruleVersionOf(undefined, undefined), /^sp1-[0-9a-f]{16}$/);
+  t.match(ruleVersionOf(undefined, undefined), /^sp2-[0-9a-f]{16}$/);
   t.equal(parseSignalText('BUY $SOL', rule, { leverageMax: 5 }).ruleVersion, ruleVersionOf(rule, 5));
   t.equal(compileSignalRule(rule, { leverageMax: 5 }), compileSignalRule(rule, { leverageMax: 5 }), 'compiled once per rule object');
   const compiled = compileSignalRule(rule, { leverageMax: 5 });
@@ -117,5 +117,5 @@ t.test('the input schema refuses a bad rule with a 400 naming the field', async 
 });
 
 t.test('a stored rule that a newer check refuses still reads with its sound parts', async (t) => {
-  t.strictSame(read('long 2.35 sl 2.18 coin=wif', { tokenPatterns: ['(a+)+', 'coin=([a-z]+)'] }), signal(open('WIF', 'long', zone(2_350_000), { stopLoss: 2_180_000 })));
+  t.strictSame(read('long 2.35 sl 2.18 coin=wif', { tokenPatterns: ['(a+)+', 'coin=([a-z]+)'] }), signal(open('WIF', 'long', zone(m(2_350_000)), { stopLoss: m(2_180_000) })));
 });

@@ -2,7 +2,7 @@
 // every refusal has a stable code, contradictory levels are INVALID_LEVELS.
 import t from 'tap';
 import { interpretSignalBody, parseStructuredSignal, STRUCTURED_VERSION, type StructuredResult } from '../../../domain/signal/index.ts';
-import { above, market, open, tp, usd, zone } from './fixtures.ts';
+import { above, market, open, px, tp, usd, zone } from './fixtures.ts';
 
 const intents = (result: StructuredResult) => (result.ok ? result.interpretation.intents : result);
 const codes = (result: StructuredResult) => (result.ok ? [] : [result.reason, ...result.problems.map((p) => `${p.code}@${p.path}`)]);
@@ -13,7 +13,7 @@ t.test("docs/domain-rules.md's body opens, closes and cancels", async (t) => {
   t.equal(result.ok && result.interpretation.ruleVersion, STRUCTURED_VERSION);
   t.strictSame(intents(result), [{ ...open('BTC', 'long', zone(usd(67_000), usd(67_500)), { stopLoss: usd(66_000), takeProfits: [tp(usd(68_000)), tp(usd(69_000))], leverage: 10 }), size: { type: 'percent', percent: 5 } }]);
   t.strictSame(intents(parseStructuredSignal({ action: 'open', side: 'sell', token: '#sol/usdt', entry: 150.25, sizeUsd: 250.5, takeProfit: 140 })), [
-    { ...open('SOL', 'sell', zone(150_250_000), { takeProfits: [tp(usd(140))] }), size: { type: 'usd', amountMicro: 250_500_000 } },
+    { ...open('SOL', 'sell', zone(px('150.25')), { takeProfits: [tp(usd(140))] }), size: { type: 'usd', amountMicro: 250_500_000 } },
   ]);
   t.strictSame(intents(parseStructuredSignal({ action: 'open', side: 'buy', token: 'So11111111111111111111111111111111111111112' })), [open('So11111111111111111111111111111111111111112', 'buy', market())]);
   t.strictSame(intents(parseStructuredSignal({ action: 'close', token: 'BTC' })), [{ action: 'close', token: 'BTC', closePercent: 100 }]);
@@ -31,9 +31,10 @@ t.test('the additions: breakout and market entries, tiers, updates', async (t) =
   t.strictSame(intents(parseStructuredSignal({ action: 'update', token: 'BTC', stopLoss: 66_500, takeProfit: 71_000 })), [{ action: 'update', token: 'BTC', stopLoss: usd(66_500), takeProfits: [tp(usd(71_000))] }]);
 });
 
-t.test('prices are exact micro-USD from the number as written, leverage capped by the defaults', async (t) => {
-  t.strictSame(intents(parseStructuredSignal({ ...long, token: 'X', entry: 0.3, stopLoss: 0.1, takeProfit: 0.7 })), [open('X', 'long', zone(300_000), { stopLoss: 100_000, takeProfits: [tp(700_000)] })]);
-  t.strictSame(intents(parseStructuredSignal({ ...long, token: 'PEPE', entry: 0.0000215 })), [open('PEPE', 'long', zone(22))], 'half a micro-USD rounds up');
+t.test('prices are exact (to 10^-18 USD) from the number as written, leverage capped by the defaults', async (t) => {
+  t.strictSame(intents(parseStructuredSignal({ ...long, token: 'X', entry: 0.3, stopLoss: 0.1, takeProfit: 0.7 })), [open('X', 'long', zone(px('0.3')), { stopLoss: px('0.1'), takeProfits: [tp(px('0.7'))] })]);
+  t.strictSame(intents(parseStructuredSignal({ ...long, token: 'PEPE', entry: 0.0000215 })), [open('PEPE', 'long', zone(px('0.0000215')))], 'a memecoin keeps every digit');
+  t.strictSame(intents(parseStructuredSignal({ ...long, token: 'SHIB', entry: [0.0000112, 0.0000118], stopLoss: 1e-8 })), [open('SHIB', 'long', zone(px('0.0000112'), px('0.0000118')), { stopLoss: px('0.00000001') })], 'a zone below a micro-USD stays a zone');
   t.strictSame(intents(parseStructuredSignal({ ...long, leverage: 50 }, { leverageMax: 20 })), [open('BTC', 'long', market(), { leverage: 20 })]);
 });
 
@@ -67,7 +68,7 @@ t.test('other refusals name their field with a stable code', async (t) => {
     [{ action: 'close_partial', token: 'BTC' }, ['VALIDATION_FAILED', 'CLOSE_PERCENT_REQUIRED@closePercent']],
     [{ action: 'update', token: 'BTC' }, ['VALIDATION_FAILED', 'UPDATE_EMPTY@action']],
     [{ action: 'update', token: 'BTC', stopLoss: 1, breakeven: true }, ['VALIDATION_FAILED', 'STOP_LOSS_AND_BREAKEVEN@breakeven']],
-    [{ ...long, entry: 0.0000001 }, ['VALIDATION_FAILED', 'PRICE_OUT_OF_RANGE@entry']],
+    [{ ...long, entry: 1e-19 }, ['VALIDATION_FAILED', 'PRICE_OUT_OF_RANGE@entry']],
   ];
   for (const [body, expected] of cases) t.strictSame(codes(parseStructuredSignal(body)), expected, JSON.stringify(body));
 });

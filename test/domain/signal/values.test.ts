@@ -1,23 +1,29 @@
 // The values inside messages: prices from decimal text exactly, tokens reduced to one symbol.
 import t from 'tap';
 import { normaliseToken, parseSignalText } from '../../../domain/signal/index.ts';
-import { decimalToMicro, numberToMicro, priceText } from '../../../domain/signal/price.ts';
+import { decimalToPrice, numberToPrice } from '../../../domain/signal/price.ts';
+import { priceText } from '../../../domain/shared/price.ts';
 
-t.test('a decimal text becomes micro-USD exactly, half a micro-USD rounding up', async (t) => {
-  t.equal(decimalToMicro('67', '2', 3), 67_200_000_000, '67.2k');
-  t.equal(decimalToMicro('1', '2', 6), 1_200_000_000_000, '1.2m');
-  t.equal(decimalToMicro('0', '00001234'), 12);
-  t.equal(decimalToMicro('0', '0000125'), 13);
-  t.equal(decimalToMicro('0', '0000124999'), 12);
-  t.equal(decimalToMicro('0', '1'), 100_000);
-  t.equal(decimalToMicro('0', '0000004'), null, 'rounds to 0');
-  t.equal(decimalToMicro('1000000000', ''), 1_000_000_000_000_000);
-  t.equal(decimalToMicro('1000000001', ''), null, 'above the maximum');
-  t.equal(decimalToMicro('00000000000000000001', '5'), 1_500_000, 'leading zeros');
-  t.equal(numberToMicro(0.1 + 0.2), 300_000, 'the shortest text of 0.30000000000000004 rounds to 0.3');
-  t.equal(numberToMicro(1e-7), null);
-  t.equal(priceText(67_200_000_000), '67200');
-  t.equal(priceText(12), '0.000012');
+const text = (price: bigint | null) => (price === null ? null : priceText(price));
+
+t.test('a decimal text becomes a price exactly, to 10^-18 USD, half of that rounding up', async (t) => {
+  t.equal(text(decimalToPrice('67', '2', 3)), '67200', '67.2k');
+  t.equal(text(decimalToPrice('1', '2', 6)), '1200000', '1.2m');
+  t.equal(text(decimalToPrice('1', '23456789', 3)), '1234.56789', 'k moves the point, every digit kept');
+  t.equal(text(decimalToPrice('0', '00001234')), '0.00001234', 'a memecoin keeps every digit');
+  t.equal(text(decimalToPrice('0', '00000001')), '0.00000001');
+  t.equal(decimalToPrice('0', '000000000000000001'), 1n, '10^-18 USD, the smallest price');
+  t.equal(decimalToPrice('0', '0000000000000000015'), 2n, 'half of 10^-18 rounds up');
+  t.equal(decimalToPrice('0', '0000000000000000014'), 1n);
+  t.equal(decimalToPrice('0', '0000000000000000004'), null, 'rounds to 0');
+  t.equal(text(decimalToPrice('1000000000', '')), '1000000000');
+  t.equal(decimalToPrice('1000000001', ''), null, 'above the maximum');
+  t.equal(decimalToPrice('1000000', '', 6), null, '1000000m is above the maximum');
+  t.equal(text(decimalToPrice('00000000000000000001', '5')), '1.5', 'leading zeros');
+  t.equal(text(numberToPrice(0.1 + 0.2)), '0.30000000000000004', 'the JSON number as written, every digit kept');
+  t.equal(text(numberToPrice(0.3)), '0.3', 'the shortest text of the double, never its binary expansion');
+  t.equal(text(numberToPrice(1e-8)), '0.00000001', 'a JSON number in exponent form');
+  t.equal(numberToPrice(1e-19), null);
 });
 
 t.test('numbers in messages: thousands separators, shorthand, decimal comma after a zero', async (t) => {
@@ -25,19 +31,19 @@ t.test('numbers in messages: thousands separators, shorthand, decimal comma afte
     const read = parseSignalText(`LONG BTC ${price}`);
     return read.kind === 'signal' && read.intents[0]?.action === 'open' ? read.intents[0].entry : read;
   };
-  const cases: Array<[string, number, number?]> = [
-    ['67,200', 67_200_000_000],
-    ['67 200', 67_200_000_000],
-    ['150 000', 150_000_000_000],
-    ['1,250,000.5', 1_250_000_500_000],
-    ['67.2k', 67_200_000_000],
-    ['67.2K', 67_200_000_000],
-    ['1.2m', 1_200_000_000_000],
-    ['0.00001234', 12],
-    ['0,5', 500_000],
-    ['.75', 750_000],
-    ['150 155', 150_000_000, 155_000_000],
-    ['105,250', 105_250_000_000],
+  const cases: Array<[string, string, string?]> = [
+    ['67,200', '67200'],
+    ['67 200', '67200'],
+    ['150 000', '150000'],
+    ['1,250,000.5', '1250000.5'],
+    ['67.2k', '67200'],
+    ['67.2K', '67200'],
+    ['1.2m', '1200000'],
+    ['0.00001234', '0.00001234'],
+    ['0,5', '0.5'],
+    ['.75', '0.75'],
+    ['150 155', '150', '155'],
+    ['105,250', '105250'],
   ];
   for (const [text, low, high = low] of cases) t.strictSame(entryOf(text), { type: 'zone', low, high }, text);
 });

@@ -3,6 +3,7 @@
 import { tradeDecider, type TradeCommand, type TradeEvent } from '../../../domain/trade/decide.ts';
 import type { RequestTrade } from '../../../domain/trade/commands.ts';
 import { at } from '../../support/given-when-then.ts';
+import { priceFromMicro, priceText } from '../../../domain/shared/price.ts';
 
 export const now = new Date('2025-03-01T12:00:00.000Z');
 export const later = new Date('2025-03-01T13:00:00.000Z');
@@ -11,8 +12,12 @@ export const afterExpiry = new Date('2025-03-02T12:00:00.000Z');
 export const at1 = now.toISOString();
 export const at2 = later.toISOString();
 
-/** micro-USD of a USD figure (prices per whole token too) */
+/** micro-USD of a USD figure (prices per whole token too, then through pt / pb) */
 export const usd = (n: number): number => Math.round(n * 1_000_000);
+/** A price given in micro-USD, as an event writes it (decimal USD text). */
+export const pt = (micro: number): string => priceText(priceFromMicro(micro));
+/** A price given in micro-USD, as a command carries it (attodollars). */
+export const pb = (micro: number): bigint => priceFromMicro(micro);
 
 export const requestData = (over: Partial<RequestTrade['data']> = {}): RequestTrade['data'] => ({
   tradeId: 't1',
@@ -23,23 +28,23 @@ export const requestData = (over: Partial<RequestTrade['data']> = {}): RequestTr
   leverage: 5,
   notionalMicro: usd(1000),
   entry: { kind: 'market' },
-  stopLossMicro: usd(48_000),
-  takeProfits: [{ priceMicro: usd(52_000) }, { priceMicro: usd(54_000) }],
+  stopLoss: pb(usd(48_000)),
+  takeProfits: [{ price: pb(usd(52_000)) }, { price: pb(usd(54_000)) }],
   slippageBps: 50,
   feeBps: 10,
   expiresAt,
-  markPriceMicro: usd(50_000),
+  markPrice: pb(usd(50_000)),
   ...over,
 });
 
 export const request = (over: Partial<RequestTrade['data']> = {}, when = now): TradeCommand => ({ type: 'RequestTrade', data: requestData(over), metadata: at(when) });
-export const mark = (priceUsd: number, when = later): TradeCommand => ({ type: 'MarkPrice', data: { priceMicro: usd(priceUsd) }, metadata: at(when) });
-export const moveStop = (data: { to: 'breakeven' } | { priceMicro: number }, when = later): TradeCommand => ({ type: 'MoveStop', data, metadata: at(when) });
-export const setTargets = (takeProfits: { priceMicro: number; closePercent?: number }[], when = later): TradeCommand => ({ type: 'SetTargets', data: { takeProfits }, metadata: at(when) });
+export const mark = (priceUsd: number, when = later): TradeCommand => ({ type: 'MarkPrice', data: { price: pb(usd(priceUsd)) }, metadata: at(when) });
+export const moveStop = (data: { to: 'breakeven' } | { price: bigint }, when = later): TradeCommand => ({ type: 'MoveStop', data, metadata: at(when) });
+export const setTargets = (takeProfits: { price: bigint; closePercent?: number }[], when = later): TradeCommand => ({ type: 'SetTargets', data: { takeProfits }, metadata: at(when) });
 export const cancel = (when = later): TradeCommand => ({ type: 'CancelEntry', data: {}, metadata: at(when) });
 export const close = (closePercent: number, priceUsd: number, reason: 'SIGNAL' | 'USER' | 'AGENT_DELETED' = 'USER', when = later): TradeCommand => ({
   type: 'ClosePosition',
-  data: { closePercent, priceMicro: usd(priceUsd), reason },
+  data: { closePercent, price: pb(usd(priceUsd)), reason },
   metadata: at(when),
 });
 
@@ -58,7 +63,7 @@ export function history(...commands: TradeCommand[]): TradeEvent[] {
 /** The market long of requestData, filled at 50,000. */
 export const filledAt50k: TradeEvent = {
   type: 'TradeFilled',
-  data: { tradeId: 't1', priceMicro: usd(50_000), sizeUnits: '2000000', marginMicro: usd(200), feeMicro: usd(1), at: at1 },
+  data: { tradeId: 't1', price: pt(usd(50_000)), sizeUnits: '2000000', marginMicro: usd(200), feeMicro: usd(1), at: at1 },
 };
 
 /** The settlement with the pool a trade records when it ends: its 200 USD margin and the PnL it realized come back. */

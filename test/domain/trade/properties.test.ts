@@ -12,13 +12,14 @@ import { tradeEventSchema, type Side, type TradeEvent } from '../../../domain/tr
 import { marginFor } from '../../../domain/trade/maths.ts';
 import { at } from '../../support/given-when-then.ts';
 import { requestData, usd } from './fixtures.ts';
+import { priceFromMicro } from '../../../domain/shared/price.ts';
 
 const start = new Date('2025-03-01T12:00:00.000Z').getTime();
 const HOUR = 3_600_000;
 const MARK = usd(50_000);
 
 /** A price `bps` basis points away from the mark (negative: below). */
-const away = (bps: number): number => Math.round((MARK * (10_000 + bps)) / 10_000);
+const away = (bps: number): bigint => priceFromMicro(Math.round((MARK * (10_000 + bps)) / 10_000));
 
 const requestArb: fc.Arbitrary<RequestTrade['data']> = fc
   .record({
@@ -26,8 +27,8 @@ const requestArb: fc.Arbitrary<RequestTrade['data']> = fc
     leverage: fc.integer({ min: 1, max: 20 }),
     entry: fc.oneof(
       fc.constant({ kind: 'market' as const }),
-      fc.tuple(fc.integer({ min: -800, max: 800 }), fc.integer({ min: 0, max: 400 })).map(([from, width]) => ({ kind: 'zone' as const, lowMicro: away(from), highMicro: away(from + width) })),
-      fc.tuple(fc.constantFrom('above' as const, 'below' as const), fc.integer({ min: -800, max: 800 })).map(([direction, bps]) => ({ kind: 'breakout' as const, direction, priceMicro: away(bps) })),
+      fc.tuple(fc.integer({ min: -800, max: 800 }), fc.integer({ min: 0, max: 400 })).map(([from, width]) => ({ kind: 'zone' as const, low: away(from), high: away(from + width) })),
+      fc.tuple(fc.constantFrom('above' as const, 'below' as const), fc.integer({ min: -800, max: 800 })).map(([direction, bps]) => ({ kind: 'breakout' as const, direction, price: away(bps) })),
     ),
     stopBps: fc.option(fc.integer({ min: 900, max: 2_000 })),
     targetBps: fc.array(fc.integer({ min: 50, max: 600 }), { maxLength: 3 }),
@@ -44,13 +45,13 @@ const requestArb: fc.Arbitrary<RequestTrade['data']> = fc
     const takeProfits = r.targetBps.map((bps, i) => {
       cumulative += bps;
       const closePercent = r.percents[i];
-      return { priceMicro: away(sign * cumulative), ...(closePercent ? { closePercent } : {}) };
+      return { price: away(sign * cumulative), ...(closePercent ? { closePercent } : {}) };
     });
     return requestData({
       side: r.side,
       leverage: r.side === 'buy' ? 1 : r.leverage,
       entry: r.entry,
-      stopLossMicro: r.stopBps === null ? undefined : away(-sign * r.stopBps),
+      stopLoss: r.stopBps === null ? undefined : away(-sign * r.stopBps),
       takeProfits,
       trailing: r.trailing ?? undefined,
       breakevenOnTarget: r.breakeven !== null && r.breakeven <= takeProfits.length ? r.breakeven : undefined,
@@ -80,20 +81,20 @@ function commandOf(op: Exclude<Op, { kind: 'wait' }>, now: number): TradeCommand
   const metadata = at(new Date(now));
   switch (op.kind) {
     case 'mark':
-      return { type: 'MarkPrice', data: { priceMicro: away(op.bps) }, metadata };
+      return { type: 'MarkPrice', data: { price: away(op.bps) }, metadata };
     case 'stop':
-      return { type: 'MoveStop', data: op.bps === null ? { to: 'breakeven' } : { priceMicro: away(op.bps) }, metadata };
+      return { type: 'MoveStop', data: op.bps === null ? { to: 'breakeven' } : { price: away(op.bps) }, metadata };
     case 'targets':
-      return { type: 'SetTargets', data: { takeProfits: op.bps.map((bps) => ({ priceMicro: away(bps) })) }, metadata };
+      return { type: 'SetTargets', data: { takeProfits: op.bps.map((bps) => ({ price: away(bps) })) }, metadata };
     case 'cancel':
       return { type: 'CancelEntry', data: {}, metadata };
     case 'close':
-      return { type: 'ClosePosition', data: { closePercent: op.percent, priceMicro: away(op.bps), reason: 'USER' }, metadata };
+      return { type: 'ClosePosition', data: { closePercent: op.percent, price: away(op.bps), reason: 'USER' }, metadata };
   }
 }
 
 /** Tighter for the side: higher for a long, lower for a short (or the same). */
-const notLooser = (side: Side, before: number, after: number): boolean => (side === 'short' ? after <= before : after >= before);
+const notLooser = (side: Side, before: bigint, after: bigint): boolean => (side === 'short' ? after <= before : after >= before);
 
 function checkInvariants(before: TradeState, after: TradeState, decided: TradeEvent[], realizedSum: number): void {
   if (after.status === 'none' || after.status === 'rejected') return;
@@ -101,7 +102,7 @@ function checkInvariants(before: TradeState, after: TradeState, decided: TradeEv
   assert.equal(after.realizedPnlMicro, realizedSum, 'realized PnL is the sum of the exits');
   assert.equal(after.marginMicro, after.status === 'open' ? marginFor(after.notionalMicro, after.leverage) : 0, 'margin locked only while open');
   if (before.status !== 'none' && before.status !== 'rejected' && before.stop) {
-    assert.ok(after.stop && notLooser(after.side, before.stop.priceMicro, after.stop.priceMicro), 'the stop never loosens');
+    assert.ok(after.stop && notLooser(after.side, before.stop.price, after.stop.price), 'the stop never loosens');
   }
   for (const e of decided) {
     if (e.type === 'TradeClosed') assert.equal(e.data.totalRealizedPnlMicro, after.realizedPnlMicro, 'the close carries the total');
@@ -162,7 +163,7 @@ t.test("a long's exit PnL never falls as the exit price rises; a short's never r
         return;
       }
       const pnlAt = (bps: number) =>
-        tradeDecider.decide({ type: 'ClosePosition', data: { closePercent: percent / 100, priceMicro: away(bps), reason: 'USER' }, metadata: at(new Date(start + HOUR)) }, state).reduce((s, e) => s + exitPnl(e), 0);
+        tradeDecider.decide({ type: 'ClosePosition', data: { closePercent: percent / 100, price: away(bps), reason: 'USER' }, metadata: at(new Date(start + HOUR)) }, state).reduce((s, e) => s + exitPnl(e), 0);
       const [low, high] = a <= b ? [a, b] : [b, a];
       if (market.side === 'short') assert.ok(pnlAt(low) >= pnlAt(high));
       else assert.ok(pnlAt(low) <= pnlAt(high));

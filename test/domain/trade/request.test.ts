@@ -1,10 +1,10 @@
 import t from 'tap';
 import { tradeDecider, type TradeCommand } from '../../../domain/trade/decide.ts';
 import { at, scenario } from '../../support/given-when-then.ts';
-import { at1, expiresAt, filledAt50k, history, mark, now, request, usd } from './fixtures.ts';
+import { at1, expiresAt, filledAt50k, history, mark, now, request, pb, pt, usd } from './fixtures.ts';
 
 const { given } = scenario(tradeDecider);
-const zone = (lowUsd: number, highUsd: number) => ({ kind: 'zone' as const, lowMicro: usd(lowUsd), highMicro: usd(highUsd) });
+const zone = (lowUsd: number, highUsd: number) => ({ kind: 'zone' as const, low: pb(usd(lowUsd)), high: pb(usd(highUsd)) });
 
 t.test('a market long is requested and filled at once at the mark: size, entry fee and margin', async (t) => {
   given([]).when(request()).then(t, [
@@ -19,10 +19,10 @@ t.test('a market long is requested and filled at once at the mark: size, entry f
         leverage: 5,
         notionalMicro: usd(1000),
         entry: { kind: 'market' },
-        stopLossMicro: usd(48_000),
+        stopLoss: pt(usd(48_000)),
         targets: [
-          { tier: 1, priceMicro: usd(52_000), closeBps: 5000, closesRest: false },
-          { tier: 2, priceMicro: usd(54_000), closeBps: 5000, closesRest: true },
+          { tier: 1, price: pt(usd(52_000)), closeBps: 5000, closesRest: false },
+          { tier: 2, price: pt(usd(54_000)), closeBps: 5000, closesRest: true },
         ],
         trailing: null,
         breakevenOnTarget: null,
@@ -38,8 +38,8 @@ t.test('a market long is requested and filled at once at the mark: size, entry f
 
 t.test('the filled trade exposes what the executor needs', async (t) => {
   const state = given([]).when(request()).after();
-  t.match(state, { status: 'open', side: 'long', leverage: 5, filledUnits: 2_000_000n, remainingUnits: 2_000_000n, averageFillMicro: usd(50_000) });
-  t.match(state, { marginMicro: usd(200), feesPaidMicro: usd(1), realizedPnlMicro: 0, stop: { priceMicro: usd(48_000), kind: 'STOP_LOSS' } });
+  t.match(state, { status: 'open', side: 'long', leverage: 5, filledUnits: 2_000_000n, remainingUnits: 2_000_000n, averageFill: pb(usd(50_000)) });
+  t.match(state, { marginMicro: usd(200), feesPaidMicro: usd(1), realizedPnlMicro: 0, stop: { price: pb(usd(48_000)), kind: 'STOP_LOSS' } });
 });
 
 t.test('the margin is notional / leverage rounded up', async (t) => {
@@ -54,16 +54,16 @@ t.test('a buy is spot: any leverage but 1 is refused', async (t) => {
 
 t.test('a zone holding the mark fills at the mark', async (t) => {
   const events = given([]).when(request({ entry: zone(49_000, 51_000) })).events();
-  t.match(events[1], { type: 'TradeFilled', data: { priceMicro: usd(50_000) } });
+  t.match(events[1], { type: 'TradeFilled', data: { price: pt(usd(50_000)) } });
 });
 
 t.test('a zone written high to low is kept low to high', async (t) => {
-  t.match(given([]).when(request({ entry: zone(51_000, 49_000) })).events()[0], { data: { entry: zone(49_000, 51_000) } });
+  t.match(given([]).when(request({ entry: zone(51_000, 49_000) })).events()[0], { data: { entry: { kind: 'zone', low: '49000', high: '51000' } } });
 });
 
 t.test('a mark just outside the zone, within the slippage tolerance, fills at the mark', async (t) => {
   // 50 bps above 49,900 is 50,149.5: the mark at 50,000 is within it.
-  t.match(given([]).when(request({ entry: zone(49_500, 49_900) })).events()[1], { type: 'TradeFilled', data: { priceMicro: usd(50_000) } });
+  t.match(given([]).when(request({ entry: zone(49_500, 49_900) })).events()[1], { type: 'TradeFilled', data: { price: pt(usd(50_000)) } });
 });
 
 t.test('a mark beyond the zone and its slippage leaves the entry pending until expiresAt', async (t) => {
@@ -73,65 +73,65 @@ t.test('a mark beyond the zone and its slippage leaves the entry pending until e
 });
 
 t.test('a breakout not yet reached waits pending', async (t) => {
-  t.match(given([]).when(request({ entry: { kind: 'breakout', direction: 'above', priceMicro: usd(50_500) } })).events()[1], { type: 'EntryPending' });
+  t.match(given([]).when(request({ entry: { kind: 'breakout', direction: 'above', price: pb(usd(50_500)) } })).events()[1], { type: 'EntryPending' });
 });
 
 t.test('a breakout the market has already passed is a market order, filled at the mark', async (t) => {
-  const breakout = { kind: 'breakout' as const, direction: 'above' as const, priceMicro: usd(49_800) };
-  t.match(given([]).when(request({ entry: breakout })).events()[1], { type: 'TradeFilled', data: { priceMicro: usd(50_000) } });
+  const breakout = { kind: 'breakout' as const, direction: 'above' as const, price: pb(usd(49_800)) };
+  t.match(given([]).when(request({ entry: breakout })).events()[1], { type: 'TradeFilled', data: { price: pt(usd(50_000)) } });
 });
 
 t.test('a long with its stop at or above the entry is refused INVALID_LEVELS', async (t) => {
-  given([]).when(request({ stopLossMicro: usd(50_000) })).thenRefused(t, 'INVALID_LEVELS', /stop/);
-  given([]).when(request({ stopLossMicro: usd(51_000) })).thenRefused(t, 'INVALID_LEVELS');
+  given([]).when(request({ stopLoss: pb(usd(50_000)) })).thenRefused(t, 'INVALID_LEVELS', /stop/);
+  given([]).when(request({ stopLoss: pb(usd(51_000)) })).thenRefused(t, 'INVALID_LEVELS');
 });
 
 t.test('a long with a target at or below the entry is refused INVALID_LEVELS', async (t) => {
-  given([]).when(request({ takeProfits: [{ priceMicro: usd(49_000) }] })).thenRefused(t, 'INVALID_LEVELS', /target/);
+  given([]).when(request({ takeProfits: [{ price: pb(usd(49_000)) }] })).thenRefused(t, 'INVALID_LEVELS', /target/);
 });
 
 t.test('a short mirrors the levels: stop above, targets below', async (t) => {
-  const short = { side: 'short' as const, stopLossMicro: usd(52_000), takeProfits: [{ priceMicro: usd(48_000) }, { priceMicro: usd(46_000) }] };
+  const short = { side: 'short' as const, stopLoss: pb(usd(52_000)), takeProfits: [{ price: pb(usd(48_000)) }, { price: pb(usd(46_000)) }] };
   t.match(given([]).when(request(short)).events()[1], { type: 'TradeFilled' });
-  given([]).when(request({ ...short, stopLossMicro: usd(49_000) })).thenRefused(t, 'INVALID_LEVELS');
-  given([]).when(request({ ...short, takeProfits: [{ priceMicro: usd(51_000) }] })).thenRefused(t, 'INVALID_LEVELS');
+  given([]).when(request({ ...short, stopLoss: pb(usd(49_000)) })).thenRefused(t, 'INVALID_LEVELS');
+  given([]).when(request({ ...short, takeProfits: [{ price: pb(usd(51_000)) }] })).thenRefused(t, 'INVALID_LEVELS');
 });
 
 t.test('targets out of order are refused INVALID_LEVELS', async (t) => {
-  given([]).when(request({ takeProfits: [{ priceMicro: usd(54_000) }, { priceMicro: usd(52_000) }] })).thenRefused(t, 'INVALID_LEVELS', /further/);
+  given([]).when(request({ takeProfits: [{ price: pb(usd(54_000)) }, { price: pb(usd(52_000)) }] })).thenRefused(t, 'INVALID_LEVELS', /further/);
 });
 
 t.test("a pending zone's stop must lie below every price it may fill at, slippage included", async (t) => {
   // The zone 49,000-49,500 may fill down to 48,755 (50 bps below 49,000).
-  given([]).when(request({ entry: zone(49_000, 49_500), stopLossMicro: usd(48_800) })).thenRefused(t, 'INVALID_LEVELS');
-  t.match(given([]).when(request({ entry: zone(49_000, 49_500), stopLossMicro: usd(48_700) })).events()[1], { type: 'EntryPending' });
+  given([]).when(request({ entry: zone(49_000, 49_500), stopLoss: pb(usd(48_800)) })).thenRefused(t, 'INVALID_LEVELS');
+  t.match(given([]).when(request({ entry: zone(49_000, 49_500), stopLoss: pb(usd(48_700)) })).events()[1], { type: 'EntryPending' });
 });
 
 t.test('targets without percents split the size evenly, the last absorbing the remainder', async (t) => {
-  const three = [{ priceMicro: usd(51_000) }, { priceMicro: usd(52_000) }, { priceMicro: usd(53_000) }];
+  const three = [{ price: pb(usd(51_000)) }, { price: pb(usd(52_000)) }, { price: pb(usd(53_000)) }];
   t.match(given([]).when(request({ takeProfits: three })).events()[0], {
     data: { targets: [{ closeBps: 3333, closesRest: false }, { closeBps: 3333, closesRest: false }, { closeBps: 3334, closesRest: true }] },
   });
 });
 
 t.test('targets without percents share what the given percents leave', async (t) => {
-  const mixed = [{ priceMicro: usd(51_000), closePercent: 50 }, { priceMicro: usd(52_000) }, { priceMicro: usd(53_000) }];
+  const mixed = [{ price: pb(usd(51_000)), closePercent: 50 }, { price: pb(usd(52_000)) }, { price: pb(usd(53_000)) }];
   t.match(given([]).when(request({ takeProfits: mixed })).events()[0], {
     data: { targets: [{ closeBps: 5000 }, { closeBps: 2500 }, { closeBps: 2500, closesRest: true }] },
   });
 });
 
 t.test('a final target whose percents leave part of the size keeps a runner', async (t) => {
-  const runner = [{ priceMicro: usd(51_000), closePercent: 30 }, { priceMicro: usd(52_000), closePercent: 30.5 }];
+  const runner = [{ price: pb(usd(51_000)), closePercent: 30 }, { price: pb(usd(52_000)), closePercent: 30.5 }];
   t.match(given([]).when(request({ takeProfits: runner })).events()[0], {
     data: { targets: [{ closeBps: 3000, closesRest: false }, { closeBps: 3050, closesRest: false }] },
   });
 });
 
 t.test('percents above 100 in total, or with more than 2 decimals, are refused', async (t) => {
-  const over = [{ priceMicro: usd(51_000), closePercent: 60 }, { priceMicro: usd(52_000), closePercent: 50 }];
+  const over = [{ price: pb(usd(51_000)), closePercent: 60 }, { price: pb(usd(52_000)), closePercent: 50 }];
   given([]).when(request({ takeProfits: over })).thenRefused(t, 'VALIDATION_FAILED', /add up/);
-  given([]).when(request({ takeProfits: [{ priceMicro: usd(51_000), closePercent: 12.345 }] })).thenRefused(t, 'VALIDATION_FAILED', /2 decimals/);
+  given([]).when(request({ takeProfits: [{ price: pb(usd(51_000)), closePercent: 12.345 }] })).thenRefused(t, 'VALIDATION_FAILED', /2 decimals/);
 });
 
 t.test('trailing percents are kept as basis points', async (t) => {
@@ -153,11 +153,11 @@ t.test('a notional that buys less than one base unit is refused', async (t) => {
 
 t.test('malformed fields are refused VALIDATION_FAILED naming them', async (t) => {
   given([]).when(request({ leverage: 0 })).thenRefused(t, 'VALIDATION_FAILED', /leverage/);
-  given([]).when(request({ markPriceMicro: 1.5 })).thenRefused(t, 'VALIDATION_FAILED', /markPriceMicro/);
+  given([]).when(request({ markPrice: 0n })).thenRefused(t, 'VALIDATION_FAILED', /markPrice/);
 });
 
 t.test('a second request with the same tradeId changes nothing', async (t) => {
-  given(history(request())).when(request({ side: 'short', stopLossMicro: usd(60_000) })).then(t, []);
+  given(history(request())).when(request({ side: 'short', stopLoss: pb(usd(60_000)) })).then(t, []);
 });
 
 t.test('a rejected request spends the id: a later request of it changes nothing, and a request decided first stands', async (t) => {

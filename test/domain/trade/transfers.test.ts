@@ -37,6 +37,10 @@ import type { TransferPlan } from '../../../domain/transfer/plan.ts';
 import { planned } from '../../../domain/transfer/process.ts';
 import { START, USER } from '../pool/world.ts';
 import { AGENT, ended, live, paths, TOKENS, TradeWorld, type Faults } from './world.ts';
+import { priceFromMicro as pb, priceFromMicro, priceText } from '../../../domain/shared/price.ts';
+
+/** A price in micro-USD as intent text. */
+const pt = (micro: number): string => priceText(priceFromMicro(micro));
 
 const USD = 1_000_000;
 /** true once in `n` draws */
@@ -92,13 +96,13 @@ function intentOf(spec: OpenSpec, priceMicro: number | null): OpenIntent {
   if (spec.entry.kind === 'zone') {
     const low = times(p, spec.entry.fromBps, false);
     const high = times(low, spec.entry.widthBps, true);
-    entry = { type: 'zone', low, high };
+    entry = { type: 'zone', low: pt(low), high: pt(high) };
     // the zone widened by the default 0.5 % slippage, and a little more
     [lo, hi] = [times(low, -60, false), times(high, 60, true)];
   } else if (spec.entry.kind === 'breakout') {
     const sign = spec.entry.direction === 'above' ? 1 : -1;
     const price = times(p, sign * spec.entry.bps, true);
-    entry = { type: 'breakout', direction: spec.entry.direction, price };
+    entry = { type: 'breakout', direction: spec.entry.direction, price: pt(price) };
     // passed already: a market order at the mark
     [lo, hi] = [Math.min(price, p), Math.max(price, p)];
   }
@@ -109,10 +113,10 @@ function intentOf(spec: OpenSpec, priceMicro: number | null): OpenIntent {
   let takeProfits = spec.targets.map((tp) => {
     cumulative += tp.bps;
     const price = away(long ? hi : lo, cumulative);
-    return tp.percent === null ? { price } : { price, closePercent: tp.percent };
+    return tp.percent === null ? { price: pt(price) } : { price: pt(price), closePercent: tp.percent };
   });
   if (spec.contradict === 'stop') stopLoss = long ? times(hi, 100, true) : times(lo, -100, false);
-  if (spec.contradict === 'targets') takeProfits = [...takeProfits, { price: long ? times(lo, -200, false) : times(hi, 200, true) }];
+  if (spec.contradict === 'targets') takeProfits = [...takeProfits, { price: pt(long ? times(lo, -200, false) : times(hi, 200, true)) }];
   const size: OpenIntent['size'] =
     spec.size.kind === 'percent' ? { type: 'percent', percent: spec.size.hundredths / 100 } : spec.size.kind === 'usd' ? { type: 'usd', amountMicro: spec.size.usd * USD } : undefined;
   return {
@@ -120,7 +124,7 @@ function intentOf(spec: OpenSpec, priceMicro: number | null): OpenIntent {
     token,
     side: spec.side,
     entry,
-    ...(stopLoss !== undefined ? { stopLoss } : {}),
+    ...(stopLoss !== undefined ? { stopLoss: pt(stopLoss) } : {}),
     takeProfits,
     leverage: spec.leverage,
     ...(size ? { size } : {}),
@@ -224,15 +228,15 @@ function followUpCommand(w: TradeWorld, tradeId: string, op: FollowOp): CommandB
   const mark = s.status === 'none' || s.status === 'rejected' ? undefined : w.prices.get(s.token);
   switch (op.kind) {
     case 'close':
-      return mark === undefined ? null : { type: 'ClosePosition', data: { closePercent: op.hundredths / 100, priceMicro: mark, reason: 'SIGNAL' } };
+      return mark === undefined ? null : { type: 'ClosePosition', data: { closePercent: op.hundredths / 100, price: pb(mark), reason: 'SIGNAL' } };
     case 'cancel':
       return { type: 'CancelEntry', data: {} };
     case 'stop':
-      return mark === undefined ? null : { type: 'MoveStop', data: { priceMicro: moved(mark, op.bps) } };
+      return mark === undefined ? null : { type: 'MoveStop', data: { price: pb(moved(mark, op.bps)) } };
     case 'breakeven':
       return { type: 'MoveStop', data: { to: 'breakeven' } };
     case 'targets':
-      return mark === undefined ? null : { type: 'SetTargets', data: { takeProfits: op.bps.map((bps) => ({ priceMicro: moved(mark, bps) })) } };
+      return mark === undefined ? null : { type: 'SetTargets', data: { takeProfits: op.bps.map((bps) => ({ price: pb(moved(mark, bps)) })) } };
   }
 }
 
@@ -269,7 +273,7 @@ function act(w: TradeWorld, a: Action): void {
       const priceMicro = w.prices.get(s.token);
       if (priceMicro === undefined) break;
       w.now += 1_000;
-      w.command(tradeId, { type: 'ClosePosition', data: { closePercent: 100, priceMicro, reason: 'USER' } }, a.faults);
+      w.command(tradeId, { type: 'ClosePosition', data: { closePercent: 100, price: pb(priceMicro), reason: 'USER' } }, a.faults);
       break;
     }
     case 'wait':
@@ -326,7 +330,7 @@ function play(r: Run): TradeWorld {
   for (const tradeId of w.liveTrades()) {
     const s = w.trade(tradeId);
     assert.ok(live(s));
-    assert.equal(w.command(tradeId, { type: 'ClosePosition', data: { closePercent: 100, priceMicro: w.prices.get(s.token)!, reason: 'USER' } }), 'done');
+    assert.equal(w.command(tradeId, { type: 'ClosePosition', data: { closePercent: 100, price: pb(w.prices.get(s.token)!), reason: 'USER' } }), 'done');
   }
   w.drain();
   w.checkDrained();
@@ -374,7 +378,7 @@ t.test('a trade that loses its whole margin returns 0 and still closes in its po
   // 10x long from 150: at 100 the position lost 333 USD, far past its 100 USD margin (no stop, no liquidation modelled)
   w.now += 60_000;
   w.tick('SOL', 100 * USD);
-  t.equal(w.command('s1-0', { type: 'ClosePosition', data: { closePercent: 100, priceMicro: 100 * USD, reason: 'USER' } }), 'done');
+  t.equal(w.command('s1-0', { type: 'ClosePosition', data: { closePercent: 100, price: pb(100 * USD), reason: 'USER' } }), 'done');
   const settled = w.tradeEvents.get('s1-0')!.find((e) => e.type === 'TradeSettled');
   t.match(settled?.data, { marginMicro: 100 * USD, realizedPnlMicro: -100 * USD, returnedMicro: 0 }, 'the loss stops at the margin: nothing comes back');
   const back = w.transfers.get('s1-0.return');
@@ -393,7 +397,7 @@ t.test('a trade that loses its whole margin returns 0 and still closes in its po
 t.test('a trade rejected at the mark releases its margin: its transfer is compensated', async (t) => {
   const w = world();
   // a long whose stop (160) is above the mark (150)
-  w.signal([market({ stopLoss: 160 * USD })]);
+  w.signal([market({ stopLoss: pt(160 * USD) })]);
   t.match(w.trade('s1-0'), { status: 'rejected', reason: 'INVALID_LEVELS' }, 'recorded as rejected');
   t.match(w.transfers.get('s1-0'), { status: 'compensated', rejection: 'INVALID_LEVELS' });
   const closed = w.poolEvents().filter((e) => e.type === 'TradeClosed');
@@ -410,7 +414,7 @@ t.test('a trade rejected at the mark releases its margin: its transfer is compen
 
 t.test('two trades of one signal: when one is rejected at the mark the other closes at once (both or neither)', async (t) => {
   const w = world();
-  w.signal([market(), market({ side: 'short', stopLoss: 140 * USD })]);
+  w.signal([market(), market({ side: 'short', stopLoss: pt(140 * USD) })]);
   t.equal(w.trade('s1-1').status, 'rejected');
   t.match(w.trade('s1-0'), { status: 'closed' }, 'the one that opened closed at the mark');
   const fees = w.trade('s1-0');
@@ -463,7 +467,7 @@ t.test('a close_partial follow-up whose signal job runs again (worker died befor
       const runJob = (w: TradeWorld) => {
         const target = resolveTarget(follow, openTradeRefs(w.pool()));
         if (target.kind !== 'found') return;
-        w.command(target.trade.tradeId, { type: 'ClosePosition', data: { closePercent: follow.closePercent, priceMicro: w.prices.get('SOL')!, reason: 'SIGNAL', requestId: 'signal-2#0' } });
+        w.command(target.trade.tradeId, { type: 'ClosePosition', data: { closePercent: follow.closePercent, price: pb(w.prices.get('SOL')!), reason: 'SIGNAL', requestId: 'signal-2#0' } });
       };
       const once = world();
       once.signal([market({ side })]);
@@ -494,7 +498,7 @@ t.test('capital freed while a trade is marked past its margin leaves the success
   w.now += 60_000;
   w.tick('SOL', 300 * USD); // SOL 150 → 300: the short is marked at −20.01 USD, twice its 10 USD margin
   t.equal(w.pool().openTrades['s2-0']?.unrealizedMicro, -10_000_000, 'the short is marked at its margin at worst, what it can realize');
-  w.command('s1-0', { type: 'ClosePosition', data: { closePercent: 100, priceMicro: 300 * USD, reason: 'USER' } }); // +49.924999 realized
+  w.command('s1-0', { type: 'ClosePosition', data: { closePercent: 100, price: pb(300 * USD), reason: 'USER' } }); // +49.924999 realized
   // the pool owes 20 % × (49.924999 − 20.01) = 5.982999, and counts 133.442 USD withdrawable
   const amountMicro = w.w.figures(w.pool()).withdrawableUsd;
   const withdrawal: TransferPlan = {
@@ -505,7 +509,7 @@ t.test('capital freed while a trade is marked past its margin leaves the success
   };
   w.w.run(planned(withdrawal));
   w.w.settle(w.poolId, 'withdraw-1', 'confirmed', amountMicro); // fees settled: 5.982999
-  w.command('s2-0', { type: 'ClosePosition', data: { closePercent: 100, priceMicro: 300 * USD, reason: 'USER' } }); // −10 realized: its margin
+  w.command('s2-0', { type: 'ClosePosition', data: { closePercent: 100, price: pb(300 * USD), reason: 'USER' } }); // −10 realized: its margin
   const { ledger } = w.pool();
   t.equal(ledger.realized, 39_924_999, 'the pool realized 39.924999 USD of profit');
   const due = pendingSuccessFeeUsd(ledger, 20);

@@ -37,6 +37,8 @@ import type { WalletContext } from '../../../domain/wallet/events.ts';
 import { at } from '../../support/given-when-then.ts';
 import { settings, terms as spotTerms } from '../pool/fixtures.ts';
 import { reached as poolPaths, START, USER, World } from '../pool/world.ts';
+import { priceFromMicro } from '../../../domain/shared/price.ts';
+import { requestOfStored } from '../../../domain/trade/commands.ts';
 
 export const AGENT = 'agent-signals';
 /** TRADE_FEE_BPS, the simulated venue's fee on entry and every exit */
@@ -360,7 +362,7 @@ export class TradeWorld {
         try {
           const { state } = this.executeTrade(tradeId, {
             type: 'RequestTrade',
-            data: { ...request, tradeId, poolId: pool, notionalMicro: transfer.amountMicro * request.leverage, markPriceMicro },
+            data: { ...requestOfStored(request), tradeId, poolId: pool, notionalMicro: transfer.amountMicro * request.leverage, markPrice: priceFromMicro(markPriceMicro) },
           });
           return state.status === 'rejected' ? { type: 'CreditRejected', reason: state.reason } : { type: 'Credited' };
         } catch (err) {
@@ -474,7 +476,7 @@ export class TradeWorld {
     const pool = this.pool();
     const from = poolEndpointOf(this.poolId);
     const trades = intents.map((intent, index) => {
-      const order = tradeOrderOf(intent, { defaults: this.defaults, terms: pool.terms, feeBps: FEE_BPS, now: new Date(this.now), markPriceMicro: this.prices.get(intent.token) ?? null });
+      const order = tradeOrderOf(intent, { defaults: this.defaults, terms: pool.terms, feeBps: FEE_BPS, now: new Date(this.now), markPrice: this.markOf(intent.token) });
       assert.ok(order.ok, 'a perp venue takes both sides');
       const tradeId = `s${n}-${index}`;
       return {
@@ -527,7 +529,7 @@ export class TradeWorld {
         const priceMicro = this.prices.get(request!.token);
         if (priceMicro === undefined) throw refuse('VALIDATION_FAILED', `no mark price for ${request!.token}`);
         const before = this.trade(tradeId);
-        this.manage(tradeId, { type: 'ClosePosition', data: { closePercent: 100, priceMicro, reason: 'SIGNAL' } });
+        this.manage(tradeId, { type: 'ClosePosition', data: { closePercent: 100, price: priceFromMicro(priceMicro), reason: 'SIGNAL' } });
         if (live(before)) this.seen.undoneBothOrNeither++;
       }
     }
@@ -535,6 +537,12 @@ export class TradeWorld {
   }
 
   /** The price moves: every live trade of the token is ticked (the price watcher, one command per trade). */
+  /** The mark of a token as a price (the world keeps its prices in micro-USD). */
+  markOf(token: string): bigint | null {
+    const micro = this.prices.get(token);
+    return micro === undefined ? null : priceFromMicro(micro);
+  }
+
   tick(token: string, priceMicro: number, faults: Faults = noFaults): void {
     this.prices.set(token, priceMicro);
     this.faults = faults;
@@ -542,7 +550,7 @@ export class TradeWorld {
     try {
       for (const tradeId of this.liveTrades(token)) {
         try {
-          this.manage(tradeId, { type: 'MarkPrice', data: { priceMicro } });
+          this.manage(tradeId, { type: 'MarkPrice', data: { price: priceFromMicro(priceMicro) } });
         } catch (err) {
           if (!(err instanceof Crash)) throw err;
         }

@@ -1,5 +1,6 @@
 // Text follow-ups through the signed webhook: a channel's management message about a token manages
 // the open trade on it, and without one it is skipped NO_MATCHING_TRADE (never unmatched, never a guess).
+// The follower trades in FULL_TRADING, the mode that applies an agent's management of open trades.
 import t from 'tap';
 import { tradeDecider } from '../../domain/trade/decide.ts';
 import { signWebhookBody } from '../../infra/signing/webhook.ts';
@@ -17,7 +18,7 @@ t.test('a management follow-up about a token: skipped NO_MATCHING_TRADE without 
   const user = await signIn(app, 'followup-user@example.test');
   const { agentId, secret } = await listedFollowableAgent(app, { developer: dev.accessToken, admin: admin.accessToken }, { name: 'Follow-ups', venue: 'PERP_VENUE', maxLeverage: 5, minTradeUsd: 1 });
   t.equal((await api(app, 'PUT', '/api/admin/market/prices', { token: admin.accessToken, body: { prices: { SOL: 150 } } })).status, 200);
-  t.equal((await api(app, 'POST', '/api/v1/users/me/subscriptions', { token: user.accessToken, body: { agentId, allocationAmountUsd: 1000 } })).status, 200);
+  t.equal((await api(app, 'POST', '/api/v1/users/me/subscriptions', { token: user.accessToken, body: { agentId, allocationAmountUsd: 1000, tradeMode: 'FULL_TRADING' } })).status, 200);
   await api(app, 'GET', '/api/v1/users/me/subscriptions', { token: user.accessToken });
   const deliver = (body: unknown) => {
     const signed = signWebhookBody({ secret, body, timestampMs: Date.now() });
@@ -28,13 +29,13 @@ t.test('a management follow-up about a token: skipped NO_MATCHING_TRADE without 
   const early = await deliver({ signalId: 'sol-mgmt-early', text: followUp });
   t.equal(early.status, 200, JSON.stringify(early.body));
   t.equal(early.body.data.outcome, 'skipped', JSON.stringify(early.body.data));
-  t.match(early.body.data.executionResults, [{ status: 'skipped', skipReason: 'NO_MATCHING_TRADE' }]);
+  t.match(early.body.data.executionResults, [{ executionResult: { status: 'skipped', skipReason: 'NO_MATCHING_TRADE' } }]);
 
   // No side named: the targets above the entry make it a long.
   const opened = await deliver({ signalId: 'sol-open', text: '#SOL 🚀\nEntry 149-151\nTP 160 / 170\nSL 140' });
   t.equal(opened.status, 200, JSON.stringify(opened.body));
   t.equal(opened.body.data.outcome, 'executed', JSON.stringify(opened.body.data));
-  const tradeId = opened.body.data.executionResults[0].tradeIds[0] as string;
+  const tradeId = opened.body.data.executionResults[0].executionResult.tradeIds[0] as string;
   const before = (await loadState(app, tradeDecider, tradeId)).state;
   if (before.status !== 'open') throw new Error(`not open: ${before.status}`);
   t.equal(before.side, 'long');

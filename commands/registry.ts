@@ -52,7 +52,7 @@ export interface CommandMap {
   ReplaceRecoveryCodes: { data: { userId: string; code: string }; result: RecoveryCodes };
   ResetMfa: { data: { userId: string }; result: { userId: string; mfaEnabled: false } };
   CompleteMfaSignIn: { data: CompleteMfaData; result: StartedSession };
-  RefreshSession: { data: RefreshData; result: StartedSession };
+  RefreshSession: { data: RefreshData; result: StartedSession | null };
   SignOut: { data: { refreshToken: string }; result: Nothing };
   EndAllSessions: { data: { userId: string }; result: { userId: string; sessionsEnded: number } };
   UpdateProfile: { data: { userId: string; changes: ProfileChanges }; result: Nothing };

@@ -16,7 +16,7 @@ export interface RefreshData {
  * token stays the same, with the term it got at sign-in (docs/decisions.md, "Auth: refresh keeps
  * the token"); anything else is 401 INVALID_REFRESH_TOKEN.
  */
-export async function refreshSession({ data }: Command<'RefreshSession', RefreshData>, tools: Tools): Promise<StartedSession> {
+export async function refreshSession({ data }: Command<'RefreshSession', RefreshData>, tools: Tools): Promise<StartedSession | null> {
   const userId = refreshTokenUserId(data.refreshToken);
   if (!userId) throw refuse('INVALID_REFRESH_TOKEN', 'invalid or expired refresh token');
   const result = await tools.execute(userDecider, userId, {
@@ -24,7 +24,10 @@ export async function refreshSession({ data }: Command<'RefreshSession', Refresh
     data: { refreshTokenHash: sha256Hex(data.refreshToken), userAgentHash: userAgentHash(data.userAgent) },
   });
   const [event] = result.events;
-  if (event?.type !== 'SessionRefreshed') throw new Error('a refresh records SessionRefreshed or is refused');
+  // A token rotated away under the former rule ended its session (recorded): null, and the route
+  // answers 401 once that end is written.
+  if (event?.type === 'SessionEnded') return null;
+  if (event?.type !== 'SessionRefreshed') throw new Error('a refresh records SessionRefreshed or SessionEnded, or is refused');
   return { userId, sessionId: event.data.sessionId, refreshToken: data.refreshToken };
 }
 

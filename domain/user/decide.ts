@@ -170,17 +170,17 @@ function startSession({ data, metadata: { now } }: Cmd<'StartSession'>, state: R
 }
 
 /**
- * The session a presented token hash belongs to: its token, or one that a refresh rotated away
- * before refreshes kept the token (still the session's: docs/decisions.md, "Auth: refresh keeps
- * the token").
+ * The session a presented token hash belongs to, and whether it is the session's token (`current`)
+ * or one a refresh rotated away before refreshes kept the token (docs/decisions.md, "Auth: refresh
+ * keeps the token").
  */
-export function findSession(state: RegisteredUser, tokenHash: string): { sessionId: string; session: SessionState } | undefined {
-  let found: { sessionId: string; session: SessionState } | undefined;
+export function findSession(state: RegisteredUser, tokenHash: string): { sessionId: string; session: SessionState; current: boolean } | undefined {
+  let found: { sessionId: string; session: SessionState; current: boolean } | undefined;
   // Every session is compared (no early exit), so timing does not tell which one matched.
   for (const [sessionId, session] of Object.entries(state.sessions)) {
     const current = sameDigest(session.refreshTokenHash, tokenHash);
     const rotated = session.rotatedHashes.reduce((seen, h) => sameDigest(h, tokenHash) || seen, false);
-    if (current || rotated) found = { sessionId, session };
+    if (current || rotated) found = { sessionId, session, current };
   }
   return found;
 }
@@ -195,6 +195,11 @@ function refreshSession({ data, metadata: { now } }: Cmd<'RefreshSession'>, stat
   const found = findSession(state, data.refreshTokenHash);
   const invalid = refuse('INVALID_REFRESH_TOKEN', 'invalid or expired refresh token');
   if (!found || found.session.ended) throw invalid;
+  // A token rotated away under the former rule is a copy that outlived its use (refreshes no longer
+  // rotate, so no client of today holds one): the session ends, as the former reuse detection did.
+  if (!found.current) {
+    return [{ type: 'SessionEnded', data: { userId: state.userId, sessionId: found.sessionId, reason: 'refresh_token_reused', endedAt: now.toISOString() } }];
+  }
   if (new Date(found.session.expiresAt) <= now) throw invalid;
   if (!sameDigest(found.session.userAgentHash, data.userAgentHash)) throw invalid;
   return [

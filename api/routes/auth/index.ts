@@ -135,6 +135,7 @@ export default async function authRoutes(root: FastifyInstance): Promise<void> {
     { config: { dispatches: ['RefreshSession'] }, schema: { tags, summary: 'Get a new access token (the same refresh token is returned: it works until its term ends)', body: refreshTokenBody, response: { 200: envelopeOf(z.object({ tokens: tokensSchema })) } } },
     async (request) => {
       const session = await request.dispatch('RefreshSession', { refreshToken: request.body.refreshToken, userAgent: userAgent(request) });
+      if (!session) throw refuse('INVALID_REFRESH_TOKEN', 'invalid or expired refresh token');
       return ok({ tokens: tokensOf(session) });
     },
   );

@@ -129,16 +129,17 @@ t.test('an expired refresh token is 401', async (t) => {
   given([registered, started]).when(refresh(h('a'), h('0'), later(30 * DAY))).thenRefused(t, 'INVALID_REFRESH_TOKEN');
 });
 
-t.test('a session rotated under the former rule takes both its tokens, never ends for it, and keeps its newest token', async (t) => {
+t.test('a session rotated under the former rule refreshes with its newest token; a token rotated away ends it', async (t) => {
   // `refreshed` is a rotation recorded before refreshes kept the token: a to b, the term to 31 days.
   const kept = (): UserEvent => ({
     type: 'SessionRefreshed',
     data: { userId, sessionId: 's1', refreshTokenHash: h('b'), refreshedAt: later(2000).toISOString(), expiresAt: later(31 * DAY).toISOString() },
   });
-  given([registered, started, refreshed]).when(refresh(h('a'))).then(t, [kept()]);
+  const reused: UserEvent = { type: 'SessionEnded', data: { userId, sessionId: 's1', reason: 'refresh_token_reused', endedAt: later(2000).toISOString() } };
   given([registered, started, refreshed]).when(refresh(h('b'))).then(t, [kept()]);
-  given([registered, started, refreshed]).when(refresh(h('a'), h('9'))).thenRefused(t, 'INVALID_REFRESH_TOKEN');
-  given([registered, started, refreshed]).when(refresh(h('a'), h('0'), later(31 * DAY))).thenRefused(t, 'INVALID_REFRESH_TOKEN');
+  given([registered, started, refreshed]).when(refresh(h('a'))).then(t, [reused]);
+  given([registered, started, refreshed]).when(refresh(h('b'), h('9'))).thenRefused(t, 'INVALID_REFRESH_TOKEN');
+  given([registered, started, refreshed]).when(refresh(h('b'), h('0'), later(31 * DAY))).thenRefused(t, 'INVALID_REFRESH_TOKEN');
 });
 
 t.test('a refresh a millisecond before the term from sign-in ends works; at its end it is 401', async (t) => {

@@ -182,7 +182,9 @@ export function legacyLeg(deps: AppDeps, relay: Relay, onerror: (error: Error) =
         const write = (event: StreamEvent) => {
           queue = queue.then(async () => {
             if (!isAfter(event.id, last)) return;
-            if (!(await claimDelivery(deps.redis, ttl, id, event.id, streamId).catch(() => false))) return;
+            // Redis failing to answer the claim: this stream delivers (a message twice on two streams is
+            // better than one lost: skipped here, a resumption after a later event would never replay it).
+            if (!(await claimDelivery(deps.redis, ttl, id, event.id, streamId).catch(() => true))) return;
             last = event.id;
             try {
               controller.enqueue(encoder.encode(`id: ${event.id}\nevent: message\ndata: ${JSON.stringify(event.message)}\n\n`));

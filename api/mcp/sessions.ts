@@ -13,7 +13,7 @@ export interface McpSession {
   clientCapabilities: ClientCapabilities;
   clientInfo: Implementation;
   createdAt: string;
-  /** the client's `logging/setLevel`: no log notice below it; absent, none is sent (api/mcp/logging.ts) */
+  /** the client's `logging/setLevel`: no log notice below it; absent, the default level of api/mcp/logging.ts */
   logLevel?: LoggingLevel;
 }
 

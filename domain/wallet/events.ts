@@ -6,7 +6,7 @@ import { microUsdSchema } from '../shared/money.ts';
 import { priceTextSchema } from '../shared/price.ts';
 import { lotsEndpointSchema, transferPlanSchema, walletEndpointSchema } from '../transfer/plan.ts';
 import { walletContextSchema } from './context.ts';
-import { mintSchema, reductionSchema } from './lots.ts';
+import { lotLevelTextSchema, mintSchema, reductionSchema } from './lots.ts';
 import { upcastWalletEvent } from './upcast.ts';
 
 export { walletContexts, walletContextSchema, type WalletContext } from './context.ts';
@@ -87,8 +87,8 @@ export const lotOpenedSchema = swapSchema.extend({
   costMicro: z.number().int().positive(),
   openedAt: z.string(),
   /** the levels as prices per whole token */
-  stopLoss: priceTextSchema.optional(),
-  takeProfit: priceTextSchema.optional(),
+  stopLoss: lotLevelTextSchema.optional(),
+  takeProfit: lotLevelTextSchema.optional(),
 });
 export type LotOpened = z.infer<typeof lotOpenedSchema>;
 
@@ -111,8 +111,8 @@ export const lotsSoldSchema = swapSchema.extend({
   reductions: z.array(reductionSchema).min(1),
   realizedPnlMicro: z.number().int(),
   at: z.string(),
-  stopLoss: priceTextSchema.optional(),
-  takeProfit: priceTextSchema.optional(),
+  stopLoss: lotLevelTextSchema.optional(),
+  takeProfit: lotLevelTextSchema.optional(),
 });
 export type LotsSold = z.infer<typeof lotsSoldSchema>;
 

@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { marketSymbolSchema } from '../market/events.ts';
 import { refuse } from '../shared/errors.ts';
 import type { MicroUsd } from '../shared/money.ts';
-import { ATTO_PER_MICRO, MAX_PRICE, priceFromMicro, priceText, priceTextSchema, storedPrice, type Price } from '../shared/price.ts';
+import { ATTO_PER_MICRO, MAX_PRICE, PRICE_SCALE, priceFromMicro, priceText, priceTextSchema, storedPrice, type Price } from '../shared/price.ts';
 import { walletContextSchema, type WalletContext } from './context.ts';
 
 /** Token amounts carry 6 decimals: 1 unit = 10^-6 of a whole token. */
@@ -46,6 +46,26 @@ export function levelPriceOf(level: Level | undefined): Price | undefined {
   const up = upcastLevel(level) as Level;
   return 'price' in up ? storedPrice(up.price) : undefined;
 }
+
+/**
+ * A lot's stop-loss or take-profit as an event or the read model stores it: decimal USD text. Not
+ * `priceTextSchema`: a take-profit from a percent recorded before prices were finer may be above
+ * 1e9 USD (up to 2^53 − 1 micro-USD, about 9.007e9 USD); it can never trigger, yet it stays as it
+ * was recorded. Those recorded since are at most 1e9 USD (`levelPrices`).
+ */
+const LEVEL_TEXT = /^(0|[1-9]\d{0,9})(?:\.(\d{1,18}))?$/;
+
+/** A lot's level text ("0.00001035", "120.000000000000000000") as its price; throws on a malformed one (a corrupt row or event). */
+export function levelFromText(text: string): Price {
+  const m = LEVEL_TEXT.exec(text);
+  if (!m) throw new RangeError(`not a stored level: ${JSON.stringify(text)}`);
+  return BigInt(m[1]!) * PRICE_SCALE + BigInt((m[2] ?? '').padEnd(18, '0'));
+}
+
+export const lotLevelTextSchema = z
+  .string()
+  .regex(LEVEL_TEXT, 'a level is decimal USD text')
+  .refine((text) => levelFromText(text) > 0n, 'a level is above 0');
 
 /** Levels as prices per whole token: what the price watcher compares the mark with. */
 export interface LevelPrices {

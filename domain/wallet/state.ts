@@ -4,7 +4,7 @@ import { PersistentMap } from '../shared/persistent-map.ts';
 import { endpointKey, type TransferPlan } from '../transfer/plan.ts';
 import type { WalletContext, WalletEvent } from './events.ts';
 import { storedPrice, type Price } from '../shared/price.ts';
-import { applyReductions, type Lot, type LotLevels } from './lots.ts';
+import { applyReductions, levelFromText, type Lot, type LotLevels } from './lots.ts';
 import { upcastWalletEvent } from './upcast.ts';
 
 export const walletStream = (userId: string): string => `wallet-${userId}`;
@@ -208,8 +208,8 @@ const ONE_USD: Price = storedPrice('1');
 
 /** An event's levels (decimal text) as a lot's prices. */
 const definedLevels = (levels: { stopLoss?: string | undefined; takeProfit?: string | undefined }) => ({
-  ...(levels.stopLoss !== undefined ? { stopLoss: storedPrice(levels.stopLoss) } : {}),
-  ...(levels.takeProfit !== undefined ? { takeProfit: storedPrice(levels.takeProfit) } : {}),
+  ...(levels.stopLoss !== undefined ? { stopLoss: levelFromText(levels.stopLoss) } : {}),
+  ...(levels.takeProfit !== undefined ? { takeProfit: levelFromText(levels.takeProfit) } : {}),
 });
 
 /**

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { microToUsd, type MicroUsd } from '../../domain/shared/money.ts';
 import { walletContexts, walletContextSchema, type WalletContext } from '../../domain/wallet/events.ts';
-import { parsePriceText, priceToNumber, type Price } from '../../domain/shared/price.ts';
-import { averagePrice, unitsToTokens } from '../../domain/wallet/lots.ts';
+import { priceToNumber, type Price } from '../../domain/shared/price.ts';
+import { averagePrice, levelFromText, unitsToTokens } from '../../domain/wallet/lots.ts';
 import type { Pool } from '../../infra/db.ts';
 
 /**
@@ -54,12 +54,7 @@ interface LotRow {
 }
 
 /** A numeric(28, 18) level's text ("0.000010350000000000") as the price it stores, exactly. */
-function levelOf(text: string | null): Price | null {
-  if (text === null) return null;
-  const price = parsePriceText(text);
-  if (price === null) throw new RangeError(`not a stored level: ${text}`);
-  return price;
-}
+const levelOf = (text: string | null): Price | null => (text === null ? null : levelFromText(text));
 
 interface Row {
   virtual_wallet_mode: boolean;

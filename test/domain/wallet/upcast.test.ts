@@ -49,3 +49,10 @@ t.test('old wallet events fold as the parsed ones: lots, levels and swaps as big
   t.match(old.manual.get('b1'), { status: 'done', swap: { price: 150n * 10n ** 18n }, levels: { stopLoss: { price: '120' } } });
   t.match(old.manual.get('s1'), { status: 'done', swap: { price: 7_000_000_000_000n, usdMicro: 7 }, levels: { takeProfit: { price: '250' } } });
 });
+
+t.test('an old take-profit from a percent above 1e9 USD (up to 2^53 − 1 micro-USD) still reads: it never triggers, it stays as recorded', async (t) => {
+  const high = { ...legacy[2]!, data: { ...(legacy[2]!.data as object), takeProfitMicro: Number.MAX_SAFE_INTEGER } } as unknown as WalletEvent;
+  t.match(walletEventSchema.parse(high), { data: { takeProfit: '9007199254.740991' } });
+  const state = [legacy[0]!, legacy[1]!, high].reduce(walletDecider.evolve, walletDecider.initialState());
+  t.equal(state.lots[0]!.takeProfit, 9_007_199_254_740_991n * 10n ** 12n);
+});

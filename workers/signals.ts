@@ -15,7 +15,7 @@ import { DomainError } from '../domain/shared/errors.ts';
 import type { SignalExecuted } from '../domain/signal/events.ts';
 import type { Clock } from '../infra/clock.ts';
 import type { LeveledLot } from '../projections/wallets/queries.ts';
-import { priceFromMicro, type Price } from '../domain/shared/price.ts';
+import type { Price } from '../domain/shared/price.ts';
 
 export const SIGNAL_QUEUE = 'signal-execution';
 export const SIGNAL_ACTOR = 'system:signal-worker';
@@ -182,7 +182,7 @@ async function watchLots(deps: SignalWorkerDeps, prices: Map<string, Price>, now
     for (const lot of page) {
       const price = prices.get(lot.mint);
       if (price === undefined) continue;
-      if ((lot.stopLossMicro !== null && price <= priceFromMicro(lot.stopLossMicro)) || (lot.takeProfitMicro !== null && price >= priceFromMicro(lot.takeProfitMicro))) {
+      if ((lot.stopLoss !== null && price <= lot.stopLoss) || (lot.takeProfit !== null && price >= lot.takeProfit)) {
         crossed.push({ userId: lot.userId, lotId: lot.lotId, price });
       }
     }

@@ -11,6 +11,7 @@ import { registerErrorHandling } from '../../api/plugins/errors.ts';
 import { subscribeInput } from '../../commands/subscriptions/subscribe-input.ts';
 import { refuse } from '../../domain/shared/errors.ts';
 import { microToUsd, toUnits, usdToMicro } from '../../domain/shared/money.ts';
+import { priceToNumber } from '../../domain/shared/price.ts';
 import { TOKEN_DECIMALS, unitsToTokens } from '../../domain/wallet/lots.ts';
 import { buyBody, levelsOf, sellBody, tradeResult, type TradeResultJson } from '../../api/routes/wallet/schemas.ts';
 
@@ -61,7 +62,7 @@ const idempotencyHeader = z.looseObject({ 'idempotency-key': z.string().optional
 
 /** Our routes' trade answer (api/routes/wallet/index.ts `resultOf`), from the trade's row values. */
 function resultOf(t: Traded): TradeResultJson {
-  const [amount, usd, price] = [unitsToTokens(t.swap.units), microToUsd(t.swap.usdMicro), microToUsd(t.swap.priceMicro)];
+  const [amount, usd, price] = [unitsToTokens(t.swap.units), microToUsd(t.swap.usdMicro), priceToNumber(t.swap.price)];
   const verb = t.side === 'buy' ? `Bought ${amount} ${t.mint} for` : `Sold ${amount} ${t.mint} for`;
   return {
     success: true,

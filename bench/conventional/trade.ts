@@ -28,7 +28,8 @@ export interface Traded {
   transferId: string;
   walletContext: WalletContext;
   mint: string;
-  swap: { txId: string; priceMicro: MicroUsd; units: number; usdMicro: MicroUsd };
+  /** `price`: attodollars per whole token, as the venue swapped */
+  swap: { txId: string; price: bigint; units: number; usdMicro: MicroUsd };
   realizedPnlMicro?: MicroUsd;
   at: string;
 }
@@ -44,30 +45,31 @@ interface Request {
 const contextOf = (caller: Caller, walletContext?: WalletContext): WalletContext => walletContext ?? (caller.virtualWalletMode ? 'virtual' : 'real');
 
 /** The venue's final swap; FAILED is a refusal (the transaction rolls back: nothing moved). */
-async function finalSwap(swaps: Swaps, request: SwapRequest): Promise<Swap & { txId: string; priceMicro: MicroUsd }> {
+async function finalSwap(swaps: Swaps, request: SwapRequest): Promise<Swap & { txId: string; price: bigint }> {
   const swap = await swaps.swap(request);
   if (swap.status !== 'CONFIRMED') {
     const reason = swap.reason ?? 'SWAP_FAILED';
     throw refuse('SWAP_FAILED', `the venue failed the ${request.side}: ${reason}; nothing moved`, { swapReason: reason });
   }
-  return swap as Swap & { txId: string; priceMicro: MicroUsd };
+  return swap as Swap & { txId: string; price: bigint };
 }
 
+/** The trade's row; its `price_micro` is the swap's price in whole micro-USD (the bench's prices are whole micro-USD). */
 async function record(client: PoolClient, req: Request, t: Traded, balanceAfter: MicroUsd): Promise<void> {
   await client.query({
     name: 'conv-trade-record',
     text: `INSERT INTO manual_trades (transfer_id, user_id, wallet_context, side, mint, units, usd_micro, price_micro, tx_id, realized_pnl_micro, balance_after_micro, created_at)
            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
-    values: [t.transferId, req.userId, t.walletContext, t.side, t.mint, t.swap.units, t.swap.usdMicro, t.swap.priceMicro, t.swap.txId, t.realizedPnlMicro ?? null, balanceAfter, req.now],
+    values: [t.transferId, req.userId, t.walletContext, t.side, t.mint, t.swap.units, t.swap.usdMicro, (t.swap.price / 10n ** 12n).toString(), t.swap.txId, t.realizedPnlMicro ?? null, balanceAfter, req.now],
   });
 }
 
-const tradeOf = (side: 'buy' | 'sell', req: Request, swap: Swap & { txId: string; priceMicro: MicroUsd }): Traded => ({
+const tradeOf = (side: 'buy' | 'sell', req: Request, swap: Swap & { txId: string; price: bigint }): Traded => ({
   side,
   transferId: req.transferId,
   walletContext: req.walletContext,
   mint: req.mint,
-  swap: { txId: swap.txId, priceMicro: swap.priceMicro, units: swap.units, usdMicro: swap.usdMicro },
+  swap: { txId: swap.txId, price: swap.price, units: swap.units, usdMicro: swap.usdMicro },
   at: req.now.toISOString(),
 });
 

@@ -2,9 +2,7 @@
 // this process verified it within the last second (a price set by hand moves rarely; a fan-out to
 // a thousand pools reads it once).
 import { MARKET_PRICES, marketDecider, type MarketState } from '../../domain/market/decide.ts';
-import { refuse } from '../../domain/shared/errors.ts';
-import type { MicroUsd } from '../../domain/shared/money.ts';
-import { wholeMicroOf, type Price } from '../../domain/shared/price.ts';
+import type { Price } from '../../domain/shared/price.ts';
 import type { Tools } from '../dispatch.ts';
 
 const PRICE_STALE_MS = 1_000;
@@ -29,14 +27,4 @@ export async function markPriceOf(tools: Tools, token: string, lookup: PriceLook
   const cached = priceIn((await tools.load(marketDecider, MARKET_PRICES, { maxStaleMs: PRICE_STALE_MS })).state);
   if (cached !== undefined || !lookup.rereadOnMiss) return cached ?? null;
   return priceIn((await tools.load(marketDecider, MARKET_PRICES, { maxStaleMs: 0 })).state) ?? null;
-}
-
-/**
- * The mark as the manual wallet's swaps and lots use it: whole micro-USD. A price finer than that
- * is refused, never rounded (docs/decisions.md, "Prices finer than a micro-USD").
- */
-export function walletMicroOf(token: string, price: Price): MicroUsd {
-  const micro = wholeMicroOf(price);
-  if (micro === null) throw refuse('NO_MARK_PRICE', `the venue's price for ${token} is finer than a micro-USD: the wallet cannot trade it`);
-  return micro;
 }

@@ -40,7 +40,7 @@ async function finalSwap(tools: Tools, request: SwapRequest): Promise<Swap> {
   }
 }
 
-const done = (swap: Swap): SwapDone => ({ txId: swap.txId!, priceMicro: swap.priceMicro!, units: swap.units, usdMicro: swap.usdMicro });
+const done = (swap: Swap): SwapDone => ({ txId: swap.txId!, price: swap.price!, units: swap.units, usdMicro: swap.usdMicro });
 
 /** The venue's request for a sell (repeating it answers the swap made). */
 function swapOfSell(transfer: TransferPlan): SwapRequest {

@@ -12,10 +12,10 @@ import { exitTransferId, nextExit } from '../../domain/wallet/exits.ts';
 import { ensureLevelsAgainstMark, type LotLevels } from '../../domain/wallet/lots.ts';
 import type { ManualTrade } from '../../domain/wallet/state.ts';
 import type { Tools } from '../dispatch.ts';
-import { markPriceOf, SWAP_PRICE, walletMicroOf } from '../market/mark-price.ts';
+import { markPriceOf, SWAP_PRICE } from '../market/mark-price.ts';
 import { currentWalletContext, PLAN_STALENESS_MS } from '../subscriptions/planning.ts';
 import { runTransfer } from '../transfers/run.ts';
-import { priceFromMicro, type Price } from '../../domain/shared/price.ts';
+import type { Price } from '../../domain/shared/price.ts';
 
 interface ManualTradeData {
   userId: string;
@@ -43,7 +43,7 @@ async function contextOf(tools: Tools, data: ManualTradeData): Promise<WalletCon
 async function checkLevels(tools: Tools, data: ManualTradeData): Promise<void> {
   if (!data.levels) return;
   const mark = await markPriceOf(tools, data.mint);
-  if (mark !== null) ensureLevelsAgainstMark(data.levels, walletMicroOf(data.mint, mark));
+  if (mark !== null) ensureLevelsAgainstMark(data.levels, mark);
 }
 
 /** A refusal answers as such; a buy whose swap failed (refunded) answers SWAP_FAILED; else the wallet's record. */
@@ -63,9 +63,9 @@ async function answer(tools: Tools, userId: string, transfer: TransferState): Pr
  * anything moves (the swap would fail, the debit come back); a repeat of a buy already debited finds
  * what it did, whatever the price now (null).
  */
-async function buyMark(tools: Tools, data: ManualBuyData): Promise<MicroUsd | null> {
+async function buyMark(tools: Tools, data: ManualBuyData): Promise<Price | null> {
   const mark = await markPriceOf(tools, data.mint, SWAP_PRICE);
-  if (mark !== null) return walletMicroOf(data.mint, mark);
+  if (mark !== null) return mark;
   const { state } = await tools.load(walletDecider, data.userId);
   if (state.manual.has(data.transferId)) return null;
   throw refuse('NO_MARK_PRICE', `the venue has no price for ${data.mint}: it cannot be bought until one is set`);
@@ -146,9 +146,9 @@ export async function exitLot({ data }: Command<'ExitLot', ExitLotData>, tools: 
   const lot = state.lots.find((l) => l.lotId === data.lotId);
   if (!lot) return { sold: false, why: 'no-lot' };
   const trigger =
-    lot.stopLossMicro !== undefined && data.price <= priceFromMicro(lot.stopLossMicro)
+    lot.stopLoss !== undefined && data.price <= lot.stopLoss
       ? 'stop-loss'
-      : lot.takeProfitMicro !== undefined && data.price >= priceFromMicro(lot.takeProfitMicro)
+      : lot.takeProfit !== undefined && data.price >= lot.takeProfit
         ? 'take-profit'
         : null;
   if (!trigger) return { sold: false, why: 'not-crossed' };

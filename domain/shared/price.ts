@@ -92,14 +92,3 @@ export function storedPrice(text: string): Price {
 
 export const minPrice = (a: Price, b: Price): Price => (a < b ? a : b);
 export const maxPrice = (a: Price, b: Price): Price => (a > b ? a : b);
-
-/**
- * The price as whole micro-USD, for the paths that still work in micro-USD (manual wallet swaps and
- * their lots); null when it is finer than a micro-USD or beyond a safe integer, so such a path
- * refuses it rather than round it.
- */
-export function wholeMicroOf(price: Price): number | null {
-  if (price % ATTO_PER_MICRO !== 0n) return null;
-  const micro = price / ATTO_PER_MICRO;
-  return micro > BigInt(Number.MAX_SAFE_INTEGER) ? null : Number(micro);
-}

@@ -1,9 +1,13 @@
-// Facts of the wallet stream `wallet-{userId}`. Money is integer micro-USD.
+// Facts of the wallet stream `wallet-{userId}`. Money is integer micro-USD; a price per whole token
+// is decimal USD text (domain/shared/price.ts). Events stored before held prices as micro-USD
+// integers under `…Micro` names: `walletEventSchema` and the state read them upcast (upcast.ts).
 import { z } from 'zod';
 import { microUsdSchema } from '../shared/money.ts';
+import { priceTextSchema } from '../shared/price.ts';
 import { lotsEndpointSchema, transferPlanSchema, walletEndpointSchema } from '../transfer/plan.ts';
 import { walletContextSchema } from './context.ts';
-import { mintSchema, reductionSchema } from './lots.ts';
+import { lotLevelTextSchema, mintSchema, reductionSchema } from './lots.ts';
+import { upcastWalletEvent } from './upcast.ts';
 
 export { walletContexts, walletContextSchema, type WalletContext } from './context.ts';
 
@@ -63,10 +67,10 @@ export type WalletFrozen = z.infer<typeof walletFrozenSchema>;
 export const walletUnfrozenSchema = z.object({ at: z.string() });
 export type WalletUnfrozen = z.infer<typeof walletUnfrozenSchema>;
 
-/** What a venue's swap did: its transaction, the price per whole token, the token units and the micro-USD it moved. */
+/** What a venue's swap did: its transaction, the price per whole token (decimal USD text), the token units and the micro-USD it moved. */
 const swapSchema = z.object({
   txId: z.string().min(1),
-  priceMicro: z.number().int().positive(),
+  price: priceTextSchema,
   units: z.number().int().positive(),
   usdMicro: z.number().int().min(0),
 });
@@ -82,8 +86,9 @@ export const lotOpenedSchema = swapSchema.extend({
   /** what the debit paid: the lot's cost */
   costMicro: z.number().int().positive(),
   openedAt: z.string(),
-  stopLossMicro: z.number().int().positive().optional(),
-  takeProfitMicro: z.number().int().positive().optional(),
+  /** the levels as prices per whole token */
+  stopLoss: lotLevelTextSchema.optional(),
+  takeProfit: lotLevelTextSchema.optional(),
 });
 export type LotOpened = z.infer<typeof lotOpenedSchema>;
 
@@ -106,8 +111,8 @@ export const lotsSoldSchema = swapSchema.extend({
   reductions: z.array(reductionSchema).min(1),
   realizedPnlMicro: z.number().int(),
   at: z.string(),
-  stopLossMicro: z.number().int().positive().optional(),
-  takeProfitMicro: z.number().int().positive().optional(),
+  stopLoss: lotLevelTextSchema.optional(),
+  takeProfit: lotLevelTextSchema.optional(),
 });
 export type LotsSold = z.infer<typeof lotsSoldSchema>;
 
@@ -129,7 +134,7 @@ export const walletWithdrawnSchema = z.object({
 });
 export type WalletWithdrawn = z.infer<typeof walletWithdrawnSchema>;
 
-export const walletEventSchema = z.discriminatedUnion('type', [
+export const currentWalletEventSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('WalletOpened'), data: walletOpenedSchema }),
   z.object({ type: z.literal('WalletDebited'), data: walletDebitedSchema }),
   z.object({ type: z.literal('WalletRefunded'), data: walletRefundedSchema }),
@@ -143,5 +148,10 @@ export const walletEventSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('SellFailed'), data: sellFailedSchema }),
   z.object({ type: z.literal('WalletWithdrawn'), data: walletWithdrawnSchema }),
 ]);
-export type WalletEvent = z.infer<typeof walletEventSchema>;
-export const walletEventTypes: ReadonlySet<string> = new Set(walletEventSchema.options.map((o) => o.shape.type.value));
+export type WalletEvent = z.infer<typeof currentWalletEventSchema>;
+
+const isEvent = (raw: unknown): raw is { type: string; data: unknown } => raw !== null && typeof raw === 'object' && 'type' in raw;
+
+/** Parses a stored wallet event, upcasting an old one first. */
+export const walletEventSchema = z.preprocess((raw) => (isEvent(raw) ? upcastWalletEvent(raw) : raw), currentWalletEventSchema);
+export const walletEventTypes: ReadonlySet<string> = new Set(currentWalletEventSchema.options.map((o) => o.shape.type.value));

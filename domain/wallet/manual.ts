@@ -4,16 +4,18 @@ import { canonicalJson } from '../shared/canonical-json.ts';
 import type { Command } from '../shared/decider.ts';
 import { refuse } from '../shared/errors.ts';
 import type { MicroUsd } from '../shared/money.ts';
+import { priceText, type Price } from '../shared/price.ts';
 import type { TransferPlan } from '../transfer/plan.ts';
 import type { WalletEvent } from './events.ts';
 import { ensureNotFrozen, ensurePositive, ensureUnlocked } from './guards.ts';
-import { averagePriceMicro, levelPrices, openLotsOf, reduceOldestFirst, unitsHeld, unitsToTokens, type LevelPrices, type Lot, type LotLevels } from './lots.ts';
+import { averagePrice, levelPrices, openLotsOf, reduceOldestFirst, unitsHeld, unitsToTokens, type LevelPrices, type Lot, type LotLevels } from './lots.ts';
 import type { WalletState } from './state.ts';
 
 /** What a venue's swap did (infra/venues/port.ts `Swap`, once CONFIRMED). */
 export interface SwapDone {
   txId: string;
-  priceMicro: MicroUsd;
+  /** per whole token, exact */
+  price: Price;
   units: number;
   usdMicro: MicroUsd;
 }
@@ -44,11 +46,11 @@ export function openLot({ data, metadata }: OpenLot, state: WalletState): Wallet
   if (buy.status === 'failed') throw refuse('ALREADY_EXISTS', `manual buy ${transferId} failed and was refunded: it opens no lot`);
   ensurePositive(swap.units, 'the tokens bought');
   // The swap is final: the lot opens whatever the levels resolve to at the price paid.
-  const levels = levelPrices(buy.levels, averagePriceMicro(swap.units, buy.requested), { swapped: true });
+  const levels = levelPrices(buy.levels, averagePrice(swap.units, buy.requested), { swapped: true });
   return [
     {
       type: 'LotOpened',
-      data: { transferId, walletContext: buy.walletContext, mint: buy.mint, costMicro: buy.requested, openedAt: metadata.now.toISOString(), ...swap, ...levels },
+      data: { transferId, walletContext: buy.walletContext, mint: buy.mint, costMicro: buy.requested, openedAt: metadata.now.toISOString(), ...swapFields(swap), ...levelTexts(levels) },
     },
   ];
 }
@@ -108,7 +110,16 @@ export function settleSell({ data, metadata }: SettleSell, state: WalletState): 
   return [
     {
       type: 'LotsSold',
-      data: { transferId, walletContext: sell.walletContext, mint: sell.mint, ...swap, reductions, realizedPnlMicro: swap.usdMicro - costMicro, at: metadata.now.toISOString(), ...levels },
+      data: {
+        transferId,
+        walletContext: sell.walletContext,
+        mint: sell.mint,
+        ...swapFields(swap),
+        reductions,
+        realizedPnlMicro: swap.usdMicro - costMicro,
+        at: metadata.now.toISOString(),
+        ...levelTexts(levels),
+      },
     },
   ];
 }
@@ -117,8 +128,17 @@ export function settleSell({ data, metadata }: SettleSell, state: WalletState): 
 function levelsOnLotLeft(lots: readonly Lot[], units: number, levels: LotLevels, options: { swapped?: boolean }): LevelPrices {
   const last = reduceOldestFirst(lots, units).at(-1)!;
   const left = lots.find((l) => l.lotId === last.lotId && l.units > last.units);
-  return left ? levelPrices(levels, averagePriceMicro(left.units - last.units, left.costMicro - last.costMicro), options) : {};
+  return left ? levelPrices(levels, averagePrice(left.units - last.units, left.costMicro - last.costMicro), options) : {};
 }
+
+/** A swap as an event holds it: the price as decimal text. */
+const swapFields = ({ txId, price, units, usdMicro }: SwapDone) => ({ txId, price: priceText(price), units, usdMicro });
+
+/** Levels as an event holds them: decimal text. */
+const levelTexts = (levels: LevelPrices) => ({
+  ...(levels.stopLoss !== undefined ? { stopLoss: priceText(levels.stopLoss) } : {}),
+  ...(levels.takeProfit !== undefined ? { takeProfit: priceText(levels.takeProfit) } : {}),
+});
 
 export function failSell({ data, metadata }: FailSell, state: WalletState): WalletEvent[] {
   const sell = state.manual.get(data.transferId);

@@ -3,7 +3,9 @@ import type { MicroUsd } from '../shared/money.ts';
 import { PersistentMap } from '../shared/persistent-map.ts';
 import { endpointKey, type TransferPlan } from '../transfer/plan.ts';
 import type { WalletContext, WalletEvent } from './events.ts';
-import { applyReductions, type Lot, type LotLevels } from './lots.ts';
+import { storedPrice, type Price } from '../shared/price.ts';
+import { applyReductions, levelFromText, type Lot, type LotLevels } from './lots.ts';
+import { upcastWalletEvent } from './upcast.ts';
 
 export const walletStream = (userId: string): string => `wallet-${userId}`;
 
@@ -43,7 +45,7 @@ export interface ManualTrade {
   /** the stop-loss / take-profit asked for */
   levels?: LotLevels;
   /** the venue's swap, once done */
-  swap?: { txId: string; priceMicro: MicroUsd; units: number; usdMicro: MicroUsd };
+  swap?: { txId: string; price: Price; units: number; usdMicro: MicroUsd };
   /** a sell's realized PnL, once done */
   realizedPnlMicro?: MicroUsd;
   /** when it ended */
@@ -109,7 +111,9 @@ export const initialState = (): WalletState =>
 
 const add = (balances: WalletState['balances'], context: WalletContext, delta: MicroUsd) => ({ ...balances, [context]: balances[context] + delta });
 
-export function evolve(state: WalletState, event: WalletEvent): WalletState {
+/** Folds one stored event, old or new (upcast first: events keep their meaning). */
+export function evolve(state: WalletState, stored: WalletEvent): WalletState {
+  const event = upcastWalletEvent(stored);
   switch (event.type) {
     case 'WalletOpened':
       return next(state, { opened: true, balances: { virtual: event.data.virtualStartMicro, real: 0 } });
@@ -154,13 +158,13 @@ export function evolve(state: WalletState, event: WalletEvent): WalletState {
     case 'WalletUnfrozen':
       return next(state, { frozen: false, freeze: null });
     case 'LotOpened': {
-      const { transferId, walletContext, mint, units, costMicro, openedAt, txId, priceMicro, usdMicro, stopLossMicro, takeProfitMicro } = event.data;
-      const lot: Lot = { lotId: transferId, walletContext, mint, units, costMicro, openedAt, ...definedLevels({ stopLossMicro, takeProfitMicro }) };
+      const { transferId, walletContext, mint, units, costMicro, openedAt, txId, price, usdMicro, stopLoss, takeProfit } = event.data;
+      const lot: Lot = { lotId: transferId, walletContext, mint, units, costMicro, openedAt, ...definedLevels({ stopLoss, takeProfit }) };
       const buy = state.manual.get(transferId)!;
       return next(state, {
         ...unlocked(state, transferId),
         lots: [...state.lots, lot],
-        manual: state.manual.set(transferId, { ...buy, status: 'done', swap: { txId, priceMicro, units, usdMicro }, endedAt: openedAt }),
+        manual: state.manual.set(transferId, { ...buy, status: 'done', swap: { txId, price: storedPrice(price), units, usdMicro }, endedAt: openedAt }),
       });
     }
     case 'SellRequested': {
@@ -169,13 +173,13 @@ export function evolve(state: WalletState, event: WalletEvent): WalletState {
       return next(state, { lock: transferId, manual: state.manual.set(transferId, sell) });
     }
     case 'LotsSold': {
-      const { transferId, walletContext, reductions, txId, priceMicro, units, usdMicro, realizedPnlMicro, at, stopLossMicro, takeProfitMicro } = event.data;
+      const { transferId, walletContext, reductions, txId, price, units, usdMicro, realizedPnlMicro, at, stopLoss, takeProfit } = event.data;
       const sell = state.manual.get(transferId)!;
       return next(state, {
         ...unlocked(state, transferId),
         balances: add(state.balances, walletContext, usdMicro),
-        lots: applyReductions(state.lots, reductions, definedLevels({ stopLossMicro, takeProfitMicro })),
-        manual: state.manual.set(transferId, { ...sell, status: 'done', swap: { txId, priceMicro, units, usdMicro }, realizedPnlMicro, endedAt: at }),
+        lots: applyReductions(state.lots, reductions, definedLevels({ stopLoss, takeProfit })),
+        manual: state.manual.set(transferId, { ...sell, status: 'done', swap: { txId, price: storedPrice(price), units, usdMicro }, realizedPnlMicro, endedAt: at }),
       });
     }
     case 'WalletWithdrawn': {
@@ -183,7 +187,7 @@ export function evolve(state: WalletState, event: WalletEvent): WalletState {
       const out = state.manual.get(transferId)!;
       return next(state, {
         ...unlocked(state, transferId),
-        manual: state.manual.set(transferId, { ...out, status: 'done', swap: { txId, priceMicro: 1_000_000, units: amountMicro, usdMicro: amountMicro }, endedAt: at }),
+        manual: state.manual.set(transferId, { ...out, status: 'done', swap: { txId, price: ONE_USD, units: amountMicro, usdMicro: amountMicro }, endedAt: at }),
       });
     }
     case 'SellFailed': {
@@ -199,9 +203,13 @@ export function evolve(state: WalletState, event: WalletEvent): WalletState {
 /** The lock released, if this transfer holds it. */
 const unlocked = (state: WalletState, transferId: string): { lock: string | null } => ({ lock: state.lock === transferId ? null : state.lock });
 
-const definedLevels = (levels: { stopLossMicro?: number | undefined; takeProfitMicro?: number | undefined }) => ({
-  ...(levels.stopLossMicro !== undefined ? { stopLossMicro: levels.stopLossMicro } : {}),
-  ...(levels.takeProfitMicro !== undefined ? { takeProfitMicro: levels.takeProfitMicro } : {}),
+/** A withdrawal sends the spend stablecoin: one USD per token. */
+const ONE_USD: Price = storedPrice('1');
+
+/** An event's levels (decimal text) as a lot's prices. */
+const definedLevels = (levels: { stopLoss?: string | undefined; takeProfit?: string | undefined }) => ({
+  ...(levels.stopLoss !== undefined ? { stopLoss: levelFromText(levels.stopLoss) } : {}),
+  ...(levels.takeProfit !== undefined ? { takeProfit: levelFromText(levels.takeProfit) } : {}),
 });
 
 /**

@@ -191,8 +191,8 @@ export interface Swap extends SwapRequest {
   status: SwapStatus;
   /** the chain transaction; null when nothing was sent */
   txId: string | null;
-  /** micro-USD per whole token it executed at; null when it did not execute */
-  priceMicro: MicroUsd | null;
+  /** attodollars (10^-18 USD) per whole token it executed at, as `PriceSource` quotes; null when it did not execute */
+  price: bigint | null;
   /** token units bought or sold (0 unless CONFIRMED) */
   units: number;
   /** micro-USD paid (a buy) or fetched (a sell) (0 unless CONFIRMED) */

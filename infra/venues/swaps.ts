@@ -10,6 +10,7 @@ import type { PriceSource, Swap, SwapRequest, Swaps } from './port.ts';
 
 /** attodollars in a micro-USD (domain/shared/price.ts; infra imports nothing of ours) */
 const ATTO_PER_MICRO = 10n ** 12n;
+const ATTO_PER_USD = 10n ** 18n;
 
 export const simulatedSwapMigrations: Migration[] = [
   {
@@ -31,6 +32,12 @@ export const simulatedSwapMigrations: Migration[] = [
     );`,
   },
   { id: 'venue/002-withdrawals', sql: 'ALTER TABLE simulated_swaps ADD COLUMN destination text;' },
+  // Prices finer than a micro-USD: USD per whole token, exact to 10^-18 (a swap made before keeps its price).
+  {
+    id: 'venue/003-exact-prices',
+    sql: `ALTER TABLE simulated_swaps ALTER COLUMN price_micro TYPE numeric(28, 18) USING price_micro / 1000000.0;
+      ALTER TABLE simulated_swaps RENAME COLUMN price_micro TO price;`,
+  },
 ];
 
 const UNITS_PER_TOKEN = 1_000_000n;
@@ -53,7 +60,8 @@ interface Row {
   amount: string;
   status: Swap['status'];
   tx_id: string | null;
-  price_micro: string | null;
+  /** USD per whole token, numeric(28, 18) as text */
+  price: string | null;
   units: string;
   usd_micro: string;
   reason: string | null;
@@ -69,31 +77,37 @@ const swapOf = (r: Row): Swap => ({
   amount: Number(r.amount),
   status: r.status,
   txId: r.tx_id,
-  priceMicro: r.price_micro === null ? null : Number(r.price_micro),
+  price: r.price === null ? null : attoOf(r.price),
   units: Number(r.units),
   usdMicro: Number(r.usd_micro),
   reason: r.reason,
   ...(r.destination !== null ? { destination: r.destination } : {}),
 });
 
+/** numeric(28, 18) text ("0.000011500000000000") as attodollars. */
+function attoOf(text: string): bigint {
+  const [whole, fraction = ''] = text.split('.') as [string, string?];
+  return BigInt(whole) * ATTO_PER_USD + BigInt(fraction.padEnd(18, '0').slice(0, 18));
+}
+
+/** Attodollars as numeric text, for the price column. */
+const numericOf = (atto: bigint): string => `${atto / ATTO_PER_USD}.${(atto % ATTO_PER_USD).toString().padStart(18, '0')}`;
+
 /**
  * What the swap does at `mark` (attodollars per whole token): the units and micro-USD it moves, or
- * why it cannot. The manual wallet's swaps are priced in whole micro-USD: a finer price fails them
- * (PRICE_TOO_FINE) rather than round it.
+ * why it cannot. Amounts round against the trader: the units a buy gets and the micro-USD a sell
+ * fetches round down (domain/wallet/lots.ts `unitsFor`, `proceedsFor`).
  */
-function execution(request: SwapRequest, mark: bigint | null): Pick<Swap, 'status' | 'priceMicro' | 'units' | 'usdMicro' | 'reason'> {
-  if (request.side === 'withdraw') return { status: 'CONFIRMED', priceMicro: 1_000_000, units: request.amount, usdMicro: request.amount, reason: null };
-  const whole = mark === null || mark % ATTO_PER_MICRO !== 0n || mark / ATTO_PER_MICRO > BigInt(Number.MAX_SAFE_INTEGER) ? null : Number(mark / ATTO_PER_MICRO);
-  const priceMicro = whole;
-  const failed = (reason: string) => ({ status: 'FAILED' as const, priceMicro, units: 0, usdMicro: 0, reason });
-  if (mark === null) return failed('NO_PRICE');
-  if (priceMicro === null) return failed('PRICE_TOO_FINE');
+function execution(request: SwapRequest, mark: bigint | null): Pick<Swap, 'status' | 'price' | 'units' | 'usdMicro' | 'reason'> {
+  if (request.side === 'withdraw') return { status: 'CONFIRMED', price: ATTO_PER_USD, units: request.amount, usdMicro: request.amount, reason: null };
+  const failed = (reason: string) => ({ status: 'FAILED' as const, price: mark, units: 0, usdMicro: 0, reason });
+  if (mark === null || mark <= 0n) return failed('NO_PRICE');
   const amount = BigInt(request.amount);
-  const price = BigInt(priceMicro);
-  const [units, usd] = request.side === 'buy' ? [(amount * UNITS_PER_TOKEN) / price, amount] : [amount, (amount * price) / UNITS_PER_TOKEN];
+  const scale = UNITS_PER_TOKEN * ATTO_PER_MICRO;
+  const [units, usd] = request.side === 'buy' ? [(amount * scale) / mark, amount] : [amount, (amount * mark) / scale];
   if (units === 0n) return failed('AMOUNT_TOO_SMALL');
   if (units > BigInt(Number.MAX_SAFE_INTEGER) || usd > BigInt(Number.MAX_SAFE_INTEGER)) return failed('AMOUNT_TOO_LARGE');
-  return { status: 'CONFIRMED', priceMicro, units: Number(units), usdMicro: Number(usd), reason: null };
+  return { status: 'CONFIRMED', price: mark, units: Number(units), usdMicro: Number(usd), reason: null };
 }
 
 /** The fields of a repeated request that differ from the first. */
@@ -131,14 +145,14 @@ export function createSimulatedSwaps(options: SimulatedSwapsOptions): Swaps {
         if (options.delayMs) await new Promise((r) => setTimeout(r, options.delayMs));
         const failure = options.failSwap?.(request) ?? null;
         const done = failure
-          ? { status: 'FAILED' as const, priceMicro: null, units: 0, usdMicro: 0, reason: failure }
+          ? { status: 'FAILED' as const, price: null, units: 0, usdMicro: 0, reason: failure }
           : execution(request, request.side === 'withdraw' ? null : await options.prices.priceOf(request.mint));
         const txId = done.status === 'CONFIRMED' ? `simtx-${createHash('sha256').update(request.swapId).digest('hex').slice(0, 40)}` : null;
         const { rows } = await pool.query<Row>({
           name: 'simulated-swap-insert',
-          text: `INSERT INTO simulated_swaps (swap_id, user_id, wallet_context, side, mint, amount, status, tx_id, price_micro, units, usd_micro, reason, destination)
+          text: `INSERT INTO simulated_swaps (swap_id, user_id, wallet_context, side, mint, amount, status, tx_id, price, units, usd_micro, reason, destination)
                  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) ON CONFLICT (swap_id) DO NOTHING RETURNING *`,
-          values: [request.swapId, request.userId, request.walletContext, request.side, request.mint, request.amount, done.status, txId, done.priceMicro, done.units, done.usdMicro, done.reason, request.destination ?? null],
+          values: [request.swapId, request.userId, request.walletContext, request.side, request.mint, request.amount, done.status, txId, done.price === null ? null : numericOf(done.price), done.units, done.usdMicro, done.reason, request.destination ?? null],
         });
         if (rows[0]) return swapOf(rows[0]);
         // Another process made it meanwhile: theirs stands.

@@ -20,6 +20,17 @@ export const lotMigrations: Migration[] = [
     );
     CREATE INDEX wallet_lots_levels ON wallet_lots (mint) WHERE stop_loss_micro IS NOT NULL OR take_profit_micro IS NOT NULL;`,
   },
+  // Prices finer than a micro-USD: the levels are USD per whole token, exact to 10^-18; the rows
+  // stored convert exactly (the events say the same prices: a rebuild gives the same table).
+  {
+    id: 'wallets/004-exact-levels',
+    sql: `DROP INDEX wallet_lots_levels;
+    ALTER TABLE wallet_lots ALTER COLUMN stop_loss_micro TYPE numeric(28, 18) USING stop_loss_micro / 1000000.0,
+      ALTER COLUMN take_profit_micro TYPE numeric(28, 18) USING take_profit_micro / 1000000.0;
+    ALTER TABLE wallet_lots RENAME COLUMN stop_loss_micro TO stop_loss;
+    ALTER TABLE wallet_lots RENAME COLUMN take_profit_micro TO take_profit;
+    CREATE INDEX wallet_lots_levels ON wallet_lots (mint) WHERE stop_loss IS NOT NULL OR take_profit IS NOT NULL;`,
+  },
 ];
 
 /** Applies a lot's event (opened, sold); other events change no lot. */
@@ -27,25 +38,25 @@ export async function applyLotEvent(client: PoolClient, userId: string, event: W
   if (event.type === 'LotOpened') {
     const d = event.data;
     await client.query(
-      `INSERT INTO wallet_lots (user_id, lot_id, wallet_context, mint, units, cost_micro, opened_at, stop_loss_micro, take_profit_micro)
+      `INSERT INTO wallet_lots (user_id, lot_id, wallet_context, mint, units, cost_micro, opened_at, stop_loss, take_profit)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-      [userId, d.transferId, d.walletContext, d.mint, d.units, d.costMicro, d.openedAt, d.stopLossMicro ?? null, d.takeProfitMicro ?? null],
+      [userId, d.transferId, d.walletContext, d.mint, d.units, d.costMicro, d.openedAt, d.stopLoss ?? null, d.takeProfit ?? null],
     );
     return;
   }
   if (event.type !== 'LotsSold') return;
-  const { reductions, stopLossMicro, takeProfitMicro } = event.data;
+  const { reductions, stopLoss, takeProfit } = event.data;
   await client.query(
     `UPDATE wallet_lots l SET units = l.units - r.units, cost_micro = l.cost_micro - r.cost
      FROM unnest($2::text[], $3::bigint[], $4::bigint[]) AS r(lot_id, units, cost) WHERE l.user_id = $1 AND l.lot_id = r.lot_id`,
     [userId, reductions.map((r) => r.lotId), reductions.map((r) => r.units), reductions.map((r) => r.costMicro)],
   );
   await client.query('DELETE FROM wallet_lots WHERE user_id = $1 AND lot_id = ANY($2::text[]) AND units = 0', [userId, reductions.map((r) => r.lotId)]);
-  if (stopLossMicro !== undefined || takeProfitMicro !== undefined) {
+  if (stopLoss !== undefined || takeProfit !== undefined) {
     await client.query(
-      `UPDATE wallet_lots SET stop_loss_micro = COALESCE($3, stop_loss_micro), take_profit_micro = COALESCE($4, take_profit_micro)
+      `UPDATE wallet_lots SET stop_loss = COALESCE($3::numeric, stop_loss), take_profit = COALESCE($4::numeric, take_profit)
        WHERE user_id = $1 AND lot_id = $2`,
-      [userId, reductions.at(-1)!.lotId, stopLossMicro ?? null, takeProfitMicro ?? null],
+      [userId, reductions.at(-1)!.lotId, stopLoss ?? null, takeProfit ?? null],
     );
   }
 }

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { microToUsd, type MicroUsd } from '../../domain/shared/money.ts';
 import { walletContexts, walletContextSchema, type WalletContext } from '../../domain/wallet/events.ts';
-import { averagePriceMicro, unitsToTokens } from '../../domain/wallet/lots.ts';
+import { priceToNumber, type Price } from '../../domain/shared/price.ts';
+import { averagePrice, levelFromText, unitsToTokens } from '../../domain/wallet/lots.ts';
 import type { Pool } from '../../infra/db.ts';
 
 /**
@@ -47,9 +48,13 @@ interface LotRow {
   units: string;
   cost_micro: string;
   opened_at: string;
-  stop_loss_micro: string | null;
-  take_profit_micro: string | null;
+  /** numeric(28, 18) as text (selected so: a JSON number would be read as a double) */
+  stop_loss: string | null;
+  take_profit: string | null;
 }
+
+/** A numeric(28, 18) level's text ("0.000010350000000000") as the price it stores, exactly. */
+const levelOf = (text: string | null): Price | null => (text === null ? null : levelFromText(text));
 
 interface Row {
   virtual_wallet_mode: boolean;
@@ -73,16 +78,16 @@ function positionsOf(rows: LotRow[]): WalletDocument['positions'] {
       walletContext: lots[0]!.wallet_context,
       mint: lots[0]!.mint,
       amount: unitsToTokens(units),
-      averagePriceUsd: microToUsd(averagePriceMicro(units, cost)),
+      averagePriceUsd: priceToNumber(averagePrice(units, cost)),
       costUsd: microToUsd(cost),
       lots: lots.map((l) => ({
         lotId: l.lot_id,
         amount: unitsToTokens(Number(l.units)),
-        averagePriceUsd: microToUsd(averagePriceMicro(Number(l.units), Number(l.cost_micro))),
+        averagePriceUsd: priceToNumber(averagePrice(Number(l.units), Number(l.cost_micro))),
         costUsd: microToUsd(Number(l.cost_micro)),
         openedAt: new Date(l.opened_at).toISOString(),
-        ...(l.stop_loss_micro !== null ? { stopLossUsd: microToUsd(Number(l.stop_loss_micro)) } : {}),
-        ...(l.take_profit_micro !== null ? { takeProfitUsd: microToUsd(Number(l.take_profit_micro)) } : {}),
+        ...(l.stop_loss !== null ? { stopLossUsd: priceToNumber(levelOf(l.stop_loss)!) } : {}),
+        ...(l.take_profit !== null ? { takeProfitUsd: priceToNumber(levelOf(l.take_profit)!) } : {}),
       })),
     };
   });
@@ -96,7 +101,9 @@ export async function getWallet(db: Pool, userId: string, virtualStartMicro: Mic
   const { rows } = await db.query<Row>({
     name: 'get-wallet',
     text: `SELECT u.virtual_wallet_mode, w.virtual_micro, w.real_micro, w.frozen,
-         (SELECT json_agg(l ORDER BY l.wallet_context, l.mint, l.opened_at, l.lot_id) FROM wallet_lots l WHERE l.user_id = u.id::text) AS lots
+         (SELECT json_agg(l ORDER BY l.wallet_context, l.mint, l.opened_at, l.lot_id)
+          FROM (SELECT lot_id, wallet_context, mint, units, cost_micro, opened_at, stop_loss::text AS stop_loss, take_profit::text AS take_profit
+                FROM wallet_lots WHERE user_id = u.id::text) l) AS lots
        FROM users u LEFT JOIN wallets w ON w.user_id = u.id::text WHERE u.id = $1::uuid`,
     values: [userId],
   });
@@ -120,16 +127,16 @@ export interface LeveledLot {
   userId: string;
   lotId: string;
   mint: string;
-  stopLossMicro: number | null;
-  takeProfitMicro: number | null;
+  stopLoss: Price | null;
+  takeProfit: Price | null;
 }
 
 /** Lots with levels, a page at a time in (user, lot) order. */
 export async function leveledLots(db: Pool, after: { userId: string; lotId: string } | null, limit: number): Promise<LeveledLot[]> {
-  const { rows } = await db.query<{ user_id: string; lot_id: string; mint: string; stop_loss_micro: string | null; take_profit_micro: string | null }>({
+  const { rows } = await db.query<{ user_id: string; lot_id: string; mint: string; stop_loss: string | null; take_profit: string | null }>({
     name: 'leveled-lots',
-    text: `SELECT user_id, lot_id, mint, stop_loss_micro, take_profit_micro FROM wallet_lots
-       WHERE (stop_loss_micro IS NOT NULL OR take_profit_micro IS NOT NULL) AND (user_id, lot_id) > ($1, $2)
+    text: `SELECT user_id, lot_id, mint, stop_loss::text AS stop_loss, take_profit::text AS take_profit FROM wallet_lots
+       WHERE (stop_loss IS NOT NULL OR take_profit IS NOT NULL) AND (user_id, lot_id) > ($1, $2)
        ORDER BY user_id, lot_id LIMIT $3`,
     values: [after?.userId ?? '', after?.lotId ?? '', limit],
   });
@@ -137,7 +144,7 @@ export async function leveledLots(db: Pool, after: { userId: string; lotId: stri
     userId: r.user_id,
     lotId: r.lot_id,
     mint: r.mint,
-    stopLossMicro: r.stop_loss_micro === null ? null : Number(r.stop_loss_micro),
-    takeProfitMicro: r.take_profit_micro === null ? null : Number(r.take_profit_micro),
+    stopLoss: levelOf(r.stop_loss),
+    takeProfit: levelOf(r.take_profit),
   }));
 }

@@ -271,18 +271,22 @@ t.test('manual buys and sells', async (t) => {
   });
 
   await t.test('the price watcher sells a lot whose stop-loss or take-profit the mark crossed, once, through the sell path', async (t) => {
-    await prices({ WATCHED: 10, TARGETED: 10 });
-    const [u, v] = [await newUser(), await newUser()];
+    await prices({ WATCHED: 10, TARGETED: 10, FINE: 0.0000115 });
+    const [u, v, w] = [await newUser(), await newUser(), await newUser()];
+    // A stop finer than a micro-USD: 10,000,000 FINE, its stop 10 % below 0.0000115 = 0.00001035.
+    t.equal((await buy(w, { mint: 'FINE', amountUsd: 115, stopLoss: { percent: 10 } })).status, 200);
     const stopped = await buy(u, { mint: 'WATCHED', amountUsd: 100, stopLoss: { percent: 10 } }); // 10 WATCHED, stop at 9
     const targeted = await buy(v, { mint: 'TARGETED', amountUsd: 50, takeProfit: { price: 12 } }); // 5 TARGETED, target 12
     await buy(v, { mint: 'TARGETED', amountUsd: 20 }); // a newer lot without levels: not sold
     t.equal(stopped.status, 200);
-    await prices({ WATCHED: 9.5, TARGETED: 11.99 });
+    await prices({ WATCHED: 9.5, TARGETED: 11.99, FINE: 0.00001036 });
     await new Promise((r) => setTimeout(r, 1_500));
     t.equal((await wallet(u)).positions.length, 1, 'not crossed yet: nothing sold');
-    await prices({ WATCHED: 8.8, TARGETED: 12.5 });
-    await until('both exits', async () => (await wallet(u)).positions.length === 0 && (await wallet(v)).positions[0]?.lots.length === 1);
+    t.equal((await wallet(w)).positions.length, 1, 'a mark 10^-11 USD above the fine stop: not crossed');
+    await prices({ WATCHED: 8.8, TARGETED: 12.5, FINE: 0.00001034 });
+    await until('the exits', async () => (await wallet(u)).positions.length === 0 && (await wallet(v)).positions[0]?.lots.length === 1 && (await wallet(w)).positions.length === 0);
     t.equal(await cash(u), 10_000 - 100 + 88, 'sold at the mark after the stop');
+    t.equal(await cash(w), 10_000 - 115 + 103.4, 'the fine stop crossed: 10,000,000 sold at 0.00001034');
     t.match((await wallet(v)).positions, [{ mint: 'TARGETED', amount: 2, costUsd: 20 }], 'the target sold its lot only');
     await new Promise((r) => setTimeout(r, 1_500));
     for (const [user, lotId] of [[u, stopped.body.data.tradeId], [v, targeted.body.data.tradeId]] as const) {

@@ -55,7 +55,7 @@ t.test('idempotency keys', async (t) => {
     const swaps = createSimulatedSwaps({ pool: db.pool, prices, failSwap: (r) => (r.mint === 'BAD' ? 'ROUTE_NOT_FOUND' : null) });
     const buy = { swapId: 's1', userId: 'u1', walletContext: 'virtual' as const, side: 'buy' as const, mint: 'SOL', amount: 300_000_000 };
     const first = await swaps.swap(buy);
-    t.match(first, { status: 'CONFIRMED', priceMicro: 150_000_000, units: 2_000_000, usdMicro: 300_000_000, txId: /^simtx-/ });
+    t.match(first, { status: 'CONFIRMED', price: 150n * 10n ** 18n, units: 2_000_000, usdMicro: 300_000_000, txId: /^simtx-/ });
     prices.set('SOL', 1_000_000n * 10n ** 12n);
     t.same(await swaps.swap(buy), first, 'a repeat answers the swap made, at its price');
     t.same(await swaps.status('s1'), first);
@@ -63,6 +63,13 @@ t.test('idempotency keys', async (t) => {
     await t.rejects(swaps.swap({ ...buy, amount: 1 }), VenueConflictError);
     prices.set('SOL', 150_000_000n * 10n ** 12n);
     t.match(await swaps.swap({ ...buy, swapId: 's2', side: 'sell', amount: 1_500_000 }), { status: 'CONFIRMED', usdMicro: 225_000_000, units: 1_500_000 }, '1.5 tokens at 150');
+    // A price finer than a micro-USD swaps exactly and reads back exactly from its row: 115 USD at
+    // 0.0000115 buys 10^7 tokens; 3 units (3·10^-6 token) sell for 3.45·10^-11 USD, 0 micro-USD (down).
+    prices.set('PEPE', 11_500_000_000_000n);
+    const pepe = await swaps.swap({ ...buy, swapId: 's-pepe', mint: 'PEPE', amount: 115_000_000 });
+    t.match(pepe, { status: 'CONFIRMED', price: 11_500_000_000_000n, units: 10_000_000_000_000, usdMicro: 115_000_000 });
+    t.same(await swaps.status('s-pepe'), pepe, 'the row keeps the price to 10^-18');
+    t.match(await swaps.swap({ ...buy, swapId: 's-pepe-sell', side: 'sell', mint: 'PEPE', amount: 3 }), { status: 'CONFIRMED', price: 11_500_000_000_000n, units: 3, usdMicro: 0 }, 'the proceeds round down, to nothing');
     t.match(await swaps.swap({ ...buy, swapId: 's3', mint: 'NONE' }), { status: 'FAILED', reason: 'NO_PRICE', txId: null, units: 0 });
     t.match(await swaps.swap({ ...buy, swapId: 's4', mint: 'BAD' }), { status: 'FAILED', reason: 'ROUTE_NOT_FOUND' });
     t.match(await swaps.swap({ ...buy, swapId: 's5', amount: 1 }), { status: 'FAILED', reason: 'AMOUNT_TOO_SMALL' }, 'a buy of less than one unit');

@@ -5,11 +5,11 @@
 // derives from the confirmation, as the REST one derives from the Idempotency-Key, so a repeat
 // finds the trade already made.
 import { z } from 'zod';
-import { walletMicroOf } from '../../../commands/market/mark-price.ts';
 import type { ManualTradeResult } from '../../../commands/wallet/manual-trade.ts';
 import { MARKET_PRICES, marketDecider } from '../../../domain/market/decide.ts';
 import { refuse } from '../../../domain/shared/errors.ts';
-import { microToUsd, toUnits, usdToMicro, type MicroUsd } from '../../../domain/shared/money.ts';
+import { microToUsd, toUnits, usdToMicro } from '../../../domain/shared/money.ts';
+import { priceText, priceToNumber, type Price } from '../../../domain/shared/price.ts';
 import { chainAddressSchema, type TransferPlan } from '../../../domain/transfer/plan.ts';
 import { walletDecider } from '../../../domain/wallet/decide.ts';
 import { ensureLevelsAgainstMark, proceedsFor, TOKEN_DECIMALS, unitsFor, unitsToTokens } from '../../../domain/wallet/lots.ts';
@@ -28,10 +28,10 @@ const sellInput = z.object({ ...sellBody.shape, confirmationHandle }).strict();
 type BuyArgs = Omit<z.infer<typeof buyInput>, 'confirmationHandle'>;
 type SellArgs = Omit<z.infer<typeof sellInput>, 'confirmationHandle'>;
 
-const priceOf = async (ctx: McpToolContext, mint: string): Promise<MicroUsd> => {
+const priceOf = async (ctx: McpToolContext, mint: string): Promise<Price> => {
   const price = (await current(ctx, marketDecider, MARKET_PRICES)).prices.get(mint);
   if (price === undefined) throw refuse('NO_MARK_PRICE', `the venue has no price for ${mint}: it cannot be traded until one is set`);
-  return walletMicroOf(mint, price);
+  return price;
 };
 
 const startMicro = (ctx: McpToolContext) => usdToMicro(ctx.deps.config.VIRTUAL_START_USD);
@@ -54,7 +54,7 @@ async function previewBuy(ctx: McpToolContext, args: BuyArgs): Promise<Preview> 
       };
       const after = dryRun(walletDecider, wallet, { type: 'DebitWallet', data: { transfer, virtualStartMicro: startMicro(ctx) } }, metadataOf(ctx)).state;
       const tokens = unitsToTokens(unitsFor(amountMicro, price));
-      return walletPreview(`${summary}: about ${tokens} ${args.mint} at ${microToUsd(price)} USD each`, walletContext, `manual lots of ${args.mint}`, amountMicro, balanceOf(after, walletContext, startMicro(ctx)));
+      return walletPreview(`${summary}: about ${tokens} ${args.mint} at ${priceText(price)} USD each`, walletContext, `manual lots of ${args.mint}`, amountMicro, balanceOf(after, walletContext, startMicro(ctx)));
     },
     (err) => refusedPreview(walletContext, summary, err),
   );
@@ -127,7 +127,7 @@ async function previewSell(ctx: McpToolContext, args: SellArgs): Promise<Preview
       dryRun(walletDecider, wallet, { type: 'RequestSell', data: { transfer } }, metadataOf(ctx));
       const proceeds = proceedsFor(units, price);
       return {
-        summary: `${summary}: about ${microToUsd(proceeds)} USD at ${microToUsd(price)} USD each`,
+        summary: `${summary}: about ${microToUsd(proceeds)} USD at ${priceText(price)} USD each`,
         walletContext,
         moves: [move(`manual lots of ${mint}`, `${walletContext} wallet`, proceeds)],
         fees: [],
@@ -151,10 +151,10 @@ const traded = (ctx: McpToolContext, t: ManualTradeResult): MoneyResult => {
   }
   const verb = t.side === 'buy' ? 'Bought' : 'Sold';
   return {
-    message: `${verb} ${unitsToTokens(swap.units)} ${t.mint} for ${microToUsd(swap.usdMicro)} USD at ${microToUsd(swap.priceMicro)} USD each`,
+    message: `${verb} ${unitsToTokens(swap.units)} ${t.mint} for ${microToUsd(swap.usdMicro)} USD at ${priceText(swap.price)} USD each`,
     ...base,
     amount: unitsToTokens(swap.units),
-    priceUsd: microToUsd(swap.priceMicro),
+    priceUsd: priceToNumber(swap.price),
     ...(t.realizedPnlMicro !== undefined ? { realizedPnlUsd: microToUsd(t.realizedPnlMicro) } : {}),
   };
 };

@@ -5,6 +5,7 @@ import { z } from 'zod';
 import type { ManualTradeResult } from '../../../commands/wallet/manual-trade.ts';
 import { refuse } from '../../../domain/shared/errors.ts';
 import { microToUsd, toUnits, usdToMicro } from '../../../domain/shared/money.ts';
+import { priceText, priceToNumber } from '../../../domain/shared/price.ts';
 import { chainAddressSchema } from '../../../domain/transfer/plan.ts';
 import { TOKEN_DECIMALS, unitsToTokens } from '../../../domain/wallet/lots.ts';
 import { getWallet, walletDocument } from '../../../projections/wallets/queries.ts';
@@ -33,13 +34,13 @@ function manualTradeId(app: FastifyInstance, request: FastifyRequest): string {
 /** The spec's sell result (a buy answers the same shape) from the wallet's record of the trade. */
 function resultOf(app: FastifyInstance, trade: ManualTradeResult, projected: boolean): TradeResultJson {
   const swap = trade.swap!;
-  const [usd, price] = [microToUsd(swap.usdMicro), microToUsd(swap.priceMicro)];
+  const usd = microToUsd(swap.usdMicro);
   const withdrawal = trade.side === 'withdraw';
   const amount = withdrawal ? usd : unitsToTokens(swap.units);
   const symbol = withdrawal ? app.deps.config.SPEND_STABLECOIN_SYMBOL : trade.mint;
   const message = withdrawal
     ? `Sent ${usd} ${symbol} to ${trade.destination}`
-    : `${trade.side === 'buy' ? 'Bought' : 'Sold'} ${amount} ${symbol} for ${usd} USD at ${price} USD each`;
+    : `${trade.side === 'buy' ? 'Bought' : 'Sold'} ${amount} ${symbol} for ${usd} USD at ${priceText(swap.price)} USD each`;
   return {
     success: true,
     transactionId: swap.txId,
@@ -52,7 +53,7 @@ function resultOf(app: FastifyInstance, trade: ManualTradeResult, projected: boo
     side: trade.side,
     walletContext: trade.walletContext,
     mint: trade.mint,
-    priceUsd: price,
+    priceUsd: priceToNumber(swap.price),
     amountUsd: usd,
     ...(trade.realizedPnlMicro !== undefined ? { realizedPnlUsd: microToUsd(trade.realizedPnlMicro) } : {}),
     ...(trade.destination !== undefined ? { destination: trade.destination } : {}),

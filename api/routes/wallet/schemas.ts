@@ -1,17 +1,18 @@
 // The wallet routes' bodies and answers, in one place.
 import { z } from 'zod';
-import { hasAtMostDecimals, toUnits, usdAmountSchema, usdToMicro } from '../../../domain/shared/money.ts';
+import { hasAtMostDecimals, toUnits, usdAmountSchema } from '../../../domain/shared/money.ts';
+import { priceFromNumber, priceNumberSchema, priceText } from '../../../domain/shared/price.ts';
 import { walletContextSchema } from '../../../domain/wallet/context.ts';
 import { mintSchema, TOKEN_DECIMALS, type Level, type LotLevels } from '../../../domain/wallet/lots.ts';
 
 /**
- * A stop-loss or take-profit as a trader writes it: `price` (USD per whole token) or `percent`
+ * A stop-loss or take-profit as a trader writes it: `price` (USD per whole token, up to 18 decimals) or `percent`
  * (from the lot's average price: a stop below it, a target above it), exactly one of the two.
  */
 const levelBody = (what: string, maxPercent: number) =>
   z
     .object({
-      price: usdAmountSchema(`${what}.price`).optional(),
+      price: priceNumberSchema(`${what}.price`).optional(),
       percent: z
         .number()
         .gt(0, `${what}.percent must be positive`)
@@ -29,7 +30,7 @@ const levelFields = {
 
 type LevelBody = { price?: number | undefined; percent?: number | undefined };
 
-const levelOf = (l: LevelBody): Level => (l.price !== undefined ? { priceMicro: usdToMicro(l.price) } : { percentBps: Number(toUnits(l.percent!, 2)) });
+const levelOf = (l: LevelBody): Level => (l.price !== undefined ? { price: priceText(priceFromNumber(l.price)!) } : { percentBps: Number(toUnits(l.percent!, 2)) });
 
 /** The body's levels as the domain takes them; undefined without any. */
 export function levelsOf(body: { stopLoss?: LevelBody | undefined; takeProfit?: LevelBody | undefined }): LotLevels | undefined {

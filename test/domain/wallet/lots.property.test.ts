@@ -44,6 +44,7 @@ import { walletDecider, type WalletCommand } from '../../../domain/wallet/decide
 import type { SwapDone } from '../../../domain/wallet/manual.ts';
 import { walletContexts, type WalletContext, type WalletEvent } from '../../../domain/wallet/events.ts';
 import { ensureLevelsAgainstMark, type Level, type LotLevels } from '../../../domain/wallet/lots.ts';
+import { MAX_PRICE, priceText, storedPrice, type Price } from '../../../domain/shared/price.ts';
 import { balanceOf, type WalletState } from '../../../domain/wallet/state.ts';
 import type { Swap, SwapRequest } from '../../../infra/venues/port.ts';
 import { at } from '../../support/given-when-then.ts';
@@ -52,12 +53,14 @@ const START = 1_000_000_000; // the virtual start: 1000 USD
 const USER = 'u1';
 const USD = 1_000_000;
 const UNITS_PER_TOKEN = 1_000_000n;
+/** attodollars per micro-USD */
+const ATTO_PER_MICRO = 10n ** 12n;
 const metadata = at('2025-03-04T05:06:07.000Z');
-/** The mints and their first prices (micro-USD per whole token): a coin, a dear one, a memecoin under a cent. */
-const MINTS: ReadonlyArray<{ mint: string; priceMicro: number }> = [
-  { mint: 'SOL', priceMicro: 150 * USD },
-  { mint: 'BTC', priceMicro: 60_000 * USD },
-  { mint: 'PEPE', priceMicro: 7 },
+/** The mints and their first prices (per whole token, exact): a coin, a dear one, a memecoin below a micro-USD. */
+const MINTS: ReadonlyArray<{ mint: string; price: Price }> = [
+  { mint: 'SOL', price: storedPrice('150') },
+  { mint: 'BTC', price: storedPrice('60000') },
+  { mint: 'PEPE', price: storedPrice('0.0000115') },
 ];
 
 /** What the random runs went through, counted across all runs: a path never reached fails the test. */
@@ -107,7 +110,7 @@ const outcomeKey = (o: TransferOutcome) => (o.type === 'DebitRefused' ? { type: 
 // ---- the venue: a mirror of infra/venues/swaps.ts (the simulated venue's swaps), in memory ----
 
 class Venue {
-  readonly prices = new Map<string, number | null>(MINTS.map((m) => [m.mint, m.priceMicro]));
+  readonly prices = new Map<string, Price | null>(MINTS.map((m) => [m.mint, m.price]));
   /** the swaps that fail, with the reason (SimulatedSwapsOptions.failSwap) */
   readonly failing = new Set<string>();
   readonly swaps = new Map<string, Swap>();
@@ -121,7 +124,7 @@ class Venue {
       return known;
     }
     const done = this.failing.has(request.swapId)
-      ? { status: 'FAILED' as const, priceMicro: null, units: 0, usdMicro: 0, reason: 'SLIPPAGE' }
+      ? { status: 'FAILED' as const, price: null, units: 0, usdMicro: 0, reason: 'SLIPPAGE' }
       : Venue.execution(request, this.prices.get(request.mint) ?? null);
     const swap: Swap = { ...request, ...done, txId: done.status === 'CONFIRMED' ? `simtx-${request.swapId}` : null };
     this.swaps.set(request.swapId, swap);
@@ -129,19 +132,19 @@ class Venue {
   }
 
   /** infra/venues/swaps.ts `execution`: what the swap does at the price, or why it cannot. */
-  static execution(request: SwapRequest, priceMicro: number | null): Pick<Swap, 'status' | 'priceMicro' | 'units' | 'usdMicro' | 'reason'> {
-    const failed = (reason: string) => ({ status: 'FAILED' as const, priceMicro, units: 0, usdMicro: 0, reason });
-    if (priceMicro === null) return failed('NO_PRICE');
+  static execution(request: SwapRequest, price: Price | null): Pick<Swap, 'status' | 'price' | 'units' | 'usdMicro' | 'reason'> {
+    const failed = (reason: string) => ({ status: 'FAILED' as const, price, units: 0, usdMicro: 0, reason });
+    if (price === null) return failed('NO_PRICE');
     const amount = BigInt(request.amount);
-    const price = BigInt(priceMicro);
-    const [units, usd] = request.side === 'buy' ? [(amount * UNITS_PER_TOKEN) / price, amount] : [amount, (amount * price) / UNITS_PER_TOKEN];
+    const scale = UNITS_PER_TOKEN * ATTO_PER_MICRO;
+    const [units, usd] = request.side === 'buy' ? [(amount * scale) / price, amount] : [amount, (amount * price) / scale];
     if (units === 0n) return failed('AMOUNT_TOO_SMALL');
     if (units > BigInt(Number.MAX_SAFE_INTEGER) || usd > BigInt(Number.MAX_SAFE_INTEGER)) return failed('AMOUNT_TOO_LARGE');
-    return { status: 'CONFIRMED', priceMicro, units: Number(units), usdMicro: Number(usd), reason: null };
+    return { status: 'CONFIRMED', price, units: Number(units), usdMicro: Number(usd), reason: null };
   }
 }
 
-const done = (swap: Swap): SwapDone => ({ txId: swap.txId!, priceMicro: swap.priceMicro!, units: swap.units, usdMicro: swap.usdMicro });
+const done = (swap: Swap): SwapDone => ({ txId: swap.txId!, price: swap.price!, units: swap.units, usdMicro: swap.usdMicro });
 
 function lotsEndpoint(transfer: TransferPlan, side: 'from' | 'to'): LotsEndpoint {
   const endpoint = transfer[side];
@@ -202,7 +205,7 @@ class LotWorld {
     return `${kind}-${++this.ids}`;
   }
 
-  price(mint: string): number | null {
+  price(mint: string): Price | null {
     return this.venue.prices.get(mint) ?? null;
   }
 
@@ -267,7 +270,7 @@ class LotWorld {
         const cost = expected.reduce((sum, r) => sum + r.costMicro, 0);
         assert.equal(realizedPnlMicro, usdMicro - cost, `${id}: realized = proceeds − cost taken`);
         // A sell's levels were checked on the lot it leaves when it was requested: none it records contradict.
-        const { stopLossMicro: stop, takeProfitMicro: target } = e.data;
+        const [stop, target] = [e.data.stopLoss, e.data.takeProfit].map((p) => (p === undefined ? undefined : storedPrice(p)));
         ensure(stop === undefined || target === undefined || stop < target, () => `${id}: a sell recorded a stop ${stop} at or above its target ${target}`);
         const lotOf = (lotId: string) => this.model.find((l) => l.lotId === lotId)!;
         if (expected.some((r) => lotOf(r.lotId).units === r.units)) reached.sellWholeLot++;
@@ -576,15 +579,16 @@ const action: fc.Arbitrary<Action> = fc.oneof(
 );
 
 /** A level's price `bps` from the mark: a stop below it, a target above it (a negative `bps` puts it on the wrong side). */
-function levelOf(spec: LevelSpec, markMicro: number, side: 'stop' | 'target'): Level {
+function levelOf(spec: LevelSpec, mark: Price, side: 'stop' | 'target'): Level {
   if ('percentBps' in spec) return { percentBps: spec.percentBps };
   const factor = BigInt(10_000 + (side === 'stop' ? -spec.markBps : spec.markBps));
-  return { priceMicro: Math.max(1, Number((BigInt(markMicro) * factor) / 10_000n)) };
+  const price = (mark * factor) / 10_000n;
+  return { price: priceText(price < 1n ? 1n : price > MAX_PRICE ? MAX_PRICE : price) };
 }
 
-function levelsOf(spec: LevelsSpec | null, markMicro: number | null): LotLevels | undefined {
+function levelsOf(spec: LevelsSpec | null, markPrice: Price | null): LotLevels | undefined {
   if (!spec || (!spec.stop && !spec.target)) return undefined;
-  const mark = markMicro ?? USD;
+  const mark = markPrice ?? storedPrice('1');
   return {
     ...(spec.stop ? { stopLoss: levelOf(spec.stop, mark, 'stop') } : {}),
     ...(spec.target ? { takeProfit: levelOf(spec.target, mark, 'target') } : {}),
@@ -765,7 +769,10 @@ function act(w: LotWorld, a: Action): void {
       const m = MINTS[a.mint]!;
       const now = w.price(m.mint);
       if (a.move === 'off') w.venue.prices.set(m.mint, null);
-      else w.venue.prices.set(m.mint, Math.max(1, Math.floor(((now ?? m.priceMicro) * (10_000 + a.move)) / 10_000)));
+      else {
+        const moved = ((now ?? m.price) * BigInt(10_000 + a.move)) / 10_000n;
+        w.venue.prices.set(m.mint, moved < 1n ? 1n : moved);
+      }
       break;
     }
     case 'deposit':

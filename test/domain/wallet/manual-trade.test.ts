@@ -3,8 +3,10 @@
 // RefundWallet; a sell is RequestSell (the lock, nothing moved), then SettleSell (lots reduced
 // oldest first, proceeds in) or FailSell (lots as they were). Every refusal at its boundary, the
 // lock taken and released by each event, cost shares rounded down (a whole lot takes its whole
-// cost) and levels resolved from percents (stop down, target up), kept or merged on the lot left.
+// cost) and levels resolved from percents (stop down, target up) at 10^-18 USD, kept or merged on
+// the lot left.
 import t from 'tap';
+import { priceText, storedPrice, type Price } from '../../../domain/shared/price.ts';
 import type { LotsEndpoint, TransferPlan } from '../../../domain/transfer/plan.ts';
 import { walletDecider, type WalletCommand } from '../../../domain/wallet/decide.ts';
 import type { SwapDone } from '../../../domain/wallet/manual.ts';
@@ -59,13 +61,18 @@ const freeze: WalletCommand = { type: 'FreezeWallet', data: { virtualStartMicro:
 const opened: WalletEvent = { type: 'WalletOpened', data: { virtualStartMicro: START, openedAt: when } };
 const frozen: WalletEvent = { type: 'WalletFrozen', data: { at: when } };
 const debited = (transfer: TransferPlan): WalletEvent => ({ type: 'WalletDebited', data: { transfer: transfer as TransferPlan & { from: { kind: 'wallet' } } } });
-const swap = (units: number, usdMicro: number, priceMicro = Math.max(1, Math.floor((usdMicro * TOKEN) / units)), txId = 'tx-1'): SwapDone => ({ txId, priceMicro, units, usdMicro });
-const lotOpened = (transferId: string, s: SwapDone, costMicro: number, { mint = 'SOL', walletContext = 'virtual' }: Where = {}, levels: { stopLossMicro?: number; takeProfitMicro?: number } = {}): WalletEvent => ({
+/** A price in USD (decimal text) as the domain holds it. */
+const usd = (text: string): Price => storedPrice(text);
+const swap = (units: number, usdMicro: number, price: Price = BigInt(Math.max(1, Math.floor((usdMicro * TOKEN) / units))) * 10n ** 12n, txId = 'tx-1'): SwapDone => ({ txId, price, units, usdMicro });
+/** The swap as an event holds it: the price as decimal text. */
+const held = (s: SwapDone) => ({ ...s, price: priceText(s.price) });
+type LevelTexts = { stopLoss?: string; takeProfit?: string };
+const lotOpened = (transferId: string, s: SwapDone, costMicro: number, { mint = 'SOL', walletContext = 'virtual' }: Where = {}, levels: LevelTexts = {}): WalletEvent => ({
   type: 'LotOpened',
-  data: { transferId, walletContext, mint, costMicro, openedAt: when, ...s, ...levels },
+  data: { transferId, walletContext, mint, costMicro, openedAt: when, ...held(s), ...levels },
 });
 /** A buy that ended with its lot open: `units` for `costMicro` (the swap paid exactly the debit). */
-const bought = (transferId: string, units: number, costMicro: number, where: Where = {}, levels: { stopLossMicro?: number; takeProfitMicro?: number } = {}): WalletEvent[] => [
+const bought = (transferId: string, units: number, costMicro: number, where: Where = {}, levels: LevelTexts = {}): WalletEvent[] => [
   debited(buyPlan(transferId, costMicro, where)),
   lotOpened(transferId, swap(units, costMicro, undefined, `tx-${transferId}`), costMicro, where, levels),
 ];
@@ -147,7 +154,7 @@ t.test('levels on a buy need no open lot of the mint in the context: one open is
 // ==== OpenLot ====
 
 t.test('the swap done, the lot opens at what the debit paid, the lock is released and the buy is done', async (t) => {
-  const s = swap(6_666_666, 1_000 * USD, 150 * USD);
+  const s = swap(6_666_666, 1_000 * USD, usd('150'));
   const opening = given([opened, debited(buyPlan('b1', 1_000 * USD))]).when(openLot('b1', s));
   opening.then(t, [lotOpened('b1', s, 1_000 * USD)]);
   const after = opening.after();
@@ -163,44 +170,46 @@ t.test("a lot's cost is what the debit paid, whatever the swap reports it spent"
 });
 
 t.test('levels as percents resolve from the average price paid: the stop rounded down, the target rounded up', async (t) => {
-  // 1000 USD at 150 buys 6.666666 tokens: an average of 150.000015 per token.
+  // 1000 USD at 150 buys 6.666666 tokens: an average of 150.00001500000150000015… per token,
+  // 150.0000150000015 at 10^-18 (rounded down).
   const levels: LotLevels = { stopLoss: { percentBps: 1_000 }, takeProfit: { percentBps: 2_500 } };
-  const s = swap(6_666_666, 1_000 * USD, 150 * USD);
+  const s = swap(6_666_666, 1_000 * USD, usd('150'));
   const opening = given([opened, debited(buyPlan('b1', 1_000 * USD, { levels }))]).when(openLot('b1', s));
-  // 150.000015 × 0.9 = 135.0000135 → 135.000013; × 1.25 = 187.50001875 → 187.500019
-  opening.then(t, [lotOpened('b1', s, 1_000 * USD, {}, { stopLossMicro: 135_000_013, takeProfitMicro: 187_500_019 })]);
-  t.match(opening.after().lots[0], { stopLossMicro: 135_000_013, takeProfitMicro: 187_500_019 });
+  // × 0.9 = 135.00001350000135 exactly; × 1.25 = 187.500018750001875 exactly
+  opening.then(t, [lotOpened('b1', s, 1_000 * USD, {}, { stopLoss: '135.00001350000135', takeProfit: '187.500018750001875' })]);
+  t.match(opening.after().lots[0], { stopLoss: usd('135.00001350000135'), takeProfit: usd('187.500018750001875') });
 });
 
 t.test('levels as prices are taken as they are; a percent and a price mix', async (t) => {
-  const s = swap(2 * TOKEN, 300 * USD, 150 * USD);
-  const levels: LotLevels = { stopLoss: { percentBps: 1_000 }, takeProfit: { priceMicro: 200 * USD } };
+  const s = swap(2 * TOKEN, 300 * USD, usd('150'));
+  const levels: LotLevels = { stopLoss: { percentBps: 1_000 }, takeProfit: { price: '200' } };
   given([opened, debited(buyPlan('b1', 300 * USD, { levels }))])
     .when(openLot('b1', s))
-    .then(t, [lotOpened('b1', s, 300 * USD, {}, { stopLossMicro: 135 * USD, takeProfitMicro: 200 * USD })]);
+    .then(t, [lotOpened('b1', s, 300 * USD, {}, { stopLoss: '135', takeProfit: '200' })]);
 });
 
 t.test('the swap is final: levels that cannot stand at the price paid never stop the lot from opening', async (t) => {
   // 151 micro-USD of SOL at 150 buys 1 unit: an average of 151 per token, above the mark the target
   // was checked against. A stop 0.01 % below it (150.9849) is above the 150.015 target: opened as asked.
-  const crossing: LotLevels = { stopLoss: { percentBps: 1 }, takeProfit: { priceMicro: 150_015_000 } };
-  const s = swap(1, 151, 150 * USD);
+  const crossing: LotLevels = { stopLoss: { percentBps: 1 }, takeProfit: { price: '150.015' } };
+  const s = swap(1, 151, usd('150'));
   given([opened, debited(buyPlan('b1', 151, { levels: crossing }))])
     .when(openLot('b1', s))
-    .then(t, [lotOpened('b1', s, 151, {}, { stopLossMicro: 150_984_900, takeProfitMicro: 150_015_000 })]);
-  // A token at 7 micro-USD: a 90 % stop is at 0.7 micro-USD, i.e. 0: it could never trigger and is left off.
-  const cheap = swap(142_857_142_857, USD, 7);
-  const opening = given([opened, debited(buyPlan('b1', USD, { mint: 'SOL', levels: { stopLoss: { percentBps: 9_000 }, takeProfit: { percentBps: 100 } } }))]).when(openLot('b1', cheap));
-  opening.then(t, [lotOpened('b1', cheap, USD, {}, { takeProfitMicro: 8 })]);
+    .then(t, [lotOpened('b1', s, 151, {}, { stopLoss: '150.9849', takeProfit: '150.015' })]);
+  // 1 micro-USD buys 2·10^14 units (2·10^8 tokens): an average of 5·10^-15 USD. A 99.99 % stop is at
+  // 5·10^-19, below 10^-18, i.e. 0: it could never trigger and is left off; the target rounds up.
+  const cheap = swap(200_000_000_000_000, 1, usd('0.000000000000005'));
+  const opening = given([opened, debited(buyPlan('b1', 1, { mint: 'SOL', levels: { stopLoss: { percentBps: 9_999 }, takeProfit: { percentBps: 100 } } }))]).when(openLot('b1', cheap));
+  opening.then(t, [lotOpened('b1', cheap, 1, {}, { takeProfit: '0.00000000000000505' })]);
   t.equal(opening.after().lock, null, 'the lock released');
 });
 
 t.test('a sell recorded with levels that cannot stand on the lot it leaves still settles once its swap is final', async (t) => {
   // Requested before INVALID_LEVELS was checked at the request: its stop (90) above its target (60).
-  const contradicting: LotLevels = { stopLoss: { percentBps: 1_000 }, takeProfit: { priceMicro: 60 * USD } };
+  const contradicting: LotLevels = { stopLoss: { percentBps: 1_000 }, takeProfit: { price: '60' } };
   const history = [opened, ...bought('b1', 2 * TOKEN, 200 * USD), sellRequested(sellPlan('s1', TOKEN, { levels: contradicting }))];
   const settling = given(history).when(settleSell('s1', swap(TOKEN, 50 * USD)));
-  t.match(settling.events(), [{ type: 'LotsSold', data: { stopLossMicro: 90 * USD, takeProfitMicro: 60 * USD, realizedPnlMicro: -50 * USD } }]);
+  t.match(settling.events(), [{ type: 'LotsSold', data: { stopLoss: '90', takeProfit: '60', realizedPnlMicro: -50 * USD } }]);
   t.equal(settling.after().lock, null);
 });
 
@@ -289,11 +298,11 @@ t.test('a sell repeated records nothing, in whatever state it is, frozen since o
 
 t.test('a sell repeated with another plan is ALREADY_EXISTS: units, mint, context, levels; a buy’s id too', async (t) => {
   const requested = [...twoLots, sellRequested(sellPlan('s1', TOKEN))];
-  given(requested).when(requestSell(sellPlan('s1', TOKEN, { levels: { stopLoss: { priceMicro: 90 * USD } } }))).thenRefused(t, 'ALREADY_EXISTS', /another buy or sell/);
-  const levels: LotLevels = { stopLoss: { priceMicro: 90 * USD }, takeProfit: { percentBps: 2_000 } };
+  given(requested).when(requestSell(sellPlan('s1', TOKEN, { levels: { stopLoss: { price: '90' } } }))).thenRefused(t, 'ALREADY_EXISTS', /another buy or sell/);
+  const levels: LotLevels = { stopLoss: { price: '90' }, takeProfit: { percentBps: 2_000 } };
   const leveled = [...twoLots, sellRequested(sellPlan('s1', TOKEN, { levels }))];
   given(leveled).when(requestSell(sellPlan('s1', TOKEN))).thenRefused(t, 'ALREADY_EXISTS', /another buy or sell/);
-  given(leveled).when(requestSell(sellPlan('s1', TOKEN, { levels: { takeProfit: { percentBps: 2_000 }, stopLoss: { priceMicro: 90 * USD } } }))).then(t, [], 'the same levels, in another order: a repeat');
+  given(leveled).when(requestSell(sellPlan('s1', TOKEN, { levels: { takeProfit: { percentBps: 2_000 }, stopLoss: { price: '90' } } }))).then(t, [], 'the same levels, in another order: a repeat');
   given(requested).when(requestSell(sellPlan('s1', TOKEN + 1))).thenRefused(t, 'ALREADY_EXISTS');
   given(requested).when(requestSell(sellPlan('s1', TOKEN, { mint: 'BTC' }))).thenRefused(t, 'ALREADY_EXISTS');
   given(requested).when(requestSell(sellPlan('s1', TOKEN, { walletContext: 'real' }))).thenRefused(t, 'ALREADY_EXISTS');
@@ -320,12 +329,16 @@ t.test('levels on a sell: one lot left open takes them; two lots, or a sell that
 t.test('levels on a sell that cannot stand on the lot it leaves are INVALID_LEVELS before any swap', async (t) => {
   // 2 tokens for 200 USD: the lot left keeps an average of 100; a stop 10 % below it (90) is above a 60 target.
   const oneLot = [opened, ...bought('b1', 2 * TOKEN, 200 * USD)];
-  const contradicting: LotLevels = { stopLoss: { percentBps: 1_000 }, takeProfit: { priceMicro: 60 * USD } };
+  const contradicting: LotLevels = { stopLoss: { percentBps: 1_000 }, takeProfit: { price: '60' } };
   given(oneLot).when(requestSell(sellPlan('s1', TOKEN, { levels: contradicting }))).thenRefused(t, 'INVALID_LEVELS', /below the take-profit/);
-  // A token at half a cent: a 99.99 % stop is at 0, which can never trigger.
-  const cheap = [opened, ...bought('b1', 2 * TOKEN, 10_000)];
-  given(cheap).when(requestSell(sellPlan('s1', TOKEN, { levels: { stopLoss: { percentBps: 9_999 } } }))).thenRefused(t, 'INVALID_LEVELS', /at or below 0/);
-  given(cheap).when(requestSell(sellPlan('s1', TOKEN, { levels: { stopLoss: { percentBps: 5_000 } } }))).then(t, [sellRequested(sellPlan('s1', TOKEN, { levels: { stopLoss: { percentBps: 5_000 } } }))]);
+  // 4·10^14 units for 1 micro-USD, 10^14 sold: the lot left is 3·10^14 units for 1 micro-USD, an
+  // average of 3.333·10^-15 USD; a 99.99 % stop is below 10^-18, i.e. 0, which can never trigger.
+  const cheap = [opened, ...bought('b1', 400_000_000_000_000, 1)];
+  const part = 100_000_000_000_000;
+  given(cheap).when(requestSell(sellPlan('s1', part, { levels: { stopLoss: { percentBps: 9_999 } } }))).thenRefused(t, 'INVALID_LEVELS', /at or below 0/);
+  given(cheap).when(requestSell(sellPlan('s1', part, { levels: { stopLoss: { percentBps: 5_000 } } }))).then(t, [sellRequested(sellPlan('s1', part, { levels: { stopLoss: { percentBps: 5_000 } } }))]);
+  // A take-profit above 1e9 USD could not be stored: refused before the swap.
+  given([opened, ...bought('b1', 2, 200 * USD)]).when(requestSell(sellPlan('s1', 1, { levels: { takeProfit: { percentBps: 1_000_000 } } }))).thenRefused(t, 'INVALID_LEVELS', /above 1000000000/);
 });
 
 // ==== SettleSell ====
@@ -333,14 +346,14 @@ t.test('levels on a sell that cannot stand on the lot it leaves are INVALID_LEVE
 t.test('a sell takes the lots oldest first: a whole lot its whole cost, a part its share rounded down', async (t) => {
   // b1: 3 tokens for 100 USD; b2: 3 tokens for 200 USD. Selling 4: all of b1, a third of b2.
   const history = [opened, ...bought('b1', 3 * TOKEN, 100 * USD), ...bought('b2', 3 * TOKEN, 200 * USD + 2), sellRequested(sellPlan('s1', 4 * TOKEN))];
-  const s = swap(4 * TOKEN, 320 * USD, 80 * USD);
+  const s = swap(4 * TOKEN, 320 * USD, usd('80'));
   const settling = given(history).when(settleSell('s1', s));
   // b2's share: (200 USD + 2) × 1/3 = 66.666667333… → 66.666667 USD (66_666_667 micro)
   const reductions = [
     { lotId: 'b1', units: 3 * TOKEN, costMicro: 100 * USD },
     { lotId: 'b2', units: TOKEN, costMicro: 66_666_667 },
   ];
-  settling.then(t, [{ type: 'LotsSold', data: { transferId: 's1', walletContext: 'virtual', mint: 'SOL', ...s, reductions, realizedPnlMicro: 320 * USD - 166_666_667, at: when } }]);
+  settling.then(t, [{ type: 'LotsSold', data: { transferId: 's1', walletContext: 'virtual', mint: 'SOL', ...held(s), reductions, realizedPnlMicro: 320 * USD - 166_666_667, at: when } }]);
   const after = settling.after();
   t.same(
     after.lots.map((l) => [l.lotId, l.units, l.costMicro]),
@@ -368,39 +381,40 @@ t.test('selling a lot in parts: each part rounded down, the last part takes what
 
 t.test('a loss: proceeds below the cost taken', async (t) => {
   const history = [opened, ...bought('b1', 2 * TOKEN, 300 * USD), sellRequested(sellPlan('s1', TOKEN))];
-  const [sold] = given(history).when(settleSell('s1', swap(TOKEN, 0, 1))).events();
+  const [sold] = given(history).when(settleSell('s1', swap(TOKEN, 0, 1n))).events();
   t.match(sold, { type: 'LotsSold', data: { usdMicro: 0, realizedPnlMicro: -150 * USD } }, 'a swap that fetched nothing realizes the whole cost taken as a loss');
 });
 
 t.test('levels of a sell resolve on the lot left (its average after the sell) and merge with the levels it had', async (t) => {
-  // 3 units for 1_000_000: the lot left after one unit is 2 units for 666_667 (average 333_333_500_000 per token).
-  const kept = { stopLossMicro: 100_000_000_000, takeProfitMicro: 900_000_000_000 };
+  // 3 units for 1_000_000: the lot left after one unit is 2 units for 666_667 (average 333333.5 USD per token).
+  const kept = { stopLoss: '100000', takeProfit: '900000' };
   const history = [opened, ...bought('b1', 3, 1_000_000, {}, kept)];
   const levels: LotLevels = { stopLoss: { percentBps: 3_333 } };
   const requested = [...history, sellRequested(sellPlan('s1', 1, { levels }))];
   const settling = given(requested).when(settleSell('s1', swap(1, 400_000)));
-  // 333_333_500_000 × 0.6667 = 222_233_444_450.0 → stop 222_233_444_450; the target kept
+  // 333333.5 × 0.6667 = 222233.44445 → the stop; the target kept
   const [sold] = settling.events();
-  t.match(sold, { type: 'LotsSold', data: { stopLossMicro: 222_233_444_450 } });
-  t.notOk(sold?.type === 'LotsSold' && 'takeProfitMicro' in sold.data, 'no new target asked');
-  t.same(settling.after().lots, [{ lotId: 'b1', walletContext: 'virtual', mint: 'SOL', units: 2, costMicro: 666_667, openedAt: when, stopLossMicro: 222_233_444_450, takeProfitMicro: 900_000_000_000 }]);
+  t.match(sold, { type: 'LotsSold', data: { stopLoss: '222233.44445' } });
+  t.notOk(sold?.type === 'LotsSold' && 'takeProfit' in sold.data, 'no new target asked');
+  t.same(settling.after().lots, [{ lotId: 'b1', walletContext: 'virtual', mint: 'SOL', units: 2, costMicro: 666_667, openedAt: when, stopLoss: usd('222233.44445'), takeProfit: usd('900000') }]);
 
   const target: LotLevels = { takeProfit: { percentBps: 1 } };
+  // 333333.5 × 1.0001 = 333366.83335 exactly; a target rounds up only a fraction
   const up = given([...history, sellRequested(sellPlan('s1', 1, { levels: target }))]).when(settleSell('s1', swap(1, 400_000)));
-  // 333_333_500_000 × 1.0001 = 333_366_833_350.0 exactly; a target rounds up only a fraction
-  t.match(up.after().lots[0], { stopLossMicro: 100_000_000_000, takeProfitMicro: 333_366_833_350 }, 'the stop kept, the target replaced');
+  t.match(up.after().lots[0], { stopLoss: usd('100000'), takeProfit: usd('333366.83335') }, 'the stop kept, the target replaced');
   const without = given([...history, sellRequested(sellPlan('s1', 1))]).when(settleSell('s1', swap(1, 400_000)));
-  t.match(without.after().lots[0], kept, 'a sell without levels keeps the lot’s');
+  t.match(without.after().lots[0], { stopLoss: usd('100000'), takeProfit: usd('900000') }, 'a sell without levels keeps the lot’s');
 });
 
 t.test('on the lot left too, a stop from a percent rounds down and a target up', async (t) => {
   // 7 units for 1_000_000, 4 sold: their cost ⌊4/7 × 1_000_000⌋ = 571_428; left 3 units for 428_572,
-  // an average of ⌊428_572 × 10^6 / 3⌋ = 142_857_333_333 per token.
+  // an average of 142857.333… USD per token, 142857.333333333333333333 at 10^-18.
   const history = [opened, ...bought('b1', 7, 1_000_000), sellRequested(sellPlan('s1', 4, { levels: { stopLoss: { percentBps: 3 }, takeProfit: { percentBps: 3 } } }))];
   const settling = given(history).when(settleSell('s1', swap(4, 400_000)));
-  // stop 142_857_333_333 × 0.9997 = 142_814_476_133.0001 → 142_814_476_133; target × 1.0003 = 142_900_190_532.9999 → 142_900_190_533
-  t.match(settling.events()[0], { data: { reductions: [{ lotId: 'b1', units: 4, costMicro: 571_428 }], stopLossMicro: 142_814_476_133, takeProfitMicro: 142_900_190_533 } });
-  t.match(settling.after().lots, [{ units: 3, costMicro: 428_572, stopLossMicro: 142_814_476_133, takeProfitMicro: 142_900_190_533 }]);
+  // stop × 0.9997 = 142814.4761333333333333333001 → …333333 (down); target × 1.0003 = 142900.1905333333333333332999 → …333333 (up)
+  const [stop, target] = ['142814.476133333333333333', '142900.190533333333333333'];
+  t.match(settling.events()[0], { data: { reductions: [{ lotId: 'b1', units: 4, costMicro: 571_428 }], stopLoss: stop, takeProfit: target } });
+  t.match(settling.after().lots, [{ units: 3, costMicro: 428_572, stopLoss: usd(stop), takeProfit: usd(target) }]);
 });
 
 t.test('a frozen wallet still takes the proceeds of a sell requested before the freeze', async (t) => {

@@ -7,6 +7,7 @@ import { appendFacts } from '../../support/facts.ts';
 import { signIn } from '../../support/auth.ts';
 import { until } from '../../support/until.ts';
 import { ADMIN, SUBS, snapshotReadModels } from './support.ts';
+import { walletPrices } from './wallet-prices.ts';
 
 interface TradeItem {
   id: string;
@@ -24,7 +25,8 @@ interface TradeItem {
  * micro-USD"): an administrator sets 0.00000001, 0.00000003 and 100,000 USD; agent trades open at
  * those marks and close at the next, their fills shown exactly and their PnL exact in whole micro-USD,
  * rounded against the trader (fee 5 bps); events stored in micro-USD before are read as they meant;
- * a rebuild of every read model equals the live ones.
+ * the manual wallet buys and sells at both ends too (steps/wallet-prices.ts); a rebuild of every
+ * read model (the wallets' and their lots' among them) equals the live ones.
  */
 export async function pricesFlow(t: Test, eventStore: 'postgres' | 'esdb') {
   const app = await startTestApp({ eventStore, config: { ADMIN_EMAILS: ADMIN } });
@@ -92,6 +94,7 @@ export async function pricesFlow(t: Test, eventStore: 'postgres' | 'esdb') {
   t.equal((await row()).allocationBalanceAudit.realizedPnlUsd, 14.434994, 'the pool realizes the sum to the micro-USD: 49.875 − 1.990005 − 33.450001');
 
   await legacyEvents(t, app, user.userId, agentId);
+  await walletPrices(t, app, setPrices);
 
   await app.runtime.workers?.close();
   await app.runtime.runner!.stop();

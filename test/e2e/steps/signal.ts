@@ -4,7 +4,7 @@ import { signWebhookBody } from '../../../infra/signing/webhook.ts';
 import { allProjectors } from '../../../projections/index.ts';
 import { rebuild } from '../../../projections/rebuild.ts';
 import { api, startTestApp, type TestApp } from '../../support/app.ts';
-import { signIn, type SignedIn } from '../../support/auth.ts';
+import { signIn, TEST_USER_AGENT, type SignedIn } from '../../support/auth.ts';
 import { until } from '../../support/until.ts';
 import { ADMIN, SUBS, snapshotReadModels, type People } from './support.ts';
 
@@ -19,6 +19,7 @@ export async function signalFlow(t: Test, eventStore: 'postgres' | 'esdb') {
   const developer = await signIn(app, 'signal-dev@example.test');
   const admin = await signIn(app, ADMIN);
   const user = await signIn(app, 'signal-follower@example.test');
+  await keptRefreshToken(t, app, user);
   const { agentId, secret } = await listAndFollowSignalAgent(t, app, { developer, admin, user });
   await api(app, 'GET', SUBS, { token: user.accessToken });
   await tradeFromSignals(t, app, { developer, admin, user }, { agentId, secret });
@@ -30,6 +31,18 @@ export async function signalFlow(t: Test, eventStore: 'postgres' | 'esdb') {
   for (const projector of allProjectors) await rebuild(app.deps.store, app.deps.pool, projector);
   const rebuilt = await snapshotReadModels(app);
   for (const table of Object.keys(live)) t.same(rebuilt[table], live[table], `a rebuild of ${table} equals the live read model`);
+}
+
+/** A client that keeps its sign-in refresh token, as the API specification allows, refreshes with it again and again; another user agent is refused. */
+async function keptRefreshToken(t: Test, app: TestApp, user: SignedIn) {
+  const refresh = (userAgent: string) => api(app, 'POST', '/api/auth/refresh', { headers: { 'user-agent': userAgent }, body: { refreshToken: user.refreshToken } });
+  for (let n = 1; n <= 3; n++) {
+    const refreshed = await refresh(TEST_USER_AGENT);
+    t.equal(refreshed.status, 200, `refresh ${n} with the sign-in's refresh token`);
+    t.equal(refreshed.body.data.tokens.refreshToken, user.refreshToken, 'the same refresh token comes back');
+  }
+  t.equal((await refresh('another-agent/2.0')).status, 401, 'the token from another user agent is refused');
+  t.equal((await refresh(TEST_USER_AGENT)).status, 200, 'and the session goes on');
 }
 
 /** A perp-venue agent listed and approved, ETH priced at 3000, and the user following it with 500 USD. */

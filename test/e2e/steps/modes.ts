@@ -2,12 +2,10 @@ import type { Test } from 'tap';
 import { poolId } from '../../../domain/pool/state.ts';
 import { anonymizedSubscriberId } from '../../../infra/anonymize.ts';
 import { signWebhookBody } from '../../../infra/signing/webhook.ts';
-import { allProjectors } from '../../../projections/index.ts';
-import { rebuild } from '../../../projections/rebuild.ts';
 import { api, startTestApp, type TestApp } from '../../support/app.ts';
 import { signIn, type SignedIn } from '../../support/auth.ts';
 import { until } from '../../support/until.ts';
-import { ADMIN, SUBS, snapshotReadModels } from './support.ts';
+import { ADMIN, SUBS, rebuildEqualsLive } from './support.ts';
 
 type Follower = 'auto' | 'full' | 'paper' | 'later';
 type Results = Record<Follower, { status: string; tradeIds: string[]; skipReason?: string }>;
@@ -119,14 +117,7 @@ export async function modesFlow(t: Test, eventStore: 'postgres' | 'esdb') {
   await inboxShowsEachPool(t, app, developer, agentId);
   await openApiSaysSo(t, app);
   // The webhook answers before the read models apply its signal: they catch up with the log first.
-  await app.runtime.workers?.close();
-  const log = await app.deps.store.readAll({ maxCount: 100_000 });
-  t.ok(await app.runtime.runner!.waitFor(log.at(-1)!.position, 10_000), 'the read models applied every event');
-  await app.runtime.runner!.stop();
-  const liveModels = await snapshotReadModels(app);
-  for (const projector of allProjectors) await rebuild(app.deps.store, app.deps.pool, projector);
-  const rebuilt = await snapshotReadModels(app);
-  for (const table of Object.keys(liveModels)) t.same(rebuilt[table], liveModels[table], `a rebuild of ${table} equals the live read model`);
+  await rebuildEqualsLive(t, app);
 }
 
 /** The developer's inbox shows each pool's executionResult as the webhook answered it. */

@@ -1,12 +1,10 @@
 import type { Test } from 'tap';
 import { signWebhookBody } from '../../../infra/signing/webhook.ts';
-import { allProjectors } from '../../../projections/index.ts';
-import { rebuild } from '../../../projections/rebuild.ts';
 import { api, startTestApp, type TestApp } from '../../support/app.ts';
 import { appendFacts } from '../../support/facts.ts';
 import { signIn } from '../../support/auth.ts';
 import { until } from '../../support/until.ts';
-import { ADMIN, SUBS, snapshotReadModels } from './support.ts';
+import { ADMIN, SUBS, rebuildEqualsLive } from './support.ts';
 import { walletPrices } from './wallet-prices.ts';
 
 interface TradeItem {
@@ -96,12 +94,7 @@ export async function pricesFlow(t: Test, eventStore: 'postgres' | 'esdb') {
   await legacyEvents(t, app, user.userId, agentId);
   await walletPrices(t, app, setPrices);
 
-  await app.runtime.workers?.close();
-  await app.runtime.runner!.stop();
-  const live = await snapshotReadModels(app);
-  for (const projector of allProjectors) await rebuild(app.deps.store, app.deps.pool, projector);
-  const rebuilt = await snapshotReadModels(app);
-  for (const table of Object.keys(live)) t.same(rebuilt[table], live[table], `a rebuild of ${table} equals the live read model`);
+  await rebuildEqualsLive(t, app);
 }
 
 /** Events stored before prices were finer (micro-USD integers): the read models show them as they meant. */

@@ -1,12 +1,10 @@
 import type { Test } from 'tap';
 import { poolId } from '../../../domain/pool/state.ts';
 import { signWebhookBody } from '../../../infra/signing/webhook.ts';
-import { allProjectors } from '../../../projections/index.ts';
-import { rebuild } from '../../../projections/rebuild.ts';
 import { api, startTestApp, type TestApp } from '../../support/app.ts';
 import { signIn, TEST_USER_AGENT, type SignedIn } from '../../support/auth.ts';
 import { until } from '../../support/until.ts';
-import { ADMIN, SUBS, snapshotReadModels, type People } from './support.ts';
+import { ADMIN, SUBS, rebuildEqualsLive, type People } from './support.ts';
 
 /**
  * Agent trades from signals: a signed open executes in the follower's pool (margin locked), the
@@ -25,12 +23,7 @@ export async function signalFlow(t: Test, eventStore: 'postgres' | 'esdb') {
   await tradeFromSignals(t, app, { developer, admin, user }, { agentId, secret });
   await walletFlow(t, app, user, admin);
 
-  await app.runtime.workers?.close();
-  await app.runtime.runner!.stop();
-  const live = await snapshotReadModels(app);
-  for (const projector of allProjectors) await rebuild(app.deps.store, app.deps.pool, projector);
-  const rebuilt = await snapshotReadModels(app);
-  for (const table of Object.keys(live)) t.same(rebuilt[table], live[table], `a rebuild of ${table} equals the live read model`);
+  await rebuildEqualsLive(t, app);
 }
 
 /** A client that keeps its sign-in refresh token, as the API specification allows, refreshes with it again and again; another user agent is refused. */

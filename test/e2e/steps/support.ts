@@ -2,6 +2,7 @@
 // snapshot of every read model, an agent listed and approved, what the user sees after a step.
 import type { Test } from 'tap';
 import { allProjectors } from '../../../projections/index.ts';
+import { rebuild } from '../../../projections/rebuild.ts';
 import { api, type TestApp } from '../../support/app.ts';
 import type { SignedIn } from '../../support/auth.ts';
 
@@ -60,4 +61,19 @@ export async function expectSeen(
   t.equal(subs.body.data.length, expected.pools.length, `${step}: ${expected.pools.length} subscription row(s)`);
   expected.pools.forEach((pool, i) => t.match(subs.body.data[i], pool, `${step}: row ${i} (${pool.walletContext ?? ''})`));
   return subs.body.data;
+}
+
+/**
+ * Stops the app's workers, lets the projectors apply every event of the log, stops them, and checks
+ * that a rebuild of every read model from the first event equals the live one.
+ */
+export async function rebuildEqualsLive(t: Test, app: TestApp): Promise<void> {
+  await app.runtime.workers?.close();
+  const log = await app.deps.store.readAll({ maxCount: 100_000 });
+  if (log.length > 0) t.ok(await app.runtime.runner!.waitFor(log.at(-1)!.position, 10_000), 'the read models applied every event');
+  await app.runtime.runner!.stop();
+  const live = await snapshotReadModels(app);
+  for (const projector of allProjectors) await rebuild(app.deps.store, app.deps.pool, projector);
+  const rebuilt = await snapshotReadModels(app);
+  for (const table of Object.keys(live)) t.same(rebuilt[table], live[table], `a rebuild of ${table} equals the live read model`);
 }

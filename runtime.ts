@@ -30,7 +30,7 @@ import { createIdempotencyKeys } from './infra/idempotency.ts';
 import { purgeOAuthRecords } from './infra/oauth-store.ts';
 import type { SwapRequest, Venues } from './infra/venues/port.ts';
 import { createDeferredWrites, createReadYourWrites } from './projections/wait.ts';
-import { bullConnection, queuePrefix, startWorkers, type Workers } from './workers/index.ts';
+import { bullConnection, logQueueErrors, queuePrefix, startWorkers, type Workers } from './workers/index.ts';
 import { createQueuedMailer } from './workers/mail.ts';
 import { createSignalQueue } from './workers/signals.ts';
 
@@ -122,9 +122,9 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     : undefined;
   await runner?.start();
   const queueConnection = bullConnection(config.REDIS_URL);
-  const mailer = createQueuedMailer(queueConnection, queuePrefix(keyPrefix), config.JWT_SECRET);
+  const mailer = createQueuedMailer(queueConnection, queuePrefix(keyPrefix), config.JWT_SECRET, logQueueErrors(logger, 'mail'));
 
-  const signals = createSignalQueue(queueConnection, queuePrefix(keyPrefix));
+  const signals = createSignalQueue(queueConnection, queuePrefix(keyPrefix), logQueueErrors(logger, 'signals'));
 
   const socialSettings = socialGoogleOf(config);
   if (!socialSettings && !config.SOCIAL_LOGIN_DISABLED) {

@@ -1,4 +1,4 @@
-import type { Worker } from 'bullmq';
+import type { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import type { Config } from '../infra/config.ts';
@@ -10,8 +10,17 @@ import { startTransferRecovery, type RecoveryDeps } from './transfers.ts';
 import { startSignalWorker, type SignalQueries } from './signals.ts';
 
 export interface Workers {
+  /** the BullMQ workers and queues this role runs, each with its 'error' listener */
+  parts: ReadonlyArray<Worker | Queue>;
   close(): Promise<void>;
 }
+
+/**
+ * A listener for a BullMQ worker's or queue's 'error' event (its Redis connection failing, a lock
+ * lost): logged, and the part goes on reconnecting. Without a listener Node throws the event and the
+ * whole process dies with the first Redis hiccup.
+ */
+export const logQueueErrors = (logger: Logger, queue: string) => (err: Error) => logger.error({ err, queue }, 'queue error');
 
 export interface WorkerDeps extends RecoveryDeps {
   config: Config;
@@ -52,7 +61,11 @@ export async function startWorkers(deps: WorkerDeps, keyPrefix: string): Promise
     signals.worker,
   ];
   for (const w of workers) w.on('failed', (job, err) => deps.logger.warn({ err, queue: w.name, jobId: job?.id }, 'job failed'));
+  const queues = [recovery.queue, reconciliation.queue, signals.queue];
+  for (const w of workers) w.on('error', logQueueErrors(deps.logger, w.name));
+  for (const q of queues) q.on('error', logQueueErrors(deps.logger, q.name));
   return {
+    parts: [...workers, ...queues],
     async close() {
       await Promise.all(workers.map((w) => w.close()));
       await recovery.queue.close();

@@ -66,10 +66,16 @@ export interface SignalQueue extends SignalJobs {
   close(): Promise<void>;
 }
 
-export function createSignalQueue(connection: ConnectionOptions, prefix: string): SignalQueue {
+export function createSignalQueue(connection: ConnectionOptions, prefix: string, onerror: (err: Error) => void): SignalQueue {
   const queue = new Queue(SIGNAL_QUEUE, { connection, prefix });
+  queue.on('error', onerror);
   let events: QueueEvents | null = null;
-  const queueEvents = () => (events ??= new QueueEvents(SIGNAL_QUEUE, { connection, prefix }));
+  const queueEvents = () => {
+    if (events) return events;
+    events = new QueueEvents(SIGNAL_QUEUE, { connection, prefix });
+    events.on('error', onerror);
+    return events;
+  };
   return {
     async enqueue(job) {
       await queue.add('execute-signal', job, { ...JOB_OPTIONS, jobId: jobIdOf(job.agentId, job.signalKey) });

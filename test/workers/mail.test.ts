@@ -13,7 +13,7 @@ t.test('the outbox job neither reveals the login code nor changes for a retried 
   const prefix = `bull:test-mail-${randomBytes(6).toString('hex')}`;
   const outbox = (p: string, masterSecret: string) => ({
     queue: new Queue(MAIL_QUEUE, { connection, prefix: p }),
-    mailer: createQueuedMailer(connection, p, masterSecret),
+    mailer: createQueuedMailer(connection, p, masterSecret, (err) => t.fail(`the outbox queue failed: ${err.message}`)),
   });
   const ours = outbox(prefix, secret);
   const otherKey = outbox(`${prefix}-other`, `${secret}x`);

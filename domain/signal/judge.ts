@@ -77,10 +77,11 @@ function followUp(action: Action, named: { token?: string; side?: OpenIntent['si
  * something to trade on: an entry, a stop, a target, "now" — or nothing at all besides the side and
  * the token ("BUY $SOL"), which is a market order. Otherwise its actions are follow-ups.
  */
-export function judge(r: BlockReading, leverageMax: number | undefined): BlockResult {
-  const inferred = r.side === undefined && r.impliedSide === undefined && !r.reported ? sideFromLevels(r) : undefined;
+export function judge(reading: BlockReading, leverageMax: number | undefined): BlockResult {
+  const inferred = reading.side === undefined && reading.impliedSide === undefined && !reading.reported ? sideFromLevels(reading) : undefined;
   // "ETH 3500 TP 3300 SL 3600": the price after the token is the entry once the levels say the side
-  if (inferred && r.entryPrices.length === 0 && !r.breakout && !r.market) r.entryPrices.push(...r.tokenPrices);
+  // (a reading of its own: the caller's is left as it was read)
+  const r = inferred && reading.entryPrices.length === 0 && !reading.breakout && !reading.market ? { ...reading, entryPrices: [...reading.tokenPrices] } : reading;
   const side = r.side ?? r.impliedSide ?? inferred;
   const levels = r.entryPrices.length > 0 || r.breakout !== undefined || r.stopLoss !== undefined || r.takeProfits.length > 0 || r.badPrices > 0;
   // "Exit ETH short now": with an instruction about a trade, only prices make the message an open

@@ -1,12 +1,11 @@
 import type { Test } from 'tap';
 import { allProjectors } from '../../../projections/index.ts';
-import { rebuild } from '../../../projections/rebuild.ts';
 import { ProjectionRunner } from '../../../projections/runner.ts';
 import { api, startTestApp, type TestApp } from '../../support/app.ts';
 import { signIn, TEST_USER_AGENT, type SignedIn } from '../../support/auth.ts';
 import { totpAt, verifyByEmail } from '../../support/mfa.ts';
 import { ledgerFlow } from './ledger.ts';
-import { ADMIN, listAndApprove, snapshotReadModels, type People } from './support.ts';
+import { ADMIN, expectRebuildEqualsLive, listAndApprove, type People } from './support.ts';
 
 /**
  * The first complete flow: a developer lists an agent, an administrator approves it, a user
@@ -131,20 +130,4 @@ async function resumeProjectors(t: Test, app: TestApp, { developer, admin, user 
   const owned = await api(app, 'GET', '/api/v1/developers/agents', { token: developer.accessToken });
   t.equal(owned.body.data.pagination.total, 2, 'each listing applied once');
   return resumed;
-}
-
-async function expectRebuildEqualsLive(t: Test, app: TestApp) {
-  const live = await snapshotReadModels(app);
-  for (const projector of allProjectors) await rebuild(app.deps.store, app.deps.pool, projector);
-  const rebuilt = await snapshotReadModels(app);
-  t.same(Object.keys(rebuilt), Object.keys(live), 'a rebuild makes the same tables');
-  // Table by table, and only the rows that differ, so a failure names what the rebuild got wrong.
-  for (const table of Object.keys(live)) {
-    const [was, now] = [new Set(live[table]), new Set(rebuilt[table])];
-    t.same(
-      { onlyLive: live[table]!.filter((r) => !now.has(r)), onlyRebuilt: rebuilt[table]!.filter((r) => !was.has(r)), rows: rebuilt[table]!.length },
-      { onlyLive: [], onlyRebuilt: [], rows: live[table]!.length },
-      `a rebuild of ${table} equals the live read model row for row`,
-    );
-  }
 }

@@ -72,8 +72,14 @@ export async function rebuildEqualsLive(t: Test, app: TestApp): Promise<void> {
   const log = await app.deps.store.readAll({ maxCount: 100_000 });
   if (log.length > 0) t.ok(await app.runtime.runner!.waitFor(log.at(-1)!.position, 10_000), 'the read models applied every event');
   await app.runtime.runner!.stop();
+  await expectRebuildEqualsLive(t, app);
+}
+
+/** With the projectors stopped: a rebuild of every read model from the first event makes the same tables, each equal to the live one row for row. */
+export async function expectRebuildEqualsLive(t: Test, app: TestApp): Promise<void> {
   const live = await snapshotReadModels(app);
   for (const projector of allProjectors) await rebuild(app.deps.store, app.deps.pool, projector);
   const rebuilt = await snapshotReadModels(app);
+  t.same(Object.keys(rebuilt), Object.keys(live), 'a rebuild makes the same tables');
   for (const table of Object.keys(live)) t.same(rebuilt[table], live[table], `a rebuild of ${table} equals the live read model`);
 }

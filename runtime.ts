@@ -30,6 +30,7 @@ import { createIdempotencyKeys } from './infra/idempotency.ts';
 import { purgeOAuthRecords } from './infra/oauth-store.ts';
 import type { SwapRequest, Venues } from './infra/venues/port.ts';
 import { createDeferredWrites, createReadYourWrites } from './projections/wait.ts';
+import { closeEach } from './infra/close-each.ts';
 import { bullConnection, logQueueErrors, queuePrefix, startWorkers, type Workers } from './workers/index.ts';
 import { createQueuedMailer } from './workers/mail.ts';
 import { createSignalQueue } from './workers/signals.ts';
@@ -205,28 +206,17 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     workers,
     url,
     keyPrefix,
-    async close() {
-      // In order (what uses a connection stops before the connection closes); every part is
-      // closed even when an earlier one fails, and the failures are reported together.
-      const errors: unknown[] = [];
-      const closing = async (close: () => unknown) => {
-        try {
-          await close();
-        } catch (err) {
-          errors.push(err);
-        }
-      };
-      await closing(() => app?.close());
-      await closing(() => workers?.close());
-      await closing(() => runner?.stop());
-      await closing(() => mailer.close());
-      await closing(() => signals.close());
-      queueConnection.disconnect();
-      await closing(() => store.close());
-      redis.disconnect();
-      await closing(() => pool.end());
-      if (errors.length === 1) throw errors[0];
-      if (errors.length > 1) throw new AggregateError(errors, 'closing the service failed in several parts');
-    },
+    close: () =>
+      closeEach([
+        ['the API', () => app?.close()],
+        ['the workers', () => workers?.close()],
+        ['the projectors', () => runner?.stop()],
+        ['the mail outbox', () => mailer.close()],
+        ['the signal queue', () => signals.close()],
+        ['the queue connection', () => queueConnection.disconnect()],
+        ['the event store', () => store.close()],
+        ['Redis', () => redis.disconnect()],
+        ['PostgreSQL', () => pool.end()],
+      ]),
   };
 }

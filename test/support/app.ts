@@ -1,3 +1,4 @@
+import { closeEach } from '../../infra/close-each.ts';
 import type { SwapRequest, Venues } from '../../infra/venues/port.ts';
 import type { Clock } from '../../infra/clock.ts';
 import { randomBytes } from 'node:crypto';
@@ -156,22 +157,13 @@ async function startTestAppOn(db: TestDatabase, smtp: TestSmtpServer, peer: Esdb
     async close() {
       if (closed) return;
       closed = true;
-      // Every step runs even when one fails (a failed runtime close must not leave the peer
-      // listening or the database behind); a failure is reported with the step that failed.
-      const failed: string[] = [];
-      const step = async (name: string, run: () => Promise<void> | undefined) => {
-        try {
-          await run();
-        } catch (err) {
-          const parts = err instanceof AggregateError ? err.errors : [err];
-          for (const e of parts) failed.push(`${name}: ${e instanceof Error ? (e.stack ?? e.message) : String(e)}`);
-        }
-      };
-      await step('the service', () => runtime.close());
-      await step('the SMTP server', () => smtp.close());
-      await step('the EventStoreDB peer', () => peer?.stop());
-      await step('the database', () => db.drop());
-      if (failed.length > 0) throw new Error(`closing the test app failed:\n${failed.join('\n')}`);
+      // Every part even when one fails: a failed service close must not leave the peer listening or the database behind.
+      await closeEach([
+        ['the service', () => runtime.close()],
+        ['the SMTP server', () => smtp.close()],
+        ['the EventStoreDB peer', () => peer?.stop()],
+        ['the database', () => db.drop()],
+      ]);
     },
   };
 }

@@ -91,7 +91,33 @@ let registrations: ReadonlyArray<readonly [McpTool, ReturnType<typeof toolConfig
 const extraRegistrations: Array<(server: McpServer) => void> = [];
 export const registerOnEveryServer = (register: (server: McpServer) => void) => void extraRegistrations.push(register);
 
-/** The server factory both eras share (createMcpHandler and the 2025 leg): tools for the request's caller. */
+/** Our tools' registrations, made once: each tool with its config, by name. */
+function ourRegistrations() {
+  return (registrations ??= mcpTools.map((tool) => [tool, toolConfig(tool, convertedOncePerProcess)] as const));
+}
+
+/**
+ * What a 2026-07-28 request can reach, from its `Mcp-Method` and `Mcp-Name` headers, which the SDK
+ * has checked against the body before it asks for a server: a `tools/call` of one of our tools
+ * reaches that tool only, a `tools/list` our tools only; anything else (and a name that is not one of
+ * our tools) gets the whole server. A 2025 session request gets the whole server (its stream may
+ * carry anything).
+ */
+export function reachable(era: McpRequestContext['era'], headers: Headers | undefined): 'all' | 'tools' | McpTool {
+  // extra registrations (the tests' conformance fixtures) could be anything: they get the whole server
+  if (era !== 'modern' || !headers || extraRegistrations.length > 0) return 'all';
+  const method = headers.get('mcp-method');
+  if (method === 'tools/list') return 'tools';
+  if (method !== 'tools/call') return 'all';
+  const name = headers.get('mcp-name');
+  return ourRegistrations().find(([tool]) => tool.name === name)?.[0] ?? 'all';
+}
+
+/**
+ * The server factory both eras share (createMcpHandler and the 2025 leg): tools for the request's
+ * caller. A server is built per request, so it registers only what the request can reach
+ * (`reachable`): a tool call builds one tool, not nineteen tools, two prompts and the resources.
+ */
 export function mcpServerFor({ authInfo, era, requestInfo }: McpRequestContext): McpServer {
   const request = requestOf(authInfo);
   const server = new McpServer(SERVER_INFO, {
@@ -105,8 +131,14 @@ export function mcpServerFor({ authInfo, era, requestInfo }: McpRequestContext):
     requestId: request.id,
     baseUrl: publicBaseUrl(request.server),
   };
-  for (const [tool, config] of (registrations ??= mcpTools.map((tool) => [tool, toolConfig(tool, convertedOncePerProcess)] as const))) {
-    server.registerTool(tool.name, config, (input: unknown) => runTool(tool, ctx, input, request));
+  const scope = reachable(era, requestInfo?.headers);
+  for (const [tool, config] of ourRegistrations()) {
+    if (scope === 'all' || scope === 'tools' || scope === tool) server.registerTool(tool.name, config, (input: unknown) => runTool(tool, ctx, input, request));
+  }
+  // a tool may log to its caller (`ctx.mcpReq.log`), so every server declares logging
+  if (scope !== 'all') {
+    registerLogging(server, ctx, null);
+    return server;
   }
   registerResources(server, ctx);
   registerPrompts(server, ctx);

@@ -31,7 +31,7 @@ export async function reconciliationBench(bridges = BRIDGES): Promise<void> {
     const perpTerms = { ...terms, venue: 'PERP_VENUE' as const, maxLeverage: 5 };
     const at = new Date().toISOString();
     const metadata = { correlationId: 'bench-reconciliation', actor: 'bench', occurredAt: at };
-    let last;
+    let last: Parameters<typeof app.deps.readYourWrites>[0] | undefined;
     const t0 = performance.now();
     for (let from = 0; from < bridges; from += 250) {
       const appends = [];

@@ -101,7 +101,7 @@ export function createDeferredWrites(options: {
   // Behind: the projections' own lag (events read, not applied), or a write of ours they have not
   // applied for longer than the bound (events not even read: a visibility hold, a read retry).
   const behind = (): boolean => {
-    if (!projections || !projections.running() || unapplied.length >= 10_000) return true;
+    if (!projections?.running() || unapplied.length >= 10_000) return true;
     while (unapplied.length > 0 && projections.hasApplied(unapplied[0]!.position)) unapplied.shift();
     const oldest = unapplied[0];
     return projections.lagMs() > boundMs || (oldest !== undefined && performance.now() - oldest.at > boundMs);

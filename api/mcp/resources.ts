@@ -2,7 +2,7 @@
 // (`pool://{walletContext}/{agentId}`, its subscription record), read from the same read-model
 // queries as REST with the caller's scopes. 2025 sessions subscribe to them (resources/subscribe):
 // api/mcp/resource-watch.ts keeps who watches what and sends the change notices.
-import { McpServer, ProtocolError, ProtocolErrorCode, ResourceNotFoundError, ResourceTemplate, UriTemplate, type ReadResourceResult } from '@modelcontextprotocol/server';
+import { type McpServer, ProtocolError, ProtocolErrorCode, ResourceNotFoundError, ResourceTemplate, UriTemplate, type ReadResourceResult } from '@modelcontextprotocol/server';
 import { poolId } from '../../domain/pool/state.ts';
 import { walletContextSchema, type WalletContext } from '../../domain/wallet/events.ts';
 import { getFollowableAgentRow, toPublicAgentRecord } from '../../projections/agents/queries.ts';

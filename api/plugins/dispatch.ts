@@ -31,7 +31,7 @@ export async function dispatchAs<T extends CommandType>(
   options: { answeredFromCommand?: boolean; actor?: string } = {},
 ): Promise<{ result: CommandMap[T]['result']; writesProjected: boolean }> {
   const metadata = { now: deps.clock.now(), actor: options.actor ?? caller.userId ?? 'anonymous', correlationId: caller.correlationId };
-  let dispatched;
+  let dispatched: Awaited<ReturnType<typeof deps.dispatch<T>>>;
   try {
     dispatched = await deps.dispatch({ type, data, metadata });
   } catch (err) {

@@ -55,7 +55,9 @@ function accessRefusals(route: RouteOptions): ErrorReason[] {
 export function refusalsOf(app: FastifyInstance, route: RouteOptions): ErrorReason[] {
   const { schema, config } = route;
   const reasons = new Set<ErrorReason>(EVERY_ROUTE);
-  const add = (more: readonly ErrorReason[]) => more.forEach((r) => reasons.add(r));
+  const add = (more: readonly ErrorReason[]) => {
+    for (const r of more) reasons.add(r);
+  };
   if (schema?.body) add(WITH_BODY);
   if (schema?.querystring || schema?.params || schema?.headers) add(['VALIDATION_FAILED']);
   add(accessRefusals(route));

@@ -66,13 +66,11 @@ export async function sellLots({ data }: Step<'SellLots', { transfer: TransferPl
   const { transfer } = data;
   const { userId } = lotsEndpoint(transfer, 'from');
   const { transferId } = transfer;
-  let requested;
-  try {
-    requested = (await tools.execute(walletDecider, userId, { type: 'RequestSell', data: { transfer } })).state.manual.get(transferId)!;
-  } catch (err) {
-    if (err instanceof DomainError) return { type: 'DebitRefused', error: err };
-    throw err;
-  }
+  const requested = await tools.execute(walletDecider, userId, { type: 'RequestSell', data: { transfer } }).then(
+    ({ state }) => state.manual.get(transferId)!,
+    (err: unknown) => (err instanceof DomainError ? err : Promise.reject(err)),
+  );
+  if (requested instanceof DomainError) return { type: 'DebitRefused', error: requested };
   if (requested.status === 'done') return { type: 'Debited', amountMicro: requested.swap!.usdMicro };
   if (requested.status === 'failed') return { type: 'DebitRefused', error: refuse('SWAP_FAILED', `the venue failed the sell: ${requested.reason}`, { swapReason: requested.reason }) };
   const swap = await finalSwap(tools, swapOfSell(transfer));

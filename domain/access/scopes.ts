@@ -59,7 +59,7 @@ export function resolveScopes(names: readonly string[]): { scopes: Scope[]; unkn
   const unknown: string[] = [];
   for (const name of names) {
     const resolved = resolveScope(name);
-    if (resolved) resolved.forEach((s) => found.add(s));
+    if (resolved) for (const s of resolved) found.add(s);
     else unknown.push(name);
   }
   return { scopes: scopes.filter((s) => found.has(s)), unknown };

@@ -2,7 +2,7 @@
 // encoding for an unpaired UTF-16 surrogate (JSON spells one, "\ud800"; jsonb refuses it). Such
 // text is refused before anything is written, whichever store records the events: EventStoreDB
 // would take it, and then the projectors could not write it into the read models.
-import { DomainError, refuse } from './errors.ts';
+import { type DomainError, refuse } from './errors.ts';
 
 export const NUL_PROBLEM = 'text must not contain the NUL character (\\u0000)';
 export const SURROGATE_PROBLEM = 'text must not contain an unpaired UTF-16 surrogate (\\uD800 to \\uDFFF without its pair)';

@@ -14,6 +14,7 @@ const BIDI_CONTROL = /[\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/u;
 
 // Invisible characters that real names need: the joiners of emoji sequences and of Indic and
 // Persian scripts (ZWJ, ZWNJ) and the variation selectors (emoji or text presentation).
+// biome-ignore lint/suspicious/noMisleadingCharacterClass: each variation selector is listed on its own, as intended (the u flag reads code points)
 const NEEDED_INVISIBLE = /[\u200C\u200D\u180B-\u180D\u180F\uFE00-\uFE0F\u{E0100}-\u{E01EF}]/gu;
 // Tag characters are invisible too, but spell the subdivision flags (England, Scotland, Wales).
 const EMOJI_TAG_SEQUENCE = /\u{1F3F4}[\u{E0020}-\u{E007E}]+\u{E007F}/gu;

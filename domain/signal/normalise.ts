@@ -18,6 +18,8 @@ const LINE_BREAKS = /\r\n?|[\u2028\u2029\u0085]/g;
 // Pictographs and other symbols, format and private-use characters, lone surrogates, variation
 // selectors, arrows and bullets, markdown emphasis, and controls other than the line break.
 const DECORATION =
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: the controls are what this removes
+  // biome-ignore lint/suspicious/noMisleadingCharacterClass: the variation selectors are listed on their own, as intended
   /[\p{Extended_Pictographic}\p{So}\p{Sk}\p{Cf}\p{Me}\p{Co}\p{Cs}\uFE0E\uFE0F\u2190-\u21FF\u27F0-\u27FF\u2900-\u297F\u2022\u00B7*_~\u0000-\u0009\u000B-\u001F\u007F]/gu;
 
 /** The text the parser reads: same words, same digits, plain characters, `\n` between lines. */

@@ -51,7 +51,7 @@ class Reader {
 }
 
 /** After a `\`: the characters the escape stands for, or undefined for an anchor (`\b`, `\B`). */
-function escape(r: Reader): Chars | undefined {
+function escaped(r: Reader): Chars | undefined {
   const c = r.p[r.i++] ?? '';
   if (c in ESCAPES) return ESCAPES[c]!;
   if (c === 'b' || c === 'B') return undefined;
@@ -59,14 +59,20 @@ function escape(r: Reader): Chars | undefined {
     r.i = r.p.indexOf('}', r.i) + 1;
     return ANY;
   }
-  if (/[1-9k]/.test(c)) return r.refuse('must not use back-references'), ANY;
+  if (/[1-9k]/.test(c)) {
+    r.refuse('must not use back-references');
+    return ANY;
+  }
   if (c in CONTROL_ESCAPES) return bit(CONTROL_ESCAPES[c]!);
   if (c === 'u' || c === 'x') {
     const m = /^(?:\{([0-9a-fA-F]+)\}|([0-9a-fA-F]{4})|([0-9a-fA-F]{2}))/.exec(r.p.slice(r.i));
     r.i += m?.[0].length ?? 0;
     return m ? folded(parseInt(m[1] ?? m[2] ?? m[3]!, 16)) : ANY;
   }
-  if (c === 'c') return r.i++, ANY;
+  if (c === 'c') {
+    r.i++;
+    return ANY;
+  }
   r.i--;
   return folded(r.next());
 }
@@ -86,7 +92,7 @@ function charClass(r: Reader): Chars {
     const start = r.next();
     if (start === 92 /* \ */) {
       const whole = r.peek()! in ESCAPES;
-      add(escape(r) ?? bit(8), whole);
+      add(escaped(r) ?? bit(8), whole);
     } else if (r.peek() === '-' && r.peek(1) !== ']' && r.peek(1) !== undefined && r.peek(1) !== '\\') {
       r.i++;
       const end = r.next();
@@ -143,12 +149,19 @@ function group(r: Reader): Sequence {
 
 function atom(r: Reader): Sequence {
   const c = r.p[r.i];
-  if (c === '(') return r.i++, group(r);
-  if (c === '^' || c === '$') return r.i++, [];
+  if (c === '(') {
+    r.i++;
+    return group(r);
+  }
+  if (c === '^' || c === '$') {
+    r.i++;
+    return [];
+  }
   let chars: Chars | undefined;
-  if (c === '.') chars = (r.i++, ANY & ~bit(10));
-  else if (c === '[') chars = (r.i++, charClass(r));
-  else if (c === '\\') chars = (r.i++, escape(r));
+  if (c === '.' || c === '[' || c === '\\') r.i++;
+  if (c === '.') chars = ANY & ~bit(10);
+  else if (c === '[') chars = charClass(r);
+  else if (c === '\\') chars = escaped(r);
   else chars = folded(r.next());
   return chars === undefined ? [] : [{ chars, ...quantifier(r) }];
 }

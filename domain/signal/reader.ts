@@ -90,7 +90,9 @@ class Reader {
   constructor(private readonly items: readonly Item[]) {}
 
   read(): BlockReading {
-    this.items.forEach((item, i) => this.step(item, i));
+    this.items.forEach((item, i) => {
+      this.step(item, i);
+    });
     return this.r;
   }
 

@@ -41,7 +41,7 @@ export type FailSell = Command<'FailSell', { transferId: string; reason: string 
 export function openLot({ data, metadata }: OpenLot, state: WalletState): WalletEvent[] {
   const { transferId, swap } = data;
   const buy = state.manual.get(transferId);
-  if (!buy || buy.side !== 'buy') throw refuse('TRANSFER_NOT_FOUND', `no manual buy ${transferId} was paid by this wallet`);
+  if (buy?.side !== 'buy') throw refuse('TRANSFER_NOT_FOUND', `no manual buy ${transferId} was paid by this wallet`);
   if (buy.status === 'done') return [];
   if (buy.status === 'failed') throw refuse('ALREADY_EXISTS', `manual buy ${transferId} failed and was refunded: it opens no lot`);
   ensurePositive(swap.units, 'the tokens bought');
@@ -98,7 +98,7 @@ export function requestSell({ data, metadata }: RequestSell, state: WalletState)
 export function settleSell({ data, metadata }: SettleSell, state: WalletState): WalletEvent[] {
   const { transferId, swap } = data;
   const sell = state.manual.get(transferId);
-  if (!sell || sell.side !== 'sell') throw refuse('TRANSFER_NOT_FOUND', `no manual sell ${transferId} was requested`);
+  if (sell?.side !== 'sell') throw refuse('TRANSFER_NOT_FOUND', `no manual sell ${transferId} was requested`);
   if (sell.status === 'done') return [];
   if (sell.status === 'failed') throw refuse('ALREADY_EXISTS', `manual sell ${transferId} failed: it sells nothing`);
   if (swap.units !== sell.requested) throw refuse('VALIDATION_FAILED', `the swap sold ${swap.units} units, the sell asked for ${sell.requested}`);
@@ -142,7 +142,7 @@ const levelTexts = (levels: LevelPrices) => ({
 
 export function failSell({ data, metadata }: FailSell, state: WalletState): WalletEvent[] {
   const sell = state.manual.get(data.transferId);
-  if (!sell || sell.side !== 'sell') throw refuse('TRANSFER_NOT_FOUND', `no manual sell ${data.transferId} was requested`);
+  if (sell?.side !== 'sell') throw refuse('TRANSFER_NOT_FOUND', `no manual sell ${data.transferId} was requested`);
   if (sell.status === 'failed') return [];
   if (sell.status === 'done') throw refuse('ALREADY_EXISTS', `manual sell ${data.transferId} is done: it cannot fail`);
   return [{ type: 'SellFailed', data: { transferId: data.transferId, reason: data.reason, at: metadata.now.toISOString() } }];
@@ -150,7 +150,7 @@ export function failSell({ data, metadata }: FailSell, state: WalletState): Wall
 
 export function recordWithdrawal({ data, metadata }: RecordWithdrawal, state: WalletState): WalletEvent[] {
   const out = state.manual.get(data.transferId);
-  if (!out || out.side !== 'withdraw') throw refuse('TRANSFER_NOT_FOUND', `no withdrawal ${data.transferId} was paid by this wallet`);
+  if (out?.side !== 'withdraw') throw refuse('TRANSFER_NOT_FOUND', `no withdrawal ${data.transferId} was paid by this wallet`);
   if (out.status === 'done') return [];
   if (out.status === 'failed') throw refuse('ALREADY_EXISTS', `withdrawal ${data.transferId} failed and was refunded`);
   return [

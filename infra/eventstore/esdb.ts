@@ -133,7 +133,7 @@ export function createEsdbEventStore(connectionString: string): EventStore {
         metadata: e.metadata as unknown as JSONType,
       }),
     );
-    let result;
+    let result: Awaited<ReturnType<typeof client.appendToStream>>;
     try {
       result = await client.appendToStream(streamName, proposed, {
         expectedRevision: toEsdbExpected(options.expectedRevision),

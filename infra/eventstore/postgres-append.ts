@@ -116,7 +116,9 @@ export function appendBatcher(
     try {
       while (queue.length) {
         const batch = take();
-        await send(batch).catch((err: unknown) => batch.forEach((p) => p.reject(err)));
+        await send(batch).catch((err: unknown) => {
+          for (const p of batch) p.reject(err);
+        });
       }
     } finally {
       inFlight = false;

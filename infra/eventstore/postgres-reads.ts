@@ -164,7 +164,9 @@ export function readCoalescer(pool: Pool) {
       const out: RecordedEvent[][] = batch.map(() => []);
       // the first column is the item (ordinality, a bigint), the event's columns follow
       for (const row of rows) out[Number(row[0]) - 1]!.push(toRecorded(row, 1));
-      batch.forEach((r, i) => r.resolve(out[i]!));
+      batch.forEach((r, i) => {
+        r.resolve(out[i]!);
+      });
     } catch (err) {
       // One read the server refuses (e.g. a NUL in a stream name) must not fail the others.
       if (batch.length > 1 && isStatementError(err)) await Promise.all(batch.map((r) => send([r])));

@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import pg from 'pg';
+import type pg from 'pg';
 import type { Pool } from '../db.ts';
 import {
   ConcurrencyError,

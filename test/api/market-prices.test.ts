@@ -56,6 +56,7 @@ t.test('an administrator sets the simulated venue’s mark prices', async (t) =>
   });
 
   await t.test('prices finer than a micro-USD are set and answered exactly: 0.0000115, 1e-8, 100000, 18 decimals', async (t) => {
+    // biome-ignore lint/correctness/noPrecisionLoss: a client's 18 decimals, as JSON carries them (the server reads the text)
     const res = await put({ prices: { PEPE: 0.0000115, DUST: 0.00000001, BIG: 100_000, FINE: 0.123456789012345678 } });
     t.equal(res.status, 200, JSON.stringify(res.body));
     const list = res.body.data.prices as Array<{ symbol: string; priceUsd: number }>;

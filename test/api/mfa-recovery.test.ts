@@ -278,7 +278,7 @@ t.test('MFA recovery codes and the administrator’s reset', async (t) => {
     // KEYS answers full names; the app's connection adds its prefix again to a name it is given.
     const keys = (await app.deps.redis.keys(`${app.runtime.keyPrefix}*`)).map((k) => k.slice(app.runtime.keyPrefix.length));
     const redis = app.deps.redis;
-    const valueOf = async (k: string): Promise<unknown> => {
+    const valueAt = async (k: string): Promise<unknown> => {
       const type = await redis.type(k);
       if (type === 'string') return redis.get(k);
       if (type === 'hash') return redis.hgetall(k);
@@ -288,7 +288,7 @@ t.test('MFA recovery codes and the administrator’s reset', async (t) => {
       if (type === 'stream') return redis.xrange(k, '-', '+');
       return type;
     };
-    const values = await Promise.all(keys.map(valueOf));
+    const values = await Promise.all(keys.map(valueAt));
     t.ok(values.filter((v) => typeof v === 'string' && v.length > 2).length > 0, `the values were read (${keys.length} keys)`);
     t.same(found(JSON.stringify([keys, values])), [], 'nothing in Redis');
     t.same(found(JSON.stringify(await me(kim))), [], 'not in the user document');

@@ -54,7 +54,12 @@ t.test('manual buys and sells', async (t) => {
     let answered = 0;
     const pending: Array<Promise<{ status: number; body: any }>> = [];
     await holdingSwaps(async () => {
-      for (const send of requests) pending.push(send().then((a) => ((answered += 1), a)));
+      for (const send of requests) pending.push(
+          send().then((a) => {
+            answered += 1;
+            return a;
+          }),
+        );
       await until('every request but the running ones to answer', async () => answered >= requests.length - running);
     });
     return Promise.all(pending);

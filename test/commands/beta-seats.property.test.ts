@@ -127,7 +127,7 @@ class World {
   /** 1 and 2, on the log as it is now. */
   checkSeats(): void {
     const shards = this.shards();
-    shardCapacities(this.r.cap).forEach((capacity, k) => assert.ok(shards[k]!.holders.length <= capacity, `shard ${k} holds ${shards[k]!.holders.length} for ${capacity} seats`));
+    shardCapacities(this.r.cap).forEach((capacity, k) => void assert.ok(shards[k]!.holders.length <= capacity, `shard ${k} holds ${shards[k]!.holders.length} for ${capacity} seats`));
     for (let u = 0; u < this.r.users; u++) {
       const pool = this.pool(u);
       if (!pool.followed) continue;
@@ -194,7 +194,10 @@ async function play(s: fc.Scheduler, r: Run): Promise<void> {
     const op = r.ops[i]!;
     if (o.status === 'rejected') {
       const err: unknown = o.reason;
-      if (op.kind === 'crash' && err instanceof Error && err.message === DIED) return void seen.crashed++;
+      if (op.kind === 'crash' && err instanceof Error && err.message === DIED) {
+        seen.crashed++;
+        return;
+      }
       assert.ok(err instanceof DomainError && allowed[op.kind]!.includes(err.reason), `${op.kind} of ${userId(op.user)} refused: ${String(err)}`);
       if (err.reason === 'BETA_FULL') seen.betaFull++;
       return;

@@ -140,7 +140,10 @@ t.test('the command state cache', async (t) => {
     const stream = `counter-stale-${randomIds.uuid()}`;
     await add(a, stream, 1);
     let reads = 0;
-    const counted: EventStore = { ...a, readStream: (name, o) => (reads++, a.readStream(name, o)) };
+    const counted: EventStore = { ...a, readStream: (name, o) => {
+        reads++;
+        return a.readStream(name, o);
+      } };
     // `counted` shares a's cache (keyed by the store object, so give it a's): load through a first.
     const fresh = await load(a, stream, counterFolder, { maxStaleMs: 60_000 });
     t.equal(fresh.state.total, 1, 'the state a appended is cached and verified');

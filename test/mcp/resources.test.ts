@@ -75,7 +75,7 @@ t.test('subscribed through one process, the stream on another hears of a change 
   await app.deps.redis.expire(watchers, 5);
   t.equal((await rpc(app.url, session, { jsonrpc: '2.0', id: 9, method: 'ping' })).status, 200);
   t.ok((await app.deps.redis.ttl(watchers)) > 5, "a request of the session keeps its subscriptions alive as long as the session");
-  const foreign = await rpc(other.url, session, { jsonrpc: '2.0', id: 3, method: 'resources/subscribe', params: { uri: 'pool://real/' + agentId } });
+  const foreign = await rpc(other.url, session, { jsonrpc: '2.0', id: 3, method: 'resources/subscribe', params: { uri: `pool://real/${agentId}` } });
   t.match(foreign.body, { error: { code: -32602 } }, 'a pool the caller does not have: not found');
 
   const added = await api(other, 'POST', `${SUBS}/${agentId}/allocation/add`, { token: alice.accessToken, body: { amountUsd: 25 } });

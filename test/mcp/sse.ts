@@ -50,7 +50,7 @@ function streamOf(res: Response, abort: AbortController): SessionStream {
         if (!data) continue; // a comment (keep-alive, open)
         const id = lines.find((l) => l.startsWith('id: '))?.slice(4);
         queue.push({ ...(id ? { id } : {}), data: JSON.parse(data.slice(6)) });
-        waiting.splice(0).forEach((wake) => wake());
+        for (const wake of waiting.splice(0)) wake();
       }
     }
   };
@@ -62,7 +62,10 @@ function streamOf(res: Response, abort: AbortController): SessionStream {
       if (left <= 0) throw new Error(`no event on the session stream within ${timeoutMs} ms`);
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, left);
-        waiting.push(() => (clearTimeout(timer), resolve()));
+        waiting.push(() => {
+          clearTimeout(timer);
+          resolve();
+        });
       });
     }
     return queue.shift()!;

@@ -47,7 +47,7 @@ t.test('v1 SDK client over 2025-11-25 with a JWT bearer: initialize answers a se
   t.equal(transport.protocolVersion, LEGACY);
   t.match(transport.sessionId, /^[A-Za-z0-9_-]{43}$/, 'a session id');
   const stored = JSON.parse((await app.deps.redis.get(`mcp:session:${transport.sessionId}`))!);
-  t.match(stored, { protocolVersion: LEGACY, clientInfo: { name: 'v1-test' }, owner: `jwt:${alice.userId}:` + stored.owner.split(':')[2] });
+  t.match(stored, { protocolVersion: LEGACY, clientInfo: { name: 'v1-test' }, owner: `jwt:${alice.userId}:${stored.owner.split(':')[2]}` });
   t.ok((await app.deps.redis.ttl(`mcp:session:${transport.sessionId}`)) > 0, 'the session expires');
 
   const { tools } = await client.listTools();

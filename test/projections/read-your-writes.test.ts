@@ -123,7 +123,10 @@ t.test('over HTTP: a withdrawal answers from its own state at once, and the user
   t.equal(out.body.data.subscription.allocatedUsd, 99, 'answered from the command\'s own state');
   t.ok(Date.now() - started < 2000, 'without waiting for the held projectors');
   let answered = false;
-  const read = api(app, 'GET', path, { token: user.accessToken }).then((res) => ((answered = true), res));
+  const read = api(app, 'GET', path, { token: user.accessToken }).then((res) => {
+    answered = true;
+    return res;
+  });
   await new Promise((r) => setTimeout(r, 300));
   t.notOk(answered, 'the next read of the same user waits for the withdrawal to be projected');
   t.equal((await api(app, 'GET', path, { token: other.accessToken })).status, 200, 'another user\'s read does not wait');

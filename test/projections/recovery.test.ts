@@ -3,7 +3,7 @@ import t from 'tap';
 import { migrate } from '../../infra/db.ts';
 import { createPostgresEventStore } from '../../infra/eventstore/postgres.ts';
 import { eventStoreMigrations } from '../../infra/eventstore/postgres-schema.ts';
-import { comparePositions, type EventStore, type RecordedEvent, type Subscription } from '../../infra/eventstore/port.ts';
+import { comparePositions, type EventStore, type Position, type RecordedEvent, type Subscription } from '../../infra/eventstore/port.ts';
 import { projectorStalled } from '../../infra/metrics.ts';
 import { checkpointMigrations, readCheckpoint } from '../../projections/checkpoints.ts';
 import type { Projector } from '../../projections/projector.ts';
@@ -24,7 +24,7 @@ async function setup(t: { teardown(fn: () => unknown): void }) {
 }
 
 async function appendMany(store: EventStore, streams: number, perStream: number) {
-  let last;
+  let last: Position | undefined;
   for (let s = 0; s < streams; s++) {
     const r = await store.append(`s-${s}`, Array.from({ length: perStream }, () => ({ type: 'N', data: { n: 1 }, metadata: meta() })), { expectedRevision: 'any' });
     last = r.position;
@@ -206,7 +206,7 @@ t.test('while a batch is applied the runner reads the log at most once, not once
   const runner = new ProjectionRunner(store, db.pool, [slow]);
   await runner.start();
   t.teardown(() => runner.stop());
-  let last;
+  let last: Position | undefined;
   for (let i = 0; i < 60; i++) {
     last = (await store.append(`p-${i % 6}`, [{ type: 'N', data: { n: 1 }, metadata: meta() }], { expectedRevision: 'any' })).position;
     await new Promise((r) => setTimeout(r, 2));

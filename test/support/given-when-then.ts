@@ -32,6 +32,7 @@ export function scenario<C extends Command, S, E extends DomainEvent>(decider: D
           const events = () => decider.decide(command, state);
           return {
             events,
+            // biome-ignore lint/suspicious/noThenProperty: the helper's Given / When / Then, never awaited
             then(t, expected, message) {
               t.same(events(), expected, message ?? "decided events");
             },

@@ -32,7 +32,7 @@ export async function startSmtpServer(): Promise<TestSmtpServer> {
       stream.on('end', () => {
         const parsed = parseMessage(Buffer.concat(chunks).toString('utf8'));
         for (const rcpt of session.envelope.rcptTo) mails.push({ to: rcpt.address.toLowerCase(), ...parsed });
-        waiters.splice(0).forEach((w) => w());
+        for (const w of waiters.splice(0)) w();
         callback();
       });
     },

@@ -31,9 +31,9 @@ export const moneyOutput = z.object({
 export type MoneyOutput = z.infer<typeof moneyOutput>;
 export type MoneyResult = z.infer<typeof resultSchema>;
 
-type Args<I extends z.ZodObject<any>> = Omit<z.infer<I>, 'confirmationHandle'>;
+type Args<I extends z.ZodObject> = Omit<z.infer<I>, 'confirmationHandle'>;
 
-export interface MoneySpec<I extends z.ZodObject<any>> {
+export interface MoneySpec<I extends z.ZodObject> {
   name: string;
   title: string;
   description: string;
@@ -75,7 +75,7 @@ async function consume(ctx: McpToolContext, handle: string, expected: Binding): 
   }
 }
 
-export function moneyTool<I extends z.ZodObject<any>>(spec: MoneySpec<I>): McpTool<I, typeof moneyOutput> {
+export function moneyTool<I extends z.ZodObject>(spec: MoneySpec<I>): McpTool<I, typeof moneyOutput> {
   return {
     name: spec.name,
     title: spec.title,

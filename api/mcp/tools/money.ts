@@ -63,7 +63,7 @@ export const moneyTools = [
   moneyTool({
     name: 'follow_agent',
     title: 'Follow an agent',
-    description: "Follow an agent with a capital allocation moved from the user's wallet to the agent's pool (following again updates the same subscription)." + HOW,
+    description: `Follow an agent with a capital allocation moved from the user's wallet to the agent's pool (following again updates the same subscription).${HOW}`,
     scopes: SCOPES,
     input: followInput,
     preview: (ctx, args) => previewFollow(ctx, args),
@@ -73,7 +73,7 @@ export const moneyTools = [
   moneyTool({
     name: 'add_allocation',
     title: 'Add capital to a followed agent',
-    description: "Move capital from the user's wallet to a followed agent's pool." + HOW,
+    description: `Move capital from the user's wallet to a followed agent's pool.${HOW}`,
     scopes: SCOPES,
     input: amountInput,
     preview: (ctx, args) => previewAdd(ctx, { ...args, amountMicro: usdToMicro(args.amountUsd) }),
@@ -85,7 +85,7 @@ export const moneyTools = [
   moneyTool({
     name: 'withdraw_allocation',
     title: 'Withdraw capital from a followed agent',
-    description: "Move unused capital from a followed agent's pool back to the user's wallet (open trades lock what they use)." + HOW,
+    description: `Move unused capital from a followed agent's pool back to the user's wallet (open trades lock what they use).${HOW}`,
     scopes: SCOPES,
     input: amountInput,
     preview: (ctx, args) => previewWithdraw(ctx, { ...args, amountMicro: usdToMicro(args.amountUsd) }),
@@ -97,7 +97,7 @@ export const moneyTools = [
   moneyTool({
     name: 'stop_following',
     title: 'Stop following an agent',
-    description: "Stop following an agent: settles pending fees and returns everything its pool holds to the user's wallet (refused while its trades are open)." + HOW,
+    description: `Stop following an agent: settles pending fees and returns everything its pool holds to the user's wallet (refused while its trades are open).${HOW}`,
     scopes: SCOPES,
     input: poolInput,
     preview: (ctx, args) => previewStop(ctx, args),

@@ -169,7 +169,7 @@ export const tradeMoneyTools = [
   moneyTool({
     name: 'wallet_buy',
     title: 'Buy a token with the wallet',
-    description: "Buy a token with the wallet context's cash at the venue's price; a manual BUY lot opens (optional stop-loss / take-profit)." + HOW,
+    description: `Buy a token with the wallet context's cash at the venue's price; a manual BUY lot opens (optional stop-loss / take-profit).${HOW}`,
     scopes: SCOPES,
     input: buyInput,
     preview: previewBuy,

@@ -1,5 +1,5 @@
 // The user's agent trades, over the same query and schemas as GET /api/v1/trades.
-import { z } from 'zod';
+import type { z } from 'zod';
 import { tradeListJson } from '../../../projections/trades/queries.ts';
 import { tradeRecordSchema } from '../../../projections/trades/record.ts';
 import { paginated, type PaginationQuery } from '../../envelope.ts';

@@ -36,7 +36,7 @@ export const loginResult = z.discriminatedUnion('mfaRequired', [sessionStarted, 
 const redirectPath = z
   .string()
   .max(512)
-  .regex(/^\/(?![\/\\])[^\s\\]*$/, 'must be a path of the portal, starting with a single /');
+  .regex(/^\/(?![/\\])[^\s\\]*$/, 'must be a path of the portal, starting with a single /');
 
 export const socialUrlBody = z.object({
   type: z.string().min(1).max(32),

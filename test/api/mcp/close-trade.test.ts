@@ -8,7 +8,7 @@ import { moneyTools } from '../../../api/mcp/tools/money.ts';
 import type { McpTool } from '../../../api/mcp/tool.ts';
 import { poolDecider } from '../../../domain/pool/decide.ts';
 import { poolId } from '../../../domain/pool/state.ts';
-import { DomainError } from '../../../domain/shared/errors.ts';
+import type { DomainError } from '../../../domain/shared/errors.ts';
 import { usdToMicro } from '../../../domain/shared/money.ts';
 import { tradeDecider } from '../../../domain/trade/decide.ts';
 import { api, loadState, startTestApp } from '../../support/app.ts';

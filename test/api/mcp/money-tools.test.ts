@@ -8,7 +8,7 @@ import type { McpTool } from '../../../api/mcp/tool.ts';
 import { poolDecider } from '../../../domain/pool/decide.ts';
 import { ledgerTermsOf, poolFigures } from '../../../domain/pool/ledger.ts';
 import { poolId } from '../../../domain/pool/state.ts';
-import { DomainError } from '../../../domain/shared/errors.ts';
+import type { DomainError } from '../../../domain/shared/errors.ts';
 import { walletDecider } from '../../../domain/wallet/decide.ts';
 import { balanceOf } from '../../../domain/wallet/state.ts';
 import type { Clock } from '../../../infra/clock.ts';

@@ -9,6 +9,7 @@ t.test('numbers are written in ECMAScript shortest form (RFC 8785 section 3.2.2.
     [-0, '0'],
     [1e21, '1e+21'],
     [1e-7, '1e-7'],
+    // biome-ignore lint/correctness/noPrecisionLoss: RFC 8785's own example of a double printed shortest
     [333333333.33333329, '333333333.3333333'],
     [1e30, '1e+30'],
     [4.5, '4.5'],

@@ -59,7 +59,7 @@ t.test('long hostile texts finish quickly, with and without token patterns', asy
   const hostile = [
     '9'.repeat(n), '1,'.repeat(n / 2), '1 '.repeat(n / 2), '1 000 '.repeat(n / 6), 'a'.repeat(n), 'A'.repeat(n), ' '.repeat(n), '\n'.repeat(n),
     '#'.repeat(n), '$A'.repeat(n / 2), 'x1'.repeat(n / 2), '1x-'.repeat(n / 3), 'LONG '.repeat(n / 5), 'TP1 '.repeat(n / 4), 'close '.repeat(n / 6),
-    'coin:' + ' '.repeat(n - 5), 'a '.repeat(n / 2) + '#', '🚀'.repeat(n / 2), '𝐋'.repeat(n / 2), 'ﷺ'.repeat(n), '0.'.repeat(n / 2),
+    `coin:${' '.repeat(n - 5)}`, `${'a '.repeat(n / 2)}#`, '🚀'.repeat(n / 2), '𝐋'.repeat(n / 2), 'ﷺ'.repeat(n), '0.'.repeat(n / 2),
     'BTCUSDT'.repeat(n / 7), 'So1'.repeat(n / 3), 'move SL to '.repeat(n / 11), '(30%) '.repeat(n / 6), 'LONG BTC 1\n'.repeat(n / 11),
   ]; // prettier-ignore
   for (const text of hostile) {

@@ -457,7 +457,7 @@ t.test('two trades of one signal that the pool cannot fund together are both ref
 // before the signal's outcome was recorded; a partial close was decided again on the trade the
 // follow-up still found open, so p % run twice closed 2p %. The follow-up's close now names its
 // signal and intent (`requestId`, as execute.ts sends it), and the trade closes nothing more for it.
-t.test('a close_partial follow-up whose signal job runs again (worker died before the outcome) closes its percent once', async (t) => {
+t.test('a close_partial follow-up whose signal job runs again (worker died before the outcome) closes its percent once', async (_t) => {
   const { openTradeRefs } = await import('../../../domain/pool/queries.ts');
   const { resolveTarget } = await import('../../../domain/signal/resolve.ts');
   fc.assert(

@@ -59,7 +59,7 @@ export async function expectSeen(
   const subs = await api(app, 'GET', SUBS, { token: user.accessToken });
   t.equal(subs.status, 200, `${step}: GET subscriptions`);
   t.equal(subs.body.data.length, expected.pools.length, `${step}: ${expected.pools.length} subscription row(s)`);
-  expected.pools.forEach((pool, i) => t.match(subs.body.data[i], pool, `${step}: row ${i} (${pool.walletContext ?? ''})`));
+  expected.pools.forEach((pool, i) => void t.match(subs.body.data[i], pool, `${step}: row ${i} (${pool.walletContext ?? ''})`));
   return subs.body.data;
 }
 

@@ -35,6 +35,7 @@ async function referenceRead(pool: Pool, where = 'true'): Promise<RecordedEvent[
 const tricky: unknown[] = [
   { text: 'héllo wörld ✓ 日本語 עברית مرحبا 👩‍👩‍👧‍👦 e\u0301 \u2028\u2029 "quoted" back\\slash \u0001\u001f tab\t nl\n' },
   { '': 'empty key', 'ключ 🔑': ['unicode key'], 'a.b': { 'c/d': null } },
+  // biome-ignore lint/correctness/noPrecisionLoss: numbers past a double's precision, on purpose
   { big: 12345678901234567890, bigger: 1.7976931348623157e308, tiny: 5e-324, neg: -0, tenth: 0.1, int: 9007199254740993, exp: 1e21 },
   { nested: { a: [1, [2, [3, [4, { deep: [true, false, null, '', {}, []] }]]]] } },
   [1, 'two', { three: 3 }],

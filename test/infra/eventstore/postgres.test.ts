@@ -4,7 +4,7 @@ import { migrate } from '../../../infra/db.ts';
 import { createPostgresEventStore } from '../../../infra/eventstore/postgres.ts';
 import { READ_ALL_SQL } from '../../../infra/eventstore/postgres-reads.ts';
 import { eventStoreMigrations } from '../../../infra/eventstore/postgres-schema.ts';
-import { START, type RecordedEvent } from '../../../infra/eventstore/port.ts';
+import { START, type Position, type RecordedEvent } from '../../../infra/eventstore/port.ts';
 import { freshDatabase } from '../../support/db.ts';
 
 const meta = { correlationId: 'c', actor: 'test', occurredAt: new Date(0).toISOString() };
@@ -67,7 +67,7 @@ t.test('postgres store', async (t) => {
       ('10', 'digits-b', 0, gen_random_uuid(), 'B', '{}', '{}'),
       ('9', 'digits-a', 0, gen_random_uuid(), 'A', '{}', '{}')`);
     const all: string[] = [];
-    let from;
+    let from: Position | undefined;
     for (;;) {
       const batch = await store.readAll({ fromPosition: from, maxCount: 7 });
       all.push(...batch.map((e) => e.streamName));

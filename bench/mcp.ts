@@ -7,6 +7,9 @@
 // and Redis, as a second process would be) against the instance that opened it: the same tools/call,
 // one at a time, alternating which goes first; target: added median <= 1 ms.
 // (3) tools/list p99 at the same concurrency (2026-07-28 stateless).
+// (1b) The floor: the same tools/call answered with none of the SDK (bench/mcp-floor.ts, a second
+// app with a bench-only route) against the same REST GET on that app, paired; what no MCP server of
+// this answer's shape gets below.
 // (4) CPU per request in the server's process, one request at a time through Fastify's inject (the
 // whole pipeline but the socket), tools/call and tools/list against the REST GET in alternating
 // batches: the least CPU of the batches, the figure a shared machine disturbs least.
@@ -14,6 +17,7 @@ import { apiWithConfig, startTestApp } from '../test/support/app.ts';
 import { manyUsers } from '../test/support/auth.ts';
 import { CLIENTS, POOL_SIZE } from './http.ts';
 import { fmt, percentile, report, verdict } from './measure.ts';
+import { FLOOR_PATH, floorApp } from './mcp-floor.ts';
 import { cpuPer, failed, latency, measuredLoad, paired, ratioNote, ROUNDS, type LoadClient } from './paired.ts';
 
 const MODERN = '2026-07-28';
@@ -55,6 +59,7 @@ async function post(url: string, token: string, body: unknown, headers: Record<s
 export async function mcpBench(seconds: number) {
   const app = await startTestApp({ durable: true, config: { DATABASE_POOL_SIZE: String(POOL_SIZE) } });
   const other = await apiWithConfig(app, {});
+  const closers: Array<() => Promise<void>> = [];
   try {
     const users = await manyUsers(app, 'mcpbench', CLIENTS);
     const probe = await post(app.url, users[0]!.accessToken, callWallet(1), modernHeaders('tools/call', 'get_wallet'));
@@ -66,6 +71,17 @@ export async function mcpBench(seconds: number) {
     const mcpClients: LoadClient[] = users.map((u) => ({ method: 'POST', path: '/mcp', token: u.accessToken, bodies, headers: modernHeaders('tools/call', 'get_wallet') }));
     const restClients: LoadClient[] = users.map((u) => ({ method: 'GET', path: '/api/v1/wallet', token: u.accessToken }));
     const vsRest = await paired((side) => measuredLoad(process.pid, app.deps.pool, { url: app.url, seconds: part, clients: side === 'ours' ? mcpClients : restClients }));
+
+    // (1b) The floor, on an app of its own.
+    const floor = await floorApp(app);
+    closers.push(() => floor.close());
+    const floorClients: LoadClient[] = users.map((u) => ({ method: 'POST', path: FLOOR_PATH, token: u.accessToken, bodies, headers: modernHeaders('tools/call', 'get_wallet') }));
+    const floorProbe = await fetch(`${floor.url}${FLOOR_PATH}`, { method: 'POST', headers: { authorization: `Bearer ${users[0]!.accessToken}`, 'content-type': 'application/json' }, body: JSON.stringify(callWallet(1)) });
+    const floorBody = (await floorProbe.json()) as { result?: unknown };
+    if (JSON.stringify(floorBody.result) !== JSON.stringify(probe.body.result)) throw new Error(`the floor answers otherwise than /mcp: ${JSON.stringify(floorBody)}`);
+    const floorVsRest = await paired((side) =>
+      measuredLoad(process.pid, app.deps.pool, { url: floor.url, seconds: part, clients: side === 'ours' ? floorClients : restClients }),
+    );
 
     // (2) A 2025 session on the instance that opened it and on the other one.
     const token = users[0]!.accessToken;
@@ -110,8 +126,8 @@ export async function mcpBench(seconds: number) {
     // (4) CPU per request in process.
     const fastify = app.runtime.app!;
     const host = new URL(app.url).host;
-    const injected = (method: 'GET' | 'POST', url: string, headers: Record<string, string>, payload?: unknown) => async () => {
-      const res = await fastify.inject({ method, url, headers: { host, authorization: `Bearer ${token}`, ...headers }, ...(payload ? { payload: JSON.stringify(payload) } : {}) });
+    const injected = (method: 'GET' | 'POST', url: string, headers: Record<string, string>, payload?: unknown, on = fastify) => async () => {
+      const res = await on.inject({ method, url, headers: { host, authorization: `Bearer ${token}`, ...headers }, ...(payload ? { payload: JSON.stringify(payload) } : {}) });
       if (res.statusCode !== 200) throw new Error(`${method} ${url}: ${res.statusCode} ${res.body}`);
     };
     const json = { 'content-type': 'application/json' };
@@ -119,6 +135,7 @@ export async function mcpBench(seconds: number) {
       call: injected('POST', '/mcp', { ...json, ...modernHeaders('tools/call', 'get_wallet') }, callWallet(1)),
       list: injected('POST', '/mcp', { ...json, ...modernHeaders('tools/list') }, listTools(1)),
       rest: injected('GET', '/api/v1/wallet', {}),
+      floor: injected('POST', FLOOR_PATH, json, callWallet(1), floor.server),
     });
 
     const { ours: mcp, conventional: rest } = vsRest;
@@ -127,6 +144,7 @@ export async function mcpBench(seconds: number) {
       ['MCP tools/call get_wallet', `${fmt(mcp.perSecond)} /s`, `${latency(mcp)}; ${mcp.count} calls; CPU server + database ${cpuPer(mcp)}`],
       ['REST GET /api/v1/wallet', `${fmt(rest.perSecond)} /s`, `${latency(rest)}; ${rest.count} calls; CPU server + database ${cpuPer(rest)}`],
       ['MCP / REST', fmt(vsRest.ratio, 2), ratioNote(vsRest, 0.8)],
+      ['floor / REST (no SDK)', fmt(floorVsRest.ratio, 2), `${ratioNote(floorVsRest, 0.8)}; the same answer with none of the SDK (bench/mcp-floor.ts), CPU server + database ${cpuPer(floorVsRest.ours)} against ${cpuPer(floorVsRest.conventional)}`],
       ['non-2xx, MCP / REST', `${mcp.failures} / ${rest.failures}`, `MCP ${failed(mcp)}, REST ${failed(rest)}; target 0: ${verdict(mcp.failures + rest.failures === 0)}`],
       [
         `${LEGACY} session on another instance`,
@@ -137,11 +155,12 @@ export async function mcpBench(seconds: number) {
       [
         'CPU per request, in process',
         `${fmt(cpu.call!, 2)} ms`,
-        `tools/call get_wallet; tools/list ${fmt(cpu.list!, 2)} ms; REST GET ${fmt(cpu.rest!, 2)} ms (least of ${CPU_BATCHES} batches of ${CPU_BATCH} each, one at a time through inject); REST / tools/call ${fmt(cpu.rest! / cpu.call!, 2)}`,
+        `tools/call get_wallet; tools/list ${fmt(cpu.list!, 2)} ms; REST GET ${fmt(cpu.rest!, 2)} ms (least of ${CPU_BATCHES} batches of ${CPU_BATCH} each, one at a time through inject); REST / tools/call ${fmt(cpu.rest! / cpu.call!, 2)}; the floor (no SDK) ${fmt(cpu.floor!, 2)} ms, REST / floor ${fmt(cpu.rest! / cpu.floor!, 2)}`,
       ],
     ]);
     return { ratio: vsRest.ratio, sessionAddedMs: addedMs };
   } finally {
+    for (const close of closers) await close();
     await other.close();
     await app.close();
   }

@@ -171,14 +171,15 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   const queries = {
     transfersInFlight: (before: Date, limit: number) => transfersInFlight(pool, before, limit),
     unfollowedSeats: (before: Date, limit: number) => unfollowedSeats(pool, before, limit),
-    // Idempotency-Keys and OAuth records past their retention (codes, tokens, sessions, grants; clients with what was issued to them).
-    purgeExpiredKeys: async (now: Date) => (await idempotencyKeys.purge(now)) + (await purgeOAuthRecords(pool, now)),
   };
+  // Idempotency-Keys and OAuth records past their retention (codes, tokens, sessions, grants; clients with what was issued to them).
+  const purgeExpired = async (now: Date) => (await idempotencyKeys.purge(now)) + (await purgeOAuthRecords(pool, now));
   const workers = roles.workers
     ? await startWorkers(
         {
           ...deps,
           queries,
+          purgeExpired,
           venues: options.venues ?? venuesOf(config, clock, pool),
           reconciliationQueries: { legsAtVenue: (after, limit) => legsAtVenue(pool, after, limit), realPools: (after, limit) => realPools(pool, after, limit) },
           signalQueries: {

@@ -108,6 +108,8 @@ const schema = z.object({
   COMMAND_DEADLINE_MS: z.coerce.number().int().positive().default(5000),
   TRANSFER_RECOVERY_INTERVAL_MS: z.coerce.number().int().positive().default(5000),
   TRANSFER_RECOVERY_GRACE_MS: z.coerce.number().int().positive().default(10000),
+  /** how often expired Idempotency-Keys and OAuth records are deleted (workers/housekeeping.ts) */
+  HOUSEKEEPING_INTERVAL_MS: z.coerce.number().int().positive().default(30000),
   /** how long the simulated venue takes to make a swap final (a chain's confirmation); 0: at once */
   VENUE_SIM_SWAP_MS: z.coerce.number().int().min(0).default(0),
   /** the primary spend stablecoin's mint: the wallet's cash; a sell without `mint` sells it (a withdrawal to `destination`) */

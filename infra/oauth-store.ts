@@ -171,7 +171,7 @@ export function createOAuthStore(pool: Pool, options: OAuthStoreOptions): OAuthS
 }
 
 /**
- * Deletes OAuth records past their expiry (the recovery sweep calls it); how many. A client past its
+ * Deletes OAuth records past their expiry (the housekeeping worker's purge calls it); how many. A client past its
  * expiry first takes along every record naming it (grants, codes, tokens, whatever their own expiry):
  * a token must not outlive its client, e.g. one retired by hand. Idempotent: what a sweep stopped
  * between the two statements left, the next deletes.

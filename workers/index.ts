@@ -6,6 +6,7 @@ import { createMailer } from '../infra/mailer.ts';
 import { startMailWorker } from './mail.ts';
 import type { Venues } from '../infra/venues/port.ts';
 import { startReconciliation, type ReconciliationQueries } from './reconciliation.ts';
+import { startHousekeeping, type HousekeepingDeps } from './housekeeping.ts';
 import { startTransferRecovery, type RecoveryDeps } from './transfers.ts';
 import { startSignalWorker, type SignalQueries } from './signals.ts';
 
@@ -28,6 +29,7 @@ export interface WorkerDeps extends RecoveryDeps {
   venues: Venues;
   reconciliationQueries: ReconciliationQueries;
   signalQueries: SignalQueries;
+  purgeExpired: HousekeepingDeps['purgeExpired'];
 }
 
 /**
@@ -46,6 +48,7 @@ export async function startWorkers(deps: WorkerDeps, keyPrefix: string): Promise
   const connection = bullConnection(deps.config.REDIS_URL);
   const prefix = queuePrefix(keyPrefix);
   const recovery = await startTransferRecovery(connection, prefix, deps);
+  const housekeeping = await startHousekeeping(connection, prefix, deps);
   const reconciliation = await startReconciliation(connection, prefix, { ...deps, queries: deps.reconciliationQueries });
   const signals = await startSignalWorker(connection, prefix, {
     dispatch: deps.dispatch,
@@ -59,18 +62,17 @@ export async function startWorkers(deps: WorkerDeps, keyPrefix: string): Promise
     recovery.worker,
     reconciliation.worker,
     signals.worker,
+    housekeeping.worker,
   ];
   for (const w of workers) w.on('failed', (job, err) => deps.logger.warn({ err, queue: w.name, jobId: job?.id }, 'job failed'));
-  const queues = [recovery.queue, reconciliation.queue, signals.queue];
+  const queues = [recovery.queue, reconciliation.queue, signals.queue, housekeeping.queue];
   for (const w of workers) w.on('error', logQueueErrors(deps.logger, w.name));
   for (const q of queues) q.on('error', logQueueErrors(deps.logger, q.name));
   return {
     parts: [...workers, ...queues],
     async close() {
       await Promise.all(workers.map((w) => w.close()));
-      await recovery.queue.close();
-      await reconciliation.queue.close();
-      await signals.queue.close();
+      for (const q of queues) await q.close();
       connection.disconnect();
     },
   };

@@ -1,7 +1,5 @@
 // Transfer recovery: finishes (or compensates) transfers a crash interrupted after their debit,
-// and frees beta seats whose follow stopped before any debit; its sweep also deletes the
-// Idempotency-Keys of manual trades and the OAuth records (registered clients included) past their
-// retention. A repeatable `sweep` finds
+// and frees beta seats whose follow stopped before any debit. A repeatable `sweep` finds
 // candidates (through the queries port: the transfers read model) and queues one job per fact, its
 // job id derived from the fact so a duplicate is a no-op; the jobs dispatch commands whose steps
 // are idempotent, so a retried or repeated job changes nothing.
@@ -29,8 +27,6 @@ export const releaseSeatJob = z.object({ agentId: z.string().min(1), userId: z.s
 export interface RecoveryQueries {
   transfersInFlight(before: Date, limit: number): Promise<Array<z.infer<typeof resumeTransferJob>>>;
   unfollowedSeats(before: Date, limit: number): Promise<Array<{ agentId: string; userId: string; takenAt: Date }>>;
-  /** deletes Idempotency-Keys (manual trades' keys) and OAuth records past their retention; how many */
-  purgeExpiredKeys(now: Date): Promise<number>;
 }
 
 export interface RecoveryDeps {
@@ -79,7 +75,6 @@ async function sweep(deps: RecoveryDeps, queue: Queue): Promise<number> {
   const [transfers, seats] = await Promise.all([
     deps.queries.transfersInFlight(before, SWEEP_BATCH),
     deps.queries.unfollowedSeats(before, SWEEP_BATCH),
-    deps.queries.purgeExpiredKeys(deps.clock.now()),
   ]);
   await queue.addBulk([
     ...transfers.map((t) => ({ name: 'resume-transfer', data: t, opts: { ...JOB_OPTIONS, jobId: jobIdOf('resume', t.transferId) } })),

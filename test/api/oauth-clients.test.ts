@@ -1,6 +1,6 @@
 // Retention of dynamically registered OAuth clients with the real provider, a real client library and
 // the consent page in Chromium (infra/oauth-store.ts): what the registration response says, the expiry
-// a registration and a consent give a client, the recovery sweep's purge (an unused client past its
+// a registration and a consent give a client, the housekeeping purge (an unused client past its
 // TTL gone, a used one kept), and a purged client's token refused by the API.
 import t from 'tap';
 import * as client from 'openid-client';

@@ -13,7 +13,6 @@ import { bullConnection, queuePrefix } from '../../workers/index.ts';
 import { RECOVERY_ACTOR, releaseSeat, resumeTransfer, TRANSFER_QUEUE, type RecoveryDeps } from '../../workers/transfers.ts';
 import { rebuild } from '../../projections/rebuild.ts';
 import { transfersInFlight, unfollowedSeats } from '../../projections/transfers/queries.ts';
-import { createIdempotencyKeys } from '../../infra/idempotency.ts';
 import { transfersProjector } from '../../projections/transfers/projector.ts';
 import { api, loadState, startTestApp } from '../support/app.ts';
 import { DIED, dyingStore, interruptedFollow as crashFollow } from '../support/crash.ts';
@@ -71,7 +70,7 @@ t.test('transfer recovery completes follows interrupted by a crash', async (t) =
     dispatch: app.deps.dispatch,
     clock: app.deps.clock,
     config: app.deps.config,
-    queries: { transfersInFlight: (b, l) => transfersInFlight(app.deps.pool, b, l), unfollowedSeats: (b, l) => unfollowedSeats(app.deps.pool, b, l), purgeExpiredKeys: (now) => createIdempotencyKeys(app.deps.pool, { ttlMs: 86_400_000, leaseMs: 60_000 }).purge(now) },
+    queries: { transfersInFlight: (b, l) => transfersInFlight(app.deps.pool, b, l), unfollowedSeats: (b, l) => unfollowedSeats(app.deps.pool, b, l) },
   };
   /** The resume job of the transfer `transferId` of the user's wallet, as the sweep would queue it. */
   const resumeJob = async (user: SignedIn, transferId: string) => {

@@ -21,7 +21,7 @@ export interface ClaimFeesData {
   developerId: string;
   /** absent: everything claimable */
   amountMicro?: MicroUsd;
-  /** the agent's pools that settled fees (the dashboard's read model): the streams the account accrues from */
+  /** the agent's real pools (the dashboard's read model): the streams whose settled fees the account accrues */
   poolIds: string[];
   /** the claim's own id (from an Idempotency-Key): a repeat runs the same transfer; absent: a fresh one */
   moveId?: string;

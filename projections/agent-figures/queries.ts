@@ -127,8 +127,16 @@ export function tradingStatsOf({ trades, winningTrades, realizedMicro, contribut
   };
 }
 
-/** The agent's pools that settled fees for its developer: the streams a fee claim accrues from. */
-export async function poolsWithFees(pool: Pool, agentId: string): Promise<string[]> {
-  const { rows } = await pool.query<{ pool_id: string }>('SELECT pool_id FROM agent_subscribers WHERE agent_id = $1 AND creator_fees_micro > 0 ORDER BY pool_id', [agentId]);
+/**
+ * The agent's real pools, which settle fees for its developer (virtual ones never do): the streams a
+ * fee claim accrues from. Every real pool, not only those this model shows fees for: a pool is here
+ * from its opening, long before it settles a fee, so a fee this model has not projected yet still
+ * reaches the claim.
+ */
+export async function realPoolsOf(pool: Pool, agentId: string): Promise<string[]> {
+  const { rows } = await pool.query<{ pool_id: string }>(
+    "SELECT pool_id FROM agent_subscribers WHERE agent_id = $1 AND wallet_context = 'real' ORDER BY pool_id",
+    [agentId],
+  );
   return rows.map((r) => r.pool_id);
 }

@@ -6,7 +6,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { refuse } from '../../../domain/shared/errors.ts';
 import { microToUsd, usdToMicro } from '../../../domain/shared/money.ts';
-import { poolsWithFees } from '../../../projections/agent-figures/queries.ts';
+import { realPoolsOf } from '../../../projections/agent-figures/queries.ts';
 import { getAgentRow } from '../../../projections/agents/queries.ts';
 import { envelopeOf, ok } from '../../envelope.ts';
 import { amountUsd } from '../subscriptions/schemas.ts';
@@ -61,7 +61,7 @@ export default async function developerFeeRoutes(root: FastifyInstance): Promise
       const claimed = await request.dispatch('ClaimFees', {
         agentId: agent.id,
         developerId,
-        poolIds: await poolsWithFees(app.deps.pool, agent.id),
+        poolIds: await realPoolsOf(app.deps.pool, agent.id),
         ...(usd === undefined ? {} : { amountMicro: usdToMicro(usd) }),
         ...(moveId === undefined ? {} : { moveId }),
       });

@@ -2,6 +2,7 @@
 // an agent's real pools settled into its developer's real wallet, as a transfer from the agent's fee
 // account. The dashboard, the wallet, the streams and the auditors' replay agree afterwards; parallel
 // claims never pay twice. Fees are earned through the real routes, the workers and the simulated venue.
+import { spawnSync } from 'node:child_process';
 import t from 'tap';
 import { feesClaimedSchema } from '../../domain/fees/events.ts';
 import { feeAccountStream } from '../../domain/fees/state.ts';
@@ -162,10 +163,18 @@ t.test('fee claims: the developer takes the creator fees to their real wallet', 
     t.equal((await dashboard(agentC))[0]!.claimableFeesUsd, 0);
   });
 
-  await t.test('the auditors’ replay still matches every pool', async (t) => {
+  await t.test('the auditors’ replay agrees: every pool, every pool’s fees, every claim paid once', async (t) => {
     const res = await api(app, 'GET', '/api/admin/audit/pools?limit=100', { token: admin.accessToken });
     t.equal(res.status, 200);
     const statuses = (res.body.data.items as Array<{ status: string }>).map((i) => i.status);
     t.ok(statuses.length > 0 && statuses.every((s) => s === 'MATCH'), JSON.stringify(statuses));
+    const verify = spawnSync(process.execPath, ['--import=tsx', 'scripts/audit.ts', 'verify'], {
+      env: { ...process.env, DATABASE_URL: app.databaseUrl, LOG_LEVEL: 'silent' },
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    t.equal(verify.status, 0, verify.stdout + verify.stderr);
+    // agent A: 3 claims; B: 1; C: 4; every fee-earning pool matches
+    t.match(verify.stdout, /verified the fees of 5 pools and 8 claims: 5 match, 0 different, 8 paid, 0 in flight, 0 wrongly credited\n$/);
   });
 });

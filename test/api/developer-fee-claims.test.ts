@@ -163,6 +163,18 @@ t.test('fee claims: the developer takes the creator fees to their real wallet', 
     t.equal((await dashboard(agentC))[0]!.claimableFeesUsd, 0);
   });
 
+  await t.test('a deleted agent’s fees stay claimable by its developer, and by no one else', async (t) => {
+    const agentD = await listAgent('Claims D');
+    await earnFees(app, admin, u4, agentD, 25, 'd-u4'); // a 5 USD fee, 4 to the creator
+    t.equal((await api(app, 'DELETE', `/api/v1/agents/${agentD}`, { token: dev.accessToken })).status, 200);
+    t.equal((await claim(agentD, {}, stranger.accessToken)).status, 403);
+    const wallet = await realBalance(dev);
+    const res = await claim(agentD);
+    t.equal(res.status, 200, JSON.stringify(res.body));
+    t.match(res.body.data, { claimedUsd: 4, claimableFeesUsd: 0, totalFeesClaimedUsd: 4 });
+    t.equal(await realBalance(dev), wallet + 4);
+  });
+
   await t.test('the auditors’ replay agrees: every pool, every pool’s fees, every claim paid once', async (t) => {
     const res = await api(app, 'GET', '/api/admin/audit/pools?limit=100', { token: admin.accessToken });
     t.equal(res.status, 200);
@@ -174,7 +186,7 @@ t.test('fee claims: the developer takes the creator fees to their real wallet', 
       timeout: 60_000,
     });
     t.equal(verify.status, 0, verify.stdout + verify.stderr);
-    // agent A: 3 claims; B: 1; C: 4; every fee-earning pool matches
-    t.match(verify.stdout, /verified the fees of 5 pools and 8 claims: 5 match, 0 different, 8 paid, 0 in flight, 0 wrongly credited\n$/);
+    // agent A: 3 claims; B: 1; C: 4; D: 1; every fee-earning pool matches
+    t.match(verify.stdout, /verified the fees of 6 pools and 9 claims: 6 match, 0 different, 9 paid, 0 in flight, 0 wrongly credited\n$/);
   });
 });

@@ -58,7 +58,8 @@ function debit({ data, metadata }: DebitFees, state: FeeAccountState): FeeEvent[
   const amountMicro = from.all ? claimable : transfer.amountMicro;
   const details = { claimableFeesUsd: microToUsd(claimable), requestedUsd: microToUsd(amountMicro) };
   if (from.all && amountMicro < MIN_CLAIM_MICRO) {
-    throw refuse('EXCEEDS_CLAIMABLE', `nothing to claim: ${microToUsd(claimable)} USD is claimable, a claim moves at least ${microToUsd(MIN_CLAIM_MICRO)} USD`, details);
+    const least = microToUsd(MIN_CLAIM_MICRO);
+    throw refuse('EXCEEDS_CLAIMABLE', `nothing to claim: ${microToUsd(claimable)} USD is claimable, a claim moves at least ${least} USD`, details);
   }
   if (amountMicro < MIN_CLAIM_MICRO) throw refuse('VALIDATION_FAILED', `amountUsd must be at least ${microToUsd(MIN_CLAIM_MICRO)}`);
   if (amountMicro > claimable) throw refuse('EXCEEDS_CLAIMABLE', `at most ${microToUsd(claimable)} USD of fees can be claimed`, details);

@@ -12,7 +12,7 @@ import { deleteAgent, type DeleteAgentData, type DeleteAgentResult } from './age
 import { followAgent, type FollowAgentData, type FollowAgentResult } from './subscriptions/follow.ts';
 import { releaseOrphanSeat, type ReleaseOrphanSeatData } from './subscriptions/release-orphan-seat.ts';
 import { resumeTransfer, settleTransfer, type ResumeTransferData, type SettleTransferData } from './transfers/resume.ts';
-import { creditPool, creditWallet, debitPool, debitTrade, debitWallet, lockMargin, openTradeEntry, refundWallet, releaseMargin, returnMargin } from './transfers/steps.ts';
+import { creditPool, creditWallet, debitFees, debitPool, debitTrade, debitWallet, lockMargin, openTradeEntry, refundWallet, releaseMargin, returnMargin } from './transfers/steps.ts';
 import { addAllocation, recordPoolFact, stopFollowing, withdrawAllocation, type PoolFact, type PoolMoveResult, type PoolRequest } from './subscriptions/ledger.ts';
 import type { PoolState } from '../domain/pool/state.ts';
 import type { MicroUsd } from '../domain/shared/money.ts';
@@ -36,6 +36,7 @@ import { replaySignal, type ReplaySignalData } from './signals/replay.ts';
 import type { SignalExecuted } from '../domain/signal/events.ts';
 import { closeTradeByUser, markTradePrice, type CloseTradeData, type MarkTradeData } from './trades/manage.ts';
 import type { Trade } from '../domain/trade/decide.ts';
+import { claimFees, type ClaimFeesData, type ClaimFeesResult } from './fees/claim.ts';
 
 import { createApiKey, revokeApiKey, type CreateApiKeyData, type CreatedApiKey } from './apikeys/keys.ts';
 
@@ -80,6 +81,8 @@ export interface CommandMap {
   SellLots: { data: { transfer: TransferPlan }; result: TransferOutcome };
   SettleSell: { data: { transfer: TransferPlan }; result: TransferOutcome };
   SendOut: { data: { transfer: TransferPlan }; result: TransferOutcome };
+  DebitFees: { data: { transfer: TransferPlan }; result: TransferOutcome };
+  ClaimFees: { data: ClaimFeesData; result: ClaimFeesResult };
   ManualWithdraw: { data: ManualWithdrawData; result: ManualTradeResult };
   ManualBuy: { data: ManualBuyData; result: ManualTradeResult };
   ManualSell: { data: ManualSellData; result: ManualTradeResult };
@@ -151,6 +154,8 @@ export const handlers: { [T in CommandType]: (command: Command<T, CommandMap[T][
   SellLots: sellLots,
   SettleSell: settleSell,
   SendOut: sendOut,
+  DebitFees: debitFees,
+  ClaimFees: claimFees,
   ManualWithdraw: manualWithdraw,
   ManualBuy: manualBuy,
   ManualSell: manualSell,

@@ -4,7 +4,9 @@
 // verify: one pass over the global log's pool events (batches of 1,000), every pool folded as they come,
 // then compared with the `subscriptions` read model at the read model's checkpoint. Prints each
 // difference; exits 1 on any, 0 when every pool matches. A progress bar goes to stderr when it is a
-// terminal, or with --progress.
+// terminal, or with --progress. Then the developers' fees: each pool's creator fees and what fee
+// claims took of them, against the agent-figures read model, and each claim against the developer's
+// wallet (projections/agent-figures/audit.ts).
 // ledger: one pool's history as a table, replayed from its stream (up to --at).
 // EVENT_STORE=esdb reads EventStoreDB, as the service does. Usage errors exit 2.
 import { parseArgs } from 'node:util';
@@ -18,6 +20,7 @@ import { createPool, type Pool } from '../infra/db.ts';
 import { createEventStore } from '../infra/eventstore/index.ts';
 import type { EventStore } from '../infra/eventstore/port.ts';
 import { userIdForEmail } from '../infra/tokens.ts';
+import { auditFees } from '../projections/agent-figures/audit.ts';
 import { compareAll, POOL_STREAM_PREFIX, poolHistory, readModelSnapshot, replayLog, type PoolAudit } from '../projections/subscriptions/audit.ts';
 import { getUser } from '../projections/users/queries.ts';
 
@@ -62,7 +65,25 @@ async function verify(store: EventStore, db: Pool, progress: boolean): Promise<n
     `verified ${audits.length} pools from ${replay.events} events in ${seconds.toFixed(2)} s (${rate} events/s): ` +
       `${count('MATCH')} match, ${count('DIFFERENT')} different, ${count('MISSING_ROW')} missing rows, ${count('ORPHAN_ROW')} orphan rows`,
   );
-  return audits.every((a) => a.status === 'MATCH') ? 0 : 1;
+  const fees = await verifyFees(store, db);
+  return audits.every((a) => a.status === 'MATCH') && fees ? 0 : 1;
+}
+
+/** The fees' replay: prints each pool or claim that does not agree; true when all do (a claim in flight does). */
+async function verifyFees(store: EventStore, db: Pool): Promise<boolean> {
+  const { pools, claims } = await auditFees(store, db);
+  for (const audit of pools.filter((a) => a.status !== 'MATCH')) {
+    console.log([`${audit.status} fees ${audit.poolId}`, ...audit.differences.map((d) => `  ${d.field}: ledger ${d.ledger}, read model ${d.readModel}`)].join('\n'));
+  }
+  for (const claim of claims.filter((c) => c.status !== 'PAID')) {
+    console.log(`${claim.status} claim ${claim.transferId}: claimed ${usd(claim.claimedMicro)}, credited ${claim.creditedMicro === null ? 'nothing yet' : usd(claim.creditedMicro)}`);
+  }
+  const count = <T extends { status: string }>(items: T[], status: string) => items.filter((i) => i.status === status).length;
+  console.log(
+    `verified the fees of ${pools.length} pools and ${claims.length} claims: ${count(pools, 'MATCH')} match, ${count(pools, 'DIFFERENT')} different, ` +
+      `${count(claims, 'PAID')} paid, ${count(claims, 'IN_FLIGHT')} in flight, ${count(claims, 'WRONG_CREDIT')} wrongly credited`,
+  );
+  return pools.every((a) => a.status === 'MATCH') && count(claims, 'WRONG_CREDIT') === 0;
 }
 
 function table(steps: HistoryStep[]): string {

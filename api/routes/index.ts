@@ -4,6 +4,7 @@ import userRoutes from './users/index.ts';
 import agentRoutes from './agents/index.ts';
 import developerRoutes from './developers/index.ts';
 import developerSignalRoutes from './developers/signals.ts';
+import developerFeeRoutes from './developers/fees.ts';
 import adminRoutes from './admin/index.ts';
 import subscriptionRoutes from './subscriptions/index.ts';
 import subscriptionLedgerRoutes from './subscriptions/ledger.ts';
@@ -21,6 +22,7 @@ export const routeGroups: Array<(app: FastifyInstance) => Promise<void>> = [
   agentRoutes,
   developerRoutes,
   developerSignalRoutes,
+  developerFeeRoutes,
   adminRoutes,
   subscriptionRoutes,
   subscriptionLedgerRoutes,

@@ -43,6 +43,7 @@ export const commandRefusals = {
   ManualSell: [...manualTrade, 'SELL_EXCEEDS_MANUAL_POSITION', 'LEVELS_NEED_ONE_LOT'],
   ManualWithdraw: ['USER_NOT_FOUND', 'WALLET_FROZEN', 'INSUFFICIENT_FUNDS', 'TRADE_IN_PROGRESS', 'VENUE_FAILED'],
   DepositWallet: ['USER_NOT_FOUND', 'VENUE_NOT_SIMULATED'],
+  ClaimFees: ['AGENT_NOT_FOUND', 'NOT_AGENT_OWNER', 'EXCEEDS_CLAIMABLE'],
   FreezeWallet: ['USER_NOT_FOUND'],
   UnfreezeWallet: ['USER_NOT_FOUND'],
   SetMarketPrices: ['VENUE_NOT_SIMULATED'],

@@ -1,6 +1,7 @@
 // Resuming a transfer: the recovery worker finishes (or compensates) one that a crash interrupted
 // after its debit, and the settlement of a pending leg carries one on once the venue answered. The
 // plan comes from the debit event on the source stream, never from a read model.
+import { feeEventSchema } from '../../domain/fees/events.ts';
 import { poolDecider } from '../../domain/pool/decide.ts';
 import { poolEventSchema } from '../../domain/pool/events.ts';
 import { poolStream } from '../../domain/pool/state.ts';
@@ -17,7 +18,7 @@ import { runTransfer } from './run.ts';
 
 export interface ResumeTransferData {
   transferId: string;
-  /** the stream that recorded the debit (and the plan): `wallet-…`, `pool-…` or `trade-…` */
+  /** the stream that recorded the debit (and the plan): `wallet-…`, `pool-…`, `trade-…` or `fees-…` */
   sourceStream: string;
 }
 
@@ -32,6 +33,10 @@ function planIn(event: { type: string; data: unknown }, transferId: string): Tra
     if (parsed.type === 'WithdrawalRequested' || parsed.type === 'TradeOpened') {
       return parsed.data.transfer?.transferId === transferId ? parsed.data.transfer : null;
     }
+  }
+  if (event.type === 'FeesClaimed') {
+    const parsed = feeEventSchema.parse(event);
+    return parsed.type === 'FeesClaimed' && parsed.data.transfer.transferId === transferId ? parsed.data.transfer : null;
   }
   if (event.type === 'TradeSettled') {
     const parsed = tradeEventSchema.parse(event);

@@ -1,5 +1,6 @@
 // The steps of a transfer, one command per endpoint role, each idempotent by the transfer id.
 // Each reports the fact its endpoint holds for the transfer (domain/transfer/process.ts).
+import { feeAccountDecider } from '../../domain/fees/decide.ts';
 import { poolDecider } from '../../domain/pool/decide.ts';
 import { payoutOutcome } from '../../domain/pool/queries.ts';
 import { poolId } from '../../domain/pool/state.ts';
@@ -39,6 +40,19 @@ export async function debitWallet({ data }: Step<'DebitWallet', { transfer: Tran
   }
 }
 
+
+/** An agent's fee account pays its developer (a claim): Debited with the amount it recorded (a retry finds the first one), or refused. */
+export async function debitFees({ data }: Step<'DebitFees', { transfer: TransferPlan }>, tools: Tools): Promise<TransferOutcome> {
+  const { transfer } = data;
+  if (transfer.from.kind !== 'fees') throw refuse('VALIDATION_FAILED', `transfer ${transfer.transferId}: the source is not a fee account`);
+  try {
+    const { state } = await tools.execute(feeAccountDecider, transfer.from.agentId, { type: 'DebitFees', data: { transfer } });
+    return { type: 'Debited', amountMicro: state.claims.get(transfer.transferId)!.amountMicro };
+  } catch (err) {
+    if (err instanceof DomainError) return { type: 'DebitRefused', error: err };
+    throw err;
+  }
+}
 
 /** A pool pays (withdraw, stop following): Debited at once (virtual), pending at the venue (real), or refused. */
 export async function debitPool({ data }: Step<'DebitPool', { transfer: TransferPlan }>, tools: Tools): Promise<TransferOutcome> {

@@ -28,6 +28,7 @@ export const errorCatalogue = {
   INVALID_RECOVERY_CODE: { status: 400, description: 'The MFA recovery code is wrong, of a set replaced since, or already used (each works once).' },
   INSUFFICIENT_FUNDS: { status: 400, description: 'The wallet context cannot pay the allocation; `availableUsd` and `requestedUsd` say how much.' },
   EXCEEDS_WITHDRAWABLE: { status: 400, description: 'The withdrawal is larger than what may leave the pool; `withdrawableUsd` says how much.' },
+  EXCEEDS_CLAIMABLE: { status: 400, description: "The fee claim exceeds the agent's claimable fees (or under 0.01 USD is left); `claimableFeesUsd` says how much." },
   INVALID_LEVELS: { status: 400, description: 'Levels that contradict the side of the trade: a long with its stop at or above the entry or a target below it (a short mirrored), or targets out of order; `problems` names each when a structured signal is refused.' },
   TOO_MANY_PINS: { status: 400, description: 'The user has pinned the most agents allowed (`maxPins`, 20): unpin one first.' },
   BELOW_MIN_ALLOCATION: { status: 400, description: "The pool would hold less than the agent's minimum allocation; `minAllocationUsd` says how much." },

@@ -1,6 +1,7 @@
 // The facts of a transfer, whichever aggregate records them, and the status each one moves it to.
 // The one projector of transfers in flight (projections/transfers) reads them; a new endpoint adds
 // its debit, credit, rejection, settlement or refund events here.
+import { feesClaimedSchema } from '../fees/events.ts';
 import { poolEventSchema } from '../pool/events.ts';
 import { tradeEventSchema } from '../trade/events.ts';
 import { sellRequestedSchema, walletDebitedSchema, walletRefundedSchema } from '../wallet/events.ts';
@@ -84,6 +85,8 @@ const facts: Record<string, { stream: string; read(data: unknown, streamName: st
       return e.data.transfer ? { status: 'debited', transfer: e.data.transfer } : { status: 'completed', transferId: e.data.tradeId };
     },
   },
+  // A fee claim: the fee account's debit (with the plan); the developer's wallet's credit (above) ends it.
+  FeesClaimed: { stream: 'fees-', read: (d) => ({ status: 'debited', transfer: feesClaimedSchema.parse(d).transfer }) },
   TradeRefused: { stream: 'pool-', read: (d) => ({ status: 'failed', transferId: (d as { tradeId: string }).tradeId }) },
   TradeRequested: { stream: 'trade-', read: (d) => ({ status: 'completed', transferId: (d as { tradeId: string }).tradeId }) },
   TradeRejected: { stream: 'trade-', read: (d) => ({ status: 'rejected', transferId: (d as { tradeId: string }).tradeId }) },

@@ -7,7 +7,8 @@
 // pays its pool back the margin and its PnL (it closed). A wallet context buys a manual lot (the
 // swap at the venue is the credit), manual lots pay a wallet context what a sell fetched (the swap
 // is the debit's: the lots shrink only once it is final). A real wallet context pays a chain address
-// (a withdrawal of the spend stablecoin).
+// (a withdrawal of the spend stablecoin). An agent's fee account pays its developer's real wallet
+// context the creator's fees (a claim).
 import { z } from 'zod';
 import { followOpeningSchema } from '../pool/settings.ts';
 import { storedTradeRequestSchema, type StoredTradeRequest } from '../trade/commands.ts';
@@ -79,7 +80,27 @@ export const addressEndpointSchema = z.object({
   destination: chainAddressSchema,
 });
 
-export const endpointSchema = z.discriminatedUnion('kind', [walletEndpointSchema, poolEndpointSchema, tradeEndpointSchema, lotsEndpointSchema, addressEndpointSchema]);
+/**
+ * An agent's fee account (domain/fees): the creator's share of the success fees its pools settled,
+ * paid to the agent's developer (source only).
+ */
+export const feesEndpointSchema = z.object({
+  kind: z.literal('fees'),
+  agentId: z.string().min(1),
+  /** the agent's developer: whose money the claim moves */
+  developerId: z.string().min(1),
+  /** claim everything claimable: the amount is the account's to decide, the plan's is 0 */
+  all: z.literal(true).optional(),
+});
+
+export const endpointSchema = z.discriminatedUnion('kind', [
+  walletEndpointSchema,
+  poolEndpointSchema,
+  tradeEndpointSchema,
+  lotsEndpointSchema,
+  addressEndpointSchema,
+  feesEndpointSchema,
+]);
 
 export const transferPlanSchema = z.object({
   transferId: z.string().min(1),
@@ -95,6 +116,7 @@ export type PoolEndpoint = z.infer<typeof poolEndpointSchema>;
 export type WalletPaidPlan = TransferPlan & { from: WalletEndpoint };
 export type TradeEndpoint = z.infer<typeof tradeEndpointSchema>;
 export type LotsEndpoint = z.infer<typeof lotsEndpointSchema>;
+export type FeesEndpoint = z.infer<typeof feesEndpointSchema>;
 export type Endpoint = z.infer<typeof endpointSchema>;
 
 /** An endpoint as one string: a retried debit must name the same destination as the recorded one. */
@@ -110,14 +132,16 @@ export function endpointKey(e: Endpoint): string {
       return `lots:${e.userId}.${e.walletContext}.${e.mint}`;
     case 'address':
       return `address:${e.userId}.${e.destination}`;
+    case 'fees':
+      return `fees:${e.agentId}`;
   }
 }
 
 /** The user whose money a transfer moves (a pool id starts with its user's id). */
 export function ownerOf(e: Endpoint): string {
-  return e.kind === 'trade' ? poolEndpointOf(e.poolId).userId : e.userId;
+  if (e.kind === 'trade') return poolEndpointOf(e.poolId).userId;
+  return e.kind === 'fees' ? e.developerId : e.userId;
 }
-
 
 /** A pool's endpoint from its id `{userId}.{agentId}.{walletContext}` (user ids hold no dot; the context is the last part). */
 export function poolEndpointOf(poolId: string): PoolEndpoint {

@@ -27,6 +27,9 @@
 // and a failed swap leaves them as they were. SettleSell reduces the lots and credits the proceeds.
 // A withdrawal (a sell of the spend stablecoin) debits the real context under the same lock, and
 // SendOut sends it to the address, or reports the chain failed it (refunded).
+//
+// Fee claims: an agent's fee account pays its developer's real wallet context (DebitFees records the
+// claim on the account, CreditWallet credits it); a wallet never rejects a credit.
 import type { DomainError } from '../shared/errors.ts';
 import type { Endpoint, TransferPlan } from './plan.ts';
 
@@ -68,7 +71,8 @@ export type TransferStep =
   | { type: 'BuyLot'; data: { transfer: TransferPlan } }
   | { type: 'SellLots'; data: { transfer: TransferPlan } }
   | { type: 'SettleSell'; data: { transfer: TransferPlan } }
-  | { type: 'SendOut'; data: { transfer: TransferPlan } };
+  | { type: 'SendOut'; data: { transfer: TransferPlan } }
+  | { type: 'DebitFees'; data: { transfer: TransferPlan } };
 
 /** A new transfer, started by a request. */
 export const planned = (plan: TransferPlan): TransferState => ({ status: 'planned', plan, resumed: false });
@@ -90,6 +94,8 @@ function debitOf(plan: TransferPlan): TransferStep {
       return { type: 'DebitTrade', data: transfer };
     case 'lots':
       return { type: 'SellLots', data: transfer };
+    case 'fees':
+      return { type: 'DebitFees', data: transfer };
     case 'address':
       throw new Error(`transfer ${plan.transferId}: an address never pays`);
   }
@@ -108,6 +114,8 @@ function creditOf(plan: TransferPlan, isResumed: boolean): TransferStep {
       return { type: 'BuyLot', data: transfer };
     case 'address':
       return { type: 'SendOut', data: transfer };
+    case 'fees':
+      throw new Error(`transfer ${plan.transferId}: a fee account is paid by its pools' settlements, never by a transfer`);
   }
 }
 

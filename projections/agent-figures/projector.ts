@@ -2,7 +2,9 @@
 // agent records: one row per follower pool (who follows, since when, on which terms, and the
 // creator's share of the success fees the pool settled) and one row per agent (its closed trades
 // and the capital its followers put in). A projector of its own, so the subscriptions projector's
-// hot path is untouched; it reads only the few pool event types it needs.
+// hot path is untouched; it reads only the few pool event types it needs, and the claims of the
+// agent's fee account (what each claim took from each pool's fees).
+import { feesClaimedSchema } from '../../domain/fees/events.ts';
 import {
   agentFollowedSchema,
   allocationAddedSchema,
@@ -38,6 +40,12 @@ const migrations: Migration[] = [
       realized_micro bigint NOT NULL DEFAULT 0,
       contributed_micro bigint NOT NULL DEFAULT 0);`,
   },
+  {
+    // Fee claims (domain/fees): what the developer claimed of each pool's fees. No claim existed
+    // before, so every row starts at 0 and nothing is replayed.
+    id: 'agent-figures/002-claimed-fees',
+    sql: `ALTER TABLE agent_subscribers ADD COLUMN creator_claimed_micro bigint NOT NULL DEFAULT 0;`,
+  },
 ];
 
 /** What a batch changes in one pool's row: its latest opening, whether it is followed at the end, the creator's fees. */
@@ -53,6 +61,7 @@ interface PoolChange {
   };
   followed?: boolean;
   creator_fees_micro: number;
+  creator_claimed_micro: number;
 }
 
 /** What a batch adds to one agent's row. */
@@ -64,6 +73,7 @@ interface AgentChange {
 }
 
 const POOL_PREFIX = 'pool-';
+const FEES_PREFIX = 'fees-';
 const TYPES = new Set(['AgentFollowed', 'PoolClosed', 'FeesSettled', 'TradeClosed', 'AllocationAdded', 'AllocationSettled']);
 
 /** `{userId}.{agentId}.{walletContext}`: user ids hold no dot, contexts neither. */
@@ -80,7 +90,7 @@ function collect(events: RecordedEvent[]): { pools: Map<string, PoolChange>; age
   const agents = new Map<string, AgentChange>();
   const pool = (id: string): PoolChange => {
     let change = pools.get(id);
-    if (!change) pools.set(id, (change = { creator_fees_micro: 0 }));
+    if (!change) pools.set(id, (change = { creator_fees_micro: 0, creator_claimed_micro: 0 }));
     return change;
   };
   const agent = (poolId: string): AgentChange => {
@@ -90,6 +100,10 @@ function collect(events: RecordedEvent[]): { pools: Map<string, PoolChange>; age
     return change;
   };
   for (const event of events) {
+    if (event.type === 'FeesClaimed' && event.streamName.startsWith(FEES_PREFIX)) {
+      for (const part of feesClaimedSchema.parse(event.data).parts) pool(part.poolId).creator_claimed_micro += part.amountMicro;
+      continue;
+    }
     if (!event.streamName.startsWith(POOL_PREFIX) || !TYPES.has(event.type)) continue;
     const id = event.streamName.slice(POOL_PREFIX.length);
     switch (event.type) {
@@ -146,18 +160,22 @@ function opening(agentId: string, userId: string, walletContext: string, subscri
  */
 async function applyBatch(client: PoolClient, events: RecordedEvent[]): Promise<void> {
   const { pools, agents } = collect(events);
-  const opened = [...pools].filter(([, c]) => c.opening).map(([id, c]) => ({ pool_id: id, ...c.opening, followed: c.followed, creator_fees_micro: c.creator_fees_micro }));
-  const changed = [...pools].filter(([, c]) => !c.opening).map(([id, c]) => ({ pool_id: id, followed: c.followed ?? null, creator_fees_micro: c.creator_fees_micro }));
+  const sums = (c: PoolChange) => ({ creator_fees_micro: c.creator_fees_micro, creator_claimed_micro: c.creator_claimed_micro });
+  const opened = [...pools].filter(([, c]) => c.opening).map(([id, c]) => ({ pool_id: id, ...c.opening, followed: c.followed, ...sums(c) }));
+  const changed = [...pools].filter(([, c]) => !c.opening).map(([id, c]) => ({ pool_id: id, followed: c.followed ?? null, ...sums(c) }));
   if (opened.length) {
     await client.query({
       name: 'agent-subscribers-open',
-      text: `INSERT INTO agent_subscribers (pool_id, agent_id, user_id, wallet_context, followed, subscribed_at, success_fee_percent, creator_fees_micro, followed_commit, followed_prepare)
-        SELECT pool_id, agent_id, user_id, wallet_context, followed, subscribed_at, success_fee_percent, creator_fees_micro, followed_commit, followed_prepare
+      text: `INSERT INTO agent_subscribers (pool_id, agent_id, user_id, wallet_context, followed, subscribed_at, success_fee_percent, creator_fees_micro,
+          creator_claimed_micro, followed_commit, followed_prepare)
+        SELECT pool_id, agent_id, user_id, wallet_context, followed, subscribed_at, success_fee_percent, creator_fees_micro, creator_claimed_micro,
+          followed_commit, followed_prepare
         FROM jsonb_to_recordset($1::jsonb) AS v(pool_id text, agent_id text, user_id text, wallet_context text, followed boolean, subscribed_at timestamptz,
-          success_fee_percent double precision, creator_fees_micro bigint, followed_commit bigint, followed_prepare bigint)
+          success_fee_percent double precision, creator_fees_micro bigint, creator_claimed_micro bigint, followed_commit bigint, followed_prepare bigint)
         ON CONFLICT (pool_id) DO UPDATE SET agent_id = EXCLUDED.agent_id, user_id = EXCLUDED.user_id, wallet_context = EXCLUDED.wallet_context,
           followed = EXCLUDED.followed, subscribed_at = EXCLUDED.subscribed_at, success_fee_percent = EXCLUDED.success_fee_percent,
           creator_fees_micro = agent_subscribers.creator_fees_micro + EXCLUDED.creator_fees_micro,
+          creator_claimed_micro = agent_subscribers.creator_claimed_micro + EXCLUDED.creator_claimed_micro,
           followed_commit = EXCLUDED.followed_commit, followed_prepare = EXCLUDED.followed_prepare`,
       values: [JSON.stringify(opened)],
     });
@@ -165,8 +183,9 @@ async function applyBatch(client: PoolClient, events: RecordedEvent[]): Promise<
   if (changed.length) {
     await client.query({
       name: 'agent-subscribers-change',
-      text: `UPDATE agent_subscribers s SET followed = COALESCE(v.followed, s.followed), creator_fees_micro = s.creator_fees_micro + v.creator_fees_micro
-        FROM jsonb_to_recordset($1::jsonb) AS v(pool_id text, followed boolean, creator_fees_micro bigint) WHERE s.pool_id = v.pool_id`,
+      text: `UPDATE agent_subscribers s SET followed = COALESCE(v.followed, s.followed), creator_fees_micro = s.creator_fees_micro + v.creator_fees_micro,
+          creator_claimed_micro = s.creator_claimed_micro + v.creator_claimed_micro
+        FROM jsonb_to_recordset($1::jsonb) AS v(pool_id text, followed boolean, creator_fees_micro bigint, creator_claimed_micro bigint) WHERE s.pool_id = v.pool_id`,
       values: [JSON.stringify(changed)],
     });
   }

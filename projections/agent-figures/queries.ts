@@ -39,16 +39,17 @@ export interface SubscriberRow {
   success_fee_percent: number;
   /** bigint, as text */
   creator_fees_micro: string;
+  creator_claimed_micro: string;
 }
 
 /**
  * One follower pool as its agent's developer sees it. The monthly price is the agent's (it cannot
  * change after listing, and the pool's terms do not snapshot it); the success fee is the one the
- * pool accepted. No claim exists yet: everything earned is claimable.
+ * pool accepted. Claimable is what the pool earned the developer minus what their claims took of it.
  */
 export function toSubscriberItem(row: SubscriberRow, agent: { id: string; monthlyPriceMicro: MicroUsd }, masterSecret: string): SubscriberItem {
   const earned = Number(row.creator_fees_micro);
-  const claimed = 0;
+  const claimed = Number(row.creator_claimed_micro);
   return {
     anonymizedSubscriberId: anonymizedSubscriberId(masterSecret, agent.id, row.user_id),
     pricingModel: pricingModelOf(agent.monthlyPriceMicro, row.success_fee_percent),
@@ -67,7 +68,7 @@ export function toSubscriberItem(row: SubscriberRow, agent: { id: string; monthl
 export async function listSubscribers(pool: Pool, agentId: string, { page, limit }: { page: number; limit: number }) {
   const [rows, total] = await Promise.all([
     pool.query<SubscriberRow>(
-      `SELECT user_id, wallet_context, followed, subscribed_at, success_fee_percent, creator_fees_micro FROM agent_subscribers
+      `SELECT user_id, wallet_context, followed, subscribed_at, success_fee_percent, creator_fees_micro, creator_claimed_micro FROM agent_subscribers
        WHERE agent_id = $1 ORDER BY subscribed_at DESC, followed_commit DESC, followed_prepare DESC LIMIT $2 OFFSET $3`,
       [agentId, limit, (page - 1) * limit],
     ),
@@ -124,4 +125,18 @@ export function tradingStatsOf({ trades, winningTrades, realizedMicro, contribut
     realizedPnlUsd: microToUsd(realizedMicro),
     returnPercent: contributedMicro > 0 ? Math.round((realizedMicro / contributedMicro) * 10_000) / 100 : 0,
   };
+}
+
+/**
+ * The agent's real pools, which settle fees for its developer (virtual ones never do): the streams a
+ * fee claim accrues from. Every real pool, not only those this model shows fees for: a pool is here
+ * from its opening, long before it settles a fee, so a fee this model has not projected yet still
+ * reaches the claim.
+ */
+export async function realPoolsOf(pool: Pool, agentId: string): Promise<string[]> {
+  const { rows } = await pool.query<{ pool_id: string }>(
+    "SELECT pool_id FROM agent_subscribers WHERE agent_id = $1 AND wallet_context = 'real' ORDER BY pool_id",
+    [agentId],
+  );
+  return rows.map((r) => r.pool_id);
 }

@@ -1,6 +1,6 @@
 // The agent-figures read model from pool events written by hand: what each pool and each agent
-// adds up to (fees across openings, trades without the released margins, capital confirmed in),
-// and batches of any size equal to one event at a time.
+// adds up to (fees across openings and what claims took of them, trades without the released
+// margins, capital confirmed in), and batches of any size equal to one event at a time.
 import t from 'tap';
 import { inTransaction, migrate } from '../../infra/db.ts';
 import type { RecordedEvent } from '../../infra/eventstore/port.ts';
@@ -54,6 +54,20 @@ const fees = (stream: string, creatorMicro: number) =>
     successFeePercent: 20,
     at,
   });
+/** A claim of the agent's fee account taking `parts` (pool id, micro-USD) of its pools' fees. */
+const claimed = (agent: string, parts: Array<[string, number]>) => {
+  const amountMicro = parts.reduce((sum, [, micro]) => sum + micro, 0);
+  return event(`fees-${agent}`, 'FeesClaimed', {
+    transfer: {
+      transferId: `fees-${agent}#claim-${n}`,
+      amountMicro,
+      from: { kind: 'fees', agentId: agent, developerId: 'dev' },
+      to: { kind: 'wallet', userId: 'dev', walletContext: 'real' },
+    },
+    parts: parts.map(([poolId, micro]) => ({ poolId, amountMicro: micro })),
+    at,
+  });
+};
 const settled = (stream: string, direction: 'in' | 'out', outcome: 'confirmed' | 'failed', amountMicro: number) =>
   event(stream, 'AllocationSettled', { transferId: `${stream}#${n}`, direction, outcome, amountMicro, at });
 
@@ -68,6 +82,7 @@ const events: RecordedEvent[] = [
   event(p1, 'TradeOpened', { tradeId: 't1', marginMicro: 100 * M, at }),
   closed(p1, 't1', 50 * M),
   fees(p1, 8 * M),
+  claimed(A, [[`${u1}.${A}.real`, 5 * M]]),
   event(p1, 'PoolClosed', { at }),
   followed(u2, A, 'virtual', '2025-03-02T10:00:00.000Z'),
   event(p2, 'AllocationAdded', { transferId: 'p2-add-1', amountMicro: 200 * M, confirmed: true, at }),
@@ -79,6 +94,7 @@ const events: RecordedEvent[] = [
   closed(p2, 't4', 5 * M),
   closed(p2, 't5', 0),
   fees(p1, 4 * M),
+  claimed(A, [[`${u1}.${A}.real`, 6 * M]]),
   event(p2, 'PoolClosed', { at }),
   followed(u1, B, 'virtual', '2025-03-04T10:00:00.000Z', 0),
   event(p3, 'AllocationAdded', { transferId: 'p3-add-1', amountMicro: 100 * M, confirmed: true, at }),
@@ -106,9 +122,10 @@ t.test('agent figures: per pool and per agent, whatever the batches', async (t) 
     followed: true,
     success_fee_percent: 25,
     creator_fees_micro: String(12 * M),
-  }, 'a reopened pool: its latest opening, the fees of every opening');
+    creator_claimed_micro: String(11 * M),
+  }, 'a reopened pool: its latest opening, the fees of every opening, every claim of them');
   t.equal(byPool[`${u1}.${A}.real`].subscribed_at.toISOString(), '2025-03-03T10:00:00.000Z');
-  t.match(byPool[`${u2}.${A}.virtual`], { followed: false, creator_fees_micro: '0' }, 'a stopped pool stays, stopped');
+  t.match(byPool[`${u2}.${A}.virtual`], { followed: false, creator_fees_micro: '0', creator_claimed_micro: '0' }, 'a stopped pool stays, stopped');
   t.match(byPool[`${u1}.${B}.virtual`], { agent_id: B, followed: true, success_fee_percent: 0 });
   t.equal(oneByOne.subscribers.length, 3);
 

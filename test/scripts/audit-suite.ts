@@ -38,10 +38,22 @@ export function auditSuite(t: Test, eventStore: 'postgres' | 'esdb') {
       // Read-only runs are independent processes: run side by side.
       const [run, quiet] = await Promise.all([audit(app, 'verify', '--progress'), audit(app, 'verify')]);
       t.equal(run.status, 0, run.stdout + run.stderr);
-      t.match(run.stdout, /^verified 4 pools from \d+ events in [\d.]+ s \(\d+ events\/s\): 4 match, 0 different, 0 missing rows, 0 orphan rows\n$/);
+      t.match(
+        run.stdout,
+        /^verified 4 pools from \d+ events in [\d.]+ s \(\d+ events\/s\): 4 match, 0 different, 0 missing rows, 0 orphan rows\n(verified the fees of \d+ pools and 0 claims: (\d+) match, 0 different, 0 paid, 0 in flight, 0 wrongly credited\n)$/,
+      );
       t.match(run.stderr, /replay \|[█░]+\| \d+\/\d+ events/, '--progress draws the bar on stderr');
       t.equal(quiet.status, 0);
       t.equal(quiet.stderr, '', 'no bar when stderr is not a terminal');
+    });
+
+    await t.test('verify: a fee figure of the dashboard that its events do not give exits 1 and names the column', async (t) => {
+      await app.deps.pool.query('UPDATE agent_subscribers SET creator_claimed_micro = 1 WHERE pool_id = $1', [pools.real]);
+      const run = await audit(app, 'verify');
+      t.equal(run.status, 1, run.stderr);
+      t.match(run.stdout, `DIFFERENT fees ${pools.real}\n  creator_claimed_micro: ledger 0, read model 1\n`);
+      t.match(run.stdout, /4 match, 0 different/, 'the pools themselves still match');
+      await app.deps.pool.query('UPDATE agent_subscribers SET creator_claimed_micro = 0 WHERE pool_id = $1', [pools.real]);
     });
 
     await t.test('verify: a tampered row exits 1 and names the column', async (t) => {

@@ -140,6 +140,23 @@ t.test('a withdrawal the venue failed ends with nothing moved; a close with noth
   t.equal(empty.state.status, 'completed');
 });
 
+t.test('a fee claim: the fee account pays (DebitFees decides the amount), then the developer’s wallet is credited it', async (t) => {
+  const claim: TransferPlan = {
+    transferId: 'fees-a1#claim-1',
+    amountMicro: 0,
+    from: { kind: 'fees', agentId: 'a1', developerId: 'dev', all: true },
+    to: { kind: 'wallet', userId: 'dev', walletContext: 'real' },
+  };
+  given(planned(claim)).thenStep(t, { type: 'DebitFees', data: { transfer: claim } });
+  given(planned(claim), { type: 'Debited', amountMicro: 12_000_000 }).thenStep(t, { type: 'CreditWallet', data: { transfer: { ...claim, amountMicro: 12_000_000 } } });
+  const nothing = given(planned(claim), { type: 'DebitRefused', error: refuse('EXCEEDS_CLAIMABLE', 'nothing to claim') });
+  nothing.thenStep(t, null);
+  t.equal(nothing.state.status, 'failed');
+  const resumedClaim = given(resumed(claim), { type: 'Debited', amountMicro: 12_000_000 }, { type: 'Credited' });
+  t.equal(resumedClaim.state.status, 'completed', 'the recovery finishes it from the debit');
+  t.throws(() => decide({ ...planned(plan), status: 'debited', plan: { ...plan, to: claim.from } }), /never by a transfer/, 'a fee account is never credited by a transfer');
+});
+
 t.test('an outcome that cannot follow the state is a bug, never taken silently', async (t) => {
   t.throws(() => given(planned(plan), { type: 'Credited' }), /Credited cannot follow planned/);
   t.throws(() => given(planned(plan), { type: 'Debited', amountMicro: 1 }, { type: 'Debited', amountMicro: 1 }), /cannot follow debited/);

@@ -10,7 +10,7 @@
 import { Queue, QueueEvents, Worker, type ConnectionOptions, type Job } from 'bullmq';
 import { z } from 'zod';
 import type { Dispatch } from '../commands/dispatch.ts';
-import type { SignalJobs } from '../commands/signals/receive.ts';
+import type { SignalJobs } from '../commands/tools.ts';
 import { DomainError } from '../domain/shared/errors.ts';
 import type { SignalExecuted } from '../domain/signal/events.ts';
 import type { Clock } from '../infra/clock.ts';

@@ -18,21 +18,15 @@ import { tradeDecider, type TradeCommand } from '../../domain/trade/decide.ts';
 import { poolEndpointOf, type TransferPlan, type TradeRequest } from '../../domain/transfer/plan.ts';
 import { evolve, planned } from '../../domain/transfer/process.ts';
 import type { CommandBody, Command } from '../../domain/shared/decider.ts';
-import type { Tools } from '../dispatch.ts';
+import type { Tools } from '../tools.ts';
 import { markPriceOf } from '../market/mark-price.ts';
 import { runTransfer } from '../transfers/run.ts';
 import { manageTrade } from '../trades/manage.ts';
 import { intentPrice } from '../../domain/signal/price.ts';
+import type { ExecuteSignalData } from './commands.ts';
 
 /** Pools worked on at once by one run: each is a handful of appends on its own streams. */
 const POOL_CONCURRENCY = 16;
-
-export interface ExecuteSignalData {
-  agentId: string;
-  signalKey: string;
-  /** the agent's follower pools (the worker reads them from the subscriptions read model) */
-  poolIds: string[];
-}
 
 interface Signal {
   key: string;

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import type { Dispatch } from '../commands/dispatch.ts';
+import type { Dispatcher } from '../commands/dispatch.ts';
 import type { Captcha } from '../infra/captcha.ts';
 import type { Clock } from '../infra/clock.ts';
 import type { Config } from '../infra/config.ts';
@@ -24,8 +24,8 @@ export interface AppDeps {
   logger: Logger;
   /** the spot venue's swaps (the dispatcher's; tests build dispatchers of their own with it) */
   swaps: Swaps;
-  /** the one command dispatcher (commands/dispatch.ts) */
-  dispatch: Dispatch;
+  /** the one command dispatcher (commands/dispatch.ts), with its command room (the state cache and writer queues) */
+  dispatch: Dispatcher;
   /** Waits (bounded) until every read model has applied the event at `position`: false when it timed out. */
   readYourWrites(position: Position | undefined): Promise<boolean>;
   /** A user's writes whose answer needed no read model: their next read waits for them instead. */

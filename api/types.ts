@@ -1,6 +1,6 @@
 import type { FastifyRequest, preHandlerHookHandler } from 'fastify';
 import type { Scope } from '../domain/access/scopes.ts';
-import type { CommandMap, CommandType } from '../commands/registry.ts';
+import type { CommandMap, CommandType } from '../commands/command-map.ts';
 import type { ErrorReason } from '../domain/shared/errors.ts';
 import type { RouteCommand } from './routes/refusals.ts';
 import type { AppDeps } from './deps.ts';

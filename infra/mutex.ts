@@ -15,9 +15,9 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 export async function withMutex<T>(redis: Redis, name: string, options: { holdMs: number; waitMs: number }, fn: () => Promise<T>): Promise<T> {
   const key = `mutex:${name}`;
   const token = randomBytes(16).toString('hex');
-  const giveUpAt = Date.now() + options.waitMs;
+  const giveUpAt = performance.now() + options.waitMs;
   while ((await redis.set(key, token, 'PX', options.holdMs, 'NX')) !== 'OK') {
-    if (Date.now() >= giveUpAt) throw refuse('BUSY', 'another change of the same records is running: retry shortly', { retryAfterSeconds: 1 });
+    if (performance.now() >= giveUpAt) throw refuse('BUSY', 'another change of the same records is running: retry shortly', { retryAfterSeconds: 1 });
     await sleep(POLL_MS);
   }
   try {

@@ -1,4 +1,5 @@
 import type { EventStore, Position, RecordedEvent, Subscription } from '../infra/eventstore/port.ts';
+import { epochMs } from '../infra/clock.ts';
 
 /** The most events one batch applies (and one step of a held-back projector's catch-up). */
 export const MAX_BATCH = 1000;
@@ -54,7 +55,7 @@ export class Pump {
   /** How long the oldest event read but not yet applied has waited (being applied, or buffered); 0 when none. */
   lagMs(): number {
     const oldest = this.inFlightSince ?? this.buffer[0]?.createdAt.getTime();
-    return oldest === undefined ? 0 : Math.max(0, Date.now() - oldest);
+    return oldest === undefined ? 0 : Math.max(0, epochMs() - oldest);
   }
 
   async stop(): Promise<void> {
@@ -116,7 +117,7 @@ export class Pump {
     this.hooks.buffered(this.buffer);
     const nextRetry = this.hooks.nextRetryAt();
     if (nextRetry === Infinity) await this.waitSignal();
-    else if (nextRetry > Date.now()) await Promise.race([this.waitSignal(), sleep(nextRetry - Date.now())]);
+    else if (nextRetry > epochMs()) await Promise.race([this.waitSignal(), sleep(nextRetry - epochMs())]);
     await this.hooks.retryStalled();
   }
 

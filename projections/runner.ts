@@ -5,6 +5,7 @@ import { projectorLagEvents, projectorLagMs, projectorLagSeconds, projectorStall
 import { lockKey, readCheckpoints, writeCheckpoints } from './checkpoints.ts';
 import { applyAll, type Projector } from './projector.ts';
 import { MAX_BATCH, Pump } from './pump.ts';
+import { epochMs, systemClock } from '../infra/clock.ts';
 
 const STALLED_RETRY_FIRST_MS = 1000;
 const STALLED_RETRY_MAX_MS = 60_000;
@@ -149,7 +150,7 @@ export class ProjectionRunner {
   /** After a committed batch: the catch-up target moves on, lag is reported, observers are told. */
   private committed(batch: RecordedEvent[], buffer: readonly RecordedEvent[]) {
     this.applied = batch[batch.length - 1]!.position;
-    const committedAt = Date.now();
+    const committedAt = epochMs();
     for (const p of this.projectors) {
       for (const e of batch) projectorLagSeconds.observe({ projector: p.name }, Math.max(0, committedAt - e.createdAt.getTime()) / 1000);
     }
@@ -162,7 +163,7 @@ export class ProjectionRunner {
   }
 
   private setLag(buffer: readonly RecordedEvent[]) {
-    const oldest = buffer[0] ? Date.now() - buffer[0].createdAt.getTime() : 0;
+    const oldest = buffer[0] ? epochMs() - buffer[0].createdAt.getTime() : 0;
     for (const p of this.projectors) {
       projectorLagEvents.set({ projector: p.name }, buffer.length);
       projectorLagMs.set({ projector: p.name }, oldest);
@@ -217,7 +218,7 @@ export class ProjectionRunner {
   private hold(name: string, err: unknown) {
     const previous = this.stalled.get(name);
     const delayMs = previous ? Math.min(previous.delayMs * 2, STALLED_RETRY_MAX_MS) : (this.options.stalledRetryMs ?? STALLED_RETRY_FIRST_MS);
-    this.stalled.set(name, { since: previous?.since ?? new Date(), retryAt: Date.now() + delayMs, delayMs });
+    this.stalled.set(name, { since: previous?.since ?? systemClock.now(), retryAt: epochMs() + delayMs, delayMs });
     projectorStalled.set({ projector: name }, 1);
     this.options.onError?.('apply', err, name);
   }
@@ -230,7 +231,7 @@ export class ProjectionRunner {
   private async retryStalled(): Promise<void> {
     for (const projector of this.projectors) {
       const st = this.stalled.get(projector.name);
-      if (!st || st.retryAt > Date.now() || !this.applied) continue;
+      if (!st || st.retryAt > epochMs() || !this.applied) continue;
       const target = this.applied;
       let at: Position;
       try {
@@ -255,7 +256,7 @@ export class ProjectionRunner {
         this.stalled.delete(projector.name);
         projectorStalled.set({ projector: projector.name }, 0);
       } else {
-        st.retryAt = Date.now(); // making progress: the next chunk on the next turn
+        st.retryAt = epochMs(); // making progress: the next chunk on the next turn
         st.delayMs = this.options.stalledRetryMs ?? STALLED_RETRY_FIRST_MS;
       }
       this.emitter.emit('committed');

@@ -19,9 +19,9 @@ export function createReadYourWrites(options: {
   return async (position) => {
     if (!position || projectorNames.length === 0) return true;
     if (runner) return runner.waitFor(position, timeoutMs);
-    const deadline = Date.now() + timeoutMs;
+    const deadline = performance.now() + timeoutMs;
     let delay = 2;
-    while (Date.now() < deadline) {
+    while (performance.now() < deadline) {
       const checkpoints = await readCheckpoints(pool, projectorNames);
       if ([...checkpoints.values()].every((c) => comparePositions(c, position) >= 0)) return true;
       await new Promise((r) => setTimeout(r, delay));

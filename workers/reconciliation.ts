@@ -17,6 +17,7 @@ import type { Clock } from '../infra/clock.ts';
 import type { Config } from '../infra/config.ts';
 import { VenueUnavailableError } from '../infra/venues/errors.ts';
 import type { BridgeTransfer, ChainTransfer, Venues } from '../infra/venues/port.ts';
+import { inParallel } from '../infra/parallel.ts';
 
 export const RECONCILIATION_QUEUE = 'reconciliation';
 export const RECONCILIATION_ACTOR = 'system:reconciliation';
@@ -119,16 +120,6 @@ export async function runLeg(deps: ReconciliationDeps, leg: Leg, action: 'start'
     metadata,
   });
   return record.status;
-}
-
-/** Runs `work` over `items`, at most `limit` at once. */
-async function inParallel<T>(items: T[], limit: number, work: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(limit, items.length) }, async () => {
-      while (next < items.length) await work(items[next++]!);
-    }),
-  );
 }
 
 const JOB_OPTIONS = {

@@ -10,12 +10,14 @@
 import { Queue, QueueEvents, Worker, type ConnectionOptions, type Job } from 'bullmq';
 import { z } from 'zod';
 import type { Dispatch } from '../commands/dispatch.ts';
-import type { SignalJobs } from '../commands/signals/receive.ts';
+import type { SignalJobs } from '../commands/tools.ts';
 import { DomainError } from '../domain/shared/errors.ts';
 import type { SignalExecuted } from '../domain/signal/events.ts';
 import type { Clock } from '../infra/clock.ts';
 import type { LeveledLot } from '../projections/wallets/queries.ts';
 import type { Price } from '../domain/shared/price.ts';
+import { epochMs } from '../infra/clock.ts';
+import { inParallel } from '../infra/parallel.ts';
 
 export const SIGNAL_QUEUE = 'signal-execution';
 export const SIGNAL_ACTOR = 'system:signal-worker';
@@ -114,7 +116,7 @@ async function execute(deps: SignalWorkerDeps, job: z.infer<typeof executeSignal
       data: { agentId: job.agentId, signalKey: job.signalKey, poolIds },
       metadata: { now: deps.clock.now(), actor: SIGNAL_ACTOR, correlationId: job.correlationId },
     },
-    { deadline: Date.now() + FAN_OUT_DEADLINE_MS },
+    { deadline: epochMs() + FAN_OUT_DEADLINE_MS },
   );
   return result;
 }
@@ -164,19 +166,14 @@ export async function watchPrices(deps: SignalWorkerDeps, lastTicked: Map<string
     after = page.at(-1)!.tradeId;
   }
   for (const id of lastTicked.keys()) if (!live.has(id)) lastTicked.delete(id);
-  let next = 0;
-  const tick = async () => {
-    while (next < due.length) {
-      const { tradeId, price } = due[next++]!;
-      await deps.dispatch({
-        type: 'MarkTradePrice',
-        data: { tradeId, price },
-        metadata: { now: deps.clock.now(), actor: PRICE_WATCH_ACTOR, correlationId: `${WATCH_SCHEDULER}/${now.toISOString()}` },
-      });
-      lastTicked.set(tradeId, price);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(WATCH_CONCURRENCY, due.length) }, tick));
+  await inParallel(due, WATCH_CONCURRENCY, async ({ tradeId, price }) => {
+    await deps.dispatch({
+      type: 'MarkTradePrice',
+      data: { tradeId, price },
+      metadata: { now: deps.clock.now(), actor: PRICE_WATCH_ACTOR, correlationId: `${WATCH_SCHEDULER}/${now.toISOString()}` },
+    });
+    lastTicked.set(tradeId, price);
+  });
   return due.length + (await watchLots(deps, prices, now));
 }
 

@@ -1,7 +1,7 @@
 import fp from 'fastify-plugin';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { positionBefore } from '../../commands/dispatch.ts';
-import type { CommandMap, CommandType } from '../../commands/registry.ts';
+import type { CommandMap, CommandType } from '../../commands/command-map.ts';
 import '../types.ts';
 
 /**

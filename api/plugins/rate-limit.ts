@@ -6,6 +6,7 @@ import { refuse } from '../../domain/shared/errors.ts';
 import { countInWindow } from '../../infra/redis.ts';
 import { clientAddressDigest } from '../../infra/tokens.ts';
 import type { AddressBudget, RefusalBudget } from '../types.ts';
+import { epochMs } from '../../infra/clock.ts';
 
 /** The budget of its own a public route counts callers without credentials in, if it has one. */
 const ownBudget = (request: FastifyRequest): AddressBudget | undefined => {
@@ -61,7 +62,7 @@ const REFUSAL_WINDOW_MS = 60_000;
 const hooksOf = <H>(hooks: H | H[] | undefined): H[] => (hooks ? (Array.isArray(hooks) ? hooks : [hooks]) : []);
 
 function tooManyRefusals(reply: FastifyReply, message: string): Error {
-  const retryAfterSeconds = Math.ceil((REFUSAL_WINDOW_MS - (Date.now() % REFUSAL_WINDOW_MS)) / 1000);
+  const retryAfterSeconds = Math.ceil((REFUSAL_WINDOW_MS - (epochMs() % REFUSAL_WINDOW_MS)) / 1000);
   // Refused before the body is read: the connection closes, so the rest of it is not read either.
   reply.header('retry-after', String(retryAfterSeconds)).header('connection', 'close');
   return refuse('RATE_LIMITED', message, { retryAfterSeconds });
@@ -117,7 +118,7 @@ function countRefusals(app: FastifyInstance, redis: Redis, limits: RefusalCounti
   const masterSecret = app.deps.config.JWT_SECRET;
   const keys = new WeakMap<FastifyRequest, readonly [string, string]>();
   const keysOf = (request: FastifyRequest, budget: RefusalBudget) => {
-    const window = Math.floor(Date.now() / REFUSAL_WINDOW_MS);
+    const window = Math.floor(epochMs() / REFUSAL_WINDOW_MS);
     const made = keys.get(request) ?? ([`refused:address:${clientAddressDigest(masterSecret, request.ip)}:${window}`, `refused:${budget.subjectParam}:${subjectOf(request, budget)}:${window}`] as const);
     keys.set(request, made);
     return made;

@@ -3,7 +3,7 @@
 // document lists their refusals on its operation (api/plugins/openapi.ts), beside the refusals
 // every route, every protected route and every route with input can give. A command's entry is
 // the refusals of its handler (commands/) and of the deciders it runs (domain/).
-import type { CommandType } from '../../commands/registry.ts';
+import type { CommandType } from '../../commands/command-map.ts';
 import type { ErrorReason } from '../../domain/shared/errors.ts';
 
 /** A move of money between a wallet and a pool (a transfer): the wallet's and the pool's guards. */

@@ -1,9 +1,8 @@
 // The conventional database gets the same agents, users and sessions as our app, with the same
 // ids, so the same access tokens pass the same checks on both sides, and the same mark prices.
-import { load } from '../../commands/handle.ts';
+import type { CommandRoom } from '../../commands/handle.ts';
 import { agentDecider, agentStream, SEAT_SHARDS, seatShardDecider, seatShardId } from '../../domain/agent/index.ts';
 import { migrate, type Pool } from '../../infra/db.ts';
-import type { EventStore } from '../../infra/eventstore/port.ts';
 import { conventionalMigrations } from './schema.ts';
 
 /** Copies rows table to table through JSON, whatever the columns (both sides share the DDL). */
@@ -13,7 +12,7 @@ async function copyRows(from: Pool, to: Pool, table: 'users' | 'user_sessions', 
 }
 
 export async function seedConventional(
-  ours: { pool: Pool; store: EventStore },
+  ours: { pool: Pool; dispatch: { room: CommandRoom } },
   conventional: Pool,
   ids: { userIds: string[]; agentIds: string[] },
 ): Promise<void> {
@@ -24,7 +23,7 @@ export async function seedConventional(
   const prices = await ours.pool.query('SELECT * FROM market_prices');
   await conventional.query('INSERT INTO market_prices SELECT * FROM json_populate_recordset(null::market_prices, $1::json)', [JSON.stringify(prices.rows)]);
   for (const id of ids.agentIds) {
-    const { state: a } = await load(ours.store, agentStream(id), agentDecider);
+    const { state: a } = await ours.dispatch.room.load(agentStream(id), agentDecider);
     if (!a.exists) throw new Error(`agent ${id} does not exist`);
     await conventional.query(
       `INSERT INTO agents (id, developer_id, name, avatar_url, venue, max_leverage, success_fee_percent, min_allocation_micro,
@@ -38,7 +37,7 @@ export async function seedConventional(
       ],
     );
     const holders = await Promise.all(
-      Array.from({ length: SEAT_SHARDS }, (_, k) => load(ours.store, seatShardDecider.streamOf(seatShardId(id, k)), seatShardDecider)),
+      Array.from({ length: SEAT_SHARDS }, (_, k) => ours.dispatch.room.load(seatShardDecider.streamOf(seatShardId(id, k)), seatShardDecider)),
     );
     for (const userId of holders.flatMap((h) => h.state.holders)) {
       await conventional.query('INSERT INTO beta_seats (agent_id, user_id, taken_at) VALUES ($1, $2, now())', [a.id, userId]);

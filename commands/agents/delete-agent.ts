@@ -8,23 +8,10 @@ import type { FollowedPool } from '../../domain/pool/state.ts';
 import type { Command } from '../../domain/shared/decider.ts';
 import { DomainError, refuse } from '../../domain/shared/errors.ts';
 import { tradeDecider } from '../../domain/trade/decide.ts';
-import type { Tools } from '../dispatch.ts';
+import type { Tools } from '../tools.ts';
 import { markPriceOf } from '../market/mark-price.ts';
 import { manageTrade } from '../trades/manage.ts';
-
-export interface DeleteAgentData {
-  agentId: string;
-  caller: { userId: string; isAdmin: boolean };
-  closeActiveTrades: boolean;
-  /** every pool that follows the agent (the route reads them from the subscriptions read model) */
-  poolIds: string[];
-}
-
-export interface DeleteAgentResult {
-  agentId: string;
-  affectedBotCount: number;
-  activeTradesClosed: number;
-}
+import type { DeleteAgentData, DeleteAgentResult } from './commands.ts';
 
 async function followedPools(tools: Tools, poolIds: string[]): Promise<FollowedPool[]> {
   const pools = await Promise.all(poolIds.map((id) => tools.load(poolDecider, id)));

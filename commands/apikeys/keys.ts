@@ -2,29 +2,10 @@
 // within their role and the caller's own scopes, or revokes one of theirs. The key and its signing
 // secret are made here, answered once, and only their hash and sealed form are recorded.
 import { apiKeyDecider } from '../../domain/apikey/decide.ts';
-import type { ApiKeyCreated } from '../../domain/apikey/events.ts';
-import type { Scope } from '../../domain/access/scopes.ts';
 import type { Command } from '../../domain/shared/decider.ts';
-import type { Role } from '../../domain/user/events.ts';
 import { hashApiKey, keyEncryptionKeyOf, newKeyMaterial, sealSigningSecret } from '../../infra/api-keys.ts';
-import type { Tools } from '../dispatch.ts';
-
-export interface CreateApiKeyData {
-  ownerId: string;
-  ownerRole: Role;
-  callerScopes: readonly Scope[];
-  name: string;
-  type?: string;
-  scopes?: readonly string[];
-  expiresAt?: string;
-}
-
-/** The creation's answer: the key's record and, this once, the key and its secret. */
-export interface CreatedApiKey {
-  key: ApiKeyCreated;
-  apiKey: string;
-  secretKey: string;
-}
+import type { Tools } from '../tools.ts';
+import type { CreateApiKeyData, CreatedApiKey } from './commands.ts';
 
 export async function createApiKey({ data }: Command<'CreateApiKey', CreateApiKeyData>, tools: Tools): Promise<CreatedApiKey> {
   const kek = keyEncryptionKeyOf(tools.deps.config);

@@ -11,32 +11,10 @@ import { poolStream } from '../../domain/pool/state.ts';
 import type { Command } from '../../domain/shared/decider.ts';
 import { refuse } from '../../domain/shared/errors.ts';
 import type { MicroUsd } from '../../domain/shared/money.ts';
-import { planned, type TransferStatus } from '../../domain/transfer/process.ts';
-import type { Tools } from '../dispatch.ts';
+import { planned } from '../../domain/transfer/process.ts';
+import type { Tools } from '../tools.ts';
+import type { ClaimFeesData, ClaimFeesResult } from './commands.ts';
 import { runTransfer } from '../transfers/run.ts';
-
-export interface ClaimFeesData {
-  agentId: string;
-  /** the caller: the agent's developer, whose real wallet is paid */
-  developerId: string;
-  /** absent: everything claimable */
-  amountMicro?: MicroUsd;
-  /** the agent's real pools (the dashboard's read model): the streams whose settled fees the account accrues */
-  poolIds: string[];
-  /** the claim's own id (from an Idempotency-Key): a repeat runs the same transfer; absent: a fresh one */
-  moveId?: string;
-}
-
-export interface ClaimFeesResult {
-  agentId: string;
-  transferId: string;
-  status: TransferStatus;
-  claimedMicro: MicroUsd;
-  /** the account after the claim */
-  earnedMicro: MicroUsd;
-  claimedTotalMicro: MicroUsd;
-  claimableMicro: MicroUsd;
-}
 
 /** The creator's share of every fee the pool stream settled, across its openings. */
 async function earnedBy(tools: Tools, poolId: string): Promise<{ poolId: string; earnedMicro: MicroUsd }> {

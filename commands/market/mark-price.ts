@@ -3,7 +3,7 @@
 // a thousand pools reads it once).
 import { MARKET_PRICES, marketDecider, type MarketState } from '../../domain/market/decide.ts';
 import type { Price } from '../../domain/shared/price.ts';
-import type { Tools } from '../dispatch.ts';
+import type { Tools } from '../tools.ts';
 
 const PRICE_STALE_MS = 1_000;
 

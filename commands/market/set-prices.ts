@@ -1,14 +1,9 @@
 // An administrator sets the simulated venue's mark prices.
 import type { Command } from '../../domain/shared/decider.ts';
 import { MARKET_PRICES, marketDecider } from '../../domain/market/decide.ts';
-import type { Price } from '../../domain/shared/price.ts';
-import type { Tools } from '../dispatch.ts';
+import type { Tools } from '../tools.ts';
 import { requireSimulatedVenue } from '../simulated-venue.ts';
-
-export interface SetMarketPricesData {
-  /** per whole token, by symbol or mint */
-  prices: Readonly<Record<string, Price>>;
-}
+import type { SetMarketPricesData } from './commands.ts';
 
 /** `changed`: how many of the prices differed from the market's. */
 export async function setMarketPrices({ data }: Command<'SetMarketPrices', SetMarketPricesData>, tools: Tools): Promise<{ changed: number }> {

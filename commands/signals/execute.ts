@@ -18,21 +18,16 @@ import { tradeDecider, type TradeCommand } from '../../domain/trade/decide.ts';
 import { poolEndpointOf, type TransferPlan, type TradeRequest } from '../../domain/transfer/plan.ts';
 import { evolve, planned } from '../../domain/transfer/process.ts';
 import type { CommandBody, Command } from '../../domain/shared/decider.ts';
-import type { Tools } from '../dispatch.ts';
+import type { Tools } from '../tools.ts';
 import { markPriceOf } from '../market/mark-price.ts';
 import { runTransfer } from '../transfers/run.ts';
 import { manageTrade } from '../trades/manage.ts';
 import { intentPrice } from '../../domain/signal/price.ts';
+import type { ExecuteSignalData } from './commands.ts';
+import { inParallel } from '../../infra/parallel.ts';
 
 /** Pools worked on at once by one run: each is a handful of appends on its own streams. */
 const POOL_CONCURRENCY = 16;
-
-export interface ExecuteSignalData {
-  agentId: string;
-  signalKey: string;
-  /** the agent's follower pools (the worker reads them from the subscriptions read model) */
-  poolIds: string[];
-}
 
 interface Signal {
   key: string;
@@ -212,20 +207,6 @@ function mergedResult(poolId: string, results: PoolResult[]): PoolResult {
   const tradeIds = [...new Set(results.flatMap((r) => r.tradeIds))];
   const notExecuted = results.find((r) => r.status !== 'executed');
   return notExecuted ? { ...notExecuted, tradeIds } : { poolId, status: 'executed', tradeIds };
-}
-
-/** Runs `work` on every item, `limit` at a time, results in order. */
-async function inParallel<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
-  const results: R[] = new Array(items.length);
-  let next = 0;
-  const lanes = Array.from({ length: Math.min(limit, items.length) }, async () => {
-    while (next < items.length) {
-      const i = next++;
-      results[i] = await work(items[i]!);
-    }
-  });
-  await Promise.all(lanes);
-  return results;
 }
 
 export async function executeSignal({ data }: Command<'ExecuteSignal', ExecuteSignalData>, tools: Tools): Promise<{ executed: SignalExecuted }> {

@@ -6,38 +6,17 @@
 // first one decided and hands nothing new over, but for a first run that never reached the worker.
 import { createHash } from 'node:crypto';
 import { agentDecider } from '../../domain/agent/index.ts';
-import type { EventStore } from '../../infra/eventstore/port.ts';
 import { cut, firstProblems, problemsMessage } from '../../domain/shared/echo.ts';
 import { refuse, type DomainError } from '../../domain/shared/errors.ts';
-import { signalDecider, signalInstanceId, type SignalState } from '../../domain/signal/decide.ts';
+import { signalDecider, signalInstanceId } from '../../domain/signal/decide.ts';
 import { interpretSignalBody, type StructuredProblem } from '../../domain/signal/index.ts';
 import type { Command } from '../../domain/shared/decider.ts';
 import type { SignalReceived } from '../../domain/signal/events.ts';
 import { AGENT_SIGNING_SECRET, decryptSecret } from '../../infra/secrets.ts';
 import { MAX_SKEW_MS } from '../../infra/signing/webhook.ts';
-import type { Tools } from '../dispatch.ts';
-import { load } from '../handle.ts';
-
-export interface ReceiveSignalData {
-  agentId: string;
-  body: unknown;
-  /** the delivery's X-SVC-Signature, which the webhook verified over this body */
-  signature: string;
-}
-
-export interface ReceivedSignal {
-  agentId: string;
-  signalKey: string;
-  /** received (the worker executes it) or executed (decided: at arrival, or by the first delivery) */
-  signal: Exclude<SignalState, { status: 'none' }>;
-  /** the signalId was received before: nothing new was recorded */
-  repeated: boolean;
-}
-
-/** Where signals to execute go (the signal worker's queue); absent where no worker runs (then it stays received). */
-export interface SignalJobs {
-  enqueue(job: { agentId: string; signalKey: string; correlationId: string }): Promise<void>;
-}
+import type { Tools } from '../tools.ts';
+import type { CommandRoom } from '../handle.ts';
+import type { ReceiveSignalData, ReceivedSignal } from './commands.ts';
 
 /** A signal's key in its stream name and trade ids: a digest of its id (any text up to 200 characters). */
 export const signalKeyOf = (signalId: string): string => createHash('sha256').update(signalId).digest('base64url').slice(0, 22);
@@ -53,8 +32,8 @@ async function spendSignature(tools: Tools, agentId: string, signature: string):
  * undefined for an unknown or deleted agent. The state this process verified within the last
  * second will do (as for the command below): a flood of deliveries reads the stream once a second.
  */
-export async function agentSigningSecret(deps: { store: EventStore; config: { JWT_SECRET: string } }, agentId: string): Promise<string | undefined> {
-  const { state: agent } = await load(deps.store, agentDecider.streamOf(agentId), agentDecider, { maxStaleMs: 1_000 });
+export async function agentSigningSecret(deps: { room: CommandRoom; config: { JWT_SECRET: string } }, agentId: string): Promise<string | undefined> {
+  const { state: agent } = await deps.room.load(agentDecider.streamOf(agentId), agentDecider, { maxStaleMs: 1_000 });
   if (!agent.exists || agent.deletedAt !== undefined) return undefined;
   return decryptSecret(agent.signingSecretCiphertext, deps.config.JWT_SECRET, AGENT_SIGNING_SECRET);
 }

@@ -7,13 +7,9 @@ import type { Command } from '../../domain/shared/decider.ts';
 import { refuse } from '../../domain/shared/errors.ts';
 import { signalDecider, signalInstanceId } from '../../domain/signal/decide.ts';
 import { interpretSignalBody } from '../../domain/signal/index.ts';
-import type { Tools } from '../dispatch.ts';
-import { recordSignal, refusedBody, signalKeyOf, type ReceivedSignal } from './receive.ts';
-
-export interface ReplaySignalData {
-  agentId: string;
-  signalId: string;
-}
+import type { Tools } from '../tools.ts';
+import { recordSignal, refusedBody, signalKeyOf } from './receive.ts';
+import type { ReplaySignalData, ReceivedSignal } from './commands.ts';
 
 export const replayIdOf = (signalId: string): string => `${signalId}:replay`;
 

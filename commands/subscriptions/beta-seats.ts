@@ -1,7 +1,7 @@
 // Taking and giving back beta seat claims among the agent's seat shards (domain/agent/seats.ts).
 import { homeShard, seatShardDecider, seatShardId, shardCapacities, type ListedAgent, type SeatClaim } from '../../domain/agent/index.ts';
 import { DomainError, refuse } from '../../domain/shared/errors.ts';
-import type { Tools } from '../dispatch.ts';
+import type { Tools } from '../tools.ts';
 
 async function shardsOf(tools: Tools, agentId: string, maxBetaUsers: number | undefined) {
   const capacities = shardCapacities(maxBetaUsers);

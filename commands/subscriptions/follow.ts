@@ -7,7 +7,6 @@ import { agentDecider, isFollowable, seatClaimId, type ListedAgent } from '../..
 import { planFollow, termsOf, type FollowPlan } from '../../domain/pool/allocation.ts';
 import { poolDecider } from '../../domain/pool/decide.ts';
 import { lostOpeningRace } from '../../domain/pool/follow.ts';
-import type { AgentTerms } from '../../domain/pool/events.ts';
 import { nextTransferId } from '../../domain/pool/queries.ts';
 import { poolId, type PoolState } from '../../domain/pool/state.ts';
 import type { Command } from '../../domain/shared/decider.ts';
@@ -16,27 +15,12 @@ import { usdToMicro } from '../../domain/shared/money.ts';
 import { planned } from '../../domain/transfer/process.ts';
 import type { WalletContext } from '../../domain/wallet/events.ts';
 import { walletDecider } from '../../domain/wallet/decide.ts';
-import type { Tools } from '../dispatch.ts';
+import type { Tools } from '../tools.ts';
 import { runTransfer } from '../transfers/run.ts';
 import { takeSeatClaim } from './beta-seats.ts';
 import { currentWalletContext, PLAN_STALENESS_MS } from './planning.ts';
 import { choicesOf, type SubscribeInput } from './subscribe-input.ts';
-
-export interface FollowAgentData {
-  userId: string;
-  input: SubscribeInput;
-}
-
-export interface FollowAgentResult {
-  agentId: string;
-  walletContext: WalletContext;
-  /** the terms the pool keeps (its first follow's) */
-  terms: AgentTerms;
-  /** the pool did not exist when this request started */
-  created: boolean;
-  /** the pool after the follow: the answer's subscription record */
-  pool: PoolState;
-}
+import type { FollowAgentData, FollowAgentResult } from './commands.ts';
 
 /**
  * Concurrent follows of one pool plan the same transfer id; the later one finds it debited already
@@ -80,7 +64,7 @@ export async function followAgent({ data }: Command<'FollowAgent', FollowAgentDa
       // lost race plans again until the deadline, then answers BUSY (the money went back each time).
       const raced = err instanceof LostOpeningRace;
       if (!raced && !(err instanceof DomainError && maxStaleMs !== undefined)) throw err;
-      if (raced && Date.now() > tools.deadline) {
+      if (raced && tools.deadlineClock.nowMs() > tools.deadline) {
         throw refuse('BUSY', 'the pool kept changing under this follow (stopped or followed by other requests); nothing was moved; retry shortly', { retryAfterSeconds: 1 });
       }
       maxStaleMs = undefined;

@@ -2,39 +2,17 @@
 // stop following, each a transfer of the command layer; and the pool facts that arrive from trades
 // and the venue. Every answer carries the pool's state after the command, so the route renders the
 // subscription record from it (the same record function the read model's rows go through).
-import { poolDecider, type PoolCommand } from '../../domain/pool/decide.ts';
+import { poolDecider } from '../../domain/pool/decide.ts';
 import { poolId, type PoolState } from '../../domain/pool/state.ts';
-import type { Command, CommandBody } from '../../domain/shared/decider.ts';
+import type { Command } from '../../domain/shared/decider.ts';
 import { refuse } from '../../domain/shared/errors.ts';
 import type { MicroUsd } from '../../domain/shared/money.ts';
-import { planned, type TransferStatus } from '../../domain/transfer/process.ts';
+import { planned } from '../../domain/transfer/process.ts';
 import type { WalletContext } from '../../domain/wallet/events.ts';
-import type { Tools } from '../dispatch.ts';
+import type { Tools } from '../tools.ts';
 import { runTransfer } from '../transfers/run.ts';
 import { currentWalletContext, PLAN_STALENESS_MS } from './planning.ts';
-
-export interface PoolRequest {
-  userId: string;
-  agentId: string;
-  /** absent: the user's current context */
-  walletContext?: WalletContext;
-  /**
-   * the move's own id (an MCP confirmation's): its transfer id derives from it, so a repeat of the
-   * move runs the same transfer and finds what it did; absent: a fresh one
-   */
-  moveId?: string;
-}
-
-export interface PoolMoveResult {
-  agentId: string;
-  walletContext: WalletContext;
-  /** the pool after the command (unfollowed after a stop) */
-  pool: PoolState;
-  /** how far the transfer came: completed, pending (waiting for the venue), … */
-  status: TransferStatus;
-  /** what moved (a stop pays out what the pool held) */
-  amountMicro: MicroUsd;
-}
+import type { PoolRequest, PoolMoveResult, PoolFact } from './commands.ts';
 
 /** The request's context, else the user's current one. */
 const contextOf = (tools: Tools, req: PoolRequest): Promise<WalletContext> =>
@@ -117,13 +95,6 @@ export async function stopFollowing({ data }: Command<'StopFollowing', PoolReque
   const leg = result.pool.pending[transfer.plan.transferId];
   return leg ? { ...result, amountMicro: leg.amountMicro } : result;
 }
-
-/**
- * A pool fact that moves no money between streams: trades opening, marked and closing (signals
- * send them; tests enter realized PnL this way), bridge progress and venue
- * observations (the reconciliation worker).
- */
-export type PoolFact = Exclude<CommandBody<PoolCommand>, { type: 'FollowAgent' | 'CreditPool' | 'DebitPool' | 'SettleAllocation' }>;
 
 export async function recordPoolFact({ data }: Command<'RecordPoolFact', { poolId: string; fact: PoolFact }>, tools: Tools): Promise<{ pool: PoolState }> {
   const { state } = await tools.execute(poolDecider, data.poolId, data.fact);

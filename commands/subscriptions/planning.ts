@@ -1,7 +1,7 @@
 // What the pool commands (follow, add, withdraw, stop) plan on before their steps decide.
 import { userDecider } from '../../domain/user/decide.ts';
 import type { WalletContext } from '../../domain/wallet/events.ts';
-import type { Tools } from '../dispatch.ts';
+import type { Tools } from '../tools.ts';
 
 /**
  * How stale the states a plan is made on may be: this process's own writes keep them current, and

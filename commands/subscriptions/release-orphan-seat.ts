@@ -11,15 +11,9 @@ import type { Command } from '../../domain/shared/decider.ts';
 import { walletContexts } from '../../domain/wallet/events.ts';
 import { walletDecider } from '../../domain/wallet/decide.ts';
 import { destinationOf } from '../../domain/wallet/state.ts';
-import type { Tools } from '../dispatch.ts';
+import type { Tools } from '../tools.ts';
 import { claimsHeld, releaseClaims } from './beta-seats.ts';
-
-export interface ReleaseOrphanSeatData {
-  agentId: string;
-  userId: string;
-  /** the caller's own claims, which it no longer uses: they go back unless a pool holds them or a debit waits with them */
-  claims?: string[];
-}
+import type { ReleaseOrphanSeatData } from './commands.ts';
 
 export async function releaseOrphanSeat({ data }: Command<'ReleaseOrphanSeat', ReleaseOrphanSeatData>, tools: Tools): Promise<{ released: boolean }> {
   const { agentId, userId } = data;

@@ -8,10 +8,10 @@ import type { Command, CommandBody } from '../../domain/shared/decider.ts';
 import { refuse } from '../../domain/shared/errors.ts';
 import { poolId as poolIdOf } from '../../domain/pool/state.ts';
 import { tradeDecider, type Trade, type TradeCommand, type TradeEvent } from '../../domain/trade/decide.ts';
-import type { Tools } from '../dispatch.ts';
+import type { Tools } from '../tools.ts';
 import { markPriceOf } from '../market/mark-price.ts';
 import { runTransfer } from '../transfers/run.ts';
-import type { Price } from '../../domain/shared/price.ts';
+import type { MarkTradeData, CloseTradeData } from './commands.ts';
 
 /** A command on one trade; when it ends the trade, the trade's return transfer runs. */
 export async function manageTrade(tools: Tools, tradeId: string, command: CommandBody<TradeCommand>): Promise<{ trade: Trade; events: TradeEvent[] }> {
@@ -30,21 +30,10 @@ export async function manageTrade(tools: Tools, tradeId: string, command: Comman
   return { trade: state, events };
 }
 
-export interface MarkTradeData {
-  tradeId: string;
-  price: Price;
-}
-
 /** The price watcher's tick for one trade: fills, stops, targets, trailing, the mark. */
 export async function markTradePrice({ data }: Command<'MarkTradePrice', MarkTradeData>, tools: Tools): Promise<{ status: Trade['status'] }> {
   const { trade } = await manageTrade(tools, data.tradeId, { type: 'MarkPrice', data: { price: data.price } });
   return { status: trade.status };
-}
-
-export interface CloseTradeData {
-  tradeId: string;
-  /** the caller: only the trade's own user closes it */
-  userId: string;
 }
 
 /** The user closes one of their agent trades at the venue's price (a pending entry is cancelled). */

@@ -7,20 +7,14 @@ import { poolEventSchema } from '../../domain/pool/events.ts';
 import { poolStream } from '../../domain/pool/state.ts';
 import type { Command } from '../../domain/shared/decider.ts';
 import { refuse } from '../../domain/shared/errors.ts';
-import type { MicroUsd } from '../../domain/shared/money.ts';
 import { poolEndpointOf, tradeReturnPlan, type TransferPlan } from '../../domain/transfer/plan.ts';
 import { tradeEventSchema } from '../../domain/trade/events.ts';
 import { resumed, type TransferStatus } from '../../domain/transfer/process.ts';
 import { walletEventSchema } from '../../domain/wallet/events.ts';
 import { walletStream } from '../../domain/wallet/state.ts';
-import type { Tools } from '../dispatch.ts';
+import type { Tools } from '../tools.ts';
 import { runTransfer } from './run.ts';
-
-export interface ResumeTransferData {
-  transferId: string;
-  /** the stream that recorded the debit (and the plan): `wallet-…`, `pool-…`, `trade-…` or `fees-…` */
-  sourceStream: string;
-}
+import type { ResumeTransferData, SettleTransferData } from './commands.ts';
 
 /** The plan a debit event carries, if `event` is the debit of `transferId`. */
 function planIn(event: { type: string; data: unknown }, transferId: string): TransferPlan | null {
@@ -58,15 +52,6 @@ async function planOf(tools: Tools, transferId: string, streams: string[]): Prom
 export async function resumeTransfer({ data }: Command<'ResumeTransfer', ResumeTransferData>, tools: Tools): Promise<{ status: TransferStatus }> {
   const plan = await planOf(tools, data.transferId, [data.sourceStream]);
   return { status: (await runTransfer(tools, resumed(plan))).status };
-}
-
-export interface SettleTransferData {
-  poolId: string;
-  transferId: string;
-  outcome: 'confirmed' | 'failed';
-  /** confirmed: what the venue moved (a reclaim may be less than asked) */
-  amountMicro: MicroUsd;
-  reason?: string;
 }
 
 /**

@@ -1,7 +1,10 @@
-// The one transfer runner: asks the process decider for the next step, dispatches it, folds its
-// outcome, until the transfer is over. Requests start transfers; the recovery worker resumes them.
+// The one transfer runner: asks the process decider for the next step, runs it, folds its outcome,
+// until the transfer is over. Requests start transfers; the recovery worker resumes them. The steps
+// are run from their own registry (steps-registry.ts), which nothing else reads.
+import type { Command } from '../../domain/shared/decider.ts';
 import { decide, evolve, type TransferOutcome, type TransferState, type TransferStep } from '../../domain/transfer/process.ts';
-import type { Tools } from '../dispatch.ts';
+import type { Tools } from '../tools.ts';
+import { stepHandlers } from './steps-registry.ts';
 
 /**
  * Past its debit a transfer is finished, not abandoned: its later steps get this long whatever
@@ -9,16 +12,17 @@ import type { Tools } from '../dispatch.ts';
  */
 const FINISH_MS = 30_000;
 
-/** Every step is the command of its name, with that command's data. */
-function perform(tools: Tools, step: TransferStep, options: { deadline?: number }): Promise<TransferOutcome> {
-  return tools.dispatch(step.type, step.data, options);
+/** Every step is run by the handler of its name, as a command with the transfer's metadata. */
+function perform(tools: Tools, step: TransferStep): Promise<TransferOutcome> {
+  const handler = stepHandlers[step.type] as (command: Command<string, TransferStep['data']>, tools: Tools) => Promise<TransferOutcome>;
+  return handler({ ...step, metadata: tools.metadata }, tools);
 }
 
 export async function runTransfer(tools: Tools, start: TransferState): Promise<TransferState> {
   let state = start;
   for (let step = decide(state); step; step = decide(state)) {
-    const options = state.status === 'planned' ? {} : { deadline: Math.max(tools.deadline, Date.now() + FINISH_MS) };
-    state = evolve(state, await perform(tools, step, options));
+    const stepTools = state.status === 'planned' ? tools : tools.until(Math.max(tools.deadline, tools.deadlineClock.nowMs() + FINISH_MS));
+    state = evolve(state, await perform(stepTools, step));
   }
   return state;
 }

@@ -13,7 +13,7 @@ import { marginFor } from '../../domain/trade/maths.ts';
 import { markPriceOf } from '../market/mark-price.ts';
 import type { TransferOutcome } from '../../domain/transfer/process.ts';
 import { walletDecider } from '../../domain/wallet/decide.ts';
-import type { Tools } from '../dispatch.ts';
+import type { Tools } from '../tools.ts';
 import { requestOfStored } from '../../domain/trade/commands.ts';
 
 type Step<T extends string, D> = Command<T, D>;

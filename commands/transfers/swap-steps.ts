@@ -9,7 +9,7 @@ import { walletDecider } from '../../domain/wallet/decide.ts';
 import type { SwapDone } from '../../domain/wallet/manual.ts';
 import { VenueUnavailableError } from '../../infra/venues/errors.ts';
 import type { Swap, SwapRequest } from '../../infra/venues/port.ts';
-import type { Tools } from '../dispatch.ts';
+import type { Tools } from '../tools.ts';
 
 type Step<T extends string, D> = Command<T, D>;
 
@@ -26,7 +26,7 @@ const SWAP_POLL_MS = 50;
 async function finalSwap(tools: Tools, request: SwapRequest): Promise<Swap> {
   try {
     let swap = await tools.deps.swaps.swap(request);
-    while (swap.status === 'PENDING' && Date.now() + SWAP_POLL_MS < tools.deadline) {
+    while (swap.status === 'PENDING' && tools.deadlineClock.nowMs() + SWAP_POLL_MS < tools.deadline) {
       await new Promise((r) => setTimeout(r, SWAP_POLL_MS));
       swap = (await tools.deps.swaps.status(request.swapId)) ?? swap;
     }

@@ -8,24 +8,9 @@ import { normalizeEmail } from '../../domain/user/fields.ts';
 import { usernameDecider } from '../../domain/user/username.ts';
 import { deriveKey } from '../../infra/secrets.ts';
 import { clientAddressDigest, userIdForEmail } from '../../infra/tokens.ts';
-import type { Tools } from '../dispatch.ts';
-import { assertNotLocked, storeCode, takeAddressSlot, takeLookupSlot, type PendingSignup } from './login-codes.ts';
-
-export interface LookupData {
-  email: string;
-  signup: PendingSignup;
-  /** the client's address (request.ip): lookups are throttled per address too */
-  clientAddress: string;
-}
-
-export interface LookupResult {
-  isNewUser: boolean;
-  /** when the next code may be asked for */
-  nextRequestAt: string;
-  /** the address, masked, the code went to */
-  codeSentTo: string;
-  codeExpiresAt: string;
-}
+import type { Tools } from '../tools.ts';
+import { assertNotLocked, storeCode, takeAddressSlot, takeLookupSlot } from './login-codes.ts';
+import type { LookupData, LookupResult } from './commands.ts';
 
 const CODE_DIGITS = 6;
 

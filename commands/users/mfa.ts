@@ -12,27 +12,15 @@ import { keyEncryptionKeyOf } from '../../infra/api-keys.ts';
 import { canonicalRecoveryCode, randomRecoveryCode, recoveryCodeDigest, showRecoveryCode } from '../../infra/recovery-codes.ts';
 import { decryptSecret, encryptSecret } from '../../infra/secrets.ts';
 import { matchTotp, TOTP_SECRET_BYTES, totpSecretOf, totpUri } from '../../infra/totp.ts';
-import type { Tools } from '../dispatch.ts';
+import type { Tools } from '../tools.ts';
 import { dropEnrolment, MFA_LIMITS, mfaKeys, mfaTokenUser, pendingEnrolment, spendMfaToken, storeEnrolment, withinAttempts } from './mfa-store.ts';
-import { startSession, type StartedSession } from './sign-in.ts';
+import { startSession } from './sign-in.ts';
+import type { MfaEnrolment, RecoveryCodes, CompleteMfaData, StartedSession } from './commands.ts';
 
 /** Purpose of the sealed TOTP secrets (infra/secrets.ts): its own key. */
 export const MFA_SECRET_PURPOSE = 'mfa-totp-secret';
 /** The name authenticator apps show above the code. */
 export const TOTP_ISSUER = 'Agent Trading';
-
-export interface MfaEnrolment {
-  /** the Base32 secret, shown this once */
-  secret: string;
-  otpauthUri: string;
-  /** the first code must confirm the enrolment before this */
-  expiresAt: string;
-}
-
-/** A new set of recovery codes, as shown this once (`xxxxx-xxxxx`). */
-export interface RecoveryCodes {
-  recoveryCodes: string[];
-}
 
 async function registeredUser(tools: Tools, userId: string): Promise<RegisteredUser> {
   const { state } = await tools.load(userDecider, userId);
@@ -138,15 +126,6 @@ export async function resetMfa({ data, metadata }: Command<'ResetMfa', { userId:
   await tools.deps.redis.del(keys.attempts, keys.lock);
   await tools.execute(userDecider, data.userId, { type: 'ResetMfa', data: { by: metadata.actor } });
   return { userId: data.userId, mfaEnabled: false };
-}
-
-export interface CompleteMfaData {
-  mfaAccessToken: string;
-  /** a TOTP code; or else */
-  code?: string;
-  /** an unused recovery code: exactly one of the two */
-  recoveryCode?: string;
-  userAgent: string;
 }
 
 /** The second factor given, checked within the attempt budget; a TOTP code must also be newer than every code used before. */

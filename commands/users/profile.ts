@@ -4,18 +4,8 @@
 import { agentDecider, isFollowable } from '../../domain/agent/index.ts';
 import type { Command } from '../../domain/shared/decider.ts';
 import { userDecider } from '../../domain/user/decide.ts';
-import type { Tools } from '../dispatch.ts';
-
-export interface PinData {
-  userId: string;
-  agentId: string;
-}
-
-export interface PinsResult {
-  pinnedAgentIds: string[];
-  /** false when the agent was already pinned (or not pinned, for an unpin): nothing was recorded */
-  changed: boolean;
-}
+import type { Tools } from '../tools.ts';
+import type { PinData, PinsResult } from './commands.ts';
 
 const followable = async (tools: Tools, agentId: string) => isFollowable((await tools.load(agentDecider, agentId)).state);
 

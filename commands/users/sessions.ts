@@ -3,13 +3,9 @@ import type { Command } from '../../domain/shared/decider.ts';
 import { refuse } from '../../domain/shared/errors.ts';
 import { userDecider } from '../../domain/user/decide.ts';
 import { refreshTokenUserId, sha256Hex } from '../../infra/tokens.ts';
-import type { Tools } from '../dispatch.ts';
-import { userAgentHash, type StartedSession } from './sign-in.ts';
-
-export interface RefreshData {
-  refreshToken: string;
-  userAgent: string;
-}
+import type { Tools } from '../tools.ts';
+import { userAgentHash } from './sign-in.ts';
+import type { RefreshData, StartedSession } from './commands.ts';
 
 /**
  * A new access token for a live session used from the user agent it was issued to. The refresh

@@ -8,26 +8,10 @@ import { normalizeEmail } from '../../domain/user/fields.ts';
 import { usernameDecider } from '../../domain/user/username.ts';
 import { deriveKey } from '../../infra/secrets.ts';
 import { clientAddressDigest, newRefreshToken, sha256Hex, userIdForEmail } from '../../infra/tokens.ts';
-import type { Tools } from '../dispatch.ts';
+import type { Tools } from '../tools.ts';
 import { consumeCode, type PendingSignup } from './login-codes.ts';
 import { issueMfaToken } from './mfa-store.ts';
-
-export interface StartedSession {
-  userId: string;
-  sessionId: string;
-  refreshToken: string;
-}
-
-/** A sign-in's outcome: a session, or (MFA on) the token that completes it with a TOTP code or a recovery code. */
-export type SignInOutcome = { mfaRequired: false; session: StartedSession } | { mfaRequired: true; mfaAccessToken: string };
-
-export interface VerifyCodeData {
-  email: string;
-  code: string;
-  userAgent: string;
-  /** the client's address (request.ip): wrong codes are counted per address too */
-  clientAddress: string;
-}
+import type { StartedSession, SignInOutcome, VerifyCodeData } from './commands.ts';
 
 const USER_AGENT_MAX = 512;
 const DAY_MS = 86_400_000;

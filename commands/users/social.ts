@@ -7,15 +7,15 @@ import type { Command } from '../../domain/shared/decider.ts';
 import { refuse } from '../../domain/shared/errors.ts';
 import { assertStorable } from '../../domain/shared/storable-text.ts';
 import { userDecider } from '../../domain/user/decide.ts';
-import type { SocialProvider as ProviderType } from '../../domain/user/events.ts';
 import { normalizeEmail } from '../../domain/user/fields.ts';
 import { sameDigest } from '../../domain/user/secret-compare.ts';
 import { decryptSecret, deriveKey, encryptSecret } from '../../infra/secrets.ts';
 import { SocialProviderError, type SocialProvider } from '../../infra/social.ts';
 import { hmacHex, userIdForEmail } from '../../infra/tokens.ts';
-import type { Tools } from '../dispatch.ts';
-import { pendingSignupSchema, type PendingSignup } from './login-codes.ts';
-import { register, signInOrChallenge, type SignInOutcome } from './sign-in.ts';
+import type { Tools } from '../tools.ts';
+import { pendingSignupSchema } from './login-codes.ts';
+import { register, signInOrChallenge } from './sign-in.ts';
+import type { StartSocialLoginData, SocialLoginStart, VerifySocialLoginData, SocialSignIn } from './commands.ts';
 
 const STATE_PURPOSE = 'social-login-state';
 const STATE = /^([A-Za-z0-9_-]{43})\.([0-9a-f]{64})$/;
@@ -28,31 +28,6 @@ const stateRecord = z.object({
   redirectPath: z.string().optional(),
   expiresAt: z.string(),
 });
-
-export interface StartSocialLoginData {
-  provider: ProviderType;
-  signup: PendingSignup;
-  /** where the portal takes the user once signed in; handed back by verify */
-  redirectPath?: string;
-}
-
-export interface SocialLoginStart {
-  /** the provider's authorization URL the browser goes to */
-  url: string;
-  /** the signed state, also in the URL: the provider sends it back, verify needs it */
-  state: string;
-  expiresAt: string;
-}
-
-export interface VerifySocialLoginData {
-  state: string;
-  code: string;
-  /** the callback's `iss` (RFC 9207), when the client passes it on */
-  iss?: string;
-  userAgent: string;
-}
-
-export type SocialSignIn = SignInOutcome & { redirectPath?: string };
 
 const stateKey = (id: string) => `auth:social-state:${id}`;
 const signatureOf = (key: Buffer, id: string) => hmacHex(key, `state:${id}`);

@@ -3,14 +3,8 @@ import type { Command } from '../../domain/shared/decider.ts';
 import { userDecider } from '../../domain/user/decide.ts';
 import { usernameKey } from '../../domain/user/fields.ts';
 import { usernameDecider } from '../../domain/user/username.ts';
-import type { Tools } from '../dispatch.ts';
-
-export interface ProfileChanges {
-  avatarFilename?: string;
-  languageCode?: string;
-  username?: string;
-  virtualWalletMode?: boolean;
-}
+import type { Tools } from '../tools.ts';
+import type { ProfileChanges } from './commands.ts';
 
 /**
  * A new username is reserved first (USERNAME_TAKEN when another user holds it), so no moment exists

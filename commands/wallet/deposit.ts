@@ -2,17 +2,12 @@
 // would credit it. Simulated venue only; once per depositId.
 import type { Command } from '../../domain/shared/decider.ts';
 import { refuse } from '../../domain/shared/errors.ts';
-import { usdToMicro, type MicroUsd } from '../../domain/shared/money.ts';
+import { usdToMicro } from '../../domain/shared/money.ts';
 import { userDecider } from '../../domain/user/decide.ts';
 import { walletDecider } from '../../domain/wallet/decide.ts';
-import type { Tools } from '../dispatch.ts';
+import type { Tools } from '../tools.ts';
 import { requireSimulatedVenue } from '../simulated-venue.ts';
-
-export interface DepositWalletData {
-  userId: string;
-  depositId: string;
-  amountMicro: MicroUsd;
-}
+import type { DepositWalletData } from './commands.ts';
 
 /** USER_NOT_FOUND for an unknown user; `deposited` is false for a deposit id already credited. */
 export async function depositWallet({ data }: Command<'DepositWallet', DepositWalletData>, tools: Tools): Promise<{ deposited: boolean }> {

@@ -6,20 +6,8 @@ import { usdToMicro } from '../../domain/shared/money.ts';
 import { userDecider } from '../../domain/user/decide.ts';
 import { walletDecider } from '../../domain/wallet/decide.ts';
 import type { WalletState } from '../../domain/wallet/state.ts';
-import type { Tools } from '../dispatch.ts';
-
-export interface FreezeWalletData {
-  userId: string;
-  reason?: string;
-}
-
-/** The wallet's freeze after the command: `frozenAt` and `reason` only while frozen. */
-export interface WalletFreezeResult {
-  userId: string;
-  frozen: boolean;
-  frozenAt?: string;
-  reason?: string;
-}
+import type { Tools } from '../tools.ts';
+import type { FreezeWalletData, WalletFreezeResult } from './commands.ts';
 
 async function ensureUser(tools: Tools, userId: string): Promise<void> {
   const { state: user } = await tools.load(userDecider, userId);

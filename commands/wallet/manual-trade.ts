@@ -3,37 +3,18 @@
 // request has one), so a repeat of the same request runs the same transfer and finds what it did.
 import type { Command } from '../../domain/shared/decider.ts';
 import { refuse } from '../../domain/shared/errors.ts';
-import type { MicroUsd } from '../../domain/shared/money.ts';
 import type { TransferPlan } from '../../domain/transfer/plan.ts';
 import { planned, type TransferState } from '../../domain/transfer/process.ts';
 import { walletDecider } from '../../domain/wallet/decide.ts';
 import type { WalletContext } from '../../domain/wallet/context.ts';
 import { exitTransferId, nextExit } from '../../domain/wallet/exits.ts';
-import { ensureLevelsAgainstMark, type LotLevels } from '../../domain/wallet/lots.ts';
-import type { ManualTrade } from '../../domain/wallet/state.ts';
-import type { Tools } from '../dispatch.ts';
+import { ensureLevelsAgainstMark } from '../../domain/wallet/lots.ts';
+import type { Tools } from '../tools.ts';
 import { markPriceOf, SWAP_PRICE } from '../market/mark-price.ts';
 import { currentWalletContext, PLAN_STALENESS_MS } from '../subscriptions/planning.ts';
 import { runTransfer } from '../transfers/run.ts';
 import type { Price } from '../../domain/shared/price.ts';
-
-interface ManualTradeData {
-  userId: string;
-  /** the transfer's id: derived from the Idempotency-Key, else fresh */
-  transferId: string;
-  mint: string;
-  /** the request's context, else the user's current one */
-  walletContext?: WalletContext;
-  levels?: LotLevels;
-}
-
-export type ManualBuyData = ManualTradeData & { amountMicro: MicroUsd };
-export type ManualSellData = ManualTradeData & { units: number };
-
-/** What a finished buy or sell did, from the wallet's record (the same for a repeat). */
-export interface ManualTradeResult extends ManualTrade {
-  transferId: string;
-}
+import type { ManualTradeData, ManualBuyData, ManualSellData, ManualTradeResult, ManualWithdrawData, ExitLotData, ExitLotResult } from './commands.ts';
 
 async function contextOf(tools: Tools, data: ManualTradeData): Promise<WalletContext> {
   return data.walletContext ?? currentWalletContext(tools, data.userId, { maxStaleMs: PLAN_STALENESS_MS });
@@ -98,17 +79,6 @@ export async function manualSell({ data }: Command<'ManualSell', ManualSellData>
   return answer(tools, data.userId, await runTransfer(tools, planned(plan)));
 }
 
-export interface ManualWithdrawData {
-  userId: string;
-  transferId: string;
-  /** the spend stablecoin's mint */
-  mint: string;
-  amountMicro: MicroUsd;
-  destination: string;
-  /** the request's context, else the user's current one: only the real one can withdraw */
-  walletContext?: WalletContext;
-}
-
 /** POST /api/v1/wallet/sell of the spend stablecoin: the real context's cash goes to `destination` on chain. */
 export async function manualWithdraw({ data }: Command<'ManualWithdraw', ManualWithdrawData>, tools: Tools): Promise<ManualTradeResult> {
   const { userId, transferId, mint, amountMicro, destination } = data;
@@ -122,18 +92,6 @@ export async function manualWithdraw({ data }: Command<'ManualWithdraw', ManualW
   };
   return answer(tools, userId, await runTransfer(tools, planned(plan)));
 }
-
-export interface ExitLotData {
-  userId: string;
-  lotId: string;
-  /** the mark the price watcher saw, per whole token */
-  price: Price;
-}
-
-export type ExitLotResult =
-  | { sold: false; why: 'no-lot' | 'not-crossed' }
-  | { sold: false; why: 'retry-later'; retryAt: string }
-  | { sold: true; trigger: 'stop-loss' | 'take-profit'; trade: ManualTradeResult };
 
 /**
  * The price watcher's sell of a lot whose stop-loss or take-profit the mark crossed: the whole lot,

@@ -5,7 +5,7 @@
 // A state's required fields are checked by the literals' types; its optional ones are copied only
 // when present, as a spread does (test/domain/pool/copy.test.ts checks a copy against a spread).
 import type { LedgerInputs } from './ledger.ts';
-import type { FollowedPool, PoolState, UnfollowedPool } from './state.ts';
+import type { FollowedPool, PoolState, UnfollowedPool } from './pool.ts';
 
 function copyFollowed(s: FollowedPool): FollowedPool {
   const copy: FollowedPool = {

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { sideSchema } from '../trade/events.ts';
 import { transferPlanSchema } from '../transfer/plan.ts';
 import { walletContextSchema } from '../wallet/context.ts';
-import { skipReasonSchema } from './limits.ts';
+import { skipReasonSchema } from './skip-reasons.ts';
 import { agentTermsSchema, followSettingsSchema, walletModeSchema, type WalletMode } from './settings.ts';
 
 export * from './settings.ts';

@@ -9,27 +9,8 @@ import { hasAtMostDecimals, microToUsd, microUsdSchema, mulDiv, percentFraction,
 import { normaliseToken } from '../signal/token.ts';
 import { equityUsd, ledgerTermsOf, poolFigures, type LedgerInputs } from './ledger.ts';
 import type { AgentTerms } from './settings.ts';
-import type { FollowedPool } from './state.ts';
-
-/**
- * Why a pool did not open a trade, in the order the checks run (POOL_CLOSED: the pool is not
- * followed; AWAITING_GO_LIVE: followed with `goLiveUponConfirmation: false` and not live yet).
- */
-export const skipReasons = [
-  'POOL_CLOSED',
-  'AWAITING_GO_LIVE',
-  'ALERTS_ONLY',
-  'POOL_PAUSED',
-  'TOKEN_NOT_ALLOWED',
-  'DAILY_LOSS_LIMIT',
-  'MAX_OPEN_POSITIONS',
-  'MAX_TRADES_PER_DAY',
-  'COOLDOWN',
-  'BELOW_MIN_TRADE',
-  'INSUFFICIENT_CAPITAL',
-] as const;
-export const skipReasonSchema = z.enum(skipReasons);
-export type SkipReason = z.infer<typeof skipReasonSchema>;
+import type { FollowedPool, TradingDay } from './pool.ts';
+import type { SkipReason } from './skip-reasons.ts';
 
 const limit = z.number().int().positive().nullable();
 const percentLimit = z.number().gt(0).max(100).nullable();
@@ -86,19 +67,6 @@ export const tradeSizeSchema = z.union([
 ]);
 export type TradeSize = z.infer<typeof tradeSizeSchema>;
 
-/** The UTC day the per-day limits count in, kept by the pool's fold (state.ts). */
-export interface TradingDay {
-  /** YYYY-MM-DD, UTC */
-  date: string;
-  /** the equity when the day started: before its first event, which is the equity at 00:00 */
-  startEquityMicro: MicroUsd;
-  /** capital added − capital withdrawn (and success fees settled) since */
-  flowsMicro: MicroUsd;
-  /** trades opened this day */
-  opens: number;
-  /** the last open, this day or before: the cooldown spans midnight */
-  lastOpenAt: string | null;
-}
 
 /** The UTC date of an ISO time, or null when it is none. */
 export function utcDateOf(at: string): string | null {

@@ -4,7 +4,7 @@
 import type { PoolEventOf } from './events.ts';
 import { emptyLedger } from './ledger.ts';
 import { dayOn, utcDateOf } from './limits.ts';
-import type { FollowedPool, PoolState, UnfollowedPool } from './state.ts';
+import type { FollowedPool, PoolState, UnfollowedPool } from './pool.ts';
 
 /** The pool opened by a follow: an empty ledger but for what a stop left at the venue. */
 export function opened(state: PoolState, data: PoolEventOf<'AgentFollowed'>['data']): FollowedPool {

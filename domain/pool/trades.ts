@@ -8,7 +8,8 @@ import { parsed } from '../trade/commands.ts';
 import { sideSchema } from '../trade/events.ts';
 import { transferPlanSchema } from '../transfer/plan.ts';
 import type { PoolEvent } from './events.ts';
-import { checkTrades, tradeLimitsSchema, tradeSizeSchema, type SkipReason } from './limits.ts';
+import { checkTrades, tradeLimitsSchema, tradeSizeSchema } from './limits.ts';
+import type { SkipReason } from './skip-reasons.ts';
 import { followed } from './queries.ts';
 import { poolId, type FollowedPool, type PoolState } from './state.ts';
 

@@ -1,6 +1,6 @@
 // The transfer process: a pure decider over one transfer's state. It asks for the next step (a
 // command for one endpoint's aggregate) and folds what the step reports. The runner
-// (commands/transfers/run.ts) executes the steps through the dispatcher; every step is idempotent
+// (commands/transfers/run.ts) executes the steps from its own registry; every step is idempotent
 // by the transfer id, so a step repeated after a crash, by the settlement or by the recovery
 // worker, reports what its endpoint recorded and changes nothing.
 //

@@ -26,12 +26,12 @@ export function coalescedNotifier(pool: Pool) {
   let lastSent = 0;
   const pause = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
   const send = async (xid: bigint): Promise<void> => {
-    const wait = lastSent + NOTIFY_GAP_MS - Date.now();
+    const wait = lastSent + NOTIFY_GAP_MS - performance.now();
     if (wait > 0) await pause(wait);
     // What landed while this one waited goes with it.
     if (pending !== null && pending > xid) xid = pending;
     pending = null;
-    lastSent = Date.now();
+    lastSent = performance.now();
     await pool.query('SELECT pg_notify($1, $2)', [CHANNEL, xid.toString()]).then(
       () => undefined,
       () => undefined, // subscribers fall back to polling
@@ -119,7 +119,7 @@ export function pollingSubscription(
     if (xid !== undefined) {
       if (xid <= announced) return;
       announced = xid;
-      announcedAt = Date.now();
+      announcedAt = performance.now();
     }
     woken = true;
     wake?.();
@@ -159,7 +159,7 @@ export function pollingSubscription(
       // after the announcement; an older transaction open longer than that (a rebuild, an idle
       // session) is waited out with a backoff that grows to the fallback poll.
       if (position.commit < announced) {
-        const fast = Date.now() - announcedAt < FAST_RETRY_WINDOW_MS;
+        const fast = performance.now() - announcedAt < FAST_RETRY_WINDOW_MS;
         retryDelay = Math.min(retryDelay === 0 ? 1 : retryDelay * 2, fast ? 5 : FALLBACK_POLL_MS);
         await sleep(retryDelay);
         continue;

@@ -1,5 +1,4 @@
 import t from 'tap';
-import { listAgentInput } from '../../commands/agents/list-agent.ts';
 import { storeCode } from '../../commands/users/login-codes.ts';
 import { userDecider } from '../../domain/user/decide.ts';
 import { usernameDecider } from '../../domain/user/username.ts';
@@ -7,6 +6,7 @@ import { deriveKey } from '../../infra/secrets.ts';
 import { userIdForEmail } from '../../infra/tokens.ts';
 import { api, dispatch, loadState, startTestApp, type TestApp } from '../support/app.ts';
 import { codeOf, signIn, TEST_USER_AGENT } from '../support/auth.ts';
+import { listAgentInput } from '../../commands/agents/commands.ts';
 
 // Commands that append to two streams append to both or to neither: the listing (the user's role,
 // then the agent) and the registration at verify (the username, then the user), whoever sends them

@@ -2,7 +2,6 @@ import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { promisify } from 'node:util';
 import t from 'tap';
-import { handle } from '../../commands/handle.ts';
 import { userDecider } from '../../domain/user/decide.ts';
 import { usernameDecider } from '../../domain/user/username.ts';
 import { userIdForEmail } from '../../infra/tokens.ts';
@@ -119,8 +118,7 @@ t.test('user routes', async (t) => {
     const email = 'twin@example.com';
     const userId = userIdForEmail(email);
     const attempts = ['twin_a', 'twin_b', 'twin_c', 'twin_d'].map((username) =>
-      handle(
-        app.deps.store,
+      app.deps.dispatch.room.handle(
         userDecider.streamOf(userId),
         userDecider,
         (state) => userDecider.decide({ type: 'RegisterUser', data: { userId, email, username, isAdminEmail: false, signup: {} }, metadata: at(new Date()) }, state),

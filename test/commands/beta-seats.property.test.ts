@@ -19,8 +19,9 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import t from 'tap';
-import { createDispatcher, type CommandDeps, type Dispatch } from '../../commands/dispatch.ts';
-import type { CommandMap, CommandType } from '../../commands/registry.ts';
+import { createDispatcher, type Dispatch } from '../../commands/dispatch.ts';
+import type { CommandDeps } from '../../commands/tools.ts';
+import type { CommandMap, CommandType } from '../../commands/command-map.ts';
 import { subscribeInput } from '../../commands/subscriptions/subscribe-input.ts';
 import { seatShardDecider, seatShardId, shardCapacities, type AgentEvent, type SeatShard } from '../../domain/agent/index.ts';
 import { poolDecider } from '../../domain/pool/decide.ts';

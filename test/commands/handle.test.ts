@@ -1,8 +1,8 @@
-// The command pipeline's state cache: two stores on one database stand for two processes, each
-// with its own cache, writing the same streams. A stale cache may cost a retry, never a wrong
+// The command pipeline's state cache: two command rooms on one database stand for two processes,
+// each with its own cache and writer queue, writing the same streams. A stale cache may cost a retry, never a wrong
 // decision or a lost event.
 import t from 'tap';
-import { handle, load, type HandleOptions } from '../../commands/handle.ts';
+import { createCommandRoom, type CommandRoom, type HandleOptions } from '../../commands/handle.ts';
 import { DomainError, refuse } from '../../domain/shared/errors.ts';
 import { randomIds } from '../../infra/ids.ts';
 import { ConcurrencyError } from '../../infra/eventstore/port.ts';
@@ -30,8 +30,8 @@ const counterFolder = {
 const options = (deadlineMs = 5000): HandleOptions => ({ metadata: at(new Date(0)), ids: randomIds, deadline: Date.now() + deadlineMs });
 
 /** Adds n unless the total would pass the cap: a refusal that depends on the state. */
-const add = (store: EventStore, stream: string, n: number, cap = Infinity) =>
-  handle(store, stream, counterFolder, (s) => {
+const add = (room: CommandRoom, stream: string, n: number, cap = Infinity) =>
+  room.handle(stream, counterFolder, (s) => {
     if (s.total + n > cap) throw refuse('VALIDATION_FAILED', `cap ${cap} reached at ${s.total}`);
     return [{ type: 'Added', data: { n } }];
   }, options());
@@ -40,29 +40,29 @@ t.test('the command state cache', async (t) => {
   const db = await freshDatabase('cmd');
   t.teardown(() => db.drop());
   await migrate(db.pool, eventStoreMigrations);
-  const a = createPostgresEventStore({ pool: db.pool });
-  const b = createPostgresEventStore({ pool: db.pool });
+  const a = createCommandRoom(createPostgresEventStore({ pool: db.pool }));
+  const b = createCommandRoom(createPostgresEventStore({ pool: db.pool }));
   t.teardown(async () => {
-    await a.close();
-    await b.close();
+    await a.store.close();
+    await b.store.close();
   });
 
   await t.test('a load folds only the events after the cached state and equals a full fold', async (t) => {
     for (let i = 1; i <= 5; i++) await add(a, 'counter-1', i);
     folds = 0;
-    const cachedLoad = await load(a, 'counter-1', counterFolder);
+    const cachedLoad = await a.load('counter-1', counterFolder);
     t.equal(folds, 0, 'nothing new: no fold at all');
     await add(b, 'counter-1', 10);
     folds = 0;
-    const caughtUp = await load(a, 'counter-1', counterFolder);
+    const caughtUp = await a.load('counter-1', counterFolder);
     t.equal(folds, 1, 'one new event, one fold');
     t.match(caughtUp, { state: { total: 25, events: 6 }, revision: 5n });
     t.ok(caughtUp.position, 'with the position of the last event, for read-your-writes');
     t.same(cachedLoad.revision, 4n);
-    const fresh = createPostgresEventStore({ pool: db.pool });
-    const { verifiedAt: _a, ...uncached } = await load(fresh, 'counter-1', counterFolder);
+    const fresh = createCommandRoom(createPostgresEventStore({ pool: db.pool }));
+    const { verifiedAt: _a, ...uncached } = await fresh.load('counter-1', counterFolder);
     const { verifiedAt: _b, ...cached } = caughtUp;
-    t.same(uncached, cached, 'equals a load by a store with no cache (but for when each was verified)');
+    t.same(uncached, cached, 'equals a load by a room with no cache (but for when each was verified)');
   });
 
   await t.test('a command decided on a stale cache is retried on the fresh state, never lost', async (t) => {
@@ -70,7 +70,7 @@ t.test('the command state cache', async (t) => {
     await add(b, 'counter-2', 2); // b appends revision 1 behind a's back
     const result = await add(a, 'counter-2', 3); // a decides on revision 0 first, conflicts, reloads
     t.same(result.state, { total: 6, events: 3 });
-    const all = await a.readStream('counter-2');
+    const all = await a.store.readStream('counter-2');
     t.same(all.map((e) => (e.data as { n: number }).n), [1, 2, 3], 'every event once, in order');
   });
 
@@ -92,71 +92,75 @@ t.test('the command state cache', async (t) => {
     await add(a, 'counter-4', 1);
     await add(b, 'counter-4', 1);
     // "add 1 only while the total is below 2": stale a says 1 (act), fresh says 2 (no-op).
-    const noop = await handle(a, 'counter-4', counterFolder, (s) => (s.total < 2 ? [{ type: 'Added', data: { n: 1 } }] : []), options());
+    const noop = await a.handle('counter-4', counterFolder, (s) => (s.total < 2 ? [{ type: 'Added', data: { n: 1 } }] : []), options());
     t.same(noop.events, [], 'the append conflicted and the fresh state decided nothing');
     await add(b, 'counter-4', -1); // total 1, a's cache still says 2
-    const acted = await handle(a, 'counter-4', counterFolder, (s) => (s.total < 2 ? [{ type: 'Added', data: { n: 1 } }] : []), options());
+    const acted = await a.handle('counter-4', counterFolder, (s) => (s.total < 2 ? [{ type: 'Added', data: { n: 1 } }] : []), options());
     t.equal(acted.events.length, 1, 'a no-op on the cached state was checked against the stream');
     t.same(acted.state.total, 2);
   });
 
   await t.test('concurrent commands through two processes all land, no client retry needed', async (t) => {
     const writers = Array.from({ length: 8 }, (_, i) => (i % 2 ? a : b));
-    await Promise.all(writers.map(async (store) => {
-      for (let i = 0; i < 10; i++) await add(store, 'counter-5', 1);
+    await Promise.all(writers.map(async (room) => {
+      for (let i = 0; i < 10; i++) await add(room, 'counter-5', 1);
     }));
-    const fresh = createPostgresEventStore({ pool: db.pool });
-    t.same((await load(fresh, 'counter-5', counterFolder)).state, { total: 80, events: 80 });
-    t.same((await load(a, 'counter-5', counterFolder)).state, { total: 80, events: 80 }, 'a cache caught up equals it');
+    const fresh = createCommandRoom(createPostgresEventStore({ pool: db.pool }));
+    t.same((await fresh.load('counter-5', counterFolder)).state, { total: 80, events: 80 });
+    t.same((await a.load('counter-5', counterFolder)).state, { total: 80, events: 80 }, 'a cache caught up equals it');
   });
 
   await t.test('one process is the single writer of a stream: its commands never race each other', async (t) => {
     let conflicts = 0;
-    const counting = { ...a, append: (...args: Parameters<typeof a.append>) => a.append(...args).catch((err: unknown) => {
+    const store = a.store;
+    const counting = createCommandRoom({ ...store, append: (...args: Parameters<typeof store.append>) => store.append(...args).catch((err: unknown) => {
       if (err instanceof ConcurrencyError) conflicts++;
       throw err;
-    }) };
-    // The same store object: one queue and one cache, as one process has.
+    }) });
+    // One room: one queue and one cache, as one process has.
     await Promise.all(Array.from({ length: 50 }, () => add(counting, 'counter-6', 1)));
     t.equal(conflicts, 0, 'fifty concurrent commands on one stream: not one lost race');
-    t.same((await load(a, 'counter-6', counterFolder)).state, { total: 50, events: 50 });
+    t.same((await a.load('counter-6', counterFolder)).state, { total: 50, events: 50 });
   });
 
   await t.test('a command still losing races at its deadline is refused BUSY and appends nothing', async (t) => {
     let attempts = 0;
-    const contended = { ...b, append: async (stream: string) => {
+    const contended = createCommandRoom({ ...b.store, append: async (stream: string) => {
       attempts++;
       throw new ConcurrencyError(stream, 0n, 99n);
-    } };
+    } });
     const started = Date.now();
-    const refused = await handle(contended, 'counter-7', counterFolder, () => [{ type: 'Added', data: { n: 1 } }], options(150)).catch((e: unknown) => e);
+    const refused = await contended.handle('counter-7', counterFolder, () => [{ type: 'Added', data: { n: 1 } }], options(150)).catch((e: unknown) => e);
     t.ok(refused instanceof DomainError && refused.reason === 'BUSY', 'BUSY, the 503 of the catalogue');
     t.ok(attempts > 2, `retried with backoff (${attempts} attempts)`);
     t.ok(Date.now() - started < 1000, 'not long past the deadline');
-    t.same(await a.readStream('counter-7'), [], 'nothing appended');
+    t.same(await a.store.readStream('counter-7'), [], 'nothing appended');
   });
 
   await t.test('a planning load takes a state verified within its bound without a read, and reads once it is older', async (t) => {
     const stream = `counter-stale-${randomIds.uuid()}`;
     await add(a, stream, 1);
     let reads = 0;
-    const counted: EventStore = { ...a, readStream: (name, o) => {
+    const store = a.store;
+    const counted: EventStore = {
+      ...store,
+      readStream: (name, o) => {
         reads++;
-        return a.readStream(name, o);
-      } };
-    // `counted` shares a's cache (keyed by the store object, so give it a's): load through a first.
-    const fresh = await load(a, stream, counterFolder, { maxStaleMs: 60_000 });
+        return store.readStream(name, o);
+      },
+    };
+    const fresh = await a.load(stream, counterFolder, { maxStaleMs: 60_000 });
     t.equal(fresh.state.total, 1, 'the state a appended is cached and verified');
     const before = reads;
-    await load(counted, stream, counterFolder, { maxStaleMs: 60_000 });
-    t.ok(reads > before, 'another store object has no cache of its own to trust');
+    await createCommandRoom(counted).load(stream, counterFolder, { maxStaleMs: 60_000 });
+    t.ok(reads > before, 'another room has no cache of its own to trust');
     await add(b, stream, 5); // another process
-    const stale = await load(a, stream, counterFolder, { maxStaleMs: 60_000 });
+    const stale = await a.load(stream, counterFolder, { maxStaleMs: 60_000 });
     t.equal(stale.state.total, 1, 'within the bound: the verified state, not a read (it may be stale)');
     await new Promise((r) => setTimeout(r, 30));
-    const reread = await load(a, stream, counterFolder, { maxStaleMs: 10 });
+    const reread = await a.load(stream, counterFolder, { maxStaleMs: 10 });
     t.equal(reread.state.total, 6, 'past the bound: read again');
-    const answer = await load(a, stream, counterFolder, { cachedOnly: true });
+    const answer = await a.load(stream, counterFolder, { cachedOnly: true });
     t.equal(answer.state.total, 6, 'an answer takes the cached state');
   });
 });

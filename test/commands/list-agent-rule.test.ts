@@ -1,7 +1,7 @@
 // Listing an agent vets its signal detection rule when it is saved: a rule that cannot
 // be read as meant, or whose token pattern could backtrack without end, is a 400 naming the field.
 import t from 'tap';
-import { listAgentInput } from '../../commands/agents/list-agent.ts';
+import { listAgentInput } from '../../commands/agents/commands.ts';
 
 t.test('listing an agent refuses a rule that would not read as its developer means', async (t) => {
   const result = listAgentInput.safeParse({ name: 'Momentum', signalDetectionRule: { tokenPatterns: ['(\\w+)\\w*'] } });

@@ -1,7 +1,6 @@
 // The wallets and market-prices read models: they agree with the streams, a rebuild equals the
 // live model row for row, and the wallets batch path equals applying events one by one.
 import t from 'tap';
-import { handle } from '../../commands/handle.ts';
 import { walletDecider, type WalletCommand } from '../../domain/wallet/decide.ts';
 import { balanceOf } from '../../domain/wallet/state.ts';
 import { inTransaction, migrate } from '../../infra/db.ts';
@@ -21,7 +20,7 @@ const START = 10_000_000_000;
 /** A wallet command straight to the stream (credits and refunds have no route yet), then read-your-writes. */
 async function walletCommand(app: TestApp, userId: string, command: Omit<WalletCommand, 'metadata'>) {
   const metadata = { now: app.deps.clock.now(), actor: 'test', correlationId: `test-${app.deps.ids.uuid()}` };
-  const decided = await handle(app.deps.store, walletDecider.streamOf(userId), walletDecider, (s) => walletDecider.decide({ ...command, metadata } as WalletCommand, s), {
+  const decided = await app.deps.dispatch.room.handle(walletDecider.streamOf(userId), walletDecider, (s) => walletDecider.decide({ ...command, metadata } as WalletCommand, s), {
     metadata,
     ids: app.deps.ids,
     deadline: Date.now() + 10_000,

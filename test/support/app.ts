@@ -6,8 +6,8 @@ import { loadConfig } from '../../infra/config.ts';
 import type { AppDeps } from '../../api/deps.ts';
 import { buildApp } from '../../api/app.ts';
 import type { Dispatched } from '../../commands/dispatch.ts';
-import { load, type Loaded } from '../../commands/handle.ts';
-import type { CommandMap, CommandType } from '../../commands/registry.ts';
+import type { Loaded } from '../../commands/handle.ts';
+import type { CommandMap, CommandType } from '../../commands/command-map.ts';
 import type { Aggregate, Command, DomainEvent } from '../../domain/shared/decider.ts';
 import { createEsdbEventStore } from '../../infra/eventstore/esdb.ts';
 import { startRuntime, type Roles, type Runtime } from '../../runtime.ts';
@@ -226,7 +226,7 @@ export function loadState<C extends Command, S, E extends DomainEvent>(
   aggregate: Aggregate<C, S, E>,
   id: string,
 ): Promise<Loaded<S>> {
-  return load(app.deps.store, aggregate.streamOf(id), aggregate);
+  return app.deps.dispatch.room.load(aggregate.streamOf(id), aggregate);
 }
 
 /**

@@ -1,4 +1,3 @@
-import { handle } from '../../commands/handle.ts';
 import { loginKeys } from '../../commands/users/login-codes.ts';
 import { userDecider, type UserCommand } from '../../domain/user/decide.ts';
 import { normalizeEmail } from '../../domain/user/fields.ts';
@@ -68,7 +67,7 @@ export async function manyUsers(testApp: Pick<TestApp, 'deps' | 'runtime'>, pref
     const metadata = { now: deps.clock.now(), actor: userId, correlationId: `setup-${prefix}-${i}` };
     const username = `${prefix.replace(/[^A-Za-z0-9_]/g, '_')}_${i}`.slice(0, 30);
     const execute = (command: { type: string; data: unknown }) =>
-      handle(deps.store, userDecider.streamOf(userId), userDecider, (s) => userDecider.decide({ ...command, metadata } as UserCommand, s), {
+      deps.dispatch.room.handle(userDecider.streamOf(userId), userDecider, (s) => userDecider.decide({ ...command, metadata } as UserCommand, s), {
         metadata,
         ids: deps.ids,
         deadline: Date.now() + 10_000,

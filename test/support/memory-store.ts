@@ -1,7 +1,8 @@
 // One in-memory event log with the store port's write rule (append with the expected revision)
 // and stream reads, for property tests that run the real command code on many schedules quickly.
-// Each `view` is a store object of its own over the shared log: the command layer keeps its cache
-// and its single-writer queues per store object, so each view acts as one service process. `around`
+// Each `view` is a store object of its own over the shared log: give each its own dispatcher (each
+// dispatcher owns its command room, the cache and the single-writer queues), and each view acts as
+// one service process. `around`
 // wraps every read and append of a view (a scheduler decides when it happens and when its caller
 // sees the result; a dying process throws).
 import { ConcurrencyError, type EventData, type EventStore, type RecordedEvent } from '../../infra/eventstore/port.ts';

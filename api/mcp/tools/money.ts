@@ -3,7 +3,6 @@
 // anything (api/mcp/tools/money-tool.ts). They dispatch the commands of the REST routes with the
 // same data (api/routes/subscriptions).
 import { z } from 'zod';
-import type { PoolMoveResult } from '../../../commands/subscriptions/ledger.ts';
 import { subscribeInput, subscribeRules } from '../../../commands/subscriptions/subscribe-input.ts';
 import { microToUsd, usdToMicro } from '../../../domain/shared/money.ts';
 import { walletContextSchema } from '../../../domain/wallet/context.ts';
@@ -14,6 +13,7 @@ import { confirmationHandle, moneyTool, type MoneyResult } from './money-tool.ts
 import { previewAdd, previewFollow, previewStop, previewWithdraw } from './pool-previews.ts';
 import { closeTradeTool } from './trade-close.ts';
 import { tradeMoneyTools } from './trade-money.ts';
+import type { PoolMoveResult } from '../../../commands/subscriptions/commands.ts';
 
 const SCOPES = ['subscriptions:write'] as const;
 const HOW = ' The first call only previews (nothing moves) and returns a confirmationHandle; call again with the same arguments and that handle within minutes to make the move.';

@@ -1,7 +1,6 @@
 // What a money tool's preview says, and the reading and dry-deciding it is computed with: the same
 // streams and deciders the command decides on, folded in memory, nothing appended.
 import { z } from 'zod';
-import { load } from '../../../commands/handle.ts';
 import type { Aggregate, Command, CommandBody, CommandMetadata, DomainEvent } from '../../../domain/shared/decider.ts';
 import { codeOf, DomainError } from '../../../domain/shared/errors.ts';
 import { microToUsd, type MicroUsd } from '../../../domain/shared/money.ts';
@@ -67,7 +66,7 @@ export async function orRefused<T>(plan: () => Promise<T> | T, refused: (err: Do
 
 /** A stream's current state, read fresh (a preview decides nothing: no cache shortcut). */
 export async function current<C extends Command, S, E extends DomainEvent>(ctx: McpToolContext, aggregate: Aggregate<C, S, E>, id: string): Promise<S> {
-  return (await load(ctx.deps.store, aggregate.streamOf(id), aggregate)).state;
+  return (await ctx.deps.dispatch.room.load(aggregate.streamOf(id), aggregate)).state;
 }
 
 export const metadataOf = (ctx: McpToolContext): CommandMetadata => ({ now: ctx.deps.clock.now(), actor: ctx.identity.userId, correlationId: ctx.requestId });

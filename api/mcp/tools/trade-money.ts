@@ -5,7 +5,6 @@
 // derives from the confirmation, as the REST one derives from the Idempotency-Key, so a repeat
 // finds the trade already made.
 import { z } from 'zod';
-import type { ManualTradeResult } from '../../../commands/wallet/manual-trade.ts';
 import { MARKET_PRICES, marketDecider } from '../../../domain/market/decide.ts';
 import { refuse } from '../../../domain/shared/errors.ts';
 import { microToUsd, toUnits, usdToMicro } from '../../../domain/shared/money.ts';
@@ -19,6 +18,7 @@ import { buyBody, levelsOf, sellBody } from '../../routes/wallet/schemas.ts';
 import type { McpToolContext } from '../tool.ts';
 import { confirmationHandle, moneyTool, type MoneyResult } from './money-tool.ts';
 import { contextOf, current, dryRun, metadataOf, move, orRefused, refusedPreview, type Preview } from './preview.ts';
+import type { ManualTradeResult } from '../../../commands/wallet/commands.ts';
 
 const SCOPES = ['wallet:trade'] as const;
 const HOW = ' The first call only previews at the current price (nothing moves) and returns a confirmationHandle; call again with the same arguments and that handle within minutes to trade.';

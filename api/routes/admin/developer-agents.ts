@@ -1,11 +1,11 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { reviewBody } from '../../../commands/agents/review-agent.ts';
 import type { ReviewDecision } from '../../../domain/agent/index.ts';
 import { refuse } from '../../../domain/shared/errors.ts';
 import { agentRowOf, developerAgentRecord, getAgentRow, toDeveloperAgentRecord } from '../../../projections/agents/queries.ts';
 import { envelopeOf, ok } from '../../envelope.ts';
 import { agentIdParams, publicBaseUrl } from '../developers/record.ts';
+import { reviewBody } from '../../../commands/agents/commands.ts';
 
 const summaries: Record<ReviewDecision, string> = {
   approve: 'Approve a developer agent: pending-review → beta',

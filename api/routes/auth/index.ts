@@ -1,7 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { SignInOutcome, StartedSession } from '../../../commands/users/sign-in.ts';
 import { refuse } from '../../../domain/shared/errors.ts';
 import { usernameExists } from '../../../projections/users/queries.ts';
 import { envelopeOf, ok } from '../../envelope.ts';
@@ -22,6 +21,7 @@ import {
   usernameQuery,
   verifyBody,
 } from './schemas.ts';
+import type { SignInOutcome, StartedSession } from '../../../commands/users/commands.ts';
 
 const tags = ['Auth'];
 

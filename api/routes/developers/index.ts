@@ -1,7 +1,5 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { listAgentInput } from '../../../commands/agents/list-agent.ts';
-import { updateAgentInput } from '../../../commands/agents/update-agent.ts';
 import { refuse } from '../../../domain/shared/errors.ts';
 import {
   agentRowOf,
@@ -14,6 +12,7 @@ import { listSubscribers, subscriberItem, toSubscriberItem } from '../../../proj
 import { listReviews, reviewItem } from '../../../projections/reviews/queries.ts';
 import { envelopeOf, ok, paginated, paginationQuery } from '../../envelope.ts';
 import { agentIdParams, paginatedOf, publicBaseUrl } from './record.ts';
+import { listAgentInput, updateAgentInput } from '../../../commands/agents/commands.ts';
 
 const tags = ['Developer'];
 

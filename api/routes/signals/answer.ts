@@ -1,11 +1,11 @@
 // The webhook's answer: the signal as read, its outcome, and what it did in each follower pool,
 // with the followers anonymized (a developer never sees a user id): each result as the inbox shows it.
 import { z } from 'zod';
-import type { ReceivedSignal } from '../../../commands/signals/receive.ts';
 import { interpretationSchema } from '../../../domain/signal/intent.ts';
 import { signalOutcomes, type SignalExecuted } from '../../../domain/signal/events.ts';
 import type { AppDeps } from '../../deps.ts';
 import { executionResultSchema, executionResultsOf } from '../../../projections/signals/record.ts';
+import type { ReceivedSignal } from '../../../commands/signals/commands.ts';
 
 export const signalAnswerSchema = z.object({
   signalId: z.string(),

@@ -72,7 +72,7 @@ export function authenticatedDeliveries(scope: FastifyInstance) {
       const { agentId } = request.params as { agentId: string };
       const headers = readWebhookHeaders({ timestampHeader: request.headers[TIMESTAMP_HEADER], signatureHeader: request.headers[SIGNATURE_HEADER], nowMs: deps.clock.now().getTime() });
       if (!headers.ok) throw beforeBody(reply, refused(headers.reason));
-      const secret = await agentSigningSecret(deps, agentId);
+      const secret = await agentSigningSecret({ room: deps.dispatch.room, config: deps.config }, agentId);
       if (secret === undefined) throw beforeBody(reply, refuse('AGENT_NOT_FOUND', 'no such agent'));
       request.signalDelivery = { secret, signature: headers.signature, verified: false };
     },

@@ -1,7 +1,6 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { PoolMoveResult } from '../../../commands/subscriptions/ledger.ts';
 import { subscribeInput } from '../../../commands/subscriptions/subscribe-input.ts';
 import { microToUsd, usdToMicro } from '../../../domain/shared/money.ts';
 import { followedAgentsBesides, subscriptionListJson } from '../../../projections/subscriptions/queries.ts';
@@ -9,6 +8,7 @@ import { subscriptionRecordOfPool } from '../../../projections/subscriptions/rec
 import { subscriptionActionResultSchema, subscriptionRecordSchema } from '../../../projections/subscriptions/record-schema.ts';
 import { envelopeOf, ok, okRendered } from '../../envelope.ts';
 import { agentParams, amountBody, contextQuery } from './schemas.ts';
+import type { PoolMoveResult } from '../../../commands/subscriptions/commands.ts';
 
 const tags = ['User'];
 

@@ -2,7 +2,6 @@ import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { ManualTradeResult } from '../../../commands/wallet/manual-trade.ts';
 import { refuse } from '../../../domain/shared/errors.ts';
 import { microToUsd, toUnits, usdToMicro } from '../../../domain/shared/money.ts';
 import { priceText, priceToNumber } from '../../../domain/shared/price.ts';
@@ -11,6 +10,7 @@ import { TOKEN_DECIMALS, unitsToTokens } from '../../../domain/wallet/lots.ts';
 import { getWallet, walletDocument } from '../../../projections/wallets/queries.ts';
 import { envelopeOf, ok } from '../../envelope.ts';
 import { buyBody, levelsOf, sellBody, tradeResult, type TradeResultJson } from './schemas.ts';
+import type { ManualTradeResult } from '../../../commands/wallet/commands.ts';
 
 const tags = ['Wallet'];
 const idempotencyHeader = z.looseObject({

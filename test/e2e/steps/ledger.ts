@@ -1,10 +1,10 @@
 import type { Test } from 'tap';
-import type { PoolFact } from '../../../commands/subscriptions/ledger.ts';
 import { poolId } from '../../../domain/pool/state.ts';
 import { oneTrade } from '../../domain/pool/fixtures.ts';
 import { api, dispatch, type TestApp } from '../../support/app.ts';
 import type { SignedIn } from '../../support/auth.ts';
 import { expectSeen, SUBS } from './support.ts';
+import type { PoolFact } from '../../../commands/subscriptions/commands.ts';
 
 /** What every step of the ledger flow works with: the user's two Momentum pools and their calls. */
 function ledgerOf(app: TestApp, { user, agentId }: { user: SignedIn; agentId: string }) {

@@ -48,7 +48,13 @@ t.test('the dispatcher owns its command room', async (t) => {
 
   await first(setPrice);
   let reads = 0;
-  const counted = { ...store, readStream: (...args: Parameters<typeof store.readStream>) => (reads++, store.readStream(...args)) };
+  const counted = {
+    ...store,
+    readStream: (...args: Parameters<typeof store.readStream>) => {
+      reads++;
+      return store.readStream(...args);
+    },
+  };
   const given = createCommandRoom(counted);
   const third = createDispatcher(depsOn(counted), given);
   t.equal(third.room, given, 'a room given is the one it decides in');

@@ -23,7 +23,7 @@ const setPrice = { type: 'SetMarketPrices', data: { prices: { SOL: 150_000_000n 
 
 t.test('a transfer step is no public command', async (t) => {
   const steps = Object.keys(stepHandlers) as StepType[];
-  t.equal(steps.length, 14, 'every step of domain/transfer/process.ts has its handler in the steps registry');
+  t.equal(steps.length, 15, 'every step of domain/transfer/process.ts has its handler in the steps registry');
   t.same(steps.filter((type) => Object.hasOwn(handlers, type)), [], 'the public registry holds none of them');
   const noStepIsPublic: [Extract<CommandType, StepType>] extends [never] ? true : false = true;
   t.ok(noStepIsPublic, 'no step name is a public command type');

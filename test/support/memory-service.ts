@@ -46,6 +46,8 @@ export class MemoryService {
   readonly book = memorySwapBook();
   /** the swaps that fail, by swap id, with the venue's reason */
   readonly failing = new Map<string, string>();
+  /** mints the venue cannot quote now (its swaps of them fail NO_PRICE), whatever the market stream says */
+  readonly unquoted = new Set<string>();
   /** this service's one process */
   readonly dispatch: Dispatch;
   now: Date;
@@ -58,7 +60,7 @@ export class MemoryService {
   constructor(options: { virtualStartMicro: number; now: Date }) {
     this.now = options.now;
     const config = loadConfig({ NODE_ENV: 'test', VIRTUAL_START_USD: String(options.virtualStartMicro / 1e6), COMMAND_DEADLINE_MS: '60000' });
-    const prices = { priceOf: async (mint: string) => this.state(marketDecider, MARKET_PRICES).prices.get(mint) ?? null };
+    const prices = { priceOf: async (mint: string) => (this.unquoted.has(mint) ? null : (this.state(marketDecider, MARKET_PRICES).prices.get(mint) ?? null)) };
     const failSwap = (request: SwapRequest) => this.failing.get(request.swapId) ?? null;
     const swaps = createSimulatedSwaps({ book: this.book, prices, failSwap });
     const ids = { uuid: () => `id-${++this.counter}`, token: () => `token-${++this.counter}`, digits: () => '000000' };
@@ -94,6 +96,17 @@ export class MemoryService {
         throw new Crash(`the process died at its append ${dieAt}`);
       }),
     });
+  }
+
+  /** Another process of this service: its own cache and single-writer queues over the same log. */
+  process(): Dispatch {
+    return createDispatcher({ ...this.deps, store: this.store() });
+  }
+
+  /** Events a stream held before the test (a registered user, a listed agent). */
+  given(streamName: string, events: Array<{ type: string; data: unknown }>): void {
+    const metadata = { correlationId: 'given', actor: 'test', occurredAt: this.now.toISOString() };
+    this.log.append(streamName, events.map((e) => ({ ...e, metadata })), 'no_stream');
   }
 
   nextId(kind: string): string {

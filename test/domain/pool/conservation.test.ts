@@ -1,13 +1,14 @@
 // Property-based tests of the pool ledger and its transfers (docs/decisions.md, "Pool ledger proofs"): random histories
 // of one user's wallet and four pools (two agents, a spot one and a perp one, each in the virtual
 // context, which settles at once, and the real one, whose pool legs wait for the venue), driven by
-// the real wallet and pool deciders and the real transfer process (world.ts). Actions: deposits,
+// the real command code over an in-memory event log (world.ts: the real dispatcher, deciders,
+// transfer runner and step commands, SettleTransfer, ResumeTransfer, RecordPoolFact). Actions: deposits,
 // follow/add, withdraw, stop, venue settlements (in full, a reclaim for less, failed; one leg or
 // all), trades opened in groups (fixed margins or percents of the free capital, both or neither),
 // marked, closed with random PnL (a loss at most the margin) or released (margin back whole), drawdowns
 // (a trade marked to liquidation, everything withdrawable withdrawn, the trade back to flat),
 // transfers crashed after a random step and resumed later from their debit event, steps and
-// settlements delivered twice. After every step and every action the world checks (world.ts,
+// settlements sent twice. After every step and every action the world checks (world.ts,
 // World.check / checkDecision / checkFeeSettlement, where each is stated exactly):
 // - conservation, to the micro-USD: wallet balances + followed pools' currentBalanceUsd
 //   (confirmedIn − confirmedOut + realized − feesCharged) + adds at the venue (pendingIn) + a
@@ -31,17 +32,13 @@
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import t from 'tap';
-import type { PoolCommand } from '../../../domain/pool/decide.ts';
 import type { FollowOpening } from '../../../domain/pool/events.ts';
 import type { PoolState } from '../../../domain/pool/state.ts';
 import type { TradeAsk } from '../../../domain/pool/trades.ts';
 import { DomainError } from '../../../domain/shared/errors.ts';
 import type { TransferPlan } from '../../../domain/transfer/plan.ts';
-import { at } from '../../support/given-when-then.ts';
 import { noLimits, settings } from './fixtures.ts';
 import { AGENTS, planned, POOLS, reached, START, USER, World } from './world.ts';
-
-const metadata = at('2025-03-04T05:06:07.000Z');
 
 type Crash = number | null;
 type PoolPick = { pick: number; any: boolean };
@@ -154,9 +151,9 @@ const openings = (agent: (typeof AGENTS)[number]): FollowOpening[] => [
 /** A follow as the follow command plans it: on an open pool it tops up the opening it found. */
 const followOf = (opening: FollowOpening, pool: PoolState): FollowOpening => (pool.followed ? { ...opening, topsUp: pool.openings ?? 0 } : opening);
 
-const refused = (fn: () => void): DomainError | null => {
+const refused = async (fn: () => Promise<unknown>): Promise<DomainError | null> => {
   try {
-    fn();
+    await fn();
     return null;
   } catch (err) {
     if (err instanceof DomainError) return err;
@@ -176,19 +173,19 @@ function poolOf(w: World, { pick, any }: PoolPick) {
 type Leg = { id: string; transferId: string; leg: { direction: 'in' | 'out'; amountMicro: number }; followed: boolean };
 
 /** The venue's answer for one leg, and the transfer carried on (settleTransfer). */
-function settleLeg(w: World, { id, transferId, leg, followed }: Leg, a: Extract<Action, { kind: 'settle' }>): void {
+async function settleLeg(w: World, { id, transferId, leg, followed }: Leg, a: Extract<Action, { kind: 'settle' }>): Promise<void> {
   const seen = w.seen;
   const result = a.result;
   const amountMicro = result === 'full' ? leg.amountMicro : result === 'partial' ? Math.floor((leg.amountMicro * a.permille) / 1000) : 0;
   if (leg.direction === 'in' && result === 'partial') {
     // A deposit reaches the venue in full (only a reclaim may move less): a part is refused, the leg waits.
-    const err = refused(() => w.executePool(id, { type: 'SettleAllocation', data: { transferId, outcome: 'confirmed', amountMicro }, metadata }));
+    const err = await refused(() => w.service.send('SettleTransfer', { poolId: id, transferId, outcome: 'confirmed', amountMicro }));
     assert.equal(err?.reason, 'VALIDATION_FAILED', 'an add confirmed for part of it is refused');
     seen.partialAddRefused++;
     return;
   }
   const fees = w.settlementIds.size;
-  w.settle(id, transferId, result === 'failed' ? 'failed' : 'confirmed', amountMicro, a);
+  await w.settle(id, transferId, result === 'failed' ? 'failed' : 'confirmed', amountMicro, a);
   if (!followed) seen.settleAfterClose++;
   if (leg.direction === 'in') (result === 'failed' ? seen.settleAddFailed++ : seen.settleAddConfirmed++);
   else if (result === 'failed') seen.settleOutFailed++;
@@ -206,7 +203,7 @@ function settleLeg(w: World, { id, transferId, leg, followed }: Leg, a: Extract<
  * the first asks one micro-USD more than is free). Margin comes from what could be withdrawn: not
  * locked, not reserved, not owed as fees. The group opens whole exactly when its margins fit.
  */
-function openGroup(w: World, P: (typeof POOLS)[number], sizes: readonly Size[], over: boolean): Array<{ tradeId: string; marginMicro: number }> {
+async function openGroup(w: World, P: (typeof POOLS)[number], sizes: readonly Size[], over: boolean): Promise<Array<{ tradeId: string; marginMicro: number }>> {
   const seen = w.seen;
   const p = w.followed(P.id);
   const free = p ? w.figures(p).withdrawableUsd : 0;
@@ -219,15 +216,15 @@ function openGroup(w: World, P: (typeof POOLS)[number], sizes: readonly Size[], 
     const marginMicro = Math.max(1, Math.floor((free * permille) / 1000));
     return ask({ marginMicro }, marginMicro);
   });
-  const command: PoolCommand = { type: 'OpenTrade', data: { limits: noLimits, trades: trades.map((x) => x.ask) }, metadata };
-  const { events } = w.executePool(P.id, command);
+  const fact = { type: 'OpenTrade' as const, data: { limits: noLimits, trades: trades.map((x) => x.ask) } };
+  const events = await w.fact(P.id, fact);
   const fits = p !== null && trades.every((x) => x.marginMicro > 0) && trades.reduce((sum, x) => sum + x.marginMicro, 0) <= free;
   assert.deepEqual(
     events.map((e) => (e.type === 'TradeOpened' ? e.data.marginMicro : e.type)),
     trades.map((x) => (fits ? x.marginMicro : 'TradeRefused')),
     `a group of ${trades.map((x) => x.marginMicro).join(' + ')} with ${free} free (${p ? 'followed' : 'not followed'})`,
   );
-  assert.equal(w.executePool(P.id, command).events.length, 0, 'a group decided again changes nothing');
+  assert.equal((await w.fact(P.id, fact)).length, 0, 'a group decided again changes nothing');
   if (!fits) {
     seen.tradeRefused++;
     if (trades.length > 1) seen.groupRefused++;
@@ -240,7 +237,7 @@ function openGroup(w: World, P: (typeof POOLS)[number], sizes: readonly Size[], 
 }
 
 /** A withdrawal of `permille` of what is withdrawable (`over`: more than that, to be refused). */
-function withdraw(w: World, P: (typeof POOLS)[number], permille: number, over: boolean, opts: { crashAfter: Crash; twice: boolean }): void {
+async function withdraw(w: World, P: (typeof POOLS)[number], permille: number, over: boolean, opts: { crashAfter: Crash; twice: boolean }): Promise<void> {
   const seen = w.seen;
   const p = w.followed(P.id);
   const withdrawable = p ? w.figures(p).withdrawableUsd : 0;
@@ -251,7 +248,8 @@ function withdraw(w: World, P: (typeof POOLS)[number], permille: number, over: b
     from: { kind: 'pool', userId: USER, agentId: P.agentId, walletContext: P.walletContext },
     to: { kind: 'wallet', userId: USER, walletContext: P.walletContext },
   };
-  const { end } = w.run(planned(plan), opts);
+  const { end } = await w.run(planned(plan), opts);
+  if (end && end.status !== 'failed') assert.equal(end.plan.amountMicro, amountMicro, 'a withdrawal pays what was asked');
   if (end?.status === 'completed') seen.withdrawPaid++;
   if (end?.status === 'pending') seen.withdrawPending++;
   if (end?.status === 'failed') {
@@ -261,39 +259,38 @@ function withdraw(w: World, P: (typeof POOLS)[number], permille: number, over: b
 }
 
 /** The venue marks an open trade; down to its liquidation at most (the loss is within the margin). */
-function markTrade(w: World, id: string, tradeId: string, pnl: number): void {
-  if (w.executePool(id, { type: 'MarkTrade', data: { tradeId, unrealizedPnlMicro: pnl }, metadata }).events.length > 0) w.seen.tradeMarked++;
+async function markTrade(w: World, id: string, tradeId: string, pnl: number): Promise<void> {
+  if ((await w.fact(id, { type: 'MarkTrade', data: { tradeId, unrealizedPnlMicro: pnl } })).length > 0) w.seen.tradeMarked++;
 }
 
 /** Releases a trade its destination refused: its margin back whole, once. */
-function releaseTrade(w: World, id: string, tradeId: string): void {
-  const release = () => w.executePool(id, { type: 'CloseTrade', data: { tradeId, realizedPnlMicro: 0, transferId: `${tradeId}.return`, released: true }, metadata }).events.length;
-  assert.equal(release(), 1);
-  assert.equal(release(), 0, 'a trade released twice gives its margin back once');
+async function releaseTrade(w: World, id: string, tradeId: string): Promise<void> {
+  const release = async () => (await w.fact(id, { type: 'CloseTrade', data: { tradeId, realizedPnlMicro: 0, transferId: `${tradeId}.return`, released: true } })).length;
+  assert.equal(await release(), 1);
+  assert.equal(await release(), 0, 'a trade released twice gives its margin back once');
   w.seen.tradeReleased++;
 }
 
 /** Closes a trade with `pnl` realized: once (a repeat realizes nothing). */
-function closeTrade(w: World, id: string, tradeId: string, marginMicro: number, pnl: number): void {
+async function closeTrade(w: World, id: string, tradeId: string, marginMicro: number, pnl: number): Promise<void> {
   const seen = w.seen;
-  const close = () => w.executePool(id, { type: 'CloseTrade', data: { tradeId, realizedPnlMicro: pnl }, metadata }).events.length;
-  assert.equal(close(), 1);
-  assert.equal(close(), 0, 'a trade closed twice realizes once');
+  const close = async () => (await w.fact(id, { type: 'CloseTrade', data: { tradeId, realizedPnlMicro: pnl } })).length;
+  assert.equal(await close(), 1);
+  assert.equal(await close(), 0, 'a trade closed twice realizes once');
   if (pnl > 0) seen.closedWithProfit++;
   if (pnl < 0) seen.closedWithLoss++;
   if (pnl === -marginMicro) seen.closedLosingAllMargin++;
 }
 
 /** One action on the world; the world checks its invariants after every step, and here after the action. */
-function act(w: World, a: Action): void {
+async function act(w: World, a: Action): Promise<void> {
   const seen = w.seen;
   switch (a.kind) {
     case 'deposit': {
       const depositId = w.nextId('deposit');
-      const deposit = () => w.executeWallet({ type: 'DepositWallet', data: { depositId, amountMicro: a.amountMicro, virtualStartMicro: START }, metadata });
-      assert.ok(deposit().length > 0);
+      assert.ok(await w.deposit(depositId, a.amountMicro));
       seen.deposit++;
-      if (a.again) assert.equal(deposit().length, 0, 'a deposit repeated adds nothing');
+      if (a.again) assert.equal(await w.deposit(depositId, a.amountMicro), false, 'a deposit repeated adds nothing');
       break;
     }
     case 'add': {
@@ -307,9 +304,9 @@ function act(w: World, a: Action): void {
         from: { kind: 'wallet', userId: USER, walletContext: P.walletContext },
         to: { kind: 'pool', userId: USER, agentId: P.agentId, walletContext: P.walletContext, ...(a.follow === null ? {} : { follow: followOf(openings(agent)[a.follow]!, before) }) },
       };
-      const events = (w.poolEvents.get(P.id) ?? []).length;
-      const { end } = w.run(planned(plan), a);
-      const appended = (w.poolEvents.get(P.id) ?? []).slice(events);
+      const events = w.poolEvents(P.id).length;
+      const { end } = await w.run(planned(plan), a);
+      const appended = w.poolEvents(P.id).slice(events);
       if (appended.some((e) => e.type === 'FollowSettingsUpdated')) seen.followSettingsUpdated++;
       if (before.followed === false && before.closedAt !== null && appended.some((e) => e.type === 'AgentFollowed')) seen.poolReopened++;
       if (end?.status === 'completed') seen.addCompleted++;
@@ -319,7 +316,7 @@ function act(w: World, a: Action): void {
       break;
     }
     case 'withdraw':
-      withdraw(w, poolOf(w, a.pool), a.permille, a.over, a);
+      await withdraw(w, poolOf(w, a.pool), a.permille, a.over, a);
       break;
     case 'swing': {
       // A drawdown: an open trade marked down to liquidation, the user withdraws all that is
@@ -328,9 +325,9 @@ function act(w: World, a: Action): void {
       const open = [...w.pools].flatMap(([id, p]) => (p.followed ? Object.entries(p.openTrades).map(([tradeId, trade]) => ({ id, tradeId, trade })) : []));
       if (open.length === 0) break;
       const { id, tradeId, trade } = open[a.pick % open.length]!;
-      markTrade(w, id, tradeId, -trade.marginMicro);
-      withdraw(w, POOLS.find((P) => P.id === id)!, 1000, false, a);
-      markTrade(w, id, tradeId, 0);
+      await markTrade(w, id, tradeId, -trade.marginMicro);
+      await withdraw(w, POOLS.find((P) => P.id === id)!, 1000, false, a);
+      await markTrade(w, id, tradeId, 0);
       break;
     }
     case 'stop': {
@@ -343,7 +340,7 @@ function act(w: World, a: Action): void {
         from: { kind: 'pool', userId: USER, agentId: P.agentId, walletContext: P.walletContext, close: true },
         to: { kind: 'wallet', userId: USER, walletContext: P.walletContext },
       };
-      const { end } = w.run(planned(plan), a);
+      const { end } = await w.run(planned(plan), a);
       if (w.settlementIds.size > fees) seen.feeSettledAtStop++;
       if (end?.status === 'failed' && end.refusal?.reason === 'ALLOCATION_FUNDS_IN_USE') seen.stopRefusedOpenTrades++;
       if (end?.status === 'completed') (end.plan.amountMicro > 0 ? seen.stopPaidOut++ : seen.stopEmpty++);
@@ -354,20 +351,20 @@ function act(w: World, a: Action): void {
     case 'settle': {
       const legs: Leg[] = [...w.pools].flatMap(([id, p]) => Object.entries(p.pending).map(([transferId, leg]) => ({ id, transferId, leg, followed: p.followed })));
       if (legs.length === 0) break;
-      for (const leg of a.all ? legs : [legs[a.pick % legs.length]!]) settleLeg(w, leg, a);
+      for (const leg of a.all ? legs : [legs[a.pick % legs.length]!]) await settleLeg(w, leg, a);
       break;
     }
     case 'trade': {
       const P = poolOf(w, a.pool);
-      for (const trade of openGroup(w, P, [{ percent: false, permille: a.permille }], false)) {
-        closeTrade(w, P.id, trade.tradeId, trade.marginMicro, Math.max(-trade.marginMicro, Math.trunc((trade.marginMicro * a.pnlPermille) / 1000)));
+      for (const trade of await openGroup(w, P, [{ percent: false, permille: a.permille }], false)) {
+        await closeTrade(w, P.id, trade.tradeId, trade.marginMicro, Math.max(-trade.marginMicro, Math.trunc((trade.marginMicro * a.pnlPermille) / 1000)));
       }
       break;
     }
     case 'open': {
       const P = poolOf(w, a.pool);
-      for (const trade of openGroup(w, P, a.sizes, a.over)) {
-        if (a.markPermille !== null) markTrade(w, P.id, trade.tradeId, Math.trunc((trade.marginMicro * a.markPermille) / 1000));
+      for (const trade of await openGroup(w, P, a.sizes, a.over)) {
+        if (a.markPermille !== null) await markTrade(w, P.id, trade.tradeId, Math.trunc((trade.marginMicro * a.markPermille) / 1000));
       }
       break;
     }
@@ -379,36 +376,36 @@ function act(w: World, a: Action): void {
       const { id, tradeId, trade } = open[a.pick % open.length]!;
       const pnl = a.kind === 'release' ? 0 : Math.trunc((trade.marginMicro * a.permille) / 1000);
       if (a.kind === 'mark') {
-        markTrade(w, id, tradeId, pnl);
+        await markTrade(w, id, tradeId, pnl);
         break;
       }
       if (a.kind === 'release') {
-        releaseTrade(w, id, tradeId);
+        await releaseTrade(w, id, tradeId);
         break;
       }
       if (a.beyond) {
-        const err = refused(() => w.executePool(id, { type: 'CloseTrade', data: { tradeId, realizedPnlMicro: -trade.marginMicro - 1 }, metadata }));
+        const err = await refused(() => w.fact(id, { type: 'CloseTrade', data: { tradeId, realizedPnlMicro: -trade.marginMicro - 1 } }));
         assert.equal(err?.reason, 'VALIDATION_FAILED', 'a trade cannot lose more than its margin');
         seen.closeRefusedBeyondMargin++;
         break;
       }
-      closeTrade(w, id, tradeId, trade.marginMicro, pnl);
+      await closeTrade(w, id, tradeId, trade.marginMicro, pnl);
       break;
     }
     case 'recover':
-      w.recover();
+      await w.recover();
       break;
   }
   w.check(`after ${a.kind}`);
 }
 
 /** Every action, then the venue confirms every leg in full and the recovery finishes every transfer. */
-function settleAll(w: World): void {
+async function settleAll(w: World): Promise<void> {
   for (let guard = 0; guard < 50; guard++) {
-    w.recover();
+    await w.recover();
     const legs = [...w.pools].flatMap(([id, p]) => Object.entries(p.pending).map(([transferId, leg]) => ({ id, transferId, leg })));
     if (legs.length === 0) return;
-    for (const { id, transferId, leg } of legs) w.settle(id, transferId, 'confirmed', leg.amountMicro);
+    for (const { id, transferId, leg } of legs) await w.settle(id, transferId, 'confirmed', leg.amountMicro);
   }
   assert.fail('the venue legs never drained');
 }
@@ -417,10 +414,10 @@ function settleAll(w: World): void {
 const scopes = new WeakMap<World, typeof POOLS>();
 const scope = (w: World) => scopes.get(w) ?? POOLS;
 
-function play(actions: Action[]): World {
+async function play(actions: Action[]): Promise<World> {
   const w = new World();
   w.check('at the start');
-  for (const a of actions) act(w, a);
+  for (const a of actions) await act(w, a);
   return w;
 }
 
@@ -429,7 +426,7 @@ function play(actions: Action[]): World {
  * confirmed by the venue), so that the trades, withdrawals, settlements and stops that charge,
  * waive or net fees are most of what happens.
  */
-function playReal(actions: Action[]): World {
+async function playReal(actions: Action[]): Promise<World> {
   const w = new World();
   const real = POOLS.filter((P) => P.walletContext === 'real');
   scopes.set(w, real);
@@ -438,28 +435,28 @@ function playReal(actions: Action[]): World {
     ...real.map((_, i): Action => ({ kind: 'add', pool: { pick: i, any: true }, permille: 400, follow: 0, crashAfter: null, twice: false })),
     { kind: 'settle', pick: 0, all: true, result: 'full', permille: 0, crashAfter: null, twice: false },
   ];
-  for (const a of [...prelude, ...actions]) act(w, a);
+  for (const a of [...prelude, ...actions]) await act(w, a);
   return w;
 }
 
-const RUNS = Number(process.env.PROPERTY_RUNS ?? 800);
+const RUNS = Number(process.env.PROPERTY_RUNS ?? 500);
 
 t.test('random histories of the pool ledger: money conserved, nothing negative, withdrawals within withdrawable, fees on the high-water mark', async (t) => {
   const started = Date.now();
-  fc.assert(fc.property(history, (actions) => void play(actions)), { numRuns: RUNS });
+  await fc.assert(fc.asyncProperty(history, async (actions) => void (await play(actions))), { numRuns: RUNS });
   t.comment(`${RUNS} histories in ${Date.now() - started} ms`);
   const focused = Date.now();
-  fc.assert(fc.property(historyOf(feeHeavy), (actions) => void playReal(actions)), { numRuns: RUNS / 2 });
+  await fc.assert(fc.asyncProperty(historyOf(feeHeavy), async (actions) => void (await playReal(actions))), { numRuns: RUNS / 2 });
   t.comment(`${RUNS / 2} histories of real pools in ${Date.now() - focused} ms`);
   // The runs must have gone through every path the property claims to cover.
   for (const [path, count] of Object.entries(reached)) t.ok(count > 0, `the random runs went through: ${path} (${count})`);
 });
 
 t.test('once the venue confirmed every leg and the recovery ran: nothing in flight; wallet + pools + residues + fees = START + deposits + realized', async (t) => {
-  fc.assert(
-    fc.property(history, (actions) => {
-      const w = play(actions);
-      settleAll(w);
+  await fc.assert(
+    fc.asyncProperty(history, async (actions) => {
+      const w = await play(actions);
+      await settleAll(w);
       w.check('settled');
       const a = w.audit();
       const inFlight = { venueIn: a.venueIn, closingPayouts: a.closingPayouts, debitedNotCredited: a.debitedNotCredited, paidNotCredited: a.paidNotCredited };

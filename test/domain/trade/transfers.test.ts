@@ -35,7 +35,7 @@ import type { TradeCommand } from '../../../domain/trade/decide.ts';
 import type { CommandBody } from '../../../domain/shared/decider.ts';
 import type { TransferPlan } from '../../../domain/transfer/plan.ts';
 import { planned } from '../../../domain/transfer/process.ts';
-import { START, USER } from '../pool/world.ts';
+import { START, USER } from './pool-world.ts';
 import { AGENT, ended, live, paths, TOKENS, TradeWorld, type Faults } from './world.ts';
 import { priceFromMicro as pb, priceFromMicro, priceText } from '../../../domain/shared/price.ts';
 

@@ -36,7 +36,7 @@ import { decide, evolve, isFinished, planned, resumed, type TransferOutcome, typ
 import type { WalletContext } from '../../../domain/wallet/events.ts';
 import { at } from '../../support/given-when-then.ts';
 import { settings, terms as spotTerms } from '../pool/fixtures.ts';
-import { reached as poolPaths, START, USER, World } from '../pool/world.ts';
+import { reached as poolPaths, START, USER, World } from './pool-world.ts';
 import { priceFromMicro } from '../../../domain/shared/price.ts';
 import { requestOfStored } from '../../../domain/trade/commands.ts';
 

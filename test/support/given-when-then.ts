@@ -36,7 +36,7 @@ export function scenario<C extends Command, S, E extends DomainEvent>(decider: D
           return {
             events,
             then(t, expected, message) {
-              t.same(events(), expected, message ?? "decided events");
+              t.same(events(), expected, message ?? 'decided events');
             },
             thenRefused(t, reason, message) {
               try {

@@ -106,7 +106,11 @@ export class MemoryService {
   /** Events a stream held before the test (a registered user, a listed agent). */
   given(streamName: string, events: Array<{ type: string; data: unknown }>): void {
     const metadata = { correlationId: 'given', actor: 'test', occurredAt: this.now.toISOString() };
-    this.log.append(streamName, events.map((e) => ({ ...e, metadata })), 'no_stream');
+    this.log.append(
+      streamName,
+      events.map((e) => ({ ...e, metadata })),
+      'no_stream',
+    );
   }
 
   nextId(kind: string): string {
@@ -165,4 +169,3 @@ export class MemoryService {
     }
   }
 }
-

@@ -70,76 +70,124 @@ const size = fc.record({ percent: fc.boolean(), permille: fc.integer({ min: 1, m
 
 type Kind = Action['kind'];
 /** How often each action is drawn: the whole platform, or (focused on fees) trades, marks and withdrawals. */
-const everyday: Record<Kind, number> = { deposit: 2, add: 5, withdraw: 3, stop: 2, settle: 5, open: 3, trade: 3, mark: 1, close: 3, release: 1, swing: 1, recover: 1 };
-const feeHeavy: Record<Kind, number> = { deposit: 1, add: 2, withdraw: 3, stop: 1, settle: 5, open: 3, trade: 2, mark: 3, close: 2, release: 1, swing: 2, recover: 1 };
+const everyday: Record<Kind, number> = {
+  deposit: 2,
+  add: 5,
+  withdraw: 3,
+  stop: 2,
+  settle: 5,
+  open: 3,
+  trade: 3,
+  mark: 1,
+  close: 3,
+  release: 1,
+  swing: 1,
+  recover: 1,
+};
+const feeHeavy: Record<Kind, number> = {
+  deposit: 1,
+  add: 2,
+  withdraw: 3,
+  stop: 1,
+  settle: 5,
+  open: 3,
+  trade: 2,
+  mark: 3,
+  close: 2,
+  release: 1,
+  swing: 2,
+  recover: 1,
+};
 
-const actionOf = (weight: Record<Kind, number>): fc.Arbitrary<Action> => fc.oneof(
-  { weight: weight.deposit, arbitrary: fc.record({ kind: fc.constant('deposit' as const), amountMicro: fc.integer({ min: 1, max: 2 * START }), again: fc.boolean() }) },
-  {
-    weight: weight.add,
-    arbitrary: fc.record({
-      kind: fc.constant('add' as const),
-      pool,
-      permille: fc.integer({ min: 1, max: 1100 }),
-      // the follow opening (two settings, so that an add to an open pool may change them), or none
-      follow: fc.constantFrom<0 | 1 | null>(0, 0, 0, 1, null),
-      crashAfter,
-      twice,
-    }),
-  },
-  { weight: weight.withdraw, arbitrary: fc.record({ kind: fc.constant('withdraw' as const), pool, permille: fc.oneof({ weight: 2, arbitrary: fc.integer({ min: 1, max: 1000 }) }, { weight: 1, arbitrary: fc.constant(1000) }), over: oneIn(6), crashAfter, twice }) },
-  { weight: weight.stop, arbitrary: fc.record({ kind: fc.constant('stop' as const), pool, crashAfter, twice }) },
-  {
-    weight: weight.settle,
-    arbitrary: fc.record({
-      kind: fc.constant('settle' as const),
-      pick: fc.nat(),
-      // the venue answers one leg, or every leg waiting (the reconciliation worker's sweep)
-      all: oneIn(3),
-      result: fc.constantFrom<'full' | 'partial' | 'failed'>('full', 'full', 'partial', 'failed'),
-      permille: fc.integer({ min: 0, max: 999 }),
-      crashAfter,
-      twice,
-    }),
-  },
-  {
-    weight: weight.open,
-    arbitrary: fc.record({
-      kind: fc.constant('open' as const),
-      pool,
-      // one trade, or a group of two (one signal): both open or neither
-      sizes: fc.array(size, { minLength: 1, maxLength: 2 }),
-      over: oneIn(8),
-      // the venue's first mark, often a loss (the fee is then owed net of it)
-      markPermille: fc.option(fc.integer({ min: -1000, max: 500 }), { freq: 2 }),
-    }),
-  },
-  // a trade opened and closed at once (a whole round trip between two requests), mostly in profit
-  { weight: weight.trade, arbitrary: fc.record({ kind: fc.constant('trade' as const), pool, permille: fc.integer({ min: 1, max: 1000 }), pnlPermille: fc.integer({ min: -1000, max: 3000 }) }) },
-  {
-    weight: weight.mark,
-    arbitrary: fc.record({
-      kind: fc.constant('mark' as const),
-      pick: fc.nat(),
-      // per mille of the margin; often down to liquidation, or back to flat
-      permille: fc.oneof({ weight: 2, arbitrary: fc.integer({ min: -1000, max: 2000 }) }, { weight: 1, arbitrary: fc.constantFrom(-1000, 0) }),
-    }),
-  },
-  {
-    weight: weight.close,
-    arbitrary: fc.record({
-      kind: fc.constant('close' as const),
-      pick: fc.nat(),
-      // PnL as per mille of the margin: often a profit, sometimes flat, sometimes all the margin lost
-      permille: fc.oneof({ weight: 6, arbitrary: fc.integer({ min: -1000, max: 1500 }) }, { weight: 1, arbitrary: fc.constantFrom(-1000, 0) }),
-      beyond: oneIn(10),
-    }),
-  },
-  // an open trade whose destination refused it: its margin comes back whole
-  { weight: weight.release, arbitrary: fc.record({ kind: fc.constant('release' as const), pick: fc.nat() }) },
-  { weight: weight.swing, arbitrary: fc.record({ kind: fc.constant('swing' as const), pick: fc.nat(), crashAfter, twice }) },
-  { weight: weight.recover, arbitrary: fc.constant({ kind: 'recover' as const }) },
-);
+const actionOf = (weight: Record<Kind, number>): fc.Arbitrary<Action> =>
+  fc.oneof(
+    {
+      weight: weight.deposit,
+      arbitrary: fc.record({ kind: fc.constant('deposit' as const), amountMicro: fc.integer({ min: 1, max: 2 * START }), again: fc.boolean() }),
+    },
+    {
+      weight: weight.add,
+      arbitrary: fc.record({
+        kind: fc.constant('add' as const),
+        pool,
+        permille: fc.integer({ min: 1, max: 1100 }),
+        // the follow opening (two settings, so that an add to an open pool may change them), or none
+        follow: fc.constantFrom<0 | 1 | null>(0, 0, 0, 1, null),
+        crashAfter,
+        twice,
+      }),
+    },
+    {
+      weight: weight.withdraw,
+      arbitrary: fc.record({
+        kind: fc.constant('withdraw' as const),
+        pool,
+        permille: fc.oneof({ weight: 2, arbitrary: fc.integer({ min: 1, max: 1000 }) }, { weight: 1, arbitrary: fc.constant(1000) }),
+        over: oneIn(6),
+        crashAfter,
+        twice,
+      }),
+    },
+    { weight: weight.stop, arbitrary: fc.record({ kind: fc.constant('stop' as const), pool, crashAfter, twice }) },
+    {
+      weight: weight.settle,
+      arbitrary: fc.record({
+        kind: fc.constant('settle' as const),
+        pick: fc.nat(),
+        // the venue answers one leg, or every leg waiting (the reconciliation worker's sweep)
+        all: oneIn(3),
+        result: fc.constantFrom<'full' | 'partial' | 'failed'>('full', 'full', 'partial', 'failed'),
+        permille: fc.integer({ min: 0, max: 999 }),
+        crashAfter,
+        twice,
+      }),
+    },
+    {
+      weight: weight.open,
+      arbitrary: fc.record({
+        kind: fc.constant('open' as const),
+        pool,
+        // one trade, or a group of two (one signal): both open or neither
+        sizes: fc.array(size, { minLength: 1, maxLength: 2 }),
+        over: oneIn(8),
+        // the venue's first mark, often a loss (the fee is then owed net of it)
+        markPermille: fc.option(fc.integer({ min: -1000, max: 500 }), { freq: 2 }),
+      }),
+    },
+    // a trade opened and closed at once (a whole round trip between two requests), mostly in profit
+    {
+      weight: weight.trade,
+      arbitrary: fc.record({
+        kind: fc.constant('trade' as const),
+        pool,
+        permille: fc.integer({ min: 1, max: 1000 }),
+        pnlPermille: fc.integer({ min: -1000, max: 3000 }),
+      }),
+    },
+    {
+      weight: weight.mark,
+      arbitrary: fc.record({
+        kind: fc.constant('mark' as const),
+        pick: fc.nat(),
+        // per mille of the margin; often down to liquidation, or back to flat
+        permille: fc.oneof({ weight: 2, arbitrary: fc.integer({ min: -1000, max: 2000 }) }, { weight: 1, arbitrary: fc.constantFrom(-1000, 0) }),
+      }),
+    },
+    {
+      weight: weight.close,
+      arbitrary: fc.record({
+        kind: fc.constant('close' as const),
+        pick: fc.nat(),
+        // PnL as per mille of the margin: often a profit, sometimes flat, sometimes all the margin lost
+        permille: fc.oneof({ weight: 6, arbitrary: fc.integer({ min: -1000, max: 1500 }) }, { weight: 1, arbitrary: fc.constantFrom(-1000, 0) }),
+        beyond: oneIn(10),
+      }),
+    },
+    // an open trade whose destination refused it: its margin comes back whole
+    { weight: weight.release, arbitrary: fc.record({ kind: fc.constant('release' as const), pick: fc.nat() }) },
+    { weight: weight.swing, arbitrary: fc.record({ kind: fc.constant('swing' as const), pick: fc.nat(), crashAfter, twice }) },
+    { weight: weight.recover, arbitrary: fc.constant({ kind: 'recover' as const }) },
+  );
 const historyOf = (weight: Record<Kind, number>) => fc.array(actionOf(weight), { minLength: 1, maxLength: 60, size: 'max' });
 const history = historyOf(everyday);
 
@@ -187,7 +235,7 @@ async function settleLeg(w: World, { id, transferId, leg, followed }: Leg, a: Ex
   const fees = w.settlementIds.size;
   await w.settle(id, transferId, result === 'failed' ? 'failed' : 'confirmed', amountMicro, a);
   if (!followed) seen.settleAfterClose++;
-  if (leg.direction === 'in') (result === 'failed' ? seen.settleAddFailed++ : seen.settleAddConfirmed++);
+  if (leg.direction === 'in') result === 'failed' ? seen.settleAddFailed++ : seen.settleAddConfirmed++;
   else if (result === 'failed') seen.settleOutFailed++;
   else {
     if (result === 'partial') seen.partialReclaim++;
@@ -265,7 +313,8 @@ async function markTrade(w: World, id: string, tradeId: string, pnl: number): Pr
 
 /** Releases a trade its destination refused: its margin back whole, once. */
 async function releaseTrade(w: World, id: string, tradeId: string): Promise<void> {
-  const release = async () => (await w.fact(id, { type: 'CloseTrade', data: { tradeId, realizedPnlMicro: 0, transferId: `${tradeId}.return`, released: true } })).length;
+  const release = async () =>
+    (await w.fact(id, { type: 'CloseTrade', data: { tradeId, realizedPnlMicro: 0, transferId: `${tradeId}.return`, released: true } })).length;
   assert.equal(await release(), 1);
   assert.equal(await release(), 0, 'a trade released twice gives its margin back once');
   w.seen.tradeReleased++;
@@ -302,7 +351,13 @@ async function act(w: World, a: Action): Promise<void> {
         transferId: w.nextId(`${P.id}#add`),
         amountMicro: Math.max(1, Math.floor((balance * a.permille) / 1000)),
         from: { kind: 'wallet', userId: USER, walletContext: P.walletContext },
-        to: { kind: 'pool', userId: USER, agentId: P.agentId, walletContext: P.walletContext, ...(a.follow === null ? {} : { follow: followOf(openings(agent)[a.follow]!, before) }) },
+        to: {
+          kind: 'pool',
+          userId: USER,
+          agentId: P.agentId,
+          walletContext: P.walletContext,
+          ...(a.follow === null ? {} : { follow: followOf(openings(agent)[a.follow]!, before) }),
+        },
       };
       const events = w.poolEvents(P.id).length;
       const { end } = await w.run(planned(plan), a);
@@ -343,13 +398,15 @@ async function act(w: World, a: Action): Promise<void> {
       const { end } = await w.run(planned(plan), a);
       if (w.settlementIds.size > fees) seen.feeSettledAtStop++;
       if (end?.status === 'failed' && end.refusal?.reason === 'ALLOCATION_FUNDS_IN_USE') seen.stopRefusedOpenTrades++;
-      if (end?.status === 'completed') (end.plan.amountMicro > 0 ? seen.stopPaidOut++ : seen.stopEmpty++);
+      if (end?.status === 'completed') end.plan.amountMicro > 0 ? seen.stopPaidOut++ : seen.stopEmpty++;
       if (end?.status === 'pending') seen.stopPendingAtVenue++;
       if (p && end && end.status !== 'failed') assert.equal(w.pool(P.id).followed, false, 'a stop closes the pool');
       break;
     }
     case 'settle': {
-      const legs: Leg[] = [...w.pools].flatMap(([id, p]) => Object.entries(p.pending).map(([transferId, leg]) => ({ id, transferId, leg, followed: p.followed })));
+      const legs: Leg[] = [...w.pools].flatMap(([id, p]) =>
+        Object.entries(p.pending).map(([transferId, leg]) => ({ id, transferId, leg, followed: p.followed })),
+      );
       if (legs.length === 0) break;
       for (const leg of a.all ? legs : [legs[a.pick % legs.length]!]) await settleLeg(w, leg, a);
       break;
@@ -443,28 +500,37 @@ const RUNS = Number(process.env.PROPERTY_RUNS ?? 500);
 
 t.test('random histories of the pool ledger: money conserved, nothing negative, withdrawals within withdrawable, fees on the high-water mark', async (t) => {
   const started = Date.now();
-  await fc.assert(fc.asyncProperty(history, async (actions) => void (await play(actions))), { numRuns: RUNS });
+  await fc.assert(
+    fc.asyncProperty(history, async (actions) => void (await play(actions))),
+    { numRuns: RUNS },
+  );
   t.comment(`${RUNS} histories in ${Date.now() - started} ms`);
   const focused = Date.now();
-  await fc.assert(fc.asyncProperty(historyOf(feeHeavy), async (actions) => void (await playReal(actions))), { numRuns: RUNS / 2 });
+  await fc.assert(
+    fc.asyncProperty(historyOf(feeHeavy), async (actions) => void (await playReal(actions))),
+    { numRuns: RUNS / 2 },
+  );
   t.comment(`${RUNS / 2} histories of real pools in ${Date.now() - focused} ms`);
   // The runs must have gone through every path the property claims to cover.
   for (const [path, count] of Object.entries(reached)) t.ok(count > 0, `the random runs went through: ${path} (${count})`);
 });
 
-t.test('once the venue confirmed every leg and the recovery ran: nothing in flight; wallet + pools + residues + fees = START + deposits + realized', async (t) => {
-  await fc.assert(
-    fc.asyncProperty(history, async (actions) => {
-      const w = await play(actions);
-      await settleAll(w);
-      w.check('settled');
-      const a = w.audit();
-      const inFlight = { venueIn: a.venueIn, closingPayouts: a.closingPayouts, debitedNotCredited: a.debitedNotCredited, paidNotCredited: a.paidNotCredited };
-      assert.deepEqual(inFlight, { venueIn: 0, closingPayouts: 0, debitedNotCredited: 0, paidNotCredited: 0 });
-      // A stopped pool keeps what the venue did not pay out of its closing payout (residue).
-      assert.equal(a.wallet + a.pools + a.residue + a.fees, START + w.depositsMicro + w.realizedMicro);
-    }),
-    { numRuns: RUNS / 2 },
-  );
-  t.pass('every history settled with money conserved');
-});
+t.test(
+  'once the venue confirmed every leg and the recovery ran: nothing in flight; wallet + pools + residues + fees = START + deposits + realized',
+  async (t) => {
+    await fc.assert(
+      fc.asyncProperty(history, async (actions) => {
+        const w = await play(actions);
+        await settleAll(w);
+        w.check('settled');
+        const a = w.audit();
+        const inFlight = { venueIn: a.venueIn, closingPayouts: a.closingPayouts, debitedNotCredited: a.debitedNotCredited, paidNotCredited: a.paidNotCredited };
+        assert.deepEqual(inFlight, { venueIn: 0, closingPayouts: 0, debitedNotCredited: 0, paidNotCredited: 0 });
+        // A stopped pool keeps what the venue did not pay out of its closing payout (residue).
+        assert.equal(a.wallet + a.pools + a.residue + a.fees, START + w.depositsMicro + w.realizedMicro);
+      }),
+      { numRuns: RUNS / 2 },
+    );
+    t.pass('every history settled with money conserved');
+  },
+);

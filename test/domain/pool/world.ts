@@ -37,7 +37,9 @@ export const AGENTS: ReadonlyArray<{ id: string; terms: AgentTerms }> = [
 ];
 export const CONTEXTS: ReadonlyArray<WalletContext> = ['virtual', 'real'];
 /** The pools of the world, by index: agent-major, context-minor. */
-export const POOLS = AGENTS.flatMap((a) => CONTEXTS.map((walletContext) => ({ agentId: a.id, walletContext, terms: a.terms, id: poolId(USER, a.id, walletContext) })));
+export const POOLS = AGENTS.flatMap((a) =>
+  CONTEXTS.map((walletContext) => ({ agentId: a.id, walletContext, terms: a.terms, id: poolId(USER, a.id, walletContext) })),
+);
 
 /** What the random runs went through, counted across all runs, so that a generator that stops reaching a path fails the test. */
 export const reached = {
@@ -118,10 +120,26 @@ export class World {
   /** the transfer whose leg is being settled: its known status catches up once SettleTransfer answers */
   private settling: string | null = null;
 
-  constructor(readonly seen: Reached = reached, service = new MemoryService({ virtualStartMicro: START, now: NOW })) {
+  constructor(
+    readonly seen: Reached = reached,
+    service = new MemoryService({ virtualStartMicro: START, now: NOW }),
+  ) {
     this.service = service;
     service.given(userStream(USER), [
-      { type: 'UserRegistered', data: { userId: USER, email: 'u1@example.com', username: 'u1', role: 'user', tier: 'free', virtualWalletMode: true, languageCode: 'en', registeredAt: NOW.toISOString(), signup: {} } },
+      {
+        type: 'UserRegistered',
+        data: {
+          userId: USER,
+          email: 'u1@example.com',
+          username: 'u1',
+          role: 'user',
+          tier: 'free',
+          virtualWalletMode: true,
+          languageCode: 'en',
+          registeredAt: NOW.toISOString(),
+          signup: {},
+        },
+      },
     ]);
     const chained = service.onAppend;
     service.onAppend = (stream, before, appended) => {
@@ -149,7 +167,12 @@ export class World {
   }
 
   figures(p: FollowedPool) {
-    return poolFigures(p.ledger, { walletContext: p.walletContext, venue: p.terms.venue, maxLeverage: p.terms.maxLeverage, successFeePercent: p.terms.successFeePercent });
+    return poolFigures(p.ledger, {
+      walletContext: p.walletContext,
+      venue: p.terms.venue,
+      maxLeverage: p.terms.maxLeverage,
+      successFeePercent: p.terms.successFeePercent,
+    });
   }
 
   walletBalance(context: WalletContext): number {
@@ -226,7 +249,10 @@ export class World {
     if (!close) {
       for (const e of out) {
         const withdrawable = this.figures(before).withdrawableUsd;
-        ensure(e.data.transfer.amountMicro <= withdrawable, () => `${id}: a withdrawal of ${e.data.transfer.amountMicro} took more than the ${withdrawable} withdrawable`);
+        ensure(
+          e.data.transfer.amountMicro <= withdrawable,
+          () => `${id}: a withdrawal of ${e.data.transfer.amountMicro} took more than the ${withdrawable} withdrawable`,
+        );
       }
       return;
     }
@@ -240,10 +266,13 @@ export class World {
       same(feeMicro, due, () => `${id}: a stop settles every fee due`);
     }
     const held = currentBalanceUsd(before.ledger) - feeMicro;
-    same(out.reduce((sum, e) => sum + e.data.transfer.amountMicro, 0), Math.max(0, held), () => `${id}: a close pays out what the pool holds after its fees`);
+    same(
+      out.reduce((sum, e) => sum + e.data.transfer.amountMicro, 0),
+      Math.max(0, held),
+      () => `${id}: a close pays out what the pool holds after its fees`,
+    );
     assert.equal(events.at(-1)?.type, 'PoolClosed');
   }
-
 
   /**
    * A fee settlement, against the state it is folded into:
@@ -450,7 +479,12 @@ export class World {
     const held = a.wallet + a.pools + a.venueIn + a.closingPayouts + a.residue + a.debitedNotCredited + a.paidNotCredited + a.fees;
     for (const [k, v] of Object.entries(a)) ensure(Number.isSafeInteger(v) && v >= 0, () => `${context}: ${k} = ${v}`);
     const owed = START + this.depositsMicro + this.realizedMicro;
-    same(held, owed, () => `${context}: money not conserved: ${JSON.stringify(a)} sums to ${held}, START + deposits ${this.depositsMicro} + realized ${this.realizedMicro} = ${owed}`);
+    same(
+      held,
+      owed,
+      () =>
+        `${context}: money not conserved: ${JSON.stringify(a)} sums to ${held}, START + deposits ${this.depositsMicro} + realized ${this.realizedMicro} = ${owed}`,
+    );
 
     // No negative balances.
     for (const c of CONTEXTS) ensure(this.walletBalance(c) >= 0, () => `${context}: ${c} wallet balance ${this.walletBalance(c)}`);
@@ -458,7 +492,10 @@ export class World {
       const legs = Object.values(p.pending);
       if (!p.followed) {
         // A closed pool keeps only its closing payout at the venue.
-        ensure(legs.every((l) => l.direction === 'out'), () => `${context}: ${id} closed with an add at the venue`);
+        ensure(
+          legs.every((l) => l.direction === 'out'),
+          () => `${context}: ${id} closed with an add at the venue`,
+        );
         continue;
       }
       const l = p.ledger;
@@ -469,15 +506,24 @@ export class World {
       ensure(f.allocatedUsd >= 0, () => `${context}: ${id} allocatedUsd ${f.allocatedUsd}`);
       ensure(f.currentBalanceUsd >= 0, () => `${context}: ${id} currentBalanceUsd ${f.currentBalanceUsd}`);
       // What is reserved (pendingOut) and locked in trades is in the pool: the venue can pay both.
-      ensure(f.currentBalanceUsd - l.locked - l.pendingOut >= 0, () => `${context}: ${id} holds ${f.currentBalanceUsd} < locked ${l.locked} + pendingOut ${l.pendingOut}`);
+      ensure(
+        f.currentBalanceUsd - l.locked - l.pendingOut >= 0,
+        () => `${context}: ${id} holds ${f.currentBalanceUsd} < locked ${l.locked} + pendingOut ${l.pendingOut}`,
+      );
       // withdrawableUsd never exceeds what may leave.
-      ensure(f.withdrawableUsd >= 0 && f.withdrawableUsd <= Math.max(0, f.currentBalanceUsd - l.locked - l.pendingOut), () => `${context}: ${id} withdrawableUsd ${f.withdrawableUsd}`);
+      ensure(
+        f.withdrawableUsd >= 0 && f.withdrawableUsd <= Math.max(0, f.currentBalanceUsd - l.locked - l.pendingOut),
+        () => `${context}: ${id} withdrawableUsd ${f.withdrawableUsd}`,
+      );
       assert.equal(f.pendingDeltaUsd, l.pendingIn - l.pendingOut);
       // The ledger's pending figures are the legs at the venue; locked is the open trades' margin.
       const sum = (d: 'in' | 'out') => legs.filter((x) => x.direction === d).reduce((s, x) => s + x.amountMicro, 0);
       same(l.pendingIn, sum('in'), () => `${context}: ${id} pendingIn is not its legs`);
       same(l.pendingOut, sum('out'), () => `${context}: ${id} pendingOut is not its legs`);
-      assert.equal(l.locked, Object.values(p.openTrades).reduce((s, t) => s + t.marginMicro, 0));
+      assert.equal(
+        l.locked,
+        Object.values(p.openTrades).reduce((s, t) => s + t.marginMicro, 0),
+      );
       if (p.walletContext === 'virtual') {
         // Virtual: everything settles at once and no fee is ever settled.
         same(legs.length, 0, () => `${context}: ${id} virtual leg at the venue`);
@@ -542,6 +588,5 @@ function ensure(cond: boolean, message: () => string): asserts cond {
 function same<T>(actual: T, expected: T, message: () => string): void {
   if (actual !== expected) assert.fail(`${message()}: ${String(actual)} !== ${String(expected)}`);
 }
-
 
 export { planned };

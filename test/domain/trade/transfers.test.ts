@@ -66,14 +66,30 @@ const openSpec: fc.Arbitrary<OpenSpec> = fc.record({
   side: fc.constantFrom<'long' | 'short'>('long', 'short'),
   leverage: fc.integer({ min: 1, max: 10 }),
   size: fc.oneof(
-    { weight: 3, arbitrary: fc.record({ kind: fc.constant('percent' as const), hundredths: fc.oneof({ weight: 4, arbitrary: fc.integer({ min: 500, max: 6_000 }) }, { weight: 1, arbitrary: fc.integer({ min: 1, max: 10_000 }) }) }) },
+    {
+      weight: 3,
+      arbitrary: fc.record({
+        kind: fc.constant('percent' as const),
+        hundredths: fc.oneof({ weight: 4, arbitrary: fc.integer({ min: 500, max: 6_000 }) }, { weight: 1, arbitrary: fc.integer({ min: 1, max: 10_000 }) }),
+      }),
+    },
     { weight: 2, arbitrary: fc.record({ kind: fc.constant('usd' as const), usd: fc.integer({ min: 1, max: 600 }) }) },
     { weight: 1, arbitrary: fc.constant({ kind: 'default' as const }) },
   ),
   entry: fc.oneof(
     { weight: 3, arbitrary: fc.constant({ kind: 'market' as const }) },
-    { weight: 2, arbitrary: fc.record({ kind: fc.constant('zone' as const), fromBps: fc.integer({ min: -400, max: 300 }), widthBps: fc.integer({ min: 0, max: 200 }) }) },
-    { weight: 1, arbitrary: fc.record({ kind: fc.constant('breakout' as const), direction: fc.constantFrom<'above' | 'below'>('above', 'below'), bps: fc.integer({ min: -100, max: 400 }) }) },
+    {
+      weight: 2,
+      arbitrary: fc.record({ kind: fc.constant('zone' as const), fromBps: fc.integer({ min: -400, max: 300 }), widthBps: fc.integer({ min: 0, max: 200 }) }),
+    },
+    {
+      weight: 1,
+      arbitrary: fc.record({
+        kind: fc.constant('breakout' as const),
+        direction: fc.constantFrom<'above' | 'below'>('above', 'below'),
+        bps: fc.integer({ min: -100, max: 400 }),
+      }),
+    },
   ),
   stopBps: fc.option(fc.integer({ min: 50, max: 1_500 }), { freq: 4 }),
   targets: fc.array(fc.record({ bps: fc.integer({ min: 30, max: 600 }), percent: fc.option(fc.integer({ min: 5, max: 40 }), { freq: 3 }) }), { maxLength: 3 }),
@@ -117,7 +133,11 @@ function intentOf(spec: OpenSpec, priceMicro: number | null): OpenIntent {
   if (spec.contradict === 'stop') stopLoss = long ? times(hi, 100, true) : times(lo, -100, false);
   if (spec.contradict === 'targets') takeProfits = [...takeProfits, { price: pt(long ? times(lo, -200, false) : times(hi, 200, true)) }];
   const size: OpenIntent['size'] =
-    spec.size.kind === 'percent' ? { type: 'percent', percent: spec.size.hundredths / 100 } : spec.size.kind === 'usd' ? { type: 'usd', amountMicro: spec.size.usd * USD } : undefined;
+    spec.size.kind === 'percent'
+      ? { type: 'percent', percent: spec.size.hundredths / 100 }
+      : spec.size.kind === 'usd'
+        ? { type: 'usd', amountMicro: spec.size.usd * USD }
+        : undefined;
   return {
     action: 'open',
     token,
@@ -156,11 +176,20 @@ const faults: fc.Arbitrary<Faults> = fc.record({
 });
 
 const followOp: fc.Arbitrary<FollowOp> = fc.oneof(
-  { weight: 3, arbitrary: fc.record({ kind: fc.constant('close' as const), hundredths: fc.oneof(fc.integer({ min: 1, max: 10_000 }), fc.constant(10_000), fc.constant(5_000)) }) },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      kind: fc.constant('close' as const),
+      hundredths: fc.oneof(fc.integer({ min: 1, max: 10_000 }), fc.constant(10_000), fc.constant(5_000)),
+    }),
+  },
   { weight: 2, arbitrary: fc.constant({ kind: 'cancel' as const }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('stop' as const), bps: fc.integer({ min: -1_500, max: 1_500 }) }) },
   { weight: 2, arbitrary: fc.constant({ kind: 'breakeven' as const }) },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant('targets' as const), bps: fc.array(fc.integer({ min: -500, max: 1_500 }), { minLength: 1, maxLength: 3 }) }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({ kind: fc.constant('targets' as const), bps: fc.array(fc.integer({ min: -500, max: 1_500 }), { minLength: 1, maxLength: 3 }) }),
+  },
 );
 
 const action: fc.Arbitrary<Action> = fc.oneof(
@@ -171,7 +200,11 @@ const action: fc.Arbitrary<Action> = fc.oneof(
       kind: fc.constant('tick' as const),
       token: fc.oneof({ weight: 8, arbitrary: fc.constantFrom(0, 1) }, { weight: 1, arbitrary: fc.constant(2) }),
       // mostly small moves (zones fill, targets and stops are reached), some large ones, some gaps far past any margin
-      bps: fc.oneof({ weight: 6, arbitrary: fc.integer({ min: -300, max: 300 }) }, { weight: 2, arbitrary: fc.integer({ min: -2_500, max: 2_500 }) }, { weight: 1, arbitrary: fc.constantFrom(-9_000, 9_000) }),
+      bps: fc.oneof(
+        { weight: 6, arbitrary: fc.integer({ min: -300, max: 300 }) },
+        { weight: 2, arbitrary: fc.integer({ min: -2_500, max: 2_500 }) },
+        { weight: 1, arbitrary: fc.constantFrom(-9_000, 9_000) },
+      ),
       faults,
     }),
   },
@@ -300,7 +333,11 @@ async function act(w: TradeWorld, a: Action): Promise<void> {
       if (legs.length === 0) break;
       const [transferId, leg] = legs[a.pick % legs.length]!;
       const fees = w.w.settlementIds.size;
-      const amountMicro = a.failed ? 0 : leg.direction === 'out' && a.partialPermille !== null ? Math.floor((leg.amountMicro * a.partialPermille) / 1000) : leg.amountMicro;
+      const amountMicro = a.failed
+        ? 0
+        : leg.direction === 'out' && a.partialPermille !== null
+          ? Math.floor((leg.amountMicro * a.partialPermille) / 1000)
+          : leg.amountMicro;
       await w.w.settle(w.poolId, transferId, a.failed || amountMicro === 0 ? 'failed' : 'confirmed', amountMicro, a);
       if (w.w.settlementIds.size > fees) w.seen.feesSettled++;
       break;
@@ -356,16 +393,31 @@ async function play(r: Run): Promise<TradeWorld> {
 
 const RUNS = Number(process.env.PROPERTY_RUNS ?? 250);
 
-t.test('random signals, ticks, follow-ups, closes, withdrawals and crashes: margins locked, PnL realized once, money conserved, transfers finished', async (t) => {
-  const started = Date.now();
-  await fc.assert(fc.asyncProperty(runArb, async (r) => void (await play(r))), { numRuns: RUNS });
-  t.comment(`${RUNS} histories in ${Date.now() - started} ms`);
-  for (const [path, count] of Object.entries(paths)) t.ok(count > 0, `the random runs went through: ${path} (${count})`);
-});
+t.test(
+  'random signals, ticks, follow-ups, closes, withdrawals and crashes: margins locked, PnL realized once, money conserved, transfers finished',
+  async (t) => {
+    const started = Date.now();
+    await fc.assert(
+      fc.asyncProperty(runArb, async (r) => void (await play(r))),
+      { numRuns: RUNS },
+    );
+    t.comment(`${RUNS} histories in ${Date.now() - started} ms`);
+    for (const [path, count] of Object.entries(paths)) t.ok(count > 0, `the random runs went through: ${path} (${count})`);
+  },
+);
 
 // ---- examples ----
 
-const market = (over: Partial<OpenIntent> = {}): OpenIntent => ({ action: 'open', token: 'SOL', side: 'long', entry: { type: 'market' }, takeProfits: [], leverage: 10, size: { type: 'usd', amountMicro: 100 * USD }, ...over });
+const market = (over: Partial<OpenIntent> = {}): OpenIntent => ({
+  action: 'open',
+  token: 'SOL',
+  side: 'long',
+  entry: { type: 'market' },
+  takeProfits: [],
+  leverage: 10,
+  size: { type: 'usd', amountMicro: 100 * USD },
+  ...over,
+});
 const world = async (walletContext: 'virtual' | 'real' = 'virtual', capitalMicro = 1_000 * USD) => {
   const w = new TradeWorld(walletContext, capitalMicro, defaultsOf(false));
   await w.setup();
@@ -431,8 +483,14 @@ t.test('two trades of one signal: when one is rejected at the mark the other clo
 
 t.test('two trades of one signal that the pool cannot fund together are both refused', async (t) => {
   for (const sizes of [
-    [{ type: 'percent' as const, percent: 60 }, { type: 'percent' as const, percent: 60 }],
-    [{ type: 'usd' as const, amountMicro: 600 * USD }, { type: 'usd' as const, amountMicro: 500 * USD }],
+    [
+      { type: 'percent' as const, percent: 60 },
+      { type: 'percent' as const, percent: 60 },
+    ],
+    [
+      { type: 'usd' as const, amountMicro: 600 * USD },
+      { type: 'usd' as const, amountMicro: 500 * USD },
+    ],
   ]) {
     const w = await world();
     const free = w.w.figures(w.pool()).withdrawableUsd;
@@ -443,10 +501,18 @@ t.test('two trades of one signal that the pool cannot fund together are both ref
       { type: 'TradeRefused', data: { tradeId: w.tradeId(1, 0), reason: 'INSUFFICIENT_CAPITAL' } },
       { type: 'TradeRefused', data: { tradeId: w.tradeId(1, 1), reason: 'INSUFFICIENT_CAPITAL' } },
     ]);
-    t.same(w.tradeIds.map((id) => w.trade(id).status), ['none', 'none'], 'no trade was requested');
+    t.same(
+      w.tradeIds.map((id) => w.trade(id).status),
+      ['none', 'none'],
+      'no trade was requested',
+    );
     t.equal(w.pool().ledger.locked, 0);
     await w.rerun(w.groups[0]!);
-    t.same(w.tradeIds.map((id) => w.trade(id).status), ['none', 'none'], 'the signal run again refuses the same (the refusal is recorded)');
+    t.same(
+      w.tradeIds.map((id) => w.trade(id).status),
+      ['none', 'none'],
+      'the signal run again refuses the same (the refusal is recorded)',
+    );
     w.checkDrained();
   }
   // The same group with one margin less fits: both open.

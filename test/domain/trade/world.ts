@@ -172,9 +172,25 @@ export class TradeWorld {
       {
         type: 'AgentListed',
         data: {
-          agentId: AGENT, developerId: 'dev', name: 'Perp Signals', tags: [], monthlyPriceMicroUsd: 0, successFeePercent: 20, connectedChannels: [], membershipGated: false,
-          venue: 'PERP_VENUE', maxLeverage: 10, minAllocationMicroUsd: 1_000_000, minTradeMicroUsd: 1_000_000, minPerTradePercent: 0, recommendedPerTradePercent: 10,
-          maxConcurrentPositions: 4, maxEntriesPerTrade: 3, signingSecretCiphertext: 'v1.x.y.z', signalExecutionDefaults: this.defaults, listedAt: new Date(T0).toISOString(),
+          agentId: AGENT,
+          developerId: 'dev',
+          name: 'Perp Signals',
+          tags: [],
+          monthlyPriceMicroUsd: 0,
+          successFeePercent: 20,
+          connectedChannels: [],
+          membershipGated: false,
+          venue: 'PERP_VENUE',
+          maxLeverage: 10,
+          minAllocationMicroUsd: 1_000_000,
+          minTradeMicroUsd: 1_000_000,
+          minPerTradePercent: 0,
+          recommendedPerTradePercent: 10,
+          maxConcurrentPositions: 4,
+          maxEntriesPerTrade: 3,
+          signingSecretCiphertext: 'v1.x.y.z',
+          signalExecutionDefaults: this.defaults,
+          listedAt: new Date(T0).toISOString(),
         },
       },
     ]);
@@ -185,7 +201,13 @@ export class TradeWorld {
       transferId: `${this.poolId}#add-1`,
       amountMicro: this.capitalMicro,
       from: { kind: 'wallet', userId: USER, walletContext: this.walletContext },
-      to: { kind: 'pool', userId: USER, agentId: AGENT, walletContext: this.walletContext, follow: { settings: { ...settings, tradeMode: 'FULL_TRADING' }, terms: perpTerms } },
+      to: {
+        kind: 'pool',
+        userId: USER,
+        agentId: AGENT,
+        walletContext: this.walletContext,
+        follow: { settings: { ...settings, tradeMode: 'FULL_TRADING' }, terms: perpTerms },
+      },
     };
     const { end } = await this.w.run(planned(add));
     if (this.walletContext === 'real') {
@@ -252,7 +274,9 @@ export class TradeWorld {
       if (appended.some((e) => e.type === 'TradeMarked')) this.seen.poolMarked++;
       const group = this.deciding;
       if (!group) return;
-      const decided = (appended as unknown as PoolEvent[]).filter((e) => (e.type === 'TradeOpened' || e.type === 'TradeRefused') && group.tradeIds.includes(e.data.tradeId));
+      const decided = (appended as unknown as PoolEvent[]).filter(
+        (e) => (e.type === 'TradeOpened' || e.type === 'TradeRefused') && group.tradeIds.includes(e.data.tradeId),
+      );
       if (decided.length > 0) this.checkGroupDecision(this.pool(), group.data, decided);
     } catch (err) {
       this.w.failure ??= err;
@@ -265,7 +289,7 @@ export class TradeWorld {
     const seen = this.seen;
     const after = events.reduce(tradeDecider.evolve, before);
     for (const e of events) {
-      if (e.type === 'TradeFilled') (before.status === 'none' ? seen.filledAtOnce++ : seen.filledOnTick++);
+      if (e.type === 'TradeFilled') before.status === 'none' ? seen.filledAtOnce++ : seen.filledOnTick++;
       if (e.type === 'EntryPending') seen.entryPending++;
       if (e.type === 'EntryExpired') seen.expired++;
       if (e.type === 'EntryCancelled') seen.cancelled++;
@@ -330,11 +354,21 @@ export class TradeWorld {
     const pool = this.pool();
     const opens = intents.flatMap((intent, index) => (intent.action === 'open' ? [{ intent, index }] : []));
     const trades = opens.map(({ intent, index }) => {
-      const order = tradeOrderOf(intent, { defaults: this.defaults, terms: pool.terms, feeBps: FEE_BPS, now: new Date(this.now), markPrice: this.markOf(intent.token) });
+      const order = tradeOrderOf(intent, {
+        defaults: this.defaults,
+        terms: pool.terms,
+        feeBps: FEE_BPS,
+        now: new Date(this.now),
+        markPrice: this.markOf(intent.token),
+      });
       assert.ok(order.ok, 'a perp venue takes both sides');
       return { tradeId: tradeIdOf(this.poolId, signalKey, index), size: order.size };
     });
-    const group: Group = { signalKey, tradeIds: trades.map((x) => x.tradeId), data: { limits: tradeLimitsOf(this.defaults, pool.terms), trades: trades as OpenTrade['data']['trades'] } };
+    const group: Group = {
+      signalKey,
+      tradeIds: trades.map((x) => x.tradeId),
+      data: { limits: tradeLimitsOf(this.defaults, pool.terms), trades: trades as OpenTrade['data']['trades'] },
+    };
     if (opens.length > 0) {
       this.groups.push(group);
       this.tradeIds.push(...group.tradeIds);
@@ -343,7 +377,16 @@ export class TradeWorld {
     this.service.given(signalDecider.streamOf(signalInstanceId(AGENT, signalKey)), [
       {
         type: 'SignalReceived',
-        data: { agentId: AGENT, signalId: `signal-${n}`, signalIdGiven: true, source: 'structured', body: {}, interpretation, ...(replyTo ? { replyTo } : {}), receivedAt: new Date(this.now).toISOString() },
+        data: {
+          agentId: AGENT,
+          signalId: `signal-${n}`,
+          signalIdGiven: true,
+          source: 'structured',
+          body: {},
+          interpretation,
+          ...(replyTo ? { replyTo } : {}),
+          receivedAt: new Date(this.now).toISOString(),
+        },
       },
     ]);
     this.deciding = opens.length > 0 ? group : null;
@@ -372,7 +415,13 @@ export class TradeWorld {
     await this.service.send('ExecuteSignal', { agentId: AGENT, signalKey: group.signalKey, poolIds: [this.poolId] });
     this.deciding = null;
     if (this.w.failure) throw this.w.failure;
-    if (decided) ensure(!this.poolEvents().slice(size).some((e) => e.type === 'TradeOpened' || e.type === 'TradeRefused'), () => 'a group decided again appends nothing');
+    if (decided)
+      ensure(
+        !this.poolEvents()
+          .slice(size)
+          .some((e) => e.type === 'TradeOpened' || e.type === 'TradeRefused'),
+        () => 'a group decided again appends nothing',
+      );
     this.seen.resumedByJob++;
     this.check(`rerun ${group.signalKey}`);
   }
@@ -414,9 +463,11 @@ export class TradeWorld {
   /** Every plan a debit recorded, with the stream that holds it: the pool's TradeOpened, a trade's TradeSettled. */
   recordedPlans(): Array<{ plan: TransferPlan; sourceStream: string }> {
     const plans: Array<{ plan: TransferPlan; sourceStream: string }> = [];
-    for (const e of this.poolEvents()) if (e.type === 'TradeOpened' && e.data.transfer) plans.push({ plan: e.data.transfer, sourceStream: poolStream(this.poolId) });
+    for (const e of this.poolEvents())
+      if (e.type === 'TradeOpened' && e.data.transfer) plans.push({ plan: e.data.transfer, sourceStream: poolStream(this.poolId) });
     for (const id of this.tradeIds) {
-      for (const e of this.tradeEvents(id)) if (e.type === 'TradeSettled') plans.push({ plan: tradeReturnPlan(e.data), sourceStream: tradeDecider.streamOf(id) });
+      for (const e of this.tradeEvents(id))
+        if (e.type === 'TradeSettled') plans.push({ plan: tradeReturnPlan(e.data), sourceStream: tradeDecider.streamOf(id) });
     }
     return plans;
   }
@@ -429,7 +480,9 @@ export class TradeWorld {
       const fate = pool.trades.get(plan.to.tradeId);
       return requested(s) || fate === 'refused' || (s.status === 'rejected' && fate === 'closed');
     }
-    return plan.from.kind === 'trade' && this.poolEvents().some((e) => e.type === 'TradeClosed' && e.data.tradeId === (plan.from as { tradeId: string }).tradeId);
+    return (
+      plan.from.kind === 'trade' && this.poolEvents().some((e) => e.type === 'TradeClosed' && e.data.tradeId === (plan.from as { tradeId: string }).tradeId)
+    );
   }
 
   /** The recovery worker (ResumeTransfer) on every trade plan; one that finished appends nothing. */
@@ -452,7 +505,8 @@ export class TradeWorld {
   async drain(): Promise<void> {
     for (let round = 0; round < 10; round++) {
       await this.w.recover();
-      for (const [transferId, leg] of Object.entries(this.w.pool(this.poolId).pending)) await this.w.settle(this.poolId, transferId, 'confirmed', leg.amountMicro);
+      for (const [transferId, leg] of Object.entries(this.w.pool(this.poolId).pending))
+        await this.w.settle(this.poolId, transferId, 'confirmed', leg.amountMicro);
       await this.rerunInterrupted();
       await this.recoverTrades();
       const unfinished = this.recordedPlans().filter(({ plan }) => !this.finished(plan));
@@ -472,7 +526,9 @@ export class TradeWorld {
    */
   private checkGroupDecision(before: FollowedPool, data: OpenTrade['data'], events: PoolEvent[]): void {
     const free = this.w.figures(before).withdrawableUsd;
-    const margins = data.trades.map((t) => ('marginMicro' in t.size ? t.size.marginMicro : Number((BigInt(free) * BigInt(Math.round(t.size.percent * 100))) / 10_000n)));
+    const margins = data.trades.map((t) =>
+      'marginMicro' in t.size ? t.size.marginMicro : Number((BigInt(free) * BigInt(Math.round(t.size.percent * 100))) / 10_000n),
+    );
     const total = margins.reduce((s, m) => s + m, 0);
     const { limits } = data;
     const open = Object.keys(before.openTrades).length;
@@ -530,7 +586,11 @@ export class TradeWorld {
       const s = this.trade(id);
       if (live(s)) same(pool.openTrades[id]?.marginMicro, marginFor(s.notionalMicro, s.leverage), () => `${context}: live trade ${id}'s margin in the pool`);
     }
-    same(ledger.locked, Object.values(pool.openTrades).reduce((sum, open) => sum + open.marginMicro, 0), () => `${context}: locked is the open trades' margins`);
+    same(
+      ledger.locked,
+      Object.values(pool.openTrades).reduce((sum, open) => sum + open.marginMicro, 0),
+      () => `${context}: locked is the open trades' margins`,
+    );
     // 2. realized
     const closes = new Map<string, number>();
     let realized = 0;
@@ -563,12 +623,16 @@ export class TradeWorld {
     same(
       ledger.confirmedIn + tradesRealized,
       currentBalanceUsd(ledger) + ledger.confirmedOut + ledger.feesCharged + notPaidBack,
-      () => `${context}: capital in ${ledger.confirmedIn} + trades' PnL ${tradesRealized} = balance + out ${ledger.confirmedOut} + fees ${ledger.feesCharged} + PnL not paid back ${notPaidBack}`,
+      () =>
+        `${context}: capital in ${ledger.confirmedIn} + trades' PnL ${tradesRealized} = balance + out ${ledger.confirmedOut} + fees ${ledger.feesCharged} + PnL not paid back ${notPaidBack}`,
     );
     // 5. fees
     this.peakRealized = Math.max(this.peakRealized, ledger.realized);
     const [num, den] = percentFraction(pool.terms.successFeePercent);
-    ensure(BigInt(ledger.feesCharged) * den <= BigInt(Math.max(0, this.peakRealized)) * num, () => `${context}: fees ${ledger.feesCharged} above ${pool.terms.successFeePercent}% of the peak realized ${this.peakRealized}`);
+    ensure(
+      BigInt(ledger.feesCharged) * den <= BigInt(Math.max(0, this.peakRealized)) * num,
+      () => `${context}: fees ${ledger.feesCharged} above ${pool.terms.successFeePercent}% of the peak realized ${this.peakRealized}`,
+    );
   }
 
   /**
@@ -600,8 +664,16 @@ export class TradeWorld {
     for (const group of this.groups) {
       const states = group.tradeIds.map((id) => this.trade(id));
       const fates = group.tradeIds.map((id) => pool.trades.get(id));
-      if (fates.every((f) => f === 'refused')) ensure(states.every((s) => s.status === 'none'), () => `refused group ${group.tradeIds} requested a trade`);
-      else ensure(fates.every((f) => f !== 'refused'), () => `group ${group.tradeIds} partly refused`);
+      if (fates.every((f) => f === 'refused'))
+        ensure(
+          states.every((s) => s.status === 'none'),
+          () => `refused group ${group.tradeIds} requested a trade`,
+        );
+      else
+        ensure(
+          fates.every((f) => f !== 'refused'),
+          () => `group ${group.tradeIds} partly refused`,
+        );
       if (states.some((s) => s.status === 'rejected')) {
         ensure(!states.some(live), () => `group ${group.tradeIds}: one rejected, another live`);
         if (states.some((s) => s.status === 'closed')) this.seen.undoneBothOrNeither++;

@@ -83,13 +83,19 @@ class World {
   /** Debited, not given back, not credited: money on its way (a pending credit waits at the venue). */
   inFlight(): TransferPlan[] {
     const wallet = this.wallet();
-    return this.debits().filter(({ transferId, ...plan }) => !wallet.debits.get(transferId)!.refunded && this.pool(poolOf({ transferId, ...plan })).transfers.get(transferId) !== 'credited');
+    return this.debits().filter(
+      ({ transferId, ...plan }) =>
+        !wallet.debits.get(transferId)!.refunded && this.pool(poolOf({ transferId, ...plan })).transfers.get(transferId) !== 'credited',
+    );
   }
 
   audit() {
     const wallet = this.wallet();
     const balances = balanceOf(wallet, 'virtual', START) + balanceOf(wallet, 'real', START);
-    const pools = AGENTS.flatMap((a) => (['virtual', 'real'] as const).map((c) => this.pool(poolId(USER, a, c)))).reduce((sum, p) => sum + (p.followed ? p.ledger.confirmedIn : 0), 0);
+    const pools = AGENTS.flatMap((a) => (['virtual', 'real'] as const).map((c) => this.pool(poolId(USER, a, c)))).reduce(
+      (sum, p) => sum + (p.followed ? p.ledger.confirmedIn : 0),
+      0,
+    );
     // The wallet's own record of what it paid, not the plan's amount: that is what must arrive.
     const inFlight = this.inFlight().reduce((sum, plan) => sum + wallet.debits.get(plan.transferId)!.amountMicro, 0);
     return { wallet: balances, pools, inFlight };
@@ -174,7 +180,10 @@ const RUNS = Number(process.env.PROPERTY_RUNS ?? 300);
 
 t.test('money is conserved at every step of random transfers: wallet + pools + in flight = the start, exactly', async (t) => {
   // The invariant is asserted after every step (World.assertConserved); a counterexample fails here with its seed.
-  await fc.assert(fc.asyncProperty(fc.array(followArb, { minLength: 1, maxLength: 15 }), async (follows) => void (await settle(follows))), { numRuns: RUNS });
+  await fc.assert(
+    fc.asyncProperty(fc.array(followArb, { minLength: 1, maxLength: 15 }), async (follows) => void (await settle(follows))),
+    { numRuns: RUNS },
+  );
   // The runs must have gone through every path the property claims to cover.
   for (const [path, count] of Object.entries(seen)) t.ok(count > 0, `the random runs went through: ${path} (${count})`);
 });
@@ -190,7 +199,11 @@ t.test('once every transfer is finished, the wallet and the pools hold exactly t
       // Every debit ended in exactly one place: credited to its pool, or back in the wallet.
       for (const plan of world.debits()) {
         const credited = world.pool(poolOf(plan)).transfers.get(plan.transferId) === 'credited';
-        assert.notEqual(credited, world.wallet().debits.get(plan.transferId)!.refunded, `${plan.transferId} is ${credited ? 'both credited and refunded' : 'neither credited nor refunded'}`);
+        assert.notEqual(
+          credited,
+          world.wallet().debits.get(plan.transferId)!.refunded,
+          `${plan.transferId} is ${credited ? 'both credited and refunded' : 'neither credited nor refunded'}`,
+        );
       }
     }),
     { numRuns: RUNS },

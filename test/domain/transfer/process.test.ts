@@ -20,7 +20,11 @@ t.test('a planned transfer starts with the debit of its source', async (t) => {
 t.test('once debited, the destination is credited the amount the source recorded', async (t) => {
   givenTransfer(planned(plan), { type: 'Debited', amountMicro: 250_000_000 }).thenStep(t, { type: 'CreditPool', data: { transfer: plan, resumed: false } });
   const retried = givenTransfer(planned(plan), { type: 'Debited', amountMicro: 100_000_000 });
-  retried.thenStep(t, { type: 'CreditPool', data: { transfer: { ...plan, amountMicro: 100_000_000 }, resumed: false } }, 'a debit found from an earlier request sets the amount');
+  retried.thenStep(
+    t,
+    { type: 'CreditPool', data: { transfer: { ...plan, amountMicro: 100_000_000 }, resumed: false } },
+    'a debit found from an earlier request sets the amount',
+  );
 });
 
 t.test('a refused debit ends the transfer with nothing moved, keeping the refusal', async (t) => {

@@ -98,7 +98,6 @@ const reached = {
   realContext: 0,
 };
 
-
 /** Asserts `cond`; the message is built only on a failure (the checks run after every append). */
 function ensure(cond: boolean, message: () => string): asserts cond {
   if (!cond) assert.fail(message());
@@ -167,7 +166,20 @@ class LotWorld {
 
   constructor() {
     this.service.given(userStream(USER), [
-      { type: 'UserRegistered', data: { userId: USER, email: 'u1@example.com', username: 'u1', role: 'user', tier: 'free', virtualWalletMode: true, languageCode: 'en', registeredAt: NOW.toISOString(), signup: {} } },
+      {
+        type: 'UserRegistered',
+        data: {
+          userId: USER,
+          email: 'u1@example.com',
+          username: 'u1',
+          role: 'user',
+          tier: 'free',
+          virtualWalletMode: true,
+          languageCode: 'en',
+          registeredAt: NOW.toISOString(),
+          signup: {},
+        },
+      },
     ]);
     this.service.onAppend = (stream, _before, appended) => {
       if (stream !== walletStream(USER)) return;
@@ -219,7 +231,11 @@ class LotWorld {
       plan.from.kind === 'wallet'
         ? (() => {
             const { walletContext, mint, levels } = lotsEndpoint(plan, 'to');
-            return this.service.send('ManualBuy', { userId: USER, transferId, mint, walletContext, amountMicro: plan.amountMicro, ...(levels ? { levels } : {}) }, dispatch);
+            return this.service.send(
+              'ManualBuy',
+              { userId: USER, transferId, mint, walletContext, amountMicro: plan.amountMicro, ...(levels ? { levels } : {}) },
+              dispatch,
+            );
           })()
         : (() => {
             const { walletContext, mint, units, levels } = lotsEndpoint(plan, 'from');
@@ -230,7 +246,9 @@ class LotWorld {
     } catch (err) {
       if (err instanceof Crash) return { kind: 'crashed' };
       if (err instanceof DomainError) return { kind: 'refused', reason: err.reason, message: err.message };
-      throw new Error(`${transferId} threw (the transfer, its money and the wallet's lock are stranded): ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+      throw new Error(`${transferId} threw (the transfer, its money and the wallet's lock are stranded): ${err instanceof Error ? err.message : String(err)}`, {
+        cause: err,
+      });
     }
   }
 
@@ -372,7 +390,11 @@ class LotWorld {
       const start = c === 'virtual' ? START : 0;
       const held = cash + atCost + inFlight[c];
       const expected = start + this.deposits[c] + this.realized[c];
-      ensure(held === expected, () => `${where}: ${c}: cash ${cash} + lots at cost ${atCost} + in flight ${inFlight[c]} = ${held}, not start ${start} + deposits ${this.deposits[c]} + realized ${this.realized[c]} = ${expected}`);
+      ensure(
+        held === expected,
+        () =>
+          `${where}: ${c}: cash ${cash} + lots at cost ${atCost} + in flight ${inFlight[c]} = ${held}, not start ${start} + deposits ${this.deposits[c]} + realized ${this.realized[c]} = ${expected}`,
+      );
       total += held;
       expectedTotal += expected;
     }
@@ -407,7 +429,10 @@ type Action =
 const oneIn = (n: number) => fc.nat({ max: n - 1 }).map((x) => x === 0);
 const faults: fc.Arbitrary<Faults> = fc.record({
   twice: oneIn(5),
-  crash: fc.oneof({ weight: 7, arbitrary: fc.constant(null) }, { weight: 1, arbitrary: fc.record({ at: fc.integer({ min: 1, max: 3 }), applied: fc.boolean() }) }),
+  crash: fc.oneof(
+    { weight: 7, arbitrary: fc.constant(null) },
+    { weight: 1, arbitrary: fc.record({ at: fc.integer({ min: 1, max: 3 }), applied: fc.boolean() }) },
+  ),
 });
 const context = fc.oneof({ weight: 3, arbitrary: fc.constant<WalletContext>('virtual') }, { weight: 1, arbitrary: fc.constant<WalletContext>('real') });
 const mint = fc.nat({ max: MINTS.length - 1 });
@@ -445,7 +470,10 @@ const sellSize: fc.Arbitrary<SellSize> = fc.oneof(
 );
 
 const action: fc.Arbitrary<Action> = fc.oneof(
-  { weight: 8, arbitrary: fc.record({ kind: fc.constant('buy' as const), walletContext: context, mint, amountMicro: buyAmount, levels, fail: oneIn(6), faults }) },
+  {
+    weight: 8,
+    arbitrary: fc.record({ kind: fc.constant('buy' as const), walletContext: context, mint, amountMicro: buyAmount, levels, fail: oneIn(6), faults }),
+  },
   {
     weight: 8,
     arbitrary: fc.record({
@@ -473,7 +501,12 @@ const action: fc.Arbitrary<Action> = fc.oneof(
   { weight: 3, arbitrary: fc.constant({ kind: 'unfreeze' as const }) },
   {
     weight: 3,
-    arbitrary: fc.record({ kind: fc.constant('repeat' as const), pick: fc.nat(), variant: fc.constantFrom<RepeatVariant>('same', 'same', 'other-amount', 'other-mint', 'other-side'), faults }),
+    arbitrary: fc.record({
+      kind: fc.constant('repeat' as const),
+      pick: fc.nat(),
+      variant: fc.constantFrom<RepeatVariant>('same', 'same', 'other-amount', 'other-mint', 'other-side'),
+      faults,
+    }),
   },
   { weight: 2, arbitrary: fc.constant({ kind: 'recover' as const }) },
 );
@@ -541,7 +574,13 @@ async function request(w: LotWorld, plan: TransferPlan, opts: { fail: boolean; f
     else reached.sellWithLevels++;
   }
   const expected: ErrorReason | null =
-    side === 'buy' && mark === null ? 'NO_MARK_PRICE' : refusedAtMark(endpoint.levels, mark) ? 'INVALID_LEVELS' : side === 'buy' ? buyRefusal(w, plan) : sellRefusal(w, plan);
+    side === 'buy' && mark === null
+      ? 'NO_MARK_PRICE'
+      : refusedAtMark(endpoint.levels, mark)
+        ? 'INVALID_LEVELS'
+        : side === 'buy'
+          ? buyRefusal(w, plan)
+          : sellRefusal(w, plan);
   const held = w.heldLots(endpoint.walletContext, endpoint.mint).reduce((sum, l) => sum + l.units, 0);
   if (opts.fail) w.service.failing.set(plan.transferId, 'SLIPPAGE');
   w.plans.push(plan);
@@ -553,10 +592,11 @@ async function request(w: LotWorld, plan: TransferPlan, opts: { fail: boolean; f
     const reason = end.reason;
     assert.equal(w.appended, before.appended, `${plan.transferId}: a refusal (${reason}) appended`);
     assert.equal(w.wallet, before.wallet, `${plan.transferId}: a refusal (${reason}) changed the wallet`);
-    if (reason === 'INVALID_LEVELS' && expected === null) ensure(side === 'sell' && endpoint.levels !== undefined, () => `${plan.transferId}: INVALID_LEVELS with ${JSON.stringify(endpoint.levels)}`);
+    if (reason === 'INVALID_LEVELS' && expected === null)
+      ensure(side === 'sell' && endpoint.levels !== undefined, () => `${plan.transferId}: INVALID_LEVELS with ${JSON.stringify(endpoint.levels)}`);
     else assert.equal(reason, expected, `${plan.transferId}: refused for the first rule it breaks (${end.message})`);
     if (reason === 'NO_MARK_PRICE') reached.buyRefusedNoPrice++;
-    if (reason === 'INVALID_LEVELS') (expected === 'INVALID_LEVELS' ? reached.levelsRefusedAtMark++ : reached.sellInvalidLevels++);
+    if (reason === 'INVALID_LEVELS') expected === 'INVALID_LEVELS' ? reached.levelsRefusedAtMark++ : reached.sellInvalidLevels++;
     if (reason === 'WALLET_FROZEN') reached.frozen++;
     if (reason === 'TRADE_IN_PROGRESS') reached.tradeInProgress++;
     if (reason === 'INSUFFICIENT_FUNDS') reached.buyInsufficient++;
@@ -571,9 +611,20 @@ async function request(w: LotWorld, plan: TransferPlan, opts: { fail: boolean; f
     assert.equal(end.kind === 'refused' && end.reason, 'SWAP_FAILED', `${plan.transferId}: a failed swap answers SWAP_FAILED`);
     assert.deepEqual(w.model, before.model, `${plan.transferId}: a failed swap changed the lots`);
     assert.deepEqual(w.wallet.lots, before.wallet.lots, `${plan.transferId}: a failed swap changed the lots`);
-    assert.deepEqual(w.wallet.balances, side === 'buy' && !before.wallet.opened ? { virtual: START, real: 0 } : before.wallet.balances, `${plan.transferId}: a failed swap cost money`);
+    assert.deepEqual(
+      w.wallet.balances,
+      side === 'buy' && !before.wallet.opened ? { virtual: START, real: 0 } : before.wallet.balances,
+      `${plan.transferId}: a failed swap cost money`,
+    );
     assert.equal(w.wallet.lock, null);
-    const key = swap.reason === 'SLIPPAGE' ? 'FailedInjected' : swap.reason === 'NO_PRICE' ? 'FailedNoPrice' : swap.reason === 'AMOUNT_TOO_SMALL' ? 'FailedTooSmall' : null;
+    const key =
+      swap.reason === 'SLIPPAGE'
+        ? 'FailedInjected'
+        : swap.reason === 'NO_PRICE'
+          ? 'FailedNoPrice'
+          : swap.reason === 'AMOUNT_TOO_SMALL'
+            ? 'FailedTooSmall'
+            : null;
     if (key === 'FailedTooSmall' && side === 'buy') reached.buyFailedTooSmall++;
     else if (key) reached[`${side}${key}` as 'buyFailedInjected' | 'buyFailedNoPrice' | 'sellFailedInjected' | 'sellFailedNoPrice']++;
     return;
@@ -603,7 +654,9 @@ async function repeat(w: LotWorld, a: Extract<Action, { kind: 'repeat' }>): Prom
       plan = first;
       break;
     case 'other-amount':
-      plan = isBuy ? { ...first, amountMicro: first.amountMicro + 1 } : sellPlan(id, endpoint.walletContext, endpoint.mint, endpoint.units! + 1, endpoint.levels);
+      plan = isBuy
+        ? { ...first, amountMicro: first.amountMicro + 1 }
+        : sellPlan(id, endpoint.walletContext, endpoint.mint, endpoint.units! + 1, endpoint.levels);
       break;
     case 'other-mint':
       plan = isBuy ? buyPlan(id, endpoint.walletContext, otherMint, first.amountMicro) : sellPlan(id, endpoint.walletContext, otherMint, endpoint.units!);
@@ -656,7 +709,13 @@ async function act(w: LotWorld, a: Action): Promise<void> {
       const [walletContext, m] = lot ? [lot.walletContext, lot.mint] : [a.walletContext, MINTS[a.mint]!.mint];
       const held = w.heldLots(walletContext, m).reduce((sum, l) => sum + l.units, 0);
       const units =
-        a.size.kind === 'all' ? Math.max(1, held) : a.size.kind === 'one-more' ? held + 1 : a.size.kind === 'part' ? Math.max(1, Math.floor((held * a.size.permille) / 1000)) : a.size.units;
+        a.size.kind === 'all'
+          ? Math.max(1, held)
+          : a.size.kind === 'one-more'
+            ? held + 1
+            : a.size.kind === 'part'
+              ? Math.max(1, Math.floor((held * a.size.permille) / 1000))
+              : a.size.units;
       await request(w, sellPlan(w.nextId('sell'), walletContext, m, units, levelsOf(a.levels, w.price(m))), a);
       break;
     }
@@ -706,18 +765,24 @@ async function play(actions: Action[]): Promise<LotWorld> {
   return w;
 }
 
-const history = fc.tuple(fc.integer({ min: 0, max: 400 * USD }), fc.array(action, { minLength: 5, maxLength: 40, size: 'max' })).map(([deposit, actions]): Action[] =>
-  deposit > 0 ? [{ kind: 'deposit', amountMicro: deposit }, ...actions] : actions,
-);
+const history = fc
+  .tuple(fc.integer({ min: 0, max: 400 * USD }), fc.array(action, { minLength: 5, maxLength: 40, size: 'max' }))
+  .map(([deposit, actions]): Action[] => (deposit > 0 ? [{ kind: 'deposit', amountMicro: deposit }, ...actions] : actions));
 
 const RUNS = Number(process.env.PROPERTY_RUNS ?? 500);
 
-t.test('random buys, sells, failed swaps, price moves, repeats and crashes: lots never negative, cash + lots at cost = start + deposits + realized', async (t) => {
-  const started = Date.now();
-  await fc.assert(fc.asyncProperty(history, async (actions) => void (await play(actions))), { numRuns: RUNS });
-  t.comment(`${RUNS} histories in ${Date.now() - started} ms`);
-  for (const [path, count] of Object.entries(reached)) t.ok(count > 0, `the random runs went through: ${path} (${count})`);
-});
+t.test(
+  'random buys, sells, failed swaps, price moves, repeats and crashes: lots never negative, cash + lots at cost = start + deposits + realized',
+  async (t) => {
+    const started = Date.now();
+    await fc.assert(
+      fc.asyncProperty(history, async (actions) => void (await play(actions))),
+      { numRuns: RUNS },
+    );
+    t.comment(`${RUNS} histories in ${Date.now() - started} ms`);
+    for (const [path, count] of Object.entries(reached)) t.ok(count > 0, `the random runs went through: ${path} (${count})`);
+  },
+);
 
 // Regression (found by the property above on the real commands): a repeat of a sell with levels
 // (the same transferId, as a retried request sends it) was checked against the mark again, so once

@@ -144,6 +144,8 @@ export class TradeWorld {
   /** the highest realized PnL the pool ever had: what success fees may be charged on */
   peakRealized = 0;
   private signals = 0;
+  /** the pool holds its capital: the invariants hold from then on, at every append */
+  private funded = false;
   /** the group being decided: checked against the pool's state when its decision is appended */
   private deciding: Group | null = null;
 
@@ -156,6 +158,18 @@ export class TradeWorld {
     this.service.onAppend = (stream, before, appended) => this.watch(stream, before, appended);
     this.w = new World(Object.fromEntries(Object.keys(poolPaths).map((k) => [k, 0])) as typeof poolPaths, this.service);
     this.poolId = poolId(USER, AGENT, walletContext);
+    // Every invariant after every append to the pool or a trade, inside the commands too (funded, not stopped).
+    const folded = this.service.onAppend;
+    this.service.onAppend = (stream, before, appended) => {
+      folded(stream, before, appended);
+      if (!this.funded || !(stream.startsWith('pool-') || stream.startsWith('trade-')) || !this.w.pool(this.poolId).followed) return;
+      try {
+        this.check(`${appended.map((e) => e.type).join(', ')} on ${stream}`);
+      } catch (err) {
+        this.w.failure ??= err;
+        throw err;
+      }
+    };
   }
 
   get now(): number {
@@ -218,6 +232,7 @@ export class TradeWorld {
     }
     same(this.pool().ledger.confirmedIn, this.capitalMicro, () => 'the pool holds its capital');
     this.check('funded');
+    this.funded = true;
   }
 
   async setPrice(token: string, priceMicro: number): Promise<void> {

@@ -114,6 +114,8 @@ export class World {
   readonly settlementIds = new Set<string>();
   /** where each transfer was last left by a request, a settlement or the recovery */
   readonly transfers = new Map<string, Known>();
+  /** every invariant after every append, inside the commands too (a world around this one may check it itself) */
+  checkEachAppend = true;
   /** the first check that failed inside an append (thrown again once the command answered) */
   failure: unknown = null;
   private counter = 0;
@@ -146,6 +148,8 @@ export class World {
       chained(stream, before, appended);
       try {
         this.fold(stream, appended);
+        if (this.checkEachAppend && (stream.startsWith('pool-') || stream.startsWith('wallet-')))
+          this.check(`${appended.map((e) => e.type).join(', ')} on ${stream}`);
       } catch (err) {
         this.failure ??= err;
         throw err;

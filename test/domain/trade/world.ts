@@ -157,6 +157,7 @@ export class TradeWorld {
   ) {
     this.service.onAppend = (stream, before, appended) => this.watch(stream, before, appended);
     this.w = new World(Object.fromEntries(Object.keys(poolPaths).map((k) => [k, 0])) as typeof poolPaths, this.service);
+    this.w.checkEachAppend = false; // this world's own check runs the pool world's after every append
     this.poolId = poolId(USER, AGENT, walletContext);
     // Every invariant after every append to the pool or a trade, inside the commands too (funded, not stopped).
     const folded = this.service.onAppend;

@@ -27,6 +27,12 @@ export type Dispatch = <T extends CommandType>(command: CommandOf<T>, context?: 
 /** The dispatcher, and the command room it decides in. */
 export interface Dispatcher extends Dispatch {
   readonly room: CommandRoom;
+  /**
+   * A handler's tools outside any command, bound to this dispatcher's room: for code that runs a
+   * transfer itself with the one runner (the in-memory money properties, which wrap each step).
+   * Anything it decides goes through the room's single writers, as a command's would.
+   */
+  tools(metadata: CommandMetadata, deadline?: number): Tools;
 }
 
 /**
@@ -109,7 +115,8 @@ export function createDispatcher(deps: CommandDeps, room: CommandRoom = createCo
       throw err;
     }
   };
-  return Object.assign(dispatch, { room });
+  const tools = (metadata: CommandMetadata, deadline = room.clock.nowMs() + deps.config.COMMAND_DEADLINE_MS) => toolsFor(metadata, deadline, () => {});
+  return Object.assign(dispatch, { room, tools });
 }
 
 const written = new WeakMap<object, Position>();

@@ -18,11 +18,18 @@ function perform(tools: Tools, step: TransferStep): Promise<TransferOutcome> {
   return handler({ ...step, metadata: tools.metadata }, tools);
 }
 
-export async function runTransfer(tools: Tools, start: TransferState): Promise<TransferState> {
+/**
+ * Wraps each step's run (tests: a step sent twice, a process dying after a step); it must call
+ * `run` for the step to happen, and answers what the step reported.
+ */
+export type AroundStep = (step: TransferStep, run: () => Promise<TransferOutcome>) => Promise<TransferOutcome>;
+
+export async function runTransfer(tools: Tools, start: TransferState, around: AroundStep = (_step, run) => run()): Promise<TransferState> {
   let state = start;
   for (let step = decide(state); step; step = decide(state)) {
     const stepTools = state.status === 'planned' ? tools : tools.until(Math.max(tools.deadline, tools.deadlineClock.nowMs() + FINISH_MS));
-    state = evolve(state, await perform(stepTools, step));
+    const next = step;
+    state = evolve(state, await around(next, () => perform(stepTools, next)));
   }
   return state;
 }

@@ -3,7 +3,8 @@
 import { feeAccountDecider } from '../../domain/fees/decide.ts';
 import { poolDecider } from '../../domain/pool/decide.ts';
 import { payoutOutcome } from '../../domain/pool/queries.ts';
-import { poolId } from '../../domain/pool/state.ts';
+import type { PoolEvent } from '../../domain/pool/events.ts';
+import { poolId, poolStream } from '../../domain/pool/state.ts';
 import type { Command } from '../../domain/shared/decider.ts';
 import { DomainError, refuse } from '../../domain/shared/errors.ts';
 import { usdToMicro } from '../../domain/shared/money.ts';
@@ -76,15 +77,23 @@ export async function creditPool(
   switch (state.transfers.get(transferId)) {
     case 'pending':
       return { type: 'CreditPending' };
-    case 'rejected': {
-      const rejected = events.find((e) => e.type === 'TransferRejected');
-      return { type: 'CreditRejected', reason: rejected?.type === 'TransferRejected' ? rejected.data.reason : 'rejected earlier' };
-    }
+    case 'rejected':
+      return { type: 'CreditRejected', reason: await rejectionOf(tools, poolIdOf(poolEndpoint(data.transfer, 'to')), transferId, events) };
     case 'failed':
       return { type: 'CreditRejected', reason: 'the venue did not confirm the add' };
     default:
       return { type: 'Credited' };
   }
+}
+
+/**
+ * Why the pool rejected the credit: the rejection just decided, else the one it recorded earlier (a
+ * repeated step reports the same reason, which the refund records and a follow reads to plan again).
+ */
+async function rejectionOf(tools: Tools, id: string, transferId: string, decided: PoolEvent[]): Promise<string> {
+  const recorded = decided.length > 0 ? decided : ((await tools.deps.store.readStream(poolStream(id))) as unknown as PoolEvent[]);
+  const rejected = recorded.find((e) => e.type === 'TransferRejected' && e.data.transferId === transferId);
+  return rejected?.type === 'TransferRejected' ? rejected.data.reason : 'rejected earlier';
 }
 
 /** A wallet context takes what a pool paid out; once per transfer. */

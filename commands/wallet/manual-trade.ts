@@ -20,11 +20,18 @@ async function contextOf(tools: Tools, data: ManualTradeData): Promise<WalletCon
   return data.walletContext ?? currentWalletContext(tools, data.userId, { maxStaleMs: PLAN_STALENESS_MS });
 }
 
-/** Levels that would trigger at once are refused before anything moves. */
-async function checkLevels(tools: Tools, data: ManualTradeData): Promise<void> {
-  if (!data.levels) return;
-  const mark = await markPriceOf(tools, data.mint);
-  if (mark !== null) ensureLevelsAgainstMark(data.levels, mark);
+/**
+ * Levels that would trigger at once are refused before anything moves; a repeat of a trade the
+ * wallet recorded finds what it did, whatever the mark now (as a buy's missing mark: `buyMark`).
+ */
+async function checkLevels(tools: Tools, data: ManualTradeData, mark: Price | null): Promise<void> {
+  if (!data.levels || mark === null) return;
+  try {
+    ensureLevelsAgainstMark(data.levels, mark);
+  } catch (err) {
+    const { state } = await tools.load(walletDecider, data.userId);
+    if (!state.manual.has(data.transferId)) throw err;
+  }
 }
 
 /** A refusal answers as such; a buy whose swap failed (refunded) answers SWAP_FAILED; else the wallet's record. */
@@ -55,8 +62,7 @@ async function buyMark(tools: Tools, data: ManualBuyData): Promise<Price | null>
 /** POST /api/v1/wallet/buy: the wallet context pays, the venue swaps, the lot opens. */
 export async function manualBuy({ data }: Command<'ManualBuy', ManualBuyData>, tools: Tools): Promise<ManualTradeResult> {
   const walletContext = await contextOf(tools, data);
-  const mark = await buyMark(tools, data);
-  if (data.levels && mark !== null) ensureLevelsAgainstMark(data.levels, mark);
+  await checkLevels(tools, data, await buyMark(tools, data));
   const plan: TransferPlan = {
     transferId: data.transferId,
     amountMicro: data.amountMicro,
@@ -69,7 +75,7 @@ export async function manualBuy({ data }: Command<'ManualBuy', ManualBuyData>, t
 /** POST /api/v1/wallet/sell: refused before any swap when the lots hold less; the lots shrink once the swap is final. */
 export async function manualSell({ data }: Command<'ManualSell', ManualSellData>, tools: Tools): Promise<ManualTradeResult> {
   const walletContext = await contextOf(tools, data);
-  await checkLevels(tools, data);
+  await checkLevels(tools, data, data.levels ? await markPriceOf(tools, data.mint) : null);
   const plan: TransferPlan = {
     transferId: data.transferId,
     amountMicro: 0, // what the swap fetches: the venue decides

@@ -42,8 +42,20 @@ export const simulatedSwapMigrations: Migration[] = [
 
 const UNITS_PER_TOKEN = 1_000_000n;
 
+/**
+ * Where the swaps made are kept, by swap id: PostgreSQL (`swapBookOf`), or the memory of one test
+ * process (`memorySwapBook`, for property tests over an in-memory event log). `insert` keeps the
+ * first swap made under an id and answers null when one was there already.
+ */
+export interface SwapBook {
+  read(swapId: string): Promise<Swap | null>;
+  insert(swap: Swap): Promise<Swap | null>;
+}
+
 export interface SimulatedSwapsOptions {
-  pool: Pool;
+  /** PostgreSQL, or `book` instead */
+  pool?: Pool;
+  book?: SwapBook;
   prices: PriceSource;
   /** which swaps fail, with the reason (tests); default none */
   failSwap?: (request: SwapRequest) => string | null;
@@ -116,12 +128,46 @@ function differences(first: Swap, request: SwapRequest): string[] {
   return keys.filter((k) => first[k] !== request[k]);
 }
 
-export function createSimulatedSwaps(options: SimulatedSwapsOptions): Swaps {
-  const { pool } = options;
-  const read = async (swapId: string): Promise<Swap | null> => {
-    const { rows } = await pool.query<Row>({ name: 'simulated-swap', text: 'SELECT * FROM simulated_swaps WHERE swap_id = $1', values: [swapId] });
-    return rows[0] ? swapOf(rows[0]) : null;
+/** The swaps kept in PostgreSQL (`simulated_swaps`). */
+export function swapBookOf(pool: Pool): SwapBook {
+  return {
+    async read(swapId) {
+      const { rows } = await pool.query<Row>({ name: 'simulated-swap', text: 'SELECT * FROM simulated_swaps WHERE swap_id = $1', values: [swapId] });
+      return rows[0] ? swapOf(rows[0]) : null;
+    },
+    async insert(swap) {
+      const { rows } = await pool.query<Row>({
+        name: 'simulated-swap-insert',
+        text: `INSERT INTO simulated_swaps (swap_id, user_id, wallet_context, side, mint, amount, status, tx_id, price, units, usd_micro, reason, destination)
+               VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) ON CONFLICT (swap_id) DO NOTHING RETURNING *`,
+        values: [
+          swap.swapId, swap.userId, swap.walletContext, swap.side, swap.mint, swap.amount, swap.status, swap.txId,
+          swap.price === null ? null : numericOf(swap.price), swap.units, swap.usdMicro, swap.reason, swap.destination ?? null,
+        ],
+      });
+      return rows[0] ? swapOf(rows[0]) : null;
+    },
   };
+}
+
+/** The swaps kept in this process's memory: a test's venue, which forgets them when it ends. */
+export function memorySwapBook(): SwapBook & { readonly swaps: ReadonlyMap<string, Swap> } {
+  const swaps = new Map<string, Swap>();
+  return {
+    swaps,
+    read: async (swapId) => swaps.get(swapId) ?? null,
+    insert: async (swap) => {
+      if (swaps.has(swap.swapId)) return null;
+      swaps.set(swap.swapId, swap);
+      return swap;
+    },
+  };
+}
+
+export function createSimulatedSwaps(options: SimulatedSwapsOptions): Swaps {
+  const book = options.book ?? (options.pool ? swapBookOf(options.pool) : null);
+  if (!book) throw new Error('createSimulatedSwaps needs a pool or a book');
+  const read = (swapId: string) => book.read(swapId);
   const reached = async <T>(operation: string, work: () => Promise<T>): Promise<T> => {
     try {
       return await work();
@@ -148,13 +194,8 @@ export function createSimulatedSwaps(options: SimulatedSwapsOptions): Swaps {
           ? { status: 'FAILED' as const, price: null, units: 0, usdMicro: 0, reason: failure }
           : execution(request, request.side === 'withdraw' ? null : await options.prices.priceOf(request.mint));
         const txId = done.status === 'CONFIRMED' ? `simtx-${createHash('sha256').update(request.swapId).digest('hex').slice(0, 40)}` : null;
-        const { rows } = await pool.query<Row>({
-          name: 'simulated-swap-insert',
-          text: `INSERT INTO simulated_swaps (swap_id, user_id, wallet_context, side, mint, amount, status, tx_id, price, units, usd_micro, reason, destination)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) ON CONFLICT (swap_id) DO NOTHING RETURNING *`,
-          values: [request.swapId, request.userId, request.walletContext, request.side, request.mint, request.amount, done.status, txId, done.price === null ? null : numericOf(done.price), done.units, done.usdMicro, done.reason, request.destination ?? null],
-        });
-        if (rows[0]) return swapOf(rows[0]);
+        const made = await book.insert({ ...request, ...done, txId });
+        if (made) return made;
         // Another process made it meanwhile: theirs stands.
         const first = (await read(request.swapId))!;
         const fields = differences(first, request);

@@ -1,8 +1,11 @@
 // The one Given / When / Then helper for deciders: given the events a stream holds, when a command
-// is decided, then these events (or this refusal of the catalogue).
+// is decided, then these events (or this refusal of the catalogue). The transfer process decider
+// (domain/transfer/process.ts) reads the same way: given the outcomes its steps reported, when it
+// decides, then the next step.
 import type { Test } from 'tap';
 import type { CommandMetadata, Decider, Command, DomainEvent } from '../../domain/shared/decider.ts';
 import { DomainError, type ErrorReason } from '../../domain/shared/errors.ts';
+import { decide, evolve, type TransferOutcome, type TransferState, type TransferStep } from '../../domain/transfer/process.ts';
 
 /** Command metadata at `now`, as a test's sender would write it. */
 export const at = (now: Date | string, actor = 'test-user'): CommandMetadata => ({
@@ -34,7 +37,7 @@ export function scenario<C extends Command, S, E extends DomainEvent>(decider: D
             events,
             // biome-ignore lint/suspicious/noThenProperty: the helper's Given / When / Then, never awaited
             then(t, expected, message) {
-              t.same(events(), expected, message ?? "decided events");
+              t.same(events(), expected, message ?? 'decided events');
             },
             thenRefused(t, reason, message) {
               try {
@@ -52,6 +55,20 @@ export function scenario<C extends Command, S, E extends DomainEvent>(decider: D
           };
         },
       };
+    },
+  };
+}
+
+/**
+ * The transfer process: given a start (planned or resumed) and the outcomes its steps reported so
+ * far, the state they fold into; then the next step it asks for (null: over, or waiting for the venue).
+ */
+export function givenTransfer(start: TransferState, ...outcomes: TransferOutcome[]) {
+  const state = outcomes.reduce(evolve, start);
+  return {
+    state,
+    thenStep(t: Test, step: TransferStep | null, message?: string): void {
+      t.same(decide(state), step, message ?? 'the next step');
     },
   };
 }

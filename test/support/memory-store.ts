@@ -11,6 +11,11 @@ export class MemoryLog {
   private readonly streams = new Map<string, RecordedEvent[]>();
   private sequence = 0n;
 
+  /** How many events the log holds: a step that appends nothing leaves it as it was. */
+  get size(): number {
+    return Number(this.sequence);
+  }
+
   read(streamName: string, fromRevision = 0n): RecordedEvent[] {
     return (this.streams.get(streamName) ?? []).slice(Number(fromRevision));
   }

@@ -1,39 +1,34 @@
-// A pure in-memory world of one user's wallet and a few pools, for the pool ledger's property test
-// (conservation.test.ts): the real wallet and pool deciders, the real transfer process
-// (domain/transfer/process.ts), its steps performed as commands/transfers/steps.ts performs them,
-// a pending leg settled and its transfer resumed as commands/transfers/resume.ts's settleTransfer
-// does, and the recovery resuming every debit from its debit event. Events are folded into states;
-// every amount is integer micro-USD, compared exactly. The invariants it checks are stated where
-// they are checked (World.check and World.checkDecision).
+// A world of one user's wallet and a few pools for the pool ledger's property test
+// (conservation.test.ts), on the real code over an in-memory event log
+// (test/support/memory-service.ts): the real dispatcher and handle, the real wallet and pool
+// deciders, the real transfer runner and step commands (commands/transfers/), a pending leg settled
+// by the real SettleTransfer command, and the recovery resuming every debit by the real
+// ResumeTransfer command. The world only watches: it folds every append into the states it checks,
+// and checks each pool decision against the state it was decided on. Every amount is integer
+// micro-USD, compared exactly. The invariants it checks are stated where they are checked
+// (World.check and World.checkDecision).
 import assert from 'node:assert/strict';
-import { poolDecider, type PoolCommand } from '../../../domain/pool/decide.ts';
+import type { Dispatch } from '../../../commands/dispatch.ts';
+import type { PoolFact } from '../../../commands/subscriptions/commands.ts';
+import { poolDecider } from '../../../domain/pool/decide.ts';
 import type { AgentTerms, PoolEvent, PoolEventOf } from '../../../domain/pool/events.ts';
 import { currentBalanceUsd, poolFigures, splitFee } from '../../../domain/pool/ledger.ts';
-import { payoutOutcome } from '../../../domain/pool/queries.ts';
-import { poolId, type FollowedPool, type PoolState } from '../../../domain/pool/state.ts';
-import { DomainError } from '../../../domain/shared/errors.ts';
+import { poolId, poolStream, type FollowedPool, type PoolState } from '../../../domain/pool/state.ts';
 import { mulDiv, percentFraction } from '../../../domain/shared/money.ts';
 import type { PoolEndpoint, TransferPlan } from '../../../domain/transfer/plan.ts';
-import {
-  decide,
-  evolve,
-  isFinished,
-  planned,
-  resumed,
-  type TransferOutcome,
-  type TransferState,
-  type TransferStep,
-} from '../../../domain/transfer/process.ts';
-import { walletDecider, type WalletCommand } from '../../../domain/wallet/decide.ts';
+import { isFinished, planned, type TransferState, type TransferStatus } from '../../../domain/transfer/process.ts';
+import { walletDecider } from '../../../domain/wallet/decide.ts';
 import type { WalletContext, WalletEvent } from '../../../domain/wallet/events.ts';
-import { balanceOf, type WalletState } from '../../../domain/wallet/state.ts';
-import { at } from '../../support/given-when-then.ts';
+import { balanceOf, walletStream, type WalletState } from '../../../domain/wallet/state.ts';
+import { userStream } from '../../../domain/user/fields.ts';
+import type { RecordedEvent } from '../../../infra/eventstore/port.ts';
+import { Crash, MemoryService, type Faults } from '../../support/memory-service.ts';
 import { terms } from './fixtures.ts';
 
 /** The virtual start (1000 USD); the real context starts at 0 and grows by deposits. */
 export const START = 1_000_000_000;
 export const USER = 'u1';
-const metadata = at('2025-03-04T05:06:07.000Z');
+const NOW = new Date('2025-03-04T05:06:07.000Z');
 
 /** Two agents: a spot one at 20 %, a perp one (a fee buffer) at 12.5 %; each followed in both contexts. */
 export const AGENTS: ReadonlyArray<{ id: string; terms: AgentTerms }> = [
@@ -42,7 +37,9 @@ export const AGENTS: ReadonlyArray<{ id: string; terms: AgentTerms }> = [
 ];
 export const CONTEXTS: ReadonlyArray<WalletContext> = ['virtual', 'real'];
 /** The pools of the world, by index: agent-major, context-minor. */
-export const POOLS = AGENTS.flatMap((a) => CONTEXTS.map((walletContext) => ({ agentId: a.id, walletContext, terms: a.terms, id: poolId(USER, a.id, walletContext) })));
+export const POOLS = AGENTS.flatMap((a) =>
+  CONTEXTS.map((walletContext) => ({ agentId: a.id, walletContext, terms: a.terms, id: poolId(USER, a.id, walletContext) })),
+);
 
 /** What the random runs went through, counted across all runs, so that a generator that stops reaching a path fails the test. */
 export const reached = {
@@ -100,11 +97,14 @@ interface Opening {
 
 const poolIdOf = (e: PoolEndpoint): string => poolId(e.userId, e.agentId, e.walletContext);
 
+/** Where a transfer was last left: its status and plan (as the runner or a command answered), or crashed. */
+type Known = { status: TransferStatus; plan: TransferPlan } | 'crashed';
+
 export class World {
+  readonly service: MemoryService;
   wallet: WalletState = walletDecider.initialState();
-  readonly walletEvents: WalletEvent[] = [];
+  /** every pool a stream was written for, as folded append by append */
   readonly pools = new Map<string, PoolState>();
-  readonly poolEvents = new Map<string, PoolEvent[]>();
   /** what came from outside: real deposits, and PnL realized by closed trades */
   depositsMicro = 0;
   realizedMicro = 0;
@@ -112,14 +112,50 @@ export class World {
   feesMicro = 0;
   readonly openings = new Map<string, Opening>();
   readonly settlementIds = new Set<string>();
-  /** the process state each transfer was last left in by this world's runner, or 'crashed' */
-  readonly transfers = new Map<string, TransferState | 'crashed'>();
-  readonly plans = new Map<string, TransferPlan>();
+  /** where each transfer was last left by a request, a settlement or the recovery */
+  readonly transfers = new Map<string, Known>();
+  /** every invariant after every append, inside the commands too (a world around this one may check it itself) */
+  checkEachAppend = true;
+  /** the first check that failed inside an append (thrown again once the command answered) */
+  failure: unknown = null;
   private counter = 0;
-  /** the transfer whose leg is being settled: its process state catches up when it is resumed */
+  /** the transfer whose leg is being settled: its known status catches up once SettleTransfer answers */
   private settling: string | null = null;
 
-  constructor(readonly seen: Reached = reached) {}
+  constructor(
+    readonly seen: Reached = reached,
+    service = new MemoryService({ virtualStartMicro: START, now: NOW }),
+  ) {
+    this.service = service;
+    service.given(userStream(USER), [
+      {
+        type: 'UserRegistered',
+        data: {
+          userId: USER,
+          email: 'u1@example.com',
+          username: 'u1',
+          role: 'user',
+          tier: 'free',
+          virtualWalletMode: true,
+          languageCode: 'en',
+          registeredAt: NOW.toISOString(),
+          signup: {},
+        },
+      },
+    ]);
+    const chained = service.onAppend;
+    service.onAppend = (stream, before, appended) => {
+      chained(stream, before, appended);
+      try {
+        this.fold(stream, appended);
+        if (this.checkEachAppend && (stream.startsWith('pool-') || stream.startsWith('wallet-')))
+          this.check(`${appended.map((e) => e.type).join(', ')} on ${stream}`);
+      } catch (err) {
+        this.failure ??= err;
+        throw err;
+      }
+    };
+  }
 
   nextId(kind: string): string {
     return `${kind}-${++this.counter}`;
@@ -135,94 +171,98 @@ export class World {
   }
 
   figures(p: FollowedPool) {
-    return poolFigures(p.ledger, { walletContext: p.walletContext, venue: p.terms.venue, maxLeverage: p.terms.maxLeverage, successFeePercent: p.terms.successFeePercent });
+    return poolFigures(p.ledger, {
+      walletContext: p.walletContext,
+      venue: p.terms.venue,
+      maxLeverage: p.terms.maxLeverage,
+      successFeePercent: p.terms.successFeePercent,
+    });
   }
 
   walletBalance(context: WalletContext): number {
     return balanceOf(this.wallet, context, START);
   }
 
-  // ---- the aggregates: decide, check the decision, append (fold) ----
-
-  /** A wallet command; throws the decider's refusal. */
-  executeWallet(command: WalletCommand): WalletEvent[] {
-    const events = walletDecider.decide(command, this.wallet);
-    for (const e of events) {
-      if (e.type === 'WalletDeposited') this.depositsMicro += e.data.amountMicro;
-      this.walletEvents.push(e);
-      this.wallet = walletDecider.evolve(this.wallet, e);
-    }
-    return events;
+  poolEvents(id: string): PoolEvent[] {
+    return this.service.events<PoolEvent>(poolDecider, id);
   }
 
-  /** A pool command; throws the decider's refusal. The decision is checked against the state it was made on. */
-  executePool(id: string, command: PoolCommand): { state: PoolState; events: PoolEvent[] } {
+  walletEvents(): WalletEvent[] {
+    return this.service.events<WalletEvent>(walletDecider, USER);
+  }
+
+  // ---- what the streams record: folded, each pool decision checked against its state before ----
+
+  private fold(stream: string, appended: RecordedEvent[]): void {
+    if (stream === walletStream(USER)) {
+      for (const e of appended as unknown as WalletEvent[]) {
+        if (e.type === 'WalletDeposited') this.depositsMicro += e.data.amountMicro;
+        this.wallet = walletDecider.evolve(this.wallet, e);
+      }
+      return;
+    }
+    if (!stream.startsWith('pool-')) return;
+    const id = stream.slice('pool-'.length);
+    const events = appended as unknown as PoolEvent[];
     const before = this.pool(id);
-    const events = poolDecider.decide(command, before);
-    this.checkDecision(id, command, before, events);
+    this.checkDecision(id, before, events);
     let state = before;
-    const recorded = this.poolEvents.get(id) ?? [];
-    this.poolEvents.set(id, recorded);
     for (const e of events) {
       if (e.type === 'FeesSettled') this.checkFeeSettlement(id, state, e);
       if (e.type === 'AgentFollowed') this.openings.set(id, { feesMicro: 0, peakRealizedMicro: 0 });
       if (e.type === 'TradeClosed') this.realizedMicro += e.data.realizedPnlMicro;
-      recorded.push(e);
       state = poolDecider.evolve(state, e);
       // The peak of cumulative realized PnL in this opening: what the high-water mark may charge on.
       const opening = this.openings.get(id);
       if (state.followed && opening) opening.peakRealizedMicro = Math.max(opening.peakRealizedMicro, state.ledger.realized);
     }
     this.pools.set(id, state);
-    return { state, events };
   }
 
   /**
-   * What a decision may do, given the state it was decided on:
-   * - a withdrawal (DebitPool, not a close) takes at most withdrawableUsd of that state; since the
-   *   pool decides one command at a time and the reservation (pendingOut) or the payout
+   * What a decision may do, given the state it was decided on (one append is one decision):
+   * - a withdrawal (WithdrawalRequested, not a close) takes at most withdrawableUsd of that state;
+   *   since the pool decides one command at a time and the reservation (pendingOut) or the payout
    *   (confirmedOut) lowers withdrawableUsd at once, two withdrawals never take the same dollar;
-   * - a close is decided only with no open trade and no leg at the venue, settles every fee due
-   *   (a real pool's), and pays out exactly what the pool holds after settling them;
+   * - a close (PoolClosed) is decided only with no open trade and no leg at the venue, settles every
+   *   fee due (a real pool's), and pays out exactly what the pool holds after settling them;
    * - fees are settled only by a real pool, only when a withdrawal confirms or the user stops;
    * - a group of trades opens whole or not at all, by a followed pool, and its margins together
    *   never pass withdrawableUsd of that state.
    */
-  private checkDecision(id: string, command: PoolCommand, before: PoolState, events: PoolEvent[]): void {
+  private checkDecision(id: string, before: PoolState, events: PoolEvent[]): void {
     const fees = events.filter((e) => e.type === 'FeesSettled');
+    const close = events.some((e) => e.type === 'PoolClosed');
     if (fees.length > 0) {
       ensure(before.followed && before.walletContext === 'real', () => `${id}: fees settled by a ${before.followed ? before.walletContext : 'closed'} pool`);
-      const byClose = command.type === 'DebitPool' && command.data.transfer.from.kind === 'pool' && command.data.transfer.from.close === true;
-      const byConfirmedWithdrawal = command.type === 'SettleAllocation' && before.pending[command.data.transferId]?.direction === 'out' && command.data.outcome === 'confirmed';
-      ensure(byClose || byConfirmedWithdrawal, () => `${id}: fees settled by ${command.type}`);
+      const byConfirmedWithdrawal = events.some((e) => e.type === 'AllocationSettled' && e.data.direction === 'out' && e.data.outcome === 'confirmed');
+      ensure(close || byConfirmedWithdrawal, () => `${id}: fees settled by ${events.map((e) => e.type).join(', ')}`);
       same(fees.length, 1, () => `${id}: one settlement per decision`);
     }
-    if (command.type === 'OpenTrade') {
-      const margins = events.flatMap((e) => (e.type === 'TradeOpened' ? [e.data.marginMicro] : []));
-      if (margins.length === 0) return;
+    const opened = events.flatMap((e) => (e.type === 'TradeOpened' ? [e.data.marginMicro] : []));
+    if (opened.length > 0) {
       ensure(before.followed, () => `${id}: a trade opened in a pool not followed`);
-      same(margins.length, command.data.trades.length, () => `${id}: part of a group opened`);
+      ensure(!events.some((e) => e.type === 'TradeRefused'), () => `${id}: part of a group opened`);
       const free = this.figures(before).withdrawableUsd;
-      const locked = margins.reduce((sum, m) => sum + m, 0);
+      const locked = opened.reduce((sum, m) => sum + m, 0);
       ensure(locked <= free, () => `${id}: trades locked ${locked}, more than the ${free} free`);
       return;
     }
-    if (command.type !== 'DebitPool') return;
-    const { transfer } = command.data;
     const out = events.filter((e): e is PoolEventOf<'WithdrawalRequested'> => e.type === 'WithdrawalRequested');
-    if (!before.followed || before.transfers.has(transfer.transferId)) return;
-    const close = transfer.from.kind === 'pool' && transfer.from.close === true;
+    if (!before.followed || (out.length === 0 && !close)) return;
     if (!close) {
       for (const e of out) {
         const withdrawable = this.figures(before).withdrawableUsd;
-        ensure(e.data.transfer.amountMicro <= withdrawable, () => `${id}: a withdrawal of ${e.data.transfer.amountMicro} took more than the ${withdrawable} withdrawable`);
-        same(e.data.transfer.amountMicro, transfer.amountMicro, () => `${id}: a withdrawal pays what was asked`);
+        ensure(
+          e.data.transfer.amountMicro <= withdrawable,
+          () => `${id}: a withdrawal of ${e.data.transfer.amountMicro} took more than the ${withdrawable} withdrawable`,
+        );
       }
       return;
     }
     same(Object.keys(before.openTrades).length, 0, () => `${id}: closed with open trades`);
     same(Object.keys(before.pending).length, 0, () => `${id}: closed with a leg at the venue`);
-    const feeMicro = fees.reduce((sum, e) => sum + e.data.feeMicro, 0);
+    const feeMicro = fees.reduce((sum, e) => sum + (e.type === 'FeesSettled' ? e.data.feeMicro : 0), 0);
     if (before.walletContext === 'real') {
       // A settlement deferred for want of free money is settled at the stop: none is forgiven.
       const [num, den] = percentFraction(before.terms.successFeePercent);
@@ -230,7 +270,11 @@ export class World {
       same(feeMicro, due, () => `${id}: a stop settles every fee due`);
     }
     const held = currentBalanceUsd(before.ledger) - feeMicro;
-    same(out.reduce((sum, e) => sum + e.data.transfer.amountMicro, 0), Math.max(0, held), () => `${id}: a close pays out what the pool holds after its fees`);
+    same(
+      out.reduce((sum, e) => sum + e.data.transfer.amountMicro, 0),
+      Math.max(0, held),
+      () => `${id}: a close pays out what the pool holds after its fees`,
+    );
     assert.equal(events.at(-1)?.type, 'PoolClosed');
   }
 
@@ -273,139 +317,115 @@ export class World {
     );
   }
 
-  // ---- the transfer steps, as commands/transfers/steps.ts performs them ----
+  // ---- the commands and the runner, as a request, the venue or the recovery sends them ----
 
-  /** A step: its command, then the fact its endpoint holds for the transfer. `appended` counts the events it wrote. */
-  perform(step: TransferStep): { outcome: TransferOutcome; appended: number } {
-    switch (step.type) {
-      case 'DebitWallet': {
-        const { transfer } = step.data;
-        let appended: number;
-        try {
-          appended = this.executeWallet({ type: 'DebitWallet', data: { transfer, virtualStartMicro: START }, metadata }).length;
-        } catch (err) {
-          if (err instanceof DomainError) return { outcome: { type: 'DebitRefused', error: err }, appended: 0 };
-          throw err;
-        }
-        const paid = this.wallet.debits.get(transfer.transferId)!;
-        return { outcome: paid.refunded ? { type: 'Refunded' } : { type: 'Debited', amountMicro: paid.amountMicro }, appended };
-      }
-      case 'DebitPool': {
-        const { transfer } = step.data;
-        if (transfer.from.kind !== 'pool') throw new Error('DebitPool from a wallet');
-        let result: { state: PoolState; events: PoolEvent[] };
-        try {
-          result = this.executePool(poolIdOf(transfer.from), { type: 'DebitPool', data: { transfer }, metadata });
-        } catch (err) {
-          if (err instanceof DomainError) return { outcome: { type: 'DebitRefused', error: err }, appended: 0 };
-          throw err;
-        }
-        return { outcome: payoutOutcome(result.state, transfer.transferId), appended: result.events.length };
-      }
-      case 'CreditPool': {
-        const { transfer } = step.data;
-        if (transfer.to.kind !== 'pool') throw new Error('CreditPool to a wallet');
-        const { state, events } = this.executePool(poolIdOf(transfer.to), { type: 'CreditPool', data: step.data, metadata });
-        const fate = state.transfers.get(transfer.transferId);
-        const outcome: TransferOutcome =
-          fate === 'pending' ? { type: 'CreditPending' } : fate === 'rejected' || fate === 'failed' ? { type: 'CreditRejected', reason: fate } : { type: 'Credited' };
-        return { outcome, appended: events.length };
-      }
-      case 'CreditWallet': {
-        const { transferId, amountMicro, from, to } = step.data.transfer;
-        if (to.kind !== 'wallet' || from.kind !== 'pool') throw new Error('CreditWallet from a wallet');
-        const events = this.executeWallet({
-          type: 'CreditWallet',
-          data: { transferId, walletContext: to.walletContext, amountMicro, from: `pool:${poolIdOf(from)}`, virtualStartMicro: START },
-          metadata,
-        });
-        return { outcome: { type: 'Credited' }, appended: events.length };
-      }
-      case 'RefundWallet': {
-        const events = this.executeWallet({ type: 'RefundWallet', data: { transferId: step.data.transferId }, metadata });
-        return { outcome: { type: 'Refunded' }, appended: events.length };
-      }
-      default:
-        throw new Error(`${step.type}: trades are not transfers of this world (test/domain/trade/transfers.test.ts runs them)`);
-    }
+  /** Throws what a check found inside an append, once the command answered. */
+  private rethrow(): void {
+    if (this.failure) throw this.failure;
+  }
+
+  /** A real deposit (DepositWallet); `deposited` false when the id was credited already. */
+  async deposit(depositId: string, amountMicro: number): Promise<boolean> {
+    const { deposited } = await this.service.send('DepositWallet', { userId: USER, depositId, amountMicro });
+    this.rethrow();
+    return deposited;
+  }
+
+  /** A pool fact (RecordPoolFact: trades opened, marked, closed); returns the events it appended, or throws the refusal. */
+  async fact(id: string, fact: PoolFact): Promise<PoolEvent[]> {
+    const size = this.poolEvents(id).length;
+    await this.service.send('RecordPoolFact', { poolId: id, fact });
+    this.rethrow();
+    return this.poolEvents(id).slice(size);
   }
 
   /**
-   * Runs a transfer as commands/transfers/run.ts does, step by step, checking every invariant after
-   * every step. `twice`: every step is delivered again and must append nothing and report the same
-   * fact. `crashAfter`: the process stops after that many steps, the last one appended, its outcome
-   * lost (the transfer is then finished by a settlement or the recovery, from its debit event).
+   * Runs a transfer with the real runner, checking every invariant after every step. `twice`: every
+   * step is sent again and must append nothing and report the same fact. `crashAfter`: the process
+   * stops after that many steps, the last one appended, its outcome lost (the transfer is then
+   * finished by a settlement or the recovery, from its debit event).
    */
-  run(start: TransferState, opts: { twice?: boolean; crashAfter?: number | null } = {}): { end: TransferState | null; appended: number } {
-    let state = start;
-    let steps = 0;
-    let appended = 0;
+  async run(start: TransferState, opts: Faults = {}): Promise<{ end: TransferState | null; appended: number }> {
     const id = start.plan.transferId;
-    this.plans.set(id, start.plan);
-    for (let step = decide(state); step; step = decide(state)) {
-      const done = this.perform(step);
-      appended += done.appended;
-      this.check(`${step.type} ${id}`);
-      if (opts.twice) {
-        const again = this.perform(step);
-        this.seen.stepRepeated++;
-        same(again.appended, 0, () => `${step.type} ${id} delivered twice appended again`);
-        assert.deepEqual(outcomeKey(again.outcome), outcomeKey(done.outcome), `${step.type} ${id} delivered twice reported another fact`);
-        this.check(`${step.type} ${id} again`);
-      }
-      if (opts.crashAfter === ++steps) {
-        this.seen.crashed++;
-        this.transfers.set(id, 'crashed');
-        return { end: null, appended };
-      }
-      state = evolve(state, done.outcome);
-    }
-    this.transfers.set(id, state);
-    return { end: state, appended };
+    const size = this.service.log.size;
+    if (opts.twice) this.seen.stepRepeated++;
+    const end = await this.service.run(start, opts, (step) => {
+      this.rethrow();
+      this.check(`${step} ${id}`);
+    });
+    this.rethrow();
+    if (end === null) this.seen.crashed++;
+    this.transfers.set(id, end ? { status: end.status, plan: end.plan } : 'crashed');
+    return { end, appended: this.service.log.size - size };
   }
 
-  /**
-   * Resumes a transfer from its plan (the recovery worker, or a settlement carrying it on). A
-   * transfer this world saw finished must append nothing when resumed.
-   */
-  resume(plan: TransferPlan, opts: { crashAfter?: number | null } = {}): TransferState | null {
+  /** The stream that recorded a transfer's debit (and its plan): where ResumeTransfer reads it. */
+  private sourceOf(plan: TransferPlan): string {
+    return plan.from.kind === 'wallet' ? walletStream(USER) : poolStream(poolIdOf(plan.from as PoolEndpoint));
+  }
+
+  /** Resumes a transfer from its debit event (ResumeTransfer); one this world saw finished must append nothing and end the same. */
+  async resume(plan: TransferPlan): Promise<TransferStatus> {
     const last = this.transfers.get(plan.transferId);
-    const { end, appended } = this.run(resumed(plan), opts);
-    if (last === 'crashed' && end && end.status !== 'planned') this.seen.crashResumed++;
-    if (last && last !== 'crashed' && isFinished(last)) {
+    const size = this.service.log.size;
+    const { status } = await this.service.send('ResumeTransfer', { transferId: plan.transferId, sourceStream: this.sourceOf(plan) });
+    this.rethrow();
+    if (last === 'crashed' && status !== 'planned') this.seen.crashResumed++;
+    if (last && last !== 'crashed' && isFinished(last as TransferState)) {
       this.seen.finishedResumedAgain++;
-      same(appended, 0, () => `${plan.transferId}: resuming a finished transfer appended`);
-      same(end?.status, last.status, () => `${plan.transferId}: resuming a finished transfer ended otherwise`);
+      same(this.service.log.size, size, () => `${plan.transferId}: resuming a finished transfer appended`);
+      same(status, last.status, () => `${plan.transferId}: resuming a finished transfer ended otherwise`);
     }
-    return end;
+    this.transfers.set(plan.transferId, { status, plan: last && last !== 'crashed' ? last.plan : plan });
+    this.check(`resumed ${plan.transferId}`);
+    return status;
   }
 
   /** The plans recorded by debit events (WalletDebited, WithdrawalRequested): where the recovery reads them. */
   debitPlans(): TransferPlan[] {
-    const plans: TransferPlan[] = this.walletEvents.flatMap((e) => (e.type === 'WalletDebited' ? [e.data.transfer] : []));
-    for (const events of this.poolEvents.values()) for (const e of events) if (e.type === 'WithdrawalRequested') plans.push(e.data.transfer);
+    const plans: TransferPlan[] = this.walletEvents().flatMap((e) => (e.type === 'WalletDebited' ? [e.data.transfer] : []));
+    for (const id of this.pools.keys()) for (const e of this.poolEvents(id)) if (e.type === 'WithdrawalRequested') plans.push(e.data.transfer);
     return plans;
   }
 
   /** The recovery worker: every recorded debit is resumed from its debit event (a finished one changes nothing). */
-  recover(): void {
-    for (const plan of this.debitPlans()) this.resume(plan);
+  async recover(): Promise<void> {
+    for (const plan of this.debitPlans()) await this.resume(plan);
   }
 
-  /** The venue answers a pool's pending leg; the transfer goes on from its source (settleTransfer). */
-  settle(id: string, transferId: string, outcome: 'confirmed' | 'failed', amountMicro: number, opts: { twice?: boolean; crashAfter?: number | null } = {}): void {
-    const command: PoolCommand = { type: 'SettleAllocation', data: { transferId, outcome, amountMicro }, metadata };
-    this.settling = transferId;
-    this.executePool(id, command);
-    this.check(`SettleAllocation ${transferId}`);
-    if (opts.twice) {
-      this.seen.settlementRepeated++;
-      same(this.executePool(id, command).events.length, 0, () => `${transferId}: a settlement repeated appended again`);
-    }
+  /**
+   * The venue answers a pool's pending leg (SettleTransfer: the pool records it, the transfer goes on
+   * from its source). `twice`: the answer is sent again and appends nothing; `crashAfter`: the
+   * process dies at that append, its answer lost (the recovery finishes the transfer).
+   */
+  async settle(id: string, transferId: string, outcome: 'confirmed' | 'failed', amountMicro: number, opts: Faults = {}): Promise<void> {
     const plan = this.debitPlans().find((p) => p.transferId === transferId);
     ensure(plan !== undefined, () => `no debit event for the settled ${transferId}`);
-    this.resume(plan, opts);
-    this.settling = null;
+    const data = { poolId: id, transferId, outcome, amountMicro };
+    const dispatch: Dispatch = opts.crashAfter ? this.service.dying(opts.crashAfter, true) : this.service.dispatch;
+    this.settling = transferId;
+    try {
+      const { status } = await this.service.send('SettleTransfer', data, dispatch);
+      this.transfers.set(transferId, { status, plan });
+    } catch (err) {
+      if (!(err instanceof Crash)) throw err;
+      this.seen.crashed++;
+      this.transfers.set(transferId, 'crashed');
+    } finally {
+      this.settling = null;
+    }
+    this.rethrow();
+    this.check(`SettleTransfer ${transferId}`);
+    if (opts.twice) {
+      this.seen.settlementRepeated++;
+      const size = this.service.log.size;
+      const known = this.transfers.get(transferId);
+      const { status } = await this.service.send('SettleTransfer', data);
+      this.rethrow();
+      // A settlement sent again finishes a crashed transfer; a finished one appends nothing.
+      if (known !== 'crashed') same(this.service.log.size, size, () => `${transferId}: a settlement repeated appended again`);
+      this.transfers.set(transferId, { status, plan });
+    }
   }
 
   // ---- the invariants ----
@@ -446,7 +466,7 @@ export class World {
       }
     }
     let debitedNotCredited = 0;
-    for (const e of this.walletEvents) {
+    for (const e of this.walletEvents()) {
       if (e.type !== 'WalletDebited') continue;
       const { transferId, to } = e.data.transfer;
       const paid = this.wallet.debits.get(transferId)!;
@@ -463,7 +483,12 @@ export class World {
     const held = a.wallet + a.pools + a.venueIn + a.closingPayouts + a.residue + a.debitedNotCredited + a.paidNotCredited + a.fees;
     for (const [k, v] of Object.entries(a)) ensure(Number.isSafeInteger(v) && v >= 0, () => `${context}: ${k} = ${v}`);
     const owed = START + this.depositsMicro + this.realizedMicro;
-    same(held, owed, () => `${context}: money not conserved: ${JSON.stringify(a)} sums to ${held}, START + deposits ${this.depositsMicro} + realized ${this.realizedMicro} = ${owed}`);
+    same(
+      held,
+      owed,
+      () =>
+        `${context}: money not conserved: ${JSON.stringify(a)} sums to ${held}, START + deposits ${this.depositsMicro} + realized ${this.realizedMicro} = ${owed}`,
+    );
 
     // No negative balances.
     for (const c of CONTEXTS) ensure(this.walletBalance(c) >= 0, () => `${context}: ${c} wallet balance ${this.walletBalance(c)}`);
@@ -471,7 +496,10 @@ export class World {
       const legs = Object.values(p.pending);
       if (!p.followed) {
         // A closed pool keeps only its closing payout at the venue.
-        ensure(legs.every((l) => l.direction === 'out'), () => `${context}: ${id} closed with an add at the venue`);
+        ensure(
+          legs.every((l) => l.direction === 'out'),
+          () => `${context}: ${id} closed with an add at the venue`,
+        );
         continue;
       }
       const l = p.ledger;
@@ -482,15 +510,24 @@ export class World {
       ensure(f.allocatedUsd >= 0, () => `${context}: ${id} allocatedUsd ${f.allocatedUsd}`);
       ensure(f.currentBalanceUsd >= 0, () => `${context}: ${id} currentBalanceUsd ${f.currentBalanceUsd}`);
       // What is reserved (pendingOut) and locked in trades is in the pool: the venue can pay both.
-      ensure(f.currentBalanceUsd - l.locked - l.pendingOut >= 0, () => `${context}: ${id} holds ${f.currentBalanceUsd} < locked ${l.locked} + pendingOut ${l.pendingOut}`);
+      ensure(
+        f.currentBalanceUsd - l.locked - l.pendingOut >= 0,
+        () => `${context}: ${id} holds ${f.currentBalanceUsd} < locked ${l.locked} + pendingOut ${l.pendingOut}`,
+      );
       // withdrawableUsd never exceeds what may leave.
-      ensure(f.withdrawableUsd >= 0 && f.withdrawableUsd <= Math.max(0, f.currentBalanceUsd - l.locked - l.pendingOut), () => `${context}: ${id} withdrawableUsd ${f.withdrawableUsd}`);
+      ensure(
+        f.withdrawableUsd >= 0 && f.withdrawableUsd <= Math.max(0, f.currentBalanceUsd - l.locked - l.pendingOut),
+        () => `${context}: ${id} withdrawableUsd ${f.withdrawableUsd}`,
+      );
       assert.equal(f.pendingDeltaUsd, l.pendingIn - l.pendingOut);
       // The ledger's pending figures are the legs at the venue; locked is the open trades' margin.
       const sum = (d: 'in' | 'out') => legs.filter((x) => x.direction === d).reduce((s, x) => s + x.amountMicro, 0);
       same(l.pendingIn, sum('in'), () => `${context}: ${id} pendingIn is not its legs`);
       same(l.pendingOut, sum('out'), () => `${context}: ${id} pendingOut is not its legs`);
-      assert.equal(l.locked, Object.values(p.openTrades).reduce((s, t) => s + t.marginMicro, 0));
+      assert.equal(
+        l.locked,
+        Object.values(p.openTrades).reduce((s, t) => s + t.marginMicro, 0),
+      );
       if (p.walletContext === 'virtual') {
         // Virtual: everything settles at once and no fee is ever settled.
         same(legs.length, 0, () => `${context}: ${id} virtual leg at the venue`);
@@ -555,9 +592,5 @@ function ensure(cond: boolean, message: () => string): asserts cond {
 function same<T>(actual: T, expected: T, message: () => string): void {
   if (actual !== expected) assert.fail(`${message()}: ${String(actual)} !== ${String(expected)}`);
 }
-
-
-/** An outcome as compared between two deliveries of a step (a refusal by its reason). */
-const outcomeKey = (o: TransferOutcome) => (o.type === 'DebitRefused' ? { type: o.type, reason: o.error.reason } : o);
 
 export { planned };

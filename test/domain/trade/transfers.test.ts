@@ -1,43 +1,42 @@
-// Agent trades as transfers, property-based: random histories of one followed pool (in
-// the virtual or the real context) and the trades its agent's signals open in it, driven by the
-// real pool, trade and wallet deciders and the real transfer process (world.ts; events folded into
-// states, no I/O). Actions: signals opening 1–2 trades (long or short, leverage 1–10, a percent of
-// the free capital or a fixed margin, market / zone / breakout entries, a stop and 0–3 targets
-// consistent with the side or sometimes contradicting it, a token without a price), price moves
-// ticking every live trade of a token (fills, stops, targets, trailing stops, gaps past the
-// margin, expiry once time passed), follow-ups (close a percent, cancel, move the stop, breakeven,
-// new targets), the user's close, time passing, withdrawals (the real context settles success fees
-// when one confirms), the venue's answers, crashes (the k-th transfer of an action stops after s
-// steps) finished by the recovery worker (from the pool's TradeOpened.transfer and the trade's
-// TradeSettled) or by the signal job running again, and steps delivered twice. After every step
-// the world checks (world.ts TradeWorld.check, where each is stated exactly):
+// Agent trades as transfers, property-based: random histories of one followed pool (in the virtual
+// or the real context) and the trades its agent's signals open in it, driven by the real command
+// code over an in-memory event log (world.ts: ExecuteSignal, MarkTradePrice, CloseUserTrade,
+// ResumeTransfer, SettleTransfer, the real runner and steps). Actions: signals opening 1–2 trades
+// (long or short, leverage 1–10, a percent of the free capital or a fixed margin, market / zone /
+// breakout entries, a stop and 0–3 targets consistent with the side or sometimes contradicting it,
+// a token without a price), price moves ticking every live trade of a token (fills, stops, targets,
+// trailing stops, gaps past the margin, expiry once time passed), follow-up signals naming a trade
+// (close a percent, cancel, move the stop, breakeven, new targets), the user's close, time passing,
+// withdrawals (the real context settles success fees when one confirms), the venue's answers,
+// crashes (the process of a command dies at its n-th append) finished by the recovery worker (from
+// the pool's TradeOpened.transfer and the trade's TradeSettled) or by the signal job running again,
+// and commands sent by two processes at once. After every action and every runner step the world
+// checks (world.ts TradeWorld.check, where each is stated exactly):
 // 1. locked = Σ margins of the pool's open trades; every live trade is open in the pool with
-//    marginFor(notional, leverage); one open in the pool but not live has its transfer unfinished;
+//    marginFor(notional, leverage);
 // 2. the pool's realized = Σ realized PnL of the trades it closed (each once, by its return;
 //    released ones 0);
 // 3. money conserved: the pool world's audit (wallet + pool + in flight + fees = start + deposits +
 //    realized) and capital in + Σ trades' PnL = balance + withdrawn + fees + PnL not paid back yet;
 //    free capital never negative;
 // 4. a group opens whole with the margins the free capital gives (never beyond it) or is refused
-//    whole (TradeRefused) for the first limit it breaks;
+//    whole (TradeRefused) for the first limit it breaks (checked on the state it was decided on);
 // 5. fees charged ≤ successFeePercent% × max(0, peak realized), each settlement exactly the fee due
 //    up to what is free (the pool world's checks);
-// 6. a step delivered twice appends nothing and reports the same fact; a finished transfer resumed
-//    changes nothing; once drained every recorded transfer is final, every ended trade closed once
-//    in its pool, and in a group where one trade was rejected no trade stays live (both or neither).
+// 6. a command sent twice at once answers the same; a finished transfer resumed changes nothing;
+//    once drained every recorded transfer is final, every ended trade closed once in its pool, and
+//    in a group where one trade was rejected no trade stays live (both or neither).
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import t from 'tap';
 import type { SignalExecutionDefaults } from '../../../domain/agent/record.ts';
 import { currentBalanceUsd } from '../../../domain/pool/ledger.ts';
-import type { OpenIntent } from '../../../domain/signal/intent.ts';
-import type { TradeCommand } from '../../../domain/trade/decide.ts';
-import type { CommandBody } from '../../../domain/shared/decider.ts';
+import type { Intent, OpenIntent } from '../../../domain/signal/intent.ts';
 import type { TransferPlan } from '../../../domain/transfer/plan.ts';
 import { planned } from '../../../domain/transfer/process.ts';
 import { START, USER } from '../pool/world.ts';
 import { AGENT, ended, live, paths, TOKENS, TradeWorld, type Faults } from './world.ts';
-import { priceFromMicro as pb, priceFromMicro, priceText } from '../../../domain/shared/price.ts';
+import { priceFromMicro, priceText } from '../../../domain/shared/price.ts';
 
 /** A price in micro-USD as intent text. */
 const pt = (micro: number): string => priceText(priceFromMicro(micro));
@@ -67,14 +66,30 @@ const openSpec: fc.Arbitrary<OpenSpec> = fc.record({
   side: fc.constantFrom<'long' | 'short'>('long', 'short'),
   leverage: fc.integer({ min: 1, max: 10 }),
   size: fc.oneof(
-    { weight: 3, arbitrary: fc.record({ kind: fc.constant('percent' as const), hundredths: fc.oneof({ weight: 4, arbitrary: fc.integer({ min: 500, max: 6_000 }) }, { weight: 1, arbitrary: fc.integer({ min: 1, max: 10_000 }) }) }) },
+    {
+      weight: 3,
+      arbitrary: fc.record({
+        kind: fc.constant('percent' as const),
+        hundredths: fc.oneof({ weight: 4, arbitrary: fc.integer({ min: 500, max: 6_000 }) }, { weight: 1, arbitrary: fc.integer({ min: 1, max: 10_000 }) }),
+      }),
+    },
     { weight: 2, arbitrary: fc.record({ kind: fc.constant('usd' as const), usd: fc.integer({ min: 1, max: 600 }) }) },
     { weight: 1, arbitrary: fc.constant({ kind: 'default' as const }) },
   ),
   entry: fc.oneof(
     { weight: 3, arbitrary: fc.constant({ kind: 'market' as const }) },
-    { weight: 2, arbitrary: fc.record({ kind: fc.constant('zone' as const), fromBps: fc.integer({ min: -400, max: 300 }), widthBps: fc.integer({ min: 0, max: 200 }) }) },
-    { weight: 1, arbitrary: fc.record({ kind: fc.constant('breakout' as const), direction: fc.constantFrom<'above' | 'below'>('above', 'below'), bps: fc.integer({ min: -100, max: 400 }) }) },
+    {
+      weight: 2,
+      arbitrary: fc.record({ kind: fc.constant('zone' as const), fromBps: fc.integer({ min: -400, max: 300 }), widthBps: fc.integer({ min: 0, max: 200 }) }),
+    },
+    {
+      weight: 1,
+      arbitrary: fc.record({
+        kind: fc.constant('breakout' as const),
+        direction: fc.constantFrom<'above' | 'below'>('above', 'below'),
+        bps: fc.integer({ min: -100, max: 400 }),
+      }),
+    },
   ),
   stopBps: fc.option(fc.integer({ min: 50, max: 1_500 }), { freq: 4 }),
   targets: fc.array(fc.record({ bps: fc.integer({ min: 30, max: 600 }), percent: fc.option(fc.integer({ min: 5, max: 40 }), { freq: 3 }) }), { maxLength: 3 }),
@@ -118,7 +133,11 @@ function intentOf(spec: OpenSpec, priceMicro: number | null): OpenIntent {
   if (spec.contradict === 'stop') stopLoss = long ? times(hi, 100, true) : times(lo, -100, false);
   if (spec.contradict === 'targets') takeProfits = [...takeProfits, { price: pt(long ? times(lo, -200, false) : times(hi, 200, true)) }];
   const size: OpenIntent['size'] =
-    spec.size.kind === 'percent' ? { type: 'percent', percent: spec.size.hundredths / 100 } : spec.size.kind === 'usd' ? { type: 'usd', amountMicro: spec.size.usd * USD } : undefined;
+    spec.size.kind === 'percent'
+      ? { type: 'percent', percent: spec.size.hundredths / 100 }
+      : spec.size.kind === 'usd'
+        ? { type: 'usd', amountMicro: spec.size.usd * USD }
+        : undefined;
   return {
     action: 'open',
     token,
@@ -150,18 +169,27 @@ type Action =
   | { kind: 'settle'; pick: number; failed: boolean; partialPermille: number | null; crashAfter: number | null; twice: boolean }
   | { kind: 'recover'; mode: 'worker' | 'job' | 'both' };
 
-/** Most actions run clean; some crash one of their transfers after a step, some deliver every step twice. */
+/** Most actions run clean; some crash their process at an append, some are sent by two processes at once. */
 const faults: fc.Arbitrary<Faults> = fc.record({
-  crash: fc.option(fc.record({ index: fc.integer({ min: 0, max: 2 }), after: fc.integer({ min: 1, max: 3 }) }), { freq: 4 }),
+  crash: fc.option(fc.record({ at: fc.integer({ min: 1, max: 6 }), applied: fc.boolean() }), { freq: 4 }),
   twice: oneIn(4),
 });
 
 const followOp: fc.Arbitrary<FollowOp> = fc.oneof(
-  { weight: 3, arbitrary: fc.record({ kind: fc.constant('close' as const), hundredths: fc.oneof(fc.integer({ min: 1, max: 10_000 }), fc.constant(10_000), fc.constant(5_000)) }) },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      kind: fc.constant('close' as const),
+      hundredths: fc.oneof(fc.integer({ min: 1, max: 10_000 }), fc.constant(10_000), fc.constant(5_000)),
+    }),
+  },
   { weight: 2, arbitrary: fc.constant({ kind: 'cancel' as const }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('stop' as const), bps: fc.integer({ min: -1_500, max: 1_500 }) }) },
   { weight: 2, arbitrary: fc.constant({ kind: 'breakeven' as const }) },
-  { weight: 1, arbitrary: fc.record({ kind: fc.constant('targets' as const), bps: fc.array(fc.integer({ min: -500, max: 1_500 }), { minLength: 1, maxLength: 3 }) }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({ kind: fc.constant('targets' as const), bps: fc.array(fc.integer({ min: -500, max: 1_500 }), { minLength: 1, maxLength: 3 }) }),
+  },
 );
 
 const action: fc.Arbitrary<Action> = fc.oneof(
@@ -172,7 +200,11 @@ const action: fc.Arbitrary<Action> = fc.oneof(
       kind: fc.constant('tick' as const),
       token: fc.oneof({ weight: 8, arbitrary: fc.constantFrom(0, 1) }, { weight: 1, arbitrary: fc.constant(2) }),
       // mostly small moves (zones fill, targets and stops are reached), some large ones, some gaps far past any margin
-      bps: fc.oneof({ weight: 6, arbitrary: fc.integer({ min: -300, max: 300 }) }, { weight: 2, arbitrary: fc.integer({ min: -2_500, max: 2_500 }) }, { weight: 1, arbitrary: fc.constantFrom(-9_000, 9_000) }),
+      bps: fc.oneof(
+        { weight: 6, arbitrary: fc.integer({ min: -300, max: 300 }) },
+        { weight: 2, arbitrary: fc.integer({ min: -2_500, max: 2_500 }) },
+        { weight: 1, arbitrary: fc.constantFrom(-9_000, 9_000) },
+      ),
       faults,
     }),
   },
@@ -222,58 +254,61 @@ const defaultsOf = (trailingStop: boolean): SignalExecutionDefaults => ({ levera
 /** A price `bps` away from `price` (at least 1 micro-USD). */
 const moved = (price: number, bps: number): number => Math.max(1, Math.round((price * (10_000 + bps)) / 10_000));
 
-/** The trade a follow-up names: one the pool holds open (as resolveTarget finds it), whatever its stream says. */
-function followUpCommand(w: TradeWorld, tradeId: string, op: FollowOp): CommandBody<TradeCommand> | null {
+/** The follow-up signal naming `tradeId` (by its signal, token and side), at the mark now. */
+function followUpIntent(w: TradeWorld, tradeId: string, op: FollowOp): Intent | null {
   const s = w.trade(tradeId);
-  const mark = s.status === 'none' || s.status === 'rejected' ? undefined : w.prices.get(s.token);
+  if (s.status === 'none' || s.status === 'rejected') return null;
+  const mark = w.prices.get(s.token);
+  const target = { token: s.token, side: s.side };
   switch (op.kind) {
     case 'close':
-      return mark === undefined ? null : { type: 'ClosePosition', data: { closePercent: op.hundredths / 100, price: pb(mark), reason: 'SIGNAL' } };
+      return { action: 'close', ...target, closePercent: op.hundredths / 100 };
     case 'cancel':
-      return { type: 'CancelEntry', data: {} };
+      return { action: 'cancel', ...target };
     case 'stop':
-      return mark === undefined ? null : { type: 'MoveStop', data: { price: pb(moved(mark, op.bps)) } };
+      return mark === undefined ? null : { action: 'update', ...target, stopLoss: pt(moved(mark, op.bps)) };
     case 'breakeven':
-      return { type: 'MoveStop', data: { to: 'breakeven' } };
+      return { action: 'update', ...target, breakeven: true };
     case 'targets':
-      return mark === undefined ? null : { type: 'SetTargets', data: { takeProfits: op.bps.map((bps) => ({ price: pb(moved(mark, bps)) })) } };
+      return mark === undefined ? null : { action: 'update', ...target, takeProfits: op.bps.map((bps) => ({ price: pt(moved(mark, bps)) })) };
   }
 }
 
-function act(w: TradeWorld, a: Action): void {
+/** The signal that asked for a trade: what a follow-up replies to. */
+const signalOf = (w: TradeWorld, tradeId: string): string => `signal-${w.groups.findIndex((g) => g.tradeIds.includes(tradeId)) + 1}`;
+
+async function act(w: TradeWorld, a: Action): Promise<void> {
   assert.ok(!w.markedPastItsMargin(), 'no trade is marked at a loss larger than it can realize');
   switch (a.kind) {
     case 'signal': {
       const intents = a.opens.map((spec) => intentOf(spec, w.prices.get(TOKENS[spec.token]!.symbol) ?? null));
-      w.withFaults(a.faults, () => void w.signal(intents));
+      await w.signal(intents, a.faults);
       break;
     }
     case 'tick': {
       const token = TOKENS[a.token]!.symbol;
       w.now += 60_000;
-      w.tick(token, moved(w.prices.get(token) ?? USD, a.bps), a.faults);
+      await w.tick(token, moved(w.prices.get(token) ?? USD, a.bps), a.faults);
       break;
     }
     case 'followUp': {
       const open = Object.keys(w.pool().openTrades).sort();
       if (open.length === 0) break;
       const tradeId = open[a.pick % open.length]!;
-      const command = followUpCommand(w, tradeId, a.op);
+      const intent = followUpIntent(w, tradeId, a.op);
       w.now += 1_000;
-      if (command) w.command(tradeId, command, a.faults);
+      if (!intent) break;
+      const replyTo = signalOf(w, tradeId);
+      const group = await w.signal([intent], a.faults, replyTo);
+      if (w.executed(group.signalKey) && w.outcome(group.signalKey) !== 'executed') w.seen.followUpRefused++;
       break;
     }
     case 'userClose': {
-      // closeTradeByUser: any of the user's trades (a repeat on an ended one changes nothing)
-      const ids = [...w.trades.keys()].sort();
-      if (ids.length === 0) break;
-      const tradeId = ids[a.pick % ids.length]!;
-      const s = w.trade(tradeId);
-      if (s.status === 'none' || s.status === 'rejected') break;
-      const priceMicro = w.prices.get(s.token);
-      if (priceMicro === undefined) break;
+      // closeTradeByUser: any of the user's trades (a repeat on an ended one changes nothing, a trade never requested is refused)
+      if (w.tradeIds.length === 0) break;
+      const tradeId = [...w.tradeIds].sort()[a.pick % w.tradeIds.length]!;
       w.now += 1_000;
-      w.command(tradeId, { type: 'ClosePosition', data: { closePercent: 100, price: pb(priceMicro), reason: 'USER' } }, a.faults);
+      await w.userClose(tradeId, a.faults);
       break;
     }
     case 'wait':
@@ -288,7 +323,7 @@ function act(w: TradeWorld, a: Action): void {
         from: { kind: 'pool', userId: USER, agentId: AGENT, walletContext: w.walletContext },
         to: { kind: 'wallet', userId: USER, walletContext: w.walletContext },
       };
-      const { end } = w.w.run(planned(plan), a);
+      const { end } = await w.w.run(planned(plan), a);
       if (end?.status === 'failed') assert.ok(amountMicro > withdrawable, `a withdrawal within the ${withdrawable} withdrawable was refused`);
       else w.seen.withdrawn++;
       break;
@@ -298,19 +333,19 @@ function act(w: TradeWorld, a: Action): void {
       if (legs.length === 0) break;
       const [transferId, leg] = legs[a.pick % legs.length]!;
       const fees = w.w.settlementIds.size;
-      const amountMicro = a.failed ? 0 : leg.direction === 'out' && a.partialPermille !== null ? Math.floor((leg.amountMicro * a.partialPermille) / 1000) : leg.amountMicro;
-      w.w.settle(w.poolId, transferId, a.failed || amountMicro === 0 ? 'failed' : 'confirmed', amountMicro, a);
+      const amountMicro = a.failed
+        ? 0
+        : leg.direction === 'out' && a.partialPermille !== null
+          ? Math.floor((leg.amountMicro * a.partialPermille) / 1000)
+          : leg.amountMicro;
+      await w.w.settle(w.poolId, transferId, a.failed || amountMicro === 0 ? 'failed' : 'confirmed', amountMicro, a);
       if (w.w.settlementIds.size > fees) w.seen.feesSettled++;
       break;
     }
     case 'recover':
-      w.w.recover();
-      if (a.mode === 'job') w.rerunInterrupted();
-      if (a.mode === 'worker') w.recoverTrades();
-      if (a.mode === 'both') {
-        w.recoverTrades();
-        w.rerunInterrupted();
-      }
+      await w.w.recover();
+      if (a.mode !== 'worker') await w.rerunInterrupted();
+      if (a.mode !== 'job') await w.recoverTrades();
       break;
   }
   w.check(`after ${a.kind}`);
@@ -321,21 +356,21 @@ function act(w: TradeWorld, a: Action): void {
  * again (nothing locked, every trade's PnL realized), then the user stops following: the wallet
  * holds the capital and every trade's PnL, less the fees settled.
  */
-function play(r: Run): TradeWorld {
+async function play(r: Run): Promise<TradeWorld> {
   const w = new TradeWorld(r.walletContext, r.capitalUsd * USD, defaultsOf(r.trailingStop));
-  for (const a of r.actions) act(w, a);
-  w.drain();
+  await w.setup();
+  for (const a of r.actions) await act(w, a);
+  await w.drain();
   w.checkDrained();
   w.now += 60_000;
-  for (const tradeId of w.liveTrades()) {
-    const s = w.trade(tradeId);
-    assert.ok(live(s));
-    assert.equal(w.command(tradeId, { type: 'ClosePosition', data: { closePercent: 100, price: pb(w.prices.get(s.token)!), reason: 'USER' } }), 'done');
-  }
-  w.drain();
+  for (const tradeId of w.liveTrades()) assert.equal(await w.userClose(tradeId), 'done');
+  await w.drain();
   w.checkDrained();
   const pool = w.pool();
-  const tradesPnl = [...w.trades.values()].reduce((sum, s) => sum + (ended(s) ? s.realizedPnlMicro : 0), 0);
+  const tradesPnl = w.tradeIds.reduce((sum, id) => {
+    const s = w.trade(id);
+    return sum + (ended(s) ? s.realizedPnlMicro : 0);
+  }, 0);
   assert.equal(pool.ledger.locked, 0, 'nothing locked once every trade closed');
   assert.equal(pool.ledger.realized, tradesPnl, 'every trade paid its PnL back');
   // The user stops following: the pool settles what fees are due and pays everything out.
@@ -346,110 +381,144 @@ function play(r: Run): TradeWorld {
     to: { kind: 'wallet', userId: USER, walletContext: w.walletContext },
   };
   const fees = w.w.settlementIds.size;
-  w.w.run(planned(stop));
-  for (const [transferId, leg] of Object.entries(w.w.pool(w.poolId).pending)) w.w.settle(w.poolId, transferId, 'confirmed', leg.amountMicro);
+  await w.w.run(planned(stop));
+  for (const [transferId, leg] of Object.entries(w.w.pool(w.poolId).pending)) await w.w.settle(w.poolId, transferId, 'confirmed', leg.amountMicro);
   if (w.w.settlementIds.size > fees) w.seen.feesSettled++;
   w.w.check('stopped');
   const audit = w.w.audit();
   assert.equal(w.w.pool(w.poolId).followed, false, 'the pool stopped');
-  assert.equal(audit.wallet + audit.fees, START + w.w.depositsMicro + tradesPnl, 'the wallet holds what it had, plus every trade\'s PnL, less the fees');
+  assert.equal(audit.wallet + audit.fees, START + w.w.depositsMicro + tradesPnl, "the wallet holds what it had, plus every trade's PnL, less the fees");
   return w;
 }
 
-const RUNS = Number(process.env.PROPERTY_RUNS ?? 1500);
+const RUNS = Number(process.env.PROPERTY_RUNS ?? 250);
 
-t.test('random signals, ticks, follow-ups, closes, withdrawals and crashes: margins locked, PnL realized once, money conserved, transfers finished', async (t) => {
-  const started = Date.now();
-  fc.assert(fc.property(runArb, (r) => void play(r)), { numRuns: RUNS });
-  t.comment(`${RUNS} histories in ${Date.now() - started} ms`);
-  for (const [path, count] of Object.entries(paths)) t.ok(count > 0, `the random runs went through: ${path} (${count})`);
-});
+t.test(
+  'random signals, ticks, follow-ups, closes, withdrawals and crashes: margins locked, PnL realized once, money conserved, transfers finished',
+  async (t) => {
+    const started = Date.now();
+    await fc.assert(
+      fc.asyncProperty(runArb, async (r) => void (await play(r))),
+      { numRuns: RUNS },
+    );
+    t.comment(`${RUNS} histories in ${Date.now() - started} ms`);
+    for (const [path, count] of Object.entries(paths)) t.ok(count > 0, `the random runs went through: ${path} (${count})`);
+  },
+);
 
 // ---- examples ----
 
-const market = (over: Partial<OpenIntent> = {}): OpenIntent => ({ action: 'open', token: 'SOL', side: 'long', entry: { type: 'market' }, takeProfits: [], leverage: 10, size: { type: 'usd', amountMicro: 100 * USD }, ...over });
-const world = () => new TradeWorld('virtual', 1_000 * USD, defaultsOf(false));
+const market = (over: Partial<OpenIntent> = {}): OpenIntent => ({
+  action: 'open',
+  token: 'SOL',
+  side: 'long',
+  entry: { type: 'market' },
+  takeProfits: [],
+  leverage: 10,
+  size: { type: 'usd', amountMicro: 100 * USD },
+  ...over,
+});
+const world = async (walletContext: 'virtual' | 'real' = 'virtual', capitalMicro = 1_000 * USD) => {
+  const w = new TradeWorld(walletContext, capitalMicro, defaultsOf(false));
+  await w.setup();
+  return w;
+};
+/** The pool's close of a trade, if it recorded one. */
+const closeOf = (w: TradeWorld, tradeId: string) => w.poolEvents().find((e) => e.type === 'TradeClosed' && e.data.tradeId === tradeId);
 
 t.test('a trade that loses its whole margin returns 0 and still closes in its pool', async (t) => {
-  const w = world();
-  w.signal([market()]);
-  t.equal(w.trade('s1-0').status, 'open');
+  const w = await world();
+  await w.signal([market()]);
+  const id = w.tradeId(1, 0);
+  t.equal(w.trade(id).status, 'open');
   t.equal(w.pool().ledger.locked, 100 * USD, 'its margin is locked');
   // 10x long from 150: at 100 the position lost 333 USD, far past its 100 USD margin (no stop, no liquidation modelled)
   w.now += 60_000;
-  w.tick('SOL', 100 * USD);
-  t.equal(w.command('s1-0', { type: 'ClosePosition', data: { closePercent: 100, price: pb(100 * USD), reason: 'USER' } }), 'done');
-  const settled = w.tradeEvents.get('s1-0')!.find((e) => e.type === 'TradeSettled');
+  await w.tick('SOL', 100 * USD);
+  t.equal(await w.userClose(id), 'done');
+  const settled = w.tradeEvents(id).find((e) => e.type === 'TradeSettled');
   t.match(settled?.data, { marginMicro: 100 * USD, realizedPnlMicro: -100 * USD, returnedMicro: 0 }, 'the loss stops at the margin: nothing comes back');
-  const back = w.transfers.get('s1-0.return');
-  t.match(back, { status: 'completed', plan: { amountMicro: 0 } }, 'the return of 0 completes');
+  t.match(closeOf(w, id)?.data, { realizedPnlMicro: -100 * USD, transferId: `${id}.return` }, 'the return of 0 closed it in its pool');
   const pool = w.pool();
-  t.equal(pool.trades.get('s1-0'), 'closed', 'the trade closed in its pool');
+  t.equal(pool.trades.get(id), 'closed', 'the trade closed in its pool');
   t.same(Object.keys(pool.openTrades), []);
   t.match(pool.ledger, { locked: 0, realized: -100 * USD });
   t.equal(currentBalanceUsd(pool.ledger), 900 * USD, 'the pool lost exactly the margin');
-  const before = w.appended;
-  w.recoverTrades();
-  t.equal(w.appended, before, 'resumed again, its transfers change nothing');
+  const size = w.service.log.size;
+  await w.recoverTrades();
+  t.equal(w.service.log.size, size, 'resumed again, its transfers change nothing');
   w.checkDrained();
 });
 
 t.test('a trade rejected at the mark releases its margin: its transfer is compensated', async (t) => {
-  const w = world();
+  const w = await world();
   // a long whose stop (160) is above the mark (150)
-  w.signal([market({ stopLoss: pt(160 * USD) })]);
-  t.match(w.trade('s1-0'), { status: 'rejected', reason: 'INVALID_LEVELS' }, 'recorded as rejected');
-  t.match(w.transfers.get('s1-0'), { status: 'compensated', rejection: 'INVALID_LEVELS' });
-  const closed = w.poolEvents().filter((e) => e.type === 'TradeClosed');
-  t.match(closed, [{ data: { tradeId: 's1-0', realizedPnlMicro: 0, released: true, transferId: 's1-0' } }], 'the pool took the margin back whole');
+  await w.signal([market({ stopLoss: pt(160 * USD) })]);
+  const id = w.tradeId(1, 0);
+  t.match(w.trade(id), { status: 'rejected', reason: 'INVALID_LEVELS' }, 'recorded as rejected');
+  t.match(closeOf(w, id)?.data, { tradeId: id, realizedPnlMicro: 0, released: true, transferId: id }, 'the pool took the margin back whole');
   const pool = w.pool();
   t.match(pool.ledger, { locked: 0, realized: 0 });
   t.equal(currentBalanceUsd(pool.ledger), 1_000 * USD);
-  const before = w.appended;
-  w.recoverTrades();
-  w.rerun(w.groups[0]!);
-  t.equal(w.appended, before, 'resumed, or its signal run again: nothing changes');
+  const size = w.service.log.size;
+  await w.recoverTrades();
+  await w.rerun(w.groups[0]!);
+  t.equal(w.service.log.size, size, 'resumed, or its signal run again: nothing changes');
   w.checkDrained();
 });
 
 t.test('two trades of one signal: when one is rejected at the mark the other closes at once (both or neither)', async (t) => {
-  const w = world();
-  w.signal([market(), market({ side: 'short', stopLoss: pt(140 * USD) })]);
-  t.equal(w.trade('s1-1').status, 'rejected');
-  t.match(w.trade('s1-0'), { status: 'closed' }, 'the one that opened closed at the mark');
-  const fees = w.trade('s1-0');
+  const w = await world();
+  await w.signal([market(), market({ side: 'short', stopLoss: pt(140 * USD) })]);
+  const [first, second] = [w.tradeId(1, 0), w.tradeId(1, 1)];
+  t.equal(w.trade(second).status, 'rejected');
+  t.match(w.trade(first), { status: 'closed' }, 'the one that opened closed at the mark');
+  const fees = w.trade(first);
   assert.ok(ended(fees));
   t.ok(fees.realizedPnlMicro < 0 && fees.realizedPnlMicro === -fees.feesPaidMicro, 'it cost only its fees');
-  t.match(w.transfers.get('s1-0.return'), { status: 'completed' });
+  t.ok(closeOf(w, first), 'its return closed it in the pool');
   t.match(w.pool().ledger, { locked: 0, realized: fees.realizedPnlMicro });
   w.checkDrained();
 });
 
 t.test('two trades of one signal that the pool cannot fund together are both refused', async (t) => {
   for (const sizes of [
-    [{ type: 'percent' as const, percent: 60 }, { type: 'percent' as const, percent: 60 }],
-    [{ type: 'usd' as const, amountMicro: 600 * USD }, { type: 'usd' as const, amountMicro: 500 * USD }],
+    [
+      { type: 'percent' as const, percent: 60 },
+      { type: 'percent' as const, percent: 60 },
+    ],
+    [
+      { type: 'usd' as const, amountMicro: 600 * USD },
+      { type: 'usd' as const, amountMicro: 500 * USD },
+    ],
   ]) {
-    const w = world();
+    const w = await world();
     const free = w.w.figures(w.pool()).withdrawableUsd;
     t.equal(free, 1_000 * USD - 5 * USD, 'free: the capital less the perp fee buffer');
-    w.signal(sizes.map((size) => market({ size })));
+    await w.signal(sizes.map((size) => market({ size })));
     const decided = w.poolEvents().filter((e) => e.type === 'TradeOpened' || e.type === 'TradeRefused');
     t.match(decided, [
-      { type: 'TradeRefused', data: { tradeId: 's1-0', reason: 'INSUFFICIENT_CAPITAL' } },
-      { type: 'TradeRefused', data: { tradeId: 's1-1', reason: 'INSUFFICIENT_CAPITAL' } },
+      { type: 'TradeRefused', data: { tradeId: w.tradeId(1, 0), reason: 'INSUFFICIENT_CAPITAL' } },
+      { type: 'TradeRefused', data: { tradeId: w.tradeId(1, 1), reason: 'INSUFFICIENT_CAPITAL' } },
     ]);
-    t.equal(w.trades.size, 0, 'no trade was requested');
-    t.equal(w.transfers.size, 0, 'no transfer ran');
+    t.same(
+      w.tradeIds.map((id) => w.trade(id).status),
+      ['none', 'none'],
+      'no trade was requested',
+    );
     t.equal(w.pool().ledger.locked, 0);
-    w.rerun(w.groups[0]!);
-    t.equal(w.trades.size, 0, 'the signal run again refuses the same (the refusal is recorded)');
+    await w.rerun(w.groups[0]!);
+    t.same(
+      w.tradeIds.map((id) => w.trade(id).status),
+      ['none', 'none'],
+      'the signal run again refuses the same (the refusal is recorded)',
+    );
     w.checkDrained();
   }
   // The same group with one margin less fits: both open.
-  const w = world();
-  w.signal([market({ size: { type: 'percent', percent: 60 } }), market({ size: { type: 'percent', percent: 40 } })]);
-  t.same([w.trade('s1-0').status, w.trade('s1-1').status], ['open', 'open']);
+  const w = await world();
+  await w.signal([market({ size: { type: 'percent', percent: 60 } }), market({ size: { type: 'percent', percent: 40 } })]);
+  t.same([w.trade(w.tradeId(1, 0)).status, w.trade(w.tradeId(1, 1)).status], ['open', 'open']);
   t.equal(w.pool().ledger.locked, 995 * USD, 'percents of the capital free before the group: 60 % + 40 % take it all');
 });
 
@@ -457,32 +526,27 @@ t.test('two trades of one signal that the pool cannot fund together are both ref
 // before the signal's outcome was recorded; a partial close was decided again on the trade the
 // follow-up still found open, so p % run twice closed 2p %. The follow-up's close now names its
 // signal and intent (`requestId`, as execute.ts sends it), and the trade closes nothing more for it.
-t.test('a close_partial follow-up whose signal job runs again (worker died before the outcome) closes its percent once', async (_t) => {
-  const { openTradeRefs } = await import('../../../domain/pool/queries.ts');
-  const { resolveTarget } = await import('../../../domain/signal/resolve.ts');
-  fc.assert(
-    fc.property(fc.integer({ min: 1, max: 9_999 }), fc.constantFrom<'long' | 'short'>('long', 'short'), (hundredths, side) => {
-      const follow = { action: 'close' as const, token: 'SOL', closePercent: hundredths / 100 };
-      // executeInPool → followUp: the trade the follow-up names, then manageTrade(ClosePosition) at the mark
-      const runJob = (w: TradeWorld) => {
-        const target = resolveTarget(follow, openTradeRefs(w.pool()));
-        if (target.kind !== 'found') return;
-        w.command(target.trade.tradeId, { type: 'ClosePosition', data: { closePercent: follow.closePercent, price: pb(w.prices.get('SOL')!), reason: 'SIGNAL', requestId: 'signal-2#0' } });
-      };
-      const once = world();
-      once.signal([market({ side })]);
-      runJob(once);
-      const twice = world();
-      twice.signal([market({ side })]);
-      runJob(twice); // the worker dies here, before RecordSignalOutcome
-      runJob(twice); // the job's next run
-      const a = once.trade('s1-0');
-      const b = twice.trade('s1-0');
+t.test('a close_partial follow-up whose signal job runs again (worker died before the outcome) closes its percent once', async (t) => {
+  await fc.assert(
+    fc.asyncProperty(fc.integer({ min: 1, max: 9_999 }), fc.constantFrom<'long' | 'short'>('long', 'short'), async (hundredths, side) => {
+      const follow: Intent = { action: 'close', token: 'SOL', closePercent: hundredths / 100 };
+      const once = await world();
+      await once.signal([market({ side })]);
+      await once.signal([follow]);
+      // the worker dies once the trade recorded the close, before the signal's outcome: the job runs again
+      const dying = await world();
+      await dying.signal([market({ side })]);
+      const cut = await dying.signal([follow], { crash: { at: 1, applied: true }, twice: false });
+      assert.equal(dying.executed(cut.signalKey), false, 'the outcome was not recorded');
+      await dying.rerun(cut);
+      const a = once.trade(once.tradeId(1, 0));
+      const b = dying.trade(dying.tradeId(1, 0));
       assert.ok(live(a) || ended(a));
       assert.ok(live(b) || ended(b));
       assert.equal(b.status, a.status, 'the trade as one run left it');
       assert.equal(b.remainingUnits, a.remainingUnits, 'the size one run left open');
     }),
+    { numRuns: 50 },
   );
 });
 
@@ -492,13 +556,13 @@ t.test('a close_partial follow-up whose signal job runs again (worker died befor
 // The mark now stops where the realized loss would.
 t.test('capital freed while a trade is marked past its margin leaves the success fee due unpaid at the stop', async (t) => {
   const { pendingSuccessFeeUsd } = await import('../../../domain/pool/ledger.ts');
-  const w = new TradeWorld('real', 100 * USD, defaultsOf(false));
-  w.signal([market({ leverage: 1, size: { type: 'usd', amountMicro: 50 * USD } })]); // long 1x, 50 USD
-  w.signal([market({ side: 'short', leverage: 2, size: { type: 'usd', amountMicro: 10 * USD } })]); // short 2x, 10 USD
+  const w = await world('real', 100 * USD);
+  await w.signal([market({ leverage: 1, size: { type: 'usd', amountMicro: 50 * USD } })]); // long 1x, 50 USD
+  await w.signal([market({ side: 'short', leverage: 2, size: { type: 'usd', amountMicro: 10 * USD } })]); // short 2x, 10 USD
   w.now += 60_000;
-  w.tick('SOL', 300 * USD); // SOL 150 → 300: the short is marked at −20.01 USD, twice its 10 USD margin
-  t.equal(w.pool().openTrades['s2-0']?.unrealizedMicro, -10_000_000, 'the short is marked at its margin at worst, what it can realize');
-  w.command('s1-0', { type: 'ClosePosition', data: { closePercent: 100, price: pb(300 * USD), reason: 'USER' } }); // +49.924999 realized
+  await w.tick('SOL', 300 * USD); // SOL 150 → 300: the short is marked at −20.01 USD, twice its 10 USD margin
+  t.equal(w.pool().openTrades[w.tradeId(2, 0)]?.unrealizedMicro, -10_000_000, 'the short is marked at its margin at worst, what it can realize');
+  await w.userClose(w.tradeId(1, 0)); // +49.924999 realized
   // the pool owes 20 % × (49.924999 − 20.01) = 5.982999, and counts 133.442 USD withdrawable
   const amountMicro = w.w.figures(w.pool()).withdrawableUsd;
   const withdrawal: TransferPlan = {
@@ -507,9 +571,9 @@ t.test('capital freed while a trade is marked past its margin leaves the success
     from: { kind: 'pool', userId: USER, agentId: AGENT, walletContext: 'real' },
     to: { kind: 'wallet', userId: USER, walletContext: 'real' },
   };
-  w.w.run(planned(withdrawal));
-  w.w.settle(w.poolId, 'withdraw-1', 'confirmed', amountMicro); // fees settled: 5.982999
-  w.command('s2-0', { type: 'ClosePosition', data: { closePercent: 100, price: pb(300 * USD), reason: 'USER' } }); // −10 realized: its margin
+  await w.w.run(planned(withdrawal));
+  await w.w.settle(w.poolId, 'withdraw-1', 'confirmed', amountMicro); // fees settled: 5.982999
+  await w.userClose(w.tradeId(2, 0)); // −10 realized: its margin
   const { ledger } = w.pool();
   t.equal(ledger.realized, 39_924_999, 'the pool realized 39.924999 USD of profit');
   const due = pendingSuccessFeeUsd(ledger, 20);
@@ -521,5 +585,5 @@ t.test('capital freed while a trade is marked past its margin leaves the success
     to: { kind: 'wallet', userId: USER, walletContext: 'real' },
   };
   // the pool world's check of a stop: it settles every fee due (none is forgiven)
-  t.doesNotThrow(() => w.w.run(planned(stop)), 'the stop settles every fee due');
+  await t.resolves(w.w.run(planned(stop)), 'the stop settles every fee due');
 });

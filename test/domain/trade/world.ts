@@ -1,47 +1,47 @@
-// A pure in-memory world of one followed pool and its agent trades, for the trades-as-transfers
-// property test (transfers.test.ts). The pool lives in the pool ledger's world (../pool/world.ts:
-// the wallet, the pool decider, its own checks of every pool decision and of money conserved
-// between wallet, pool and fees); this world adds the trade streams (the real trade decider), a
-// price per token and a clock, and runs the trade transfers as the command layer does:
-// - a signal's opens as commands/signals/execute.ts's openTrades: one pool `OpenTrade` group, then
-//   one transfer per trade from the pool's recorded plan (TradeOpened.transfer), and the trades that
-//   opened closed at once at the mark when another of the group could not (both or neither);
-// - a command on one trade as commands/trades/manage.ts's manageTrade: the trade decides, a
-//   TradeSettled runs the return transfer (tradeReturnPlan), an open trade's mark goes to the pool;
-// - every step as commands/transfers/steps.ts performs it (LockMargin, OpenTradeEntry,
-//   ReleaseMargin, DebitTrade, ReturnMargin), through the real process (domain/transfer/process.ts);
-// - crashes: the k-th transfer of an action stops after s steps (the last one appended, its outcome
-//   lost, the process gone), then either the recovery worker resumes every recorded plan (the pool's
-//   TradeOpened.transfer, the trade's TradeSettled) or the signal job runs again (a repeated group
-//   is decided by its record); steps are sometimes delivered twice.
-// Invariants are checked after every step (TradeWorld.check) and once everything is finished
-// (TradeWorld.checkDrained); each is stated where it is checked.
+// A world of one followed pool and its agent trades, for the trades-as-transfers property test
+// (transfers.test.ts), on the real code over an in-memory event log: the pool lives in the pool
+// ledger's world (../pool/world.ts: the wallet, the pool, its own checks of every pool decision and
+// of money conserved between wallet, pool and fees); this world adds the agent, its signals, a
+// price per token and a clock, and sends the real commands:
+// - a signal is the real ExecuteSignal command (commands/signals/execute.ts: its opens one pool
+//   OpenTrade group, one transfer per trade through the real runner and steps, the trades that opened
+//   closed at once when another of the group could not; its follow-ups the trade they name);
+// - a price move is the real MarkTradePrice command per live trade of the token, a user's close the
+//   real CloseUserTrade (commands/trades/manage.ts: an end runs the return transfer);
+// - the recovery is the real ResumeTransfer from every recorded plan (the pool's TradeOpened, the
+//   trade's TradeSettled), and a signal job cut short runs ExecuteSignal again;
+// - faults: a command's process dies at its n-th append (before it, or after it with its answer
+//   lost), or the command is sent by two processes at once.
+// Invariants are checked after every action and every runner step (TradeWorld.check), each group
+// decision against the pool's state before it, and once everything is finished (checkDrained).
 import assert from 'node:assert/strict';
+import type { Dispatch } from '../../../commands/dispatch.ts';
+import { tradeIdOf } from '../../../commands/signals/execute.ts';
 import type { SignalExecutionDefaults } from '../../../domain/agent/record.ts';
-import type { PoolCommand } from '../../../domain/pool/decide.ts';
+import { agentStream } from '../../../domain/agent/state.ts';
 import type { AgentTerms, PoolEvent } from '../../../domain/pool/events.ts';
 import { currentBalanceUsd } from '../../../domain/pool/ledger.ts';
 import { tradeLimitsOf } from '../../../domain/pool/limits.ts';
-import { poolId, type FollowedPool, type PoolState } from '../../../domain/pool/state.ts';
+import { poolId, poolStream, type FollowedPool, type PoolState } from '../../../domain/pool/state.ts';
 import type { OpenTrade } from '../../../domain/pool/trades.ts';
-import type { CommandBody } from '../../../domain/shared/decider.ts';
-import { DomainError, refuse } from '../../../domain/shared/errors.ts';
+import { DomainError } from '../../../domain/shared/errors.ts';
 import { percentFraction } from '../../../domain/shared/money.ts';
+import { priceFromMicro } from '../../../domain/shared/price.ts';
+import { signalDecider, signalInstanceId } from '../../../domain/signal/decide.ts';
 import { tradeOrderOf } from '../../../domain/signal/execution.ts';
-import type { OpenIntent } from '../../../domain/signal/intent.ts';
-import { tradeDecider, type Trade, type TradeCommand, type TradeEvent, type TradeState } from '../../../domain/trade/decide.ts';
+import type { Intent, OpenIntent } from '../../../domain/signal/intent.ts';
+import { tradeDecider, type Trade, type TradeEvent, type TradeState } from '../../../domain/trade/decide.ts';
 import { marginFor } from '../../../domain/trade/maths.ts';
-import { poolEndpointOf, tradeReturnPlan, type TradeEndpoint, type TransferPlan } from '../../../domain/transfer/plan.ts';
-import { decide, evolve, isFinished, planned, resumed, type TransferOutcome, type TransferState, type TransferStep } from '../../../domain/transfer/process.ts';
+import { tradeReturnPlan, type TransferPlan } from '../../../domain/transfer/plan.ts';
+import { planned } from '../../../domain/transfer/process.ts';
 import type { WalletContext } from '../../../domain/wallet/events.ts';
-import { at } from '../../support/given-when-then.ts';
+import type { RecordedEvent } from '../../../infra/eventstore/port.ts';
+import { Crash, MemoryService } from '../../support/memory-service.ts';
 import { settings, terms as spotTerms } from '../pool/fixtures.ts';
 import { reached as poolPaths, START, USER, World } from '../pool/world.ts';
-import { priceFromMicro } from '../../../domain/shared/price.ts';
-import { requestOfStored } from '../../../domain/trade/commands.ts';
 
 export const AGENT = 'agent-signals';
-/** TRADE_FEE_BPS, the simulated venue's fee on entry and every exit */
+/** TRADE_FEE_BPS, the simulated venue's fee on entry and every exit (the configuration's default) */
 export const FEE_BPS = 5;
 /** The world's clock starts where the pool world's steps are dated. */
 export const T0 = Date.parse('2025-03-04T05:06:07.000Z');
@@ -94,32 +94,27 @@ export const paths = {
   followUpRefused: 0,
   poolMarked: 0,
   crashed: 0,
-  crashedOpen: 0,
-  crashedReturn: 0,
   resumedByWorker: 0,
   resumedByJob: 0,
   finishedResumedAgain: 0,
-  stepTwice: 0,
+  sentTwice: 0,
   withdrawn: 0,
   feesSettled: 0,
 };
 type Paths = typeof paths;
 
-/** The process died: what it appended stays, what it was about to do is left to a retry or the recovery. */
-export class Crash extends Error {}
-
-/** Faults of one action: the `index`-th transfer it runs stops after `after` steps; `twice`: every step delivered twice. */
+/** Faults of one action: its process dies at its `at`-th append (before it, or after it with the answer lost); `twice`: a second process sends it too. */
 export interface Faults {
-  crash: { index: number; after: number } | null;
+  crash: { at: number; applied: boolean } | null;
   twice: boolean;
 }
 const noFaults: Faults = { crash: null, twice: false };
 
-/** One signal's opens in the pool: the group the pool decided, and whether its execution was cut short. */
+/** One signal's opens in the pool: its key, the trades it asked for, and what the pool was asked. */
 export interface Group {
+  signalKey: string;
   tradeIds: string[];
   data: OpenTrade['data'];
-  interrupted: boolean;
 }
 
 /** A trade that was requested (not none, not rejected). */
@@ -137,32 +132,22 @@ export function same<T>(actual: T, expected: T, message: () => string): void {
   if (actual !== expected) assert.fail(`${message()}: ${String(actual)} !== ${String(expected)}`);
 }
 
-const outcomeKey = (o: TransferOutcome) => (o.type === 'DebitRefused' ? { type: o.type, reason: o.error.reason } : o);
-
-const tradeEndpoint = (plan: TransferPlan, side: 'from' | 'to'): TradeEndpoint => {
-  const e = plan[side];
-  if (e.kind !== 'trade') throw new Error(`transfer ${plan.transferId}: the ${side} endpoint is not a trade`);
-  return e;
-};
-
 export class TradeWorld {
+  readonly service = new MemoryService({ virtualStartMicro: START, now: new Date(T0) });
   /** the wallet and the pool, with the pool world's own checks */
   readonly w: World;
   readonly poolId: string;
-  now = T0;
   readonly prices = new Map<string, number>();
-  readonly trades = new Map<string, TradeState>();
-  readonly tradeEvents = new Map<string, TradeEvent[]>();
-  /** the process state each trade transfer was last left in by this world's runner, or 'crashed' */
-  readonly transfers = new Map<string, TransferState | 'crashed'>();
+  /** every trade a signal asked for, in order */
+  readonly tradeIds: string[] = [];
   readonly groups: Group[] = [];
-  /** events appended to the pool and trade streams by this world (a repeated step must add none) */
-  appended = 0;
   /** the highest realized PnL the pool ever had: what success fees may be charged on */
   peakRealized = 0;
   private signals = 0;
-  private faults: Faults = noFaults;
-  private runs = 0;
+  /** the pool holds its capital: the invariants hold from then on, at every append */
+  private funded = false;
+  /** the group being decided: checked against the pool's state when its decision is appended */
+  private deciding: Group | null = null;
 
   constructor(
     readonly walletContext: WalletContext,
@@ -170,34 +155,90 @@ export class TradeWorld {
     readonly defaults: SignalExecutionDefaults,
     readonly seen: Paths = paths,
   ) {
-    this.w = new World(Object.fromEntries(Object.keys(poolPaths).map((k) => [k, 0])) as typeof poolPaths);
+    this.service.onAppend = (stream, before, appended) => this.watch(stream, before, appended);
+    this.w = new World(Object.fromEntries(Object.keys(poolPaths).map((k) => [k, 0])) as typeof poolPaths, this.service);
+    this.w.checkEachAppend = false; // this world's own check runs the pool world's after every append
     this.poolId = poolId(USER, AGENT, walletContext);
-    for (const t of TOKENS) if (t.priceMicro !== null) this.prices.set(t.symbol, t.priceMicro);
-    // The pool's capital: a follow's transfer from the wallet (real: a deposit first, then the venue confirms the add).
-    if (walletContext === 'real') {
-      this.w.executeWallet({ type: 'DepositWallet', data: { depositId: 'deposit-1', amountMicro: capitalMicro, virtualStartMicro: START }, metadata: this.meta() });
-    } else {
-      assert.ok(capitalMicro <= START);
-    }
+    // Every invariant after every append to the pool or a trade, inside the commands too (funded, not stopped).
+    const folded = this.service.onAppend;
+    this.service.onAppend = (stream, before, appended) => {
+      folded(stream, before, appended);
+      if (!this.funded || !(stream.startsWith('pool-') || stream.startsWith('trade-')) || !this.w.pool(this.poolId).followed) return;
+      try {
+        this.check(`${appended.map((e) => e.type).join(', ')} on ${stream}`);
+      } catch (err) {
+        this.w.failure ??= err;
+        throw err;
+      }
+    };
+  }
+
+  get now(): number {
+    return this.service.now.getTime();
+  }
+
+  set now(ms: number) {
+    this.service.now = new Date(ms);
+  }
+
+  /** The agent, the market, and the pool's capital: a follow's transfer from the wallet (real: a deposit first, then the venue confirms the add). */
+  async setup(): Promise<void> {
+    this.service.given(agentStream(AGENT), [
+      {
+        type: 'AgentListed',
+        data: {
+          agentId: AGENT,
+          developerId: 'dev',
+          name: 'Perp Signals',
+          tags: [],
+          monthlyPriceMicroUsd: 0,
+          successFeePercent: 20,
+          connectedChannels: [],
+          membershipGated: false,
+          venue: 'PERP_VENUE',
+          maxLeverage: 10,
+          minAllocationMicroUsd: 1_000_000,
+          minTradeMicroUsd: 1_000_000,
+          minPerTradePercent: 0,
+          recommendedPerTradePercent: 10,
+          maxConcurrentPositions: 4,
+          maxEntriesPerTrade: 3,
+          signingSecretCiphertext: 'v1.x.y.z',
+          signalExecutionDefaults: this.defaults,
+          listedAt: new Date(T0).toISOString(),
+        },
+      },
+    ]);
+    for (const t of TOKENS) if (t.priceMicro !== null) await this.setPrice(t.symbol, t.priceMicro);
+    if (this.walletContext === 'real') assert.ok(await this.w.deposit('deposit-1', this.capitalMicro));
+    else assert.ok(this.capitalMicro <= START);
     const add: TransferPlan = {
       transferId: `${this.poolId}#add-1`,
-      amountMicro: capitalMicro,
-      from: { kind: 'wallet', userId: USER, walletContext },
-      to: { kind: 'pool', userId: USER, agentId: AGENT, walletContext, follow: { settings, terms: perpTerms } },
+      amountMicro: this.capitalMicro,
+      from: { kind: 'wallet', userId: USER, walletContext: this.walletContext },
+      to: {
+        kind: 'pool',
+        userId: USER,
+        agentId: AGENT,
+        walletContext: this.walletContext,
+        follow: { settings: { ...settings, tradeMode: 'FULL_TRADING' }, terms: perpTerms },
+      },
     };
-    const { end } = this.w.run(planned(add));
-    if (walletContext === 'real') {
+    const { end } = await this.w.run(planned(add));
+    if (this.walletContext === 'real') {
       same(end?.status, 'pending', () => 'a real add waits for the venue');
-      this.w.settle(this.poolId, add.transferId, 'confirmed', capitalMicro);
+      await this.w.settle(this.poolId, add.transferId, 'confirmed', this.capitalMicro);
     } else {
       same(end?.status, 'completed', () => 'a virtual add completes');
     }
-    same(this.pool().ledger.confirmedIn, capitalMicro, () => 'the pool holds its capital');
+    same(this.pool().ledger.confirmedIn, this.capitalMicro, () => 'the pool holds its capital');
     this.check('funded');
+    this.funded = true;
   }
 
-  meta() {
-    return at(new Date(this.now), 'system:test');
+  async setPrice(token: string, priceMicro: number): Promise<void> {
+    this.prices.set(token, priceMicro);
+    await this.service.send('SetMarketPrices', { prices: { [token]: priceFromMicro(priceMicro) } });
   }
 
   pool(): FollowedPool {
@@ -207,413 +248,285 @@ export class TradeWorld {
   }
 
   trade(tradeId: string): TradeState {
-    return this.trades.get(tradeId) ?? tradeDecider.initialState();
+    return this.service.state(tradeDecider, tradeId);
+  }
+
+  tradeEvents(tradeId: string): TradeEvent[] {
+    return this.service.events<TradeEvent>(tradeDecider, tradeId);
   }
 
   poolEvents(): PoolEvent[] {
-    return this.w.poolEvents.get(this.poolId) ?? [];
+    return this.w.poolEvents(this.poolId);
   }
 
-  /**
-   * Whether an open trade of the pool is marked at a loss larger than its margin, which it can never
-   * realize: the pool would then owe less success fee than it will, and count more capital free
-   * than it has (transfers.test.ts asserts it never happens: the fee was once forgiven at the stop).
-   */
+  /** The id of the `index`-th trade of the `n`-th signal (commands/signals/execute.ts `tradeIdOf`). */
+  tradeId(n: number, index: number): string {
+    return tradeIdOf(this.poolId, `s${n}`, index);
+  }
+
+  /** Whether an open trade of the pool is marked at a loss larger than its margin, which it can never realize. */
   markedPastItsMargin(): boolean {
     return Object.values(this.pool().openTrades).some((trade) => trade.unrealizedMicro < -trade.marginMicro);
   }
 
   /** The trades of the pool: live (pending/open) ones, by token when given. */
   liveTrades(token?: string): string[] {
-    return [...this.trades].filter(([, s]) => live(s) && (token === undefined || s.token === token)).map(([id]) => id);
+    return this.tradeIds.filter((id) => {
+      const s = this.trade(id);
+      return live(s) && (token === undefined || s.token === token);
+    });
   }
 
-  /** Runs `work` under `faults`; a crash ends the work (the process died) and is reported. */
-  withFaults(faults: Faults, work: () => void): boolean {
-    this.faults = faults;
-    this.runs = 0;
+  // ---- what the streams record ----
+
+  /** Every append: its paths counted, a trade's settlement and a group's decision checked against what they were decided on. */
+  private watch(stream: string, _before: RecordedEvent[], appended: RecordedEvent[]): void {
     try {
-      work();
-      return true;
+      if (stream.startsWith('trade-')) {
+        const before = (_before as unknown as TradeEvent[]).reduce(tradeDecider.evolve, tradeDecider.initialState());
+        this.count(before, appended as unknown as TradeEvent[]);
+      }
+      if (stream !== poolStream(this.poolId)) return;
+      if (appended.some((e) => e.type === 'TradeMarked')) this.seen.poolMarked++;
+      const group = this.deciding;
+      if (!group) return;
+      const decided = (appended as unknown as PoolEvent[]).filter(
+        (e) => (e.type === 'TradeOpened' || e.type === 'TradeRefused') && group.tradeIds.includes(e.data.tradeId),
+      );
+      if (decided.length > 0) this.checkGroupDecision(this.pool(), group.data, decided);
     } catch (err) {
-      if (err instanceof Crash) return false;
+      this.w.failure ??= err;
       throw err;
-    } finally {
-      this.faults = noFaults;
     }
   }
 
-  // ---- the aggregates ----
+  /** The paths a trade's events reach; a settlement pays back its margin and the PnL it realized, never less than nothing. */
+  private count(before: TradeState, events: TradeEvent[]): void {
+    const seen = this.seen;
+    const after = events.reduce(tradeDecider.evolve, before);
+    for (const e of events) {
+      if (e.type === 'TradeFilled') before.status === 'none' ? seen.filledAtOnce++ : seen.filledOnTick++;
+      if (e.type === 'EntryPending') seen.entryPending++;
+      if (e.type === 'EntryExpired') seen.expired++;
+      if (e.type === 'EntryCancelled') seen.cancelled++;
+      if (e.type === 'TargetHit') seen.targetHit++;
+      if (e.type === 'TradeReduced') seen.reduced++;
+      if (e.type === 'TradeClosed') {
+        const r = e.data.reason;
+        if (r === 'STOP_LOSS') seen.closedStop++;
+        if (r === 'TAKE_PROFIT') seen.closedTarget++;
+        if (r === 'TRAILING_STOP') seen.closedTrailing++;
+        if (r === 'BREAKEVEN_STOP') seen.closedBreakeven++;
+        if (r === 'SIGNAL') seen.closedBySignal++;
+        if (r === 'USER') seen.closedByUser++;
+        if (requested(after)) same(e.data.totalRealizedPnlMicro, after.realizedPnlMicro, () => `${after.tradeId}: the close carries the trade's realized PnL`);
+      }
+      if (e.type === 'TradeSettled' && requested(after)) {
+        if (e.data.realizedPnlMicro > 0) seen.closedWithProfit++;
+        if (e.data.realizedPnlMicro < 0) seen.closedWithLoss++;
+        if (e.data.returnedMicro === 0) seen.lostWholeMargin++;
+        const margin = marginFor(after.notionalMicro, after.leverage);
+        same(e.data.marginMicro, margin, () => `${after.tradeId}: the settlement's margin`);
+        same(e.data.realizedPnlMicro, after.realizedPnlMicro, () => `${after.tradeId}: the settlement's PnL`);
+        same(e.data.returnedMicro, margin + after.realizedPnlMicro, () => `${after.tradeId}: returned = margin + PnL`);
+        ensure(e.data.returnedMicro >= 0, () => `${after.tradeId}: returns ${e.data.returnedMicro}`);
+      }
+      if (e.type === 'TradeRejected') {
+        if (e.data.reason === 'INVALID_LEVELS') seen.rejectedInvalidLevels++;
+        if (e.data.reason === 'NO_MARK_PRICE') seen.rejectedNoMark++;
+        if (e.data.message.includes('expiresAt')) seen.rejectedExpiredRequest++;
+      }
+    }
+  }
 
-  executePool(command: CommandBody<PoolCommand>): { state: PoolState; events: PoolEvent[] } {
-    const result = this.w.executePool(this.poolId, { ...command, metadata: this.meta() } as PoolCommand);
-    this.appended += result.events.length;
+  // ---- the commands ----
+
+  /** Sends a command under `faults`; 'crashed' when its process died, 'refused' on a refusal of the catalogue. */
+  private async send(send: (dispatch: Dispatch) => Promise<unknown>, faults: Faults, dispatch?: Dispatch): Promise<'done' | 'refused' | 'crashed'> {
+    const attempt = async (dispatch: Dispatch): Promise<'done' | 'refused' | 'crashed'> => {
+      try {
+        await send(dispatch);
+        return 'done';
+      } catch (err) {
+        if (err instanceof Crash) return 'crashed';
+        if (err instanceof DomainError) return 'refused';
+        throw err;
+      }
+    };
+    const first = dispatch ?? (faults.crash ? this.service.dying(faults.crash.at, faults.crash.applied) : this.service.dispatch);
+    const [result, again] = await Promise.all([attempt(first), faults.twice ? attempt(this.service.process()) : null]);
+    if (this.w.failure) throw this.w.failure;
+    // Sent twice at once, the second may find the trade ended by the first and be refused for it
+    // (a business refusal, never another error); what both did is checked on the records.
+    if (again !== null) this.seen.sentTwice++;
+    if (result === 'crashed') this.seen.crashed++;
     return result;
   }
 
-  /** A trade command decided on the trade's stream; the trade's own facts are checked as they are appended. */
-  executeTrade(tradeId: string, body: CommandBody<TradeCommand>): { state: TradeState; events: TradeEvent[] } {
-    const before = this.trade(tradeId);
-    const events = tradeDecider.decide({ ...body, metadata: this.meta() } as TradeCommand, before);
-    const state = events.reduce(tradeDecider.evolve, before);
-    const recorded = this.tradeEvents.get(tradeId) ?? [];
-    this.tradeEvents.set(tradeId, recorded);
-    recorded.push(...events);
-    this.trades.set(tradeId, state);
-    this.appended += events.length;
-    this.count(before, state, events);
-    return { state, events };
-  }
-
-  private count(before: TradeState, after: TradeState, events: TradeEvent[]): void {
-    const seen = this.seen;
-    for (const e of events) {
-      switch (e.type) {
-        case 'TradeFilled':
-          if (before.status === 'none') seen.filledAtOnce++;
-          else seen.filledOnTick++;
-          break;
-        case 'EntryPending':
-          seen.entryPending++;
-          break;
-        case 'EntryExpired':
-          seen.expired++;
-          break;
-        case 'EntryCancelled':
-          seen.cancelled++;
-          break;
-        case 'TargetHit':
-          seen.targetHit++;
-          break;
-        case 'TradeReduced':
-          seen.reduced++;
-          break;
-        case 'TradeClosed': {
-          const r = e.data.reason;
-          if (r === 'STOP_LOSS') seen.closedStop++;
-          if (r === 'TAKE_PROFIT') seen.closedTarget++;
-          if (r === 'TRAILING_STOP') seen.closedTrailing++;
-          if (r === 'BREAKEVEN_STOP') seen.closedBreakeven++;
-          if (r === 'SIGNAL') seen.closedBySignal++;
-          if (r === 'USER') seen.closedByUser++;
-          break;
-        }
-        case 'TradeSettled':
-          if (e.data.realizedPnlMicro > 0) seen.closedWithProfit++;
-          if (e.data.realizedPnlMicro < 0) seen.closedWithLoss++;
-          if (e.data.returnedMicro === 0) seen.lostWholeMargin++;
-          break;
-        case 'TradeRejected':
-          if (e.data.reason === 'INVALID_LEVELS') seen.rejectedInvalidLevels++;
-          if (e.data.reason === 'NO_MARK_PRICE') seen.rejectedNoMark++;
-          if (e.data.message.includes('expiresAt')) seen.rejectedExpiredRequest++;
-          break;
-      }
-    }
-    if (requested(after)) {
-      for (const e of events) {
-        // What a trade pays back is its margin and the PnL it realized, never less than nothing.
-        if (e.type === 'TradeClosed') same(e.data.totalRealizedPnlMicro, after.realizedPnlMicro, () => `${after.tradeId}: the close carries the trade's realized PnL`);
-        if (e.type === 'TradeSettled') {
-          const margin = marginFor(after.notionalMicro, after.leverage);
-          same(e.data.marginMicro, margin, () => `${after.tradeId}: the settlement's margin`);
-          same(e.data.realizedPnlMicro, after.realizedPnlMicro, () => `${after.tradeId}: the settlement's PnL`);
-          same(e.data.returnedMicro, margin + after.realizedPnlMicro, () => `${after.tradeId}: returned = margin + PnL`);
-          ensure(e.data.returnedMicro >= 0, () => `${after.tradeId}: returns ${e.data.returnedMicro}`);
-        }
-      }
-    }
-  }
-
-  // ---- the transfer steps, as commands/transfers/steps.ts performs them ----
-
-  private poolOf(plan: TransferPlan, side: 'from' | 'to'): PoolState {
-    const e = plan[side];
-    if (e.kind !== 'pool') throw refuse('VALIDATION_FAILED', `transfer ${plan.transferId}: the ${side} endpoint is not a pool`);
-    same(poolId(e.userId, e.agentId, e.walletContext), this.poolId, () => `transfer ${plan.transferId} names another pool`);
-    return this.w.pool(this.poolId);
-  }
-
-  perform(step: TransferStep): TransferOutcome {
-    switch (step.type) {
-      case 'LockMargin': {
-        const { transfer } = step.data;
-        const { tradeId } = tradeEndpoint(transfer, 'to');
-        switch (this.poolOf(transfer, 'from').trades.get(tradeId)) {
-          case 'open':
-          case 'closed':
-            return { type: 'Debited', amountMicro: transfer.amountMicro };
-          case 'refused':
-            return { type: 'DebitRefused', error: refuse('TRADE_SKIPPED', `the pool refused trade ${tradeId}`) };
-          default:
-            throw refuse('TRANSFER_NOT_FOUND', `the pool has not decided trade ${tradeId}`);
-        }
-      }
-      case 'OpenTradeEntry': {
-        const { transfer } = step.data;
-        const { tradeId, poolId: pool, request } = tradeEndpoint(transfer, 'to');
-        if (!request) throw refuse('VALIDATION_FAILED', `transfer ${transfer.transferId}: the trade has no request`);
-        const rejected = (reason: string, message: string): TransferOutcome => {
-          const { state } = this.executeTrade(tradeId, { type: 'RejectTrade', data: { tradeId, reason, message } });
-          return state.status === 'rejected' ? { type: 'CreditRejected', reason: state.reason } : { type: 'Credited' };
-        };
-        const markPriceMicro = this.prices.get(request.token) ?? null;
-        if (markPriceMicro === null) return rejected('NO_MARK_PRICE', `the venue has no price for ${request.token}`);
-        try {
-          const { state } = this.executeTrade(tradeId, {
-            type: 'RequestTrade',
-            data: { ...requestOfStored(request), tradeId, poolId: pool, notionalMicro: transfer.amountMicro * request.leverage, markPrice: priceFromMicro(markPriceMicro) },
-          });
-          return state.status === 'rejected' ? { type: 'CreditRejected', reason: state.reason } : { type: 'Credited' };
-        } catch (err) {
-          if (err instanceof DomainError) return rejected(err.reason, err.message);
-          throw err;
-        }
-      }
-      case 'ReleaseMargin': {
-        const { transfer } = step.data;
-        const { tradeId } = tradeEndpoint(transfer, 'to');
-        this.poolOf(transfer, 'from');
-        this.executePool({ type: 'CloseTrade', data: { tradeId, realizedPnlMicro: 0, released: true, transferId: transfer.transferId } });
-        return { type: 'Refunded' };
-      }
-      case 'DebitTrade': {
-        const { transfer } = step.data;
-        const { tradeId } = tradeEndpoint(transfer, 'from');
-        const state = this.trade(tradeId);
-        if (state.status !== 'closed' && state.status !== 'cancelled' && state.status !== 'expired') {
-          throw refuse('TRANSFER_NOT_FOUND', `trade ${tradeId} has not ended: it pays nothing back yet`);
-        }
-        return { type: 'Debited', amountMicro: marginFor(state.notionalMicro, state.leverage) + state.realizedPnlMicro };
-      }
-      case 'ReturnMargin': {
-        const { transfer } = step.data;
-        const { tradeId } = tradeEndpoint(transfer, 'from');
-        const state = this.poolOf(transfer, 'to');
-        const open = state.followed ? state.openTrades[tradeId] : undefined;
-        if (!open) return { type: 'Credited' };
-        this.executePool({ type: 'CloseTrade', data: { tradeId, realizedPnlMicro: transfer.amountMicro - open.marginMicro, transferId: transfer.transferId } });
-        return { type: 'Credited' };
-      }
-      default:
-        throw new Error(`${step.type}: not a step of a trade's transfer`);
-    }
-  }
-
-  /**
-   * Runs a transfer as commands/transfers/run.ts does, checking every invariant after every step;
-   * under the action's faults a step is delivered twice (it must append nothing and report the same
-   * fact), or the process stops after a step (Crash: that step appended, its outcome lost).
-   */
-  run(start: TransferState): TransferState {
-    const id = start.plan.transferId;
-    const crash = this.faults.crash;
-    const crashAfter = crash !== null && crash.index === this.runs ? crash.after : null;
-    this.runs++;
-    let state = start;
-    let steps = 0;
-    for (let step = decide(state); step; step = decide(state)) {
-      const outcome = this.perform(step);
-      this.check(`${step.type} ${id}`);
-      if (this.faults.twice) {
-        const before = this.appended;
-        const again = this.perform(step);
-        this.seen.stepTwice++;
-        same(this.appended, before, () => `${step.type} ${id} delivered twice appended again`);
-        assert.deepEqual(outcomeKey(again), outcomeKey(outcome), `${step.type} ${id} delivered twice reported another fact`);
-        this.check(`${step.type} ${id} again`);
-      }
-      if (crashAfter === ++steps) {
-        this.transfers.set(id, 'crashed');
-        this.seen.crashed++;
-        if (start.plan.to.kind === 'trade') this.seen.crashedOpen++;
-        else this.seen.crashedReturn++;
-        throw new Crash(`${id} after ${steps} steps`);
-      }
-      state = evolve(state, outcome);
-    }
-    this.transfers.set(id, state);
-    return state;
-  }
-
-  /** Resumes a transfer from its recorded plan (the recovery worker); one this world saw finished must change nothing. */
-  resume(plan: TransferPlan): TransferState {
-    const last = this.transfers.get(plan.transferId);
-    const before = this.appended;
-    const end = this.run(resumed(plan));
-    if (last === 'crashed' || last === undefined) this.seen.resumedByWorker++;
-    else if (isFinished(last)) {
-      this.seen.finishedResumedAgain++;
-      same(this.appended, before, () => `${plan.transferId}: resuming a finished transfer appended`);
-      same(end.status, last.status, () => `${plan.transferId}: resuming a finished transfer ended otherwise`);
-    }
-    ensure(isFinished(end), () => `${plan.transferId}: resumed, it ended ${end.status}`);
-    return end;
-  }
-
-  // ---- the commands, as the command layer runs them ----
-
-  /** commands/trades/manage.ts manageTrade: the trade decides; an end runs its return transfer; an open trade's mark goes to the pool. */
-  manage(tradeId: string, body: CommandBody<TradeCommand>): TradeState {
-    const { state, events } = this.executeTrade(tradeId, body);
-    for (const e of events) if (e.type === 'TradeSettled') this.run(planned(tradeReturnPlan(e.data)));
-    if (state.status === 'none' || state.status === 'rejected') throw refuse('TRADE_NOT_FOUND', `no trade ${tradeId}`);
-    const marked = [...events].reverse().find((e) => e.type === 'TradeMarked');
-    if (marked?.type === 'TradeMarked' && state.status === 'open') {
-      const { userId, agentId, walletContext } = poolEndpointOf(state.poolId);
-      same(poolId(userId, agentId, walletContext), this.poolId, () => `${tradeId}: another pool`);
-      if (this.executePool({ type: 'MarkTrade', data: { tradeId, unrealizedPnlMicro: marked.data.unrealizedPnlMicro + state.realizedPnlMicro } }).events.length > 0) this.seen.poolMarked++;
-    }
-    return state;
-  }
-
-  /**
-   * A signal's opens in the pool (execute.ts openTrades): each intent's order (tradeOrderOf), the
-   * pool's decision on the group, then the group's transfers. Returns the group.
-   */
-  signal(intents: OpenIntent[]): Group {
+  /** A signal of `intents` (ExecuteSignal): opens as one group, follow-ups naming the trade of `replyTo`'s signal. */
+  async signal(intents: Intent[], faults: Faults = noFaults, replyTo?: string): Promise<Group> {
     const n = ++this.signals;
+    const signalKey = `s${n}`;
     const pool = this.pool();
-    const from = poolEndpointOf(this.poolId);
-    const trades = intents.map((intent, index) => {
-      const order = tradeOrderOf(intent, { defaults: this.defaults, terms: pool.terms, feeBps: FEE_BPS, now: new Date(this.now), markPrice: this.markOf(intent.token) });
+    const opens = intents.flatMap((intent, index) => (intent.action === 'open' ? [{ intent, index }] : []));
+    const trades = opens.map(({ intent, index }) => {
+      const order = tradeOrderOf(intent, {
+        defaults: this.defaults,
+        terms: pool.terms,
+        feeBps: FEE_BPS,
+        now: new Date(this.now),
+        markPrice: this.markOf(intent.token),
+      });
       assert.ok(order.ok, 'a perp venue takes both sides');
-      const tradeId = `s${n}-${index}`;
-      return {
-        tradeId,
-        size: order.size,
-        token: order.request.token,
-        side: order.request.side,
-        signalId: `signal-${n}`,
-        transfer: { transferId: tradeId, amountMicro: 0, from, to: { kind: 'trade' as const, tradeId, poolId: this.poolId, request: order.request } },
-      };
+      return { tradeId: tradeIdOf(this.poolId, signalKey, index), size: order.size };
     });
-    const data: OpenTrade['data'] = { limits: tradeLimitsOf(this.defaults, pool.terms), trades };
-    const group: Group = { tradeIds: trades.map((t) => t.tradeId), data, interrupted: true };
-    this.groups.push(group);
-    const { events } = this.executePool({ type: 'OpenTrade', data });
-    this.checkGroupDecision(pool, data, events);
-    this.check(`OpenTrade s${n}`);
-    this.execute(group, events);
+    const group: Group = {
+      signalKey,
+      tradeIds: trades.map((x) => x.tradeId),
+      data: { limits: tradeLimitsOf(this.defaults, pool.terms), trades: trades as OpenTrade['data']['trades'] },
+    };
+    if (opens.length > 0) {
+      this.groups.push(group);
+      this.tradeIds.push(...group.tradeIds);
+    }
+    const interpretation = { kind: 'signal' as const, ruleVersion: 'structured-1', intents };
+    this.service.given(signalDecider.streamOf(signalInstanceId(AGENT, signalKey)), [
+      {
+        type: 'SignalReceived',
+        data: {
+          agentId: AGENT,
+          signalId: `signal-${n}`,
+          signalIdGiven: true,
+          source: 'structured',
+          body: {},
+          interpretation,
+          ...(replyTo ? { replyTo } : {}),
+          receivedAt: new Date(this.now).toISOString(),
+        },
+      },
+    ]);
+    this.deciding = opens.length > 0 ? group : null;
+    await this.send((dispatch) => this.service.send('ExecuteSignal', { agentId: AGENT, signalKey, poolIds: [this.poolId] }, dispatch), faults);
+    this.deciding = null;
+    this.check(`signal ${signalKey}`);
     return group;
   }
 
+  /** Whether a signal's job ran to its recorded outcome. */
+  executed(signalKey: string): boolean {
+    return this.service.state(signalDecider, signalInstanceId(AGENT, signalKey)).status === 'executed';
+  }
+
+  /** What a signal's job recorded in the pool: executed, skipped, failed (null before it ran to its outcome). */
+  outcome(signalKey: string): string | null {
+    const state = this.service.state(signalDecider, signalInstanceId(AGENT, signalKey));
+    return state.status === 'executed' ? (state.executed.results[0]?.status ?? null) : null;
+  }
+
   /** The signal job again (a worker died mid-way): the group is a repeat, decided by its record. */
-  rerun(group: Group): void {
-    const { events } = this.executePool({ type: 'OpenTrade', data: group.data });
-    same(events.length, 0, () => 'a group decided again appends nothing');
+  async rerun(group: Group): Promise<void> {
+    const size = this.poolEvents().length;
+    const decided = group.tradeIds.some((id) => this.w.pool(this.poolId).trades.has(id));
+    this.deciding = group;
+    await this.service.send('ExecuteSignal', { agentId: AGENT, signalKey: group.signalKey, poolIds: [this.poolId] });
+    this.deciding = null;
+    if (this.w.failure) throw this.w.failure;
+    if (decided)
+      ensure(
+        !this.poolEvents()
+          .slice(size)
+          .some((e) => e.type === 'TradeOpened' || e.type === 'TradeRefused'),
+        () => 'a group decided again appends nothing',
+      );
     this.seen.resumedByJob++;
-    this.execute(group, events);
+    this.check(`rerun ${group.signalKey}`);
   }
 
-  /** After the pool's decision: every trade's transfer, then both or neither. */
-  private execute(group: Group, events: PoolEvent[]): void {
-    group.interrupted = true;
-    const ids = new Set(group.tradeIds);
-    // The decision just made, or the one the pool recorded (execute.ts decisionOf / recordedDecision).
-    const decided = events.length > 0 ? events : this.poolEvents();
-    const plans: TransferPlan[] = [];
-    for (const e of decided) {
-      if (e.type === 'TradeRefused' && ids.has(e.data.tradeId)) {
-        group.interrupted = false;
-        return;
-      }
-      if (e.type === 'TradeOpened' && ids.has(e.data.tradeId) && e.data.transfer) plans.push(e.data.transfer);
-    }
-    const finished = plans.map((plan) => this.run(planned(plan)));
-    const rejected = finished.find((f) => f.status !== 'completed');
-    if (rejected) {
-      for (const f of finished) {
-        if (f.status !== 'completed' || f.plan.to.kind !== 'trade') continue;
-        const { tradeId, request } = f.plan.to;
-        const priceMicro = this.prices.get(request!.token);
-        if (priceMicro === undefined) throw refuse('VALIDATION_FAILED', `no mark price for ${request!.token}`);
-        const before = this.trade(tradeId);
-        this.manage(tradeId, { type: 'ClosePosition', data: { closePercent: 100, price: priceFromMicro(priceMicro), reason: 'SIGNAL' } });
-        if (live(before)) this.seen.undoneBothOrNeither++;
-      }
-    }
-    group.interrupted = false;
+  /** The signal jobs cut short run again. */
+  async rerunInterrupted(): Promise<void> {
+    for (const group of this.groups) if (!this.executed(group.signalKey)) await this.rerun(group);
   }
 
-  /** The price moves: every live trade of the token is ticked (the price watcher, one command per trade). */
   /** The mark of a token as a price (the world keeps its prices in micro-USD). */
   markOf(token: string): bigint | null {
     const micro = this.prices.get(token);
     return micro === undefined ? null : priceFromMicro(micro);
   }
 
-  tick(token: string, priceMicro: number, faults: Faults = noFaults): void {
-    this.prices.set(token, priceMicro);
-    this.faults = faults;
-    this.runs = 0;
-    try {
-      for (const tradeId of this.liveTrades(token)) {
-        try {
-          this.manage(tradeId, { type: 'MarkPrice', data: { price: priceFromMicro(priceMicro) } });
-        } catch (err) {
-          if (!(err instanceof Crash)) throw err;
-        }
-      }
-    } finally {
-      this.faults = noFaults;
+  /** The price moves: every live trade of the token is ticked (the price watcher, one MarkTradePrice per trade, on one process). */
+  async tick(token: string, priceMicro: number, faults: Faults = noFaults): Promise<void> {
+    await this.setPrice(token, priceMicro);
+    const dispatch = faults.crash ? this.service.dying(faults.crash.at, faults.crash.applied) : this.service.dispatch;
+    for (const tradeId of this.liveTrades(token)) {
+      const result = await this.send((d) => this.service.send('MarkTradePrice', { tradeId, price: priceFromMicro(priceMicro) }, d), faults, dispatch);
+      if (result === 'crashed') break;
     }
+    this.check(`tick ${token}`);
   }
 
-  /** A follow-up or a user's command on one trade; a refusal is the pool's result (skipped or failed), never a change. */
-  command(tradeId: string, body: CommandBody<TradeCommand>, faults: Faults = noFaults): 'done' | 'refused' | 'crashed' {
-    const before = this.appended;
-    let result: 'done' | 'refused' | 'crashed' = 'done';
-    this.withFaults(faults, () => {
-      try {
-        this.manage(tradeId, body);
-      } catch (err) {
-        if (err instanceof Crash) {
-          result = 'crashed';
-          throw err;
-        }
-        if (!(err instanceof DomainError)) throw err;
-        same(this.appended, before, () => `${tradeId}: a refused ${body.type} appended`);
-        this.seen.followUpRefused++;
-        result = 'refused';
-      }
-    });
+  /** The user closes one of their trades (CloseUserTrade, at the market's mark); a refusal changes nothing. */
+  async userClose(tradeId: string, faults: Faults = noFaults): Promise<'done' | 'refused' | 'crashed'> {
+    const size = this.service.log.size;
+    const result = await this.send((dispatch) => this.service.send('CloseUserTrade', { tradeId, userId: USER }, dispatch), faults);
+    if (result === 'refused') {
+      same(this.service.log.size, size, () => `${tradeId}: a refused close appended`);
+      this.seen.followUpRefused++;
+    }
+    this.check(`close ${tradeId}`);
     return result;
   }
 
-  /** The recovery worker: every plan recorded by a debit (the pool's TradeOpened, a trade's TradeSettled) is resumed. */
-  recoverTrades(): void {
-    const plans: TransferPlan[] = [];
-    for (const e of this.poolEvents()) if (e.type === 'TradeOpened' && e.data.transfer) plans.push(e.data.transfer);
-    for (const events of this.tradeEvents.values()) for (const e of events) if (e.type === 'TradeSettled') plans.push(tradeReturnPlan(e.data));
-    for (const plan of plans) this.resume(plan);
-  }
-
-  /** The signal jobs cut short run again. */
-  rerunInterrupted(): void {
-    for (const group of this.groups) if (group.interrupted) this.rerun(group);
-  }
-
-  /** Every plan a debit recorded, by transfer id. */
-  recordedPlans(): Map<string, TransferPlan> {
-    const plans = new Map<string, TransferPlan>();
-    for (const e of this.poolEvents()) if (e.type === 'TradeOpened' && e.data.transfer) plans.set(e.data.transfer.transferId, e.data.transfer);
-    for (const events of this.tradeEvents.values()) for (const e of events) if (e.type === 'TradeSettled') plans.set(e.data.transferId, tradeReturnPlan(e.data));
+  /** Every plan a debit recorded, with the stream that holds it: the pool's TradeOpened, a trade's TradeSettled. */
+  recordedPlans(): Array<{ plan: TransferPlan; sourceStream: string }> {
+    const plans: Array<{ plan: TransferPlan; sourceStream: string }> = [];
+    for (const e of this.poolEvents())
+      if (e.type === 'TradeOpened' && e.data.transfer) plans.push({ plan: e.data.transfer, sourceStream: poolStream(this.poolId) });
+    for (const id of this.tradeIds) {
+      for (const e of this.tradeEvents(id))
+        if (e.type === 'TradeSettled') plans.push({ plan: tradeReturnPlan(e.data), sourceStream: tradeDecider.streamOf(id) });
+    }
     return plans;
   }
 
+  /** Whether the records show a trade transfer finished: an open requested the trade, released its rejection or was refused; a return closed the trade in its pool. */
+  finished(plan: TransferPlan): boolean {
+    const pool = this.w.pool(this.poolId);
+    if (plan.to.kind === 'trade') {
+      const s = this.trade(plan.to.tradeId);
+      const fate = pool.trades.get(plan.to.tradeId);
+      return requested(s) || fate === 'refused' || (s.status === 'rejected' && fate === 'closed');
+    }
+    return (
+      plan.from.kind === 'trade' && this.poolEvents().some((e) => e.type === 'TradeClosed' && e.data.tradeId === (plan.from as { tradeId: string }).tradeId)
+    );
+  }
+
+  /** The recovery worker (ResumeTransfer) on every trade plan; one that finished appends nothing. */
+  async recoverTrades(): Promise<void> {
+    for (const { plan, sourceStream } of this.recordedPlans()) {
+      const wasFinished = this.finished(plan);
+      const size = this.service.log.size;
+      const { status } = await this.service.send('ResumeTransfer', { transferId: plan.transferId, sourceStream });
+      if (this.w.failure) throw this.w.failure;
+      ensure(['completed', 'compensated', 'failed'].includes(status), () => `${plan.transferId}: resumed, it ended ${status}`);
+      if (wasFinished) {
+        this.seen.finishedResumedAgain++;
+        same(this.service.log.size, size, () => `${plan.transferId}: resuming a finished transfer appended`);
+      } else this.seen.resumedByWorker++;
+      this.check(`resumed ${plan.transferId}`);
+    }
+  }
+
   /** Everything finished: the wallet's and pool's transfers recovered, the venue's legs confirmed, the jobs run again, the trades' transfers resumed. */
-  drain(): void {
+  async drain(): Promise<void> {
     for (let round = 0; round < 10; round++) {
-      this.w.recover();
-      for (const [transferId, leg] of Object.entries(this.w.pool(this.poolId).pending)) this.w.settle(this.poolId, transferId, 'confirmed', leg.amountMicro);
-      this.rerunInterrupted();
-      this.recoverTrades();
-      const unfinished = [...this.recordedPlans().keys()].filter((id) => {
-        const s = this.transfers.get(id);
-        return s === undefined || s === 'crashed' || !isFinished(s);
-      });
-      if (unfinished.length === 0 && Object.keys(this.w.pool(this.poolId).pending).length === 0 && this.groups.every((g) => !g.interrupted)) return;
+      await this.w.recover();
+      for (const [transferId, leg] of Object.entries(this.w.pool(this.poolId).pending))
+        await this.w.settle(this.poolId, transferId, 'confirmed', leg.amountMicro);
+      await this.rerunInterrupted();
+      await this.recoverTrades();
+      const unfinished = this.recordedPlans().filter(({ plan }) => !this.finished(plan));
+      if (unfinished.length === 0 && Object.keys(this.w.pool(this.poolId).pending).length === 0 && this.groups.every((g) => this.executed(g.signalKey))) return;
     }
     assert.fail('the transfers never finished');
   }
@@ -629,7 +542,9 @@ export class TradeWorld {
    */
   private checkGroupDecision(before: FollowedPool, data: OpenTrade['data'], events: PoolEvent[]): void {
     const free = this.w.figures(before).withdrawableUsd;
-    const margins = data.trades.map((t) => ('marginMicro' in t.size ? t.size.marginMicro : Number((BigInt(free) * BigInt(Math.round(t.size.percent * 100))) / 10_000n)));
+    const margins = data.trades.map((t) =>
+      'marginMicro' in t.size ? t.size.marginMicro : Number((BigInt(free) * BigInt(Math.round(t.size.percent * 100))) / 10_000n),
+    );
     const total = margins.reduce((s, m) => s + m, 0);
     const { limits } = data;
     const open = Object.keys(before.openTrades).length;
@@ -664,40 +579,34 @@ export class TradeWorld {
   }
 
   /**
-   * After every step:
+   * After every action and every runner step:
    * - the pool world's checks (../pool/world.ts World.check): money conserved between the wallet,
    *   the pool's currentBalanceUsd (confirmedIn − confirmedOut + realized − feesCharged), what is
    *   in flight and the fees settled, = START + deposits + Σ PnL the pool realized; nothing
    *   negative; currentBalanceUsd ≥ locked + pendingOut (free capital never negative); locked = Σ
    *   margins of the pool's openTrades;
    * - property 1: every live (pending/open) trade is open in the pool with its margin
-   *   marginFor(notional, leverage); a trade open in the pool that is not live is one whose transfer
-   *   is unfinished: its open (not requested yet, or rejected and not released) or its return;
+   *   marginFor(notional, leverage);
    * - property 2: the pool's realized = Σ realized PnL of the trades it closed (a released trade
    *   realizes 0), each TradeClosed once per trade, its PnL the trade's (its return's amount − margin);
    * - property 3 with the trades: capital confirmed in + Σ PnL the trades realized = the pool's
    *   currentBalanceUsd + confirmedOut + fees charged + the PnL of trades not paid back yet;
-   * - property 5: fees charged ≤ successFeePercent% × max(0, the highest realized PnL so far);
-   * - the process state each trade transfer was left in matches the records.
+   * - property 5: fees charged ≤ successFeePercent% × max(0, the highest realized PnL so far).
    */
   check(context: string): void {
     this.w.check(context);
     const pool = this.pool();
     const { ledger } = pool;
     // 1. margins
-    for (const [id, s] of this.trades) {
-      if (!live(s)) continue;
-      same(pool.openTrades[id]?.marginMicro, marginFor(s.notionalMicro, s.leverage), () => `${context}: live trade ${id}'s margin in the pool`);
-    }
-    let locked = 0;
-    for (const [id, open] of Object.entries(pool.openTrades)) {
-      locked += open.marginMicro;
+    for (const id of this.tradeIds) {
       const s = this.trade(id);
-      if (live(s)) continue;
-      const transfer = this.transfers.get(ended(s) ? `${id}.return` : id);
-      ensure(transfer === undefined || transfer === 'crashed' || !isFinished(transfer), () => `${context}: trade ${id} is ${s.status}, open in the pool, and its transfer finished ${JSON.stringify(transfer)}`);
+      if (live(s)) same(pool.openTrades[id]?.marginMicro, marginFor(s.notionalMicro, s.leverage), () => `${context}: live trade ${id}'s margin in the pool`);
     }
-    same(ledger.locked, locked, () => `${context}: locked is the open trades' margins`);
+    same(
+      ledger.locked,
+      Object.values(pool.openTrades).reduce((sum, open) => sum + open.marginMicro, 0),
+      () => `${context}: locked is the open trades' margins`,
+    );
     // 2. realized
     const closes = new Map<string, number>();
     let realized = 0;
@@ -721,7 +630,8 @@ export class TradeWorld {
     // 3. money, trades included
     let tradesRealized = 0;
     let notPaidBack = 0;
-    for (const [id, s] of this.trades) {
+    for (const id of this.tradeIds) {
+      const s = this.trade(id);
       if (!requested(s)) continue;
       tradesRealized += s.realizedPnlMicro;
       if (!closes.has(id)) notPaidBack += s.realizedPnlMicro;
@@ -729,28 +639,16 @@ export class TradeWorld {
     same(
       ledger.confirmedIn + tradesRealized,
       currentBalanceUsd(ledger) + ledger.confirmedOut + ledger.feesCharged + notPaidBack,
-      () => `${context}: capital in ${ledger.confirmedIn} + trades' PnL ${tradesRealized} = balance + out ${ledger.confirmedOut} + fees ${ledger.feesCharged} + PnL not paid back ${notPaidBack}`,
+      () =>
+        `${context}: capital in ${ledger.confirmedIn} + trades' PnL ${tradesRealized} = balance + out ${ledger.confirmedOut} + fees ${ledger.feesCharged} + PnL not paid back ${notPaidBack}`,
     );
-    ensure(currentBalanceUsd(ledger) - ledger.locked - ledger.pendingOut >= 0, () => `${context}: negative free capital`);
     // 5. fees
     this.peakRealized = Math.max(this.peakRealized, ledger.realized);
     const [num, den] = percentFraction(pool.terms.successFeePercent);
-    ensure(BigInt(ledger.feesCharged) * den <= BigInt(Math.max(0, this.peakRealized)) * num, () => `${context}: fees ${ledger.feesCharged} above ${pool.terms.successFeePercent}% of the peak realized ${this.peakRealized}`);
-    // the process states
-    for (const [id, s] of this.transfers) {
-      if (s === 'crashed') continue;
-      const why = () => `${context}: transfer ${id} is ${s.status}`;
-      if (s.plan.to.kind === 'trade') {
-        const trade = this.trade(s.plan.to.tradeId);
-        const fate = pool.trades.get(s.plan.to.tradeId);
-        if (s.status === 'completed') ensure(requested(trade), why);
-        else if (s.status === 'compensated') ensure(trade.status === 'rejected' && fate === 'closed', why);
-        else if (s.status === 'failed') ensure(fate === 'refused', why);
-        else assert.fail(why());
-      } else {
-        ensure(s.status === 'completed' && closes.has(tradeEndpoint(s.plan, 'from').tradeId), why);
-      }
-    }
+    ensure(
+      BigInt(ledger.feesCharged) * den <= BigInt(Math.max(0, this.peakRealized)) * num,
+      () => `${context}: fees ${ledger.feesCharged} above ${pool.terms.successFeePercent}% of the peak realized ${this.peakRealized}`,
+    );
   }
 
   /**
@@ -766,26 +664,38 @@ export class TradeWorld {
   checkDrained(): void {
     this.check('drained');
     const pool = this.pool();
-    for (const [id] of this.recordedPlans()) {
-      const s = this.transfers.get(id);
-      ensure(s !== undefined && s !== 'crashed' && isFinished(s), () => `transfer ${id} unfinished: ${JSON.stringify(s)}`);
-    }
+    for (const { plan } of this.recordedPlans()) ensure(this.finished(plan), () => `transfer ${plan.transferId} unfinished`);
     let locked = 0;
     let realized = 0;
-    for (const [id, s] of this.trades) {
+    for (const id of this.tradeIds) {
+      const s = this.trade(id);
+      if (s.status === 'none' && pool.trades.get(id) === undefined) continue; // a group whose signal was skipped before the pool decided
       if (live(s)) locked += marginFor(s.notionalMicro, s.leverage);
       if (ended(s)) realized += s.realizedPnlMicro;
-      same(pool.trades.get(id), live(s) ? 'open' : 'closed', () => `trade ${id} (${s.status}) in the pool`);
+      same(pool.trades.get(id), live(s) ? 'open' : s.status === 'none' ? 'refused' : 'closed', () => `trade ${id} (${s.status}) in the pool`);
     }
     same(pool.ledger.locked, locked, () => 'locked = Σ margins of the live trades');
-    same(Object.keys(pool.openTrades).length, this.liveTrades().length, () => 'the pool\'s open trades are the live ones');
+    same(Object.keys(pool.openTrades).length, this.liveTrades().length, () => "the pool's open trades are the live ones");
     same(pool.ledger.realized, realized, () => 'realized = Σ PnL of the trades that ended');
     for (const group of this.groups) {
       const states = group.tradeIds.map((id) => this.trade(id));
       const fates = group.tradeIds.map((id) => pool.trades.get(id));
-      if (fates.every((f) => f === 'refused')) ensure(states.every((s) => s.status === 'none'), () => `refused group ${group.tradeIds} requested a trade`);
-      else ensure(fates.every((f) => f !== 'refused'), () => `group ${group.tradeIds} partly refused`);
-      if (states.some((s) => s.status === 'rejected')) ensure(!states.some(live), () => `group ${group.tradeIds}: one rejected, another live`);
+      if (fates.every((f) => f === 'refused'))
+        ensure(
+          states.every((s) => s.status === 'none'),
+          () => `refused group ${group.tradeIds} requested a trade`,
+        );
+      else
+        ensure(
+          fates.every((f) => f !== 'refused'),
+          () => `group ${group.tradeIds} partly refused`,
+        );
+      if (states.some((s) => s.status === 'rejected')) {
+        ensure(!states.some(live), () => `group ${group.tradeIds}: one rejected, another live`);
+        if (states.some((s) => s.status === 'closed')) this.seen.undoneBothOrNeither++;
+      }
     }
   }
 }
+
+export type { OpenIntent };

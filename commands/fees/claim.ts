@@ -33,7 +33,7 @@ async function ownAgent(tools: Tools, agentId: string, developerId: string): Pro
 export async function claimFees({ data }: Command<'ClaimFees', ClaimFeesData>, tools: Tools): Promise<ClaimFeesResult> {
   const { agentId, developerId, amountMicro } = data;
   await ownAgent(tools, agentId, developerId);
-  const pools = data.poolIds.filter((id) => id.includes(`.${agentId}.`));
+  const pools = [...new Set(data.poolIds)].filter((id) => id.includes(`.${agentId}.`));
   const earned = await Promise.all(pools.map((id) => earnedBy(tools, id)));
   if (earned.some((e) => e.earnedMicro > 0)) await tools.execute(feeAccountDecider, agentId, { type: 'AccrueFees', data: { earned } });
   const transfer = await runTransfer(

@@ -21,7 +21,10 @@ export type FeeAccountCommand = AccrueFees | DebitFees;
 
 function accrue({ data, metadata }: AccrueFees, state: FeeAccountState): FeeEvent[] {
   const at = metadata.now.toISOString();
-  return data.earned.flatMap(({ poolId, earnedMicro }) => {
+  // A pool named twice counts once, at the larger of its totals: each total is what its stream held, never an increment.
+  const totals = new Map<string, MicroUsd>();
+  for (const { poolId, earnedMicro } of data.earned) totals.set(poolId, Math.max(totals.get(poolId) ?? 0, earnedMicro));
+  return [...totals].flatMap(([poolId, earnedMicro]) => {
     const known = state.pools.get(poolId)?.earnedMicro ?? 0;
     return earnedMicro > known ? [{ type: 'FeesAccrued' as const, data: { poolId, creatorMicro: earnedMicro - known, earnedMicro, at } }] : [];
   });

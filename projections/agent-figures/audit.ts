@@ -7,6 +7,7 @@ import { feesClaimedSchema, type FeesClaimed } from '../../domain/fees/events.ts
 import { feesSettledSchema } from '../../domain/pool/events.ts';
 import { walletCreditedSchema } from '../../domain/wallet/events.ts';
 import { walletStream } from '../../domain/wallet/state.ts';
+import { endpointKey } from '../../domain/transfer/plan.ts';
 import type { Pool } from '../../infra/db.ts';
 import { comparePositions, START, type EventStore, type Position, type RecordedFact } from '../../infra/eventstore/port.ts';
 import { readCheckpoint } from '../checkpoints.ts';
@@ -94,16 +95,23 @@ export async function auditFees(store: EventStore, db: Pool): Promise<{ pools: F
 /** Each claim against its developer's wallet stream: one credit of the claim's amount, or none yet. */
 async function auditClaims(store: EventStore, claims: FeesClaimed[]): Promise<ClaimAudit[]> {
   const credits = new Map<string, number[]>();
+  const byId = new Map(claims.map((c) => [c.transfer.transferId, c]));
   for (const developerId of new Set(claims.map((c) => c.transfer.from.developerId))) {
     for (const e of await store.readStream(walletStream(developerId))) {
       if (e.type !== 'WalletCredited') continue;
       const credit = walletCreditedSchema.parse(e.data);
-      if (credit.from.startsWith('fees:')) credits.set(credit.transferId, [...(credits.get(credit.transferId) ?? []), credit.amountMicro]);
+      // only a real-context credit from the claiming account's own endpoint pays a claim
+      const claim = byId.get(credit.transferId);
+      if (claim && credit.walletContext === 'real' && credit.from === endpointKey(claim.transfer.from)) {
+        credits.set(credit.transferId, [...(credits.get(credit.transferId) ?? []), credit.amountMicro]);
+      }
     }
   }
   return claims.map(({ transfer }) => {
     const paid = credits.get(transfer.transferId) ?? [];
-    const status = paid.length === 0 ? 'IN_FLIGHT' : paid.length === 1 && paid[0] === transfer.amountMicro ? 'PAID' : 'WRONG_CREDIT';
+    const parts = byId.get(transfer.transferId)!.parts.reduce((sum, p) => sum + p.amountMicro, 0);
+    // parts that do not add up to the amount paid would be money from nowhere (or lost)
+    const status = parts !== transfer.amountMicro ? 'WRONG_CREDIT' : paid.length === 0 ? 'IN_FLIGHT' : paid.length === 1 && paid[0] === transfer.amountMicro ? 'PAID' : 'WRONG_CREDIT';
     return { transferId: transfer.transferId, status, claimedMicro: transfer.amountMicro, creditedMicro: paid.length ? paid.reduce((a, b) => a + b, 0) : null };
   });
 }

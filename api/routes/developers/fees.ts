@@ -30,7 +30,7 @@ const idempotencyHeader = z.looseObject({
 
 /** The claim's id: stable for an Idempotency-Key (per user), else none (the command takes a fresh one). */
 const moveIdOf = (request: FastifyRequest): string | undefined =>
-  request.idempotencyKey === null ? undefined : createHash('sha256').update(`${request.identity!.userId}:${request.idempotencyKey}`).digest('hex').slice(0, 32);
+  !request.idempotencyKey ? undefined : createHash('sha256').update(`${request.identity!.userId}:${request.idempotencyKey}`).digest('hex').slice(0, 32);
 
 export default async function developerFeeRoutes(root: FastifyInstance): Promise<void> {
   const app = root.withTypeProvider<ZodTypeProvider>();

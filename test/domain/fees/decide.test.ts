@@ -25,6 +25,9 @@ t.test('accruing adds what each pool total grew by, nothing for a repeat or a st
   const accrue = (earned: Array<{ poolId: string; earnedMicro: number }>): FeeAccountCommand => ({ type: 'AccrueFees', data: { earned }, metadata });
   fees.given(given).when(accrue([{ poolId: 'p2', earnedMicro: 10 * M }, { poolId: 'p1', earnedMicro: 3 * M }, { poolId: 'p3', earnedMicro: 0 }])).then(t, [accrued('p2', 2 * M, 10 * M)]);
   fees.given(given).when(accrue([{ poolId: 'p2', earnedMicro: 8 * M }])).then(t, []);
+  // a pool named twice (a caller that did not de-duplicate) counts once, at its larger total
+  fees.given(given).when(accrue([{ poolId: 'p2', earnedMicro: 10 * M }, { poolId: 'p2', earnedMicro: 9 * M }, { poolId: 'p2', earnedMicro: 10 * M }])).then(t, [accrued('p2', 2 * M, 10 * M)]);
+  fees.given([]).when(accrue([{ poolId: 'p9', earnedMicro: 8 * M }, { poolId: 'p9', earnedMicro: 8 * M }])).then(t, [accrued('p9', 8 * M, 8 * M)]);
 });
 
 t.test('a claim takes the oldest accrual first and records the plan with its amount', async (t) => {

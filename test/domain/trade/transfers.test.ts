@@ -526,7 +526,7 @@ t.test('two trades of one signal that the pool cannot fund together are both ref
 // before the signal's outcome was recorded; a partial close was decided again on the trade the
 // follow-up still found open, so p % run twice closed 2p %. The follow-up's close now names its
 // signal and intent (`requestId`, as execute.ts sends it), and the trade closes nothing more for it.
-t.test('a close_partial follow-up whose signal job runs again (worker died before the outcome) closes its percent once', async (t) => {
+t.test('a close_partial follow-up whose signal job runs again (worker died before the outcome) closes its percent once', async (_t) => {
   await fc.assert(
     fc.asyncProperty(fc.integer({ min: 1, max: 9_999 }), fc.constantFrom<'long' | 'short'>('long', 'short'), async (hundredths, side) => {
       const follow: Intent = { action: 'close', token: 'SOL', closePercent: hundredths / 100 };

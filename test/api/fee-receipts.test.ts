@@ -57,7 +57,8 @@ for (const eventStore of ['postgres', 'esdb'] as const) {
     const [admin, dev, user, other] = (await Promise.all(
       ['admin', 'receipts-dev', 'receipts-user', 'receipts-other'].map((n) => signIn(app, `${n}@example.test`)),
     )) as [SignedIn, SignedIn, SignedIn, SignedIn];
-    const agentId = await followableAgent(app, { developer: dev.accessToken, admin: admin.accessToken }, { name: 'Receipts', venue: 'SPOT_VENUE', successFeePercent: RATE }, { live: true });
+    const tokens = { developer: dev.accessToken, admin: admin.accessToken };
+    const agentId = await followableAgent(app, tokens, { name: 'Receipts', venue: 'SPOT_VENUE', successFeePercent: RATE }, { live: true });
     const pool = poolId(user.userId, agentId, 'real');
     const receipts = (query = '', token = user.accessToken) => api(app, 'GET', `${SUBS}/${agentId}/fee-receipts?walletContext=real${query}`, { token });
     const settled = (count: number) =>
@@ -119,9 +120,8 @@ for (const eventStore of ['postgres', 'esdb'] as const) {
 
     await t.test("the ledger's FeesSettled lines carry the same receipt beside their amounts", async (t) => {
       const ledger = await ok(app, 'GET', `${SUBS}/${agentId}/ledger?walletContext=real&limit=100`, user.accessToken);
-      const lines = (ledger.items as Array<{ type: string; eventId: string; sequence: number; time: string; amounts: Record<string, number>; feeReceipt?: Receipt }>).filter(
-        (l) => l.type === 'FeesSettled',
-      );
+      type Line = { type: string; eventId: string; sequence: number; amounts: Record<string, number>; feeReceipt?: Receipt };
+      const lines = (ledger.items as Line[]).filter((l) => l.type === 'FeesSettled');
       t.same(lines.map((l) => l.feeReceipt).reverse(), items);
       for (const l of lines) {
         t.equal(l.feeReceipt!.eventId, l.eventId);
@@ -155,7 +155,8 @@ for (const eventStore of ['postgres', 'esdb'] as const) {
     await t.test('the OpenAPI document describes the route', async (t) => {
       const doc = await api(app, 'GET', '/docs/json');
       const op = doc.body.paths['/api/v1/users/me/subscriptions/{agentId}/fee-receipts'].get;
-      t.same(op.parameters.filter((p: { in: string }) => p.in === 'query').map((p: { name: string }) => p.name).sort(), ['at', 'limit', 'page', 'walletContext']);
+      const query = (op.parameters as Array<{ in: string; name: string }>).filter((p) => p.in === 'query').map((p) => p.name);
+      t.same(query.sort(), ['at', 'limit', 'page', 'walletContext']);
       t.ok(op.responses['200'].content['application/json'].schema.properties.data, 'the answer is described');
     });
   });

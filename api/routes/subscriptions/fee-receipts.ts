@@ -29,7 +29,7 @@ export default async function subscriptionFeeReceiptRoutes(root: FastifyInstance
       config: { access: { scope: 'subscriptions:read' }, refusals: ['SUBSCRIPTION_NOT_FOUND'] },
       schema: {
         tags: ['User'],
-        summary: "The pool's success-fee settlements as receipts (profit, high-water mark, rate, split, trigger), newest first; `at` replays to a point in time",
+        summary: "The pool's success-fee settlements as receipts (profit, high-water mark, rate, split, trigger), newest first; `at` replays to a time",
         params: ledgerParams,
         querystring: ledgerQuery,
         response: { 200: feeReceiptsPage },

@@ -8,6 +8,7 @@ import developerFeeRoutes from './developers/fees.ts';
 import adminRoutes from './admin/index.ts';
 import subscriptionRoutes from './subscriptions/index.ts';
 import subscriptionLedgerRoutes from './subscriptions/ledger.ts';
+import subscriptionFeeReceiptRoutes from './subscriptions/fee-receipts.ts';
 import walletRoutes from './wallet/index.ts';
 import signalRoutes from './signals/index.ts';
 import tradeRoutes from './trades/index.ts';
@@ -26,6 +27,7 @@ export const routeGroups: Array<(app: FastifyInstance) => Promise<void>> = [
   adminRoutes,
   subscriptionRoutes,
   subscriptionLedgerRoutes,
+  subscriptionFeeReceiptRoutes,
   walletRoutes,
   signalRoutes,
   tradeRoutes,

@@ -15,6 +15,8 @@ export interface PoolHistoryEvent {
   /** when it happened: the time of the command that decided it */
   time: string;
   event: PoolEvent;
+  /** its place in the store's global log (decimal strings; absent where the replay does not need it) */
+  position?: { commit: string; prepare: string };
 }
 
 /** The event's own money fields (micro-USD, named as the API shows them in USD). */

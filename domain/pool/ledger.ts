@@ -93,9 +93,12 @@ function feeOn(profit: MicroUsd, successFeePercent: number, feesCharged: MicroUs
 export const estimatedSuccessFeeUsd = (l: LedgerInputs, successFeePercent: number): MicroUsd =>
   feeOn(l.realized + l.unrealized, successFeePercent, l.feesCharged);
 
+/** The profit a settlement charges: realized PnL net of open losses (open gains never count). */
+export const chargeableProfitUsd = (l: Pick<LedgerInputs, 'realized' | 'unrealized'>): MicroUsd => l.realized + Math.min(0, l.unrealized);
+
 /** Owed on realized profit net of open losses, not yet settled. */
 export const pendingSuccessFeeUsd = (l: LedgerInputs, successFeePercent: number): MicroUsd =>
-  feeOn(l.realized + Math.min(0, l.unrealized), successFeePercent, l.feesCharged);
+  feeOn(chargeableProfitUsd(l), successFeePercent, l.feesCharged);
 
 /** Creator floor(fee × (1 − share)) to the micro-USD; the platform gets the rest, so the parts sum to the fee. */
 export function splitFee(fee: MicroUsd, share: readonly [bigint, bigint] = PLATFORM_FEE_SHARE) {

@@ -18,7 +18,8 @@ export const poolIdOfStream = (streamName: string): string => streamName.slice(P
 export function historyEventOf(recorded: RecordedEvent): PoolHistoryEvent | null {
   const event = poolEventOf(recorded);
   if (!event) return null;
-  return { id: recorded.id, time: recorded.metadata.occurredAt ?? recorded.createdAt.toISOString(), event };
+  const position = { commit: String(recorded.position.commit), prepare: String(recorded.position.prepare) };
+  return { id: recorded.id, time: recorded.metadata.occurredAt ?? recorded.createdAt.toISOString(), event, position };
 }
 
 /** One pool's history from its stream, oldest first; with `until`, only what the log held at that position. */

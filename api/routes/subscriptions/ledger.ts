@@ -1,7 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { eventOutcome, everFollowed, eventsAsOf, replayHistory, type HistoryStep } from '../../../domain/pool/history.ts';
+import { eventOutcome, everFollowed, eventsAsOf, replayHistory, type HistoryStep, type PoolHistoryEvent } from '../../../domain/pool/history.ts';
+import { feeReceipts, type FeeReceipt } from '../../../domain/pool/receipts.ts';
 import { poolId } from '../../../domain/pool/state.ts';
 import { refuse } from '../../../domain/shared/errors.ts';
 import { microToUsd } from '../../../domain/shared/money.ts';
@@ -15,6 +16,7 @@ import type { Pool } from '../../../infra/db.ts';
 import type { AppDeps } from '../../deps.ts';
 import { ok, paginated, paginationQuery } from '../../envelope.ts';
 import { paginatedOf } from '../developers/record.ts';
+import { feeReceiptJson, feeReceiptSchema } from './schemas.ts';
 
 const usd = z.number();
 export const ledgerQuery = paginationQuery.extend({
@@ -46,6 +48,8 @@ const ledgerItem = z.object({
   /** whether the pool was followed after the event (a stop leaves it unfollowed) */
   followed: z.boolean(),
   balances: balances.nullable(),
+  /** on a FeesSettled line: the settlement's receipt, as GET …/fee-receipts gives it */
+  feeReceipt: feeReceiptSchema.optional(),
 });
 
 export const ledgerPage = paginatedOf(ledgerItem).extend({
@@ -55,7 +59,7 @@ export const ledgerPage = paginatedOf(ledgerItem).extend({
   }),
 });
 
-function itemOf(step: HistoryStep): z.infer<typeof ledgerItem> {
+function itemOf(step: HistoryStep, receipt: FeeReceipt | undefined): z.infer<typeof ledgerItem> {
   const record = step.state.followed ? recordOf(viewOfPool(step.state)) : null;
   return {
     sequence: step.index + 1,
@@ -72,6 +76,7 @@ function itemOf(step: HistoryStep): z.infer<typeof ledgerItem> {
       pendingDeltaUsd: record.pendingDeltaUsd,
       allocationBalanceAudit: record.allocationBalanceAudit,
     },
+    ...(receipt ? { feeReceipt: feeReceiptJson(receipt) } : {}),
   };
 }
 
@@ -86,13 +91,28 @@ async function currentContext(db: Pool, userId: string): Promise<WalletContext> 
  * oldest first, with the running figures after it; `at` replays up to a point in time. Shared by
  * the route and the MCP tool.
  */
-export async function poolLedger(deps: Pick<AppDeps, 'pool' | 'store'>, userId: string, agentId: string, query: z.infer<typeof ledgerQuery>) {
-  const { walletContext = await currentContext(deps.pool, userId), at, ...page } = query;
+/**
+ * The caller's pool's events, oldest first, up to `at` when given: 404 for a pool never followed
+ * (a stopped pool's history stays readable). The ledger's and the fee receipts' one way in.
+ */
+export async function callersPoolHistory(
+  deps: Pick<AppDeps, 'pool' | 'store'>,
+  userId: string,
+  agentId: string,
+  query: { walletContext?: WalletContext | undefined; at?: string | undefined },
+): Promise<PoolHistoryEvent[]> {
+  const { walletContext = await currentContext(deps.pool, userId), at } = query;
   const history = await poolHistory(deps.store, poolId(userId, agentId, walletContext));
-  // A stopped pool's history stays readable; a pool never followed has none.
   if (!everFollowed(history)) throw refuse('SUBSCRIPTION_NOT_FOUND', 'you have never followed this agent in this wallet context');
-  const steps = replayHistory(at ? eventsAsOf(history, new Date(at)) : history);
-  const items = steps.slice((page.page - 1) * page.limit, page.page * page.limit).map(itemOf);
+  return at ? eventsAsOf(history, new Date(at)) : history;
+}
+
+export async function poolLedger(deps: Pick<AppDeps, 'pool' | 'store'>, userId: string, agentId: string, query: z.infer<typeof ledgerQuery>) {
+  const { walletContext, at, ...page } = query;
+  const history = await callersPoolHistory(deps, userId, agentId, { walletContext, at });
+  const steps = replayHistory(history);
+  const receipts = feeReceipts(history);
+  const items = steps.slice((page.page - 1) * page.limit, page.page * page.limit).map((step) => itemOf(step, receipts.get(step.index)));
   const { data } = paginated(items, steps.length, page);
   if (!at) return data;
   const then = steps.at(-1)?.state;

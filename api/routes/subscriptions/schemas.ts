@@ -2,6 +2,7 @@
 // (bench/conventional/app.ts) declare the same ones.
 import { z } from 'zod';
 import { microToUsd, usdToMicro } from '../../../domain/shared/money.ts';
+import type { FeeReceipt } from '../../../domain/pool/receipts.ts';
 import { walletContextSchema } from '../../../domain/wallet/events.ts';
 
 /** A USD amount of at least 0.01 with at most 6 decimals (micro-USD), as the withdraw row of the spec says. */
@@ -15,3 +16,56 @@ export const amountUsd = z
 export const amountBody = z.object({ amountUsd, walletContext: walletContextSchema.optional() });
 export const agentParams = z.object({ agentId: z.string().trim().min(1).max(200) });
 export const contextQuery = z.object({ walletContext: walletContextSchema.optional() });
+
+const usd = z.number();
+/** One success-fee settlement as the follower checks it (domain/pool/receipts.ts); USD as every `...Usd` field. */
+export const feeReceiptSchema = z.object({
+  /** the FeesSettled event's place in the pool's ledger, from 1 */
+  sequence: z.number(),
+  eventId: z.string(),
+  /** the event's place in the store's global log; null where the store gave none */
+  globalPosition: z.object({ commit: z.string(), prepare: z.string() }).nullable(),
+  settlementId: z.string(),
+  settledAt: z.string(),
+  trigger: z.enum(['withdrawal', 'stop', 'unknown']),
+  triggerTransferId: z.string().nullable(),
+  successFeePercent: z.number(),
+  realizedPnlUsd: usd,
+  unrealizedPnlUsd: usd,
+  /** realized PnL net of open losses: what the fee is measured on */
+  chargeableProfitUsd: usd,
+  highWaterMarkBeforeUsd: usd,
+  highWaterMarkAfterUsd: usd,
+  feesChargedBeforeUsd: usd,
+  feesChargedAfterUsd: usd,
+  /** successFeePercent % of chargeableProfitUsd, floored, minus feesChargedBeforeUsd */
+  feeDueUsd: usd,
+  /** what left the pool: feeDueUsd, or less when less was free */
+  feeUsd: usd,
+  creatorFeeUsd: usd,
+  platformFeeUsd: usd,
+});
+
+export function feeReceiptJson(r: FeeReceipt): z.infer<typeof feeReceiptSchema> {
+  return {
+    sequence: r.sequence,
+    eventId: r.eventId,
+    globalPosition: r.position,
+    settlementId: r.settlementId,
+    settledAt: r.settledAt,
+    trigger: r.trigger,
+    triggerTransferId: r.triggerTransferId,
+    successFeePercent: r.successFeePercent,
+    realizedPnlUsd: microToUsd(r.realizedPnl),
+    unrealizedPnlUsd: microToUsd(r.unrealizedPnl),
+    chargeableProfitUsd: microToUsd(r.chargeableProfit),
+    highWaterMarkBeforeUsd: microToUsd(r.highWaterMarkBefore),
+    highWaterMarkAfterUsd: microToUsd(r.highWaterMarkAfter),
+    feesChargedBeforeUsd: microToUsd(r.feesChargedBefore),
+    feesChargedAfterUsd: microToUsd(r.feesChargedAfter),
+    feeDueUsd: microToUsd(r.feeDue),
+    feeUsd: microToUsd(r.fee),
+    creatorFeeUsd: microToUsd(r.creatorFee),
+    platformFeeUsd: microToUsd(r.platformFee),
+  };
+}

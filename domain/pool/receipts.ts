@@ -1,0 +1,101 @@
+// Fee receipts: each success-fee settlement of a pool (`FeesSettled`) as a follower can check it
+// (docs/decisions.md, "Pools: fee receipts"). Pure: a fold over the pool's recorded events, with the
+// ledger's own maths (ledger.ts), so a receipt says what the settlement computed, never a second
+// reckoning. The high-water mark is not in the event: it is the fold's, per opening of the pool.
+import type { MicroUsd } from '../shared/money.ts';
+import { timeOf, type PoolEvent } from './events.ts';
+import type { PoolHistoryEvent } from './history.ts';
+import { chargeableProfitUsd, emptyLedger, pendingSuccessFeeUsd } from './ledger.ts';
+
+/** What set a settlement off: a confirmed withdrawal, a stop, or (an event whose command left no trace) unknown. */
+export type FeeTrigger = 'withdrawal' | 'stop' | 'unknown';
+
+export interface FeeReceipt {
+  /** the FeesSettled event's place in the pool's history, from 1 (the ledger's `sequence`) */
+  sequence: number;
+  eventId: string;
+  position: NonNullable<PoolHistoryEvent['position']> | null;
+  settlementId: string;
+  settledAt: string;
+  trigger: FeeTrigger;
+  /** the withdrawal or stop transfer that set it off */
+  triggerTransferId: string | null;
+  successFeePercent: number;
+  realizedPnl: MicroUsd;
+  unrealizedPnl: MicroUsd;
+  /** realized PnL net of open losses: what the fee is measured on */
+  chargeableProfit: MicroUsd;
+  highWaterMarkBefore: MicroUsd;
+  highWaterMarkAfter: MicroUsd;
+  feesChargedBefore: MicroUsd;
+  feesChargedAfter: MicroUsd;
+  /** what was owed: fee% × chargeableProfit, floored, minus feesChargedBefore */
+  feeDue: MicroUsd;
+  /** what left the pool: feeDue, or less when less was free (the rest stays pending) */
+  fee: MicroUsd;
+  creatorFee: MicroUsd;
+  platformFee: MicroUsd;
+}
+
+/** Events one command appended together share its time; the settlement's neighbours in that batch tell what set it off. */
+function triggerOf(events: readonly PoolHistoryEvent[], index: number, at: string): { trigger: FeeTrigger; triggerTransferId: string | null } {
+  const sameCommand = (e: PoolHistoryEvent | undefined): e is PoolHistoryEvent => e !== undefined && timeOf(e.event) === at;
+  for (let i = index + 1; sameCommand(events[i]); i += 1) {
+    const { event } = events[i]!;
+    if (event.type === 'PoolClosed') return { trigger: 'stop', triggerTransferId: event.data.transferId ?? null };
+  }
+  for (let i = index - 1; sameCommand(events[i]); i -= 1) {
+    const { event } = events[i]!;
+    if (event.type === 'AllocationSettled' && event.data.direction === 'out' && event.data.outcome === 'confirmed') {
+      return { trigger: 'withdrawal', triggerTransferId: event.data.transferId };
+    }
+  }
+  return { trigger: 'unknown', triggerTransferId: null };
+}
+
+/**
+ * The receipt of the settlement at `index`, given the high-water mark before it: the chargeable
+ * profit the pool's fees were last brought fully up to date at. The mark rises only with a
+ * settlement that paid all that was due; one that took less (less was free) leaves it.
+ */
+function receiptOf(events: readonly PoolHistoryEvent[], index: number, data: Extract<PoolEvent, { type: 'FeesSettled' }>['data'], hwm: MicroUsd): FeeReceipt {
+  const { realizedMicro: realized, unrealizedMicro: unrealized, feesChargedBeforeMicro: feesCharged, successFeePercent } = data;
+  const chargeableProfit = chargeableProfitUsd({ realized, unrealized });
+  const feeDue = pendingSuccessFeeUsd({ ...emptyLedger(), realized, unrealized, feesCharged }, successFeePercent);
+  const recorded = events[index]!;
+  return {
+    sequence: index + 1,
+    eventId: recorded.id,
+    position: recorded.position ?? null,
+    settlementId: data.settlementId,
+    settledAt: data.at,
+    ...triggerOf(events, index, data.at),
+    successFeePercent,
+    realizedPnl: realized,
+    unrealizedPnl: unrealized,
+    chargeableProfit,
+    highWaterMarkBefore: hwm,
+    highWaterMarkAfter: data.feeMicro >= feeDue ? Math.max(hwm, chargeableProfit) : hwm,
+    feesChargedBefore: feesCharged,
+    feesChargedAfter: feesCharged + data.feeMicro,
+    feeDue,
+    fee: data.feeMicro,
+    creatorFee: data.creatorMicro,
+    platformFee: data.platformMicro,
+  };
+}
+
+/** Every settlement of the pool's history, oldest first, keyed by the event's place in it. */
+export function feeReceipts(events: readonly PoolHistoryEvent[]): Map<number, FeeReceipt> {
+  const receipts = new Map<number, FeeReceipt>();
+  let hwm: MicroUsd = 0;
+  for (const [index, { event }] of events.entries()) {
+    // A follow opens the ledger anew (openings.ts): nothing charged yet, so no mark.
+    if (event.type === 'AgentFollowed') hwm = 0;
+    if (event.type !== 'FeesSettled') continue;
+    const receipt = receiptOf(events, index, event.data, hwm);
+    hwm = receipt.highWaterMarkAfter;
+    receipts.set(index, receipt);
+  }
+  return receipts;
+}

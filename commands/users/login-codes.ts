@@ -82,7 +82,7 @@ export async function storeCode(
 }
 
 // Both scripts run atomically in Redis, so concurrent verifies of one email are counted one by
-// one: from one address exactly `wrongCodesPerAddress` - 1 wrong codes are answered 400, from all
+// one: from one address exactly `wrongCodesPerAddress` - 1 wrong codes are refused INVALID_CODE, from all
 // addresses together at most `wrongCodesPerEmail` - 1, and no right code is consumed once either
 // limit is reached, however many requests arrive at once.
 
@@ -136,7 +136,7 @@ const addressLockedError = (now: Date, ms: number) =>
 
 /**
  * Checks and consumes a code sent from the client address whose keyed digest is `addressDigest`.
- * Wrong, expired or already used: 400; the wrong attempt that reaches the address's limit refuses
+ * Wrong, expired or already used: INVALID_CODE; the wrong attempt that reaches the address's limit refuses
  * that address for this email (429 ADDRESS_LOCKED), the one that reaches the email's limit locks
  * the account (429 ACCOUNT_LOCKED), as does any later attempt.
  */

@@ -34,7 +34,7 @@ export async function issueMfaToken(redis: Redis, userId: string, token: string,
   await redis.set(tokenKey(token), JSON.stringify({ userId }), 'EX', ttlSeconds);
 }
 
-/** The user an mfaAccessToken was issued to; 401 when it is unknown, expired or spent. */
+/** The user an mfaAccessToken was issued to; INVALID_MFA_TOKEN when it is unknown, expired or spent. */
 export async function mfaTokenUser(redis: Redis, token: string): Promise<string> {
   const raw = MFA_TOKEN.test(token) ? await redis.get(tokenKey(token)) : null;
   const parsed = raw ? storedToken.safeParse(JSON.parse(raw)) : undefined;
@@ -72,7 +72,7 @@ const wrongTotp = () => refuse('INVALID_MFA_CODE', 'invalid TOTP code');
 
 /**
  * Checks one code of `userId` within the attempt budget: `check` answers what the code proves (a
- * TOTP code's time step, a recovery code's digest) or null. A wrong code is `wrong` (400), or 429
+ * TOTP code's time step, a recovery code's digest) or null. A wrong code is `wrong`, or ACCOUNT_LOCKED
  * when it was the last attempt of the window (locked).
  */
 export async function withinAttempts<T>(redis: Redis, userId: string, now: Date, check: () => T | null, wrong: () => DomainError = wrongTotp): Promise<T> {

@@ -3,7 +3,8 @@
 import { z } from 'zod';
 import { load } from '../../../commands/handle.ts';
 import type { Aggregate, Command, CommandBody, CommandMetadata, DomainEvent } from '../../../domain/shared/decider.ts';
-import { codeOf, DomainError } from '../../../domain/shared/errors.ts';
+import { DomainError } from '../../../domain/shared/errors.ts';
+import { codeOf } from '../../plugins/error-status.ts';
 import { microToUsd, type MicroUsd } from '../../../domain/shared/money.ts';
 import { userDecider } from '../../../domain/user/decide.ts';
 import { walletContextSchema, type WalletContext } from '../../../domain/wallet/context.ts';

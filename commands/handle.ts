@@ -3,7 +3,7 @@
 // other; across processes a lost race is decided again on fresh state, with jittered backoff, until
 // the command's deadline; past it the command is refused as BUSY (503) having appended nothing.
 import type { CommandMetadata, DomainEvent } from '../domain/shared/decider.ts';
-import { DomainError, refuse } from '../domain/shared/errors.ts';
+import { DomainError, InvariantViolation, refuse } from '../domain/shared/errors.ts';
 import { assertStorable } from '../domain/shared/storable-text.ts';
 import type { Ids } from '../infra/ids.ts';
 import { commandsTotal } from '../infra/metrics.ts';
@@ -198,7 +198,7 @@ async function decideAndAppend<State, Event extends DomainEvent>(
 ): Promise<Decided<State, Event>> {
   // The first attempt may decide on the cached state without a read: an append made on a stale
   // state fails its expected revision and is decided again on a fresh load. A refusal or a no-op
-  // is only ever answered from a fresh load, since a stale state could refuse wrongly.
+  // is only ever answered from a fresh load, since a stale state could refuse wrongly (or look impossible).
   let unverified = cached<State>(store, folder, streamName);
   for (let conflicts = 0; ; ) {
     const loaded = unverified ?? (await load(store, streamName, folder));
@@ -208,7 +208,7 @@ async function decideAndAppend<State, Event extends DomainEvent>(
     try {
       events = storable(decide(loaded.state, loaded.revision));
     } catch (err) {
-      if (fromCache && err instanceof DomainError) continue;
+      if (fromCache && (err instanceof DomainError || err instanceof InvariantViolation)) continue;
       throw err;
     }
     if (events.length === 0) {

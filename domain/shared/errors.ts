@@ -115,3 +115,21 @@ export class DomainError extends Error {
 
 /** The one way to refuse: `throw refuse('BETA_FULL', '…')`. */
 export const refuse = (reason: ErrorReason, message: string, details?: Record<string, unknown>) => new DomainError(reason, message, details);
+
+/**
+ * A state the code never produces (a transfer step given an endpoint it does not handle, a stream in
+ * a shape that cannot happen): a bug if reached, never the client's fault. Not a refusal, so no catch
+ * of `DomainError` takes it for one: the API answers 500 INTERNAL_ERROR without its message and logs
+ * it at error level (api/plugins/errors.ts); the MCP tool runner answers its internal error.
+ */
+export class InvariantViolation extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'InvariantViolation';
+  }
+}
+
+/** The one way to state an invariant: `invariant(transfer.from.kind === 'pool', '…')`. */
+export function invariant(condition: unknown, message: string): asserts condition {
+  if (!condition) throw new InvariantViolation(message);
+}

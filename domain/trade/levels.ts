@@ -1,5 +1,5 @@
 // Where a trade may fill and which stops and targets agree with its side.
-import { refuse } from '../shared/errors.ts';
+import { InvariantViolation, refuse } from '../shared/errors.ts';
 import { priceText, type Price } from '../shared/price.ts';
 import type { PriceEntry, TakeProfit } from './commands.ts';
 import type { Side } from './events.ts';
@@ -39,7 +39,7 @@ export function fillPriceAt(entry: PriceEntry, slippageBps: number, price: Price
 export function pendingRange(entry: PriceEntry, slippageBps: number): FillRange {
   if (entry.kind === 'zone') return zoneWithSlippage(entry, slippageBps);
   if (entry.kind === 'breakout') return [entry.price, entry.price];
-  throw refuse('VALIDATION_FAILED', 'a market entry is never pending');
+  throw new InvariantViolation('a market entry is never pending');
 }
 
 const gainsUp = (side: Side): boolean => side !== 'short';

@@ -16,6 +16,7 @@ import type { SignalExecuted } from '../domain/signal/events.ts';
 import type { Clock } from '../infra/clock.ts';
 import type { LeveledLot } from '../projections/wallets/queries.ts';
 import type { Price } from '../domain/shared/price.ts';
+import { crossedLevel } from '../domain/wallet/exits.ts';
 
 export const SIGNAL_QUEUE = 'signal-execution';
 export const SIGNAL_ACTOR = 'system:signal-worker';
@@ -188,9 +189,7 @@ async function watchLots(deps: SignalWorkerDeps, prices: Map<string, Price>, now
     for (const lot of page) {
       const price = prices.get(lot.mint);
       if (price === undefined) continue;
-      if ((lot.stopLoss !== null && price <= lot.stopLoss) || (lot.takeProfit !== null && price >= lot.takeProfit)) {
-        crossed.push({ userId: lot.userId, lotId: lot.lotId, price });
-      }
+      if (crossedLevel(lot, price)) crossed.push({ userId: lot.userId, lotId: lot.lotId, price });
     }
     if (page.length < 1_000) break;
     after = page.at(-1)!;

@@ -8,7 +8,7 @@ import type { TransferPlan } from '../../domain/transfer/plan.ts';
 import { planned, type TransferState } from '../../domain/transfer/process.ts';
 import { walletDecider } from '../../domain/wallet/decide.ts';
 import type { WalletContext } from '../../domain/wallet/context.ts';
-import { exitTransferId, nextExit } from '../../domain/wallet/exits.ts';
+import { crossedLevel, exitTransferId, nextExit } from '../../domain/wallet/exits.ts';
 import { ensureLevelsAgainstMark, type LotLevels } from '../../domain/wallet/lots.ts';
 import type { ManualTrade } from '../../domain/wallet/state.ts';
 import type { Tools } from '../dispatch.ts';
@@ -145,12 +145,7 @@ export async function exitLot({ data }: Command<'ExitLot', ExitLotData>, tools: 
   const { state } = await tools.load(walletDecider, data.userId);
   const lot = state.lots.find((l) => l.lotId === data.lotId);
   if (!lot) return { sold: false, why: 'no-lot' };
-  const trigger =
-    lot.stopLoss !== undefined && data.price <= lot.stopLoss
-      ? 'stop-loss'
-      : lot.takeProfit !== undefined && data.price >= lot.takeProfit
-        ? 'take-profit'
-        : null;
+  const trigger = crossedLevel(lot, data.price);
   if (!trigger) return { sold: false, why: 'not-crossed' };
   const next = nextExit(state.manual, lot.lotId, tools.metadata.now);
   if ('retryAt' in next) return { sold: false, why: 'retry-later', retryAt: next.retryAt.toISOString() };

@@ -1,6 +1,6 @@
 // Where a trade may fill and which stops and targets agree with its side.
 import { InvariantViolation, refuse } from '../shared/errors.ts';
-import { priceText, type Price } from '../shared/price.ts';
+import { crossed, priceText, type Price } from '../shared/price.ts';
 import type { PriceEntry, TakeProfit } from './commands.ts';
 import type { Side } from './events.ts';
 import { BPS, ceilDiv, floorDiv, percentToBps } from './maths.ts';
@@ -17,8 +17,6 @@ export function zoneWithSlippage(entry: Extract<PriceEntry, { kind: 'zone' }>, s
   const s = BigInt(slippageBps);
   return [floorDiv(entry.low * (BPS - s), BPS), ceilDiv(entry.high * (BPS + s), BPS)];
 }
-
-const crossed = (direction: 'above' | 'below', price: Price, trigger: Price): boolean => (direction === 'above' ? price >= trigger : price <= trigger);
 
 /** The price a pending entry fills at on a tick at `price`, or null while it waits. */
 export function fillPriceAt(entry: PriceEntry, slippageBps: number, price: Price): Price | null {

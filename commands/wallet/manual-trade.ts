@@ -9,6 +9,7 @@ import { planned, type TransferState } from '../../domain/transfer/process.ts';
 import { walletDecider } from '../../domain/wallet/decide.ts';
 import type { WalletContext } from '../../domain/wallet/context.ts';
 import { crossedLevel, exitTransferId, nextExit } from '../../domain/wallet/exits.ts';
+import { ensureWithdrawable } from '../../domain/wallet/sell.ts';
 import { ensureLevelsAgainstMark, type LotLevels } from '../../domain/wallet/lots.ts';
 import type { ManualTrade } from '../../domain/wallet/state.ts';
 import type { Tools } from '../dispatch.ts';
@@ -113,7 +114,7 @@ export interface ManualWithdrawData {
 export async function manualWithdraw({ data }: Command<'ManualWithdraw', ManualWithdrawData>, tools: Tools): Promise<ManualTradeResult> {
   const { userId, transferId, mint, amountMicro, destination } = data;
   const walletContext = data.walletContext ?? (await currentWalletContext(tools, userId, { maxStaleMs: PLAN_STALENESS_MS }));
-  if (walletContext !== 'real') throw refuse('VALIDATION_FAILED', 'only the real wallet context can withdraw the spend stablecoin: virtual money stays paper');
+  ensureWithdrawable(walletContext);
   const plan: TransferPlan = {
     transferId,
     amountMicro,

@@ -1,7 +1,9 @@
 // POST /api/api-keys and DELETE /api/api-keys/{id}: the owner (the command's actor) creates a key
 // within their role and the caller's own scopes, or revokes one of theirs. The key and its signing
-// secret are made here, answered once, and only their hash and sealed form are recorded.
+// secret are made here, answered once, and only their hash and sealed form are recorded. A creation
+// first takes a place in the owner's key registry (domain/apikey/registry.ts), where the cap is decided.
 import { apiKeyDecider } from '../../domain/apikey/decide.ts';
+import { apiKeyRegistryDecider, type KeyFact, type RegisterApiKey } from '../../domain/apikey/registry.ts';
 import type { ApiKeyCreated } from '../../domain/apikey/events.ts';
 import type { Scope } from '../../domain/access/scopes.ts';
 import type { Command } from '../../domain/shared/decider.ts';
@@ -17,6 +19,8 @@ export interface CreateApiKeyData {
   type?: string;
   scopes?: readonly string[];
   expiresAt?: string;
+  /** the owner's keys not revoked as the read model lists them: found by it, decided by their streams (used once, to open the registry) */
+  priorKeyIds: readonly string[];
 }
 
 /** The creation's answer: the key's record and, this once, the key and its secret. */
@@ -26,21 +30,43 @@ export interface CreatedApiKey {
   secretKey: string;
 }
 
+/**
+ * What the registry decides on: the keys it holds (or, before it opens, the owner's earlier keys)
+ * as their own streams say, revoked, active or not recorded.
+ */
+async function registration(tools: Tools, ownerId: string, priorKeyIds: readonly string[]): Promise<Pick<RegisterApiKey['data'], 'prior' | 'facts'>> {
+  const { state: registry } = await tools.load(apiKeyRegistryDecider, ownerId);
+  const ids = registry.opened ? [...registry.held.keys()] : priorKeyIds;
+  const keys = await Promise.all(ids.map(async (keyId) => ({ keyId, state: (await tools.load(apiKeyDecider, keyId)).state })));
+  const facts: Record<string, KeyFact> = {};
+  for (const { keyId, state } of keys) facts[keyId] = !state.key ? 'unrecorded' : state.revokedAt ? 'revoked' : 'active';
+  const prior = registry.opened
+    ? []
+    : keys.flatMap(({ state }) => (state.key && !state.revokedAt && state.key.ownerId === ownerId ? [{ keyId: state.key.keyId, expiresAt: state.key.expiresAt, createdAt: state.key.createdAt }] : []));
+  return { prior, facts };
+}
+
 export async function createApiKey({ data }: Command<'CreateApiKey', CreateApiKeyData>, tools: Tools): Promise<CreatedApiKey> {
   const kek = keyEncryptionKeyOf(tools.deps.config);
   const material = newKeyMaterial(tools.deps.ids);
   const keyId = tools.deps.ids.uuid();
+  const asked = {
+    ownerRole: data.ownerRole,
+    callerScopes: data.callerScopes,
+    name: data.name,
+    type: data.type ?? 'platform',
+    ...(data.scopes ? { scopes: data.scopes } : {}),
+    ...(data.expiresAt ? { expiresAt: data.expiresAt } : {}),
+  };
+  const { ownerId } = data;
+  const known = await registration(tools, ownerId, data.priorKeyIds);
+  await tools.execute(apiKeyRegistryDecider, ownerId, { type: 'RegisterApiKey', data: { ownerId, keyId, key: asked, ...known } });
   const { state } = await tools.execute(apiKeyDecider, keyId, {
     type: 'CreateApiKey',
     data: {
       keyId,
-      ownerId: data.ownerId,
-      ownerRole: data.ownerRole,
-      callerScopes: data.callerScopes,
-      name: data.name,
-      type: data.type ?? 'platform',
-      ...(data.scopes ? { scopes: data.scopes } : {}),
-      ...(data.expiresAt ? { expiresAt: data.expiresAt } : {}),
+      ownerId,
+      ...asked,
       keyHash: hashApiKey(material.apiKey, kek),
       sealedSecret: sealSigningSecret(material.secretKey, kek),
       prefix: material.prefix,

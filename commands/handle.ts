@@ -1,7 +1,7 @@
 // One stream, one decision: load (cached), decide, append with the expected revision. Inside a
 // process a stream has a single writer (a keyed queue), so commands on one stream never race each
 // other; across processes a lost race is decided again on fresh state, with jittered backoff, until
-// the command's deadline; past it the command is refused as BUSY (503) having appended nothing.
+// the command's deadline; past it the command is refused as BUSY having appended nothing.
 import type { CommandMetadata, DomainEvent } from '../domain/shared/decider.ts';
 import { DomainError, InvariantViolation, refuse } from '../domain/shared/errors.ts';
 import { assertStorable } from '../domain/shared/storable-text.ts';
@@ -156,7 +156,7 @@ function backoffMs(attempt: number, deadline: number): number {
 }
 
 /**
- * The events as decided, refused (400 naming the field) when their data holds text PostgreSQL
+ * The events as decided, refused (MALFORMED_REQUEST naming the field) when their data holds text PostgreSQL
  * cannot store: checked before the append on both stores, since EventStoreDB would record it and
  * the projectors could then not write it into the read models.
  */

@@ -119,7 +119,7 @@ export const refuse = (reason: ErrorReason, message: string, details?: Record<st
 /**
  * A state the code never produces (a transfer step given an endpoint it does not handle, a stream in
  * a shape that cannot happen): a bug if reached, never the client's fault. Not a refusal, so no catch
- * of `DomainError` takes it for one: the API answers 500 INTERNAL_ERROR without its message and logs
+ * of `DomainError` takes it for one: the API answers INTERNAL_ERROR without its message and logs
  * it at error level (api/plugins/errors.ts); the MCP tool runner answers its internal error.
  */
 export class InvariantViolation extends Error {

@@ -40,9 +40,9 @@ async function registration(tools: Tools, ownerId: string, priorKeyIds: readonly
   const keys = await Promise.all(ids.map(async (keyId) => ({ keyId, state: (await tools.load(apiKeyDecider, keyId)).state })));
   const facts: Record<string, KeyFact> = {};
   for (const { keyId, state } of keys) facts[keyId] = !state.key ? 'unrecorded' : state.revokedAt ? 'revoked' : 'active';
-  const prior = registry.opened
-    ? []
-    : keys.flatMap(({ state }) => (state.key && !state.revokedAt && state.key.ownerId === ownerId ? [{ keyId: state.key.keyId, expiresAt: state.key.expiresAt, createdAt: state.key.createdAt }] : []));
+  const prior = keys.flatMap(({ state: { key, revokedAt } }) =>
+    !registry.opened && key && !revokedAt && key.ownerId === ownerId ? [{ keyId: key.keyId, expiresAt: key.expiresAt, createdAt: key.createdAt }] : [],
+  );
   return { prior, facts };
 }
 

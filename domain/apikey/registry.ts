@@ -71,7 +71,9 @@ function lapseOf(key: RegisteredKey, fact: KeyFact | undefined, now: Date): 'rev
 function register({ data, metadata }: RegisterApiKey, state: ApiKeyRegistryState): ApiKeyRegistryEvent[] {
   const at = metadata.now.toISOString();
   if (state.held.has(data.keyId)) return [];
-  const prior = data.prior.filter((k) => !expired(k.expiresAt, metadata.now)).map((k) => ({ keyId: k.keyId, expiresAt: k.expiresAt, registeredAt: k.createdAt }));
+  const prior = data.prior
+    .filter((k) => !expired(k.expiresAt, metadata.now))
+    .map((k) => ({ keyId: k.keyId, expiresAt: k.expiresAt, registeredAt: k.createdAt }));
   const opening: ApiKeyRegistryEvent[] = state.opened ? [] : [{ type: 'ApiKeyRegistryOpened', data: { ownerId: data.ownerId, keys: prior, at } }];
   const { held } = opening.reduce(evolve, state);
   const lapsed = [...held.values()].flatMap((key): ApiKeyRegistryEvent[] => {

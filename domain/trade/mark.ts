@@ -27,7 +27,8 @@ const entryStep: Step = (trade, { price, now, at }) => {
   return fill === null ? [] : [filled(trade, fill, at)];
 };
 
-const reached = (trade: Trade, price: Price, level: Price, gains: boolean): boolean => levelReached(trade.side !== 'short', gains ? 'target' : 'stop', price, level);
+const reached = (trade: Trade, price: Price, level: Price, gains: boolean): boolean =>
+  levelReached(trade.side !== 'short', gains ? 'target' : 'stop', price, level);
 
 const stopReason: Record<StopKind, Why['reason']> = { STOP_LOSS: 'STOP_LOSS', BREAKEVEN: 'BREAKEVEN_STOP', TRAILING: 'TRAILING_STOP' };
 

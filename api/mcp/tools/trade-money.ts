@@ -156,7 +156,8 @@ const traded = (ctx: McpToolContext, t: ManualTradeResult): MoneyResult => {
 /** What a buy and a sell send alike: the caller, a transfer id of the confirmation's, and the optional context and levels. */
 function manualTrade(ctx: McpToolContext, args: Parameters<typeof levelsOf>[0] & { walletContext?: WalletContext | undefined }, moveId: string) {
   const levels = levelsOf(args);
-  return { userId: ctx.identity.userId, transferId: manualTransferId({ moveId }), ...(args.walletContext ? { walletContext: args.walletContext } : {}), ...(levels ? { levels } : {}) };
+  const transferId = manualTransferId({ moveId });
+  return { userId: ctx.identity.userId, transferId, ...(args.walletContext ? { walletContext: args.walletContext } : {}), ...(levels ? { levels } : {}) };
 }
 
 export const tradeMoneyTools = [
@@ -184,7 +185,8 @@ export const tradeMoneyTools = [
     async execute(ctx, args, moveId) {
       const { kind, mint } = sellMeaning(args.mint, ctx.deps.config.SPEND_STABLECOIN_MINT);
       if (kind === 'withdraw') {
-        const data = { userId: ctx.identity.userId, transferId: manualTransferId({ moveId }), mint, amountMicro: usdToMicro(args.amount), destination: withdrawalDestination(args.destination) };
+        const destination = withdrawalDestination(args.destination);
+        const data = { userId: ctx.identity.userId, transferId: manualTransferId({ moveId }), mint, amountMicro: usdToMicro(args.amount), destination };
         return traded(ctx, await ctx.dispatch('ManualWithdraw', { ...data, ...(args.walletContext ? { walletContext: args.walletContext } : {}) }));
       }
       return traded(ctx, await ctx.dispatch('ManualSell', { ...manualTrade(ctx, args, moveId), mint, units: Number(toUnits(args.amount, TOKEN_DECIMALS)) }));

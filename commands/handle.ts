@@ -1,9 +1,9 @@
 // One stream, one decision: load (cached), decide, append with the expected revision. Inside a
 // process a stream has a single writer (a keyed queue), so commands on one stream never race each
 // other; across processes a lost race is decided again on fresh state, with jittered backoff, until
-// the command's deadline; past it the command is refused as BUSY (503) having appended nothing.
+// the command's deadline; past it the command is refused as BUSY having appended nothing.
 import type { CommandMetadata, DomainEvent } from '../domain/shared/decider.ts';
-import { DomainError, refuse } from '../domain/shared/errors.ts';
+import { DomainError, InvariantViolation, refuse } from '../domain/shared/errors.ts';
 import { assertStorable } from '../domain/shared/storable-text.ts';
 import { systemDeadlineClock, type DeadlineClock } from '../infra/clock.ts';
 import type { Ids } from '../infra/ids.ts';
@@ -155,7 +155,7 @@ function backoffMs(attempt: number, msLeft: number): number {
 }
 
 /**
- * The events as decided, refused (400 naming the field) when their data holds text PostgreSQL
+ * The events as decided, refused (MALFORMED_REQUEST naming the field) when their data holds text PostgreSQL
  * cannot store: checked before the append on both stores, since EventStoreDB would record it and
  * the projectors could then not write it into the read models.
  */
@@ -200,7 +200,7 @@ export function createCommandRoom(store: EventStore, options: { clock?: Deadline
   ): Promise<Decided<State, Event>> {
     // The first attempt may decide on the cached state without a read: an append made on a stale
     // state fails its expected revision and is decided again on a fresh load. A refusal or a no-op
-    // is only ever answered from a fresh load, since a stale state could refuse wrongly.
+    // is only ever answered from a fresh load, since a stale state could refuse wrongly (or look impossible).
     let unverified = cache.get<State>(folder, streamName);
     for (let conflicts = 0; ; ) {
       const loaded = unverified ?? (await load(streamName, folder));
@@ -210,7 +210,7 @@ export function createCommandRoom(store: EventStore, options: { clock?: Deadline
       try {
         events = storable(decide(loaded.state, loaded.revision));
       } catch (err) {
-        if (fromCache && err instanceof DomainError) continue;
+        if (fromCache && (err instanceof DomainError || err instanceof InvariantViolation)) continue;
         throw err;
       }
       if (events.length === 0) {

@@ -16,6 +16,7 @@ import type { SignalExecuted } from '../domain/signal/events.ts';
 import type { Clock } from '../infra/clock.ts';
 import type { LeveledLot } from '../projections/wallets/queries.ts';
 import type { Price } from '../domain/shared/price.ts';
+import { crossedLevel } from '../domain/wallet/exits.ts';
 import { epochMs } from '../infra/clock.ts';
 import { inParallel } from '../infra/parallel.ts';
 
@@ -185,9 +186,7 @@ async function watchLots(deps: SignalWorkerDeps, prices: Map<string, Price>, now
     for (const lot of page) {
       const price = prices.get(lot.mint);
       if (price === undefined) continue;
-      if ((lot.stopLoss !== null && price <= lot.stopLoss) || (lot.takeProfit !== null && price >= lot.takeProfit)) {
-        crossed.push({ userId: lot.userId, lotId: lot.lotId, price });
-      }
+      if (crossedLevel(lot, price)) crossed.push({ userId: lot.userId, lotId: lot.lotId, price });
     }
     if (page.length < 1_000) break;
     after = page.at(-1)!;

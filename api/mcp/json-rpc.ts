@@ -1,5 +1,6 @@
 // Answers of the MCP endpoint outside a server instance: JSON-RPC 2.0 errors, never the REST envelope.
-import { codeOf, errorCatalogue, type ErrorReason } from '../../domain/shared/errors.ts';
+import type { ErrorReason } from '../../domain/shared/errors.ts';
+import { codeOf, statusOf } from '../plugins/error-status.ts';
 
 /** A JSON-RPC error answer with no request id (the request was refused before it was read as one). */
 export const jsonRpcErrorBody = (code: number, message: string, data?: Record<string, unknown>) => ({
@@ -16,7 +17,7 @@ export const jsonRpcError = (status: number, code: number, message: string) => R
  * -32600 for a malformed request), and `data` carries the REST `code` and `reason`.
  */
 export function refusalBody(reason: ErrorReason, message: string, details?: Record<string, unknown>) {
-  const status = errorCatalogue[reason].status;
+  const status = statusOf(reason);
   const code = status === 400 || status === 413 || status === 415 ? -32600 : -32000;
   return { status, body: jsonRpcErrorBody(code, message, { ...details, code: codeOf(reason), reason }) };
 }

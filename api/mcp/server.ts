@@ -3,7 +3,8 @@
 // api/mcp/resources.ts and the prompts of api/mcp/prompts.ts.
 import type { FastifyRequest } from 'fastify';
 import { McpServer, type AuthInfo, type CallToolResult, type McpRequestContext } from '@modelcontextprotocol/server';
-import { codeOf, DomainError } from '../../domain/shared/errors.ts';
+import { DomainError } from '../../domain/shared/errors.ts';
+import { codeOf } from '../plugins/error-status.ts';
 import { mcpToolCalls } from '../../infra/metrics.ts';
 import { publicBaseUrl } from '../routes/developers/record.ts';
 import { convertedOncePerProcess, type ToolListing } from './listing-cache.ts';

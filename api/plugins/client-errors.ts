@@ -1,7 +1,7 @@
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyBaseLogger, FastifyError, FastifyReply, FastifyRequest } from 'fastify';
-import { errorCatalogue } from '../../domain/shared/errors.ts';
+import { statusOf } from './error-status.ts';
 import { errorBody, FRAMEWORK_REASONS } from './errors.ts';
 import { malformedPathParameter } from './unstorable-text.ts';
 
@@ -12,7 +12,7 @@ import { malformedPathParameter } from './unstorable-text.ts';
 /** Fastify's `frameworkErrors`: the router refused the URL before any route ran. */
 export function frameworkErrors(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
   const named = error.code === 'FST_ERR_BAD_URL' ? malformedPathParameter(request) : undefined;
-  if (named) return void reply.code(named.status).send(errorBody(named.reason, named.message, named.details));
+  if (named) return void reply.code(statusOf(named.reason)).send(errorBody(named.reason, named.message, named.details));
   const status = error.statusCode ?? 500;
   let message = error.message;
   if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') message = 'a path parameter is too long';
@@ -22,7 +22,7 @@ export function frameworkErrors(error: FastifyError, request: FastifyRequest, re
     request.log.error({ err: error }, 'router error');
     message = 'internal server error';
   }
-  reply.code(errorCatalogue[reason].status).send(errorBody(reason, message));
+  reply.code(statusOf(reason)).send(errorBody(reason, message));
 }
 
 /** Status and message of the HTTP parser's and the server's time-out errors; anything else is a 400. */

@@ -1,10 +1,11 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
 import pg from 'pg';
-import { codeOf, DomainError, errorCatalogue, type ErrorReason } from '../../domain/shared/errors.ts';
+import { DomainError, errorCatalogue, type ErrorReason, InvariantViolation } from '../../domain/shared/errors.ts';
 import { problemsMessage } from '../../domain/shared/echo.ts';
 import { NUL_PROBLEM } from '../../domain/shared/storable-text.ts';
 import { isRedisUnavailable } from '../../infra/redis.ts';
+import { codeOf, statusOf } from './error-status.ts';
 
 /** The error envelope: `code` as the spec says, `reason` from the catalogue, `message` for people. */
 export function errorBody(reason: ErrorReason, message: string, details?: Record<string, unknown>) {
@@ -13,7 +14,7 @@ export function errorBody(reason: ErrorReason, message: string, details?: Record
 
 function send(reply: FastifyReply, reason: ErrorReason, message: string, details?: Record<string, unknown>) {
   if (reason === 'BUSY') reply.header('retry-after', String(details?.retryAfterSeconds ?? 1));
-  return reply.code(errorCatalogue[reason].status).send(errorBody(reason, message, details));
+  return reply.code(statusOf(reason)).send(errorBody(reason, message, details));
 }
 
 /**
@@ -35,13 +36,13 @@ export function errorEnvelopeSchema() {
           reason: {
             type: 'string' as const,
             enum: reasons,
-            description: reasons.map((r) => `- \`${r}\` (${errorCatalogue[r].status}): ${errorCatalogue[r].description}`).join('\n'),
+            description: reasons.map((r) => `- \`${r}\` (${statusOf(r)}): ${errorCatalogue[r].description}`).join('\n'),
           },
           message: { type: 'string' as const },
         },
       },
     },
-    'x-error-catalogue': reasons.map((reason) => ({ reason, status: errorCatalogue[reason].status, code: codeOf(reason), description: errorCatalogue[reason].description })),
+    'x-error-catalogue': reasons.map((reason) => ({ reason, status: statusOf(reason), code: codeOf(reason), description: errorCatalogue[reason].description })),
   };
 }
 
@@ -67,10 +68,15 @@ function isUnstorableText(error: unknown): boolean {
   return error instanceof pg.DatabaseError && (error.code === '22021' || error.code === '22P05');
 }
 
-/** The one place errors become HTTP: refusals by their catalogue reason, validation 400, framework 4xx, else 500. */
+/** The one place errors become HTTP: refusals by their catalogue reason, validation 400, framework 4xx, invariants and else 500. */
 export function registerErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
     if (error instanceof DomainError) return send(reply, error.reason, error.message, error.details);
+    if (error instanceof InvariantViolation) {
+      // A bug, never the client's fault: logged (to page someone) with its message, which the answer keeps to itself.
+      request.log.error({ err: error }, `invariant violated: ${error.message}`);
+      return send(reply, 'INTERNAL_ERROR', 'internal server error');
+    }
     if (hasZodFastifySchemaValidationErrors(error)) {
       const problems = error.validation.map((v) => {
         const field = v.instancePath.replace(/^\//, '').replace(/\//g, '.');

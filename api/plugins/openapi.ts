@@ -1,7 +1,8 @@
 import type { FastifyInstance, RouteOptions } from 'fastify';
 import { jsonSchemaTransform } from 'fastify-type-provider-zod';
 import { isAdminScope } from '../../domain/access/scopes.ts';
-import { codeOf, errorCatalogue, type ErrorReason } from '../../domain/shared/errors.ts';
+import { errorCatalogue, type ErrorReason } from '../../domain/shared/errors.ts';
+import { codeOf, statusOf } from './error-status.ts';
 import { commandRefusals, EVERY_COMMAND } from '../routes/refusals.ts';
 import type { AuthMode } from '../types.ts';
 import '../types.ts';
@@ -95,7 +96,7 @@ function errorResponse(reasons: readonly ErrorReason[]): JsonSchema {
 export function errorResponses(reasons: readonly ErrorReason[]): Record<string, JsonSchema> {
   const byStatus = new Map<number, ErrorReason[]>();
   for (const reason of reasons) {
-    const status = errorCatalogue[reason].status;
+    const status = statusOf(reason);
     byStatus.set(status, [...(byStatus.get(status) ?? []), reason]);
   }
   return Object.fromEntries([...byStatus].sort(([a], [b]) => a - b).map(([status, list]) => [String(status), errorResponse(list)]));

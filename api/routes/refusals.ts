@@ -50,7 +50,7 @@ export const commandRefusals = {
   ReceiveSignal: ['AGENT_NOT_FOUND', 'INVALID_SIGNATURE', 'INVALID_LEVELS'],
   ReplaySignal: ['AGENT_NOT_FOUND', 'SIGNAL_NOT_FOUND', 'SIGNAL_NOT_REPLAYABLE'],
   CloseUserTrade: ['TRADE_NOT_FOUND', 'TRADE_CLOSED', 'NO_MARK_PRICE'],
-  CreateApiKey: ['KEY_TYPE_NOT_ALLOWED'],
+  CreateApiKey: ['KEY_TYPE_NOT_ALLOWED', 'API_KEY_LIMIT_REACHED'],
   RevokeApiKey: ['API_KEY_NOT_FOUND'],
 } as const satisfies { [T in CommandType]?: readonly ErrorReason[] };
 

@@ -1,5 +1,5 @@
 // An agent's developer or an administrator deletes it (docs/domain-rules.md, `DELETE /api/v1/agents/{id}`):
-// open trades make it a 409 unless `closeActiveTrades` closes each at the venue's price first; the
+// open trades refuse it (AGENT_HAS_OPEN_TRADES) unless `closeActiveTrades` closes each at the venue's price first; the
 // agent is then deleted (no listing, follow or signal) and every follower pool is paused, its
 // capital still withdrawable. A repeat after a crash goes on where the first one stopped.
 import { agentDecider } from '../../domain/agent/index.ts';

@@ -11,6 +11,8 @@ export interface CreateApiKeyData {
   type?: string;
   scopes?: readonly string[];
   expiresAt?: string;
+  /** the owner's keys not revoked as the read model lists them: found by it, decided by their streams (used once, to open the registry) */
+  priorKeyIds: readonly string[];
 }
 
 /** The creation's answer: the key's record and, this once, the key and its secret. */

@@ -13,7 +13,7 @@ import type { Command } from '../../domain/shared/decider.ts';
 import { DomainError, refuse } from '../../domain/shared/errors.ts';
 import { usdToMicro } from '../../domain/shared/money.ts';
 import { planned } from '../../domain/transfer/process.ts';
-import type { WalletContext } from '../../domain/wallet/events.ts';
+import { requestedWalletContext, type WalletContext } from '../../domain/wallet/context.ts';
 import { walletDecider } from '../../domain/wallet/decide.ts';
 import type { Tools } from '../tools.ts';
 import { runTransfer } from '../transfers/run.ts';
@@ -157,9 +157,7 @@ async function followableAgent(tools: Tools, agentId: string, options: { maxStal
   return state;
 }
 
-/** The body's context, else the user's current one (virtualWalletMode), else virtual. */
+/** The body's context, else the user's current one. */
 async function walletContextOf(tools: Tools, userId: string, input: SubscribeInput, options: { maxStaleMs?: number }): Promise<WalletContext> {
-  if (input.walletContext) return input.walletContext;
-  if (input.walletMode) return input.walletMode === 'REAL' ? 'real' : 'virtual';
-  return currentWalletContext(tools, userId, options);
+  return requestedWalletContext(input) ?? currentWalletContext(tools, userId, options);
 }

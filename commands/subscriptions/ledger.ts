@@ -59,7 +59,7 @@ export async function withdrawAllocation(
   { data }: Command<'WithdrawAllocation', PoolRequest & { amountMicro: MicroUsd }>,
   tools: Tools,
 ): Promise<PoolMoveResult> {
-  // No read first: the pool's debit refuses a pool the user does not follow (404) on fresh state.
+  // No read first: the pool's debit refuses a pool the user does not follow (SUBSCRIPTION_NOT_FOUND) on fresh state.
   const walletContext = await contextOf(tools, data);
   const id = poolId(data.userId, data.agentId, walletContext);
   const transfer = await runTransfer(

@@ -1,6 +1,6 @@
 // What the pool commands (follow, add, withdraw, stop) plan on before their steps decide.
 import { userDecider } from '../../domain/user/decide.ts';
-import type { WalletContext } from '../../domain/wallet/events.ts';
+import { currentWalletContextOf, type WalletContext } from '../../domain/wallet/context.ts';
 import type { Tools } from '../tools.ts';
 
 /**
@@ -11,8 +11,7 @@ import type { Tools } from '../tools.ts';
  */
 export const PLAN_STALENESS_MS = 1_000;
 
-/** The user's current wallet context (virtualWalletMode; an unregistered user: virtual). */
+/** The user's current wallet context (domain/wallet/context.ts), from their stream. */
 export async function currentWalletContext(tools: Tools, userId: string, options: { maxStaleMs?: number }): Promise<WalletContext> {
-  const { state: user } = await tools.load(userDecider, userId, options);
-  return user.status === 'registered' && !user.virtualWalletMode ? 'real' : 'virtual';
+  return currentWalletContextOf((await tools.load(userDecider, userId, options)).state);
 }

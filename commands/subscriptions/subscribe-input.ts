@@ -1,5 +1,5 @@
 // The follow body (POST /api/v1/users/me/subscriptions) and its cross-field rules; each broken
-// rule is one message of the 400.
+// rule is one message of the refusal.
 import { z } from 'zod';
 import type { FollowChoices } from '../../domain/pool/allocation.ts';
 import {

@@ -6,7 +6,7 @@ import { payoutOutcome } from '../../domain/pool/queries.ts';
 import type { PoolEvent } from '../../domain/pool/events.ts';
 import { poolId, poolStream } from '../../domain/pool/state.ts';
 import type { Command } from '../../domain/shared/decider.ts';
-import { DomainError, refuse } from '../../domain/shared/errors.ts';
+import { DomainError, invariant, refuse } from '../../domain/shared/errors.ts';
 import { usdToMicro } from '../../domain/shared/money.ts';
 import { endpointKey, ownerOf, type PoolEndpoint, type TradeEndpoint, type TransferPlan } from '../../domain/transfer/plan.ts';
 import { tradeDecider } from '../../domain/trade/decide.ts';
@@ -23,7 +23,7 @@ const poolIdOf = (e: PoolEndpoint) => poolId(e.userId, e.agentId, e.walletContex
 
 function poolEndpoint(transfer: TransferPlan, side: 'from' | 'to'): PoolEndpoint {
   const endpoint = transfer[side];
-  if (endpoint.kind !== 'pool') throw refuse('VALIDATION_FAILED', `transfer ${transfer.transferId}: the ${side} endpoint is not a pool`);
+  invariant(endpoint.kind === 'pool', `transfer ${transfer.transferId}: the ${side} endpoint is not a pool`);
   return endpoint;
 }
 
@@ -99,7 +99,7 @@ async function rejectionOf(tools: Tools, id: string, transferId: string, decided
 /** A wallet context takes what a pool paid out; once per transfer. */
 export async function creditWallet({ data }: Step<'CreditWallet', { transfer: TransferPlan }>, tools: Tools): Promise<TransferOutcome> {
   const { transferId, amountMicro, from, to } = data.transfer;
-  if (to.kind !== 'wallet') throw refuse('VALIDATION_FAILED', `transfer ${transferId}: the destination is not a wallet`);
+  invariant(to.kind === 'wallet', `transfer ${transferId}: the destination is not a wallet`);
   const source = endpointKey(from);
   const virtualStartMicro = usdToMicro(tools.deps.config.VIRTUAL_START_USD);
   await tools.execute(walletDecider, to.userId, {
@@ -123,7 +123,7 @@ export async function refundWallet(
 
 function tradeEndpoint(transfer: TransferPlan, side: 'from' | 'to'): TradeEndpoint {
   const endpoint = transfer[side];
-  if (endpoint.kind !== 'trade') throw refuse('VALIDATION_FAILED', `transfer ${transfer.transferId}: the ${side} endpoint is not a trade`);
+  invariant(endpoint.kind === 'trade', `transfer ${transfer.transferId}: the ${side} endpoint is not a trade`);
   return endpoint;
 }
 
@@ -151,7 +151,7 @@ export async function lockMargin({ data }: Step<'LockMargin', { transfer: Transf
 export async function openTradeEntry({ data }: Step<'OpenTradeEntry', { transfer: TransferPlan }>, tools: Tools): Promise<TransferOutcome> {
   const { transfer } = data;
   const { tradeId, poolId: pool, request } = tradeEndpoint(transfer, 'to');
-  if (!request) throw refuse('VALIDATION_FAILED', `transfer ${transfer.transferId}: the trade has no request`);
+  invariant(request, `transfer ${transfer.transferId}: the trade has no request`);
   const rejected = async (reason: string, message: string) => {
     const { state } = await tools.execute(tradeDecider, tradeId, { type: 'RejectTrade', data: { tradeId, reason, message } });
     return state.status === 'rejected' ? ({ type: 'CreditRejected', reason: state.reason } as const) : ({ type: 'Credited' } as const);

@@ -2,7 +2,7 @@
 // the transfer id, and the wallet's record of it. A swap the venue did not answer is repeated by the
 // next run of the step (the request's retry, the recovery worker) under the same id.
 import type { Command } from '../../domain/shared/decider.ts';
-import { DomainError, refuse } from '../../domain/shared/errors.ts';
+import { DomainError, invariant, refuse } from '../../domain/shared/errors.ts';
 import type { LotsEndpoint, TransferPlan } from '../../domain/transfer/plan.ts';
 import type { TransferOutcome } from '../../domain/transfer/process.ts';
 import { walletDecider } from '../../domain/wallet/decide.ts';
@@ -15,7 +15,7 @@ type Step<T extends string, D> = Command<T, D>;
 
 function lotsEndpoint(transfer: TransferPlan, side: 'from' | 'to'): LotsEndpoint {
   const endpoint = transfer[side];
-  if (endpoint.kind !== 'lots') throw refuse('VALIDATION_FAILED', `transfer ${transfer.transferId}: the ${side} endpoint is not manual lots`);
+  invariant(endpoint.kind === 'lots', `transfer ${transfer.transferId}: the ${side} endpoint is not manual lots`);
   return endpoint;
 }
 
@@ -98,7 +98,7 @@ export async function settleSell({ data }: Step<'SettleSell', { transfer: Transf
 export async function sendOut({ data }: Step<'SendOut', { transfer: TransferPlan }>, tools: Tools): Promise<TransferOutcome> {
   const { transfer } = data;
   const to = transfer.to;
-  if (to.kind !== 'address') throw refuse('VALIDATION_FAILED', `transfer ${transfer.transferId}: the destination is not an address`);
+  invariant(to.kind === 'address', `transfer ${transfer.transferId}: the destination is not an address`);
   const { userId, walletContext, mint, destination } = to;
   const sent = await finalSwap(tools, { swapId: transfer.transferId, userId, walletContext, side: 'withdraw', mint, amount: transfer.amountMicro, destination });
   if (sent.status === 'FAILED') return { type: 'CreditRejected', reason: sent.reason ?? 'WITHDRAWAL_FAILED' };

@@ -1,26 +1,14 @@
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
-import { refuse } from '../../domain/shared/errors.ts';
+import { accountLocked, addressLocked, invalidCode, LOGIN_LIMITS, lookupThrottled, nextLookupAt } from '../../domain/user/attempt-limits.ts';
 import { signupFieldsSchema } from '../../domain/user/events.ts';
 import { sameDigest } from '../../domain/user/secret-compare.ts';
 import { countInWindow } from '../../infra/redis.ts';
 import { hmacHex } from '../../infra/tokens.ts';
 
 // Login codes live in Redis only (they are short-lived secrets, not facts): a keyed digest of the
-// code, the signup fields of a new user, and the counters that throttle lookups and wrong codes.
-
-// Wrong codes are counted per email and per (email, client address). One address reaches its own
-// limit first and is refused for that email, while the owner, who has the code, still signs in from
-// elsewhere; only several addresses together (distributed guessing) lock the email for everybody.
-export const LOGIN_LIMITS = {
-  lookupIntervalMs: 30_000,
-  lookupsPerHour: 5,
-  /** wrong codes for one email from one address: the one that reaches it refuses that address for that email for `lockMs` */
-  wrongCodesPerAddress: 3,
-  /** wrong codes for one email from any addresses (so at least four): the one that reaches it locks the email for `lockMs` */
-  wrongCodesPerEmail: 10,
-  lockMs: 15 * 60_000,
-} as const;
+// code, the signup fields of a new user, and the counters that throttle lookups and wrong codes,
+// applying the limits of domain/user/attempt-limits.ts.
 
 export const pendingSignupSchema = signupFieldsSchema.extend({ username: z.string().optional() });
 export type PendingSignup = z.infer<typeof pendingSignupSchema>;
@@ -40,30 +28,28 @@ export function loginKeys(userId: string) {
   };
 }
 
-const at = (now: Date, ms: number) => new Date(now.getTime() + ms).toISOString();
-
-/** 429 while the account is locked after too many wrong codes. */
+/** ACCOUNT_LOCKED while the account is locked after too many wrong codes. */
 export async function assertNotLocked(redis: Redis, userId: string, now: Date): Promise<void> {
   const ttl = await redis.pttl(loginKeys(userId).lock);
   if (ttl > 0) {
-    throw refuse('ACCOUNT_LOCKED', 'too many wrong codes: the account is temporarily locked', { nextRequestAt: at(now, ttl) });
+    throw accountLocked(now, ttl);
   }
 }
 
-/** One lookup per interval and a few per hour for an email; 429 with `nextRequestAt` beyond that. */
+/** One lookup per interval and a few per hour for an email; LOOKUP_THROTTLED with `nextRequestAt` beyond that. */
 export async function takeLookupSlot(redis: Redis, userId: string, now: Date): Promise<{ nextRequestAt: string }> {
   const keys = loginKeys(userId);
   const first = await redis.set(keys.recent, '1', 'PX', LOGIN_LIMITS.lookupIntervalMs, 'NX');
   if (first !== 'OK') {
     const ttl = await redis.pttl(keys.recent);
-    throw refuse('LOOKUP_THROTTLED', 'a code was sent recently: retry after nextRequestAt', { nextRequestAt: at(now, Math.max(ttl, 0)) });
+    throw lookupThrottled('recent', now, ttl);
   }
-  const count = await countInWindow(redis, keys.hourly, 3_600_000);
+  const count = await countInWindow(redis, keys.hourly, LOGIN_LIMITS.lookupWindowMs);
   if (count > LOGIN_LIMITS.lookupsPerHour) {
     const ttl = await redis.pttl(keys.hourly);
-    throw refuse('LOOKUP_THROTTLED', 'too many codes requested: retry after nextRequestAt', { nextRequestAt: at(now, Math.max(ttl, 0)) });
+    throw lookupThrottled('hourly', now, ttl);
   }
-  return { nextRequestAt: at(now, LOGIN_LIMITS.lookupIntervalMs) };
+  return { nextRequestAt: nextLookupAt(now) };
 }
 
 const codeDigest = (key: Buffer, userId: string, code: string) => hmacHex(key, `${userId}:${code}`);
@@ -82,7 +68,7 @@ export async function storeCode(
 }
 
 // Both scripts run atomically in Redis, so concurrent verifies of one email are counted one by
-// one: from one address exactly `wrongCodesPerAddress` - 1 wrong codes are answered 400, from all
+// one: from one address exactly `wrongCodesPerAddress` - 1 wrong codes are refused INVALID_CODE, from all
 // addresses together at most `wrongCodesPerEmail` - 1, and no right code is consumed once either
 // limit is reached, however many requests arrive at once.
 
@@ -128,17 +114,11 @@ return {'taken'}`;
 
 type ScriptAnswer = ['taken'] | ['gone'] | ['locked', number] | ['address', number] | ['wrong', number];
 
-const lockedError = (now: Date, ms: number) =>
-  refuse('ACCOUNT_LOCKED', 'too many wrong codes: the account is temporarily locked', { nextRequestAt: at(now, ms) });
-
-const addressLockedError = (now: Date, ms: number) =>
-  refuse('ADDRESS_LOCKED', 'too many wrong codes for this email from this address: try again after nextRequestAt', { nextRequestAt: at(now, Math.max(ms, 0)) });
-
 /**
  * Checks and consumes a code sent from the client address whose keyed digest is `addressDigest`.
- * Wrong, expired or already used: 400; the wrong attempt that reaches the address's limit refuses
- * that address for this email (429 ADDRESS_LOCKED), the one that reaches the email's limit locks
- * the account (429 ACCOUNT_LOCKED), as does any later attempt.
+ * Wrong, expired or already used: INVALID_CODE; the wrong attempt that reaches the address's limit refuses
+ * that address for this email (ADDRESS_LOCKED), the one that reaches the email's limit locks
+ * the account (ACCOUNT_LOCKED), as does any later attempt.
  */
 export async function consumeCode(
   redis: Redis,
@@ -155,25 +135,25 @@ export async function consumeCode(
   if (stored?.success === true && sameDigest(stored.data.digest, codeDigest(key, userId, code))) {
     const [taken, ms] = (await redis.eval(TAKE_IF_SAME, 4, keys.code, keys.failures, keys.lock, mine, raw!, wrongCodesPerEmail, lockMs, wrongCodesPerAddress)) as ScriptAnswer;
     if (taken === 'taken') return { signup: stored.data.signup };
-    if (taken === 'locked') throw lockedError(now, ms);
-    if (taken === 'address') throw addressLockedError(now, ms);
+    if (taken === 'locked') throw accountLocked(now, ms);
+    if (taken === 'address') throw addressLocked(now, ms);
   }
   const [outcome, ms] = (await redis.eval(COUNT_WRONG, 4, keys.failures, keys.lock, keys.code, mine, wrongCodesPerEmail, lockMs, wrongCodesPerAddress)) as ScriptAnswer;
-  if (outcome === 'locked') throw lockedError(now, ms);
-  if (outcome === 'address') throw addressLockedError(now, ms);
-  throw refuse('INVALID_CODE', 'invalid or expired code');
+  if (outcome === 'locked') throw accountLocked(now, ms);
+  if (outcome === 'address') throw addressLocked(now, ms);
+  throw invalidCode();
 }
 
 /**
  * One more lookup from this client address (its keyed digest in the key, never the address): past
- * `perHour` in the hour, 429 before anything about the email is looked at, so registered emails
+ * `perHour` in the hour, LOOKUP_THROTTLED before anything about the email is looked at, so registered emails
  * cannot be enumerated through `isNewUser` by changing the email on every try.
  */
 export async function takeAddressSlot(redis: Redis, addressDigest: string, perHour: number, now: Date): Promise<void> {
   const key = `auth:lookup-address:${addressDigest}`;
-  const count = await countInWindow(redis, key, 3_600_000);
+  const count = await countInWindow(redis, key, LOGIN_LIMITS.lookupWindowMs);
   if (count > perHour) {
     const ttl = await redis.pttl(key);
-    throw refuse('LOOKUP_THROTTLED', 'too many codes asked for from this address: retry after nextRequestAt', { nextRequestAt: at(now, Math.max(ttl, 0)) });
+    throw lookupThrottled('address', now, ttl);
   }
 }

@@ -1,21 +1,13 @@
 import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import { refuse, type DomainError } from '../../domain/shared/errors.ts';
+import { MFA_LIMITS, mfaLocked, wrongCodeLocks } from '../../domain/user/attempt-limits.ts';
 import { sha256Hex } from '../../infra/tokens.ts';
 
 // What MFA keeps in Redis, as login codes do (short-lived, not facts): an enrolment waiting for its
 // first code (its secret sealed), the mfaAccessTokens (only their digests), and the attempt budget
-// of second-factor codes per user (TOTP and recovery codes alike: both are guesses at one account).
-
-export const MFA_LIMITS = {
-  /** codes a user may try per window, right or wrong: the one that is wrong at the limit locks */
-  maxAttempts: 5,
-  /** the window, and the lock that follows it */
-  lockMs: 15 * 60_000,
-  enrolmentTtlSeconds: 600,
-  /** how recent the session's sign-in must be to enrol (a refresh does not count) */
-  enrolSignInMaxAgeMs: 15 * 60_000,
-} as const;
+// of second-factor codes per user (TOTP and recovery codes alike: both are guesses at one account),
+// applying the limits of domain/user/attempt-limits.ts.
 
 export function mfaKeys(userId: string) {
   return {
@@ -34,7 +26,7 @@ export async function issueMfaToken(redis: Redis, userId: string, token: string,
   await redis.set(tokenKey(token), JSON.stringify({ userId }), 'EX', ttlSeconds);
 }
 
-/** The user an mfaAccessToken was issued to; 401 when it is unknown, expired or spent. */
+/** The user an mfaAccessToken was issued to; INVALID_MFA_TOKEN when it is unknown, expired or spent. */
 export async function mfaTokenUser(redis: Redis, token: string): Promise<string> {
   const raw = MFA_TOKEN.test(token) ? await redis.get(tokenKey(token)) : null;
   const parsed = raw ? storedToken.safeParse(JSON.parse(raw)) : undefined;
@@ -63,30 +55,25 @@ if n > tonumber(ARGV[1]) then
 end
 return {'ok', n}`;
 
-const locked = (now: Date, ms: number) =>
-  refuse('ACCOUNT_LOCKED', 'too many wrong codes: MFA is locked for this account for a while', {
-    nextRequestAt: new Date(now.getTime() + ms).toISOString(),
-  });
-
 const wrongTotp = () => refuse('INVALID_MFA_CODE', 'invalid TOTP code');
 
 /**
  * Checks one code of `userId` within the attempt budget: `check` answers what the code proves (a
- * TOTP code's time step, a recovery code's digest) or null. A wrong code is `wrong` (400), or 429
+ * TOTP code's time step, a recovery code's digest) or null. A wrong code is `wrong`, or ACCOUNT_LOCKED
  * when it was the last attempt of the window (locked).
  */
 export async function withinAttempts<T>(redis: Redis, userId: string, now: Date, check: () => T | null, wrong: () => DomainError = wrongTotp): Promise<T> {
   const keys = mfaKeys(userId);
   const [outcome, n] = (await redis.eval(TAKE_ATTEMPT, 2, keys.attempts, keys.lock, MFA_LIMITS.maxAttempts, MFA_LIMITS.lockMs)) as [string, number];
-  if (outcome === 'locked') throw locked(now, n);
+  if (outcome === 'locked') throw mfaLocked(now, n);
   const matched = check();
   if (matched !== null) {
     await redis.del(keys.attempts);
     return matched;
   }
-  if (n >= MFA_LIMITS.maxAttempts) {
+  if (wrongCodeLocks(n)) {
     await redis.multi().set(keys.lock, '1', 'PX', MFA_LIMITS.lockMs).del(keys.attempts).exec();
-    throw locked(now, MFA_LIMITS.lockMs);
+    throw mfaLocked(now, MFA_LIMITS.lockMs);
   }
   throw wrong();
 }

@@ -13,7 +13,8 @@ import { canonicalRecoveryCode, randomRecoveryCode, recoveryCodeDigest, showReco
 import { decryptSecret, encryptSecret } from '../../infra/secrets.ts';
 import { matchTotp, TOTP_SECRET_BYTES, totpSecretOf, totpUri } from '../../infra/totp.ts';
 import type { Tools } from '../tools.ts';
-import { dropEnrolment, MFA_LIMITS, mfaKeys, mfaTokenUser, pendingEnrolment, spendMfaToken, storeEnrolment, withinAttempts } from './mfa-store.ts';
+import { ensureRecentSignIn, MFA_LIMITS } from '../../domain/user/attempt-limits.ts';
+import { dropEnrolment, mfaKeys, mfaTokenUser, pendingEnrolment, spendMfaToken, storeEnrolment, withinAttempts } from './mfa-store.ts';
 import { startSession } from './sign-in.ts';
 import type { MfaEnrolment, RecoveryCodes, CompleteMfaData, StartedSession } from './commands.ts';
 
@@ -34,10 +35,7 @@ export async function enrolMfa({ data, metadata }: Command<'EnrolMfa', { userId:
   const user = await registeredUser(tools, data.userId);
   if (user.mfa) throw refuse('MFA_ALREADY_ENABLED', 'MFA is already on: disable it first to enrol a new authenticator');
   // A stolen access token (or a session left open) must not bind the attacker's authenticator: enrolling needs a fresh sign-in.
-  const signedInAt = user.sessions[data.sessionId]?.startedAt;
-  if (!signedInAt || metadata.now.getTime() - Date.parse(signedInAt) > MFA_LIMITS.enrolSignInMaxAgeMs) {
-    throw refuse('RECENT_SIGN_IN_REQUIRED', `sign in again to turn MFA on: it needs a sign-in of the last ${MFA_LIMITS.enrolSignInMaxAgeMs / 60_000} minutes`);
-  }
+  ensureRecentSignIn(user.sessions[data.sessionId]?.startedAt, metadata.now);
   const secret = totpSecretOf(Buffer.from(ids.token(TOTP_SECRET_BYTES), 'base64url'));
   await storeEnrolment(redis, data.userId, encryptSecret(secret, config.JWT_SECRET, MFA_SECRET_PURPOSE));
   return {

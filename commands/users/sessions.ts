@@ -10,7 +10,7 @@ import type { RefreshData, StartedSession } from './commands.ts';
 /**
  * A new access token for a live session used from the user agent it was issued to. The refresh
  * token stays the same, with the term it got at sign-in (docs/decisions.md, "Auth: refresh keeps
- * the token"); anything else is 401 INVALID_REFRESH_TOKEN.
+ * the token"); anything else is INVALID_REFRESH_TOKEN.
  */
 export async function refreshSession({ data }: Command<'RefreshSession', RefreshData>, tools: Tools): Promise<StartedSession | null> {
   const userId = refreshTokenUserId(data.refreshToken);
@@ -21,7 +21,7 @@ export async function refreshSession({ data }: Command<'RefreshSession', Refresh
   });
   const [event] = result.events;
   // A token rotated away under the former rule ended its session (recorded): null, and the route
-  // answers 401 once that end is written.
+  // is refused once that end is written.
   if (event?.type === 'SessionEnded') return null;
   if (event?.type !== 'SessionRefreshed') throw new Error('a refresh records SessionRefreshed or SessionEnded, or is refused');
   return { userId, sessionId: event.data.sessionId, refreshToken: data.refreshToken };

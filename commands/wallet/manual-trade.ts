@@ -7,7 +7,8 @@ import type { TransferPlan } from '../../domain/transfer/plan.ts';
 import { planned, type TransferState } from '../../domain/transfer/process.ts';
 import { walletDecider } from '../../domain/wallet/decide.ts';
 import type { WalletContext } from '../../domain/wallet/context.ts';
-import { exitTransferId, nextExit } from '../../domain/wallet/exits.ts';
+import { crossedLevel, exitTransferId, nextExit } from '../../domain/wallet/exits.ts';
+import { ensureWithdrawable } from '../../domain/wallet/sell.ts';
 import { ensureLevelsAgainstMark } from '../../domain/wallet/lots.ts';
 import type { Tools } from '../tools.ts';
 import { markPriceOf, SWAP_PRICE } from '../market/mark-price.ts';
@@ -89,7 +90,7 @@ export async function manualSell({ data }: Command<'ManualSell', ManualSellData>
 export async function manualWithdraw({ data }: Command<'ManualWithdraw', ManualWithdrawData>, tools: Tools): Promise<ManualTradeResult> {
   const { userId, transferId, mint, amountMicro, destination } = data;
   const walletContext = data.walletContext ?? (await currentWalletContext(tools, userId, { maxStaleMs: PLAN_STALENESS_MS }));
-  if (walletContext !== 'real') throw refuse('VALIDATION_FAILED', 'only the real wallet context can withdraw the spend stablecoin: virtual money stays paper');
+  ensureWithdrawable(walletContext);
   const plan: TransferPlan = {
     transferId,
     amountMicro,
@@ -109,12 +110,7 @@ export async function exitLot({ data }: Command<'ExitLot', ExitLotData>, tools: 
   const { state } = await tools.load(walletDecider, data.userId);
   const lot = state.lots.find((l) => l.lotId === data.lotId);
   if (!lot) return { sold: false, why: 'no-lot' };
-  const trigger =
-    lot.stopLoss !== undefined && data.price <= lot.stopLoss
-      ? 'stop-loss'
-      : lot.takeProfit !== undefined && data.price >= lot.takeProfit
-        ? 'take-profit'
-        : null;
+  const trigger = crossedLevel(lot, data.price);
   if (!trigger) return { sold: false, why: 'not-crossed' };
   const next = nextExit(state.manual, lot.lotId, tools.metadata.now);
   if ('retryAt' in next) return { sold: false, why: 'retry-later', retryAt: next.retryAt.toISOString() };

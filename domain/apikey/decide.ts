@@ -16,9 +16,9 @@ export interface ApiKeyState {
 
 export const MAX_KEY_NAME = 100;
 /**
- * Active keys a user may hold: each key has a rate budget of its owner's tier, so without
- * a bound a free user would multiply the tier by making keys. Checked on the read model before a
- * creation, under the user's creation mutex (api/routes/apikeys), so racing creations cannot pass it.
+ * Active keys a user may hold: each key has a rate budget of its owner's tier, so without a bound a
+ * free user would multiply the tier by making keys. Decided on the owner's key registry stream
+ * (domain/apikey/registry.ts), whose expected revision makes racing creations decide in turn.
  */
 export const MAX_ACTIVE_KEYS = 10;
 
@@ -40,6 +40,8 @@ export type CreateApiKey = Command<
     prefix: string;
   }
 >;
+/** What a new key is asked with: what newKeyOf checks. */
+export type NewKeyAsked = Pick<CreateApiKey['data'], 'name' | 'type' | 'scopes' | 'ownerRole' | 'callerScopes' | 'expiresAt'>;
 export type RevokeApiKey = Command<'RevokeApiKey', { ownerId: string }>;
 export type ApiKeyCommand = CreateApiKey | RevokeApiKey;
 
@@ -56,8 +58,12 @@ export function evolve(state: ApiKeyState, event: ApiKeyEvent): ApiKeyState {
   }
 }
 
-function create({ data, metadata }: CreateApiKey, state: ApiKeyState): ApiKeyEvent[] {
-  if (state.key) throw refuse('ALREADY_EXISTS', `API key ${data.keyId} exists`);
+/**
+ * A new key's name and scopes as asked for, or the refusal: a name of 1 to MAX_KEY_NAME characters, a
+ * platform key, scopes known and within the caller's, at least one, an expiry in the future. The
+ * owner's key registry checks it too (domain/apikey/registry.ts), so a refused key takes no place.
+ */
+export function newKeyOf(data: NewKeyAsked, now: Date): { name: string; scopes: Scope[] } {
   const name = data.name.trim();
   if (name.length === 0 || name.length > MAX_KEY_NAME) throw refuse('VALIDATION_FAILED', `name must be 1 to ${MAX_KEY_NAME} characters`);
   if (data.type !== 'platform') {
@@ -74,7 +80,13 @@ function create({ data, metadata }: CreateApiKey, state: ApiKeyState): ApiKeyEve
     scopes = resolved.scopes;
   }
   if (scopes.length === 0) throw refuse('VALIDATION_FAILED', 'scopes: a key needs at least one scope');
-  if (data.expiresAt !== undefined && Date.parse(data.expiresAt) <= metadata.now.getTime()) throw refuse('VALIDATION_FAILED', 'expiresAt must be in the future');
+  if (data.expiresAt !== undefined && Date.parse(data.expiresAt) <= now.getTime()) throw refuse('VALIDATION_FAILED', 'expiresAt must be in the future');
+  return { name, scopes };
+}
+
+function create({ data, metadata }: CreateApiKey, state: ApiKeyState): ApiKeyEvent[] {
+  if (state.key) throw refuse('ALREADY_EXISTS', `API key ${data.keyId} exists`);
+  const { name, scopes } = newKeyOf(data, metadata.now);
   return [
     {
       type: 'ApiKeyCreated',

@@ -33,3 +33,19 @@ export const apiKeyEventSchema = z.discriminatedUnion('type', [
 ]);
 export type ApiKeyEvent = z.infer<typeof apiKeyEventSchema>;
 export const apiKeyEventTypes: ReadonlySet<string> = new Set(apiKeyEventSchema.options.map((o) => o.shape.type.value));
+
+// Facts of a user's key registry `apikeys-{ownerId}` (domain/apikey/registry.ts): which keys hold a
+// place under the cap on active keys. No key material: ids and expiries only.
+const registeredKeySchema = z.object({ keyId: z.string().min(1), expiresAt: z.string().nullable(), registeredAt: z.string() });
+export type RegisteredKey = z.infer<typeof registeredKeySchema>;
+
+/** Why a key left the registry's count: revoked or expired on its own stream, or never recorded there. */
+export const keyLapseSchema = z.enum(['revoked', 'expired', 'unrecorded']);
+
+export const apiKeyRegistryEventSchema = z.discriminatedUnion('type', [
+  /** the first decision on the registry: the owner's keys made before it, still active then */
+  z.object({ type: z.literal('ApiKeyRegistryOpened'), data: z.object({ ownerId: z.string().min(1), keys: z.array(registeredKeySchema), at: z.string() }) }),
+  z.object({ type: z.literal('ApiKeyRegistered'), data: registeredKeySchema }),
+  z.object({ type: z.literal('ApiKeyLapsed'), data: z.object({ keyId: z.string().min(1), why: keyLapseSchema, at: z.string() }) }),
+]);
+export type ApiKeyRegistryEvent = z.infer<typeof apiKeyRegistryEventSchema>;

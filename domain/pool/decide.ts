@@ -1,5 +1,5 @@
 import { assertNever, type Aggregate, type Command } from '../shared/decider.ts';
-import { refuse } from '../shared/errors.ts';
+import { invariant, refuse } from '../shared/errors.ts';
 import { microToUsd, type MicroUsd } from '../shared/money.ts';
 import type { TransferPlan } from '../transfer/plan.ts';
 import type { BridgeStatus, PoolEvent } from './events.ts';
@@ -72,7 +72,7 @@ const hasOpenTrades = (pool: FollowedPool): boolean => Object.keys(pool.openTrad
 
 function debit({ data, metadata }: DebitPool, state: PoolState): PoolEvent[] {
   const { transfer } = data;
-  if (transfer.from.kind !== 'pool') throw refuse('VALIDATION_FAILED', `transfer ${transfer.transferId} is not paid by a pool`);
+  invariant(transfer.from.kind === 'pool', `transfer ${transfer.transferId} is not paid by a pool`);
   if (state.transfers.has(transfer.transferId)) return [];
   const pool = followed(state);
   const at = metadata.now.toISOString();

@@ -2,7 +2,7 @@
 // CreditPool): a follow's money lands only on the pool as the follow found it, and a refusal that
 // says the pool was stopped or opened meanwhile is a lost race the follow plans again.
 import type { Command } from '../shared/decider.ts';
-import { refuse } from '../shared/errors.ts';
+import { invariant, refuse } from '../shared/errors.ts';
 import type { PoolEndpoint, TransferPlan } from '../transfer/plan.ts';
 import type { WalletContext } from '../wallet/events.ts';
 import { walletModeOf, type AgentTerms, type FollowSettings, type PoolEvent } from './events.ts';
@@ -108,7 +108,7 @@ export function bridging(walletContext: WalletContext, terms: AgentTerms, transf
 }
 
 const poolTo = (transfer: TransferPlan): PoolEndpoint => {
-  if (transfer.to.kind !== 'pool') throw refuse('VALIDATION_FAILED', `transfer ${transfer.transferId} is not paid to a pool`);
+  invariant(transfer.to.kind === 'pool', `transfer ${transfer.transferId} is not paid to a pool`);
   return transfer.to;
 };
 

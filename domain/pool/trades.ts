@@ -2,7 +2,7 @@
 // refused whole, then each trade marked and closed. decide.ts routes these commands here.
 import { z } from 'zod';
 import type { Command } from '../shared/decider.ts';
-import { refuse } from '../shared/errors.ts';
+import { invariant, refuse } from '../shared/errors.ts';
 import type { MicroUsd } from '../shared/money.ts';
 import { parsed } from '../trade/commands.ts';
 import { sideSchema } from '../trade/events.ts';
@@ -59,7 +59,7 @@ function ensurePaidByPool(pool: FollowedPool, { tradeId, transfer }: TradeAsk): 
   if (!transfer) return;
   const { from, to } = transfer;
   const ours = from.kind === 'pool' && poolId(from.userId, from.agentId, from.walletContext) === pool.poolId && to.kind === 'trade' && to.poolId === pool.poolId;
-  if (!ours) throw refuse('VALIDATION_FAILED', `the transfer of trade ${tradeId} is not paid by this pool to its trade`);
+  invariant(ours, `the transfer of trade ${tradeId} is not paid by this pool to its trade`);
 }
 
 /**
@@ -72,7 +72,7 @@ export function openTrade({ data, metadata }: OpenTrade, state: PoolState): Pool
   const group = parsed(openTradeDataSchema, data);
   const known = group.trades.filter((t) => state.trades.has(t.tradeId)).length;
   if (known === group.trades.length) return [];
-  if (known > 0) throw refuse('VALIDATION_FAILED', 'a group of trades is decided once, whole: some of its trade ids are decided already, others not');
+  invariant(known === 0, 'a group of trades is decided once, whole: some of its trade ids are decided already, others not');
   const at = metadata.now.toISOString();
   const refused = (reason: SkipReason, message: string): PoolEvent[] =>
     group.trades.map(({ tradeId }) => ({ type: 'TradeRefused', data: { tradeId, reason, message, at } }));
@@ -111,8 +111,8 @@ export function closeTrade({ data, metadata }: CloseTrade, state: PoolState): Po
   const fate = state.trades.get(close.tradeId);
   if (fate === 'closed' || fate === 'refused') return [];
   const trade = openTradeOf(state, close.tradeId);
-  if (close.released && close.realizedPnlMicro !== 0) throw refuse('VALIDATION_FAILED', 'a released trade gives its margin back whole: its PnL is 0');
-  // A position cannot lose more than its margin: the venue liquidates it first.
-  if (close.realizedPnlMicro < -trade.marginMicro) throw refuse('VALIDATION_FAILED', 'a trade cannot lose more than its margin');
+  invariant(!close.released || close.realizedPnlMicro === 0, 'a released trade gives its margin back whole: its PnL is 0');
+  // A position cannot lose more than its margin: the venue liquidates it first (domain/trade/position.ts caps the loss).
+  invariant(close.realizedPnlMicro >= -trade.marginMicro, 'a trade cannot lose more than its margin');
   return [{ type: 'TradeClosed', data: { ...close, at: metadata.now.toISOString() } }];
 }

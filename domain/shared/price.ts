@@ -92,3 +92,14 @@ export function storedPrice(text: string): Price {
 
 export const minPrice = (a: Price, b: Price): Price => (a < b ? a : b);
 export const maxPrice = (a: Price, b: Price): Price => (a > b ? a : b);
+
+/** A trigger the price crossed: at or above it for one set off from below, at or below it for one from above. */
+export const crossed = (direction: 'above' | 'below', price: Price, trigger: Price): boolean => (direction === 'above' ? price >= trigger : price <= trigger);
+
+/**
+ * A level of a position the price reached: a long's stop-loss at or below it and its take-profit
+ * at or above it, a short's mirrored. The one rule of the trade's ticks (domain/trade/mark.ts) and
+ * of the manual lots' exits (domain/wallet/exits.ts).
+ */
+export const levelReached = (long: boolean, level: 'stop' | 'target', price: Price, at: Price): boolean =>
+  crossed((level === 'target') === long ? 'above' : 'below', price, at);

@@ -52,14 +52,14 @@ export function findUnstorableText(value: unknown): UnstorableText | undefined {
 export const fieldOf = (path: ReadonlyArray<string | number>, whole = 'body'): string => (path.length === 0 ? whole : path.join('.'));
 
 /**
- * The 400 for unstorable text: `field` names where it is, `in` which part of the request holds it
+ * The refusal of unstorable text: `field` names where it is, `in` which part of the request holds it
  * (`body`, `query`, `path`) when a request is known.
  */
 export function unstorableTextRefusal(field: string, problem: string, where?: 'body' | 'query' | 'path'): DomainError {
   return refuse('MALFORMED_REQUEST', `${field}: ${problem}`, { field, ...(where ? { in: where } : {}) });
 }
 
-/** Refuses (400 MALFORMED_REQUEST naming the field) a value holding text that cannot be stored. */
+/** Refuses (MALFORMED_REQUEST naming the field) a value holding text that cannot be stored. */
 export function assertStorable(value: unknown): void {
   const found = findUnstorableText(value);
   if (found) throw unstorableTextRefusal(fieldOf(found.path), found.problem);

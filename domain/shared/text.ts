@@ -45,7 +45,7 @@ export function nameProblem(text: string): string | undefined {
 
 /**
  * A user-visible name in an input schema: NFKC-normalised and trimmed, `min`…`max` characters
- * (after normalising), refused with a 400 naming `field` when it could mislead.
+ * (after normalising), refused (VALIDATION_FAILED) naming `field` when it could mislead.
  */
 export function visibleName(field: string, { min, max }: { min: number; max: number }) {
   const length = `${field} must be ${min} to ${max} characters`;

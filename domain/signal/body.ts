@@ -1,5 +1,5 @@
 // The webhook's body: a text signal (`text`) or a structured one (every other body). One entry point,
-// so the route answers 400 only for a body that is neither, and the inbox keeps the interpretation.
+// so the route refuses only a body that is neither, and the inbox keeps the interpretation.
 import { z } from 'zod';
 import type { SignalDetectionRule, SignalExecutionDefaults } from '../agent/record.ts';
 import type { Interpretation } from './intent.ts';
@@ -21,7 +21,7 @@ export type SignalBodyResult =
 
 const isTextBody = (body: unknown) => typeof body === 'object' && body !== null && !Array.isArray(body) && 'text' in body;
 
-/** A webhook body → its interpretation, or why it is refused (400). */
+/** A webhook body → its interpretation, or why it is refused. */
 export function interpretSignalBody(body: unknown, rule?: SignalDetectionRule | CompiledSignalRule, defaults?: SignalExecutionDefaults): SignalBodyResult {
   if (!isTextBody(body)) {
     const result = parseStructuredSignal(body, defaults);

@@ -103,7 +103,7 @@ export const intentSchema = z.discriminatedUnion('action', [
 export type Intent = z.infer<typeof intentSchema>;
 export type OpenIntent = z.infer<typeof openIntentSchema>;
 
-/** Why the levels of an open contradict its side; the names are stable (inbox, 400 answers). */
+/** Why the levels of an open contradict its side; the names are stable (inbox, refusals). */
 export const levelProblemCodes = [
   'STOP_LOSS_NOT_BELOW_ENTRY',
   'STOP_LOSS_NOT_ABOVE_ENTRY',

@@ -1,5 +1,5 @@
 // Levels that contradict the side: a long whose stop is not below its entry, a short whose targets
-// are not below it. Both paths check the same way: a structured signal is refused (400), a text
+// are not below it. Both paths check the same way: a structured signal is refused, a text
 // signal skipped (`INVALID_LEVELS`); neither is executed on a guess.
 import { directionOf, type LevelProblem, type OpenIntent } from './intent.ts';
 import { priceText, type Price } from '../shared/price.ts';

@@ -53,7 +53,7 @@ export function ruleProblems(rule: SignalDetectionRule): RuleProblem[] {
   return problems;
 }
 
-/** The rule as a request carries it: the stored schema plus every problem above, as a 400 naming the field. */
+/** The rule as a request carries it: the stored schema plus every problem above, as a refusal naming the field. */
 export const signalDetectionRuleInputSchema = signalDetectionRuleSchema.superRefine((rule, ctx) => {
   for (const { path, message } of ruleProblems(rule)) ctx.addIssue({ code: 'custom', path, message });
 });

@@ -2,7 +2,7 @@
 // action (a stop move, breakeven, new targets), `entryType` (market, or a breakout above / below the
 // entry), targets with their share (`{ price, closePercent }`) and `replyTo`. Unknown fields are
 // refused: a misspelt `stoploss` must not open a trade without its stop. Every refusal has a stable
-// code; contradictory levels are `INVALID_LEVELS`, anything else `VALIDATION_FAILED` (both 400).
+// code; contradictory levels are `INVALID_LEVELS`, anything else `VALIDATION_FAILED`.
 import { z } from 'zod';
 import type { SignalExecutionDefaults } from '../agent/record.ts';
 import { usdAmountSchema, usdToMicro } from '../shared/money.ts';

@@ -1,6 +1,6 @@
 // Where a trade may fill and which stops and targets agree with its side.
-import { refuse } from '../shared/errors.ts';
-import { priceText, type Price } from '../shared/price.ts';
+import { InvariantViolation, refuse } from '../shared/errors.ts';
+import { crossed, priceText, type Price } from '../shared/price.ts';
 import type { PriceEntry, TakeProfit } from './commands.ts';
 import type { Side } from './events.ts';
 import { BPS, ceilDiv, floorDiv, percentToBps } from './maths.ts';
@@ -17,8 +17,6 @@ export function zoneWithSlippage(entry: Extract<PriceEntry, { kind: 'zone' }>, s
   const s = BigInt(slippageBps);
   return [floorDiv(entry.low * (BPS - s), BPS), ceilDiv(entry.high * (BPS + s), BPS)];
 }
-
-const crossed = (direction: 'above' | 'below', price: Price, trigger: Price): boolean => (direction === 'above' ? price >= trigger : price <= trigger);
 
 /** The price a pending entry fills at on a tick at `price`, or null while it waits. */
 export function fillPriceAt(entry: PriceEntry, slippageBps: number, price: Price): Price | null {
@@ -39,7 +37,7 @@ export function fillPriceAt(entry: PriceEntry, slippageBps: number, price: Price
 export function pendingRange(entry: PriceEntry, slippageBps: number): FillRange {
   if (entry.kind === 'zone') return zoneWithSlippage(entry, slippageBps);
   if (entry.kind === 'breakout') return [entry.price, entry.price];
-  throw refuse('VALIDATION_FAILED', 'a market entry is never pending');
+  throw new InvariantViolation('a market entry is never pending');
 }
 
 const gainsUp = (side: Side): boolean => side !== 'short';

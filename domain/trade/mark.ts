@@ -5,7 +5,7 @@ import type { StopKind, TradeEvent } from './events.ts';
 import { BPS, movedInFavour, trailingStopFor } from './maths.ts';
 import { fillPriceAt } from './levels.ts';
 import { exit, filled, liveTrade, tightened, toBreakeven, type Why } from './position.ts';
-import { priceText, type Price } from '../shared/price.ts';
+import { levelReached, priceText, type Price } from '../shared/price.ts';
 import { foldTrade, unrealizedPnlMicro, type Trade, type TradeState } from './state.ts';
 
 interface Tick {
@@ -27,7 +27,8 @@ const entryStep: Step = (trade, { price, now, at }) => {
   return fill === null ? [] : [filled(trade, fill, at)];
 };
 
-const reached = (trade: Trade, price: Price, level: Price, gains: boolean): boolean => ((trade.side === 'short') === gains ? price <= level : price >= level);
+const reached = (trade: Trade, price: Price, level: Price, gains: boolean): boolean =>
+  levelReached(trade.side !== 'short', gains ? 'target' : 'stop', price, level);
 
 const stopReason: Record<StopKind, Why['reason']> = { STOP_LOSS: 'STOP_LOSS', BREAKEVEN: 'BREAKEVEN_STOP', TRAILING: 'TRAILING_STOP' };
 

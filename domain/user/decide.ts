@@ -1,5 +1,5 @@
 import { assertNever, type Aggregate, type Command } from '../shared/decider.ts';
-import { refuse } from '../shared/errors.ts';
+import { invariant, refuse } from '../shared/errors.ts';
 import type { Role, SignupFields, SocialProvider, Tier, UserEvent } from './events.ts';
 import { disableMfa, enableMfa, replaceRecoveryCodes, resetMfa, secondFactorOf, type MfaCommand, type SecondFactor } from './mfa.ts';
 import { chooseGuideAgent, pinAgent, replaceInterests, unpinAgent, type ProfileCommand } from './profile.ts';
@@ -149,7 +149,7 @@ function grantRole({ data, metadata: { now } }: Cmd<'GrantRole'>, state: Registe
 /** A session of a user with MFA on starts only with a second factor (domain/user/mfa.ts). */
 function startSession({ data, metadata: { now } }: Cmd<'StartSession'>, state: RegisteredUser): UserEvent[] {
   if (state.sessions[data.sessionId]) throw refuse('ALREADY_EXISTS', 'session already exists');
-  if (data.expiresAt <= now) throw refuse('VALIDATION_FAILED', 'a session must expire in the future');
+  invariant(data.expiresAt > now, 'a session must expire in the future');
   const { spent, mfaTimeStep } = secondFactorOf(state, data.sessionId, data.mfa, now.toISOString());
   return [
     ...spent,

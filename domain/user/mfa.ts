@@ -3,7 +3,7 @@
 // only the sealed secret, the time steps of TOTP codes the sender checked, and keyed digests of
 // recovery codes (infra/recovery-codes.ts), compared here in constant time.
 import type { Command } from '../shared/decider.ts';
-import { refuse } from '../shared/errors.ts';
+import { invariant, refuse } from '../shared/errors.ts';
 import type { UserEvent } from './events.ts';
 import { sameDigest } from './secret-compare.ts';
 import type { MfaState, RegisteredUser } from './state.ts';
@@ -37,7 +37,7 @@ export function assertFreshCode(lastTimeStep: number, timeStep: number): void {
 /** A whole set, checked here too, so no sender can record fewer codes, repeated ones, or anything but digests. */
 function issued(userId: string, codeDigests: string[], timeStep: number, issuedAt: string): UserEvent {
   const valid = codeDigests.length === RECOVERY_CODE_COUNT && new Set(codeDigests).size === RECOVERY_CODE_COUNT && codeDigests.every((d) => SHA256_HEX.test(d));
-  if (!valid) throw refuse('VALIDATION_FAILED', `a set of recovery codes is ${RECOVERY_CODE_COUNT} distinct HMAC-SHA256 digests`);
+  invariant(valid, `a set of recovery codes is ${RECOVERY_CODE_COUNT} distinct HMAC-SHA256 digests`);
   return { type: 'MfaRecoveryCodesIssued', data: { userId, codeDigests, timeStep, issuedAt } };
 }
 

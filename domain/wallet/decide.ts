@@ -1,5 +1,5 @@
 import { assertNever, type Aggregate, type Command } from '../shared/decider.ts';
-import { refuse } from '../shared/errors.ts';
+import { invariant, InvariantViolation, refuse } from '../shared/errors.ts';
 import { microToUsd, type MicroUsd } from '../shared/money.ts';
 import type { TransferPlan } from '../transfer/plan.ts';
 import type { WalletContext, WalletEvent } from './events.ts';
@@ -70,7 +70,7 @@ export type WalletCommand = DebitWallet | RefundWallet | DepositWallet | CreditW
 function debit({ data, metadata }: DebitWallet, state: WalletState): WalletEvent[] {
   const { transfer, virtualStartMicro } = data;
   const { from } = transfer;
-  if (from.kind !== 'wallet') throw refuse('VALIDATION_FAILED', `transfer ${transfer.transferId} is not paid by a wallet`);
+  invariant(from.kind === 'wallet', `transfer ${transfer.transferId} is not paid by a wallet`);
   const known = state.debits.get(transfer.transferId);
   if (known) {
     // A retry of the same transfer moves nothing; the same id for another destination would credit
@@ -85,7 +85,7 @@ function debit({ data, metadata }: DebitWallet, state: WalletState): WalletEvent
   if (transfer.to.kind === 'address' && from.walletContext !== 'real') throw refuse('VALIDATION_FAILED', 'only the real wallet context can withdraw to an address');
   if (transfer.to.kind === 'lots' || transfer.to.kind === 'address') {
     if (transfer.to.userId !== from.userId || transfer.to.walletContext !== from.walletContext) {
-      throw refuse('VALIDATION_FAILED', `transfer ${transfer.transferId}: a buy or withdrawal stays in the paying user's wallet context`);
+      throw new InvariantViolation(`transfer ${transfer.transferId}: a buy or withdrawal stays in the paying user's wallet context`);
     }
     ensureUnlocked(state);
   }

@@ -2,7 +2,15 @@
 // each try a sell of its own transfer id (`{lotId}.exit.{n}`). A try whose swap failed is followed by
 // another, after a wait that doubles with each failure (30 s, 1 min, 2 min, … at most an hour): a
 // stop keeps protecting the user while the venue refuses, without two events on every tick.
+import { levelReached, type Price } from '../shared/price.ts';
 import type { WalletState } from './state.ts';
+
+/** The level of a manual lot (a long) the mark crossed: its stop-loss first, then its take-profit; null for none. */
+export function crossedLevel(lot: { stopLoss?: Price | null; takeProfit?: Price | null }, price: Price): 'stop-loss' | 'take-profit' | null {
+  if (lot.stopLoss !== undefined && lot.stopLoss !== null && levelReached(true, 'stop', price, lot.stopLoss)) return 'stop-loss';
+  if (lot.takeProfit !== undefined && lot.takeProfit !== null && levelReached(true, 'target', price, lot.takeProfit)) return 'take-profit';
+  return null;
+}
 
 export const EXIT_RETRY = { firstMs: 30_000, maxMs: 3_600_000 } as const;
 

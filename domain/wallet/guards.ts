@@ -4,13 +4,13 @@ import { microToUsd, type MicroUsd } from '../shared/money.ts';
 import type { WalletContext, WalletEvent } from './events.ts';
 import { balanceOf, type WalletState } from './state.ts';
 
-/** TRADE_IN_PROGRESS (409) while another manual buy or sell of this wallet runs. */
+/** TRADE_IN_PROGRESS while another manual buy or sell of this wallet runs. */
 export function ensureUnlocked(state: WalletState): void {
   if (state.lock !== null) throw refuse('TRADE_IN_PROGRESS', 'another buy or sell of this wallet is running: retry once it ends', { transferId: state.lock });
 }
 
 /**
- * WALLET_FROZEN (403) when an administrator froze the wallet: only money leaving it is refused;
+ * WALLET_FROZEN when an administrator froze the wallet: only money leaving it is refused;
  * deposits, credits and refunds coming back are taken, so money can always come home.
  */
 export function ensureNotFrozen(state: Pick<WalletState, 'frozen'>): void {

@@ -145,7 +145,7 @@ export function levelPrices(levels: LotLevels | undefined, average: Price, { swa
 
 /**
  * Refuses levels that would trigger at once: a stop-loss at or above the mark, a take-profit at or
- * below it (INVALID_LEVELS, 400), before anything moves.
+ * below it (INVALID_LEVELS), before anything moves.
  */
 export function ensureLevelsAgainstMark(levels: LotLevels | undefined, mark: Price): void {
   const sl = levelPriceOf(levels?.stopLoss);

@@ -2,7 +2,7 @@
 // switch): a buy's lot opening, a sell's request, settlement or failure, a withdrawal's record.
 import { canonicalJson } from '../shared/canonical-json.ts';
 import type { Command } from '../shared/decider.ts';
-import { refuse } from '../shared/errors.ts';
+import { invariant, InvariantViolation, refuse } from '../shared/errors.ts';
 import type { MicroUsd } from '../shared/money.ts';
 import { priceText, type Price } from '../shared/price.ts';
 import type { TransferPlan } from '../transfer/plan.ts';
@@ -58,9 +58,9 @@ export function openLot({ data, metadata }: OpenLot, state: WalletState): Wallet
 export function requestSell({ data, metadata }: RequestSell, state: WalletState): WalletEvent[] {
   const { transfer } = data;
   const { from, to } = transfer;
-  if (from.kind !== 'lots' || from.units === undefined) throw refuse('VALIDATION_FAILED', `transfer ${transfer.transferId} is not a sell of manual lots`);
+  invariant(from.kind === 'lots' && from.units !== undefined, `transfer ${transfer.transferId} is not a sell of manual lots`);
   if (to.kind !== 'wallet' || to.userId !== from.userId || to.walletContext !== from.walletContext) {
-    throw refuse('VALIDATION_FAILED', `transfer ${transfer.transferId}: a sell pays the same wallet context`);
+    throw new InvariantViolation(`transfer ${transfer.transferId}: a sell pays the same wallet context`);
   }
   const known = state.manual.get(transfer.transferId);
   if (known) {
@@ -101,7 +101,7 @@ export function settleSell({ data, metadata }: SettleSell, state: WalletState): 
   if (sell?.side !== 'sell') throw refuse('TRANSFER_NOT_FOUND', `no manual sell ${transferId} was requested`);
   if (sell.status === 'done') return [];
   if (sell.status === 'failed') throw refuse('ALREADY_EXISTS', `manual sell ${transferId} failed: it sells nothing`);
-  if (swap.units !== sell.requested) throw refuse('VALIDATION_FAILED', `the swap sold ${swap.units} units, the sell asked for ${sell.requested}`);
+  invariant(swap.units === sell.requested, `the swap sold ${swap.units} units, the sell asked for ${sell.requested}`);
   const lots = openLotsOf(state.lots, sell.walletContext, sell.mint);
   // The lock kept every other buy and sell out since the request: the lots still hold the units.
   const reductions = reduceOldestFirst(lots, sell.requested);

@@ -66,16 +66,6 @@ export async function unrevokedKeyIds(db: Pool, ownerId: string): Promise<string
   return rows.map((r) => r.key_id);
 }
 
-/** How many of the owner's keys are active (neither revoked nor expired) at `now`. */
-export async function countActiveKeys(db: Pool, ownerId: string, now: Date): Promise<number> {
-  const { rows } = await db.query<{ n: string }>({
-    name: 'count-active-api-keys',
-    text: 'SELECT count(*) AS n FROM api_keys WHERE owner_id = $1 AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > $2)',
-    values: [ownerId, now],
-  });
-  return Number(rows[0]!.n);
-}
-
 /** What a request's key resolves to: the key's scopes and its owner as they are now. */
 export interface KeyCaller {
   keyId: string;

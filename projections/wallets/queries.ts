@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { microToUsd, type MicroUsd } from '../../domain/shared/money.ts';
 import { walletContexts, walletContextSchema, type WalletContext } from '../../domain/wallet/events.ts';
+import { currentWalletContextOf } from '../../domain/wallet/context.ts';
 import { priceToNumber, type Price } from '../../domain/shared/price.ts';
 import { averagePrice, levelFromText, unitsToTokens } from '../../domain/wallet/lots.ts';
 import type { Pool } from '../../infra/db.ts';
@@ -115,7 +116,7 @@ export async function getWallet(db: Pool, userId: string, virtualStartMicro: Mic
   };
   return {
     userId,
-    currentWalletContext: row.virtual_wallet_mode ? 'virtual' : 'real',
+    currentWalletContext: currentWalletContextOf({ virtualWalletMode: row.virtual_wallet_mode }),
     frozen: row.frozen === true,
     wallets: walletContexts.map((walletContext) => ({ walletContext, balanceUsd: microToUsd(balances[walletContext]) })),
     positions: positionsOf(row.lots ?? []),

@@ -1,5 +1,6 @@
 import t from 'tap';
-import { LOGIN_LIMITS, loginKeys } from '../../commands/users/login-codes.ts';
+import { loginKeys } from '../../commands/users/login-codes.ts';
+import { LOGIN_LIMITS } from '../../domain/user/attempt-limits.ts';
 import { userIdForEmail } from '../../infra/tokens.ts';
 import { api, startTestApp, type TestApp } from '../support/app.ts';
 import { codeOf, TEST_USER_AGENT } from '../support/auth.ts';

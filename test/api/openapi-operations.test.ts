@@ -5,7 +5,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import ts from 'typescript';
-import { codeOf, errorCatalogue, type ErrorReason } from '../../domain/shared/errors.ts';
+import type { ErrorReason } from '../../domain/shared/errors.ts';
+import { codeOf, httpStatus } from '../../api/plugins/error-status.ts';
 import { SIGNATURE_HEADER, TIMESTAMP_HEADER } from '../../infra/signing/webhook.ts';
 import { api, startTestApp } from '../support/app.ts';
 import { followableAgent } from '../support/agents.ts';
@@ -112,7 +113,7 @@ t.test('the OpenAPI document lists what each operation answers, takes and refuse
         if (JSON.stringify(schema.required) !== JSON.stringify(['success', 'error'])) wrong.push('not the envelope');
         if (JSON.stringify(schema.properties?.success?.enum) !== '[false]') wrong.push('success is not false');
         if (reasons.length === 0) wrong.push('no reasons');
-        const elsewhere = reasons.filter((r) => errorCatalogue[r]?.status !== Number(status));
+        const elsewhere = reasons.filter((r) => httpStatus[r] !== Number(status));
         if (elsewhere.length > 0) wrong.push(`reasons of other statuses: ${elsewhere.join(', ')}`);
         if (JSON.stringify(schema.properties?.error?.properties?.code?.enum) !== JSON.stringify([...new Set(reasons.map(codeOf))])) wrong.push('codes not those of its reasons');
         return wrong.map((w) => `${where} ${status}: ${w}`);

@@ -4,7 +4,7 @@
 // decides, then the next step.
 import type { Test } from 'tap';
 import type { CommandMetadata, Decider, Command, DomainEvent } from '../../domain/shared/decider.ts';
-import { DomainError, type ErrorReason } from '../../domain/shared/errors.ts';
+import { DomainError, type ErrorReason, InvariantViolation } from '../../domain/shared/errors.ts';
 import { decide, evolve, type TransferOutcome, type TransferState, type TransferStep } from '../../domain/transfer/process.ts';
 
 /** Command metadata at `now`, as a test's sender would write it. */
@@ -21,6 +21,8 @@ export interface Then<S, E> {
   then(t: Test, expected: E[], message?: string): void;
   /** asserts a refusal with this catalogue reason (and message pattern); returns it */
   thenRefused(t: Test, reason: ErrorReason, message?: RegExp): DomainError | undefined;
+  /** asserts an invariant broken: a state the code never produces, a bug if reached (not a refusal) */
+  thenViolates(t: Test, message: RegExp): void;
   /** the state after the given and the decided events */
   after(): S;
 }
@@ -50,6 +52,10 @@ export function scenario<C extends Command, S, E extends DomainEvent>(decider: D
                 if (message) t.match(err.message, message);
                 return err;
               }
+            },
+            thenViolates(t, message) {
+              t.throws(events, InvariantViolation, 'an invariant broken, not a refusal');
+              t.throws(events, { message }, 'the invariant named');
             },
             after: () => events().reduce(decider.evolve, state),
           };

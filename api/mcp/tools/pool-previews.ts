@@ -8,7 +8,7 @@ import { poolId, type PoolState } from '../../../domain/pool/state.ts';
 import { refuse } from '../../../domain/shared/errors.ts';
 import { microToUsd, usdToMicro, type MicroUsd } from '../../../domain/shared/money.ts';
 import type { TransferPlan } from '../../../domain/transfer/plan.ts';
-import type { WalletContext } from '../../../domain/wallet/context.ts';
+import { requestedWalletContext, type WalletContext } from '../../../domain/wallet/context.ts';
 import { walletDecider } from '../../../domain/wallet/decide.ts';
 import { balanceOf, type WalletState } from '../../../domain/wallet/state.ts';
 import { choicesOf, type SubscribeInput } from '../../../commands/subscriptions/subscribe-input.ts';
@@ -111,8 +111,7 @@ export const previewStop = (ctx: McpToolContext, req: PoolMove): Promise<Preview
 
 /** A follow as FollowAgent plans it (domain/pool/allocation.ts planFollow): the settings it leaves and the capital it adds. */
 export async function previewFollow(ctx: McpToolContext, input: SubscribeInput): Promise<Preview & { topUpMicro: MicroUsd }> {
-  const walletMode = input.walletMode === undefined ? undefined : input.walletMode === 'REAL' ? 'real' : 'virtual';
-  const s = await statesOf(ctx, { agentId: input.agentId, walletContext: input.walletContext ?? walletMode });
+  const s = await statesOf(ctx, { agentId: input.agentId, walletContext: requestedWalletContext(input) });
   const summary = `Follow agent ${input.agentId} in the ${wallet(s.walletContext)} context`;
   return orRefused(
     async () => {

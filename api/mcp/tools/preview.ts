@@ -2,10 +2,11 @@
 // streams and deciders the command decides on, folded in memory, nothing appended.
 import { z } from 'zod';
 import type { Aggregate, Command, CommandBody, CommandMetadata, DomainEvent } from '../../../domain/shared/decider.ts';
-import { codeOf, DomainError } from '../../../domain/shared/errors.ts';
+import { DomainError } from '../../../domain/shared/errors.ts';
+import { codeOf } from '../../plugins/error-status.ts';
 import { microToUsd, type MicroUsd } from '../../../domain/shared/money.ts';
 import { userDecider } from '../../../domain/user/decide.ts';
-import { walletContextSchema, type WalletContext } from '../../../domain/wallet/context.ts';
+import { currentWalletContextOf, walletContextSchema, type WalletContext } from '../../../domain/wallet/context.ts';
 import type { McpToolContext } from '../tool.ts';
 
 export const refusalSchema = z.object({ code: z.string(), reason: z.string(), message: z.string() });
@@ -85,6 +86,5 @@ export function dryRun<C extends Command, S, E extends DomainEvent>(
 /** The request's context, else the user's current one (as the pool and wallet commands choose it). */
 export async function contextOf(ctx: McpToolContext, walletContext: WalletContext | undefined): Promise<WalletContext> {
   if (walletContext) return walletContext;
-  const user = await current(ctx, userDecider, ctx.identity.userId);
-  return user.status === 'registered' && !user.virtualWalletMode ? 'real' : 'virtual';
+  return currentWalletContextOf(await current(ctx, userDecider, ctx.identity.userId));
 }

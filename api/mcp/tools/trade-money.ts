@@ -9,10 +9,11 @@ import { MARKET_PRICES, marketDecider } from '../../../domain/market/decide.ts';
 import { refuse } from '../../../domain/shared/errors.ts';
 import { microToUsd, toUnits, usdToMicro } from '../../../domain/shared/money.ts';
 import { priceText, priceToNumber, type Price } from '../../../domain/shared/price.ts';
-import { chainAddressSchema, type TransferPlan } from '../../../domain/transfer/plan.ts';
+import type { TransferPlan } from '../../../domain/transfer/plan.ts';
 import { walletDecider } from '../../../domain/wallet/decide.ts';
 import { ensureLevelsAgainstMark, proceedsFor, TOKEN_DECIMALS, unitsFor, unitsToTokens } from '../../../domain/wallet/lots.ts';
 import type { WalletContext } from '../../../domain/wallet/events.ts';
+import { ensureWithdrawable, manualTransferId, sellMeaning, withdrawalDestination } from '../../../domain/wallet/sell.ts';
 import { balanceOf } from '../../../domain/wallet/state.ts';
 import { buyBody, levelsOf, sellBody } from '../../routes/wallet/schemas.ts';
 import type { McpToolContext } from '../tool.ts';
@@ -74,13 +75,6 @@ function walletPreview(summary: string, walletContext: WalletContext, to: string
   };
 }
 
-/** The address a withdrawal goes to, refused as the REST route refuses it. */
-function destinationOf(args: SellArgs): string {
-  const destination = chainAddressSchema.safeParse(args.destination);
-  if (!destination.success) throw refuse('VALIDATION_FAILED', 'destination (a base58 address of 32 to 44 characters) is required to sell (withdraw) the spend stablecoin');
-  return destination.data;
-}
-
 /** A sell of the spend stablecoin: `amount` USD of the real context's cash to `destination`, the debit dry-decided as ManualWithdraw's transfer decides it. */
 async function previewWithdraw(ctx: McpToolContext, args: SellArgs, mint: string): Promise<Preview> {
   const walletContext = await contextOf(ctx, args.walletContext);
@@ -88,8 +82,8 @@ async function previewWithdraw(ctx: McpToolContext, args: SellArgs, mint: string
   const summary = `Withdraw ${args.amount} ${symbol} of the ${walletContext} wallet to ${args.destination ?? 'an address'} on chain`;
   return orRefused<Preview>(
     async () => {
-      const destination = destinationOf(args);
-      if (walletContext !== 'real') throw refuse('VALIDATION_FAILED', 'only the real wallet context can withdraw the spend stablecoin: virtual money stays paper');
+      const destination = withdrawalDestination(args.destination);
+      ensureWithdrawable(walletContext);
       const { userId } = ctx.identity;
       const amountMicro = usdToMicro(args.amount);
       const transfer: TransferPlan = {
@@ -108,8 +102,8 @@ async function previewWithdraw(ctx: McpToolContext, args: SellArgs, mint: string
 
 async function previewSell(ctx: McpToolContext, args: SellArgs): Promise<Preview> {
   const walletContext = await contextOf(ctx, args.walletContext);
-  const mint = args.mint ?? ctx.deps.config.SPEND_STABLECOIN_MINT;
-  if (mint === ctx.deps.config.SPEND_STABLECOIN_MINT) return previewWithdraw(ctx, args, mint);
+  const { kind, mint } = sellMeaning(args.mint, ctx.deps.config.SPEND_STABLECOIN_MINT);
+  if (kind === 'withdraw') return previewWithdraw(ctx, args, mint);
   const summary = `Sell ${args.amount} ${mint} of the ${walletContext} wallet's manual lots at the venue's price`;
   return orRefused<Preview>(
     async () => {
@@ -162,7 +156,8 @@ const traded = (ctx: McpToolContext, t: ManualTradeResult): MoneyResult => {
 /** What a buy and a sell send alike: the caller, a transfer id of the confirmation's, and the optional context and levels. */
 function manualTrade(ctx: McpToolContext, args: Parameters<typeof levelsOf>[0] & { walletContext?: WalletContext | undefined }, moveId: string) {
   const levels = levelsOf(args);
-  return { userId: ctx.identity.userId, transferId: `manual-${moveId}`, ...(args.walletContext ? { walletContext: args.walletContext } : {}), ...(levels ? { levels } : {}) };
+  const transferId = manualTransferId({ moveId });
+  return { userId: ctx.identity.userId, transferId, ...(args.walletContext ? { walletContext: args.walletContext } : {}), ...(levels ? { levels } : {}) };
 }
 
 export const tradeMoneyTools = [
@@ -188,9 +183,10 @@ export const tradeMoneyTools = [
     input: sellInput,
     preview: previewSell,
     async execute(ctx, args, moveId) {
-      const mint = args.mint ?? ctx.deps.config.SPEND_STABLECOIN_MINT;
-      if (mint === ctx.deps.config.SPEND_STABLECOIN_MINT) {
-        const data = { userId: ctx.identity.userId, transferId: `manual-${moveId}`, mint, amountMicro: usdToMicro(args.amount), destination: destinationOf(args) };
+      const { kind, mint } = sellMeaning(args.mint, ctx.deps.config.SPEND_STABLECOIN_MINT);
+      if (kind === 'withdraw') {
+        const destination = withdrawalDestination(args.destination);
+        const data = { userId: ctx.identity.userId, transferId: manualTransferId({ moveId }), mint, amountMicro: usdToMicro(args.amount), destination };
         return traded(ctx, await ctx.dispatch('ManualWithdraw', { ...data, ...(args.walletContext ? { walletContext: args.walletContext } : {}) }));
       }
       return traded(ctx, await ctx.dispatch('ManualSell', { ...manualTrade(ctx, args, moveId), mint, units: Number(toUnits(args.amount, TOKEN_DECIMALS)) }));

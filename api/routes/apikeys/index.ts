@@ -1,17 +1,12 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { MAX_ACTIVE_KEYS } from '../../../domain/apikey/decide.ts';
-import { refuse } from '../../../domain/shared/errors.ts';
-import { withMutex } from '../../../infra/mutex.ts';
-import { countActiveKeys, listApiKeys, apiKeyItem } from '../../../projections/apikeys/queries.ts';
+import { listApiKeys, apiKeyItem, unrevokedKeyIds } from '../../../projections/apikeys/queries.ts';
 import { envelopeOf, ok, paginated, paginationQuery } from '../../envelope.ts';
 import { paginatedOf } from '../developers/record.ts';
 import { createdKey, createKeyBody, keyIdParams } from './schemas.ts';
 
 const tags = ['API Keys'];
-/** A creation holds the user's creation mutex for at most this long; another waits this long for it. */
-const KEY_CREATION_MUTEX = { holdMs: 10_000, waitMs: 10_000 };
 
 /** The caller's API keys: created (shown once), listed (never a hash or secret), revoked. */
 export default async function apiKeyRoutes(root: FastifyInstance): Promise<void> {
@@ -20,7 +15,7 @@ export default async function apiKeyRoutes(root: FastifyInstance): Promise<void>
   app.post(
     '/api/api-keys',
     {
-      config: { access: { scope: 'keys:write' }, dispatches: ['CreateApiKey'], refusals: ['API_KEY_LIMIT_REACHED'] },
+      config: { access: { scope: 'keys:write' }, dispatches: ['CreateApiKey'] },
       schema: {
         tags,
         summary: 'Create an API key (type platform) within your role and your own scopes; the key and its signing secret are shown once',
@@ -31,21 +26,17 @@ export default async function apiKeyRoutes(root: FastifyInstance): Promise<void>
     async (request, reply) => {
       const identity = request.identity!;
       const { name, type, scopes, expiresAt } = request.body;
-      // One creation of the user's at a time, so the count and the creation it allows are one step
-      // (the answer waits for the read model, so the next holder counts this key).
-      const { key, apiKey, secretKey } = await withMutex(app.deps.redis, `api-key-creation:${identity.userId}`, KEY_CREATION_MUTEX, async () => {
-        if ((await countActiveKeys(app.deps.pool, identity.userId, app.deps.clock.now())) >= MAX_ACTIVE_KEYS) {
-          throw refuse('API_KEY_LIMIT_REACHED', `at most ${MAX_ACTIVE_KEYS} active API keys: revoke one before creating another`, { maxActiveKeys: MAX_ACTIVE_KEYS });
-        }
-        return request.dispatch('CreateApiKey', {
-          ownerId: identity.userId,
-          ownerRole: identity.role,
-          callerScopes: identity.scopes,
-          name,
-          ...(type !== undefined ? { type } : {}),
-          ...(scopes !== undefined ? { scopes } : {}),
-          ...(expiresAt !== undefined ? { expiresAt: new Date(expiresAt).toISOString() } : {}),
-        });
+      // The cap is decided on the user's key registry (domain/apikey/registry.ts); the read model only
+      // finds the keys made before it, which their own streams then decide on.
+      const { key, apiKey, secretKey } = await request.dispatch('CreateApiKey', {
+        ownerId: identity.userId,
+        ownerRole: identity.role,
+        callerScopes: identity.scopes,
+        name,
+        ...(type !== undefined ? { type } : {}),
+        ...(scopes !== undefined ? { scopes } : {}),
+        ...(expiresAt !== undefined ? { expiresAt: new Date(expiresAt).toISOString() } : {}),
+        priorKeyIds: await unrevokedKeyIds(app.deps.pool, identity.userId),
       });
       return reply.code(201).send(
         ok({ id: key.keyId, name: key.name, type: key.type, scopes: key.scopes, prefix: key.prefix, expiresAt: key.expiresAt, createdAt: key.createdAt, apiKey, secretKey }),

@@ -4,7 +4,8 @@ import { hasZodFastifySchemaValidationErrors, type ZodTypeProvider } from 'fasti
 import type { InteractionModel } from 'oidc-provider';
 import { describeScope, readOAuthScopeRequest } from '../../../domain/access/oauth-scopes.ts';
 import { scopesOfRole } from '../../../domain/access/scopes.ts';
-import { DomainError, errorCatalogue, refuse } from '../../../domain/shared/errors.ts';
+import { DomainError, refuse } from '../../../domain/shared/errors.ts';
+import { statusOf } from '../../plugins/error-status.ts';
 import { getUser } from '../../../projections/users/queries.ts';
 import { countAnonymousCallers } from '../../plugins/rate-limit.ts';
 import { captchaWidget, errorPage, escapeHtml, formTargetOf, renderPage, type Page } from '../../oauth/page.ts';
@@ -54,7 +55,7 @@ export default async function consentRoutes(root: FastifyInstance): Promise<void
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
     if (error instanceof DomainError) {
-      return send(reply, errorCatalogue[error.reason].status, errorPage('This request cannot go on', error.message));
+      return send(reply, statusOf(error.reason), errorPage('This request cannot go on', error.message));
     }
     if (hasZodFastifySchemaValidationErrors(error)) {
       return send(reply, 400, errorPage('This form is not valid', error.validation.map((v) => v.message).join(', ')));
@@ -189,7 +190,7 @@ ${alert(message)}
     try {
       return await step();
     } catch (err) {
-      if (err instanceof DomainError && SHOWN_ON_FORM.has(err.reason)) return send(reply, errorCatalogue[err.reason].status, await again(err.message, err.reason));
+      if (err instanceof DomainError && SHOWN_ON_FORM.has(err.reason)) return send(reply, statusOf(err.reason), await again(err.message, err.reason));
       throw err;
     }
   }

@@ -7,6 +7,7 @@ import { poolId } from '../../../domain/pool/state.ts';
 import { refuse } from '../../../domain/shared/errors.ts';
 import { microToUsd } from '../../../domain/shared/money.ts';
 import { walletContextSchema, type WalletContext } from '../../../domain/wallet/events.ts';
+import { currentWalletContextOf } from '../../../domain/wallet/context.ts';
 import { poolHistory } from '../../../projections/subscriptions/audit.ts';
 import { recordOf } from '../../../projections/subscriptions/record.ts';
 import { allocationBalanceAuditSchema, subscriptionRecordSchema } from '../../../projections/subscriptions/record-schema.ts';
@@ -80,10 +81,9 @@ function itemOf(step: HistoryStep, receipt: FeeReceipt | undefined): z.infer<typ
   };
 }
 
-/** The user's current context (virtualWalletMode), as the commands pick it. */
+/** The user's current context, as the commands pick it. */
 async function currentContext(db: Pool, userId: string): Promise<WalletContext> {
-  const user = await getUser(db, userId);
-  return user && !user.virtualWalletMode ? 'real' : 'virtual';
+  return currentWalletContextOf(await getUser(db, userId));
 }
 
 /**

@@ -1,12 +1,11 @@
-import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { refuse } from '../../../domain/shared/errors.ts';
 import { microToUsd, toUnits, usdToMicro } from '../../../domain/shared/money.ts';
 import { priceText, priceToNumber } from '../../../domain/shared/price.ts';
-import { chainAddressSchema } from '../../../domain/transfer/plan.ts';
 import { TOKEN_DECIMALS, unitsToTokens } from '../../../domain/wallet/lots.ts';
+import { manualTransferId, sellMeaning, withdrawalDestination } from '../../../domain/wallet/sell.ts';
 import { getWallet, walletDocument } from '../../../projections/wallets/queries.ts';
 import { envelopeOf, ok } from '../../envelope.ts';
 import { buyBody, levelsOf, sellBody, tradeResult, type TradeResultJson } from './schemas.ts';
@@ -26,9 +25,8 @@ export async function walletOf(app: FastifyInstance, userId: string) {
 
 /** The transfer id of a manual trade: stable for an Idempotency-Key (per user), else fresh. */
 function manualTradeId(app: FastifyInstance, request: FastifyRequest): string {
-  const userId = request.identity!.userId;
-  if (request.idempotencyKey === null) return `manual-${app.deps.ids.uuid()}`;
-  return `manual-${createHash('sha256').update(`${userId}:${request.idempotencyKey}`).digest('hex').slice(0, 32)}`;
+  const { idempotencyKey } = request;
+  return manualTransferId(idempotencyKey === null ? { moveId: app.deps.ids.uuid() } : { userId: request.identity!.userId, idempotencyKey });
 }
 
 /** The spec's sell result (a buy answers the same shape) from the wallet's record of the trade. */
@@ -119,17 +117,15 @@ export default async function walletRoutes(root: FastifyInstance): Promise<void>
     },
     async (request) => {
       const { amount, walletContext } = request.body;
-      const mint = request.body.mint ?? app.deps.config.SPEND_STABLECOIN_MINT;
-      if (mint === app.deps.config.SPEND_STABLECOIN_MINT) {
-        // Selling the spend stablecoin is a withdrawal of the real context's cash to `destination`.
-        const destination = chainAddressSchema.safeParse(request.body.destination);
-        if (!destination.success) throw refuse('VALIDATION_FAILED', 'destination (a base58 address of 32 to 44 characters) is required to sell (withdraw) the spend stablecoin');
+      const { kind, mint } = sellMeaning(request.body.mint, app.deps.config.SPEND_STABLECOIN_MINT);
+      if (kind === 'withdraw') {
+        const destination = withdrawalDestination(request.body.destination);
         const trade = await request.dispatch('ManualWithdraw', {
           userId: request.identity!.userId,
           transferId: manualTradeId(app, request),
           mint,
           amountMicro: usdToMicro(amount),
-          destination: destination.data,
+          destination,
           ...(walletContext ? { walletContext } : {}),
         });
         return ok(resultOf(app, trade, request.writesProjected));

@@ -233,13 +233,13 @@ t.test('both or neither: a group of two where one cannot open is refused whole',
   t.same(decided(pool, open([ask('tr-1', usd(600)), ask('tr-2', usd(400))])), [['tr-1', usd(600)], ['tr-2', usd(400)]]);
 });
 
-t.test('a group is decided once: a repeat changes nothing; a group mixing decided and new ids is malformed', async (t) => {
+t.test('a group is decided once: a repeat changes nothing; a group mixing decided and new ids is an invariant broken', async (t) => {
   const group = open([ask('tr-1', usd(100)), ask('tr-2', usd(100))]);
   const first = given(pool).when(group);
   const decidedOnce = [...pool, ...first.events()];
   given(decidedOnce).when(group).then(t, [], 'the same group again');
   given(decidedOnce).when(open([ask('tr-1', usd(300)), ask('tr-2', { percent: 5 })], { maxOpenPositions: 1 })).then(t, [], 'its ids with other sizes or limits');
-  given(decidedOnce).when(open([ask('tr-2', usd(100)), ask('tr-3', usd(100))])).thenRefused(t, 'VALIDATION_FAILED', /decided once, whole/);
+  given(decidedOnce).when(open([ask('tr-2', usd(100)), ask('tr-3', usd(100))])).thenViolates(t, /decided once, whole/);
 });
 
 t.test('a refused trade stays refused: asked again once it would fit, closed or marked, nothing changes', async (t) => {
@@ -270,9 +270,9 @@ t.test("released: a trade its destination refused gives its margin back whole; t
   released.then(t, [{ type: 'TradeClosed', data: { tradeId: 'tr-1', realizedPnlMicro: 0, transferId: 'tr-1.return', released: true, at: NOW } }]);
   const f = figures(released.after());
   t.same([f.lockedMarginUsd, f.currentBalanceUsd, f.withdrawableUsd], [0, usd(1000), usd(1000)], 'the margin is free again, nothing realized');
-  given(trading).when(release(1)).thenRefused(t, 'VALIDATION_FAILED', /PnL is 0/);
+  given(trading).when(release(1)).thenViolates(t, /PnL is 0/);
   given([...trading, ...released.events()]).when(release(0)).then(t, [], 'released once');
-  given(trading).when({ type: 'CloseTrade', data: { tradeId: 'tr-1', realizedPnlMicro: -usd(125) - 1, transferId: 'tr-1.return' }, metadata: at(NOW) }).thenRefused(t, 'VALIDATION_FAILED', /more than its margin/);
+  given(trading).when({ type: 'CloseTrade', data: { tradeId: 'tr-1', realizedPnlMicro: -usd(125) - 1, transferId: 'tr-1.return' }, metadata: at(NOW) }).thenViolates(t, /more than its margin/);
   const closing = given(trading).when({ type: 'CloseTrade', data: { tradeId: 'tr-1', realizedPnlMicro: usd(30), transferId: 'tr-1.return' }, metadata: at(NOW) });
   closing.then(t, [{ type: 'TradeClosed', data: { tradeId: 'tr-1', realizedPnlMicro: usd(30), transferId: 'tr-1.return', at: NOW } }], 'a close names the transfer that paid it back');
 });
@@ -280,7 +280,7 @@ t.test("released: a trade its destination refused gives its margin back whole; t
 t.test("a trade's transfer pays that trade from this pool", async (t) => {
   given(pool).when(open([{ ...ask('tr-1', usd(10)), transfer: marginPlan('tr-2') }])).thenRefused(t, 'VALIDATION_FAILED', /transfer/);
   const otherPool = marginPlan('tr-1', { from: { kind: 'pool', userId: 'u2', agentId: 'a1', walletContext: 'virtual' } });
-  given(pool).when(open([{ ...ask('tr-1', usd(10)), transfer: otherPool }])).thenRefused(t, 'VALIDATION_FAILED', /not paid by this pool/);
+  given(pool).when(open([{ ...ask('tr-1', usd(10)), transfer: otherPool }])).thenViolates(t, /not paid by this pool/);
 });
 
 t.test('malformed groups are VALIDATION_FAILED, not refusals', async (t) => {

@@ -20,7 +20,7 @@ t.test('the first unstorable string or key of a JSON value is found with its pat
   t.same(findUnstorableText('\uDC00'), { path: [], problem: SURROGATE_PROBLEM });
 });
 
-t.test('assertStorable refuses with a 400 naming the field', async (t) => {
+t.test('assertStorable refuses MALFORMED_REQUEST naming the field', async (t) => {
   const refused = (() => {
     try {
       assertStorable({ signalExecutionDefaults: { stopLossMode: '\uD800' } });
@@ -29,6 +29,6 @@ t.test('assertStorable refuses with a 400 naming the field', async (t) => {
     }
   })();
   t.ok(refused instanceof DomainError);
-  t.match(refused, { reason: 'MALFORMED_REQUEST', status: 400, details: { field: 'signalExecutionDefaults.stopLossMode' }, message: /^signalExecutionDefaults\.stopLossMode: text must not contain an unpaired/ });
+  t.match(refused, { reason: 'MALFORMED_REQUEST', details: { field: 'signalExecutionDefaults.stopLossMode' }, message: /^signalExecutionDefaults\.stopLossMode: text must not contain an unpaired/ });
   t.doesNotThrow(() => assertStorable({ ok: ['😀'] }));
 });

@@ -102,12 +102,12 @@ t.test('replacing the set needs a code newer than the last one used, and MFA on'
   given([]).when(replace(setOf('b'), 101)).thenRefused(t, 'USER_NOT_FOUND');
 });
 
-t.test('a set is exactly ten distinct digests', async (t) => {
-  given(withCodes).when(replace(setOf('b').slice(0, 9), 101)).thenRefused(t, 'VALIDATION_FAILED', /10 distinct/);
-  given(withCodes).when(replace([...setOf('b').slice(0, 9), digest('b', 0)], 101)).thenRefused(t, 'VALIDATION_FAILED');
-  given(withCodes).when(replace([...setOf('b').slice(0, 9), 'ABCD-EFGH'], 101)).thenRefused(t, 'VALIDATION_FAILED', undefined);
+t.test('a set is exactly ten distinct digests: the server makes it, so another is a bug', async (t) => {
+  given(withCodes).when(replace(setOf('b').slice(0, 9), 101)).thenViolates(t, /10 distinct/);
+  given(withCodes).when(replace([...setOf('b').slice(0, 9), digest('b', 0)], 101)).thenViolates(t, /10 distinct/);
+  given(withCodes).when(replace([...setOf('b').slice(0, 9), 'ABCD-EFGH'], 101)).thenViolates(t, /10 distinct/);
   const enable = command({ type: 'EnableMfa', data: { sealedSecret: 'v1.sealed', timeStep: 100, recoveryCodeDigests: [] } });
-  given([registered]).when(enable).thenRefused(t, 'VALIDATION_FAILED');
+  given([registered]).when(enable).thenViolates(t, /10 distinct/);
 });
 
 t.test('disabling MFA drops the codes: turned on again, only the new set works', async (t) => {

@@ -2,7 +2,7 @@
 // a failed one followed by another only after a wait that doubles per failure, at most an hour.
 import t from 'tap';
 import { PersistentMap } from '../../../domain/shared/persistent-map.ts';
-import { EXIT_RETRY, exitRetryWaitMs, exitTransferId, nextExit } from '../../../domain/wallet/exits.ts';
+import { crossedLevel, EXIT_RETRY, exitRetryWaitMs, exitTransferId, nextExit } from '../../../domain/wallet/exits.ts';
 import type { ManualTrade } from '../../../domain/wallet/state.ts';
 
 const LOT = 'manual-lot-1';
@@ -46,4 +46,15 @@ t.test('the wait is at most an hour, however many failures', async (t) => {
   t.equal(exitRetryWaitMs(5_000), EXIT_RETRY.maxMs, 'no overflow');
   const many = given(...Array.from({ length: 40 }, (_, i) => sell('failed', i * 1_000)));
   t.same(nextExit(many, LOT, at(39_000 + 3_600_000)), { attempt: 41 });
+});
+
+t.test("a lot's level is crossed at or beyond it: the stop-loss at or below, the take-profit at or above, the stop first", async (t) => {
+  const lot = { stopLoss: 90n, takeProfit: 120n };
+  t.equal(crossedLevel(lot, 100n), null, 'between the levels');
+  t.equal(crossedLevel(lot, 90n), 'stop-loss', 'at the stop');
+  t.equal(crossedLevel(lot, 80n), 'stop-loss');
+  t.equal(crossedLevel(lot, 120n), 'take-profit', 'at the target');
+  t.equal(crossedLevel({ stopLoss: 130n, takeProfit: 120n }, 125n), 'stop-loss', 'beyond both: the stop');
+  t.equal(crossedLevel({ stopLoss: null, takeProfit: null }, 1n), null, 'no levels (the read model)');
+  t.equal(crossedLevel({}, 1n), null, 'no levels (the wallet state)');
 });

@@ -3,7 +3,7 @@
 // decision or a lost event.
 import t from 'tap';
 import { createCommandRoom, type CommandRoom, type HandleOptions } from '../../commands/handle.ts';
-import { DomainError, refuse } from '../../domain/shared/errors.ts';
+import { DomainError, invariant, InvariantViolation, refuse } from '../../domain/shared/errors.ts';
 import { randomIds } from '../../infra/ids.ts';
 import { ConcurrencyError } from '../../infra/eventstore/port.ts';
 import { at } from '../support/given-when-then.ts';
@@ -86,6 +86,19 @@ t.test('the command state cache', async (t) => {
     await add(a, 'counter-3', -8, 10); // total 1
     const accepted = await add(b, 'counter-3', 2, 10);
     t.same(accepted.state, { total: 3, events: 4 }, 'decided again on the fresh state instead of refusing');
+  });
+
+  await t.test('an invariant a stale cache breaks is decided again on the fresh state, one the stream breaks is thrown', async (t) => {
+    // "the total never passes 0 downwards": a's cache (3) sees -5 as impossible, the stream (5) does not.
+    const take = (room: CommandRoom, n: number) =>
+      room.handle('counter-invariant', counterFolder, (s) => {
+        invariant(s.total - n >= 0, `taking ${n} of ${s.total}`);
+        return [{ type: 'Added', data: { n: -n } }];
+      }, options());
+    await add(a, 'counter-invariant', 3);
+    await add(b, 'counter-invariant', 2); // total 5, a's cache still says 3
+    t.same((await take(a, 5)).state.total, 0, 'decided again on the fresh state');
+    await t.rejects(take(a, 1), new InvariantViolation('taking 1 of 0'), 'on the fresh state it is a bug, not a refusal');
   });
 
   await t.test('a no-op on a stale cache is decided again on the fresh state', async (t) => {

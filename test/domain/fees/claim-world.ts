@@ -42,6 +42,7 @@ export const seen = {
   settledMidClaim: 0,
   staleAccrual: 0,
   staleDebit: 0,
+  recoveryRace: 0,
   partialPools: 0,
 };
 
@@ -82,6 +83,7 @@ export class World {
 
   constructor() {
     this.service.given(agentStream(AGENT), [agentListed]);
+    this.settleIn(FOREIGN, 7_000_000); // another agent's fees: a claim naming its pool must not take them
     this.service.onAppend = (stream) => {
       if (stream !== FEES && stream !== walletStream(DEV)) return;
       try {
@@ -115,6 +117,10 @@ export class World {
 
   /** The pool settles a fee (the pool's own process appends it: a fact this test starts from). */
   settle(pool: number, creator: number): void {
+    this.settleIn(POOLS[pool]!, creator);
+  }
+
+  private settleIn(poolId: string, creator: number): void {
     const platformMicro = Math.floor(creator / 4);
     const data = {
       settlementId: `settle-${++this.n}`,
@@ -128,7 +134,7 @@ export class World {
       at: NOW.toISOString(),
     };
     this.service.log.append(
-      poolStream(POOLS[pool]!),
+      poolStream(poolId),
       [{ type: 'FeesSettled', data, metadata: { correlationId: 'settle', actor: 'test', occurredAt: data.at } }],
       'any',
     );

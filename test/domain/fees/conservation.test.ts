@@ -15,7 +15,7 @@ import { claimableOf, type FeeAccountState } from '../../../domain/fees/state.ts
 import type { DomainError } from '../../../domain/shared/errors.ts';
 import type { TransferPlan } from '../../../domain/transfer/plan.ts';
 import { planned } from '../../../domain/transfer/process.ts';
-import { balanceOf } from '../../../domain/wallet/state.ts';
+import { balanceOf, walletStream } from '../../../domain/wallet/state.ts';
 import type { EventData } from '../../../infra/eventstore/port.ts';
 import { Crash } from '../../support/memory-service.ts';
 import { AGENT, DEV, FEES, FOREIGN, POOLS, START, seen, World } from './claim-world.ts';
@@ -32,7 +32,9 @@ type Fault =
   /** a pool settles a fee while the claim runs: after it read the pool streams, at its first append to the account */
   | { kind: 'settleDuring'; pool: number; creatorMicro: number }
   /** a slow process read the pool streams and waits at its first append to the account; a pool settles and another claim runs through */
-  | { kind: 'race'; pool: number; creatorMicro: number };
+  | { kind: 'race'; pool: number; creatorMicro: number }
+  /** the claiming process waits at its credit to the wallet while the recovery resumes the claim from its FeesClaimed */
+  | { kind: 'recoveryRace' };
 
 type Claim = {
   kind: 'claim';
@@ -55,13 +57,14 @@ const pool = fc.nat({ max: POOLS.length - 1 });
 const faultArb: fc.Arbitrary<Fault> = fc.oneof(
   { weight: 4, arbitrary: fc.constant({ kind: 'none' as const }) },
   {
-    weight: 2,
+    weight: 3,
     arbitrary: fc.record({ kind: fc.constant('dying' as const), dieAt: fc.integer({ min: 1, max: 3 }), applied: fc.boolean(), retry: fc.boolean() }),
   },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('parallel' as const), same: fc.boolean() }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('steps' as const), twice: fc.boolean(), crashAfter: fc.option(fc.integer({ min: 1, max: 2 })) }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('settleDuring' as const), pool, creatorMicro }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('race' as const), pool, creatorMicro }) },
+  { weight: 1, arbitrary: fc.constant({ kind: 'recoveryRace' as const }) },
 );
 const opArb: fc.Arbitrary<Op> = fc.oneof(
   { weight: 3, arbitrary: fc.record({ kind: fc.constant('settle' as const), pool, creatorMicro }) },
@@ -70,7 +73,7 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
     arbitrary: fc.record({
       kind: fc.constant('claim' as const),
       amountMicro: fc.option(fc.oneof(fc.integer({ min: 1, max: 2 * MIN_CLAIM_MICRO }), fc.integer({ min: MIN_CLAIM_MICRO, max: 30_000_000 }))),
-      pools: fc.oneof(fc.constant<number[]>([0, 1, 2]), fc.array(fc.nat({ max: POOLS.length }), { minLength: 1, maxLength: 4 })),
+      pools: fc.oneof(fc.constant<number[]>([0, 1, 2]), fc.array(fc.nat({ max: POOLS.length }), { maxLength: 4 })),
       reuse: fc.option(fc.nat({ max: 5 }), { freq: 3 }),
       noKey: fc.boolean(),
       stranger: fc.nat({ max: 15 }).map((n) => n === 0),
@@ -121,6 +124,8 @@ async function claim(w: World, op: Claim): Promise<void> {
       return parallel(w, data, before, fault.same);
     case 'race':
       return race(w, data, before, fault);
+    case 'recoveryRace':
+      return recoveryRace(w, data, before);
     case 'steps':
       return steps(w, data, before, fault);
   }
@@ -159,29 +164,40 @@ async function parallel(w: World, data: ClaimFeesData, before: FeeAccountState, 
   } else seen.parallelOther++;
 }
 
+/** A process whose first append to `stream` waits until `release`: `held` tells what it was about to append. */
+function slowAt(w: World, stream: string) {
+  const slow = { held: null as EventData[] | null, reached: () => {}, release: () => {} };
+  const holding = new Promise<void>((resolve) => (slow.reached = resolve));
+  const gate = new Promise<void>((resolve) => (slow.release = resolve));
+  const dispatch = w.service.process(async (name, events) => {
+    if (name !== stream || slow.held) return;
+    slow.held = events;
+    slow.reached();
+    await gate;
+  });
+  return {
+    ...slow,
+    dispatch,
+    holding,
+    get events(): EventData[] {
+      return slow.held ?? [];
+    },
+  };
+}
+
 /**
  * A slow process read the pool streams and waits at its first append to the account; meanwhile a
  * pool settles and another claim (of everything, every pool) runs through. The slow one then meets
  * a newer account: its accrual of older totals, or its debit, is decided again on it.
  */
 async function race(w: World, data: ClaimFeesData, before: FeeAccountState, fault: Extract<Fault, { kind: 'race' }>): Promise<void> {
-  let held: EventData[] | null = null;
-  let reached = () => {};
-  let release = () => {};
-  const holding = new Promise<void>((resolve) => (reached = resolve));
-  const gate = new Promise<void>((resolve) => (release = resolve));
-  const slow = w.service.process(async (stream, events) => {
-    if (stream !== FEES || held) return;
-    held = events;
-    reached();
-    await gate;
-  });
-  const first = w.answer(data, slow);
-  await Promise.race([holding, first]);
+  const slow = slowAt(w, FEES);
+  const first = w.answer(data, slow.dispatch);
+  await Promise.race([slow.holding, first]);
   w.settle(fault.pool, fault.creatorMicro);
   const other: ClaimFeesData = { agentId: AGENT, developerId: DEV, poolIds: POOLS, moveId: w.freshMoveId() };
   const second = await w.answer(other);
-  release();
+  slow.release();
   w.expectTogether(
     [
       [data, await first],
@@ -189,9 +205,21 @@ async function race(w: World, data: ClaimFeesData, before: FeeAccountState, faul
     ],
     before,
   );
-  const heldEvents: EventData[] = held ?? [];
-  if (heldEvents.some((e) => e.type === 'FeesAccrued' && (e.data as { poolId: string }).poolId === POOLS[fault.pool])) seen.staleAccrual++;
-  else if (heldEvents.some((e) => e.type === 'FeesClaimed')) seen.staleDebit++;
+  if (slow.events.some((e) => e.type === 'FeesAccrued' && (e.data as { poolId: string }).poolId === POOLS[fault.pool])) seen.staleAccrual++;
+  else if (slow.events.some((e) => e.type === 'FeesClaimed')) seen.staleDebit++;
+}
+
+/** The claiming process waits at its credit to the wallet; the recovery worker resumes the claim meanwhile, from its FeesClaimed. */
+async function recoveryRace(w: World, data: ClaimFeesData, before: FeeAccountState): Promise<void> {
+  const slow = slowAt(w, walletStream(DEV));
+  const first = w.answer(data, slow.dispatch);
+  await Promise.race([slow.holding, first]);
+  if (slow.events.length > 0) {
+    seen.recoveryRace++;
+    await w.recover();
+  }
+  slow.release();
+  w.expect(data, before, await first);
 }
 
 /** The claim's transfer alone on the real runner, each step sent twice or the process stopping after some steps. */

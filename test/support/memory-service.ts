@@ -7,7 +7,8 @@
 //   sent again and must append nothing and report the same fact; `crashAfter` stops the process
 //   once that many steps answered (the last one appended, its outcome lost);
 // - `dying(n)` is a process whose n-th append kills it (before the append, or after it with its
-//   answer lost), for a crash inside a step, e.g. once the venue swapped;
+//   answer lost), for a crash inside a step, e.g. once the venue swapped; `process(hold)` one whose
+//   appends wait until the test lets them go (a process slow between its reads and its append);
 // - `state` folds a stream as it is now; `onAppend` sees every append with the state before it.
 import assert from 'node:assert/strict';
 import type { CommandMap, CommandType } from '../../commands/command-map.ts';
@@ -18,7 +19,7 @@ import { MARKET_PRICES, marketDecider } from '../../domain/market/decide.ts';
 import type { DomainEvent } from '../../domain/shared/decider.ts';
 import type { TransferOutcome, TransferState } from '../../domain/transfer/process.ts';
 import { loadConfig } from '../../infra/config.ts';
-import type { EventStore, RecordedEvent } from '../../infra/eventstore/port.ts';
+import type { EventData, EventStore, RecordedEvent } from '../../infra/eventstore/port.ts';
 import type { SwapRequest } from '../../infra/venues/port.ts';
 import { createSimulatedSwaps, memorySwapBook } from '../../infra/venues/swaps.ts';
 import { MemoryLog } from './memory-store.ts';
@@ -32,6 +33,9 @@ export interface Faults {
   /** the process stops once this many steps answered */
   crashAfter?: number | null;
 }
+
+/** Awaited before a process appends `events` to `streamName`. */
+export type Hold = (streamName: string, events: EventData[]) => Promise<void>;
 
 interface Folder<S> {
   initialState(): S;
@@ -69,12 +73,13 @@ export class MemoryService {
     this.dispatch = createDispatcher(this.deps);
   }
 
-  /** A store over the log, as one process sees it; `die` runs before each append and may throw. */
-  private store(die: (applied: () => void) => void = (apply) => apply()): EventStore {
+  /** A store over the log, as one process sees it; `hold` is awaited, then `die` runs, before each append (it may throw). */
+  private store(die: (applied: () => void) => void = (apply) => apply(), hold?: Hold): EventStore {
     const view = this.log.view();
     return {
       ...view,
       append: async (name, events, options) => {
+        if (hold) await hold(name, events);
         const before = this.log.read(name);
         let result: Awaited<ReturnType<EventStore['append']>> | undefined;
         die(() => {
@@ -99,9 +104,12 @@ export class MemoryService {
     });
   }
 
-  /** Another process of this service: its own cache and single-writer queues over the same log. */
-  process(): Dispatch {
-    return createDispatcher({ ...this.deps, store: this.store() });
+  /**
+   * Another process of this service: its own cache and single-writer queues over the same log.
+   * Each of its appends first waits for `hold` (a process slow between what it read and its append).
+   */
+  process(hold?: Hold): Dispatch {
+    return createDispatcher({ ...this.deps, store: this.store(undefined, hold) });
   }
 
   /** Events a stream held before the test (a registered user, a listed agent). */

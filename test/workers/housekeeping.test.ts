@@ -10,27 +10,37 @@ t.test('the housekeeping purge runs on its own schedule and deletes only what ex
   const app = await startTestApp({ config: { HOUSEKEEPING_INTERVAL_MS: '200' } });
   t.teardown(() => app.close());
   const { pool } = app.deps;
-  const key = (user: string, expiresAt: string) =>
-    pool.query(
-      `INSERT INTO idempotency_keys (user_id, key_hash, request_hash, status, lease_until, expires_at, created_at)
-       VALUES ($1, 'k', 'r', 'done', now(), $2, now())`,
-      [user, expiresAt],
-    );
-  const record = (model: string, id: string, clientId: string, expiresAt: string) =>
-    pool.query(`INSERT INTO oauth_records (model, id, payload, expires_at) VALUES ($1, $2, $3, $4)`, [model, id, { clientId }, expiresAt]);
   const past = new Date(Date.now() - 60_000).toISOString();
   const future = new Date(Date.now() + 3_600_000).toISOString();
-  await key('expired-user', past);
-  await key('live-user', future);
-  await record('Client', 'old-client', 'old-client', past);
-  await record('AccessToken', 'old-token', 'old-client', future); // its own expiry later: goes with its client
-  await record('Client', 'live-client', 'live-client', future);
+  // One transaction: a purge that runs meanwhile sees all of these rows or none of them.
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    const key = (user: string, expiresAt: string) =>
+      client.query(
+        `INSERT INTO idempotency_keys (user_id, key_hash, request_hash, status, lease_until, expires_at, created_at)
+         VALUES ($1, 'k', 'r', 'done', now(), $2, now())`,
+        [user, expiresAt],
+      );
+    const record = (model: string, id: string, clientId: string, expiresAt: string) =>
+      client.query(`INSERT INTO oauth_records (model, id, payload, expires_at) VALUES ($1, $2, $3, $4)`, [model, id, { clientId }, expiresAt]);
+    await key('expired-user', past);
+    await key('live-user', future);
+    await record('Client', 'old-client', 'old-client', past);
+    await record('AccessToken', 'old-token', 'old-client', future); // its own expiry later: goes with its client
+    await record('Client', 'live-client', 'live-client', future);
+    await client.query('COMMIT');
+  } finally {
+    client.release();
+  }
 
   const left = async () => ({
     keys: (await pool.query<{ user_id: string }>('SELECT user_id FROM idempotency_keys ORDER BY user_id')).rows.map((r) => r.user_id),
     records: (await pool.query<{ id: string }>('SELECT id FROM oauth_records ORDER BY id')).rows.map((r) => r.id),
   });
-  await until('the purge to run', async () => (await left()).keys.length === 1, 15_000);
-  await until('the OAuth records to be purged', async () => (await left()).records.length === 1, 15_000);
+  await until('the purge to run', async () => {
+    const now = await left();
+    return now.keys.length === 1 && now.records.length === 1;
+  });
   t.same(await left(), { keys: ['live-user'], records: ['live-client'] }, 'only the live key and the live client are left');
 });

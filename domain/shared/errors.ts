@@ -68,6 +68,7 @@ export const errorCatalogue = {
   UNSUPPORTED_MEDIA_TYPE: { status: 415, description: 'Bodies are JSON (`content-type: application/json`).' },
   HEADERS_TOO_LARGE: { status: 431, description: 'The request headers (or the query string) are too large.' },
   // 409: business conflicts only, never a lost race
+  NO_WEBHOOK_URL: { status: 409, description: 'The agent has no webhookUrl: developer webhooks have nowhere to go.' },
   AGENT_NOT_FOLLOWABLE: { status: 409, description: 'Only beta and live agents can be followed.' },
   BETA_FULL: { status: 409, description: "Every beta seat of the agent is taken (`maxBetaUsers`)." },
   REVIEW_MOVE_NOT_ALLOWED: { status: 409, description: "The review decision does not apply to the agent's current state." },

@@ -42,6 +42,8 @@ export interface TestAppOptions {
   roles?: Partial<Roles>;
   /** the service's clock (the system clock by default) */
   clock?: Clock;
+  /** developer webhooks may reach this receiver on 127.0.0.1 (its certificate's authority) */
+  webhookReceiver?: { ca: string; allowLoopback: true };
 }
 
 export interface TestApp {
@@ -132,6 +134,7 @@ async function startTestAppOn(db: TestDatabase, smtp: TestSmtpServer, peer: Esdb
       venues: options.venues,
       failSwap: options.failSwap,
       clock: options.clock,
+      webhookReceiver: options.webhookReceiver,
     });
   let runtime = await start();
   let closed = false;

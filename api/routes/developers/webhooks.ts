@@ -1,0 +1,77 @@
+// Developer webhooks (docs/decisions.md, "Developer webhooks: outbox, order and retries"), owner
+// only: the agent's deliveries with their attempts, and a ping sent at once to its webhookUrl,
+// signed like every delivery (infra/webhook-sender.ts).
+import type { FastifyInstance } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { agentSigningSecret } from '../../../commands/signals/receive.ts';
+import { refuse } from '../../../domain/shared/errors.ts';
+import { deliveryIdOf, isDelivered, webhookBody, webhookEventTypeSchema } from '../../../domain/webhook/delivery.ts';
+import { listDeliveries, webhookDeliverySchema, webhookUrlOf } from '../../../projections/webhooks/queries.ts';
+import { envelopeOf, ok, paginated, paginationQuery } from '../../envelope.ts';
+import { agentIdParams, paginatedOf } from './record.ts';
+import { ownAgent } from './signals.ts';
+
+const tags = ['Developer dashboard'];
+
+const pingResult = z.object({
+  /** the ping's body `id` */
+  id: z.string(),
+  type: webhookEventTypeSchema,
+  url: z.string(),
+  delivered: z.boolean(),
+  /** the receiver's status; null when it did not answer */
+  statusCode: z.number().int().nullable(),
+  /** why it did not answer: a refused address, a time-out, a connection error */
+  error: z.string().nullable(),
+  durationMs: z.number().int(),
+});
+
+export default async function developerWebhookRoutes(root: FastifyInstance): Promise<void> {
+  const app = root.withTypeProvider<ZodTypeProvider>();
+
+  app.get(
+    '/api/v1/developers/agents/:id/webhook-deliveries',
+    {
+      config: { access: { scope: 'developer:read' }, refusals: ['AGENT_NOT_FOUND', 'NOT_AGENT_OWNER'] },
+      schema: {
+        tags,
+        summary: 'The agent’s webhook deliveries, newest event first: status, attempts (each with its status code or error), next try',
+        params: agentIdParams,
+        querystring: paginationQuery,
+        response: { 200: paginatedOf(webhookDeliverySchema) },
+      },
+    },
+    async (request) => {
+      const agent = await ownAgent(app.deps.pool, request.params.id, request.identity!.userId, 'read its webhook deliveries');
+      const { items, total } = await listDeliveries(app.deps.pool, agent.id, request.query);
+      return paginated(items, total, request.query);
+    },
+  );
+
+  app.post(
+    '/api/v1/developers/agents/:id/webhook-deliveries/test',
+    {
+      config: { access: { scope: 'developer:write' }, refusals: ['AGENT_NOT_FOUND', 'NOT_AGENT_OWNER', 'NO_WEBHOOK_URL'] },
+      schema: {
+        tags,
+        summary: 'Send a signed `ping` to the agent’s webhookUrl now and answer what the receiver did (not queued, not retried)',
+        params: agentIdParams,
+        response: { 200: envelopeOf(pingResult) },
+      },
+    },
+    async (request) => {
+      const agent = await ownAgent(app.deps.pool, request.params.id, request.identity!.userId, 'test its webhook');
+      const { deps } = app;
+      const url = await webhookUrlOf(deps.pool, agent.id);
+      const secret = await agentSigningSecret({ room: deps.dispatch.room, config: deps.config }, agent.id);
+      if (url === undefined || secret === undefined) throw refuse('NO_WEBHOOK_URL', 'the agent has no webhookUrl');
+      const now = deps.clock.now();
+      const eventId = deps.ids.uuid();
+      const body = webhookBody({ eventId, type: 'ping', createdAt: now.toISOString(), data: { agentId: agent.id } });
+      const sent = await deps.webhooks.send({ url, secret, body: JSON.stringify(body), id: body.id, type: 'ping', now });
+      const delivered = sent.statusCode !== null && isDelivered(sent.statusCode);
+      return ok({ id: deliveryIdOf(eventId), type: 'ping' as const, url, delivered, ...sent });
+    },
+  );
+}

@@ -1,0 +1,155 @@
+// The webhook outbox as the worker and the developer routes read and advance it. The worker's
+// progress (attempts, status, next try) is written here by the worker, not as events
+// (docs/decisions.md, "Developer webhooks: outbox, order and retries").
+import { z } from 'zod';
+import { deliveryIdOf, webhookEventTypeSchema } from '../../domain/webhook/delivery.ts';
+import { inTransaction, type Pool } from '../../infra/db.ts';
+
+/** The head of an agent's queue, claimed for one attempt. */
+export interface ClaimedDelivery {
+  agentId: string;
+  eventId: string;
+  body: string;
+  attempts: number;
+  occurredAt: Date;
+  url: string;
+  /** the agent was deleted: nothing more is sent */
+  agentDeleted: boolean;
+}
+
+/** Agents whose oldest undelivered event is due at `now` and not in flight: at most `limit`. */
+export async function dueAgents(pool: Pool, now: Date, limit: number): Promise<Array<{ agentId: string; eventId: string; attempts: number }>> {
+  const { rows } = await pool.query<{ agent_id: string; event_id: string; attempts: number }>(
+    `SELECT agent_id, event_id, attempts FROM (
+       SELECT DISTINCT ON (agent_id) agent_id, event_id, attempts, next_attempt_at, lease_until
+       FROM webhook_deliveries WHERE status = 'pending' ORDER BY agent_id, seq
+     ) head
+     WHERE next_attempt_at <= $1 AND (lease_until IS NULL OR lease_until <= $1)
+     ORDER BY next_attempt_at LIMIT $2`,
+    [now, limit],
+  );
+  return rows.map((r) => ({ agentId: r.agent_id, eventId: r.event_id, attempts: r.attempts }));
+}
+
+/**
+ * Claims the agent's oldest pending delivery when it is due and not leased: one in flight per
+ * agent, in the log's order (a later event waits behind one being retried). The lease outlives
+ * one attempt; a worker that died mid-attempt leaves it to expire, and the event is sent again.
+ */
+export async function claimHead(pool: Pool, agentId: string, now: Date, leaseMs: number): Promise<ClaimedDelivery | undefined> {
+  const { rows } = await pool.query<{ event_id: string; body: string; attempts: number; occurred_at: Date; url: string; deleted_at: Date | null }>(
+    `UPDATE webhook_deliveries d SET lease_until = $2::timestamptz + make_interval(secs => $3::double precision / 1000)
+     FROM webhook_endpoints e
+     WHERE d.agent_id = $1 AND e.agent_id = d.agent_id
+       AND d.seq = (SELECT seq FROM webhook_deliveries WHERE agent_id = $1 AND status = 'pending' ORDER BY seq LIMIT 1 FOR UPDATE)
+       AND d.next_attempt_at <= $2 AND (d.lease_until IS NULL OR d.lease_until <= $2)
+     RETURNING d.event_id, d.body, d.attempts, d.occurred_at, e.url, e.deleted_at`,
+    [agentId, now, leaseMs],
+  );
+  const row = rows[0];
+  if (!row) return undefined;
+  return { agentId, eventId: row.event_id, body: row.body, attempts: row.attempts, occurredAt: row.occurred_at, url: row.url, agentDeleted: row.deleted_at !== null };
+}
+
+export interface AttemptResult {
+  at: Date;
+  statusCode: number | null;
+  error: string | null;
+  durationMs: number;
+  /** delivered; or the next try; or null: given up */
+  outcome: { delivered: true } | { delivered: false; nextAttemptAt: Date | null };
+}
+
+/** Records attempt `attempts + 1` of a claimed delivery and releases its lease; a second report of the same attempt changes nothing. */
+export async function recordAttempt(pool: Pool, claimed: ClaimedDelivery, result: AttemptResult): Promise<void> {
+  const attempt = claimed.attempts + 1;
+  const { outcome } = result;
+  const status = outcome.delivered ? 'delivered' : outcome.nextAttemptAt ? 'pending' : 'failed';
+  const next = outcome.delivered ? null : outcome.nextAttemptAt;
+  await inTransaction(pool, async (client) => {
+    const updated = await client.query(
+      `UPDATE webhook_deliveries SET attempts = $3, status = $4, next_attempt_at = COALESCE($5, next_attempt_at), lease_until = NULL,
+         last_attempt_at = $6, last_status_code = $7, last_error = $8, delivered_at = CASE WHEN $4 = 'delivered' THEN $6::timestamptz END
+       WHERE agent_id = $1 AND event_id = $2 AND attempts = $3 - 1 AND status = 'pending'`,
+      [claimed.agentId, claimed.eventId, attempt, status, next, result.at, result.statusCode, result.error],
+    );
+    if (updated.rowCount === 0) return;
+    await client.query(
+      `INSERT INTO webhook_attempts (agent_id, event_id, attempt, at, status_code, error, duration_ms) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+      [claimed.agentId, claimed.eventId, attempt, result.at, result.statusCode, result.error, result.durationMs],
+    );
+  });
+}
+
+export const webhookAttemptSchema = z.object({
+  attempt: z.number().int(),
+  at: z.string(),
+  statusCode: z.number().int().nullable(),
+  error: z.string().nullable(),
+  durationMs: z.number().int(),
+});
+
+export const webhookDeliverySchema = z.object({
+  /** the body's `id`: the same on every attempt */
+  id: z.string(),
+  type: webhookEventTypeSchema,
+  status: z.enum(['pending', 'delivered', 'failed']),
+  createdAt: z.string(),
+  attempts: z.number().int(),
+  nextAttemptAt: z.string().nullable(),
+  lastAttemptAt: z.string().nullable(),
+  lastStatusCode: z.number().int().nullable(),
+  lastError: z.string().nullable(),
+  deliveredAt: z.string().nullable(),
+  attemptLog: z.array(webhookAttemptSchema),
+});
+export type WebhookDelivery = z.infer<typeof webhookDeliverySchema>;
+
+interface DeliveryRow {
+  event_id: string;
+  type: WebhookDelivery['type'];
+  status: WebhookDelivery['status'];
+  occurred_at: Date;
+  attempts: number;
+  next_attempt_at: Date;
+  last_attempt_at: Date | null;
+  last_status_code: number | null;
+  last_error: string | null;
+  delivered_at: Date | null;
+  attempt_log: Array<{ attempt: number; at: string; status_code: number | null; error: string | null; duration_ms: number }>;
+}
+
+const iso = (d: Date | null) => (d ? d.toISOString() : null);
+
+function deliveryOf(r: DeliveryRow): WebhookDelivery {
+  return {
+    id: deliveryIdOf(r.event_id),
+    type: r.type,
+    status: r.status,
+    createdAt: r.occurred_at.toISOString(),
+    attempts: r.attempts,
+    nextAttemptAt: r.status === 'pending' ? r.next_attempt_at.toISOString() : null,
+    lastAttemptAt: iso(r.last_attempt_at),
+    lastStatusCode: r.last_status_code,
+    lastError: r.last_error,
+    deliveredAt: iso(r.delivered_at),
+    attemptLog: r.attempt_log.map((a) => ({ attempt: a.attempt, at: new Date(a.at).toISOString(), statusCode: a.status_code, error: a.error, durationMs: a.duration_ms })),
+  };
+}
+
+/** The agent's deliveries, newest event first, each with its attempts in order. */
+export async function listDeliveries(pool: Pool, agentId: string, query: { page: number; limit: number }): Promise<{ items: WebhookDelivery[]; total: number }> {
+  const { rows } = await pool.query<DeliveryRow>(
+    `SELECT d.*, COALESCE((SELECT json_agg(a ORDER BY a.attempt) FROM webhook_attempts a WHERE a.agent_id = d.agent_id AND a.event_id = d.event_id), '[]') AS attempt_log
+     FROM webhook_deliveries d WHERE d.agent_id = $1 ORDER BY d.seq DESC LIMIT $2 OFFSET $3`,
+    [agentId, query.limit, (query.page - 1) * query.limit],
+  );
+  const total = await pool.query<{ n: string }>('SELECT count(*) AS n FROM webhook_deliveries WHERE agent_id = $1', [agentId]);
+  return { items: rows.map(deliveryOf), total: Number(total.rows[0]!.n) };
+}
+
+/** Where the agent's deliveries go, or undefined when it has no webhookUrl (or was deleted). */
+export async function webhookUrlOf(pool: Pool, agentId: string): Promise<string | undefined> {
+  const { rows } = await pool.query<{ url: string }>('SELECT url FROM webhook_endpoints WHERE agent_id = $1 AND deleted_at IS NULL', [agentId]);
+  return rows[0]?.url;
+}

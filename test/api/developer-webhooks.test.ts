@@ -1,0 +1,170 @@
+// Developer webhooks end to end, with a real https receiver on 127.0.0.1 (its self-signed
+// certificate trusted through the app's test-only option): a follow reaches the agent's webhookUrl
+// signed with the agent's signing secret, as the inbound signal webhook verifies; a receiver that
+// fails twice gets the same event id three times and the agent's next event only after it; the
+// deliveries route shows each attempt; the test ping is sent at once; private addresses are
+// refused before any connection.
+import t from 'tap';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createServer as createTcpServer, type AddressInfo, type Socket } from 'node:net';
+import { poolId } from '../../domain/pool/state.ts';
+import { WEBHOOK_API_VERSION } from '../../domain/webhook/delivery.ts';
+import { createWebhookSender, WEBHOOK_ID_HEADER } from '../../infra/webhook-sender.ts';
+import { readWebhookHeaders, signsBytes, SIGNATURE_HEADER, TIMESTAMP_HEADER } from '../../infra/signing/webhook.ts';
+import { api, startTestApp } from '../support/app.ts';
+import { listedFollowableAgent } from '../support/agents.ts';
+import { signIn } from '../support/auth.ts';
+import { startClientMetadataHost } from '../support/oauth.ts';
+import { until } from '../support/until.ts';
+
+interface Received {
+  headers: IncomingMessage['headers'];
+  text: string;
+  body: { id: string; type: string; createdAt: string; apiVersion: string; data: Record<string, unknown> };
+}
+
+const SUBS = '/api/v1/users/me/subscriptions';
+
+t.test('developer webhooks', async (t) => {
+  const host = await startClientMetadataHost();
+  t.teardown(() => host.close());
+  const received = new Map<string, Received[]>();
+  /** `path` records what arrives and answers the statuses given in turn (200 once they run out). */
+  const receiver = (path: string, statuses: number[] = []) => {
+    received.set(path, []);
+    host.serve(path, (req: IncomingMessage, res: ServerResponse) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        received.get(path)!.push({ headers: req.headers, text, body: JSON.parse(text) });
+        res.writeHead(statuses.shift() ?? 200).end();
+      });
+    });
+    return `${host.origin}${path}`;
+  };
+
+  const app = await startTestApp({
+    config: { ADMIN_EMAILS: 'admin@example.test', WEBHOOK_SWEEP_INTERVAL_MS: '100', WEBHOOK_RETRY_BASE_MS: '300', WEBHOOK_RETRY_MAX_MS: '1000' },
+    webhookReceiver: { ca: host.ca, allowLoopback: true },
+  });
+  t.teardown(() => app.close());
+  const admin = await signIn(app, 'admin@example.test');
+  const dev = await signIn(app, 'hooks-dev@example.test');
+  const user = await signIn(app, 'hooks-user@example.test');
+  const tokens = { developer: dev.accessToken, admin: admin.accessToken };
+  const follow = async (agentId: string) => t.equal((await api(app, 'POST', SUBS, { token: user.accessToken, body: { agentId, allocationAmountUsd: 100 } })).status, 200);
+  const deliveries = (agentId: string, token = dev.accessToken) => api(app, 'GET', `/api/v1/developers/agents/${agentId}/webhook-deliveries`, { token });
+
+  await t.test('a follower joining: one delivery, signed with the agent’s signing secret as inbound webhooks verify it', async (t) => {
+    const url = receiver('/joined');
+    const agent = await listedFollowableAgent(app, tokens, { name: 'Hooked', venue: 'SPOT_VENUE', webhookUrl: url });
+    await follow(agent.agentId);
+    const [delivery] = await until('the delivery', async () => received.get('/joined')!.length > 0 && received.get('/joined')!);
+    const headers = readWebhookHeaders({ timestampHeader: delivery!.headers[TIMESTAMP_HEADER], signatureHeader: delivery!.headers[SIGNATURE_HEADER], nowMs: Date.now() });
+    t.ok(headers.ok, 'fresh, well-formed signature headers');
+    if (!headers.ok) return;
+    t.ok(signsBytes(agent.secret, headers.signature, Buffer.from(delivery!.text)), 'the signature covers the body’s bytes under the agent’s secret');
+    t.notOk(signsBytes('whsec_other', headers.signature, Buffer.from(delivery!.text)), 'and no other secret');
+    t.match(delivery!.body, {
+      id: /^evt_[0-9a-f]{32}$/,
+      type: 'follower.joined',
+      apiVersion: WEBHOOK_API_VERSION,
+      data: { poolId: poolId(user.userId, agent.agentId, 'virtual'), walletMode: String },
+    });
+    t.equal(delivery!.headers[WEBHOOK_ID_HEADER], delivery!.body.id);
+    t.notOk('userId' in delivery!.body.data, 'no user id reaches the developer');
+    const listed = await until('delivered in the list', async () => {
+      const res = await deliveries(agent.agentId);
+      return res.body.data.items[0]?.status === 'delivered' && res.body.data;
+    });
+    t.match(listed.items[0], { id: delivery!.body.id, type: 'follower.joined', attempts: 1, lastStatusCode: 200, nextAttemptAt: null, attemptLog: [{ attempt: 1, statusCode: 200 }] });
+    t.equal(listed.pagination.total, 1);
+    t.equal((await deliveries(agent.agentId, user.accessToken)).status, 403, 'another user may not read them');
+  });
+
+  await t.test('500 twice then 200: the same event id three times, backed off, and the next event only after it', async (t) => {
+    const url = receiver('/flaky', [500, 500]);
+    const agent = await listedFollowableAgent(app, tokens, { name: 'Flaky', venue: 'SPOT_VENUE', webhookUrl: url });
+    await follow(agent.agentId);
+    t.equal((await api(app, 'DELETE', `${SUBS}/${agent.agentId}`, { token: user.accessToken })).status, 200);
+    const got = await until('four requests', async () => received.get('/flaky')!.length >= 4 && received.get('/flaky')!, 20_000);
+    t.same(got.map((r) => r.body.type), ['follower.joined', 'follower.joined', 'follower.joined', 'follower.left'], 'in order: the stop waits behind the retried follow');
+    t.equal(new Set(got.slice(0, 3).map((r) => r.body.id)).size, 1, 'one id for the three attempts');
+    t.not(got[3]!.body.id, got[0]!.body.id);
+    t.equal(new Set(got.slice(0, 3).map((r) => r.headers[SIGNATURE_HEADER])).size, 3, 'each attempt signed anew');
+    const listed = await until('both delivered', async () => {
+      const res = await deliveries(agent.agentId);
+      return res.body.data.items.every((i: { status: string }) => i.status === 'delivered') && res.body.data;
+    });
+    const [left, joined] = listed.items;
+    t.match(left, { type: 'follower.left', attempts: 1 });
+    t.match(joined, { type: 'follower.joined', status: 'delivered', attempts: 3, lastStatusCode: 200 });
+    t.same(joined.attemptLog.map((a: { statusCode: number }) => a.statusCode), [500, 500, 200]);
+    const at = joined.attemptLog.map((a: { at: string }) => Date.parse(a.at));
+    t.ok(at[1] - at[0] >= 150, `the second attempt waited (${at[1] - at[0]} ms; base 300 ms, half of it at least)`);
+  });
+
+  await t.test('an unreachable private address: the attempt is recorded with its error and a next try', async (t) => {
+    const agent = await listedFollowableAgent(app, tokens, { name: 'Private', venue: 'SPOT_VENUE', webhookUrl: 'https://10.0.0.1/hook' });
+    await follow(agent.agentId);
+    const item = await until('a failed attempt', async () => {
+      const res = await deliveries(agent.agentId);
+      return res.body.data.items[0]?.attempts > 0 && res.body.data.items[0];
+    });
+    t.match(item, { status: 'pending', lastStatusCode: null, lastError: /not a public address/, nextAttemptAt: String });
+  });
+
+  await t.test('the test ping: sent at once, signed; refused without a webhookUrl or to another user', async (t) => {
+    const url = receiver('/ping');
+    const agent = await listedFollowableAgent(app, tokens, { name: 'Pinged', venue: 'SPOT_VENUE', webhookUrl: url });
+    const ping = await api(app, 'POST', `/api/v1/developers/agents/${agent.agentId}/webhook-deliveries/test`, { token: dev.accessToken });
+    t.equal(ping.status, 200);
+    t.match(ping.body.data, { type: 'ping', url, delivered: true, statusCode: 200, error: null });
+    const [got] = received.get('/ping')!;
+    t.equal(got?.body.id, ping.body.data.id, 'the receiver had it before the answer');
+    const headers = readWebhookHeaders({ timestampHeader: got!.headers[TIMESTAMP_HEADER], signatureHeader: got!.headers[SIGNATURE_HEADER], nowMs: Date.now() });
+    t.ok(headers.ok && signsBytes(agent.secret, headers.signature, Buffer.from(got!.text)));
+    const other = await api(app, 'POST', `/api/v1/developers/agents/${agent.agentId}/webhook-deliveries/test`, { token: user.accessToken });
+    t.equal(other.status, 403);
+    const bare = await listedFollowableAgent(app, tokens, { name: 'Bare', venue: 'SPOT_VENUE' });
+    const none = await api(app, 'POST', `/api/v1/developers/agents/${bare.agentId}/webhook-deliveries/test`, { token: dev.accessToken });
+    t.equal(none.status, 409);
+    t.equal(none.body.error.reason, 'NO_WEBHOOK_URL');
+  });
+});
+
+t.test('the sender refuses private, loopback, link-local and plain-http URLs without connecting', async (t) => {
+  const connections: string[] = [];
+  const listener = createTcpServer((socket: Socket) => {
+    connections.push(`${socket.remoteAddress}`);
+    socket.destroy();
+  });
+  await new Promise<void>((resolve) => listener.listen(0, '127.0.0.1', resolve));
+  t.teardown(() => new Promise<void>((resolve) => listener.close(() => resolve())));
+  const port = (listener.address() as AddressInfo).port;
+  const sender = createWebhookSender({ timeoutMs: 2_000 });
+  const urls: Array<[string, RegExp]> = [
+    [`https://127.0.0.1:${port}/hook`, /not a public address/],
+    [`https://localhost:${port}/hook`, /not a public address/],
+    [`https://2130706433:${port}/hook`, /not a public address/],
+    [`https://[::1]:${port}/hook`, /not a public address/],
+    [`https://[::ffff:127.0.0.1]:${port}/hook`, /not a public address/],
+    ['https://10.0.0.1/hook', /not a public address/],
+    ['https://172.16.5.4/hook', /not a public address/],
+    ['https://192.168.1.1/hook', /not a public address/],
+    ['https://169.254.169.254/latest/meta-data', /not a public address/],
+    ['https://100.64.0.1/hook', /not a public address/],
+    ['https://[fd00::1]/hook', /not a public address/],
+    ['https://[fe80::1]/hook', /not a public address/],
+    ['https://0.0.0.0/hook', /not a public address/],
+    [`http://127.0.0.1:${port}/hook`, /only https/],
+    ['http://example.com/hook', /only https/],
+  ];
+  for (const [url, why] of urls) {
+    const sent = await sender.send({ url, secret: 'whsec_x', body: '{}', id: 'evt_x', type: 'ping', now: new Date() });
+    t.equal(sent.statusCode, null, url);
+    t.match(sent.error, why, url);
+  }
+  t.same(connections, [], 'the listener saw no connection');
+});

@@ -187,7 +187,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
           purgeExpired,
           webhookOutbox: {
             dueAgents: (now, limit) => dueAgents(pool, now, limit),
-            claimHead: (agentId, now, leaseMs) => claimHead(pool, agentId, now, leaseMs),
+            claimHead: (agentId, now, leaseMs) => claimHead(pool, config.JWT_SECRET, agentId, now, leaseMs),
             recordAttempt: (claimed, attempt) => recordAttempt(pool, claimed, attempt),
           },
           venues: options.venues ?? venuesOf(config, clock, pool),

@@ -33,7 +33,7 @@ async function agentOfPool(client: PoolClient, poolId: string): Promise<string |
   return (await client.query<{ agent_id: string }>('SELECT agent_id FROM webhook_pools WHERE pool_id = $1', [poolId])).rows[0]?.agent_id;
 }
 
-/** What a pool's fact tells the agent's developer; no user id, as in the developer's other views of followers. */
+/** What a pool's fact tells the agent's developer; its pool id is rendered as the follower's anonymized id when sent (render.ts). */
 function poolOutgoing(poolId: string, event: PoolEvent): Omit<Outgoing, 'agentId'> | undefined {
   switch (event.type) {
     case 'AgentFollowed':
@@ -47,8 +47,9 @@ function poolOutgoing(poolId: string, event: PoolEvent): Omit<Outgoing, 'agentId
     case 'TradeClosed':
       return { type: 'trade.closed', data: { poolId, tradeId: event.data.tradeId, realizedPnlMicro: event.data.realizedPnlMicro, closedAt: event.data.at } };
     case 'FeesSettled': {
-      const { settlementId, feeMicro, creatorMicro, platformMicro, successFeePercent, at } = event.data;
-      return { type: 'fees.settled', data: { poolId, settlementId, feeMicro, creatorMicro, platformMicro, successFeePercent, settledAt: at } };
+      // not its settlementId: it holds the pool id (the body's id identifies the settlement)
+      const { feeMicro, creatorMicro, platformMicro, successFeePercent, at } = event.data;
+      return { type: 'fees.settled', data: { poolId, feeMicro, creatorMicro, platformMicro, successFeePercent, settledAt: at } };
     }
     default:
       return undefined;

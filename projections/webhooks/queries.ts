@@ -4,8 +4,9 @@
 import { z } from 'zod';
 import { deliveryIdOf, webhookEventTypeSchema } from '../../domain/webhook/delivery.ts';
 import { inTransaction, type Pool } from '../../infra/db.ts';
+import { renderWebhookBody } from './render.ts';
 
-/** The head of an agent's queue, claimed for one attempt. */
+/** The head of an agent's queue, claimed for one attempt; its body as sent (render.ts). */
 export interface ClaimedDelivery {
   agentId: string;
   eventId: string;
@@ -36,7 +37,7 @@ export async function dueAgents(pool: Pool, now: Date, limit: number): Promise<A
  * agent, in the log's order (a later event waits behind one being retried). The lease outlives
  * one attempt; a worker that died mid-attempt leaves it to expire, and the event is sent again.
  */
-export async function claimHead(pool: Pool, agentId: string, now: Date, leaseMs: number): Promise<ClaimedDelivery | undefined> {
+export async function claimHead(pool: Pool, masterSecret: string, agentId: string, now: Date, leaseMs: number): Promise<ClaimedDelivery | undefined> {
   const { rows } = await pool.query<{ event_id: string; body: string; attempts: number; occurred_at: Date; url: string; deleted_at: Date | null }>(
     `UPDATE webhook_deliveries d SET lease_until = $2::timestamptz + make_interval(secs => $3::double precision / 1000)
      FROM webhook_endpoints e
@@ -48,7 +49,7 @@ export async function claimHead(pool: Pool, agentId: string, now: Date, leaseMs:
   );
   const row = rows[0];
   if (!row) return undefined;
-  return { agentId, eventId: row.event_id, body: row.body, attempts: row.attempts, occurredAt: row.occurred_at, url: row.url, agentDeleted: row.deleted_at !== null };
+  return { agentId, eventId: row.event_id, body: renderWebhookBody(row.body, masterSecret), attempts: row.attempts, occurredAt: row.occurred_at, url: row.url, agentDeleted: row.deleted_at !== null };
 }
 
 export interface AttemptResult {

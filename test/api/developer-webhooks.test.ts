@@ -8,10 +8,13 @@ import t from 'tap';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer as createTcpServer, type AddressInfo, type Socket } from 'node:net';
 import { poolId } from '../../domain/pool/state.ts';
+import { anonymizedSubscriberId } from '../../infra/anonymize.ts';
 import { WEBHOOK_API_VERSION } from '../../domain/webhook/delivery.ts';
 import { createWebhookSender, WEBHOOK_ID_HEADER } from '../../infra/webhook-sender.ts';
 import { readWebhookHeaders, signsBytes, SIGNATURE_HEADER, TIMESTAMP_HEADER } from '../../infra/signing/webhook.ts';
-import { api, startTestApp } from '../support/app.ts';
+import { api, dispatch, startTestApp } from '../support/app.ts';
+import { appendFacts, writeSignal } from '../support/facts.ts';
+import { oneTrade } from '../domain/pool/fixtures.ts';
 import { listedFollowableAgent } from '../support/agents.ts';
 import { signIn } from '../support/auth.ts';
 import { startClientMetadataHost } from '../support/oauth.ts';
@@ -70,10 +73,10 @@ t.test('developer webhooks', async (t) => {
       id: /^evt_[0-9a-f]{32}$/,
       type: 'follower.joined',
       apiVersion: WEBHOOK_API_VERSION,
-      data: { poolId: poolId(user.userId, agent.agentId, 'virtual'), walletMode: String },
+      data: { subscriberId: anonymizedSubscriberId(app.deps.config.JWT_SECRET, agent.agentId, user.userId), walletContext: 'virtual', walletMode: String },
     });
     t.equal(delivery!.headers[WEBHOOK_ID_HEADER], delivery!.body.id);
-    t.notOk('userId' in delivery!.body.data, 'no user id reaches the developer');
+    t.notOk(delivery!.text.includes(user.userId), 'no user id reaches the developer, nor the pool id holding it');
     const listed = await until('delivered in the list', async () => {
       const res = await deliveries(agent.agentId);
       return res.body.data.items[0]?.status === 'delivered' && res.body.data;
@@ -103,6 +106,37 @@ t.test('developer webhooks', async (t) => {
     t.same(joined.attemptLog.map((a: { statusCode: number }) => a.statusCode), [500, 500, 200]);
     const at = joined.attemptLog.map((a: { at: string }) => Date.parse(a.at));
     t.ok(at[1] - at[0] >= 150, `the second attempt waited (${at[1] - at[0]} ms; base 300 ms, half of it at least)`);
+  });
+
+  await t.test('trades, settled and claimed fees, an executed signal: each once, in the log’s order', async (t) => {
+    const url = receiver('/all');
+    const agent = await listedFollowableAgent(app, tokens, { name: 'Everything', venue: 'SPOT_VENUE', webhookUrl: url });
+    await follow(agent.agentId);
+    const pool = poolId(user.userId, agent.agentId, 'virtual');
+    await dispatch(app, 'RecordPoolFact', { poolId: pool, fact: { type: 'OpenTrade', data: oneTrade('wh-1', 10_000_000) } });
+    await dispatch(app, 'RecordPoolFact', { poolId: pool, fact: { type: 'CloseTrade', data: { tradeId: 'wh-1', realizedPnlMicro: 2_000_000 } } });
+    const at = new Date().toISOString();
+    const fees = { settlementId: `${pool}#fees-1`, feeMicro: 400_000, platformMicro: 200_000, creatorMicro: 200_000, realizedMicro: 2_000_000, unrealizedMicro: 0 };
+    await appendFacts(app, `pool-${pool}`, [{ type: 'FeesSettled', data: { ...fees, feesChargedBeforeMicro: 0, successFeePercent: 20, at } }]);
+    const results = [{ poolId: pool, status: 'executed' as const, tradeIds: ['wh-2'] }];
+    await writeSignal(app, agent.agentId, { signalId: 'wh-signal-1', text: 'LONG $SOL entry 150 sl 140 tp 160' }, new Date(), { results });
+    const transfer = {
+      transferId: `fees-${agent.agentId}#claim-1`,
+      amountMicro: 200_000,
+      from: { kind: 'fees', agentId: agent.agentId, developerId: dev.userId },
+      to: { kind: 'wallet', userId: dev.userId, walletContext: 'real' },
+    };
+    await appendFacts(app, `fees-${agent.agentId}`, [{ type: 'FeesClaimed', data: { transfer, parts: [{ poolId: pool, amountMicro: 200_000 }], at } }]);
+    const got = await until('six deliveries', async () => received.get('/all')!.length >= 6 && received.get('/all')!);
+    t.same(got.map((r) => r.body.type), ['follower.joined', 'trade.opened', 'trade.closed', 'fees.settled', 'signal.executed', 'fees.claimed']);
+    const follower = { subscriberId: anonymizedSubscriberId(app.deps.config.JWT_SECRET, agent.agentId, user.userId), walletContext: 'virtual' };
+    t.match(got[1]!.body.data, { ...follower, tradeId: 'wh-1', marginMicro: 10_000_000 });
+    t.match(got[2]!.body.data, { ...follower, tradeId: 'wh-1', realizedPnlMicro: 2_000_000 });
+    t.match(got[3]!.body.data, { ...follower, feeMicro: 400_000, creatorMicro: 200_000 });
+    t.match(got[4]!.body.data, { signalId: 'wh-signal-1', outcome: 'executed', executionResults: [{ ...follower, executionResult: { status: 'executed', tradeIds: ['wh-2'] } }] });
+    t.match(got[5]!.body.data, { claimId: transfer.transferId, amountMicro: 200_000, parts: [{ ...follower, amountMicro: 200_000 }] });
+    t.equal(new Set(got.map((r) => r.body.id)).size, 6, 'six ids');
+    t.notOk(JSON.stringify(got.map((r) => r.body)).includes(user.userId), 'no follower’s user id in any body');
   });
 
   await t.test('an unreachable private address: the attempt is recorded with its error and a next try', async (t) => {

@@ -58,6 +58,7 @@ export const errorCatalogue = {
   SIGNAL_NOT_FOUND: { status: 404, description: 'No signal with this id was received for the agent.' },
   TRANSFER_NOT_FOUND: { status: 404, description: 'No transfer with this id was debited.' },
   POOL_NOT_FOUND: { status: 404, description: 'No pool stream and no read-model row has this pool id.' },
+  WEBHOOK_DELIVERY_NOT_FOUND: { status: 404, description: 'The agent has no webhook delivery with this id.' },
   OAUTH_INTERACTION_NOT_FOUND: { status: 404, description: 'The OAuth sign-in or consent step expired, was already answered, or belongs to another browser: start again from the application.' },
   // 405, 406, 408, 413, 414, 415, 431: the framework's own refusals, in the envelope
   METHOD_NOT_ALLOWED: { status: 405, description: 'The route does not accept this method.' },

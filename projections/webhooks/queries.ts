@@ -138,15 +138,35 @@ function deliveryOf(r: DeliveryRow): WebhookDelivery {
   };
 }
 
+const DELIVERY_COLUMNS = `d.*, COALESCE((SELECT json_agg(a ORDER BY a.attempt) FROM webhook_attempts a
+  WHERE a.agent_id = d.agent_id AND a.event_id = d.event_id), '[]') AS attempt_log`;
+
 /** The agent's deliveries, newest event first, each with its attempts in order. */
 export async function listDeliveries(pool: Pool, agentId: string, query: { page: number; limit: number }): Promise<{ items: WebhookDelivery[]; total: number }> {
-  const { rows } = await pool.query<DeliveryRow>(
-    `SELECT d.*, COALESCE((SELECT json_agg(a ORDER BY a.attempt) FROM webhook_attempts a WHERE a.agent_id = d.agent_id AND a.event_id = d.event_id), '[]') AS attempt_log
-     FROM webhook_deliveries d WHERE d.agent_id = $1 ORDER BY d.seq DESC LIMIT $2 OFFSET $3`,
-    [agentId, query.limit, (query.page - 1) * query.limit],
-  );
+  const { rows } = await pool.query<DeliveryRow>(`SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries d WHERE d.agent_id = $1 ORDER BY d.seq DESC LIMIT $2 OFFSET $3`, [
+    agentId,
+    query.limit,
+    (query.page - 1) * query.limit,
+  ]);
   const total = await pool.query<{ n: string }>('SELECT count(*) AS n FROM webhook_deliveries WHERE agent_id = $1', [agentId]);
   return { items: rows.map(deliveryOf), total: Number(total.rows[0]!.n) };
+}
+
+/**
+ * Sends a delivery again (`id`: the body's id, as listed): pending and due at `now`, its attempts
+ * kept. Still the agent's events go in order: it goes before any later event still pending. A
+ * delivery older than the window gets this one attempt (a failure gives it up again). Undefined:
+ * the agent has no such delivery.
+ */
+export async function redeliver(pool: Pool, agentId: string, id: string, now: Date): Promise<WebhookDelivery | undefined> {
+  const { rows } = await pool.query<{ event_id: string }>(
+    `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = $3, delivered_at = NULL
+     WHERE agent_id = $1 AND 'evt_' || replace(event_id, '-', '') = $2 RETURNING event_id`,
+    [agentId, id, now],
+  );
+  if (!rows[0]) return undefined;
+  const found = await pool.query<DeliveryRow>(`SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries d WHERE d.agent_id = $1 AND d.event_id = $2`, [agentId, rows[0].event_id]);
+  return deliveryOf(found.rows[0]!);
 }
 
 /** Where the agent's deliveries go, or undefined when it has no webhookUrl (or was deleted). */

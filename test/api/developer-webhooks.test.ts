@@ -2,8 +2,8 @@
 // certificate trusted through the app's test-only option): a follow reaches the agent's webhookUrl
 // signed with the agent's signing secret, as the inbound signal webhook verifies; a receiver that
 // fails twice gets the same event id three times and the agent's next event only after it; the
-// deliveries route shows each attempt; the test ping is sent at once; private addresses are
-// refused before any connection.
+// deliveries route shows each attempt; a delivery is sent again on request; the test ping is sent
+// at once; private addresses are refused before any connection.
 import t from 'tap';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer as createTcpServer, type AddressInfo, type Socket } from 'node:net';
@@ -84,6 +84,22 @@ t.test('developer webhooks', async (t) => {
     t.match(listed.items[0], { id: delivery!.body.id, type: 'follower.joined', attempts: 1, lastStatusCode: 200, nextAttemptAt: null, attemptLog: [{ attempt: 1, statusCode: 200 }] });
     t.equal(listed.pagination.total, 1);
     t.equal((await deliveries(agent.agentId, user.accessToken)).status, 403, 'another user may not read them');
+
+    const path = `/api/v1/developers/agents/${agent.agentId}/webhook-deliveries`;
+    const again = await api(app, 'POST', `${path}/${delivery!.body.id}/redeliver`, { token: dev.accessToken });
+    t.equal(again.status, 200);
+    t.match(again.body.data, { id: delivery!.body.id, status: 'pending', attempts: 1 });
+    const second = await until('the redelivery', async () => received.get('/joined')![1]);
+    t.equal(second.text, delivery!.text, 'the same body, bytes and id');
+    const after = await until('delivered again', async () => {
+      const res = await deliveries(agent.agentId);
+      return res.body.data.items[0]?.status === 'delivered' && res.body.data.items[0];
+    });
+    t.match(after, { attempts: 2, attemptLog: [{ attempt: 1 }, { attempt: 2, statusCode: 200 }] });
+    const unknown = await api(app, 'POST', `${path}/evt_00000000000000000000000000000000/redeliver`, { token: dev.accessToken });
+    t.equal(unknown.status, 404);
+    t.equal(unknown.body.error.reason, 'WEBHOOK_DELIVERY_NOT_FOUND');
+    t.equal((await api(app, 'POST', `${path}/${delivery!.body.id}/redeliver`, { token: user.accessToken })).status, 403);
   });
 
   await t.test('500 twice then 200: the same event id three times, backed off, and the next event only after it', async (t) => {

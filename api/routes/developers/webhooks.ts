@@ -1,18 +1,20 @@
 // Developer webhooks (docs/decisions.md, "Developer webhooks: outbox, order and retries"), owner
-// only: the agent's deliveries with their attempts, and a ping sent at once to its webhookUrl,
-// signed like every delivery (infra/webhook-sender.ts).
+// only: the agent's deliveries with their attempts, one sent again, and a ping sent at once to its
+// webhookUrl, signed like every delivery (infra/webhook-sender.ts).
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { agentSigningSecret } from '../../../commands/signals/receive.ts';
 import { refuse } from '../../../domain/shared/errors.ts';
 import { deliveryIdOf, isDelivered, webhookBody, webhookEventTypeSchema } from '../../../domain/webhook/delivery.ts';
-import { listDeliveries, webhookDeliverySchema, webhookUrlOf } from '../../../projections/webhooks/queries.ts';
+import { listDeliveries, redeliver, webhookDeliverySchema, webhookUrlOf } from '../../../projections/webhooks/queries.ts';
 import { envelopeOf, ok, paginated, paginationQuery } from '../../envelope.ts';
 import { agentIdParams, paginatedOf } from './record.ts';
 import { ownAgent } from './signals.ts';
 
 const tags = ['Developer dashboard'];
+
+const deliveryParams = agentIdParams.extend({ eventId: z.string().min(1).max(100) });
 
 const pingResult = z.object({
   /** the ping's body `id` */
@@ -72,6 +74,25 @@ export default async function developerWebhookRoutes(root: FastifyInstance): Pro
       const sent = await deps.webhooks.send({ url, secret, body: JSON.stringify(body), id: body.id, type: 'ping', now });
       const delivered = sent.statusCode !== null && isDelivered(sent.statusCode);
       return ok({ id: deliveryIdOf(eventId), type: 'ping' as const, url, delivered, ...sent });
+    },
+  );
+
+  app.post(
+    '/api/v1/developers/agents/:id/webhook-deliveries/:eventId/redeliver',
+    {
+      config: { access: { scope: 'developer:write' }, refusals: ['AGENT_NOT_FOUND', 'NOT_AGENT_OWNER', 'WEBHOOK_DELIVERY_NOT_FOUND'] },
+      schema: {
+        tags,
+        summary: 'Send a delivery again (its `id` as listed): pending and due now, before the agent’s later pending events; its attempts are kept',
+        params: deliveryParams,
+        response: { 200: envelopeOf(webhookDeliverySchema) },
+      },
+    },
+    async (request) => {
+      const agent = await ownAgent(app.deps.pool, request.params.id, request.identity!.userId, 'redeliver its webhooks');
+      const delivery = await redeliver(app.deps.pool, agent.id, request.params.eventId, app.deps.clock.now());
+      if (!delivery) throw refuse('WEBHOOK_DELIVERY_NOT_FOUND', 'the agent has no webhook delivery with this id');
+      return ok(delivery);
     },
   );
 }

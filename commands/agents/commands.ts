@@ -110,6 +110,12 @@ export interface UpdateAgentData {
   input: UpdateAgentInput;
 }
 
+export interface SetWebhookDeliveryData {
+  agentId: string;
+  developerId: string;
+  enabled: boolean;
+}
+
 export interface DeleteAgentData {
   agentId: string;
   caller: { userId: string; isAdmin: boolean };
@@ -130,4 +136,5 @@ export interface AgentCommands {
   ReviewAgent: { data: ReviewAgentData; result: { agent: AgentState } };
   UpdateAgent: { data: UpdateAgentData; result: { agent: AgentState } };
   DeleteAgent: { data: DeleteAgentData; result: DeleteAgentResult };
+  SetWebhookDelivery: { data: SetWebhookDeliveryData; result: { agent: AgentState } };
 }

@@ -1,6 +1,7 @@
 // Events → the webhook outbox: for an agent with a webhookUrl, each fact it hears of
 // (domain/webhook/delivery.ts) becomes one pending delivery, in the log's order (`seq`). A fact
 // older than the delivery window when projected (a first catch-up over old history) is not sent.
+// While the developer has the webhooks disabled, events still queue; the worker sends none.
 import { agentEventSchema, agentEventTypes } from '../../domain/agent/index.ts';
 import { feeEventSchema } from '../../domain/fees/events.ts';
 import { poolEventSchema, poolEventTypes, type PoolEvent } from '../../domain/pool/events.ts';
@@ -92,6 +93,9 @@ async function applyAgent(client: PoolClient, recorded: RecordedEvent): Promise<
       event.data.developerId,
       event.data.webhookUrl,
     ]);
+  } else if (event.type === 'AgentWebhookDisabled' || event.type === 'AgentWebhookEnabled') {
+    const disabledAt = event.type === 'AgentWebhookDisabled' ? event.data.disabledAt : null;
+    await client.query('UPDATE webhook_endpoints SET disabled_at = $2 WHERE agent_id = $1', [recorded.streamName.slice('agent-'.length), disabledAt]);
   } else if (event.type === 'AgentDeleted') {
     await client.query('UPDATE webhook_endpoints SET deleted_at = $2 WHERE agent_id = $1', [recorded.streamName.slice('agent-'.length), event.data.deletedAt]);
   }

@@ -18,7 +18,7 @@ export interface ClaimedDelivery {
   agentDeleted: boolean;
 }
 
-/** Agents whose oldest undelivered event is due at `now` and not in flight: at most `limit`. */
+/** Agents whose oldest undelivered event is due at `now` and not in flight, webhooks enabled: at most `limit`. */
 export async function dueAgents(pool: Pool, now: Date, limit: number): Promise<Array<{ agentId: string; eventId: string; attempts: number }>> {
   const { rows } = await pool.query<{ agent_id: string; event_id: string; attempts: number }>(
     `SELECT agent_id, event_id, attempts FROM (
@@ -26,6 +26,7 @@ export async function dueAgents(pool: Pool, now: Date, limit: number): Promise<A
        FROM webhook_deliveries WHERE status = 'pending' ORDER BY agent_id, seq
      ) head
      WHERE next_attempt_at <= $1 AND (lease_until IS NULL OR lease_until <= $1)
+       AND NOT EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.agent_id = head.agent_id AND e.disabled_at IS NOT NULL)
      ORDER BY next_attempt_at LIMIT $2`,
     [now, limit],
   );
@@ -41,7 +42,7 @@ export async function claimHead(pool: Pool, masterSecret: string, agentId: strin
   const { rows } = await pool.query<{ event_id: string; body: string; attempts: number; occurred_at: Date; url: string; deleted_at: Date | null }>(
     `UPDATE webhook_deliveries d SET lease_until = $2::timestamptz + make_interval(secs => $3::double precision / 1000)
      FROM webhook_endpoints e
-     WHERE d.agent_id = $1 AND e.agent_id = d.agent_id
+     WHERE d.agent_id = $1 AND e.agent_id = d.agent_id AND e.disabled_at IS NULL
        AND d.seq = (SELECT seq FROM webhook_deliveries WHERE agent_id = $1 AND status = 'pending' ORDER BY seq LIMIT 1 FOR UPDATE)
        AND d.next_attempt_at <= $2 AND (d.lease_until IS NULL OR d.lease_until <= $2)
      RETURNING d.event_id, d.body, d.attempts, d.occurred_at, e.url, e.deleted_at`,

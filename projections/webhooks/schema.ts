@@ -12,6 +12,7 @@ export const webhookMigrations: Migration[] = [
       agent_id text PRIMARY KEY,
       developer_id text NOT NULL,
       url text NOT NULL,
+      disabled_at timestamptz,
       deleted_at timestamptz
     );
     CREATE TABLE webhook_pools (pool_id text PRIMARY KEY, agent_id text NOT NULL);

@@ -2,8 +2,8 @@
 // certificate trusted through the app's test-only option): a follow reaches the agent's webhookUrl
 // signed with the agent's signing secret, as the inbound signal webhook verifies; a receiver that
 // fails twice gets the same event id three times and the agent's next event only after it; the
-// deliveries route shows each attempt; a delivery is sent again on request; the test ping is sent
-// at once; private addresses are refused before any connection.
+// deliveries route shows each attempt; a delivery is sent again on request; disabled, events queue
+// unsent; the test ping is sent at once; private addresses are refused before any connection.
 import t from 'tap';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer as createTcpServer, type AddressInfo, type Socket } from 'node:net';
@@ -153,6 +153,31 @@ t.test('developer webhooks', async (t) => {
     t.match(got[5]!.body.data, { claimId: transfer.transferId, amountMicro: 200_000, parts: [{ ...follower, amountMicro: 200_000 }] });
     t.equal(new Set(got.map((r) => r.body.id)).size, 6, 'six ids');
     t.notOk(JSON.stringify(got.map((r) => r.body)).includes(user.userId), 'no follower’s user id in any body');
+  });
+
+  await t.test('disabled: events queue and nothing is sent; enabled: they go, in order', async (t) => {
+    const url = receiver('/paused');
+    const agent = await listedFollowableAgent(app, tokens, { name: 'Paused', venue: 'SPOT_VENUE', webhookUrl: url });
+    const path = `/api/v1/developers/agents/${agent.agentId}/webhook-deliveries`;
+    const off = await api(app, 'POST', `${path}/disable`, { token: dev.accessToken });
+    t.equal(off.status, 200);
+    t.same(off.body.data, { agentId: agent.agentId, webhookEnabled: false });
+    t.equal((await api(app, 'POST', `${path}/disable`, { token: dev.accessToken })).status, 200, 'again: no change, no refusal');
+    t.equal((await api(app, 'POST', `${path}/enable`, { token: user.accessToken })).status, 403, 'only its developer');
+    await follow(agent.agentId);
+    t.equal((await api(app, 'DELETE', `${SUBS}/${agent.agentId}`, { token: user.accessToken })).status, 200);
+    await until('two queued', async () => (await deliveries(agent.agentId)).body.data.pagination.total === 2);
+    await new Promise((r) => setTimeout(r, 600)); // six sweeps
+    t.same(received.get('/paused'), [], 'nothing sent while disabled');
+    t.match((await deliveries(agent.agentId)).body.data.items, [{ status: 'pending', attempts: 0 }, { status: 'pending', attempts: 0 }]);
+    const on = await api(app, 'POST', `${path}/enable`, { token: dev.accessToken });
+    t.same(on.body.data, { agentId: agent.agentId, webhookEnabled: true });
+    const got = await until('both sent', async () => received.get('/paused')!.length >= 2 && received.get('/paused')!);
+    t.same(got.map((r) => r.body.type), ['follower.joined', 'follower.left']);
+    const bare = await listedFollowableAgent(app, tokens, { name: 'No hook', venue: 'SPOT_VENUE' });
+    const none = await api(app, 'POST', `/api/v1/developers/agents/${bare.agentId}/webhook-deliveries/disable`, { token: dev.accessToken });
+    t.equal(none.status, 409);
+    t.equal(none.body.error.reason, 'NO_WEBHOOK_URL');
   });
 
   await t.test('an unreachable private address: the attempt is recorded with its error and a next try', async (t) => {

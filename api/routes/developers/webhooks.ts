@@ -1,7 +1,7 @@
 // Developer webhooks (docs/decisions.md, "Developer webhooks: outbox, order and retries"), owner
 // only: the agent's deliveries with their attempts, one sent again, and a ping sent at once to its
 // webhookUrl, signed like every delivery (infra/webhook-sender.ts).
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { agentSigningSecret } from '../../../commands/signals/receive.ts';
@@ -15,6 +15,8 @@ import { ownAgent } from './signals.ts';
 const tags = ['Developer dashboard'];
 
 const deliveryParams = agentIdParams.extend({ eventId: z.string().min(1).max(100) });
+
+const deliveryState = z.object({ agentId: z.string(), webhookEnabled: z.boolean() });
 
 const pingResult = z.object({
   /** the ping's body `id` */
@@ -94,5 +96,39 @@ export default async function developerWebhookRoutes(root: FastifyInstance): Pro
       if (!delivery) throw refuse('WEBHOOK_DELIVERY_NOT_FOUND', 'the agent has no webhook delivery with this id');
       return ok(delivery);
     },
+  );
+
+  /** Disables or enables the agent's webhooks (a command on its stream: owner only, 409 without a webhookUrl). */
+  const setDelivery = (enabled: boolean) => async (request: FastifyRequest<{ Params: { id: string } }>) => {
+    const { agent } = await request.dispatch('SetWebhookDelivery', { agentId: request.params.id, developerId: request.identity!.userId, enabled });
+    return ok({ agentId: request.params.id, webhookEnabled: agent.exists && agent.webhookDisabledAt === undefined });
+  };
+
+  app.post(
+    '/api/v1/developers/agents/:id/webhook-deliveries/disable',
+    {
+      config: { access: { scope: 'developer:write' }, dispatches: ['SetWebhookDelivery'] },
+      schema: {
+        tags,
+        summary: 'Stop sending the agent’s webhooks: its events keep queueing (their 3-day window running) until enabled',
+        params: agentIdParams,
+        response: { 200: envelopeOf(deliveryState) },
+      },
+    },
+    setDelivery(false),
+  );
+
+  app.post(
+    '/api/v1/developers/agents/:id/webhook-deliveries/enable',
+    {
+      config: { access: { scope: 'developer:write' }, dispatches: ['SetWebhookDelivery'] },
+      schema: {
+        tags,
+        summary: 'Send the agent’s webhooks again: the events queued meanwhile go first, in order',
+        params: agentIdParams,
+        response: { 200: envelopeOf(deliveryState) },
+      },
+    },
+    setDelivery(true),
   );
 }

@@ -9,7 +9,7 @@ import { Queue, Worker, type ConnectionOptions, type Job } from 'bullmq';
 import { z } from 'zod';
 import { agentSigningSecret } from '../commands/signals/receive.ts';
 import type { Dispatcher } from '../commands/dispatch.ts';
-import { deliveryIdOf, isDelivered, nextAttemptAt, type WebhookBody } from '../domain/webhook/delivery.ts';
+import { deliveryIdOf, isDelivered, nextAttemptAt } from '../domain/webhook/delivery.ts';
 import type { Clock } from '../infra/clock.ts';
 import type { Config } from '../infra/config.ts';
 import type { WebhookSender } from '../infra/webhook-sender.ts';
@@ -50,8 +50,7 @@ async function attempt(deps: WebhookWorkerDeps, claimed: ClaimedDelivery): Promi
   const now = deps.clock.now();
   const secret = claimed.agentDeleted ? undefined : await agentSigningSecret({ room: deps.dispatch.room, config: deps.config }, claimed.agentId);
   if (secret === undefined) return { at: now, statusCode: null, error: 'the agent was deleted', durationMs: 0, outcome: { delivered: false, nextAttemptAt: null } };
-  const { type } = JSON.parse(claimed.body) as WebhookBody;
-  const sent = await deps.webhooks.send({ url: claimed.url, secret, body: claimed.body, id: deliveryIdOf(claimed.eventId), type, now });
+  const sent = await deps.webhooks.send({ url: claimed.url, secret, body: claimed.body, id: deliveryIdOf(claimed.eventId), type: claimed.type, now });
   if (sent.statusCode !== null && isDelivered(sent.statusCode)) return { at: now, ...sent, outcome: { delivered: true } };
   const schedule = { baseMs: deps.config.WEBHOOK_RETRY_BASE_MS, maxMs: deps.config.WEBHOOK_RETRY_MAX_MS };
   const next = nextAttemptAt({ occurredAt: claimed.occurredAt, now: deps.clock.now(), attempts: claimed.attempts + 1, schedule, random: (deps.random ?? Math.random)() });

@@ -2,7 +2,7 @@
 // progress (attempts, status, next try) is written here by the worker, not as events
 // (docs/decisions.md, "Developer webhooks: outbox, order and retries").
 import { z } from 'zod';
-import { deliveryIdOf, webhookEventTypeSchema } from '../../domain/webhook/delivery.ts';
+import { deliveryIdOf, webhookEventTypeSchema, type WebhookEventType } from '../../domain/webhook/delivery.ts';
 import { inTransaction, type Pool } from '../../infra/db.ts';
 import { renderWebhookBody } from './render.ts';
 
@@ -10,6 +10,7 @@ import { renderWebhookBody } from './render.ts';
 export interface ClaimedDelivery {
   agentId: string;
   eventId: string;
+  type: WebhookEventType;
   body: string;
   attempts: number;
   occurredAt: Date;
@@ -39,18 +40,18 @@ export async function dueAgents(pool: Pool, now: Date, limit: number): Promise<A
  * one attempt; a worker that died mid-attempt leaves it to expire, and the event is sent again.
  */
 export async function claimHead(pool: Pool, masterSecret: string, agentId: string, now: Date, leaseMs: number): Promise<ClaimedDelivery | undefined> {
-  const { rows } = await pool.query<{ event_id: string; body: string; attempts: number; occurred_at: Date; url: string; deleted_at: Date | null }>(
+  const { rows } = await pool.query<{ event_id: string; type: WebhookEventType; body: string; attempts: number; occurred_at: Date; url: string; deleted_at: Date | null }>(
     `UPDATE webhook_deliveries d SET lease_until = $2::timestamptz + make_interval(secs => $3::double precision / 1000)
      FROM webhook_endpoints e
      WHERE d.agent_id = $1 AND e.agent_id = d.agent_id AND e.disabled_at IS NULL
        AND d.seq = (SELECT seq FROM webhook_deliveries WHERE agent_id = $1 AND status = 'pending' ORDER BY seq LIMIT 1 FOR UPDATE)
        AND d.next_attempt_at <= $2 AND (d.lease_until IS NULL OR d.lease_until <= $2)
-     RETURNING d.event_id, d.body, d.attempts, d.occurred_at, e.url, e.deleted_at`,
+     RETURNING d.event_id, d.type, d.body, d.attempts, d.occurred_at, e.url, e.deleted_at`,
     [agentId, now, leaseMs],
   );
   const row = rows[0];
   if (!row) return undefined;
-  return { agentId, eventId: row.event_id, body: renderWebhookBody(row.body, masterSecret), attempts: row.attempts, occurredAt: row.occurred_at, url: row.url, agentDeleted: row.deleted_at !== null };
+  return { agentId, eventId: row.event_id, type: row.type, body: renderWebhookBody(row.body, masterSecret), attempts: row.attempts, occurredAt: row.occurred_at, url: row.url, agentDeleted: row.deleted_at !== null };
 }
 
 export interface AttemptResult {

@@ -49,11 +49,18 @@ const leaseMsOf = (deps: WebhookWorkerDeps) => 2 * deps.config.WEBHOOK_TIMEOUT_M
 async function attempt(deps: WebhookWorkerDeps, claimed: ClaimedDelivery): Promise<AttemptResult> {
   const now = deps.clock.now();
   const secret = claimed.agentDeleted ? undefined : await agentSigningSecret({ room: deps.dispatch.room, config: deps.config }, claimed.agentId);
-  if (secret === undefined) return { at: now, statusCode: null, error: 'the agent was deleted', durationMs: 0, outcome: { delivered: false, nextAttemptAt: null } };
+  if (secret === undefined)
+    return { at: now, statusCode: null, error: 'the agent was deleted', durationMs: 0, outcome: { delivered: false, nextAttemptAt: null } };
   const sent = await deps.webhooks.send({ url: claimed.url, secret, body: claimed.body, id: deliveryIdOf(claimed.eventId), type: claimed.type, now });
   if (sent.statusCode !== null && isDelivered(sent.statusCode)) return { at: now, ...sent, outcome: { delivered: true } };
   const schedule = { baseMs: deps.config.WEBHOOK_RETRY_BASE_MS, maxMs: deps.config.WEBHOOK_RETRY_MAX_MS };
-  const next = nextAttemptAt({ occurredAt: claimed.occurredAt, now: deps.clock.now(), attempts: claimed.attempts + 1, schedule, random: (deps.random ?? Math.random)() });
+  const next = nextAttemptAt({
+    occurredAt: claimed.occurredAt,
+    now: deps.clock.now(),
+    attempts: claimed.attempts + 1,
+    schedule,
+    random: (deps.random ?? Math.random)(),
+  });
   return { at: now, ...sent, outcome: { delivered: false, nextAttemptAt: next } };
 }
 

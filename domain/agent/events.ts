@@ -55,7 +55,10 @@ export const agentSignalSettingsUpdatedSchema = z.object({
 /** The agent's developer or an administrator removed it: it leaves the listings, takes no signal and no follow; its events stay. */
 export const agentDeletedSchema = z.object({ deletedAt: z.string() });
 
-/** The developer stopped (or restarted) sending developer webhooks to the agent's webhookUrl: its events queue meanwhile (docs/decisions.md, Developer webhooks). */
+/**
+ * The developer stopped (or restarted) sending developer webhooks to the agent's webhookUrl: its
+ * events queue meanwhile (docs/decisions.md, Developer webhooks).
+ */
 export const agentWebhookDisabledSchema = z.object({ disabledAt: z.string() });
 export const agentWebhookEnabledSchema = z.object({ enabledAt: z.string() });
 

@@ -79,10 +79,16 @@ async function applySignal(client: PoolClient, recorded: RecordedEvent): Promise
     ]);
     return;
   }
-  const { rows } = await client.query<{ agent_id: string; signal_id: string }>('SELECT agent_id, signal_id FROM webhook_signals WHERE stream_name = $1', [recorded.streamName]);
+  const { rows } = await client.query<{ agent_id: string; signal_id: string }>('SELECT agent_id, signal_id FROM webhook_signals WHERE stream_name = $1', [
+    recorded.streamName,
+  ]);
   if (!rows[0]) return;
   const { outcome, skipReason, results, executedAt } = event.data;
-  await enqueue(client, recorded, { agentId: rows[0].agent_id, type: 'signal.executed', data: { signalId: rows[0].signal_id, outcome, skipReason, results, executedAt } });
+  await enqueue(client, recorded, {
+    agentId: rows[0].agent_id,
+    type: 'signal.executed',
+    data: { signalId: rows[0].signal_id, outcome, skipReason, results, executedAt },
+  });
 }
 
 async function applyAgent(client: PoolClient, recorded: RecordedEvent): Promise<void> {
@@ -106,7 +112,11 @@ async function applyFees(client: PoolClient, recorded: RecordedEvent): Promise<v
   if (event.type !== 'FeesClaimed') return;
   const agentId = recorded.streamName.slice('fees-'.length);
   const { transfer, parts, at } = event.data;
-  await enqueue(client, recorded, { agentId, type: 'fees.claimed', data: { claimId: transfer.transferId, amountMicro: transfer.amountMicro, parts, claimedAt: at } });
+  await enqueue(client, recorded, {
+    agentId,
+    type: 'fees.claimed',
+    data: { claimId: transfer.transferId, amountMicro: transfer.amountMicro, parts, claimedAt: at },
+  });
 }
 
 export const webhooksProjector: Projector = {

@@ -40,7 +40,15 @@ export async function dueAgents(pool: Pool, now: Date, limit: number): Promise<A
  * one attempt; a worker that died mid-attempt leaves it to expire, and the event is sent again.
  */
 export async function claimHead(pool: Pool, masterSecret: string, agentId: string, now: Date, leaseMs: number): Promise<ClaimedDelivery | undefined> {
-  const { rows } = await pool.query<{ event_id: string; type: WebhookEventType; body: string; attempts: number; occurred_at: Date; url: string; deleted_at: Date | null }>(
+  const { rows } = await pool.query<{
+    event_id: string;
+    type: WebhookEventType;
+    body: string;
+    attempts: number;
+    occurred_at: Date;
+    url: string;
+    deleted_at: Date | null;
+  }>(
     `UPDATE webhook_deliveries d SET lease_until = $2::timestamptz + make_interval(secs => $3::double precision / 1000)
      FROM webhook_endpoints e
      WHERE d.agent_id = $1 AND e.agent_id = d.agent_id AND e.disabled_at IS NULL
@@ -51,7 +59,16 @@ export async function claimHead(pool: Pool, masterSecret: string, agentId: strin
   );
   const row = rows[0];
   if (!row) return undefined;
-  return { agentId, eventId: row.event_id, type: row.type, body: renderWebhookBody(row.body, masterSecret), attempts: row.attempts, occurredAt: row.occurred_at, url: row.url, agentDeleted: row.deleted_at !== null };
+  return {
+    agentId,
+    eventId: row.event_id,
+    type: row.type,
+    body: renderWebhookBody(row.body, masterSecret),
+    attempts: row.attempts,
+    occurredAt: row.occurred_at,
+    url: row.url,
+    agentDeleted: row.deleted_at !== null,
+  };
 }
 
 export interface AttemptResult {
@@ -77,10 +94,15 @@ export async function recordAttempt(pool: Pool, claimed: ClaimedDelivery, result
       [claimed.agentId, claimed.eventId, attempt, status, next, result.at, result.statusCode, result.error],
     );
     if (updated.rowCount === 0) return;
-    await client.query(
-      `INSERT INTO webhook_attempts (agent_id, event_id, attempt, at, status_code, error, duration_ms) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-      [claimed.agentId, claimed.eventId, attempt, result.at, result.statusCode, result.error, result.durationMs],
-    );
+    await client.query(`INSERT INTO webhook_attempts (agent_id, event_id, attempt, at, status_code, error, duration_ms) VALUES ($1, $2, $3, $4, $5, $6, $7)`, [
+      claimed.agentId,
+      claimed.eventId,
+      attempt,
+      result.at,
+      result.statusCode,
+      result.error,
+      result.durationMs,
+    ]);
   });
 }
 
@@ -136,7 +158,13 @@ function deliveryOf(r: DeliveryRow): WebhookDelivery {
     lastStatusCode: r.last_status_code,
     lastError: r.last_error,
     deliveredAt: iso(r.delivered_at),
-    attemptLog: r.attempt_log.map((a) => ({ attempt: a.attempt, at: new Date(a.at).toISOString(), statusCode: a.status_code, error: a.error, durationMs: a.duration_ms })),
+    attemptLog: r.attempt_log.map((a) => ({
+      attempt: a.attempt,
+      at: new Date(a.at).toISOString(),
+      statusCode: a.status_code,
+      error: a.error,
+      durationMs: a.duration_ms,
+    })),
   };
 }
 
@@ -144,12 +172,15 @@ const DELIVERY_COLUMNS = `d.*, COALESCE((SELECT json_agg(a ORDER BY a.attempt) F
   WHERE a.agent_id = d.agent_id AND a.event_id = d.event_id), '[]') AS attempt_log`;
 
 /** The agent's deliveries, newest event first, each with its attempts in order. */
-export async function listDeliveries(pool: Pool, agentId: string, query: { page: number; limit: number }): Promise<{ items: WebhookDelivery[]; total: number }> {
-  const { rows } = await pool.query<DeliveryRow>(`SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries d WHERE d.agent_id = $1 ORDER BY d.seq DESC LIMIT $2 OFFSET $3`, [
-    agentId,
-    query.limit,
-    (query.page - 1) * query.limit,
-  ]);
+export async function listDeliveries(
+  pool: Pool,
+  agentId: string,
+  query: { page: number; limit: number },
+): Promise<{ items: WebhookDelivery[]; total: number }> {
+  const { rows } = await pool.query<DeliveryRow>(
+    `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries d WHERE d.agent_id = $1 ORDER BY d.seq DESC LIMIT $2 OFFSET $3`,
+    [agentId, query.limit, (query.page - 1) * query.limit],
+  );
   const total = await pool.query<{ n: string }>('SELECT count(*) AS n FROM webhook_deliveries WHERE agent_id = $1', [agentId]);
   return { items: rows.map(deliveryOf), total: Number(total.rows[0]!.n) };
 }
@@ -167,7 +198,10 @@ export async function redeliver(pool: Pool, agentId: string, id: string, now: Da
     [agentId, id, now],
   );
   if (!rows[0]) return undefined;
-  const found = await pool.query<DeliveryRow>(`SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries d WHERE d.agent_id = $1 AND d.event_id = $2`, [agentId, rows[0].event_id]);
+  const found = await pool.query<DeliveryRow>(`SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries d WHERE d.agent_id = $1 AND d.event_id = $2`, [
+    agentId,
+    rows[0].event_id,
+  ]);
   return deliveryOf(found.rows[0]!);
 }
 

@@ -56,7 +56,8 @@ t.test('developer webhooks', async (t) => {
   const dev = await signIn(app, 'hooks-dev@example.test');
   const user = await signIn(app, 'hooks-user@example.test');
   const tokens = { developer: dev.accessToken, admin: admin.accessToken };
-  const follow = async (agentId: string) => t.equal((await api(app, 'POST', SUBS, { token: user.accessToken, body: { agentId, allocationAmountUsd: 100 } })).status, 200);
+  const follow = async (agentId: string) =>
+    t.equal((await api(app, 'POST', SUBS, { token: user.accessToken, body: { agentId, allocationAmountUsd: 100 } })).status, 200);
   const deliveries = (agentId: string, token = dev.accessToken) => api(app, 'GET', `/api/v1/developers/agents/${agentId}/webhook-deliveries`, { token });
 
   await t.test('a follower joining: one delivery, signed with the agent’s signing secret as inbound webhooks verify it', async (t) => {
@@ -64,7 +65,11 @@ t.test('developer webhooks', async (t) => {
     const agent = await listedFollowableAgent(app, tokens, { name: 'Hooked', venue: 'SPOT_VENUE', webhookUrl: url });
     await follow(agent.agentId);
     const [delivery] = await until('the delivery', async () => received.get('/joined')!.length > 0 && received.get('/joined')!);
-    const headers = readWebhookHeaders({ timestampHeader: delivery!.headers[TIMESTAMP_HEADER], signatureHeader: delivery!.headers[SIGNATURE_HEADER], nowMs: Date.now() });
+    const headers = readWebhookHeaders({
+      timestampHeader: delivery!.headers[TIMESTAMP_HEADER],
+      signatureHeader: delivery!.headers[SIGNATURE_HEADER],
+      nowMs: Date.now(),
+    });
     t.ok(headers.ok, 'fresh, well-formed signature headers');
     if (!headers.ok) return;
     t.ok(signsBytes(agent.secret, headers.signature, Buffer.from(delivery!.text)), 'the signature covers the body’s bytes under the agent’s secret');
@@ -81,7 +86,14 @@ t.test('developer webhooks', async (t) => {
       const res = await deliveries(agent.agentId);
       return res.body.data.items[0]?.status === 'delivered' && res.body.data;
     });
-    t.match(listed.items[0], { id: delivery!.body.id, type: 'follower.joined', attempts: 1, lastStatusCode: 200, nextAttemptAt: null, attemptLog: [{ attempt: 1, statusCode: 200 }] });
+    t.match(listed.items[0], {
+      id: delivery!.body.id,
+      type: 'follower.joined',
+      attempts: 1,
+      lastStatusCode: 200,
+      nextAttemptAt: null,
+      attemptLog: [{ attempt: 1, statusCode: 200 }],
+    });
     t.equal(listed.pagination.total, 1);
     t.equal((await deliveries(agent.agentId, user.accessToken)).status, 403, 'another user may not read them');
 
@@ -108,7 +120,11 @@ t.test('developer webhooks', async (t) => {
     await follow(agent.agentId);
     t.equal((await api(app, 'DELETE', `${SUBS}/${agent.agentId}`, { token: user.accessToken })).status, 200);
     const got = await until('four requests', async () => received.get('/flaky')!.length >= 4 && received.get('/flaky')!, 20_000);
-    t.same(got.map((r) => r.body.type), ['follower.joined', 'follower.joined', 'follower.joined', 'follower.left'], 'in order: the stop waits behind the retried follow');
+    t.same(
+      got.map((r) => r.body.type),
+      ['follower.joined', 'follower.joined', 'follower.joined', 'follower.left'],
+      'in order: the stop waits behind the retried follow',
+    );
     t.equal(new Set(got.slice(0, 3).map((r) => r.body.id)).size, 1, 'one id for the three attempts');
     t.not(got[3]!.body.id, got[0]!.body.id);
     t.equal(new Set(got.slice(0, 3).map((r) => r.headers[SIGNATURE_HEADER])).size, 3, 'each attempt signed anew');
@@ -119,7 +135,10 @@ t.test('developer webhooks', async (t) => {
     const [left, joined] = listed.items;
     t.match(left, { type: 'follower.left', attempts: 1 });
     t.match(joined, { type: 'follower.joined', status: 'delivered', attempts: 3, lastStatusCode: 200 });
-    t.same(joined.attemptLog.map((a: { statusCode: number }) => a.statusCode), [500, 500, 200]);
+    t.same(
+      joined.attemptLog.map((a: { statusCode: number }) => a.statusCode),
+      [500, 500, 200],
+    );
     const at = joined.attemptLog.map((a: { at: string }) => Date.parse(a.at));
     t.ok(at[1] - at[0] >= 150, `the second attempt waited (${at[1] - at[0]} ms; base 300 ms, half of it at least)`);
   });
@@ -132,7 +151,14 @@ t.test('developer webhooks', async (t) => {
     await dispatch(app, 'RecordPoolFact', { poolId: pool, fact: { type: 'OpenTrade', data: oneTrade('wh-1', 10_000_000) } });
     await dispatch(app, 'RecordPoolFact', { poolId: pool, fact: { type: 'CloseTrade', data: { tradeId: 'wh-1', realizedPnlMicro: 2_000_000 } } });
     const at = new Date().toISOString();
-    const fees = { settlementId: `${pool}#fees-1`, feeMicro: 400_000, platformMicro: 200_000, creatorMicro: 200_000, realizedMicro: 2_000_000, unrealizedMicro: 0 };
+    const fees = {
+      settlementId: `${pool}#fees-1`,
+      feeMicro: 400_000,
+      platformMicro: 200_000,
+      creatorMicro: 200_000,
+      realizedMicro: 2_000_000,
+      unrealizedMicro: 0,
+    };
     await appendFacts(app, `pool-${pool}`, [{ type: 'FeesSettled', data: { ...fees, feesChargedBeforeMicro: 0, successFeePercent: 20, at } }]);
     const results = [{ poolId: pool, status: 'executed' as const, tradeIds: ['wh-2'] }];
     await writeSignal(app, agent.agentId, { signalId: 'wh-signal-1', text: 'LONG $SOL entry 150 sl 140 tp 160' }, new Date(), { results });
@@ -144,12 +170,19 @@ t.test('developer webhooks', async (t) => {
     };
     await appendFacts(app, `fees-${agent.agentId}`, [{ type: 'FeesClaimed', data: { transfer, parts: [{ poolId: pool, amountMicro: 200_000 }], at } }]);
     const got = await until('six deliveries', async () => received.get('/all')!.length >= 6 && received.get('/all')!);
-    t.same(got.map((r) => r.body.type), ['follower.joined', 'trade.opened', 'trade.closed', 'fees.settled', 'signal.executed', 'fees.claimed']);
+    t.same(
+      got.map((r) => r.body.type),
+      ['follower.joined', 'trade.opened', 'trade.closed', 'fees.settled', 'signal.executed', 'fees.claimed'],
+    );
     const follower = { subscriberId: anonymizedSubscriberId(app.deps.config.JWT_SECRET, agent.agentId, user.userId), walletContext: 'virtual' };
     t.match(got[1]!.body.data, { ...follower, tradeId: 'wh-1', marginMicro: 10_000_000 });
     t.match(got[2]!.body.data, { ...follower, tradeId: 'wh-1', realizedPnlMicro: 2_000_000 });
     t.match(got[3]!.body.data, { ...follower, feeMicro: 400_000, creatorMicro: 200_000 });
-    t.match(got[4]!.body.data, { signalId: 'wh-signal-1', outcome: 'executed', executionResults: [{ ...follower, executionResult: { status: 'executed', tradeIds: ['wh-2'] } }] });
+    t.match(got[4]!.body.data, {
+      signalId: 'wh-signal-1',
+      outcome: 'executed',
+      executionResults: [{ ...follower, executionResult: { status: 'executed', tradeIds: ['wh-2'] } }],
+    });
     t.match(got[5]!.body.data, { claimId: transfer.transferId, amountMicro: 200_000, parts: [{ ...follower, amountMicro: 200_000 }] });
     t.equal(new Set(got.map((r) => r.body.id)).size, 6, 'six ids');
     t.notOk(JSON.stringify(got.map((r) => r.body)).includes(user.userId), 'no follower’s user id in any body');
@@ -169,11 +202,17 @@ t.test('developer webhooks', async (t) => {
     await until('two queued', async () => (await deliveries(agent.agentId)).body.data.pagination.total === 2);
     await new Promise((r) => setTimeout(r, 600)); // six sweeps
     t.same(received.get('/paused'), [], 'nothing sent while disabled');
-    t.match((await deliveries(agent.agentId)).body.data.items, [{ status: 'pending', attempts: 0 }, { status: 'pending', attempts: 0 }]);
+    t.match((await deliveries(agent.agentId)).body.data.items, [
+      { status: 'pending', attempts: 0 },
+      { status: 'pending', attempts: 0 },
+    ]);
     const on = await api(app, 'POST', `${path}/enable`, { token: dev.accessToken });
     t.same(on.body.data, { agentId: agent.agentId, webhookEnabled: true });
     const got = await until('both sent', async () => received.get('/paused')!.length >= 2 && received.get('/paused')!);
-    t.same(got.map((r) => r.body.type), ['follower.joined', 'follower.left']);
+    t.same(
+      got.map((r) => r.body.type),
+      ['follower.joined', 'follower.left'],
+    );
     const bare = await listedFollowableAgent(app, tokens, { name: 'No hook', venue: 'SPOT_VENUE' });
     const none = await api(app, 'POST', `/api/v1/developers/agents/${bare.agentId}/webhook-deliveries/disable`, { token: dev.accessToken });
     t.equal(none.status, 409);

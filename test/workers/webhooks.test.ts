@@ -64,7 +64,11 @@ t.test('the webhook worker', async (t) => {
     const agent = await listedFollowableAgent(app, tokens, { name: 'Busy', venue: 'SPOT_VENUE', webhookUrl: `${host.origin}/slow` });
     await followAndStop(agent.agentId, 3);
     await until('six deliveries in the outbox', async () => (await pending(agent.agentId)) === 6);
-    t.same((await dueAgents(pool, app.deps.clock.now(), 10)).map((d) => d.agentId), [agent.agentId], 'the agent is due');
+    t.same(
+      (await dueAgents(pool, app.deps.clock.now(), 10)).map((d) => d.agentId),
+      [agent.agentId],
+      'the agent is due',
+    );
     const runs = await Promise.all([1, 2, 3, 4].map(() => deliverToAgent(deps, agent.agentId)));
     const more = await deliverToAgent(deps, agent.agentId);
     t.equal(runs.reduce((a, b) => a + b, 0) + more, 6, 'six delivered in all');

@@ -4,8 +4,16 @@ import { DELIVERY_WINDOW_MS, deliveryIdOf, nextAttemptAt, retryDelayMs } from '.
 const schedule = { baseMs: 10_000, maxMs: 3_600_000 };
 
 t.test('the wait doubles per failed attempt, jittered over its upper half, capped', async (t) => {
-  t.same([1, 2, 3, 4].map((n) => retryDelayMs(n, schedule, 0)), [5_000, 10_000, 20_000, 40_000], 'the least: half the ceiling');
-  t.same([1, 2, 3, 4].map((n) => retryDelayMs(n, schedule, 0.999_999)), [10_000, 20_000, 40_000, 80_000], 'the most: the ceiling');
+  t.same(
+    [1, 2, 3, 4].map((n) => retryDelayMs(n, schedule, 0)),
+    [5_000, 10_000, 20_000, 40_000],
+    'the least: half the ceiling',
+  );
+  t.same(
+    [1, 2, 3, 4].map((n) => retryDelayMs(n, schedule, 0.999_999)),
+    [10_000, 20_000, 40_000, 80_000],
+    'the most: the ceiling',
+  );
   t.equal(retryDelayMs(30, schedule, 0), 1_800_000, 'capped: half the cap at the least');
   t.ok(retryDelayMs(30, schedule, 0.999_999) <= 3_600_000, 'never over the cap');
   t.equal(retryDelayMs(1_000, schedule, 0.5), 2_700_000, 'a huge attempt count stays finite');

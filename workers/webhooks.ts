@@ -1,9 +1,9 @@
 // Developer webhooks (docs/decisions.md, "Developer webhooks: outbox, order and retries"): a
 // repeatable `sweep` finds agents whose oldest undelivered event is due (the outbox the webhooks
 // projector fills) and queues one `deliver` job per agent, its id derived from the fact (agent,
-// event, attempt) so a duplicate is a no-op. A job claims the agent's head (a lease: one in flight
-// per agent, in order), signs and sends it, records the attempt, and goes on with the agent's next
-// event while they are delivered; a failure schedules the head's next try (exponential backoff with
+// event, attempt, an expired lease) so a duplicate is a no-op. A job claims the agent's head (a
+// lease: one in flight per agent, in order), signs and sends it, records the attempt, and goes on
+// with the agent's next event while they are delivered; a failure schedules the head's next try (exponential backoff with
 // jitter, domain/webhook/delivery.ts), and the agent's later events wait behind it.
 import { Queue, Worker, type ConnectionOptions, type Job } from 'bullmq';
 import { z } from 'zod';
@@ -13,7 +13,7 @@ import { deliveryIdOf, isDelivered, nextAttemptAt } from '../domain/webhook/deli
 import type { Clock } from '../infra/clock.ts';
 import type { Config } from '../infra/config.ts';
 import type { WebhookSender } from '../infra/webhook-sender.ts';
-import type { AttemptResult, ClaimedDelivery } from '../projections/webhooks/queries.ts';
+import type { AttemptResult, ClaimedDelivery, DueAgent } from '../projections/webhooks/queries.ts';
 
 export const WEBHOOKS_QUEUE = 'webhooks';
 const SWEEP_SCHEDULER = 'webhooks-sweep';
@@ -25,7 +25,7 @@ const deliverJob = z.object({ agentId: z.string().min(1) });
 
 /** The outbox (implemented by projections/webhooks/queries.ts). */
 export interface WebhookOutbox {
-  dueAgents(now: Date, limit: number): Promise<Array<{ agentId: string; eventId: string; attempts: number }>>;
+  dueAgents(now: Date, limit: number): Promise<DueAgent[]>;
   claimHead(agentId: string, now: Date, leaseMs: number): Promise<ClaimedDelivery | undefined>;
   recordAttempt(claimed: ClaimedDelivery, attempt: AttemptResult): Promise<void>;
 }
@@ -78,6 +78,13 @@ export async function deliverToAgent(deps: WebhookWorkerDeps, agentId: string): 
   return delivered;
 }
 
+/**
+ * The fact a job acts on: the agent's head at its attempt count, and the expired lease of an attempt
+ * whose worker died (else that dead worker's job, still held by BullMQ until it is found stalled,
+ * would make the new one a no-op and the event would wait for the stall check).
+ */
+const deliverJobId = (d: DueAgent) => `deliver-${encodeURIComponent(d.agentId)}-${d.eventId}-${d.attempts}-${d.leaseUntil?.getTime() ?? 0}`;
+
 function processor(deps: WebhookWorkerDeps, queue: Queue) {
   return async (job: Job): Promise<number> => {
     if (job.name === 'deliver') return deliverToAgent(deps, deliverJob.parse(job.data).agentId);
@@ -87,7 +94,7 @@ function processor(deps: WebhookWorkerDeps, queue: Queue) {
       due.map((d) => ({
         name: 'deliver',
         data: { agentId: d.agentId },
-        opts: { ...JOB_OPTIONS, jobId: `deliver-${encodeURIComponent(d.agentId)}-${d.eventId}-${d.attempts}` },
+        opts: { ...JOB_OPTIONS, jobId: deliverJobId(d) },
       })),
     );
     return due.length;

@@ -19,10 +19,18 @@ export interface ClaimedDelivery {
   agentDeleted: boolean;
 }
 
+/** An agent's head delivery as the sweep sees it; `leaseUntil`: the expired lease of an attempt that never reported (its worker died). */
+export interface DueAgent {
+  agentId: string;
+  eventId: string;
+  attempts: number;
+  leaseUntil: Date | null;
+}
+
 /** Agents whose oldest undelivered event is due at `now` and not in flight, webhooks enabled: at most `limit`. */
-export async function dueAgents(pool: Pool, now: Date, limit: number): Promise<Array<{ agentId: string; eventId: string; attempts: number }>> {
-  const { rows } = await pool.query<{ agent_id: string; event_id: string; attempts: number }>(
-    `SELECT agent_id, event_id, attempts FROM (
+export async function dueAgents(pool: Pool, now: Date, limit: number): Promise<DueAgent[]> {
+  const { rows } = await pool.query<{ agent_id: string; event_id: string; attempts: number; lease_until: Date | null }>(
+    `SELECT agent_id, event_id, attempts, lease_until FROM (
        SELECT DISTINCT ON (agent_id) agent_id, event_id, attempts, next_attempt_at, lease_until
        FROM webhook_deliveries WHERE status = 'pending' ORDER BY agent_id, seq
      ) head
@@ -31,7 +39,7 @@ export async function dueAgents(pool: Pool, now: Date, limit: number): Promise<A
      ORDER BY next_attempt_at LIMIT $2`,
     [now, limit],
   );
-  return rows.map((r) => ({ agentId: r.agent_id, eventId: r.event_id, attempts: r.attempts }));
+  return rows.map((r) => ({ agentId: r.agent_id, eventId: r.event_id, attempts: r.attempts, leaseUntil: r.lease_until }));
 }
 
 /**

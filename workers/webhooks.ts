@@ -31,7 +31,7 @@ export interface WebhookOutbox {
 }
 
 export interface WebhookWorkerDeps {
-  dispatch: Pick<Dispatcher, 'room'>;
+  dispatch: Dispatcher;
   clock: Clock;
   config: Pick<Config, 'JWT_SECRET' | 'WEBHOOK_SWEEP_INTERVAL_MS' | 'WEBHOOK_RETRY_BASE_MS' | 'WEBHOOK_RETRY_MAX_MS' | 'WEBHOOK_TIMEOUT_MS'>;
   webhooks: WebhookSender;
@@ -39,6 +39,9 @@ export interface WebhookWorkerDeps {
   /** the jitter's source, [0, 1) */
   random?: () => number;
 }
+
+export const WEBHOOKS_ACTOR = 'system:webhooks';
+const AGENT_DELETED = 'the agent was deleted';
 
 const JOB_OPTIONS = { removeOnComplete: true, removeOnFail: { age: 3600 } } as const;
 
@@ -49,8 +52,7 @@ const leaseMsOf = (deps: WebhookWorkerDeps) => 2 * deps.config.WEBHOOK_TIMEOUT_M
 async function attempt(deps: WebhookWorkerDeps, claimed: ClaimedDelivery): Promise<AttemptResult> {
   const now = deps.clock.now();
   const secret = claimed.agentDeleted ? undefined : await agentSigningSecret({ room: deps.dispatch.room, config: deps.config }, claimed.agentId);
-  if (secret === undefined)
-    return { at: now, statusCode: null, error: 'the agent was deleted', durationMs: 0, outcome: { delivered: false, nextAttemptAt: null } };
+  if (secret === undefined) return { at: now, statusCode: null, error: AGENT_DELETED, durationMs: 0, outcome: { delivered: false, nextAttemptAt: null } };
   const sent = await deps.webhooks.send({ url: claimed.url, secret, body: claimed.body, id: deliveryIdOf(claimed.eventId), type: claimed.type, now });
   if (sent.statusCode !== null && isDelivered(sent.statusCode)) return { at: now, ...sent, outcome: { delivered: true } };
   const schedule = { baseMs: deps.config.WEBHOOK_RETRY_BASE_MS, maxMs: deps.config.WEBHOOK_RETRY_MAX_MS };
@@ -72,10 +74,26 @@ export async function deliverToAgent(deps: WebhookWorkerDeps, agentId: string): 
     if (!claimed) break;
     const result = await attempt(deps, claimed);
     await deps.webhookOutbox.recordAttempt(claimed, result);
-    if (!result.outcome.delivered) break;
+    if (!result.outcome.delivered) {
+      if (result.outcome.nextAttemptAt === null && result.error !== AGENT_DELETED) await disableFailing(deps, claimed);
+      break;
+    }
     delivered++;
   }
   return delivered;
+}
+
+/**
+ * The head was given up: the receiver failed for 3 days (the agent's later events waited behind it).
+ * Sending stops (for the developer, as if they disabled it) and the later events queue until the
+ * developer enables it again, rather than each being tried and given up in turn.
+ */
+async function disableFailing(deps: WebhookWorkerDeps, claimed: ClaimedDelivery): Promise<void> {
+  await deps.dispatch({
+    type: 'SetWebhookDelivery',
+    data: { agentId: claimed.agentId, developerId: claimed.developerId, enabled: false, reason: 'failing' },
+    metadata: { now: deps.clock.now(), actor: WEBHOOKS_ACTOR, correlationId: `${WEBHOOKS_QUEUE}/${claimed.eventId}` },
+  });
 }
 
 /**

@@ -8,7 +8,7 @@ import type { SetWebhookDeliveryData } from './commands.ts';
 export async function setWebhookDelivery({ data }: Command<'SetWebhookDelivery', SetWebhookDeliveryData>, tools: Tools): Promise<{ agent: AgentState }> {
   const result = await tools.execute(agentDecider, data.agentId, {
     type: 'SetWebhookDelivery',
-    data: { developerId: data.developerId, enabled: data.enabled },
+    data: { developerId: data.developerId, enabled: data.enabled, ...(data.reason ? { reason: data.reason } : {}) },
   });
   return { agent: result.state };
 }

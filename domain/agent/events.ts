@@ -2,13 +2,7 @@
 // taken from the command, never from a clock here.
 import { z } from 'zod';
 import { microUsdSchema } from '../shared/money.ts';
-import {
-  channelSchema,
-  reviewRecordSchema,
-  signalDetectionRuleSchema,
-  signalExecutionDefaultsSchema,
-  venueSchema,
-} from './record.ts';
+import { channelSchema, reviewRecordSchema, signalDetectionRuleSchema, signalExecutionDefaultsSchema, venueSchema } from './record.ts';
 
 export const agentListedSchema = z.object({
   agentId: z.string(),
@@ -59,7 +53,11 @@ export const agentDeletedSchema = z.object({ deletedAt: z.string() });
  * The developer stopped (or restarted) sending developer webhooks to the agent's webhookUrl: its
  * events queue meanwhile (docs/decisions.md, Developer webhooks).
  */
-export const agentWebhookDisabledSchema = z.object({ disabledAt: z.string() });
+export const agentWebhookDisabledSchema = z.object({
+  disabledAt: z.string(),
+  /** `failing`: the webhook worker gave up an event after 3 days of failures (absent: the developer) */
+  reason: z.literal('failing').optional(),
+});
 export const agentWebhookEnabledSchema = z.object({ enabledAt: z.string() });
 
 /** The agent stream's facts (its beta seats live in shard streams: seats.ts). */

@@ -15,6 +15,8 @@ export interface ClaimedDelivery {
   attempts: number;
   occurredAt: Date;
   url: string;
+  /** the agent's developer, for whom the worker disables a webhook failing for 3 days */
+  developerId: string;
   /** the agent was deleted: nothing more is sent */
   agentDeleted: boolean;
 }
@@ -55,6 +57,7 @@ export async function claimHead(pool: Pool, masterSecret: string, agentId: strin
     attempts: number;
     occurred_at: Date;
     url: string;
+    developer_id: string;
     deleted_at: Date | null;
   }>(
     `UPDATE webhook_deliveries d SET lease_until = $2::timestamptz + make_interval(secs => $3::double precision / 1000)
@@ -62,7 +65,7 @@ export async function claimHead(pool: Pool, masterSecret: string, agentId: strin
      WHERE d.agent_id = $1 AND e.agent_id = d.agent_id AND e.disabled_at IS NULL
        AND d.seq = (SELECT seq FROM webhook_deliveries WHERE agent_id = $1 AND status = 'pending' ORDER BY seq LIMIT 1 FOR UPDATE)
        AND d.next_attempt_at <= $2 AND (d.lease_until IS NULL OR d.lease_until <= $2)
-     RETURNING d.event_id, d.type, d.body, d.attempts, d.occurred_at, e.url, e.deleted_at`,
+     RETURNING d.event_id, d.type, d.body, d.attempts, d.occurred_at, e.url, e.developer_id, e.deleted_at`,
     [agentId, now, leaseMs],
   );
   const row = rows[0];
@@ -75,6 +78,7 @@ export async function claimHead(pool: Pool, masterSecret: string, agentId: strin
     attempts: row.attempts,
     occurredAt: row.occurred_at,
     url: row.url,
+    developerId: row.developer_id,
     agentDeleted: row.deleted_at !== null,
   };
 }

@@ -1,7 +1,7 @@
 // The webhook worker's promises, driven directly (the app's webhook sweep runs hourly, so nothing
 // else sends): one in flight per agent however many jobs run for it, in the log's order, each event
 // once when the receiver accepts it; a lease left by a worker that died mid-attempt expires and the
-// event is claimed again, as the same attempt.
+// event is claimed again, as the same attempt; an event given up after 3 days disables the webhook.
 import t from 'tap';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { claimHead, dueAgents, recordAttempt } from '../../projections/webhooks/queries.ts';
@@ -96,5 +96,25 @@ t.test('the webhook worker', async (t) => {
     const { rows } = await pool.query('SELECT attempt FROM webhook_attempts WHERE agent_id = $1 AND event_id = $2', [agent.agentId, first!.eventId]);
     t.same(rows, [{ attempt: 1 }], 'the late report of the dead worker’s attempt changes nothing');
     t.equal(await pending(agent.agentId), 1, 'the next event is due now');
+  });
+
+  await t.test('an event given up after 3 days of failures disables the webhook; the later events queue', async (t) => {
+    const agent = await listedFollowableAgent(app, tokens, { name: 'Failing', venue: 'SPOT_VENUE', webhookUrl: 'https://10.0.0.1/hook' });
+    await followAndStop(agent.agentId, 1);
+    await until('two deliveries in the outbox', async () => (await pending(agent.agentId)) === 2);
+    const inFourDays = { now: () => new Date(app.deps.clock.now().getTime() + 4 * 24 * 3600_000) };
+    t.equal(await deliverToAgent({ ...deps, clock: inFourDays }, agent.agentId), 0);
+    const { rows } = await pool.query('SELECT type, status, attempts, last_error FROM webhook_deliveries WHERE agent_id = $1 ORDER BY seq', [agent.agentId]);
+    t.match(rows, [
+      { type: 'follower.joined', status: 'failed', attempts: 1, last_error: /not a public address/ },
+      { type: 'follower.left', status: 'pending', attempts: 0 },
+    ]);
+    const disabled = await pool.query(`SELECT data, metadata->>'actor' AS actor FROM events WHERE stream_name = $1 AND event_type = 'AgentWebhookDisabled'`, [
+      `agent-${agent.agentId}`,
+    ]);
+    t.match(disabled.rows, [{ data: { reason: 'failing' }, actor: 'system:webhooks' }]);
+    await until('the outbox sees it disabled', async () => !(await dueAgents(pool, inFourDays.now(), 10)).some((d) => d.agentId === agent.agentId));
+    t.equal(await deliverToAgent({ ...deps, clock: inFourDays }, agent.agentId), 0, 'nothing sent while disabled');
+    t.equal(await pending(agent.agentId), 1, 'the later event still queued');
   });
 });

@@ -34,6 +34,8 @@ import { closeEach } from './infra/close-each.ts';
 import { bullConnection, logQueueErrors, queuePrefix, startWorkers, type Workers } from './workers/index.ts';
 import { createQueuedMailer } from './workers/mail.ts';
 import { createSignalQueue } from './workers/signals.ts';
+import { createWebhookSender } from './infra/webhook-sender.ts';
+import { claimHead, dueAgents, recordAttempt } from './projections/webhooks/queries.ts';
 
 export interface Roles {
   api: boolean;
@@ -70,6 +72,8 @@ export interface RuntimeOptions {
   /** tests make some swaps fail (the reason) */
   failSwap?: (request: SwapRequest) => string | null;
   ids?: Ids;
+  /** tests only: developer webhooks may reach a receiver on 127.0.0.1 whose certificate this authority signed */
+  webhookReceiver?: { ca: string; allowLoopback: true };
 }
 
 /**
@@ -157,6 +161,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     swaps,
     dispatch: createDispatcher({ store, redis, mailer, ids, swaps, config, signals, ...(socialSettings ? { social: createSocialProvider(socialSettings) } : {}) }),
     signals,
+    webhooks: createWebhookSender({ timeoutMs: config.WEBHOOK_TIMEOUT_MS, ...options.webhookReceiver }),
     readYourWrites,
     deferredWrites: createDeferredWrites({
       redis,
@@ -180,6 +185,11 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
           ...deps,
           queries,
           purgeExpired,
+          webhookOutbox: {
+            dueAgents: (now, limit) => dueAgents(pool, now, limit),
+            claimHead: (agentId, now, leaseMs) => claimHead(pool, config.JWT_SECRET, agentId, now, leaseMs),
+            recordAttempt: (claimed, attempt) => recordAttempt(pool, claimed, attempt),
+          },
           venues: options.venues ?? venuesOf(config, clock, pool),
           reconciliationQueries: { legsAtVenue: (after, limit) => legsAtVenue(pool, after, limit), realPools: (after, limit) => realPools(pool, after, limit) },
           signalQueries: {

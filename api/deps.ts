@@ -8,6 +8,7 @@ import type { Pool } from '../infra/db.ts';
 import type { EventStore, Position } from '../infra/eventstore/port.ts';
 import type { Ids } from '../infra/ids.ts';
 import type { Swaps } from '../infra/venues/port.ts';
+import type { WebhookSender } from '../infra/webhook-sender.ts';
 import type { DeferredWrites } from '../projections/wait.ts';
 import type { SignalQueue } from '../workers/signals.ts';
 
@@ -32,4 +33,6 @@ export interface AppDeps {
   deferredWrites: DeferredWrites;
   /** the signal worker's queue: the webhook waits there for a signal's execution (absent: it answers `accepted`) */
   signals?: Pick<SignalQueue, 'waitFor'>;
+  /** sends developer webhooks (the worker's deliveries, the test ping) */
+  webhooks: WebhookSender;
 }

@@ -108,6 +108,14 @@ const schema = z.object({
   COMMAND_DEADLINE_MS: z.coerce.number().int().positive().default(5000),
   TRANSFER_RECOVERY_INTERVAL_MS: z.coerce.number().int().positive().default(5000),
   TRANSFER_RECOVERY_GRACE_MS: z.coerce.number().int().positive().default(10000),
+  /** how often the webhook worker looks for agents whose next delivery is due (workers/webhooks.ts) */
+  WEBHOOK_SWEEP_INTERVAL_MS: z.coerce.number().int().positive().default(1_000),
+  /** the wait after a delivery's first failed attempt; doubled after each further one (with jitter), up to WEBHOOK_RETRY_MAX_MS, for 3 days */
+  WEBHOOK_RETRY_BASE_MS: z.coerce.number().int().positive().default(10_000),
+  /** the longest wait between two attempts of one delivery */
+  WEBHOOK_RETRY_MAX_MS: z.coerce.number().int().positive().default(3_600_000),
+  /** how long one delivery may take (resolution, connection, TLS, answer) before it counts as failed */
+  WEBHOOK_TIMEOUT_MS: z.coerce.number().int().positive().max(60_000).default(10_000),
   /** how often expired Idempotency-Keys and OAuth records are deleted (workers/housekeeping.ts) */
   HOUSEKEEPING_INTERVAL_MS: z.coerce.number().int().positive().default(30000),
   /** how long the simulated venue takes to make a swap final (a chain's confirmation); 0: at once */

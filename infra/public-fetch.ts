@@ -3,7 +3,8 @@
 // special-use ranges below, and the connection goes to those checked addresses (no second resolution
 // a rebinding DNS server could answer differently); an IP literal is checked as it is, in whatever
 // form the URL gave it (WHATWG URL parsing already turned 2130706433, 127.1 and 0x7f000001 into
-// 127.0.0.1). No redirect is followed; the whole exchange and the body are bounded.
+// 127.0.0.1). No redirect is followed; the whole exchange and the body are bounded. Developer
+// webhooks (infra/webhook-sender.ts) post through it as well: a body given as text is sent.
 import { lookup as dnsLookup } from 'node:dns/promises';
 import { request, type RequestOptions } from 'node:https';
 import { BlockList, isIP, type LookupFunction } from 'node:net';
@@ -139,11 +140,11 @@ function exchange(url: URL, init: RequestInit, addresses: Address[], options: Pu
       }
     });
     req.on('error', reject);
-    req.end();
+    req.end(typeof init.body === 'string' ? init.body : undefined);
   });
 }
 
-/** A fetch (the subset oidc-provider uses: method, headers, signal; no body) that reaches public https addresses only. */
+/** A fetch (the subset oidc-provider and the webhook sender use: method, headers, signal, a text body) that reaches public https addresses only. */
 export function createPublicFetch(options: PublicFetchOptions) {
   return async (input: string | URL, init: RequestInit = {}): Promise<Response> => {
     const url = new URL(String(input));

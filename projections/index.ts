@@ -10,6 +10,7 @@ import { tradesProjector } from './trades/projector.ts';
 import { signalsProjector } from './signals/projector.ts';
 import { agentFiguresProjector } from './agent-figures/projector.ts';
 import { apiKeysProjector } from './apikeys/projector.ts';
+import { webhooksProjector } from './webhooks/projector.ts';
 
 // Every read model; the runner feeds each one, `npm run projections:rebuild` rebuilds them.
 export const allProjectors: Projector[] = [
@@ -24,4 +25,5 @@ export const allProjectors: Projector[] = [
   signalsProjector,
   agentFiguresProjector,
   apiKeysProjector,
+  webhooksProjector,
 ];

@@ -9,6 +9,9 @@ import { startReconciliation, type ReconciliationQueries } from './reconciliatio
 import { startHousekeeping, type HousekeepingDeps } from './housekeeping.ts';
 import { startTransferRecovery, type RecoveryDeps } from './transfers.ts';
 import { startSignalWorker, type SignalQueries } from './signals.ts';
+import { startWebhookWorker, type WebhookOutbox } from './webhooks.ts';
+import type { Dispatcher } from '../commands/dispatch.ts';
+import type { WebhookSender } from '../infra/webhook-sender.ts';
 
 export interface Workers {
   /** the BullMQ workers and queues this role runs, each with its 'error' listener */
@@ -30,6 +33,9 @@ export interface WorkerDeps extends RecoveryDeps {
   reconciliationQueries: ReconciliationQueries;
   signalQueries: SignalQueries;
   purgeExpired: HousekeepingDeps['purgeExpired'];
+  dispatch: Dispatcher;
+  webhooks: WebhookSender;
+  webhookOutbox: WebhookOutbox;
 }
 
 /**
@@ -57,15 +63,17 @@ export async function startWorkers(deps: WorkerDeps, keyPrefix: string): Promise
     sweepEveryMs: deps.config.TRANSFER_RECOVERY_INTERVAL_MS,
     watchEveryMs: deps.config.PRICE_WATCH_INTERVAL_MS,
   }, { lockDurationMs: deps.config.SIGNAL_JOB_LOCK_MS });
+  const webhooks = await startWebhookWorker(connection, prefix, deps);
   const workers: Worker[] = [
     startMailWorker(connection, prefix, createMailer(deps.config, deps.logger), deps.config.JWT_SECRET),
     recovery.worker,
     reconciliation.worker,
     signals.worker,
     housekeeping.worker,
+    webhooks.worker,
   ];
   for (const w of workers) w.on('failed', (job, err) => deps.logger.warn({ err, queue: w.name, jobId: job?.id }, 'job failed'));
-  const queues = [recovery.queue, reconciliation.queue, signals.queue, housekeeping.queue];
+  const queues = [recovery.queue, reconciliation.queue, signals.queue, housekeeping.queue, webhooks.queue];
   for (const w of workers) w.on('error', logQueueErrors(deps.logger, w.name));
   for (const q of queues) q.on('error', logQueueErrors(deps.logger, q.name));
   return {

@@ -5,6 +5,7 @@ import agentRoutes from './agents/index.ts';
 import developerRoutes from './developers/index.ts';
 import developerSignalRoutes from './developers/signals.ts';
 import developerFeeRoutes from './developers/fees.ts';
+import developerWebhookRoutes from './developers/webhooks.ts';
 import adminRoutes from './admin/index.ts';
 import subscriptionRoutes from './subscriptions/index.ts';
 import subscriptionLedgerRoutes from './subscriptions/ledger.ts';
@@ -24,6 +25,7 @@ export const routeGroups: Array<(app: FastifyInstance) => Promise<void>> = [
   developerRoutes,
   developerSignalRoutes,
   developerFeeRoutes,
+  developerWebhookRoutes,
   adminRoutes,
   subscriptionRoutes,
   subscriptionLedgerRoutes,

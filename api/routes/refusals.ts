@@ -34,6 +34,7 @@ export const commandRefusals = {
   ListAgent: [],
   ReviewAgent: ['AGENT_NOT_FOUND', 'REVIEW_MOVE_NOT_ALLOWED'],
   UpdateAgent: ['AGENT_NOT_FOUND', 'NOT_AGENT_OWNER'],
+  SetWebhookDelivery: ['AGENT_NOT_FOUND', 'NOT_AGENT_OWNER', 'NO_WEBHOOK_URL'],
   DeleteAgent: ['AGENT_NOT_FOUND', 'NOT_AGENT_OWNER', 'AGENT_HAS_OPEN_TRADES', 'NO_MARK_PRICE'],
   FollowAgent: ['AGENT_NOT_FOUND', 'AGENT_NOT_FOLLOWABLE', 'BETA_FULL', 'BELOW_MIN_ALLOCATION', 'SUBSCRIPTION_NOT_FOUND', ...walletToPool],
   AddAllocation: ['SUBSCRIPTION_NOT_FOUND', ...walletToPool],

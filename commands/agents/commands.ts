@@ -16,11 +16,21 @@ import { visibleName } from '../../domain/shared/text.ts';
 const MAX_USD = 1_000_000_000;
 const url = (field: string) => z.url({ message: `${field} must be a valid URL` }).max(2000);
 const usd = (field: string) =>
-  z.number({ message: `${field} must be a number` }).min(0, `${field} must not be negative`).max(MAX_USD, `${field} is too large`);
+  z
+    .number({ message: `${field} must be a number` })
+    .min(0, `${field} must not be negative`)
+    .max(MAX_USD, `${field} is too large`);
 const percent = (field: string, max = 100) =>
-  z.number({ message: `${field} must be a number` }).min(0, `${field} must be between 0 and ${max}`).max(max, `${field} must be between 0 and ${max}`);
+  z
+    .number({ message: `${field} must be a number` })
+    .min(0, `${field} must be between 0 and ${max}`)
+    .max(max, `${field} must be between 0 and ${max}`);
 const count = (field: string) =>
-  z.number({ message: `${field} must be a number` }).int(`${field} must be a whole number`).min(1, `${field} must be at least 1`).max(1000, `${field} must be at most 1000`);
+  z
+    .number({ message: `${field} must be a number` })
+    .int(`${field} must be a whole number`)
+    .min(1, `${field} must be at least 1`)
+    .max(1000, `${field} must be at most 1000`);
 
 /** What a developer sends to list an agent (USD amounts as numbers, like every API amount). */
 export const listAgentInput = z
@@ -29,7 +39,10 @@ export const listAgentInput = z
     description: z.string().max(2000, 'description must be at most 2000 characters').optional(),
     strategyDescription: z.string().max(5000, 'strategyDescription must be at most 5000 characters').optional(),
     avatarUrl: url('avatarUrl').optional(),
-    tags: z.array(visibleName('tag', { min: 1, max: 40 }), { message: 'tags must be an array of strings' }).max(20, 'at most 20 tags').default([]),
+    tags: z
+      .array(visibleName('tag', { min: 1, max: 40 }), { message: 'tags must be an array of strings' })
+      .max(20, 'at most 20 tags')
+      .default([]),
     monthlyPrice: usd('monthlyPrice').default(0),
     successFeePercent: percent('successFeePercent', MAX_SUCCESS_FEE_PERCENT).default(0),
     maxBetaUsers: count('maxBetaUsers').optional(),
@@ -110,6 +123,14 @@ export interface UpdateAgentData {
   input: UpdateAgentInput;
 }
 
+export interface SetWebhookDeliveryData {
+  agentId: string;
+  developerId: string;
+  enabled: boolean;
+  /** the webhook worker disables a webhook failing for 3 days (acting for the developer) */
+  reason?: 'failing';
+}
+
 export interface DeleteAgentData {
   agentId: string;
   caller: { userId: string; isAdmin: boolean };
@@ -130,4 +151,5 @@ export interface AgentCommands {
   ReviewAgent: { data: ReviewAgentData; result: { agent: AgentState } };
   UpdateAgent: { data: UpdateAgentData; result: { agent: AgentState } };
   DeleteAgent: { data: DeleteAgentData; result: DeleteAgentResult };
+  SetWebhookDelivery: { data: SetWebhookDeliveryData; result: { agent: AgentState } };
 }

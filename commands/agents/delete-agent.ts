@@ -30,13 +30,18 @@ async function closeTrade(tools: Tools, tradeId: string): Promise<void> {
 export async function deleteAgent({ data }: Command<'DeleteAgent', DeleteAgentData>, tools: Tools): Promise<DeleteAgentResult> {
   const { state: agent } = await tools.load(agentDecider, data.agentId);
   if (!agent.exists) throw refuse('AGENT_NOT_FOUND', 'no such agent');
-  if (agent.developerId !== data.caller.userId && !data.caller.isAdmin) throw refuse('NOT_AGENT_OWNER', "only the agent's developer or an administrator can delete it");
+  if (agent.developerId !== data.caller.userId && !data.caller.isAdmin)
+    throw refuse('NOT_AGENT_OWNER', "only the agent's developer or an administrator can delete it");
   const pools = await followedPools(tools, data.poolIds);
   const openTrades = pools.flatMap((p) => Object.keys(p.openTrades));
   // Deleted and nothing left to do: gone (a repeat after a crash finishes what the first left).
   if (agent.deletedAt !== undefined && openTrades.length === 0 && pools.every((p) => p.settings.isPaused)) throw refuse('AGENT_NOT_FOUND', 'no such agent');
   if (openTrades.length > 0 && !data.closeActiveTrades) {
-    throw refuse('AGENT_HAS_OPEN_TRADES', `the agent has ${openTrades.length} open trades in its followers' pools: close them first or pass closeActiveTrades=true`, { openTrades: openTrades.length });
+    throw refuse(
+      'AGENT_HAS_OPEN_TRADES',
+      `the agent has ${openTrades.length} open trades in its followers' pools: close them first or pass closeActiveTrades=true`,
+      { openTrades: openTrades.length },
+    );
   }
   // Deleted first, so no signal opens a trade while the open ones close.
   await tools.execute(agentDecider, data.agentId, { type: 'DeleteAgent', data: {} });

@@ -4,6 +4,7 @@ import type { AgentCommands } from './commands.ts';
 import { deleteAgent } from './delete-agent.ts';
 import { listAgent } from './list-agent.ts';
 import { reviewAgent } from './review-agent.ts';
+import { setWebhookDelivery } from './set-webhook-delivery.ts';
 import { updateAgent } from './update-agent.ts';
 
 export const agentsHandlers: Handlers<AgentCommands> = {
@@ -11,4 +12,5 @@ export const agentsHandlers: Handlers<AgentCommands> = {
   ReviewAgent: reviewAgent,
   UpdateAgent: updateAgent,
   DeleteAgent: deleteAgent,
+  SetWebhookDelivery: setWebhookDelivery,
 };

@@ -11,10 +11,7 @@ import type { ListAgentInput, ListedAgentResult } from './commands.ts';
  * nothing; the grant is idempotent and comes first, so a listing whose append then fails (the
  * store went away) leaves only the role, which a retry of the listing finds granted.
  */
-export async function listAgent(
-  { data }: Command<'ListAgent', { developerId: string; input: ListAgentInput }>,
-  tools: Tools,
-): Promise<ListedAgentResult> {
+export async function listAgent({ data }: Command<'ListAgent', { developerId: string; input: ListAgentInput }>, tools: Tools): Promise<ListedAgentResult> {
   const { ids, config } = tools.deps;
   const { developerId, input } = data;
   const agentId = ids.uuid();

@@ -25,7 +25,9 @@ export type UpdateAgentSignalSettings = Command<
 
 /** Removes the agent (its developer or an administrator: the caller checks who); a repeat changes nothing. */
 export type DeleteAgent = Command<'DeleteAgent', Record<string, never>>;
-export type AgentCommand = ListAgent | ApproveAgent | RejectAgent | PromoteAgent | ResubmitAgent | UpdateAgentSignalSettings | DeleteAgent;
+/** The developer turns the agent's developer webhooks off or on; asking for the state it is in records nothing. */
+export type SetWebhookDelivery = Command<'SetWebhookDelivery', { developerId: string; enabled: boolean; reason?: 'failing' }>;
+export type AgentCommand = ListAgent | ApproveAgent | RejectAgent | PromoteAgent | ResubmitAgent | UpdateAgentSignalSettings | DeleteAgent | SetWebhookDelivery;
 
 export const MAX_LEVERAGE = 100;
 export const MAX_SUCCESS_FEE_PERCENT = 50;
@@ -46,6 +48,8 @@ export function decide(command: AgentCommand, state: AgentState): AgentEvent[] {
       return updateSignalSettings(command, listed(state));
     case 'DeleteAgent':
       return listed(state).deletedAt === undefined ? [{ type: 'AgentDeleted', data: { deletedAt: command.metadata.now.toISOString() } }] : [];
+    case 'SetWebhookDelivery':
+      return setWebhookDelivery(command, listed(state));
     default:
       return assertNever(command);
   }
@@ -80,10 +84,12 @@ function assertVisibleNames(data: ListAgent['data']): void {
   const names: Array<[string, string | undefined]> = [
     ['name', data.name],
     ...data.tags.map((tag): [string, string] => ['tag', tag]),
-    ...data.connectedChannels.flatMap((c): Array<[string, string | undefined]> => [
-      ['channelName', c.channelName],
-      ['channelUsername', c.channelUsername],
-    ]),
+    ...data.connectedChannels.flatMap(
+      (c): Array<[string, string | undefined]> => [
+        ['channelName', c.channelName],
+        ['channelUsername', c.channelUsername],
+      ],
+    ),
   ];
   for (const [field, text] of names) {
     const problem = text === undefined ? undefined : nameProblem(text);
@@ -143,6 +149,16 @@ function updateSignalSettings(command: UpdateAgentSignalSettings, agent: ListedA
   };
   if (Object.keys(changes).length === 0) return [];
   return [{ type: 'AgentSignalSettingsUpdated', data: { ...changes, updatedAt: command.metadata.now.toISOString() } }];
+}
+
+function setWebhookDelivery(command: SetWebhookDelivery, agent: ListedAgent): AgentEvent[] {
+  const { developerId, enabled, reason } = command.data;
+  if (agent.deletedAt !== undefined) throw refuse('AGENT_NOT_FOUND', 'agent not found');
+  if (agent.developerId !== developerId) throw refuse('NOT_AGENT_OWNER', "only the agent's developer can turn its webhooks off or on");
+  if (agent.webhookUrl === undefined) throw refuse('NO_WEBHOOK_URL', 'the agent has no webhookUrl');
+  const at = command.metadata.now.toISOString();
+  if (enabled) return agent.webhookDisabledAt === undefined ? [] : [{ type: 'AgentWebhookEnabled', data: { enabledAt: at } }];
+  return agent.webhookDisabledAt === undefined ? [{ type: 'AgentWebhookDisabled', data: { disabledAt: at, ...(reason ? { reason } : {}) } }] : [];
 }
 
 export const agentDecider: Aggregate<AgentCommand, AgentState, AgentEvent> = { streamOf: agentStream, initialState, evolve, decide };

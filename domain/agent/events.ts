@@ -2,13 +2,7 @@
 // taken from the command, never from a clock here.
 import { z } from 'zod';
 import { microUsdSchema } from '../shared/money.ts';
-import {
-  channelSchema,
-  reviewRecordSchema,
-  signalDetectionRuleSchema,
-  signalExecutionDefaultsSchema,
-  venueSchema,
-} from './record.ts';
+import { channelSchema, reviewRecordSchema, signalDetectionRuleSchema, signalExecutionDefaultsSchema, venueSchema } from './record.ts';
 
 export const agentListedSchema = z.object({
   agentId: z.string(),
@@ -55,6 +49,17 @@ export const agentSignalSettingsUpdatedSchema = z.object({
 /** The agent's developer or an administrator removed it: it leaves the listings, takes no signal and no follow; its events stay. */
 export const agentDeletedSchema = z.object({ deletedAt: z.string() });
 
+/**
+ * The developer stopped (or restarted) sending developer webhooks to the agent's webhookUrl: its
+ * events queue meanwhile (docs/decisions.md, Developer webhooks).
+ */
+export const agentWebhookDisabledSchema = z.object({
+  disabledAt: z.string(),
+  /** `failing`: the webhook worker gave up an event after 3 days of failures (absent: the developer) */
+  reason: z.literal('failing').optional(),
+});
+export const agentWebhookEnabledSchema = z.object({ enabledAt: z.string() });
+
 /** The agent stream's facts (its beta seats live in shard streams: seats.ts). */
 export const agentEventSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('AgentListed'), data: agentListedSchema }),
@@ -64,6 +69,8 @@ export const agentEventSchema = z.discriminatedUnion('type', [
   z.object({ type: z.literal('AgentResubmitted'), data: agentResubmittedSchema }),
   z.object({ type: z.literal('AgentSignalSettingsUpdated'), data: agentSignalSettingsUpdatedSchema }),
   z.object({ type: z.literal('AgentDeleted'), data: agentDeletedSchema }),
+  z.object({ type: z.literal('AgentWebhookDisabled'), data: agentWebhookDisabledSchema }),
+  z.object({ type: z.literal('AgentWebhookEnabled'), data: agentWebhookEnabledSchema }),
 ]);
 export type AgentEvent = z.infer<typeof agentEventSchema>;
 export const agentEventTypes: ReadonlySet<string> = new Set(agentEventSchema.options.map((o) => o.shape.type.value));

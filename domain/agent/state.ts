@@ -13,6 +13,8 @@ export type ListedAgent = Omit<AgentListed, 'agentId'> & {
   updatedAt: string;
   /** set once deleted: no listing, no follow, no signal */
   deletedAt?: string;
+  /** set while its developer webhooks are disabled */
+  webhookDisabledAt?: string;
 };
 
 export type AgentState = { exists: false } | ListedAgent;
@@ -44,6 +46,12 @@ export function evolve(state: AgentState, event: AgentEvent): AgentState {
     }
     case 'AgentDeleted':
       return { ...state, deletedAt: event.data.deletedAt, updatedAt: event.data.deletedAt };
+    case 'AgentWebhookDisabled':
+      return { ...state, webhookDisabledAt: event.data.disabledAt };
+    case 'AgentWebhookEnabled': {
+      const { webhookDisabledAt: _was, ...rest } = state;
+      return rest;
+    }
     default:
       return assertNever(event);
   }

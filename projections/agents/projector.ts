@@ -51,6 +51,9 @@ async function applyAgentEvent(client: PoolClient, agentId: string, event: Agent
       await client.query('UPDATE agent_records SET record = record || $2::jsonb, updated_at = $3 WHERE id = $1', [agentId, JSON.stringify(changes), updatedAt]);
       return;
     }
+    case 'AgentWebhookDisabled':
+    case 'AgentWebhookEnabled':
+      return; // the webhooks read model's (projections/webhooks/)
     case 'AgentDeleted':
       // The agent leaves every listing and lookup (404 from then on); its events stay for audit.
       await client.query('DELETE FROM agent_records WHERE id = $1', [agentId]);

@@ -42,6 +42,8 @@ export interface TestAppOptions {
   roles?: Partial<Roles>;
   /** the service's clock (the system clock by default) */
   clock?: Clock;
+  /** developer webhooks may reach this receiver on 127.0.0.1 (its certificate's authority) */
+  webhookReceiver?: { ca: string; allowLoopback: true };
 }
 
 export interface TestApp {
@@ -112,12 +114,13 @@ async function startTestAppOn(db: TestDatabase, smtp: TestSmtpServer, peer: Esdb
     EVENT_STORE: peer ? 'esdb' : 'postgres',
     ...(peer ? { EVENTSTORE_URL: peer.url } : {}),
     // The workers' repeating sweeps (price watcher, transfer recovery and signal sweep,
-    // reconciliation, housekeeping) run hourly instead of every 1 to 5 s in every test
+    // reconciliation, housekeeping, webhook deliveries) run hourly instead of every 1 to 5 s in every test
     // app of the suite: a test that exercises one sets its interval.
     PRICE_WATCH_INTERVAL_MS: '3600000',
     TRANSFER_RECOVERY_INTERVAL_MS: '3600000',
     RECONCILIATION_INTERVAL_MS: '3600000',
     HOUSEKEEPING_INTERVAL_MS: '3600000',
+    WEBHOOK_SWEEP_INTERVAL_MS: '3600000',
     ...options.config,
   });
   const logs: string[] = [];
@@ -132,6 +135,7 @@ async function startTestAppOn(db: TestDatabase, smtp: TestSmtpServer, peer: Esdb
       venues: options.venues,
       failSwap: options.failSwap,
       clock: options.clock,
+      webhookReceiver: options.webhookReceiver,
     });
   let runtime = await start();
   let closed = false;

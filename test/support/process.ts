@@ -15,8 +15,10 @@ export async function startServiceProcess(
   app: Pick<TestApp, 'databaseUrl' | 'deps' | 'redisKeyPrefix'>,
   role: 'all' | 'api' | 'workers',
   env: Record<string, string> = {},
+  /** the entry point: main.ts, or a test's own (test/support/webhook-worker-process.ts) */
+  entry = 'main.ts',
 ): Promise<ServiceProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'main.ts', role], {
+  const child = spawn(process.execPath, ['--import', 'tsx', entry, role], {
     env: {
       ...process.env,
       NODE_ENV: 'test',

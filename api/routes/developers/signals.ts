@@ -13,11 +13,11 @@ import { replayBody, replayQuery, signalInboxQuery, signalParams } from './signa
 
 const tags = ['Developer dashboard'];
 
-/** The caller's own agent: 404 unknown, 403 another developer's. */
-async function ownAgent(pool: Pool, agentId: string, userId: string): Promise<AgentRow> {
+/** The caller's own agent: 404 unknown, 403 another developer's (`what`: what only the developer may do). */
+export async function ownAgent(pool: Pool, agentId: string, userId: string, what = 'read its signals'): Promise<AgentRow> {
   const agent = await getAgentRow(pool, agentId);
   if (!agent) throw refuse('AGENT_NOT_FOUND', 'agent not found');
-  if (agent.developer_id !== userId) throw refuse('NOT_AGENT_OWNER', 'only the agent’s developer can read its signals');
+  if (agent.developer_id !== userId) throw refuse('NOT_AGENT_OWNER', `only the agent’s developer can ${what}`);
   return agent;
 }
 

@@ -164,3 +164,22 @@ t.test('the developer edits the signal settings: only what differs is recorded, 
   given([listed()]).when(edit({ signalDetectionRule: rule }, 'someone-else')).thenRefused(t, 'NOT_AGENT_OWNER');
   given().when(edit({ signalDetectionRule: rule })).thenRefused(t, 'AGENT_NOT_FOUND');
 });
+
+t.test('developer webhooks are disabled and enabled by the developer, once each way, only with a webhookUrl', async (t) => {
+  const hooked = listed({ webhookUrl: 'https://dev.example.test/hook' });
+  const set = (enabled: boolean, developerId = 'dev1'): AgentCommand => ({ type: 'SetWebhookDelivery', data: { developerId, enabled }, metadata: at(later) });
+  const disabled: AgentEvent = { type: 'AgentWebhookDisabled', data: { disabledAt: later.toISOString() } };
+  const off = given([hooked]).when(set(false));
+  off.then(t, [disabled]);
+  const state = off.after();
+  t.equal(state.exists && state.webhookDisabledAt, later.toISOString());
+  given([hooked, disabled]).when(set(false)).then(t, []);
+  given([hooked]).when(set(true)).then(t, []);
+  const on = given([hooked, disabled]).when(set(true));
+  on.then(t, [{ type: 'AgentWebhookEnabled', data: { enabledAt: later.toISOString() } }]);
+  const again = on.after();
+  t.ok(again.exists && again.webhookDisabledAt === undefined, 'enabled again');
+  given([hooked]).when(set(false, 'dev2')).thenRefused(t, 'NOT_AGENT_OWNER');
+  given([listed()]).when(set(false)).thenRefused(t, 'NO_WEBHOOK_URL');
+  given([hooked, { type: 'AgentDeleted', data: { deletedAt: now.toISOString() } }]).when(set(false)).thenRefused(t, 'AGENT_NOT_FOUND');
+});

@@ -1,0 +1,65 @@
+// Developer webhooks (docs/decisions.md, "Developer webhooks: outbox, order and retries"): which of
+// the log's facts an agent's webhookUrl hears of, the body it is sent, and when a failed attempt is
+// tried again. Pure: the time and the jitter's random number come from the caller.
+import { z } from 'zod';
+
+/** The body's `apiVersion`: a receiver can tell a later shape from this one. */
+export const WEBHOOK_API_VERSION = '2026-11-27';
+
+/** How long a delivery is tried: an event still refused 3 days after it happened is given up. */
+export const DELIVERY_WINDOW_MS = 3 * 24 * 3600_000;
+
+export const webhookEventTypes = [
+  'signal.executed',
+  'follower.joined',
+  'follower.left',
+  'trade.opened',
+  'trade.closed',
+  'fees.settled',
+  'fees.claimed',
+  'ping',
+] as const;
+export const webhookEventTypeSchema = z.enum(webhookEventTypes);
+export type WebhookEventType = z.infer<typeof webhookEventTypeSchema>;
+
+/** What a receiver gets: `id` is the same on every attempt of one event (derived from the event's id), so it de-duplicates. */
+export interface WebhookBody {
+  id: string;
+  type: WebhookEventType;
+  createdAt: string;
+  apiVersion: string;
+  data: Record<string, unknown>;
+}
+
+/** The delivery id of a source event: stable, and not the event's own id (which is internal). */
+export const deliveryIdOf = (eventId: string): string => `evt_${eventId.replace(/-/g, '')}`;
+
+export function webhookBody(input: { eventId: string; type: WebhookEventType; createdAt: string; data: Record<string, unknown> }): WebhookBody {
+  return { id: deliveryIdOf(input.eventId), type: input.type, createdAt: input.createdAt, apiVersion: WEBHOOK_API_VERSION, data: input.data };
+}
+
+export interface RetrySchedule {
+  /** the wait after the first failed attempt */
+  baseMs: number;
+  /** the longest wait between two attempts */
+  maxMs: number;
+}
+
+/**
+ * The wait after failed attempt number `attempts` (1 after the first): `baseMs · 2^(attempts−1)`,
+ * capped at `maxMs`, with "full jitter" over its upper half (`random` in [0, 1)), so receivers
+ * that failed together are not retried together.
+ */
+export function retryDelayMs(attempts: number, schedule: RetrySchedule, random: number): number {
+  const ceiling = Math.min(schedule.maxMs, schedule.baseMs * 2 ** Math.min(Math.max(attempts - 1, 0), 40));
+  return Math.round(ceiling / 2 + (ceiling / 2) * random);
+}
+
+/** When a failed delivery is tried next, or null when its window is over (given up). */
+export function nextAttemptAt(input: { occurredAt: Date; now: Date; attempts: number; schedule: RetrySchedule; random: number }): Date | null {
+  const next = new Date(input.now.getTime() + retryDelayMs(input.attempts, input.schedule, input.random));
+  return next.getTime() - input.occurredAt.getTime() > DELIVERY_WINDOW_MS ? null : next;
+}
+
+/** An answer that counts as delivered. */
+export const isDelivered = (statusCode: number): boolean => statusCode >= 200 && statusCode < 300;

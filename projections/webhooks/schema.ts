@@ -1,0 +1,50 @@
+// The webhooks read model (docs/decisions.md, "Developer webhooks: outbox, order and retries").
+// Rebuilt from the log: the agents that have a webhookUrl, which agent a pool follows, which
+// signal id a signal stream holds. Kept by a rebuild: the outbox (one row per agent and event,
+// with the worker's progress) and its attempts, since they record deliveries that happened; the
+// projector only ever inserts into the outbox once per (agent, event).
+import type { Migration } from '../../infra/db.ts';
+
+export const webhookMigrations: Migration[] = [
+  {
+    id: 'webhooks/001-outbox',
+    sql: `CREATE TABLE webhook_endpoints (
+      agent_id text PRIMARY KEY,
+      developer_id text NOT NULL,
+      url text NOT NULL,
+      disabled_at timestamptz,
+      deleted_at timestamptz
+    );
+    CREATE TABLE webhook_pools (pool_id text PRIMARY KEY, agent_id text NOT NULL);
+    CREATE TABLE webhook_signals (stream_name text PRIMARY KEY, agent_id text NOT NULL, signal_id text NOT NULL);
+    CREATE TABLE webhook_deliveries (
+      seq bigserial UNIQUE,
+      agent_id text NOT NULL,
+      event_id text NOT NULL,
+      type text NOT NULL,
+      body text NOT NULL,
+      occurred_at timestamptz NOT NULL,
+      status text NOT NULL DEFAULT 'pending',
+      attempts integer NOT NULL DEFAULT 0,
+      next_attempt_at timestamptz NOT NULL,
+      lease_until timestamptz,
+      last_attempt_at timestamptz,
+      last_status_code integer,
+      last_error text,
+      delivered_at timestamptz,
+      PRIMARY KEY (agent_id, event_id)
+    );
+    CREATE INDEX webhook_deliveries_pending ON webhook_deliveries (agent_id, seq) WHERE status = 'pending';
+    CREATE INDEX webhook_deliveries_by_agent ON webhook_deliveries (agent_id, seq DESC);
+    CREATE TABLE webhook_attempts (
+      agent_id text NOT NULL,
+      event_id text NOT NULL,
+      attempt integer NOT NULL,
+      at timestamptz NOT NULL,
+      status_code integer,
+      error text,
+      duration_ms integer NOT NULL,
+      PRIMARY KEY (agent_id, event_id, attempt)
+    );`,
+  },
+];

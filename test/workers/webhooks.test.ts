@@ -1,0 +1,120 @@
+// The webhook worker's promises, driven directly (the app's webhook sweep runs hourly, so nothing
+// else sends): one in flight per agent however many jobs run for it, in the log's order, each event
+// once when the receiver accepts it; a lease left by a worker that died mid-attempt expires and the
+// event is claimed again, as the same attempt; an event given up after 3 days disables the webhook.
+import t from 'tap';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { claimHead, dueAgents, recordAttempt } from '../../projections/webhooks/queries.ts';
+import { deliverToAgent, type WebhookWorkerDeps } from '../../workers/webhooks.ts';
+import { api, startTestApp } from '../support/app.ts';
+import { listedFollowableAgent } from '../support/agents.ts';
+import { signIn } from '../support/auth.ts';
+import { startClientMetadataHost } from '../support/oauth.ts';
+import { until } from '../support/until.ts';
+
+const SUBS = '/api/v1/users/me/subscriptions';
+
+t.test('the webhook worker', async (t) => {
+  const host = await startClientMetadataHost();
+  t.teardown(() => host.close());
+  let inFlight = 0;
+  let mostInFlight = 0;
+  const types: string[] = [];
+  host.serve('/slow', (req: IncomingMessage, res: ServerResponse) => {
+    inFlight++;
+    mostInFlight = Math.max(mostInFlight, inFlight);
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      types.push(JSON.parse(Buffer.concat(chunks).toString('utf8')).type);
+      setTimeout(() => {
+        inFlight--;
+        res.writeHead(204).end();
+      }, 100);
+    });
+  });
+  const app = await startTestApp({ config: { ADMIN_EMAILS: 'admin@example.test' }, webhookReceiver: { ca: host.ca, allowLoopback: true } });
+  t.teardown(() => app.close());
+  const { pool, config } = app.deps;
+  const admin = await signIn(app, 'admin@example.test');
+  const dev = await signIn(app, 'worker-dev@example.test');
+  const user = await signIn(app, 'worker-user@example.test');
+  const tokens = { developer: dev.accessToken, admin: admin.accessToken };
+  const deps: WebhookWorkerDeps = {
+    dispatch: app.deps.dispatch,
+    clock: app.deps.clock,
+    config,
+    webhooks: app.deps.webhooks,
+    webhookOutbox: {
+      dueAgents: (now, limit) => dueAgents(pool, now, limit),
+      claimHead: (agentId, now, leaseMs) => claimHead(pool, config.JWT_SECRET, agentId, now, leaseMs),
+      recordAttempt: (claimed, attempt) => recordAttempt(pool, claimed, attempt),
+    },
+  };
+  const followAndStop = async (agentId: string, times: number) => {
+    for (let i = 0; i < times; i++) {
+      t.equal((await api(app, 'POST', SUBS, { token: user.accessToken, body: { agentId, allocationAmountUsd: 100 } })).status, 200);
+      t.equal((await api(app, 'DELETE', `${SUBS}/${agentId}`, { token: user.accessToken })).status, 200);
+    }
+  };
+  const pending = async (agentId: string) =>
+    Number((await pool.query(`SELECT count(*) AS n FROM webhook_deliveries WHERE agent_id = $1 AND status = 'pending'`, [agentId])).rows[0].n);
+
+  await t.test('four jobs for one agent at once: one request in flight, the events in order, each once', async (t) => {
+    const agent = await listedFollowableAgent(app, tokens, { name: 'Busy', venue: 'SPOT_VENUE', webhookUrl: `${host.origin}/slow` });
+    await followAndStop(agent.agentId, 3);
+    await until('six deliveries in the outbox', async () => (await pending(agent.agentId)) === 6);
+    t.same(
+      (await dueAgents(pool, app.deps.clock.now(), 10)).map((d) => d.agentId),
+      [agent.agentId],
+      'the agent is due',
+    );
+    const runs = await Promise.all([1, 2, 3, 4].map(() => deliverToAgent(deps, agent.agentId)));
+    const more = await deliverToAgent(deps, agent.agentId);
+    t.equal(runs.reduce((a, b) => a + b, 0) + more, 6, 'six delivered in all');
+    t.equal(mostInFlight, 1, 'never two requests at once');
+    t.same(types, ['follower.joined', 'follower.left', 'follower.joined', 'follower.left', 'follower.joined', 'follower.left']);
+    t.equal(await pending(agent.agentId), 0);
+    t.same(await dueAgents(pool, app.deps.clock.now(), 10), [], 'nothing due');
+  });
+
+  await t.test('a lease left by a dead worker: held until it expires, then the same attempt is claimed again', async (t) => {
+    const agent = await listedFollowableAgent(app, tokens, { name: 'Leased', venue: 'SPOT_VENUE', webhookUrl: `${host.origin}/slow` });
+    await followAndStop(agent.agentId, 1);
+    await until('two deliveries in the outbox', async () => (await pending(agent.agentId)) === 2);
+    const now = app.deps.clock.now();
+    const first = await claimHead(pool, config.JWT_SECRET, agent.agentId, now, 5_000);
+    t.match(first, { attempts: 0, url: `${host.origin}/slow` });
+    t.equal(JSON.parse(first!.body).type, 'follower.joined', 'the oldest first');
+    t.equal(await claimHead(pool, config.JWT_SECRET, agent.agentId, now, 5_000), undefined, 'leased: not claimed again, and not the next event either');
+    t.same(await dueAgents(pool, now, 10), [], 'not due while leased');
+    const later = new Date(now.getTime() + 6_000);
+    const again = await claimHead(pool, config.JWT_SECRET, agent.agentId, later, 5_000);
+    t.match(again, { eventId: first!.eventId, attempts: 0, body: first!.body }, 'after the lease: the same event, the same bytes');
+    await recordAttempt(pool, again!, { at: later, statusCode: 204, error: null, durationMs: 1, outcome: { delivered: true } });
+    await recordAttempt(pool, first!, { at: later, statusCode: 204, error: null, durationMs: 1, outcome: { delivered: true } });
+    const { rows } = await pool.query('SELECT attempt FROM webhook_attempts WHERE agent_id = $1 AND event_id = $2', [agent.agentId, first!.eventId]);
+    t.same(rows, [{ attempt: 1 }], 'the late report of the dead worker’s attempt changes nothing');
+    t.equal(await pending(agent.agentId), 1, 'the next event is due now');
+  });
+
+  await t.test('an event given up after 3 days of failures disables the webhook; the later events queue', async (t) => {
+    const agent = await listedFollowableAgent(app, tokens, { name: 'Failing', venue: 'SPOT_VENUE', webhookUrl: 'https://10.0.0.1/hook' });
+    await followAndStop(agent.agentId, 1);
+    await until('two deliveries in the outbox', async () => (await pending(agent.agentId)) === 2);
+    const inFourDays = { now: () => new Date(app.deps.clock.now().getTime() + 4 * 24 * 3600_000) };
+    t.equal(await deliverToAgent({ ...deps, clock: inFourDays }, agent.agentId), 0);
+    const { rows } = await pool.query('SELECT type, status, attempts, last_error FROM webhook_deliveries WHERE agent_id = $1 ORDER BY seq', [agent.agentId]);
+    t.match(rows, [
+      { type: 'follower.joined', status: 'failed', attempts: 1, last_error: /not a public address/ },
+      { type: 'follower.left', status: 'pending', attempts: 0 },
+    ]);
+    const disabled = await pool.query(`SELECT data, metadata->>'actor' AS actor FROM events WHERE stream_name = $1 AND event_type = 'AgentWebhookDisabled'`, [
+      `agent-${agent.agentId}`,
+    ]);
+    t.match(disabled.rows, [{ data: { reason: 'failing' }, actor: 'system:webhooks' }]);
+    await until('the outbox sees it disabled', async () => !(await dueAgents(pool, inFourDays.now(), 10)).some((d) => d.agentId === agent.agentId));
+    t.equal(await deliverToAgent({ ...deps, clock: inFourDays }, agent.agentId), 0, 'nothing sent while disabled');
+    t.equal(await pending(agent.agentId), 1, 'the later event still queued');
+  });
+});

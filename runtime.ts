@@ -98,7 +98,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   if (config.VENUE === 'external') {
     logger.warn(
       { venue: config.VENUE },
-      'VENUE=external: a real venue is configured (this service has no adapter for one yet); the simulated venue\'s admin routes (deposits, mark prices) answer 409 VENUE_NOT_SIMULATED',
+      "VENUE=external: a real venue is configured (this service has no adapter for one yet); the simulated venue's admin routes (deposits, mark prices) answer 409 VENUE_NOT_SIMULATED",
     );
   }
   await ensureDatabase(config.DATABASE_URL);
@@ -133,7 +133,9 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
 
   const socialSettings = socialGoogleOf(config);
   if (!socialSettings && !config.SOCIAL_LOGIN_DISABLED) {
-    logger.warn('social login is off (SOCIAL_GOOGLE_ISSUER, SOCIAL_GOOGLE_CLIENT_ID, SOCIAL_GOOGLE_CLIENT_SECRET unset): its routes answer 400 SOCIAL_LOGIN_DISABLED');
+    logger.warn(
+      'social login is off (SOCIAL_GOOGLE_ISSUER, SOCIAL_GOOGLE_CLIENT_ID, SOCIAL_GOOGLE_CLIENT_SECRET unset): its routes answer 400 SOCIAL_LOGIN_DISABLED',
+    );
   }
   const ids = options.ids ?? randomIds;
   const clock = options.clock ?? systemClock;
@@ -159,7 +161,16 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     clock,
     ids,
     swaps,
-    dispatch: createDispatcher({ store, redis, mailer, ids, swaps, config, signals, ...(socialSettings ? { social: createSocialProvider(socialSettings) } : {}) }),
+    dispatch: createDispatcher({
+      store,
+      redis,
+      mailer,
+      ids,
+      swaps,
+      config,
+      signals,
+      ...(socialSettings ? { social: createSocialProvider(socialSettings) } : {}),
+    }),
     signals,
     webhooks: createWebhookSender({ timeoutMs: config.WEBHOOK_TIMEOUT_MS, ...options.webhookReceiver }),
     readYourWrites,

@@ -27,14 +27,16 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /** The origins a browser may call from: CORS_ORIGINS, else the portal's (PORTAL_ORIGIN, else PUBLIC_BASE_URL's); none in a bare development setup. */
 function corsOrigins(config: AppDeps['config']): string[] {
-  if (config.CORS_ORIGINS) return config.CORS_ORIGINS.split(',').map((o) => o.trim()).filter(Boolean);
+  if (config.CORS_ORIGINS)
+    return config.CORS_ORIGINS.split(',')
+      .map((o) => o.trim())
+      .filter(Boolean);
   const portal = config.PORTAL_ORIGIN ?? config.PUBLIC_BASE_URL;
   return portal ? [new URL(portal).origin] : [];
 }
 
 /** A number of proxies as the hops to believe (as Fastify does for a number, which its types omit). */
-const trustProxyOf = (setting: AppDeps['config']['TRUST_PROXY']) =>
-  typeof setting === 'number' ? (_address: string, hop: number) => hop < setting : setting;
+const trustProxyOf = (setting: AppDeps['config']['TRUST_PROXY']) => (typeof setting === 'number' ? (_address: string, hop: number) => hop < setting : setting);
 
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const app = Fastify({
@@ -83,10 +85,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   app.addHook('onRequest', refuseUnstorableUrlText);
   app.addHook('onResponse', async (request, reply) => {
-    httpDuration.observe(
-      { method: request.method, route: request.routeOptions.url ?? 'unknown', status: String(reply.statusCode) },
-      reply.elapsedTime / 1000,
-    );
+    httpDuration.observe({ method: request.method, route: request.routeOptions.url ?? 'unknown', status: String(reply.statusCode) }, reply.elapsedTime / 1000);
   });
 
   // Security headers on every answer; JSON answers need no script, style or frame: default-src 'none'.

@@ -93,6 +93,10 @@ declare module 'fastify' {
     /** whether the read models showed the last dispatched command's effect when it answered */
     writesProjected: boolean;
     /** Dispatches the request's command; its answer, or the caller's next read, waits until the read models show it (api/plugins/dispatch.ts). */
-    dispatch<T extends CommandType>(type: T, data: CommandMap[T]['data'], options?: { answeredFromCommand?: boolean; actor?: string }): Promise<CommandMap[T]['result']>;
+    dispatch<T extends CommandType>(
+      type: T,
+      data: CommandMap[T]['data'],
+      options?: { answeredFromCommand?: boolean; actor?: string },
+    ): Promise<CommandMap[T]['result']>;
   }
 }

@@ -72,7 +72,7 @@ async function timedAsync(app: TestApp, redis: number | undefined, n: number, st
   for (let i = 0; i < n; i++) await step(i);
   const wallUs = ((performance.now() - t0) * 1000) / n;
   const cpu = process.cpuUsage(cpu0);
-  const redisUs = ((redis ? processCpuMs(redis) : NaN) - redis0) * 1000 / n;
+  const redisUs = (((redis ? processCpuMs(redis) : NaN) - redis0) * 1000) / n;
   const databaseUs = ((await backendsCpuSinceMs(app.deps.pool, db0)) * 1000) / n;
   return { wallUs, serverUs: (cpu.user + cpu.system) / n, databaseUs, redisUs };
 }
@@ -148,8 +148,8 @@ export async function accessBench(seconds: number) {
     const identityQuery = await timedAsync(app, redis, Q, () => findIdentity(app.deps.pool, session.sub, session.sid));
     const replaySet = await timedAsync(app, redis, Q, (i) => app.deps.redis.set(`bench-apisig:${i}:${signature}`, '1', 'PX', 60_000, 'NX'));
     const stepsUs = hashUs + keyQuery.serverUs + unsealUs + hmacUs + replaySet.serverUs - (jwtUs + identityQuery.serverUs);
-    const extraServerUs = ((signed.cpu.serverMs / signed.count) - (jwt.cpu.serverMs / jwt.count)) * 1000;
-    const extraDbUs = ((signed.cpu.databaseMs / signed.count) - (jwt.cpu.databaseMs / jwt.count)) * 1000;
+    const extraServerUs = (signed.cpu.serverMs / signed.count - jwt.cpu.serverMs / jwt.count) * 1000;
+    const extraDbUs = (signed.cpu.databaseMs / signed.count - jwt.cpu.databaseMs / jwt.count) * 1000;
 
     // (2) The limiter: the same app's routes and deps (pool, Redis, database) behind a second Fastify
     // instance built with the limiter off, in this process, so only the limiter differs.
@@ -165,7 +165,12 @@ export async function accessBench(seconds: number) {
     const latencyPart = Math.max(2, seconds / 2);
     const perRound: Record<'ours' | 'conventional', LoadRun[]> = { ours: [], conventional: [] };
     const limiter = await paired(async (side, round) => {
-      const run = await measuredLoad(process.pid, app.deps.pool, { url: side === 'ours' ? app.url : unlimitedUrl, seconds: latencyPart, clients: jwtClients, ratePerSecond: rate });
+      const run = await measuredLoad(process.pid, app.deps.pool, {
+        url: side === 'ours' ? app.url : unlimitedUrl,
+        seconds: latencyPart,
+        clients: jwtClients,
+        ratePerSecond: rate,
+      });
       if (round >= 0) perRound[side].push(run);
       return run;
     });
@@ -203,7 +208,11 @@ export async function accessBench(seconds: number) {
       `\nAccess: signed API-key requests against JWT, GET ${ME} on one app (limiter counting on both), ${CLIENTS} concurrent clients in a separate process, one key per client; ${ROUNDS} alternating rounds of ${fmt(part, 1)} s per side`,
     );
     report([
-      ['signed API-key GET /users/me', `${fmt(signed.perSecond)} /s`, `${latency(signed)}; ${signed.count} calls, each with a timestamp and signature of its own`],
+      [
+        'signed API-key GET /users/me',
+        `${fmt(signed.perSecond)} /s`,
+        `${latency(signed)}; ${signed.count} calls, each with a timestamp and signature of its own`,
+      ],
       ['JWT GET /users/me', `${fmt(jwt.perSecond)} /s`, `${latency(jwt)}; ${jwt.count} calls`],
       ['signed / JWT', fmt(verification.ratio, 2), ratioNote(verification, 0.8)],
       [
@@ -211,27 +220,61 @@ export async function accessBench(seconds: number) {
         fmt(serverDbUs(jwt) / serverDbUs(signed), 2),
         'JWT over signed server + database CPU per request: the rate ratio on saturated cores, less swayed by the other load on this machine than the rates',
       ],
-      ['non-2xx, signed / JWT', `${signed.failures} / ${jwt.failures}`, `signed ${failed(signed)}, JWT ${failed(jwt)}; target 0: ${verdict(signed.failures + jwt.failures === 0)}`],
+      [
+        'non-2xx, signed / JWT',
+        `${signed.failures} / ${jwt.failures}`,
+        `signed ${failed(signed)}, JWT ${failed(jwt)}; target 0: ${verdict(signed.failures + jwt.failures === 0)}`,
+      ],
       [
         '    client signing per request',
         us(signingUs, 2),
         `HMAC-SHA256 in the load generator, not in the rates above: ${fmt(signatures)} signatures made before each signed run's clock started, ${inline} inline; ${fmt((signingUs / serverDbUs(signed)) * 100, 1)}% of a signed request's server + database CPU`,
       ],
-      ['    client CPU per request, signed / JWT', `${fmt(signed.clientCpuMsPerRequest, 3)} / ${fmt(jwt.clientCpuMsPerRequest, 3)} ms`, 'the load generator shares the two cores'],
-      ['    server + database CPU per signed request', cpuPer(signed), `per JWT request ${cpuPer(jwt)}; signed − JWT: server ${us(extraServerUs, 0)}, database ${us(extraDbUs, 0)}`],
-      ['    Redis CPU per request, signed / JWT', `${redisPer('ours', signed)} / ${redisPer('conventional', jwt)}`, redis ? 'the whole Redis process (shared with anything else using it): limiter on both, replay SET NX on signed' : 'Redis not on this machine: not read'],
+      [
+        '    client CPU per request, signed / JWT',
+        `${fmt(signed.clientCpuMsPerRequest, 3)} / ${fmt(jwt.clientCpuMsPerRequest, 3)} ms`,
+        'the load generator shares the two cores',
+      ],
+      [
+        '    server + database CPU per signed request',
+        cpuPer(signed),
+        `per JWT request ${cpuPer(jwt)}; signed − JWT: server ${us(extraServerUs, 0)}, database ${us(extraDbUs, 0)}`,
+      ],
+      [
+        '    Redis CPU per request, signed / JWT',
+        `${redisPer('ours', signed)} / ${redisPer('conventional', jwt)}`,
+        redis
+          ? 'the whole Redis process (shared with anything else using it): limiter on both, replay SET NX on signed'
+          : 'Redis not on this machine: not read',
+      ],
     ]);
     console.log(`\n  Where a signed request's time goes, each step alone in the server's process (sequential; the JWT side's steps below for comparison):`);
     report([
       ['    x-api-key hash (HKDF + HMAC-SHA256)', us(hashUs), 'onRequest, every request (the HKDF key is derived anew each call)'],
-      ['    key lookup query (find-active-api-key)', us(keyQuery.wallUs, 0), `round trip; CPU server ${us(keyQuery.serverUs, 0)} + database ${us(keyQuery.databaseUs, 0)}`],
+      [
+        '    key lookup query (find-active-api-key)',
+        us(keyQuery.wallUs, 0),
+        `round trip; CPU server ${us(keyQuery.serverUs, 0)} + database ${us(keyQuery.databaseUs, 0)}`,
+      ],
       ['    secret unsealing (HKDF + AES-256-GCM)', us(unsealUs), 'preValidation, every request (key derived anew, then decrypt)'],
       ['    signature (HMAC-SHA256 + constant-time compare)', us(hmacUs), 'preValidation'],
       ['    of the hash and unsealing: HKDF derivations', us(2 * hkdfUs), `two per request, ${us(hkdfUs)} each: the same two keys every time`],
-      ['    replay set (Redis SET NX PX)', us(replaySet.wallUs, 0), `round trip; CPU server ${us(replaySet.serverUs, 0)}${redis ? ` + Redis ${us(replaySet.redisUs, 0)}` : ''}`],
+      [
+        '    replay set (Redis SET NX PX)',
+        us(replaySet.wallUs, 0),
+        `round trip; CPU server ${us(replaySet.serverUs, 0)}${redis ? ` + Redis ${us(replaySet.redisUs, 0)}` : ''}`,
+      ],
       ['    JWT side: token check (HS256 verify)', us(jwtUs), 'instead of the hash, unsealing and HMAC'],
-      ['    JWT side: identity query (find-identity)', us(identityQuery.wallUs, 0), `round trip; CPU server ${us(identityQuery.serverUs, 0)} + database ${us(identityQuery.databaseUs, 0)}; instead of the key lookup`],
-      ['    server CPU the steps add, signed − JWT', us(stepsUs, 0), `sum of the server CPU above; measured under load: ${us(extraServerUs, 0)} more server CPU per signed request`],
+      [
+        '    JWT side: identity query (find-identity)',
+        us(identityQuery.wallUs, 0),
+        `round trip; CPU server ${us(identityQuery.serverUs, 0)} + database ${us(identityQuery.databaseUs, 0)}; instead of the key lookup`,
+      ],
+      [
+        '    server CPU the steps add, signed − JWT',
+        us(stepsUs, 0),
+        `sum of the server CPU above; measured under load: ${us(extraServerUs, 0)} more server CPU per signed request`,
+      ],
     ]);
 
     console.log(
@@ -250,7 +293,11 @@ export async function accessBench(seconds: number) {
         `+${ms(q(sequential.on, 50) - q(sequential.off, 50), 3)}`,
         `p50 added; counting p50 ${ms(q(sequential.on, 50), 3)}, p99 ${ms(q(sequential.on, 99), 3)}; off p50 ${ms(q(sequential.off, 50), 3)}, p99 ${ms(q(sequential.off, 99), 3)} (inject, ${fmt(S)} each, alternating: the limiter's own cost, no client, sockets or queueing)`,
       ],
-      ['non-2xx, counting / off', `${limited.failures} / ${free.failures}`, `counting ${failed(limited)}, off ${failed(free)}; target 0: ${verdict(limited.failures + free.failures === 0)}`],
+      [
+        'non-2xx, counting / off',
+        `${limited.failures} / ${free.failures}`,
+        `counting ${failed(limited)}, off ${failed(free)}; target 0: ${verdict(limited.failures + free.failures === 0)}`,
+      ],
       ['    server + database CPU per request', cpuPer(limited), `limiter off ${cpuPer(free)}`],
       ['    limiter counted', limiterNote.startsWith('NOT') ? 'NO' : 'yes', limiterNote],
     ]);

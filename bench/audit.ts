@@ -122,14 +122,35 @@ function simulatedPool(n: number, length: number): { stream: string; events: Arr
     const roll = rnd.next();
     const open = Object.keys(state.openTrades);
     if (roll < 0.12) decide({ type: 'CreditPool', data: { transfer: plan(rnd.int(10, 1_000) * 1_000_000, 'in'), resumed: false } });
-    else if (roll < 0.4 && free > 1_000_000 && open.length < 3) decide({ type: 'OpenTrade', data: oneTrade(`${id}#trade-${++trades}`, rnd.int(1, Math.floor(free / 3))) });
+    else if (roll < 0.4 && free > 1_000_000 && open.length < 3)
+      decide({ type: 'OpenTrade', data: oneTrade(`${id}#trade-${++trades}`, rnd.int(1, Math.floor(free / 3))) });
     else if (roll < 0.6 && open.length) decide({ type: 'MarkTrade', data: { tradeId: open[0]!, unrealizedPnlMicro: rnd.int(-1_000_000, 3_000_000) } });
     else if (roll < 0.8 && open.length) closeTrades();
-    else if (roll < 0.9 && figures.withdrawableUsd > 1_000_000) decide({ type: 'DebitPool', data: { transfer: plan(rnd.int(1, Math.floor(figures.withdrawableUsd / 4)), 'out') } });
+    else if (roll < 0.9 && figures.withdrawableUsd > 1_000_000)
+      decide({ type: 'DebitPool', data: { transfer: plan(rnd.int(1, Math.floor(figures.withdrawableUsd / 4)), 'out') } });
     else if (roll < 0.95 && walletContext === 'real') {
       const gap = rnd.int(-20_000, 20_000);
-      decide({ type: 'ObserveVenue', data: { status: Math.abs(gap) < 10_000 ? 'IN_SYNC' : 'GAP', venueEquityMicro: figures.currentBalanceUsd + gap, venueFreeMarginMicro: free, gapMicro: gap } });
-    } else decide({ type: 'FollowAgent', data: { agentId, userId, walletContext, settings: settings(state.settings.allocationAmountUsd ?? 0, !state.settings.isPaused), terms: agentTerms, topsUp: state.openings ?? 0 } });
+      decide({
+        type: 'ObserveVenue',
+        data: {
+          status: Math.abs(gap) < 10_000 ? 'IN_SYNC' : 'GAP',
+          venueEquityMicro: figures.currentBalanceUsd + gap,
+          venueFreeMarginMicro: free,
+          gapMicro: gap,
+        },
+      });
+    } else
+      decide({
+        type: 'FollowAgent',
+        data: {
+          agentId,
+          userId,
+          walletContext,
+          settings: settings(state.settings.allocationAmountUsd ?? 0, !state.settings.isPaused),
+          terms: agentTerms,
+          topsUp: state.openings ?? 0,
+        },
+      });
   }
   settlePending();
   if (rnd.next() < 0.1 && state.followed) {
@@ -153,7 +174,11 @@ async function writeLog(store: ReturnType<typeof createPostgresEventStore>, tota
         if (events.length === 0) return;
         await store.append(
           pool.stream,
-          events.map(({ event, at }) => ({ type: event.type, data: event.data, metadata: { correlationId: pool.stream, actor: 'bench', occurredAt: at.toISOString() } })),
+          events.map(({ event, at }) => ({
+            type: event.type,
+            data: event.data,
+            metadata: { correlationId: pool.stream, actor: 'bench', occurredAt: at.toISOString() },
+          })),
           { expectedRevision: 'no_stream' },
         );
       }
@@ -216,7 +241,9 @@ export async function auditBench(total = 1_000_000) {
     // The ceilings: the same passes over the log with nothing done to the events, the whole events
     // (readAll) and the pool facts the replay reads (readAllFacts).
     const global = await timed(pool, () => readWhole((fromPosition) => store.readAll({ fromPosition, maxCount: READ_BATCH })));
-    const facts = await timed(pool, () => readWhole((fromPosition) => store.readAllFacts({ fromPosition, maxCount: READ_BATCH, streamPrefix: POOL_STREAM_PREFIX })));
+    const facts = await timed(pool, () =>
+      readWhole((fromPosition) => store.readAllFacts({ fromPosition, maxCount: READ_BATCH, streamPrefix: POOL_STREAM_PREFIX })),
+    );
 
     // What `npm run audit -- verify` does: the read model's snapshot, the replay (timed), the comparison.
     const { checkpoint, rows } = await readModelSnapshot(pool);
@@ -229,12 +256,28 @@ export async function auditBench(total = 1_000_000) {
 
     console.log(`\nAuditors' replay (PostgreSQL store, ${fmt(replay.events)} pool events in ${fmt(pools)} pools)`);
     report([
-      ['log written (group commit)', `${fmt(total / writeSeconds)} ev/s`, `${fmt(writeSeconds, 1)} s; mix: ${mix.rows.map((r) => `${r.event_type} ${fmt(Number(r.n))}`).join(', ')}`],
+      [
+        'log written (group commit)',
+        `${fmt(total / writeSeconds)} ev/s`,
+        `${fmt(writeSeconds, 1)} s; mix: ${mix.rows.map((r) => `${r.event_type} ${fmt(Number(r.n))}`).join(', ')}`,
+      ],
       ['subscriptions read model rebuilt', `${fmt(total / rebuildSeconds)} ev/s`, `${fmt(rebuildSeconds, 1)} s, ${fmt(rows.size)} rows`],
       ['global read alone (ceiling)', `${fmt(global.rate)} ev/s`, `readAll, the same batches of 1,000, nothing folded; ${cpuNote(global)}`],
-      ["pool facts read alone (replay's ceiling)", `${fmt(facts.rate)} ev/s`, `readAllFacts of the pool streams, batches of 1,000, nothing folded; ${cpuNote(facts)}`],
-      ['audit verify: replay', `${fmt(rate)} ev/s`, `${fmt(replaySeconds, 2)} s, ${fmt((100 * rate) / facts.rate)}% of its read, ${cpuNote(replayed)}; target >= 100,000: ${verdict(rate >= 100_000)}`],
-      ['audit verify: compare with rows', `${fmt(compareSeconds * 1000)} ms`, `${fmt(audits.length)} pools, ${fmt(matched)} match${matched === audits.length ? '' : ` (${fmt(audits.length - matched)} DIFFER)`}`],
+      [
+        "pool facts read alone (replay's ceiling)",
+        `${fmt(facts.rate)} ev/s`,
+        `readAllFacts of the pool streams, batches of 1,000, nothing folded; ${cpuNote(facts)}`,
+      ],
+      [
+        'audit verify: replay',
+        `${fmt(rate)} ev/s`,
+        `${fmt(replaySeconds, 2)} s, ${fmt((100 * rate) / facts.rate)}% of its read, ${cpuNote(replayed)}; target >= 100,000: ${verdict(rate >= 100_000)}`,
+      ],
+      [
+        'audit verify: compare with rows',
+        `${fmt(compareSeconds * 1000)} ms`,
+        `${fmt(audits.length)} pools, ${fmt(matched)} match${matched === audits.length ? '' : ` (${fmt(audits.length - matched)} DIFFER)`}`,
+      ],
       ['audit verify: replay + compare', `${fmt(replay.events / (replaySeconds + compareSeconds))} ev/s`, `${fmt(replaySeconds + compareSeconds, 2)} s`],
     ]);
     return { rate };

@@ -69,15 +69,25 @@ export async function chatterBench(seconds: number) {
     const expected = answered(chatter) + answered(runs.warmup.ours);
     const recordedOk = signals.received === expected && signals.unmatched === expected;
 
-    console.log(`\nWebhook chatter: signed unmatched text signals against the conventional follow (durable commits, ${CLIENTS} concurrent clients in a separate process; ${ROUNDS} alternating rounds of ${fmt(part, 1)} s per side)`);
+    console.log(
+      `\nWebhook chatter: signed unmatched text signals against the conventional follow (durable commits, ${CLIENTS} concurrent clients in a separate process; ${ROUNDS} alternating rounds of ${fmt(part, 1)} s per side)`,
+    );
     report([
       ['webhook chatter (POST signals, unmatched), ours', `${fmt(chatter.perSecond)} /s`, `${latency(chatter)}; ${chatter.count} calls, each signed anew`],
       ['follow, conventional', `${fmt(follow.perSecond)} /s`, `${latency(follow)}; ${follow.count} calls`],
       ['chatter, ours / conventional follow', fmt(runs.ratio, 2), ratioNote(runs, 0.5)],
-      ['    recorded', `${fmt(signals.received)} / ${fmt(expected)}`, `signals recorded unmatched / 2xx answers (warm-up included): ${recordedOk ? 'matches' : `DIFFERS (${signals.unmatched} unmatched)`}`],
+      [
+        '    recorded',
+        `${fmt(signals.received)} / ${fmt(expected)}`,
+        `signals recorded unmatched / 2xx answers (warm-up included): ${recordedOk ? 'matches' : `DIFFERS (${signals.unmatched} unmatched)`}`,
+      ],
       ['non-2xx, ours', String(chatter.failures), `${failed(chatter)}; target 0: ${verdict(chatter.failures === 0)}`],
       ['non-2xx, conventional', String(follow.failures), failed(follow)],
-      ['    client CPU per chatter delivery', `${fmt(chatter.clientCpuMsPerRequest, 2)} ms`, `per conventional follow ${fmt(follow.clientCpuMsPerRequest, 2)} ms; signing included`],
+      [
+        '    client CPU per chatter delivery',
+        `${fmt(chatter.clientCpuMsPerRequest, 2)} ms`,
+        `per conventional follow ${fmt(follow.clientCpuMsPerRequest, 2)} ms; signing included`,
+      ],
       ['    server + database CPU per chatter delivery', cpuPer(chatter), `per conventional follow ${cpuPer(follow)}`],
     ]);
     return { ratio: runs.ratio };

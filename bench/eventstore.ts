@@ -20,7 +20,9 @@ const meta = () => ({ correlationId: randomUUID(), actor: 'bench', occurredAt: n
 /** (a) 16 pg clients, single-row INSERT autocommit into a plain events table. */
 async function rawCeiling(url: string, seconds: number): Promise<number> {
   const pool = createPool(url, CLIENTS);
-  await pool.query('CREATE TABLE IF NOT EXISTS plain_events (id bigserial PRIMARY KEY, stream text NOT NULL, type text NOT NULL, data jsonb NOT NULL, metadata jsonb NOT NULL)');
+  await pool.query(
+    'CREATE TABLE IF NOT EXISTS plain_events (id bigserial PRIMARY KEY, stream text NOT NULL, type text NOT NULL, data jsonb NOT NULL, metadata jsonb NOT NULL)',
+  );
   const run = await closedLoop(CLIENTS, seconds, () =>
     pool.query('INSERT INTO plain_events (stream, type, data, metadata) VALUES ($1, $2, $3, $4)', [randomUUID(), 'Raw', '{"n":1}', JSON.stringify(meta())]),
   );
@@ -76,7 +78,11 @@ export async function eventStoreBench(seconds: number, scaleEvents: number) {
     await sub.close();
     await runner.stop();
     const unique = new Set(received.map((e) => e.id)).size;
-    const disagree = (await pool.query<{ n: string }>(`SELECT count(*) AS n FROM (SELECT position, lag(position) OVER (ORDER BY transaction_id, position) AS previous FROM events) s WHERE position < previous`)).rows[0]!.n;
+    const disagree = (
+      await pool.query<{ n: string }>(
+        `SELECT count(*) AS n FROM (SELECT position, lag(position) OVER (ORDER BY transaction_id, position) AS previous FROM events) s WHERE position < previous`,
+      )
+    ).rows[0]!.n;
 
     // (e) the whole global log in batches of 1,000.
     // Node's CPU per event beside the rate: on shared cores the rate moves with other load, the
@@ -101,12 +107,32 @@ export async function eventStoreBench(seconds: number, scaleEvents: number) {
     console.log('\nEvent store (PostgreSQL, durable commits, 16 concurrent clients)');
     report([
       ['(a) raw ceiling: INSERT autocommit', `${fmt(raw)} /s`, 'baseline'],
-      ['(b) append, new streams', `${fmt(newStreams.perSecond)} /s`, `p50 ${fmt(percentile(newStreams.latenciesMs, 50), 1)} ms, p99 ${fmt(percentile(newStreams.latenciesMs, 99), 1)} ms`],
-      ['(b) append, existing streams', `${fmt(existing.perSecond)} /s`, `p50 ${fmt(percentile(existing.latenciesMs, 50), 1)} ms, p99 ${fmt(percentile(existing.latenciesMs, 99), 1)} ms`],
+      [
+        '(b) append, new streams',
+        `${fmt(newStreams.perSecond)} /s`,
+        `p50 ${fmt(percentile(newStreams.latenciesMs, 50), 1)} ms, p99 ${fmt(percentile(newStreams.latenciesMs, 99), 1)} ms`,
+      ],
+      [
+        '(b) append, existing streams',
+        `${fmt(existing.perSecond)} /s`,
+        `p50 ${fmt(percentile(existing.latenciesMs, 50), 1)} ms, p99 ${fmt(percentile(existing.latenciesMs, 99), 1)} ms`,
+      ],
       ['(c) b / a (lower of the two b)', fmt(b / raw, 2), `target >= 0.5: ${verdict(b / raw >= 0.5)}`],
-      ['(d) peer append via real client', `${fmt(peerRun.perSecond)} /s`, `p50 ${fmt(percentile(peerRun.latenciesMs, 50), 2)} ms, p99 ${fmt(percentile(peerRun.latenciesMs, 99), 2)} ms`],
-      ['(e) global-log read, batches of 1000', `${fmt(readPerSecond)} ev/s`, `${fmt(read)} events, Node CPU ${fmt(readCpuUs, 2)} us/event; target >= 200,000: ${verdict(readPerSecond >= 200_000)}`],
-      [`exactly-once at ${fmt(scaleEvents)} events`, `${unique === scaleEvents && received.length === scaleEvents ? 'exact' : 'MISMATCH'}`, `received ${fmt(received.length)}, unique ${fmt(unique)}, written in ${fmt(writeSeconds, 1)} s (${before} before)`],
+      [
+        '(d) peer append via real client',
+        `${fmt(peerRun.perSecond)} /s`,
+        `p50 ${fmt(percentile(peerRun.latenciesMs, 50), 2)} ms, p99 ${fmt(percentile(peerRun.latenciesMs, 99), 2)} ms`,
+      ],
+      [
+        '(e) global-log read, batches of 1000',
+        `${fmt(readPerSecond)} ev/s`,
+        `${fmt(read)} events, Node CPU ${fmt(readCpuUs, 2)} us/event; target >= 200,000: ${verdict(readPerSecond >= 200_000)}`,
+      ],
+      [
+        `exactly-once at ${fmt(scaleEvents)} events`,
+        `${unique === scaleEvents && received.length === scaleEvents ? 'exact' : 'MISMATCH'}`,
+        `received ${fmt(received.length)}, unique ${fmt(unique)}, written in ${fmt(writeSeconds, 1)} s (${before} before)`,
+      ],
       ['rows: commit order != position order', fmt(Number(disagree)), 'handled by ordering on (transaction id, position)'],
     ]);
     return { raw };

@@ -15,7 +15,12 @@ const WARM_UP_POOLS = 32;
 const FOLLOW_LANES = 16;
 
 const listedAgent = (app: TestApp, tokens: { developer: string; admin: string }, name: string) =>
-  listedFollowableAgent(app, tokens, { name, venue: 'PERP_VENUE', maxLeverage: 10, minTradeUsd: 1, recommendedPerTradePercent: 10, maxConcurrentPositions: 5 }, { live: true });
+  listedFollowableAgent(
+    app,
+    tokens,
+    { name, venue: 'PERP_VENUE', maxLeverage: 10, minTradeUsd: 1, recommendedPerTradePercent: 10, maxConcurrentPositions: 5 },
+    { live: true },
+  );
 
 /** `count` users each following the agent with 1,000 USD, through the real route, FOLLOW_LANES at a time. */
 async function followers(app: TestApp, agentId: string, prefix: string, count: number): Promise<void> {
@@ -34,7 +39,10 @@ async function followers(app: TestApp, agentId: string, prefix: string, count: n
 function deliver(app: TestApp, agent: ListedAgent, signalId: string) {
   const body = { signalId, action: 'open', side: 'long', token: 'BTC', leverage: 5, sizePercent: 10, stopLoss: 48_000, takeProfit: [52_000, 54_000] };
   const signed = signWebhookBody({ secret: agent.secret, body, timestampMs: Date.now() });
-  return api(app, 'POST', `/api/v1/signals/${agent.agentId}`, { body, headers: { 'x-svc-timestamp': signed.timestampHeader, 'x-svc-signature': signed.signatureHeader } });
+  return api(app, 'POST', `/api/v1/signals/${agent.agentId}`, {
+    body,
+    headers: { 'x-svc-timestamp': signed.timestampHeader, 'x-svc-signature': signed.signatureHeader },
+  });
 }
 
 /** When the projections committed the fill of the `target`-th trade counted since `reset`. */
@@ -107,10 +115,20 @@ export async function fanoutBench(pools = 1_000) {
     const answerMs = answeredAt - sent;
     const afterAnswerMs = lastProjectedAt - answeredAt;
 
-    console.log(`\nOne signal to ${fmt(pools)} follower pools (perp, 10% of free capital each; API, projectors and signal worker in one process, durable commits; ${fmt(setupSeconds, 1)} s to follow)`);
+    console.log(
+      `\nOne signal to ${fmt(pools)} follower pools (perp, 10% of free capital each; API, projectors and signal worker in one process, durable commits; ${fmt(setupSeconds, 1)} s to follow)`,
+    );
     report([
-      ['answer to last trade projected', `${fmt(afterAnswerMs)} ms`, `${afterAnswerMs <= 0 ? 'the trades read model had them all before the answer arrived; ' : ''}target <= 1,000 ms: ${verdict(afterAnswerMs <= 1_000)}`],
-      ['webhook answer latency', `${fmt(answerMs)} ms`, `outcome ${outcome}, ${executed} of ${executionResults.length} pools executed; it waits for the fan-out`],
+      [
+        'answer to last trade projected',
+        `${fmt(afterAnswerMs)} ms`,
+        `${afterAnswerMs <= 0 ? 'the trades read model had them all before the answer arrived; ' : ''}target <= 1,000 ms: ${verdict(afterAnswerMs <= 1_000)}`,
+      ],
+      [
+        'webhook answer latency',
+        `${fmt(answerMs)} ms`,
+        `outcome ${outcome}, ${executed} of ${executionResults.length} pools executed; it waits for the fan-out`,
+      ],
       ['fan-out', `${fmt((pools / spanMs) * 1000)} trades/s`, `${fmt(spanMs)} ms from the signal's arrival to its recorded outcome (event log)`],
       ['    delivery to last trade projected', `${fmt(lastProjectedAt - sent)} ms`, `${rows[0]!.n} open trades in the read model`],
     ]);

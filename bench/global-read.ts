@@ -56,11 +56,13 @@ type Reader = (from: Position, maxCount?: number) => Promise<{ n: number; last: 
 
 const variants: Record<string, (pool: Pool) => Reader> = {
   /** the decoding before this change: pg's row objects and default parsers, the text cast of the xid */
-  before: (pool) => async (from, maxCount = BATCH) => {
-    const { rows } = await pool.query<ReferenceRow>({ name: 'before', text: SQL, values: args(from, maxCount) });
-    const events = rows.map(referenceEvent);
-    return { n: events.length, last: events.at(-1)?.position, events };
-  },
+  before:
+    (pool) =>
+    async (from, maxCount = BATCH) => {
+      const { rows } = await pool.query<ReferenceRow>({ name: 'before', text: SQL, values: args(from, maxCount) });
+      const events = rows.map(referenceEvent);
+      return { n: events.length, last: events.at(-1)?.position, events };
+    },
   /** the store as it is */
   store: (pool) => {
     const store = createPostgresEventStore({ pool });

@@ -57,7 +57,10 @@ async function followEveryAgent(server: { url: string }, db: TestApp['deps']['po
 async function fund(server: { url: string }, users: SignedIn[], agentOf: (user: number) => string) {
   await Promise.all(
     users.map(async (u, i) => {
-      const res = await api(server, 'POST', PATH, { token: u.accessToken, body: { agentId: agentOf(i), allocationMode: 'USD_AMOUNT', allocationAmountUsd: FUND_USD } });
+      const res = await api(server, 'POST', PATH, {
+        token: u.accessToken,
+        body: { agentId: agentOf(i), allocationMode: 'USD_AMOUNT', allocationAmountUsd: FUND_USD },
+      });
       if (res.status !== 200) throw new Error(`funding before withdrawals: ${res.status} ${JSON.stringify(res.body)}`);
     }),
   );
@@ -153,12 +156,16 @@ export async function httpBench(seconds: number) {
 
     const ours = follow.failures + list.failures + me.failures + withdraw.failures;
     const conventionalFailures = conventionalFollow.failures + conventionalList.failures + conventionalWithdraw.failures;
-    const moneyOk = oursOut === expectedOut(withdraw, withdrawals.warmup.ours) && conventionalOut === expectedOut(conventionalWithdraw, withdrawals.warmup.conventional);
+    const moneyOk =
+      oursOut === expectedOut(withdraw, withdrawals.warmup.ours) && conventionalOut === expectedOut(conventionalWithdraw, withdrawals.warmup.conventional);
     const lagP99 = percentile(lagsMs, 99);
-    const rowsNote = rows.lo === rows.hi && conventionalRows.lo === conventionalRows.hi && rows.lo === conventionalRows.lo
-      ? `${rows.lo} rows per answer on both sides`
-      : `ROW COUNTS DIFFER: ours ${rows.lo}..${rows.hi}, conventional ${conventionalRows.lo}..${conventionalRows.hi}`;
-    console.log(`\nThe first flow over HTTP: ours against the conventional peer (both durable commits, ${CLIENTS} concurrent users in a separate client process; ${ROUNDS} alternating rounds of ${fmt(Math.max(2, seconds / ROUNDS), 1)} s per side)`);
+    const rowsNote =
+      rows.lo === rows.hi && conventionalRows.lo === conventionalRows.hi && rows.lo === conventionalRows.lo
+        ? `${rows.lo} rows per answer on both sides`
+        : `ROW COUNTS DIFFER: ours ${rows.lo}..${rows.hi}, conventional ${conventionalRows.lo}..${conventionalRows.hi}`;
+    console.log(
+      `\nThe first flow over HTTP: ours against the conventional peer (both durable commits, ${CLIENTS} concurrent users in a separate client process; ${ROUNDS} alternating rounds of ${fmt(Math.max(2, seconds / ROUNDS), 1)} s per side)`,
+    );
     report([
       ['follow (POST subscriptions), ours', `${fmt(follow.perSecond)} /s`, `${latency(follow)}; ${follow.count} calls`],
       ['follow, conventional', `${fmt(conventionalFollow.perSecond)} /s`, `${latency(conventionalFollow)}; ${conventionalFollow.count} calls`],
@@ -169,14 +176,38 @@ export async function httpBench(seconds: number) {
       ['withdraw (POST …/allocation/withdraw), ours', `${fmt(withdraw.perSecond)} /s`, `${latency(withdraw)}; ${withdraw.count} calls of ${WITHDRAW_USD} USD`],
       ['withdraw, conventional', `${fmt(conventionalWithdraw.perSecond)} /s`, `${latency(conventionalWithdraw)}; ${conventionalWithdraw.count} calls`],
       ['withdraw, ours / conventional', fmt(withdrawals.ratio, 2), ratioNote(withdrawals, 0.6)],
-      ['    withdrawn, ours / conventional', `${fmt(oursOut, 2)} / ${fmt(conventionalOut, 2)}`, `USD paid out by the pool rows; ${WITHDRAW_USD} USD per 2xx on each side: ${moneyOk ? 'matches' : 'DIFFERS'}`],
-      ['non-2xx, ours', String(ours), `follow ${failed(follow)}, GET ${failed(list)}, floor ${failed(me)}, withdraw ${failed(withdraw)}; target 0: ${verdict(ours === 0)}`],
-      ['non-2xx, conventional', String(conventionalFailures), `follow ${failed(conventionalFollow)}, GET ${failed(conventionalList)}, withdraw ${failed(conventionalWithdraw)}`],
+      [
+        '    withdrawn, ours / conventional',
+        `${fmt(oursOut, 2)} / ${fmt(conventionalOut, 2)}`,
+        `USD paid out by the pool rows; ${WITHDRAW_USD} USD per 2xx on each side: ${moneyOk ? 'matches' : 'DIFFERS'}`,
+      ],
+      [
+        'non-2xx, ours',
+        String(ours),
+        `follow ${failed(follow)}, GET ${failed(list)}, floor ${failed(me)}, withdraw ${failed(withdraw)}; target 0: ${verdict(ours === 0)}`,
+      ],
+      [
+        'non-2xx, conventional',
+        String(conventionalFailures),
+        `follow ${failed(conventionalFollow)}, GET ${failed(conventionalList)}, withdraw ${failed(conventionalWithdraw)}`,
+      ],
       ['projector lag during our follows', `${fmt(lagP99, 1)} ms`, `p99 (p50 ${fmt(percentile(lagsMs, 50), 1)} ms); target <= 50 ms: ${verdict(lagP99 <= 50)}`],
-      ['    projector batches', fmt(batchSizes.length), `mean ${fmt(batchSizes.reduce((a, b) => a + b, 0) / Math.max(1, batchSizes.length), 1)} events per batch (one transaction for all read models)`],
+      [
+        '    projector batches',
+        fmt(batchSizes.length),
+        `mean ${fmt(batchSizes.reduce((a, b) => a + b, 0) / Math.max(1, batchSizes.length), 1)} events per batch (one transaction for all read models)`,
+      ],
       ['    floor: GET /users/me, ours', `${fmt(me.perSecond)} /s`, `${latency(me)}: the cheapest signed-in request on our stack`],
-      ['    client CPU per follow', `${fmt(follow.clientCpuMsPerRequest, 2)} ms`, `conventional run ${fmt(conventionalFollow.clientCpuMsPerRequest, 2)} ms; the load generator shares the cores`],
-      ['    client CPU per withdrawal', `${fmt(withdraw.clientCpuMsPerRequest, 2)} ms`, `conventional run ${fmt(conventionalWithdraw.clientCpuMsPerRequest, 2)} ms`],
+      [
+        '    client CPU per follow',
+        `${fmt(follow.clientCpuMsPerRequest, 2)} ms`,
+        `conventional run ${fmt(conventionalFollow.clientCpuMsPerRequest, 2)} ms; the load generator shares the cores`,
+      ],
+      [
+        '    client CPU per withdrawal',
+        `${fmt(withdraw.clientCpuMsPerRequest, 2)} ms`,
+        `conventional run ${fmt(conventionalWithdraw.clientCpuMsPerRequest, 2)} ms`,
+      ],
       ['    server + database CPU per follow', cpuPer(follow), `conventional ${cpuPer(conventionalFollow)}`],
       ['    server + database CPU per GET', cpuPer(list), `conventional ${cpuPer(conventionalList)}`],
       ['    server + database CPU per withdrawal', cpuPer(withdraw), `conventional ${cpuPer(conventionalWithdraw)}`],

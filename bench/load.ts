@@ -99,9 +99,17 @@ const op = async (c: number, i: number) => {
     statuses[status] = (statuses[status] ?? 0) + 1;
   }
 };
-const run = spec.ratePerSecond ? await openLoop(spec.ratePerSecond, spec.seconds, spec.clients.length, op) : await closedLoop(spec.clients.length, spec.seconds, op);
+const run = spec.ratePerSecond
+  ? await openLoop(spec.ratePerSecond, spec.seconds, spec.clients.length, op)
+  : await closedLoop(spec.clients.length, spec.seconds, op);
 agent.destroy();
 const cpu = process.cpuUsage(cpu0);
 process.stdout.write(
-  JSON.stringify({ ...run, failures, statuses, clientCpuMsPerRequest: (cpu.user + cpu.system) / 1000 / Math.max(1, run.count), ...(hasApiKeys ? { signing } : {}) }),
+  JSON.stringify({
+    ...run,
+    failures,
+    statuses,
+    clientCpuMsPerRequest: (cpu.user + cpu.system) / 1000 / Math.max(1, run.count),
+    ...(hasApiKeys ? { signing } : {}),
+  }),
 );

@@ -23,7 +23,8 @@ interface CallBody {
 async function answer(request: FastifyRequest, reply: FastifyReply) {
   const { id, params } = request.body as CallBody;
   const tool = mcpTools.find((t) => t.name === params.name);
-  if (!tool || !request.identity) return reply.code(400).send({ jsonrpc: '2.0', id, error: { code: -32602, message: 'the floor serves our tools to a caller' } });
+  if (!tool || !request.identity)
+    return reply.code(400).send({ jsonrpc: '2.0', id, error: { code: -32602, message: 'the floor serves our tools to a caller' } });
   const ctx: McpToolContext = {
     deps: request.server.deps,
     identity: request.identity,
@@ -32,7 +33,12 @@ async function answer(request: FastifyRequest, reply: FastifyReply) {
     baseUrl: publicBaseUrl(request.server),
   };
   const output = tool.output.parse(await tool.run(ctx, tool.input.parse(params.arguments ?? {})));
-  const result = { content: [{ type: 'text', text: JSON.stringify(output) }], structuredContent: output, resultType: 'complete', _meta: { 'io.modelcontextprotocol/serverInfo': SERVER_INFO } };
+  const result = {
+    content: [{ type: 'text', text: JSON.stringify(output) }],
+    structuredContent: output,
+    resultType: 'complete',
+    _meta: { 'io.modelcontextprotocol/serverInfo': SERVER_INFO },
+  };
   return reply.type('application/json').send(JSON.stringify({ result, jsonrpc: '2.0', id }));
 }
 

@@ -36,7 +36,11 @@ function load(spec: unknown): Promise<{ count: number; perSecond: number; failur
   });
 }
 
-interface ProfileNode { id: number; callFrame: { functionName: string; url: string; lineNumber: number }; children?: number[] }
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  children?: number[];
+}
 type Profile = { nodes: ProfileNode[]; samples: number[]; timeDeltas: number[] };
 
 /** Where a frame's code lives: a package, node's own code, or a file of this project. */
@@ -80,7 +84,10 @@ function byPlace(profile: Profile, n: number) {
     self.set(key, (self.get(key) ?? 0) + deltas[i]!);
   });
   const total = [...self.values()].reduce((a, b) => a + b, 0);
-  return [...self.entries()].sort((a, b) => b[1] - a[1]).slice(0, n).map(([k, v]) => `${((v / total) * 100).toFixed(1).padStart(5)}%  ${k}`);
+  return [...self.entries()]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, n)
+    .map(([k, v]) => `${((v / total) * 100).toFixed(1).padStart(5)}%  ${k}`);
 }
 
 /**
@@ -106,7 +113,10 @@ function byCaller(profile: Profile, n: number, key: (functionName: string, place
     }
     sum.set(k, (sum.get(k) ?? 0) + deltas[i]!);
   });
-  return [...sum.entries()].sort((a, b) => b[1] - a[1]).slice(0, n).map(([k, v]) => `${((v / total) * 100).toFixed(1).padStart(5)}%  ${k}`);
+  return [...sum.entries()]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, n)
+    .map(([k, v]) => `${((v / total) * 100).toFixed(1).padStart(5)}%  ${k}`);
 }
 
 function top(profile: Profile, n: number) {
@@ -119,7 +129,10 @@ function top(profile: Profile, n: number) {
     self.set(key, (self.get(key) ?? 0) + profile.timeDeltas[i]!);
   });
   const total = [...self.values()].reduce((a, b) => a + b, 0);
-  return [...self.entries()].sort((a, b) => b[1] - a[1]).slice(0, n).map(([k, v]) => `${((v / total) * 100).toFixed(1).padStart(5)}%  ${k}`);
+  return [...self.entries()]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, n)
+    .map(([k, v]) => `${((v / total) * 100).toFixed(1).padStart(5)}%  ${k}`);
 }
 
 const app = await startTestApp({ durable: true, config: { ADMIN_EMAILS: 'profile-admin@example.test', DATABASE_POOL_SIZE: '24' } });
@@ -127,14 +140,22 @@ try {
   const admin = await signIn(app, 'profile-admin@example.test');
   const dev = await signIn(app, 'profile-dev@example.test');
   const agents: string[] = [];
-  for (let i = 0; i < AGENTS; i++) agents.push(await followableAgent(app, { developer: dev.accessToken, admin: admin.accessToken }, { name: `Profiled ${i}` }, { live: true }));
+  for (let i = 0; i < AGENTS; i++)
+    agents.push(await followableAgent(app, { developer: dev.accessToken, admin: admin.accessToken }, { name: `Profiled ${i}` }, { live: true }));
   const users = await manyUsers(app, 'profiled', CLIENTS);
-  const bodies = Array.from({ length: AGENTS * 20 }, (_, i) => ({ agentId: agents[i % AGENTS], allocationMode: 'USD_AMOUNT', allocationAmountUsd: 1 + Math.floor(i / AGENTS) }));
+  const bodies = Array.from({ length: AGENTS * 20 }, (_, i) => ({
+    agentId: agents[i % AGENTS],
+    allocationMode: 'USD_AMOUNT',
+    allocationAmountUsd: 1 + Math.floor(i / AGENTS),
+  }));
   const PATH = '/api/v1/users/me/subscriptions';
   // A withdrawal run withdraws 0.25 USD at a time from one funded pool per user (bench/http.ts's run).
   if (flow === 'withdraw') {
     for (const [i, u] of users.entries()) {
-      const res = await api(app, 'POST', PATH, { token: u.accessToken, body: { agentId: agents[i % AGENTS], allocationMode: 'USD_AMOUNT', allocationAmountUsd: 5000 } });
+      const res = await api(app, 'POST', PATH, {
+        token: u.accessToken,
+        body: { agentId: agents[i % AGENTS], allocationMode: 'USD_AMOUNT', allocationAmountUsd: 5000 },
+      });
       if (res.status !== 200) throw new Error(`funding: ${res.status} ${JSON.stringify(res.body)}`);
     }
   }
@@ -150,7 +171,11 @@ try {
           const res = await api(app, 'POST', '/api/v1/wallet/buy', { token: u.accessToken, body: { mint: 'SOL', amountUsd: 500 } });
           if (res.status !== 200) throw new Error(`buy: ${res.status} ${JSON.stringify(res.body)}`);
         }
-        const res = await api(app, 'POST', '/api/v1/wallet/sell', { token: u.accessToken, body: { mint: 'SOL', amount: 0.1 }, headers: { 'idempotency-key': `profiled-${i}` } });
+        const res = await api(app, 'POST', '/api/v1/wallet/sell', {
+          token: u.accessToken,
+          body: { mint: 'SOL', amount: 0.1 },
+          headers: { 'idempotency-key': `profiled-${i}` },
+        });
         if (res.status !== 200) throw new Error(`keyed sell: ${res.status} ${JSON.stringify(res.body)}`);
       }),
     );
@@ -166,7 +191,13 @@ try {
           : flow === 'wallet'
             ? { method: 'GET', path: '/api/v1/wallet', token: u.accessToken }
             : flow === 'mcp'
-              ? { method: 'POST', path: '/mcp', token: u.accessToken, bodies: Array.from({ length: 64 }, (_, i) => callWallet(i + 1)), headers: modernHeaders('tools/call', 'get_wallet') }
+              ? {
+                  method: 'POST',
+                  path: '/mcp',
+                  token: u.accessToken,
+                  bodies: Array.from({ length: 64 }, (_, i) => callWallet(i + 1)),
+                  headers: modernHeaders('tools/call', 'get_wallet'),
+                }
               : { method: 'POST', path: PATH, token: u.accessToken, bodies },
   );
 
@@ -208,15 +239,16 @@ try {
   );
   console.log('\nServer time by where the code lives (self time, idle left out):');
   for (const line of byPlace(profile as never, 15)) console.log(`  ${line}`);
-  console.log("\nServer time by the innermost code of ours on the stack, per layer (its callees in packages, node and the kernel included; idle left out):");
+  console.log('\nServer time by the innermost code of ours on the stack, per layer (its callees in packages, node and the kernel included; idle left out):');
   for (const line of byCaller(profile as never, 12, (_, place) => place.split('/')[0]!)) console.log(`  ${line}`);
-  console.log("\nServer time by the innermost code of ours on the stack, per file (its callees in packages, node and the kernel included; idle left out):");
+  console.log('\nServer time by the innermost code of ours on the stack, per file (its callees in packages, node and the kernel included; idle left out):');
   for (const line of byCaller(profile as never, 20, (_, place) => place)) console.log(`  ${line}`);
   console.log('\nThe same per function:');
   for (const line of byCaller(profile as never, 25, (fn, place) => `${fn}  ${place}`)) console.log(`  ${line}`);
   const total = [...statements.values()].reduce((a, b) => a + b, 0);
   console.log(`\nSQL statements: ${(total / run.count).toFixed(2)} per ${flow} (server and projectors, all pools)`);
-  for (const [text, n] of [...statements.entries()].sort((a, b) => b[1] - a[1]).slice(0, 15)) console.log(`  ${(n / run.count).toFixed(2).padStart(6)}  ${text}`);
+  for (const [text, n] of [...statements.entries()].sort((a, b) => b[1] - a[1]).slice(0, 15))
+    console.log(`  ${(n / run.count).toFixed(2).padStart(6)}  ${text}`);
 } finally {
   await app.close();
 }

@@ -45,7 +45,10 @@ export async function reconciliationBench(bridges = BRIDGES): Promise<void> {
           to: { kind: 'pool', userId, agentId, walletContext: 'real' },
         };
         const pool: PoolEvent[] = [
-          { type: 'AgentFollowed', data: { ...settings, poolId: id, agentId, userId, walletContext: 'real', walletMode: 'REAL', terms: perpTerms, subscribedAt: at } },
+          {
+            type: 'AgentFollowed',
+            data: { ...settings, poolId: id, agentId, userId, walletContext: 'real', walletMode: 'REAL', terms: perpTerms, subscribedAt: at },
+          },
           { type: 'AllocationPending', data: { transferId: transfer.transferId, amountMicro: transfer.amountMicro, at } },
           { type: 'BridgeStatusChanged', data: { transferId: transfer.transferId, status: 'PENDING_BRIDGE', bridgeTransactionId: null, at } },
         ];
@@ -86,7 +89,9 @@ export async function reconciliationBench(bridges = BRIDGES): Promise<void> {
     // The app's workers take the settle jobs: every add confirmed through SettleTransfer.
     const w0 = performance.now();
     for (;;) {
-      const { rows: done } = await app.deps.pool.query<{ n: number }>("SELECT count(*)::int AS n FROM subscriptions WHERE pending_in_micro = 0 AND confirmed_in_micro > 0");
+      const { rows: done } = await app.deps.pool.query<{ n: number }>(
+        'SELECT count(*)::int AS n FROM subscriptions WHERE pending_in_micro = 0 AND confirmed_in_micro > 0',
+      );
       if (done[0]!.n >= bridges) break;
       if (performance.now() - w0 > 600_000) throw new Error(`settled only ${done[0]!.n} of ${bridges}`);
       await new Promise((r) => setTimeout(r, 200));
@@ -97,9 +102,21 @@ export async function reconciliationBench(bridges = BRIDGES): Promise<void> {
 
     console.log(`\nReconciliation sweep over ${fmt(rows[0]!.n)} bridges in flight (${fmt(setupS, 1)} s to write and project them)`);
     report([
-      ['sweep, every bridge checked', `${fmt(quietMs / 1000, 2)} s`, `${quiet.legs} legs, ${quiet.queued} actions; target <= ${TARGET_MS / 1000} s: ${verdict(quiet.legs === bridges && quietMs <= TARGET_MS)}`],
-      ['sweep, every bridge final', `${fmt(finalMs / 1000, 2)} s`, `${final.queued} settle jobs queued; target <= ${TARGET_MS / 1000} s: ${verdict(final.queued === bridges && finalMs <= TARGET_MS)}`],
-      ['    settled by the workers', `${fmt(settleS, 1)} s`, `${fmt(bridges / settleS)} settlements/s (SettleTransfer: pool settlement, bridge status, transfer resumed)`],
+      [
+        'sweep, every bridge checked',
+        `${fmt(quietMs / 1000, 2)} s`,
+        `${quiet.legs} legs, ${quiet.queued} actions; target <= ${TARGET_MS / 1000} s: ${verdict(quiet.legs === bridges && quietMs <= TARGET_MS)}`,
+      ],
+      [
+        'sweep, every bridge final',
+        `${fmt(finalMs / 1000, 2)} s`,
+        `${final.queued} settle jobs queued; target <= ${TARGET_MS / 1000} s: ${verdict(final.queued === bridges && finalMs <= TARGET_MS)}`,
+      ],
+      [
+        '    settled by the workers',
+        `${fmt(settleS, 1)} s`,
+        `${fmt(bridges / settleS)} settlements/s (SettleTransfer: pool settlement, bridge status, transfer resumed)`,
+      ],
     ]);
   } finally {
     await app.close();

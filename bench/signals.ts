@@ -61,10 +61,20 @@ export async function signalParseBench(seconds: number) {
   const builtIn = measure(compileSignalRule(), seconds);
   const withRule = measure(compileSignalRule(RULE, { leverageMax: 10 }), seconds);
   const share = (k: Record<string, number>) => `${fmt(k.signal!)} signals, ${fmt(k.unmatched!)} unmatched, ${fmt(k.skipped!)} skipped`;
-  console.log(`\nText signal parsing (one core, ${MIX.length} messages round-robin: ${CHATTER.length} chatter, ${OPENS.length} opens, ${FOLLOW_UPS.length} follow-ups)`);
+  console.log(
+    `\nText signal parsing (one core, ${MIX.length} messages round-robin: ${CHATTER.length} chatter, ${OPENS.length} opens, ${FOLLOW_UPS.length} follow-ups)`,
+  );
   report([
-    ['built-in keywords', `${fmt(builtIn.rate)} msg/s`, `${fmt(1e6 / builtIn.rate, 1)} us/msg; ${share(builtIn.kinds)}; target >= 50,000: ${verdict(builtIn.rate >= 50_000)}`],
-    ['with an agent rule', `${fmt(withRule.rate)} msg/s`, `${fmt(1e6 / withRule.rate, 1)} us/msg; keywords, token pattern, leverage cap; target >= 50,000: ${verdict(withRule.rate >= 50_000)}`],
+    [
+      'built-in keywords',
+      `${fmt(builtIn.rate)} msg/s`,
+      `${fmt(1e6 / builtIn.rate, 1)} us/msg; ${share(builtIn.kinds)}; target >= 50,000: ${verdict(builtIn.rate >= 50_000)}`,
+    ],
+    [
+      'with an agent rule',
+      `${fmt(withRule.rate)} msg/s`,
+      `${fmt(1e6 / withRule.rate, 1)} us/msg; keywords, token pattern, leverage cap; target >= 50,000: ${verdict(withRule.rate >= 50_000)}`,
+    ],
   ]);
   return { rate: Math.min(builtIn.rate, withRule.rate) };
 }

@@ -66,7 +66,9 @@ const ms = (v: number) => `${fmt(v, v < 10 ? 2 : v < 100 ? 1 : 0)} ms`;
 async function probe(app: TestApp, seconds: number) {
   const delay = monitorEventLoopDelay({ resolution: LOOP_SAMPLE_MS });
   delay.enable();
-  const run = await cpuDuring(process.pid, app.deps.pool, () => externalLoad({ url: app.url, seconds, clients: [{ method: 'GET', path: '/api' }], ratePerSecond: PROBE_RATE }));
+  const run = await cpuDuring(process.pid, app.deps.pool, () =>
+    externalLoad({ url: app.url, seconds, clients: [{ method: 'GET', path: '/api' }], ratePerSecond: PROBE_RATE }),
+  );
   delay.disable();
   // The histogram holds each interval between samples: what exceeds the sampling interval is the delay.
   const late = (ns: number) => Math.max(0, ns / 1e6 - LOOP_SAMPLE_MS);
@@ -75,7 +77,10 @@ async function probe(app: TestApp, seconds: number) {
 const loopDelay = (d: { p50: number; p99: number; max: number }) => `event-loop delay p50 ${ms(d.p50)}, p99 ${ms(d.p99)}, max ${ms(d.max)}`;
 
 const p = (r: Pick<LoadRun, 'latenciesMs'>, q: number) => percentile(r.latenciesMs, q);
-const load = () => loadavg().map((l) => fmt(l, 2)).join(' / ');
+const load = () =>
+  loadavg()
+    .map((l) => fmt(l, 2))
+    .join(' / ');
 const answered = (f: FloodResult) =>
   `${Object.entries(f.statuses)
     .map(([status, n]) => `${fmt(n)}× ${status}`)
@@ -123,12 +128,21 @@ export async function stallsBench(seconds: number) {
     const unbudgetedUrl = await unbudgeted.listen({ port: 0, host: '127.0.0.1' });
     const admin = await signIn(app, ADMIN);
     const developer = await signIn(app, 'stalls-dev@example.test');
-    const { agentId } = await listedFollowableAgent(app, { developer: developer.accessToken, admin: admin.accessToken }, { name: 'Stall target' }, { live: true });
+    const { agentId } = await listedFollowableAgent(
+      app,
+      { developer: developer.accessToken, admin: admin.accessToken },
+      { name: 'Stall target' },
+      { live: true },
+    );
     await probe(app, 1); // warm-up: JIT, connections
     const loadBefore = load();
     const quiet = await probe(app, seconds);
     const rows: Array<[string, string, string?]> = [
-      ['GET /api, quiet', `${ms(p(quiet.result, 50))}`, `median; p99 ${ms(p(quiet.result, 99))}; ${quiet.result.count} calls at ${PROBE_RATE}/s, ${quiet.result.failures} non-2xx; ${loopDelay(quiet.loopDelayMs)}`],
+      [
+        'GET /api, quiet',
+        `${ms(p(quiet.result, 50))}`,
+        `median; p99 ${ms(p(quiet.result, 99))}; ${quiet.result.count} calls at ${PROBE_RATE}/s, ${quiet.result.failures} non-2xx; ${loopDelay(quiet.loopDelayMs)}`,
+      ],
     ];
     for (const each of PHASES) {
       const target = { url: each[1] === 'budgets' ? app.url : unbudgetedUrl, path: `/api/v1/signals/${agentId}` };

@@ -112,7 +112,9 @@ export async function walletBench(seconds: number, wallets = WALLETS) {
     const cashAtStart = wallets * (app.deps.config.VIRTUAL_START_USD - LOTS * LOT_USD) * 1e6;
 
     const part = Math.max(2, seconds / ROUNDS);
-    const sellClients = users.map((u): LoadClient => ({ method: 'POST', path: SELL_PATH, token: u.accessToken, bodies: [{ mint: MINT, amount: SELL_AMOUNT }] }));
+    const sellClients = users.map(
+      (u): LoadClient => ({ method: 'POST', path: SELL_PATH, token: u.accessToken, bodies: [{ mint: MINT, amount: SELL_AMOUNT }] }),
+    );
     const sells = await paired((side) =>
       side === 'ours'
         ? measuredLoad(process.pid, app.deps.pool, { url: app.url, seconds: part, clients: sellClients })
@@ -140,18 +142,24 @@ export async function walletBench(seconds: number, wallets = WALLETS) {
     const key = (i: number) => `wallet-bench-replay-${i}`;
     await Promise.all(
       users.map(async (u, i) => {
-        const res = await api(app, 'POST', SELL_PATH, { token: u.accessToken, body: { mint: MINT, amount: SELL_AMOUNT }, headers: { 'idempotency-key': key(i) } });
+        const res = await api(app, 'POST', SELL_PATH, {
+          token: u.accessToken,
+          body: { mint: MINT, amount: SELL_AMOUNT },
+          headers: { 'idempotency-key': key(i) },
+        });
         if (res.status !== 200) throw new Error(`the sell to replay: ${res.status} ${JSON.stringify(res.body)}`);
       }),
     );
     const swapsBefore = await ourSellSwaps(app);
-    const replayClients = users.map((u, i): LoadClient => ({
-      method: 'POST',
-      path: SELL_PATH,
-      token: u.accessToken,
-      headers: { 'idempotency-key': key(i) },
-      bodies: [{ mint: MINT, amount: SELL_AMOUNT }],
-    }));
+    const replayClients = users.map(
+      (u, i): LoadClient => ({
+        method: 'POST',
+        path: SELL_PATH,
+        token: u.accessToken,
+        headers: { 'idempotency-key': key(i) },
+        bodies: [{ mint: MINT, amount: SELL_AMOUNT }],
+      }),
+    );
     const readClients = users.map((u): LoadClient => ({ method: 'GET', path: WALLET_PATH, token: u.accessToken }));
     const replays = await paired((side) =>
       measuredLoad(process.pid, app.deps.pool, { url: app.url, seconds: part, clients: side === 'ours' ? replayClients : readClients }),
@@ -174,19 +182,45 @@ export async function walletBench(seconds: number, wallets = WALLETS) {
         `${fmt((heldAtStart - ours.units) / UNITS_PER_TOKEN, 1)} / ${fmt((heldAtStart - theirs.units) / UNITS_PER_TOKEN, 1)}`,
         `${MINT} out of the lots (cash ${usd(ours.cashMicro)} / ${usd(theirs.cashMicro)} USD); ${SELL_AMOUNT} ${MINT} and ${SELL_AMOUNT * PRICE_USD} USD per 2xx (warm-up included) on each side: ${moneyOk ? 'matches' : `DIFFERS (expected ${fmt(oursExpected.units)} / ${fmt(theirsExpected.units)} units left)`}`,
       ],
-      ['non-2xx sells, ours', String(sell.failures), `${failed(sell)}; one sell in flight per wallet, so no TRADE_IN_PROGRESS expected; target 0: ${verdict(sell.failures === 0)}`],
+      [
+        'non-2xx sells, ours',
+        String(sell.failures),
+        `${failed(sell)}; one sell in flight per wallet, so no TRADE_IN_PROGRESS expected; target 0: ${verdict(sell.failures === 0)}`,
+      ],
       ['non-2xx sells, conventional', String(theirSell.failures), failed(theirSell)],
       ['    server + database CPU per sell', cpuPer(sell), `conventional ${cpuPer(theirSell)}`],
-      ['    client CPU per sell', `${fmt(sell.clientCpuMsPerRequest, 2)} ms`, `conventional run ${fmt(theirSell.clientCpuMsPerRequest, 2)} ms; the load generator shares the cores`],
-      ['    setup buys, ours / conventional', `${fmt(oursBuys)} / ${fmt(theirBuys)} /s`, `${wallets * LOTS} buys per side, one in flight per wallet, one pass each (not paired: a setup figure)`],
+      [
+        '    client CPU per sell',
+        `${fmt(sell.clientCpuMsPerRequest, 2)} ms`,
+        `conventional run ${fmt(theirSell.clientCpuMsPerRequest, 2)} ms; the load generator shares the cores`,
+      ],
+      [
+        '    setup buys, ours / conventional',
+        `${fmt(oursBuys)} / ${fmt(theirBuys)} /s`,
+        `${wallets * LOTS} buys per side, one in flight per wallet, one pass each (not paired: a setup figure)`,
+      ],
     ]);
-    console.log(`\nIdempotency-Key replays against GET /api/v1/wallet (ours, the same ${wallets} wallets and clients; ${ROUNDS} alternating rounds of ${fmt(part, 1)} s per side)`);
+    console.log(
+      `\nIdempotency-Key replays against GET /api/v1/wallet (ours, the same ${wallets} wallets and clients; ${ROUNDS} alternating rounds of ${fmt(part, 1)} s per side)`,
+    );
     report([
-      ['replay (POST /wallet/sell, same key and body)', `${fmt(replay.perSecond)} /s`, `${latency(replay)}; ${replay.count} calls, each answering the wallet's first sell`],
+      [
+        'replay (POST /wallet/sell, same key and body)',
+        `${fmt(replay.perSecond)} /s`,
+        `${latency(replay)}; ${replay.count} calls, each answering the wallet's first sell`,
+      ],
       ['GET /wallet', `${fmt(read.perSecond)} /s`, `${latency(read)}; ${lotsNow.lotsLo}..${lotsNow.lotsHi} lots per answer`],
       ['replay / GET /wallet', fmt(replays.ratio, 2), ratioNote(replays, 0.8)],
-      ['    sells made by the replays', String((await ourSellSwaps(app)) - swapsBefore), `swaps at the venue during the replay runs: ${replayedNothing ? 'none, as expected' : 'SOME: a replay ran a sell'}`],
-      ['non-2xx, replay / GET', `${replay.failures} / ${read.failures}`, `replay ${failed(replay)}, GET ${failed(read)}; target 0: ${verdict(oursFailures === 0)}`],
+      [
+        '    sells made by the replays',
+        String((await ourSellSwaps(app)) - swapsBefore),
+        `swaps at the venue during the replay runs: ${replayedNothing ? 'none, as expected' : 'SOME: a replay ran a sell'}`,
+      ],
+      [
+        'non-2xx, replay / GET',
+        `${replay.failures} / ${read.failures}`,
+        `replay ${failed(replay)}, GET ${failed(read)}; target 0: ${verdict(oursFailures === 0)}`,
+      ],
       ['    server + database CPU per replay', cpuPer(replay), `per GET ${cpuPer(read)}`],
     ]);
     return { sellRatio: sells.ratio, replayRatio: replays.ratio };

@@ -16,10 +16,7 @@ const VERIFY_TIMEOUT_MS = 5000;
  * be reached fails closed. Without RECAPTCHA_SECRET (refused in production by config) every
  * token is accepted, with one warning, so a developer machine works without a provider.
  */
-export function createCaptcha(
-  config: Pick<Config, 'RECAPTCHA_SECRET' | 'RECAPTCHA_VERIFY_URL'>,
-  logger: Log,
-): Captcha {
+export function createCaptcha(config: Pick<Config, 'RECAPTCHA_SECRET' | 'RECAPTCHA_VERIFY_URL'>, logger: Log): Captcha {
   const secret = config.RECAPTCHA_SECRET;
   if (!secret) {
     let warned = false;

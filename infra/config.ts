@@ -56,7 +56,12 @@ const schema = z.object({
   ADMIN_EMAILS: z
     .string()
     .default('')
-    .transform((s) => s.split(',').map((e) => e.trim().toLowerCase()).filter(Boolean)),
+    .transform((s) =>
+      s
+        .split(',')
+        .map((e) => e.trim().toLowerCase())
+        .filter(Boolean),
+    ),
   JWT_SECRET: z.string().min(32, 'must be at least 32 characters').default(DEV_JWT_SECRET),
   /** seals API keys' signing secrets and keys their hashes; required in production (development: JWT_SECRET) */
   KEY_ENCRYPTION_KEY: z.string().min(32, 'must be at least 32 characters').optional(),
@@ -65,7 +70,12 @@ const schema = z.object({
   RECAPTCHA_SECRET: z.string().optional(),
   RECAPTCHA_VERIFY_URL: z.string().url().default('https://www.google.com/recaptcha/api/siteverify'),
   /** the captcha widget's site key, shown on the OAuth consent page's sign-in form (reCAPTCHA v2) */
-  RECAPTCHA_SITE_KEY: z.string().min(1).max(200).regex(/^[A-Za-z0-9_-]+$/).optional(),
+  RECAPTCHA_SITE_KEY: z
+    .string()
+    .min(1)
+    .max(200)
+    .regex(/^[A-Za-z0-9_-]+$/)
+    .optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   VIRTUAL_START_USD: z.coerce.number().int().positive().default(10000),
   SOL_PRICE_USD: z.coerce.number().positive().default(150),
@@ -121,11 +131,18 @@ const schema = z.object({
   /** how long the simulated venue takes to make a swap final (a chain's confirmation); 0: at once */
   VENUE_SIM_SWAP_MS: z.coerce.number().int().min(0).default(0),
   /** the primary spend stablecoin's mint: the wallet's cash; a sell without `mint` sells it (a withdrawal to `destination`) */
-  SPEND_STABLECOIN_MINT: z.string().regex(/^[A-Za-z0-9/_.:-]{1,64}$/).default('EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v'),
+  SPEND_STABLECOIN_MINT: z
+    .string()
+    .regex(/^[A-Za-z0-9/_.:-]{1,64}$/)
+    .default('EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v'),
   /** the spend stablecoin's symbol, as sell results name it */
   SPEND_STABLECOIN_SYMBOL: z.string().min(1).max(16).default('USDC'),
   /** how long an Idempotency-Key answers its first response (the IETF draft's retention); 24 hours */
-  IDEMPOTENCY_TTL_MS: z.coerce.number().int().positive().default(24 * 3600_000),
+  IDEMPOTENCY_TTL_MS: z.coerce
+    .number()
+    .int()
+    .positive()
+    .default(24 * 3600_000),
   /** a key whose first request has run this long without an answer (its process died) is taken over by a repeat */
   IDEMPOTENCY_LEASE_MS: z.coerce.number().int().positive().default(60_000),
   /** how long an MCP money tool's preview may be confirmed (its single-use confirmation handle) */
@@ -139,7 +156,12 @@ const schema = z.object({
   /** hostnames (comma-separated) the MCP endpoint answers in Host and Origin (DNS rebinding); default: PUBLIC_BASE_URL's, else the listening host's */
   MCP_ALLOWED_HOSTS: z.string().optional(),
   /** how long a 2025-11-25 MCP session lives without a request (sliding), in seconds */
-  MCP_SESSION_TTL_SECONDS: z.coerce.number().int().min(60).max(7 * 24 * 3600).default(3600),
+  MCP_SESSION_TTL_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(60)
+    .max(7 * 24 * 3600)
+    .default(3600),
   /** the bearer token /metrics asks for; in production /metrics answers 404 without one */
   METRICS_TOKEN: z.string().min(16).optional(),
   /** false: no /docs (the OpenAPI page and document) */
@@ -238,7 +260,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       ['DATABASE_URL', 'must be set in production'],
       ['REDIS_URL', 'must be set in production'],
       ['PUBLIC_BASE_URL', 'must be set in production (the public address in generated URLs)'],
-      ['KEY_ENCRYPTION_KEY', 'must be set in production (it seals API keys\' signing secrets)'],
+      ['KEY_ENCRYPTION_KEY', "must be set in production (it seals API keys' signing secrets)"],
     ];
     for (const [name, message] of required) {
       if (!env[name]) throw new ConfigError(`configuration: ${name} ${message}`);
@@ -247,7 +269,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       throw new ConfigError('configuration: JWT_SECRET is the development default; set a secret of your own');
     }
     if (config.TRUST_PROXY === true) {
-      throw new ConfigError('configuration: TRUST_PROXY=true believes every X-Forwarded-For hop, so clients choose their own address; set the number of proxies in front (e.g. 1) or their addresses');
+      throw new ConfigError(
+        'configuration: TRUST_PROXY=true believes every X-Forwarded-For hop, so clients choose their own address; set the number of proxies in front (e.g. 1) or their addresses',
+      );
     }
     if (config.KEY_ENCRYPTION_KEY === config.JWT_SECRET) {
       throw new ConfigError('configuration: KEY_ENCRYPTION_KEY must differ from JWT_SECRET');

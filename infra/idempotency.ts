@@ -26,11 +26,7 @@ export const idempotencyMigrations: Migration[] = [
 ];
 
 /** What a request with a key does: run it, answer the first response, or be refused. */
-export type Claim =
-  | { kind: 'run' }
-  | { kind: 'replay'; status: number; body: string }
-  | { kind: 'in-flight' }
-  | { kind: 'mismatch' };
+export type Claim = { kind: 'run' } | { kind: 'replay'; status: number; body: string } | { kind: 'in-flight' } | { kind: 'mismatch' };
 
 export interface IdempotencyKeys {
   /** Claims the key for a request with this fingerprint at `now`. */

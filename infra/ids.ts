@@ -14,5 +14,8 @@ export interface Ids {
 export const randomIds: Ids = {
   uuid: randomUUID,
   token: (bytes) => randomBytes(bytes).toString('base64url'),
-  digits: (length) => randomInt(0, 10 ** length).toString().padStart(length, '0'),
+  digits: (length) =>
+    randomInt(0, 10 ** length)
+      .toString()
+      .padStart(length, '0'),
 };

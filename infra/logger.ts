@@ -98,8 +98,5 @@ function serializeRequest(req: LoggedRequest) {
 }
 
 export function createLogger(config: Pick<Config, 'LOG_LEVEL'>, destination?: DestinationStream): Logger {
-  return pino(
-    { level: config.LOG_LEVEL, redact: { paths: REDACT, censor: CENSOR }, serializers: { req: serializeRequest } },
-    destination,
-  );
+  return pino({ level: config.LOG_LEVEL, redact: { paths: REDACT, censor: CENSOR }, serializers: { req: serializeRequest } }, destination);
 }

@@ -76,7 +76,9 @@ export interface OAuthStoreOptions {
 
 export interface OAuthStore {
   /** the adapter class oidc-provider instantiates per model */
-  Adapter: new (model: string) => OAuthAdapter;
+  Adapter: new (
+    model: string,
+  ) => OAuthAdapter;
   /** Deletes records past their expiry; how many. */
   purge(now: Date): Promise<number>;
 }
@@ -86,8 +88,15 @@ const UPSERT = `INSERT INTO oauth_records (model, id, payload, grant_id, uid, us
   ON CONFLICT (model, id) DO UPDATE SET payload = excluded.payload, grant_id = excluded.grant_id,
     uid = excluded.uid, user_code = excluded.user_code, expires_at = excluded.expires_at`;
 
-const upsertValues = (model: string, id: string, payload: OAuthPayload, expiresIn: number | undefined) =>
-  [model, id, payload, payload.grantId ?? null, payload.uid ?? null, payload.userCode ?? null, expiresIn ?? null];
+const upsertValues = (model: string, id: string, payload: OAuthPayload, expiresIn: number | undefined) => [
+  model,
+  id,
+  payload,
+  payload.grantId ?? null,
+  payload.uid ?? null,
+  payload.userCode ?? null,
+  expiresIn ?? null,
+];
 
 /**
  * `consume` turns a second consumption into an error: oidc-provider reads a code, checks it is

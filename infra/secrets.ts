@@ -47,4 +47,3 @@ export function decryptSecret(sealed: string, masterSecret: string, purpose: str
 
 /** Purpose of an agent's inbound webhook signing secret. */
 export const AGENT_SIGNING_SECRET = 'agent-inbound-signing-secret';
-

@@ -117,10 +117,11 @@ async function discover(settings: SocialSettings): Promise<oidc.Configuration> {
 /** A network failure or a 5xx is the provider being unavailable; every other failure is a refusal. */
 function asProviderError(err: unknown): SocialProviderError {
   if (err instanceof SocialProviderError) return err;
-  if (err instanceof TypeError && err.cause !== undefined) return new SocialProviderError('unavailable', 'the identity provider did not answer', { cause: err });
+  if (err instanceof TypeError && err.cause !== undefined)
+    return new SocialProviderError('unavailable', 'the identity provider did not answer', { cause: err });
   if (err instanceof oidc.ClientError && err.cause instanceof Response && err.cause.status >= 500) {
     return new SocialProviderError('unavailable', `the identity provider answered ${err.cause.status}`, { cause: err });
   }
-  const detail = err instanceof oidc.ResponseBodyError ? err.error : err instanceof Error ? (err as { code?: string }).code ?? err.name : 'unknown';
+  const detail = err instanceof oidc.ResponseBodyError ? err.error : err instanceof Error ? ((err as { code?: string }).code ?? err.name) : 'unknown';
   return new SocialProviderError('rejected', `the identity provider’s answer was refused (${detail})`, { cause: err });
 }

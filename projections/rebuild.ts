@@ -10,12 +10,7 @@ const READ_BATCH = 1000;
  * lock: readers keep the old model until the new one commits, and a running projector waits,
  * then resumes from the rebuilt checkpoint.
  */
-export async function rebuild(
-  store: EventStore,
-  pool: Pool,
-  projector: Projector,
-  onProgress?: (applied: number) => void,
-): Promise<number> {
+export async function rebuild(store: EventStore, pool: Pool, projector: Projector, onProgress?: (applied: number) => void): Promise<number> {
   return inTransaction(pool, async (client) => {
     await client.query('SELECT pg_advisory_xact_lock($1)', [lockKey(projector.name)]);
     // DELETE, not TRUNCATE: readers keep seeing the old rows (MVCC) until the rebuild commits.

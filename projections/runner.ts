@@ -58,7 +58,10 @@ export class ProjectionRunner {
 
   async start(): Promise<void> {
     let from: Position | undefined;
-    for (const [name, at] of await readCheckpoints(this.pool, this.projectors.map((p) => p.name))) {
+    for (const [name, at] of await readCheckpoints(
+      this.pool,
+      this.projectors.map((p) => p.name),
+    )) {
       this.positions.set(name, at);
       if (!from || comparePositions(at, from) < 0) from = at;
     }
@@ -179,7 +182,10 @@ export class ProjectionRunner {
     const failed: Array<[string, unknown]> = [];
     const learned = await inTransaction(this.pool, async (client) => {
       await client.query('SELECT pg_advisory_xact_lock(k) FROM unnest($1::int[]) AS k ORDER BY k', [this.keys]);
-      const stored = await readCheckpoints(client, active.map((p) => p.name));
+      const stored = await readCheckpoints(
+        client,
+        active.map((p) => p.name),
+      );
       const reached = new Map<string, Position>();
       for (const projector of active) {
         const from = stored.get(projector.name)!;

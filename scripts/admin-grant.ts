@@ -11,7 +11,11 @@ import { createRedis } from '../infra/redis.ts';
 import { createSimulatedSwaps } from '../infra/venues/swaps.ts';
 import { createReadModelPriceSource } from '../projections/market/queries.ts';
 
-const mailerUnused = { send: async () => { throw new Error('admin:grant sends no mail'); } };
+const mailerUnused = {
+  send: async () => {
+    throw new Error('admin:grant sends no mail');
+  },
+};
 
 async function main(argv: string[]): Promise<number> {
   const email = argv[0] ? normalizeEmail(argv[0]) : '';

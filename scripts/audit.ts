@@ -44,9 +44,15 @@ function describe(audit: PoolAudit): string[] {
 async function verify(store: EventStore, db: Pool, progress: boolean): Promise<number> {
   const { checkpoint, rows } = await readModelSnapshot(db);
   // the progress bar's total: the pool events the replay reads
-  const total = store.kind === 'postgres' ? Number((await db.query<{ n: string }>('SELECT count(*) AS n FROM events WHERE starts_with(stream_name, $1)', [POOL_STREAM_PREFIX])).rows[0]!.n) : 0;
+  const total =
+    store.kind === 'postgres'
+      ? Number((await db.query<{ n: string }>('SELECT count(*) AS n FROM events WHERE starts_with(stream_name, $1)', [POOL_STREAM_PREFIX])).rows[0]!.n)
+      : 0;
   const bar = progress
-    ? new cliProgress.SingleBar({ format: ' replay |{bar}| {value}/{total} events', hideCursor: true, noTTYOutput: true, notTTYSchedule: 1000 }, cliProgress.Presets.shades_classic)
+    ? new cliProgress.SingleBar(
+        { format: ' replay |{bar}| {value}/{total} events', hideCursor: true, noTTYOutput: true, notTTYSchedule: 1000 },
+        cliProgress.Presets.shades_classic,
+      )
     : null;
   bar?.start(total, 0);
   const started = performance.now();
@@ -73,10 +79,14 @@ async function verify(store: EventStore, db: Pool, progress: boolean): Promise<n
 async function verifyFees(store: EventStore, db: Pool): Promise<boolean> {
   const { pools, claims } = await auditFees(store, db);
   for (const audit of pools.filter((a) => a.status !== 'MATCH')) {
-    console.log([`${audit.status} fees ${audit.poolId}`, ...audit.differences.map((d) => `  ${d.field}: ledger ${d.ledger}, read model ${d.readModel}`)].join('\n'));
+    console.log(
+      [`${audit.status} fees ${audit.poolId}`, ...audit.differences.map((d) => `  ${d.field}: ledger ${d.ledger}, read model ${d.readModel}`)].join('\n'),
+    );
   }
   for (const claim of claims.filter((c) => c.status !== 'PAID')) {
-    console.log(`${claim.status} claim ${claim.transferId}: claimed ${usd(claim.claimedMicro)}, credited ${claim.creditedMicro === null ? 'nothing yet' : usd(claim.creditedMicro)}`);
+    console.log(
+      `${claim.status} claim ${claim.transferId}: claimed ${usd(claim.claimedMicro)}, credited ${claim.creditedMicro === null ? 'nothing yet' : usd(claim.creditedMicro)}`,
+    );
   }
   const count = <T extends { status: string }>(items: T[], status: string) => items.filter((i) => i.status === status).length;
   console.log(
@@ -90,13 +100,19 @@ function table(steps: HistoryStep[]): string {
   const header = ['#', 'time', 'type', 'amounts', 'allocatedUsd', 'currentBalanceUsd', 'withdrawableUsd', 'pendingDeltaUsd'];
   const lines = steps.map((s) => {
     const f = s.figures;
-    const amounts = Object.entries(s.amounts).map(([name, micro]) => `${name}=${usd(micro)}`).join(' ');
+    const amounts = Object.entries(s.amounts)
+      .map(([name, micro]) => `${name}=${usd(micro)}`)
+      .join(' ');
     const figures = f ? [f.allocatedUsd, f.currentBalanceUsd, f.withdrawableUsd, f.pendingDeltaUsd].map(usd) : ['-', '-', '-', '-'];
     return [String(s.index + 1), s.time, s.event.type, amounts, ...figures];
   });
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
   const right = new Set([0, 4, 5, 6, 7]);
-  const render = (cells: string[]) => cells.map((c, i) => (right.has(i) ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join('  ').trimEnd();
+  const render = (cells: string[]) =>
+    cells
+      .map((c, i) => (right.has(i) ? c.padStart(widths[i]!) : c.padEnd(widths[i]!)))
+      .join('  ')
+      .trimEnd();
   return [render(header), ...lines.map(render)].join('\n');
 }
 

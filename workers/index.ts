@@ -56,13 +56,18 @@ export async function startWorkers(deps: WorkerDeps, keyPrefix: string): Promise
   const recovery = await startTransferRecovery(connection, prefix, deps);
   const housekeeping = await startHousekeeping(connection, prefix, deps);
   const reconciliation = await startReconciliation(connection, prefix, { ...deps, queries: deps.reconciliationQueries });
-  const signals = await startSignalWorker(connection, prefix, {
-    dispatch: deps.dispatch,
-    clock: deps.clock,
-    signalQueries: deps.signalQueries,
-    sweepEveryMs: deps.config.TRANSFER_RECOVERY_INTERVAL_MS,
-    watchEveryMs: deps.config.PRICE_WATCH_INTERVAL_MS,
-  }, { lockDurationMs: deps.config.SIGNAL_JOB_LOCK_MS });
+  const signals = await startSignalWorker(
+    connection,
+    prefix,
+    {
+      dispatch: deps.dispatch,
+      clock: deps.clock,
+      signalQueries: deps.signalQueries,
+      sweepEveryMs: deps.config.TRANSFER_RECOVERY_INTERVAL_MS,
+      watchEveryMs: deps.config.PRICE_WATCH_INTERVAL_MS,
+    },
+    { lockDurationMs: deps.config.SIGNAL_JOB_LOCK_MS },
+  );
   const webhooks = await startWebhookWorker(connection, prefix, deps);
   const workers: Worker[] = [
     startMailWorker(connection, prefix, createMailer(deps.config, deps.logger), deps.config.JWT_SECRET),

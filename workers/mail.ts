@@ -24,7 +24,12 @@ const JOB_OPTIONS = {
 } as const;
 
 /** The mail outbox: the API enqueues, the worker delivers over SMTP with retries. */
-export function createQueuedMailer(connection: ConnectionOptions, prefix: string, masterSecret: string, onerror: (err: Error) => void): Mailer & { close(): Promise<void> } {
+export function createQueuedMailer(
+  connection: ConnectionOptions,
+  prefix: string,
+  masterSecret: string,
+  onerror: (err: Error) => void,
+): Mailer & { close(): Promise<void> } {
   const queue = new Queue(MAIL_QUEUE, { connection, prefix });
   queue.on('error', onerror);
   const jobIdKey = deriveKey(masterSecret, 'mail-job-id');

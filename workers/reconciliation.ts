@@ -108,7 +108,17 @@ export async function runLeg(deps: ReconciliationDeps, leg: Leg, action: 'start'
   if (isPerp(leg) && record.status !== 'CONFIRMED' && record.status !== 'FAILED') {
     await deps.dispatch({
       type: 'RecordPoolFact',
-      data: { poolId: leg.poolId, fact: { type: 'RecordBridgeStatus', data: { transferId: leg.transferId, status: record.status as 'BRIDGING' | 'RECLAIM_DEFERRED', bridgeTransactionId: record.bridgeTransactionId ?? null } } },
+      data: {
+        poolId: leg.poolId,
+        fact: {
+          type: 'RecordBridgeStatus',
+          data: {
+            transferId: leg.transferId,
+            status: record.status as 'BRIDGING' | 'RECLAIM_DEFERRED',
+            bridgeTransactionId: record.bridgeTransactionId ?? null,
+          },
+        },
+      },
       metadata,
     });
   }
@@ -116,7 +126,13 @@ export async function runLeg(deps: ReconciliationDeps, leg: Leg, action: 'start'
   const outcome = record.status === 'CONFIRMED' ? 'confirmed' : 'failed';
   await deps.dispatch({
     type: 'SettleTransfer',
-    data: { poolId: leg.poolId, transferId: leg.transferId, outcome, amountMicro: outcome === 'confirmed' ? record.amountMicro : 0, ...(record.reason ? { reason: record.reason } : {}) },
+    data: {
+      poolId: leg.poolId,
+      transferId: leg.transferId,
+      outcome,
+      amountMicro: outcome === 'confirmed' ? record.amountMicro : 0,
+      ...(record.reason ? { reason: record.reason } : {}),
+    },
     metadata,
   });
   return record.status;
@@ -194,7 +210,12 @@ async function observe(deps: ReconciliationDeps, pool: PoolRow): Promise<boolean
   try {
     const f = await account.poolFigures(pool.poolId);
     const gap = f.equityMicro + f.outgoingMicro - (pool.currentBalanceMicro + pool.feesChargedMicro);
-    reading = { status: Math.abs(gap) < TOLERANCE_MICRO ? 'IN_SYNC' : 'GAP', venueEquityMicro: f.equityMicro, venueFreeMarginMicro: f.freeMicro, gapMicro: gap };
+    reading = {
+      status: Math.abs(gap) < TOLERANCE_MICRO ? 'IN_SYNC' : 'GAP',
+      venueEquityMicro: f.equityMicro,
+      venueFreeMarginMicro: f.freeMicro,
+      gapMicro: gap,
+    };
   } catch (err) {
     if (!(err instanceof VenueUnavailableError)) throw err;
     reading = { status: 'UNKNOWN', venueEquityMicro: pool.venueEquityMicro, venueFreeMarginMicro: pool.venueFreeMarginMicro, gapMicro: pool.venueGapMicro };

@@ -229,6 +229,13 @@ export async function startSignalWorker(connection: ConnectionOptions, prefix: s
   // fan-out interrupted by a crash goes on within seconds. It may stall as often as it may fail:
   // past BullMQ's default of one stall the job failed for good, and the sweep cannot queue its id again.
   const lockDuration = options.lockDurationMs ?? 10_000;
-  const worker = new Worker(SIGNAL_QUEUE, processor, { connection, prefix, concurrency: 4, lockDuration, stalledInterval: lockDuration, maxStalledCount: JOB_OPTIONS.attempts });
+  const worker = new Worker(SIGNAL_QUEUE, processor, {
+    connection,
+    prefix,
+    concurrency: 4,
+    lockDuration,
+    stalledInterval: lockDuration,
+    maxStalledCount: JOB_OPTIONS.attempts,
+  });
   return { queue, worker };
 }

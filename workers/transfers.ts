@@ -72,10 +72,7 @@ export const jobIdOf = (prefix: string, id: string): string => `${prefix}-${id.r
 /** Queues a job for every candidate older than the grace period (a request in progress is younger). */
 async function sweep(deps: RecoveryDeps, queue: Queue): Promise<number> {
   const before = new Date(deps.clock.now().getTime() - deps.config.TRANSFER_RECOVERY_GRACE_MS);
-  const [transfers, seats] = await Promise.all([
-    deps.queries.transfersInFlight(before, SWEEP_BATCH),
-    deps.queries.unfollowedSeats(before, SWEEP_BATCH),
-  ]);
+  const [transfers, seats] = await Promise.all([deps.queries.transfersInFlight(before, SWEEP_BATCH), deps.queries.unfollowedSeats(before, SWEEP_BATCH)]);
   await queue.addBulk([
     ...transfers.map((t) => ({ name: 'resume-transfer', data: t, opts: { ...JOB_OPTIONS, jobId: jobIdOf('resume', t.transferId) } })),
     ...seats.map(({ agentId, userId, takenAt }) => ({

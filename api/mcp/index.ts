@@ -21,7 +21,12 @@ const MCP_BODY_LIMIT = 256 * 1024;
 /** The hostnames the endpoint answers in Host and Origin: MCP_ALLOWED_HOSTS, else the public address's. */
 function allowedHostnames(app: FastifyInstance): Set<string> {
   const configured = app.deps.config.MCP_ALLOWED_HOSTS;
-  const names = configured ? configured.split(',').map((h) => h.trim()).filter(Boolean) : [new URL(publicBaseUrl(app)).hostname];
+  const names = configured
+    ? configured
+        .split(',')
+        .map((h) => h.trim())
+        .filter(Boolean)
+    : [new URL(publicBaseUrl(app)).hostname];
   return new Set(names.map((h) => h.toLowerCase()));
 }
 
@@ -34,7 +39,8 @@ const hostnameOf = (value: string) => {
 };
 
 function sendRefusal(error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
-  const reason = error instanceof DomainError ? error.reason : hasZodFastifySchemaValidationErrors(error) ? 'VALIDATION_FAILED' : FRAMEWORK_REASONS[error.statusCode ?? 500];
+  const reason =
+    error instanceof DomainError ? error.reason : hasZodFastifySchemaValidationErrors(error) ? 'VALIDATION_FAILED' : FRAMEWORK_REASONS[error.statusCode ?? 500];
   if (!reason) {
     request.log.error({ err: error }, 'unhandled error at /mcp');
     return reply.code(500).send(jsonRpcErrorBody(-32603, 'Internal error'));
@@ -72,7 +78,8 @@ export default async function mcpRoutes(app: FastifyInstance): Promise<void> {
     if (origin !== undefined && !hostnames.has(hostnameOf(origin) ?? '')) return reply.code(403).send(jsonRpcErrorBody(-32000, 'Invalid Origin header'));
   };
   const requireCaller = async (request: FastifyRequest) => {
-    if (!request.identity) throw refuse('AUTHENTICATION_REQUIRED', 'authentication required: a bearer token (session or OAuth for this resource) or a signed API key');
+    if (!request.identity)
+      throw refuse('AUTHENTICATION_REQUIRED', 'authentication required: a bearer token (session or OAuth for this resource) or a signed API key');
   };
   const serve = async (request: FastifyRequest, reply: FastifyReply) => {
     reply.hijack();
@@ -82,7 +89,12 @@ export default async function mcpRoutes(app: FastifyInstance): Promise<void> {
     // The caller travels with the request, for the listen streams' bus (api/mcp/bus.ts).
     await listenCaller.run(request.identity!, () => serveNode(request.raw, reply.raw, request.body));
   };
-  const options = { onRequest: [checkHostAndOrigin, requireCaller], bodyLimit: MCP_BODY_LIMIT, schema: { hide: true }, config: { oauthResource: 'mcp' as const } };
+  const options = {
+    onRequest: [checkHostAndOrigin, requireCaller],
+    bodyLimit: MCP_BODY_LIMIT,
+    schema: { hide: true },
+    config: { oauthResource: 'mcp' as const },
+  };
   app.post('/mcp', options, serve);
   app.get('/mcp', options, serve);
   app.get('/mcp/sse', options, serve);

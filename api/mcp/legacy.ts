@@ -34,7 +34,11 @@ const isInitialize = (body: unknown): body is { params: { protocolVersion: strin
  * and has no public seam for a per-request one (its own seeding, for 2026 envelopes, is internal).
  */
 function seedSession(server: McpServer, session: McpSession): void {
-  const internals = server.server as unknown as { _clientCapabilities?: ClientCapabilities; _clientVersion?: Implementation; _negotiatedProtocolVersion?: string };
+  const internals = server.server as unknown as {
+    _clientCapabilities?: ClientCapabilities;
+    _clientVersion?: Implementation;
+    _negotiatedProtocolVersion?: string;
+  };
   internals._clientCapabilities = session.clientCapabilities;
   internals._clientVersion = session.clientInfo;
   internals._negotiatedProtocolVersion = session.protocolVersion;
@@ -212,7 +216,10 @@ export function legacyLeg(deps: AppDeps, relay: Relay, onerror: (error: Error) =
       },
       cancel: () => closeStream(),
     });
-    return new Response(body, { status: 200, headers: { 'content-type': 'text/event-stream', 'cache-control': 'no-cache, no-transform', 'mcp-session-id': id } });
+    return new Response(body, {
+      status: 200,
+      headers: { 'content-type': 'text/event-stream', 'cache-control': 'no-cache, no-transform', 'mcp-session-id': id },
+    });
   }
 
   return {
@@ -228,7 +235,8 @@ export function legacyLeg(deps: AppDeps, relay: Relay, onerror: (error: Error) =
         for (const closeStream of [...(streams.get(id) ?? [])]) closeStream();
         return new Response(null, { status: 200 });
       }
-      if (!request.headers.get('accept')?.includes('text/event-stream')) return jsonRpcError(406, -32000, 'Not Acceptable: Client must accept text/event-stream');
+      if (!request.headers.get('accept')?.includes('text/event-stream'))
+        return jsonRpcError(406, -32000, 'Not Acceptable: Client must accept text/event-stream');
       return eventStream(id, request.headers.get('last-event-id'));
     },
     close() {

@@ -12,7 +12,8 @@ import { completeAgentId, completeWalletContext } from './completions.ts';
 const usdAmount = z.string().regex(/^\d{1,9}(\.\d{1,2})?$/, 'a USD amount such as 250 or 99.50');
 
 const text = (value: string) => ({ role: 'user' as const, content: { type: 'text' as const, text: value } });
-const embedded = (result: ReadResourceResult) => result.contents.map((resource) => ({ role: 'user' as const, content: { type: 'resource' as const, resource } }));
+const embedded = (result: ReadResourceResult) =>
+  result.contents.map((resource) => ({ role: 'user' as const, content: { type: 'resource' as const, resource } }));
 const poolJson = (uri: string, record: unknown): ReadResourceResult => ({ contents: [{ uri, mimeType: 'application/json', text: JSON.stringify(record) }] });
 const needsPools = ({ authInfo }: { authInfo?: { scopes: string[] } }) =>
   authInfo?.scopes.includes(POOL_SCOPE) ? undefined : { scopes: [POOL_SCOPE] as [string], errorDescription: `the prompt reads your pools: ${POOL_SCOPE}` };
@@ -25,7 +26,7 @@ async function portfolioReview(ctx: McpToolContext, walletContext: WalletContext
     'and concrete next steps (add, withdraw, pause or stop following). Propose moves only; each money tool answers a preview I confirm.' +
     (focus ? ` Focus on: ${focus}.` : '');
   return {
-    description: 'A review of the caller\'s pools with suggested next steps',
+    description: "A review of the caller's pools with suggested next steps",
     messages: [text(intro), ...pools.flatMap((p) => embedded(poolJson(`pool://${p.walletContext}/${p.agent}`, p)))],
   };
 }
@@ -59,7 +60,8 @@ export function registerPrompts(server: McpServer, ctx: McpToolContext): void {
     'portfolio_review',
     {
       title: 'Review my portfolio of agent pools',
-      description: 'Reviews the signed-in user\'s pools (allocation, withdrawable, PnL, fees, status) and suggests next steps. Optional: walletContext (virtual or real), focus.',
+      description:
+        "Reviews the signed-in user's pools (allocation, withdrawable, PnL, fees, status) and suggests next steps. Optional: walletContext (virtual or real), focus.",
       argsSchema: portfolioArgs,
       scopeChallenge: needsPools,
     },
@@ -69,7 +71,8 @@ export function registerPrompts(server: McpServer, ctx: McpToolContext): void {
     'pre_trade_risk_check',
     {
       title: 'Risk check before allocating to an agent',
-      description: 'Checks the risk of putting amountUsd with agentId (its record, fees, leverage, your current pool) before the money tool\'s preview. walletContext defaults to virtual.',
+      description:
+        "Checks the risk of putting amountUsd with agentId (its record, fees, leverage, your current pool) before the money tool's preview. walletContext defaults to virtual.",
       argsSchema: z.object({ agentId: completable(z.string().min(1).max(100), completeAgentId(ctx)), amountUsd: usdAmount, walletContext }),
     },
     ({ agentId, amountUsd, walletContext }) => preTradeRiskCheck(ctx, agentId, amountUsd, walletContext ?? 'virtual'),

@@ -49,7 +49,10 @@ const claimKey = (sessionId: string, eventId: string) => `mcp:delivered:${sessio
  */
 export async function claimDelivery(redis: Redis, ttlSeconds: number, sessionId: string, eventId: string, streamId: string): Promise<boolean> {
   const key = claimKey(sessionId, eventId);
-  const [[, won], [, holder]] = (await redis.multi().set(key, streamId, 'EX', ttlSeconds, 'NX').get(key).exec()) as [[null, string | null], [null, string | null]];
+  const [[, won], [, holder]] = (await redis.multi().set(key, streamId, 'EX', ttlSeconds, 'NX').get(key).exec()) as [
+    [null, string | null],
+    [null, string | null],
+  ];
   return won === 'OK' || holder === streamId;
 }
 

@@ -2,7 +2,15 @@
 // (`pool://{walletContext}/{agentId}`, its subscription record), read from the same read-model
 // queries as REST with the caller's scopes. 2025 sessions subscribe to them (resources/subscribe):
 // api/mcp/resource-watch.ts keeps who watches what and sends the change notices.
-import { type McpServer, ProtocolError, ProtocolErrorCode, ResourceNotFoundError, ResourceTemplate, UriTemplate, type ReadResourceResult } from '@modelcontextprotocol/server';
+import {
+  type McpServer,
+  ProtocolError,
+  ProtocolErrorCode,
+  ResourceNotFoundError,
+  ResourceTemplate,
+  UriTemplate,
+  type ReadResourceResult,
+} from '@modelcontextprotocol/server';
 import { poolId } from '../../domain/pool/state.ts';
 import { walletContextSchema, type WalletContext } from '../../domain/wallet/events.ts';
 import { getFollowableAgentRow, toPublicAgentRecord } from '../../projections/agents/queries.ts';
@@ -65,7 +73,11 @@ export function registerResources(server: McpServer, ctx: McpToolContext): void 
   server.registerResource(
     'agent',
     new ResourceTemplate(AGENT_URI, { list: undefined, complete: { agentId: completeAgentId(ctx) } }),
-    { title: 'A trading agent', description: 'A followable agent: fees, allocation limits, beta seats and its trading record (performanceStats).', mimeType: JSON_TYPE },
+    {
+      title: 'A trading agent',
+      description: 'A followable agent: fees, allocation limits, beta seats and its trading record (performanceStats).',
+      mimeType: JSON_TYPE,
+    },
     (uri, { agentId }) => readAgent(ctx, uri.href, String(agentId)),
   );
   server.registerResource(
@@ -74,15 +86,18 @@ export function registerResources(server: McpServer, ctx: McpToolContext): void 
       // The caller's pools: what resources/list answers.
       list: async () => {
         const records = await userPools(ctx);
-        return { resources: records.map((r) => ({ uri: `pool://${r.walletContext}/${r.agent}`, name: `${r.agentName} (${r.walletContext})`, mimeType: JSON_TYPE })) };
+        return {
+          resources: records.map((r) => ({ uri: `pool://${r.walletContext}/${r.agent}`, name: `${r.agentName} (${r.walletContext})`, mimeType: JSON_TYPE })),
+        };
       },
       complete: { walletContext: completeWalletContext, agentId: completePoolAgentId(ctx) },
     }),
     {
       title: 'My pool with an agent',
-      description: 'The signed-in user\'s pool with one agent in one wallet context (virtual or real): allocation, withdrawable, PnL, fees, status.',
+      description: "The signed-in user's pool with one agent in one wallet context (virtual or real): allocation, withdrawable, PnL, fees, status.",
       mimeType: JSON_TYPE,
-      scopeChallenge: ({ authInfo }) => (authInfo?.scopes.includes(POOL_SCOPE) ? undefined : { scopes: [POOL_SCOPE], errorDescription: `a pool needs ${POOL_SCOPE}` }),
+      scopeChallenge: ({ authInfo }) =>
+        authInfo?.scopes.includes(POOL_SCOPE) ? undefined : { scopes: [POOL_SCOPE], errorDescription: `a pool needs ${POOL_SCOPE}` },
     },
     async (uri, { walletContext, agentId }) => {
       const context = walletContextSchema.safeParse(walletContext);
@@ -98,7 +113,8 @@ export function registerResources(server: McpServer, ctx: McpToolContext): void 
  * changes, so a subscription to it is accepted and kept nowhere (no notice will ever come). The SDK
  * lists its fixed resources only through resources/list, so this reads its registry.
  */
-const isFixedResource = (server: McpServer, uri: string) => uri in (server as unknown as { _registeredResources: Record<string, unknown> })._registeredResources;
+const isFixedResource = (server: McpServer, uri: string) =>
+  uri in (server as unknown as { _registeredResources: Record<string, unknown> })._registeredResources;
 
 /** 2025 sessions: resources/subscribe and unsubscribe, kept in Redis for every process (`sessionId` absent: refused). */
 export function registerSubscriptions(server: McpServer, ctx: McpToolContext, sessionId: string | null): void {

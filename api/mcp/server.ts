@@ -51,7 +51,10 @@ async function runTool(tool: McpTool, ctx: McpToolContext, input: unknown, reque
     if (!(error instanceof DomainError)) {
       outcome = 'error';
       request.log.error({ tool: tool.name, err: error }, 'mcp tool failed');
-      return { isError: true, content: [{ type: 'text', text: JSON.stringify({ code: 'INTERNAL_SERVER_ERROR', reason: 'INTERNAL_ERROR', message: 'internal server error' }) }] };
+      return {
+        isError: true,
+        content: [{ type: 'text', text: JSON.stringify({ code: 'INTERNAL_SERVER_ERROR', reason: 'INTERNAL_ERROR', message: 'internal server error' }) }],
+      };
     }
     outcome = 'refused';
     return refusal(error);

@@ -18,8 +18,7 @@ export const CLIENT_METADATA_FETCHES_PER_MIN = 10;
 export const clientMetadataFetch = createPublicFetch({ timeoutMs: CLIENT_METADATA_TIMEOUT_MS, maxBytes: CLIENT_METADATA_MAX_BYTES });
 
 /** The Redis key counting a client address's fetches (a keyed digest, never the address itself). */
-export const clientMetadataFetchKey = (masterSecret: string, address: string) =>
-  `oauth:client-metadata-fetches:${clientAddressDigest(masterSecret, address)}`;
+export const clientMetadataFetchKey = (masterSecret: string, address: string) => `oauth:client-metadata-fetches:${clientAddressDigest(masterSecret, address)}`;
 
 /** What allowFetch sees of the provider's request context. */
 interface FetchContext {
@@ -53,6 +52,9 @@ function fetchPolicy(redis: Redis, masterSecret: string, tooMany: () => Error) {
 /** The provider's `features.clientIdMetadataDocument`: on, with the fetch policy above; beyond its budget an address gets 429 temporarily_unavailable. */
 export function clientIdMetadataDocuments(redis: Redis, masterSecret: string, errors: typeof ProviderErrors) {
   const tooMany = () =>
-    Object.assign(new errors.TemporarilyUnavailable('too many client ID metadata documents fetched for this address: try again in a minute'), { status: 429, statusCode: 429 });
+    Object.assign(new errors.TemporarilyUnavailable('too many client ID metadata documents fetched for this address: try again in a minute'), {
+      status: 429,
+      statusCode: 429,
+    });
   return { enabled: true, ack: 'draft-02', allowFetch: fetchPolicy(redis, masterSecret, tooMany) };
 }

@@ -117,7 +117,10 @@ declare module 'oidc-provider' {
     discovery?: Record<string, unknown>;
     renderError?: (ctx: KoaContextWithOIDC, out: { error: string; error_description?: string }, error: Error) => void | Promise<void>;
     extraParams?: string[];
-    extraClientMetadata?: { properties: string[]; validator?: (ctx: KoaContextWithOIDC, key: string, value: unknown, metadata: Record<string, unknown>) => void };
+    extraClientMetadata?: {
+      properties: string[];
+      validator?: (ctx: KoaContextWithOIDC, key: string, value: unknown, metadata: Record<string, unknown>) => void;
+    };
     fetch?: (url: string | URL, options?: RequestInit) => Promise<Response>;
   }
 

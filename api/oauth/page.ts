@@ -66,7 +66,10 @@ export const captchaWidget = (siteKey: string | undefined): string =>
   siteKey === undefined ? '' : `<div class="g-recaptcha" data-sitekey="${escapeHtml(siteKey)}"></div>`;
 
 export const errorPage = (title: string, message: string): Page =>
-  renderPage(title, `<h1>${escapeHtml(title)}</h1><p class="error" role="alert">${escapeHtml(message)}</p><p class="muted">Go back to the application and start again.</p>`);
+  renderPage(
+    title,
+    `<h1>${escapeHtml(title)}</h1><p class="error" role="alert">${escapeHtml(message)}</p><p class="muted">Go back to the application and start again.</p>`,
+  );
 
 const UNSAFE_SCHEMES = new Set(['javascript:', 'data:', 'vbscript:', 'file:', 'blob:']);
 

@@ -27,7 +27,8 @@ export function redirectUriRule(errors: typeof ProviderErrors) {
     properties: ['redirect_uris'],
     validator(_ctx: unknown, key: string, value: unknown) {
       const cleartext = key === 'redirect_uris' ? cleartextRedirectUri(value) : undefined;
-      if (cleartext) throw new errors.InvalidClientMetadata(`redirect_uris must use https, or http on the loopback (127.0.0.1, [::1], localhost) only: ${cleartext}`);
+      if (cleartext)
+        throw new errors.InvalidClientMetadata(`redirect_uris must use https, or http on the loopback (127.0.0.1, [::1], localhost) only: ${cleartext}`);
     },
   };
 }

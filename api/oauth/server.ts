@@ -110,7 +110,11 @@ export interface AuthorizationServerOptions {
   fetch?: typeof globalThis.fetch;
 }
 
-export async function createAuthorizationServer(deps: AppDeps, settings: OAuthSettings, options: AuthorizationServerOptions = {}): Promise<AuthorizationServer> {
+export async function createAuthorizationServer(
+  deps: AppDeps,
+  settings: OAuthSettings,
+  options: AuthorizationServerOptions = {},
+): Promise<AuthorizationServer> {
   const { config, pool, logger } = deps;
   const { issuer, resource, mcpResource, consentUrl, keys } = settings;
   const resources = [resource, mcpResource];

@@ -37,7 +37,11 @@ function enforce(access: RouteAccess): { onRequest: onRequestHookHandler; preVal
     async onRequest(request: FastifyRequest) {
       const identity = request.identity;
       if (!identity) throw refuse('AUTHENTICATION_REQUIRED', 'authentication required');
-      if (!modes.includes(identity.mode)) throw refuse('AUTHENTICATION_REQUIRED', `this route does not accept ${identity.mode === 'apiKey' ? 'API keys' : identity.mode === 'oauth' ? 'OAuth tokens' : 'session tokens'}`);
+      if (!modes.includes(identity.mode))
+        throw refuse(
+          'AUTHENTICATION_REQUIRED',
+          `this route does not accept ${identity.mode === 'apiKey' ? 'API keys' : identity.mode === 'oauth' ? 'OAuth tokens' : 'session tokens'}`,
+        );
       if (identity.mode !== 'apiKey') checkScope(identity, access.scope);
     },
     async preValidation(request: FastifyRequest) {
@@ -74,7 +78,12 @@ export function securitySchemes(publicBaseUrl: string) {
       name: 'x-signature',
       description: 'Lowercase hex HMAC-SHA256, keyed with the secret key, of x-timestamp + METHOD + path (with the query as sent) + the raw body',
     },
-    apiTimestamp: { type: 'apiKey' as const, in: 'header' as const, name: 'x-timestamp', description: 'Epoch milliseconds; at most 5 minutes from the server clock' },
+    apiTimestamp: {
+      type: 'apiKey' as const,
+      in: 'header' as const,
+      name: 'x-timestamp',
+      description: 'Epoch milliseconds; at most 5 minutes from the server clock',
+    },
     oauth2: {
       type: 'oauth2' as const,
       description: 'OAuth 2.1 authorization code with PKCE (S256); no refresh tokens',
@@ -82,7 +91,11 @@ export function securitySchemes(publicBaseUrl: string) {
         authorizationCode: {
           authorizationUrl: `${publicBaseUrl}/oauth/authorize`,
           tokenUrl: `${publicBaseUrl}/oauth/token`,
-          scopes: Object.fromEntries(Object.entries(scopeTable).filter(([s]) => !withheldFromOAuth(s as Scope)).map(([s, e]) => [s, e.description])),
+          scopes: Object.fromEntries(
+            Object.entries(scopeTable)
+              .filter(([s]) => !withheldFromOAuth(s as Scope))
+              .map(([s, e]) => [s, e.description]),
+          ),
         },
       },
     },

@@ -57,8 +57,10 @@ async function apiKeyPlugin(app: FastifyInstance): Promise<void> {
     const adminRoute = scope !== undefined && scope !== null && isAdminScope(scope);
     if (signature === undefined && timestamp === undefined && adminRoute && !config.ADMIN_REQUIRE_SIGNATURE) return;
     if (signature === undefined) throw refuse('INVALID_SIGNATURE', 'x-signature is required with an API key');
-    if (timestamp === undefined || !TIMESTAMP.test(timestamp)) throw refuse('INVALID_SIGNATURE', 'x-timestamp (epoch milliseconds) is required with x-signature');
-    if (Math.abs(clock.now().getTime() - Number(timestamp)) > MAX_DRIFT_MS) throw refuse('INVALID_SIGNATURE', 'x-timestamp is more than 5 minutes from the server clock');
+    if (timestamp === undefined || !TIMESTAMP.test(timestamp))
+      throw refuse('INVALID_SIGNATURE', 'x-timestamp (epoch milliseconds) is required with x-signature');
+    if (Math.abs(clock.now().getTime() - Number(timestamp)) > MAX_DRIFT_MS)
+      throw refuse('INVALID_SIGNATURE', 'x-timestamp is more than 5 minutes from the server clock');
     // The signature covers the raw bytes, which only the JSON parser keeps: any other body (text/plain) could not be proven.
     if (request.body !== undefined && request.rawBody === undefined) throw refuse('INVALID_SIGNATURE', 'a signed request carries a JSON body or none');
     const expected = requestSignature(openSigningSecret(sealed, kek), { timestamp, method: request.method, path: request.url, body: request.rawBody ?? '' });

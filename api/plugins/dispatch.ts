@@ -48,12 +48,11 @@ export async function dispatchAs<T extends CommandType>(
 
 async function dispatchPlugin(app: FastifyInstance): Promise<void> {
   app.decorateRequest('writesProjected', false);
-  app.decorateRequest('dispatch', async function dispatch<T extends CommandType>(
-    this: FastifyRequest,
-    type: T,
-    data: CommandMap[T]['data'],
-    options: { answeredFromCommand?: boolean; actor?: string } = {},
-  ): Promise<CommandMap[T]['result']> {
+  app.decorateRequest('dispatch', async function dispatch<
+    T extends CommandType,
+  >(this: FastifyRequest, type: T, data: CommandMap[T]['data'], options: { answeredFromCommand?: boolean; actor?: string } = {}): Promise<
+    CommandMap[T]['result']
+  > {
     const caller = { ...(this.identity ? { userId: this.identity.userId } : {}), correlationId: String(this.id) };
     const { result, writesProjected } = await dispatchAs(this.server.deps, caller, type, data, options);
     this.writesProjected = writesProjected;

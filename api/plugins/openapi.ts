@@ -106,7 +106,12 @@ export function errorResponses(reasons: readonly ErrorReason[]): Record<string, 
 function withIdempotencyHeader(headers: JsonSchema | undefined): JsonSchema {
   const properties = (headers?.properties ?? {}) as Record<string, unknown>;
   if (Object.keys(properties).some((name) => name.toLowerCase() === IDEMPOTENCY_HEADER)) return headers!;
-  const key = { type: 'string', minLength: 1, maxLength: 255, description: '1 to 255 visible ASCII characters; a repeat within 24 hours answers the first response' };
+  const key = {
+    type: 'string',
+    minLength: 1,
+    maxLength: 255,
+    description: '1 to 255 visible ASCII characters; a repeat within 24 hours answers the first response',
+  };
   return { type: 'object', ...headers, properties: { ...properties, 'Idempotency-Key': key } };
 }
 

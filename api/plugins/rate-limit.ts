@@ -119,7 +119,12 @@ function countRefusals(app: FastifyInstance, redis: Redis, limits: RefusalCounti
   const keys = new WeakMap<FastifyRequest, readonly [string, string]>();
   const keysOf = (request: FastifyRequest, budget: RefusalBudget) => {
     const window = Math.floor(epochMs() / REFUSAL_WINDOW_MS);
-    const made = keys.get(request) ?? ([`refused:address:${clientAddressDigest(masterSecret, request.ip)}:${window}`, `refused:${budget.subjectParam}:${subjectOf(request, budget)}:${window}`] as const);
+    const made =
+      keys.get(request) ??
+      ([
+        `refused:address:${clientAddressDigest(masterSecret, request.ip)}:${window}`,
+        `refused:${budget.subjectParam}:${subjectOf(request, budget)}:${window}`,
+      ] as const);
     keys.set(request, made);
     return made;
   };
@@ -164,7 +169,10 @@ async function rateLimitPlugin(app: FastifyInstance): Promise<void> {
   // Without an offline queue, a request before the connection is up would go uncounted: the API
   // waits for it a moment at start (and starts anyway, failing open, when Redis is away).
   await waitUntilReady(redis, STARTUP_WAIT_MS);
-  countRefusals(app, redis, { perAddress: config.RATE_LIMIT_WEBHOOK_REFUSED_PER_ADDRESS_PER_MIN, perSubject: config.RATE_LIMIT_WEBHOOK_REFUSED_PER_AGENT_PER_MIN });
+  countRefusals(app, redis, {
+    perAddress: config.RATE_LIMIT_WEBHOOK_REFUSED_PER_ADDRESS_PER_MIN,
+    perSubject: config.RATE_LIMIT_WEBHOOK_REFUSED_PER_AGENT_PER_MIN,
+  });
   await app.register(fastifyRateLimit, {
     global: true,
     // Counted once the caller is proven: after an API key's signature (api-key.ts, preValidation),
@@ -179,9 +187,13 @@ async function rateLimitPlugin(app: FastifyInstance): Promise<void> {
     max: async (request) =>
       request.identity ? (limits[request.identity.tier] ?? limits.free!) : (ownBudget(request)?.perMinute ?? config.RATE_LIMIT_ANONYMOUS_PER_MIN),
     errorResponseBuilder: (request, context) =>
-      refuse('RATE_LIMITED', `rate limit exceeded: ${context.max} requests a minute for this ${request.identity ? 'tier' : 'address'}; retry in ${context.after}`, {
-        retryAfterSeconds: Math.ceil(context.ttl / 1000),
-      }),
+      refuse(
+        'RATE_LIMITED',
+        `rate limit exceeded: ${context.max} requests a minute for this ${request.identity ? 'tier' : 'address'}; retry in ${context.after}`,
+        {
+          retryAfterSeconds: Math.ceil(context.ttl / 1000),
+        },
+      ),
   });
 }
 

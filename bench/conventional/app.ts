@@ -131,32 +131,24 @@ export async function buildConventionalApp(deps: ConventionalDeps): Promise<Fast
   );
 
   const trade: TradeDeps = { db: deps.db, ...deps.trade };
-  app.post(
-    '/api/v1/wallet/buy',
-    { schema: { headers: idempotencyHeader, body: buyBody, response: { 200: envelopeOf(tradeResult) } } },
-    async (request) => {
-      const caller = await callerOf(root, deps.db, request);
-      const { mint, amountUsd, walletContext } = request.body;
-      if (levelsOf(request.body)) throw noLevels();
-      return ok(resultOf(await buy(trade, caller, { mint, amountMicro: usdToMicro(amountUsd), ...(walletContext ? { walletContext } : {}) })));
-    },
-  );
+  app.post('/api/v1/wallet/buy', { schema: { headers: idempotencyHeader, body: buyBody, response: { 200: envelopeOf(tradeResult) } } }, async (request) => {
+    const caller = await callerOf(root, deps.db, request);
+    const { mint, amountUsd, walletContext } = request.body;
+    if (levelsOf(request.body)) throw noLevels();
+    return ok(resultOf(await buy(trade, caller, { mint, amountMicro: usdToMicro(amountUsd), ...(walletContext ? { walletContext } : {}) })));
+  });
 
-  app.post(
-    '/api/v1/wallet/sell',
-    { schema: { headers: idempotencyHeader, body: sellBody, response: { 200: envelopeOf(tradeResult) } } },
-    async (request) => {
-      const caller = await callerOf(root, deps.db, request);
-      const { amount, walletContext } = request.body;
-      const mint = request.body.mint ?? deps.trade.spendStablecoinMint;
-      if (mint === deps.trade.spendStablecoinMint) {
-        throw refuse('UNPROCESSABLE', 'selling the spend stablecoin withdraws it to `destination`: not offered yet; name the `mint` of a manual BUY lot');
-      }
-      if (levelsOf(request.body)) throw noLevels();
-      const units = Number(toUnits(amount, TOKEN_DECIMALS));
-      return ok(resultOf(await sell(trade, caller, { mint, units, ...(walletContext ? { walletContext } : {}) })));
-    },
-  );
+  app.post('/api/v1/wallet/sell', { schema: { headers: idempotencyHeader, body: sellBody, response: { 200: envelopeOf(tradeResult) } } }, async (request) => {
+    const caller = await callerOf(root, deps.db, request);
+    const { amount, walletContext } = request.body;
+    const mint = request.body.mint ?? deps.trade.spendStablecoinMint;
+    if (mint === deps.trade.spendStablecoinMint) {
+      throw refuse('UNPROCESSABLE', 'selling the spend stablecoin withdraws it to `destination`: not offered yet; name the `mint` of a manual BUY lot');
+    }
+    if (levelsOf(request.body)) throw noLevels();
+    const units = Number(toUnits(amount, TOKEN_DECIMALS));
+    return ok(resultOf(await sell(trade, caller, { mint, units, ...(walletContext ? { walletContext } : {}) })));
+  });
 
   app.get(
     '/api/v1/users/me/subscriptions',

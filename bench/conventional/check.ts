@@ -166,8 +166,11 @@ try {
     };
     const trade = (what: string, side: 'buy' | 'sell', body: unknown, token: string | null = trader.accessToken) =>
       both(what, 'POST', token ?? undefined, body, `/api/v1/wallet/${side}`);
-    const lotRows = async () => (await conv.db.query('SELECT units::float8 AS units, cost_micro::float8 AS cost FROM wallet_lots WHERE user_id = $1 ORDER BY opened_at', [trader.userId])).rows;
-    const cash = async () => Number((await row(`SELECT balance_micro FROM wallets WHERE user_id = $1 AND wallet_context = 'virtual'`, [trader.userId])).balance_micro);
+    const lotRows = async () =>
+      (await conv.db.query('SELECT units::float8 AS units, cost_micro::float8 AS cost FROM wallet_lots WHERE user_id = $1 ORDER BY opened_at', [trader.userId]))
+        .rows;
+    const cash = async () =>
+      Number((await row(`SELECT balance_micro FROM wallets WHERE user_id = $1 AND wallet_context = 'virtual'`, [trader.userId])).balance_micro);
     const bought = await trade('buy 100 USD of SOL at 100', 'buy', { mint: 'SOL', amountUsd: 100 });
     expect(bought.body.data?.message === 'Bought 1 SOL for 100 USD at 100 USD each', 'the buy says what it bought');
     await price(200);
@@ -175,7 +178,10 @@ try {
     await price(150);
     const sold = await trade('sell 1.5 SOL at 150, oldest lot first', 'sell', { mint: 'SOL', amount: 1.5 });
     expect(sold.body.data?.realizedPnlUsd === 25, 'realized PnL 25 USD (225 for lots that cost 100 + 100)');
-    expect(JSON.stringify(await lotRows()) === JSON.stringify([{ units: 1_500_000, cost: 300_000_000 }]), 'the first lot row deleted, the second reduced to 1.5 SOL costing 300 USD');
+    expect(
+      JSON.stringify(await lotRows()) === JSON.stringify([{ units: 1_500_000, cost: 300_000_000 }]),
+      'the first lot row deleted, the second reduced to 1.5 SOL costing 300 USD',
+    );
     expect((await cash()) === 10_000_000_000 - 500_000_000 + 225_000_000, 'the wallet row paid 500 USD and got 225 USD');
     await trade('sell 1.500001 SOL, beyond the lots', 'sell', { mint: 'SOL', amount: 1.500001 });
     await trade('sell a mint never bought', 'sell', { mint: 'BONK', amount: 1 });

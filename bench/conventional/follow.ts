@@ -84,7 +84,6 @@ function poolStateOf(r: SubscriptionRow): PoolState {
   };
 }
 
-
 export interface Followed {
   created: boolean;
   row: SubscriptionRow;
@@ -95,7 +94,8 @@ export async function follow(db: Pool, config: FollowConfig, caller: Caller, inp
   const { rows } = await db.query<AgentRow>({ name: 'conv-agent', text: 'SELECT * FROM agents WHERE id = $1', values: [input.agentId] });
   const agent = rows[0];
   if (!agent) throw refuse('AGENT_NOT_FOUND', 'agent not found');
-  if (agent.beta_status !== 'beta' && agent.beta_status !== 'live') throw refuse('AGENT_NOT_FOLLOWABLE', `agent is ${agent.beta_status} and cannot be followed`);
+  if (agent.beta_status !== 'beta' && agent.beta_status !== 'live')
+    throw refuse('AGENT_NOT_FOLLOWABLE', `agent is ${agent.beta_status} and cannot be followed`);
   const context: WalletContext =
     input.walletContext ?? (input.walletMode ? (input.walletMode === 'REAL' ? 'real' : 'virtual') : caller.virtualWalletMode ? 'virtual' : 'real');
   const choices: FollowChoices = {
@@ -185,7 +185,8 @@ async function takeBetaSeat(client: PoolClient, agent: AgentRow, userId: string,
   );
   const { taken, held } = rows[0]!;
   if (held) return;
-  if (agent.max_beta_users !== null && taken >= agent.max_beta_users) throw refuse('BETA_FULL', `all ${agent.max_beta_users} beta seats of this agent are taken`);
+  if (agent.max_beta_users !== null && taken >= agent.max_beta_users)
+    throw refuse('BETA_FULL', `all ${agent.max_beta_users} beta seats of this agent are taken`);
   await client.query('INSERT INTO beta_seats (agent_id, user_id, taken_at) VALUES ($1, $2, $3)', [agent.id, userId, now]);
 }
 
@@ -207,10 +208,31 @@ async function upsertPool(client: PoolClient, req: Request, t: AgentTerms, s: Fo
              confirmed_in_micro = subscriptions.confirmed_in_micro + EXCLUDED.confirmed_in_micro, updated_at = EXCLUDED.updated_at
            RETURNING *`,
     values: [
-      req.userId, req.agent.id, req.context, poolId(req.userId, req.agent.id, req.context), t.agentName, t.agentImageUrl, t.venue,
-      t.maxLeverage, t.successFeePercent, t.minAllocationUsd, t.minTradeUsd, t.minPerTradePercent, t.recommendedPerTradePercent,
-      t.maxConcurrentPositions, t.maxEntriesPerTrade, s.tradeMode, s.allocationMode, s.allocationPercentageMin,
-      s.allocationPercentageMax, s.allocationAmountUsd, s.allocationAmountSol, s.goLiveUponConfirmation, s.isPaused, amount, req.now,
+      req.userId,
+      req.agent.id,
+      req.context,
+      poolId(req.userId, req.agent.id, req.context),
+      t.agentName,
+      t.agentImageUrl,
+      t.venue,
+      t.maxLeverage,
+      t.successFeePercent,
+      t.minAllocationUsd,
+      t.minTradeUsd,
+      t.minPerTradePercent,
+      t.recommendedPerTradePercent,
+      t.maxConcurrentPositions,
+      t.maxEntriesPerTrade,
+      s.tradeMode,
+      s.allocationMode,
+      s.allocationPercentageMin,
+      s.allocationPercentageMax,
+      s.allocationAmountUsd,
+      s.allocationAmountSol,
+      s.goLiveUponConfirmation,
+      s.isPaused,
+      amount,
+      req.now,
     ],
   });
   return rows[0]!;

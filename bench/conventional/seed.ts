@@ -31,9 +31,21 @@ export async function seedConventional(
          beta_status, max_beta_users)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)`,
       [
-        a.id, a.developerId, a.name, a.avatarUrl ?? null, a.venue, a.maxLeverage ?? null, a.successFeePercent, a.minAllocationMicroUsd,
-        a.minTradeMicroUsd, a.minPerTradePercent, a.recommendedPerTradePercent, a.maxConcurrentPositions, a.maxEntriesPerTrade,
-        a.betaStatus, a.maxBetaUsers ?? null,
+        a.id,
+        a.developerId,
+        a.name,
+        a.avatarUrl ?? null,
+        a.venue,
+        a.maxLeverage ?? null,
+        a.successFeePercent,
+        a.minAllocationMicroUsd,
+        a.minTradeMicroUsd,
+        a.minPerTradePercent,
+        a.recommendedPerTradePercent,
+        a.maxConcurrentPositions,
+        a.maxEntriesPerTrade,
+        a.betaStatus,
+        a.maxBetaUsers ?? null,
       ],
     );
     const holders = await Promise.all(

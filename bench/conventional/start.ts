@@ -17,11 +17,7 @@ export interface Conventional {
   stop(): Promise<void>;
 }
 
-export async function startConventional(
-  app: Pick<TestApp, 'deps'>,
-  ids: { userIds: string[]; agentIds: string[] },
-  poolSize: number,
-): Promise<Conventional> {
+export async function startConventional(app: Pick<TestApp, 'deps'>, ids: { userIds: string[]; agentIds: string[] }, poolSize: number): Promise<Conventional> {
   const database = await freshDatabase('bench_conventional', { durable: true });
   try {
     await seedConventional(app.deps, database.pool, ids);

@@ -60,7 +60,20 @@ async function record(client: PoolClient, req: Request, t: Traded, balanceAfter:
     name: 'conv-trade-record',
     text: `INSERT INTO manual_trades (transfer_id, user_id, wallet_context, side, mint, units, usd_micro, price_micro, tx_id, realized_pnl_micro, balance_after_micro, created_at)
            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
-    values: [t.transferId, req.userId, t.walletContext, t.side, t.mint, t.swap.units, t.swap.usdMicro, (t.swap.price / 10n ** 12n).toString(), t.swap.txId, t.realizedPnlMicro ?? null, balanceAfter, req.now],
+    values: [
+      t.transferId,
+      req.userId,
+      t.walletContext,
+      t.side,
+      t.mint,
+      t.swap.units,
+      t.swap.usdMicro,
+      (t.swap.price / 10n ** 12n).toString(),
+      t.swap.txId,
+      t.realizedPnlMicro ?? null,
+      balanceAfter,
+      req.now,
+    ],
   });
 }
 
@@ -75,7 +88,13 @@ const tradeOf = (side: 'buy' | 'sell', req: Request, swap: Swap & { txId: string
 
 /** POST /api/v1/wallet/buy: the wallet row pays, the venue swaps, a lot row opens. */
 export function buy(deps: TradeDeps, caller: Caller, input: { mint: string; amountMicro: MicroUsd; walletContext?: WalletContext }): Promise<Traded> {
-  const req: Request = { userId: caller.userId, walletContext: contextOf(caller, input.walletContext), mint: input.mint, now: new Date(), transferId: `manual-${randomUUID()}` };
+  const req: Request = {
+    userId: caller.userId,
+    walletContext: contextOf(caller, input.walletContext),
+    mint: input.mint,
+    now: new Date(),
+    transferId: `manual-${randomUUID()}`,
+  };
   return inTransaction(deps.db, async (client) => {
     const { userId, walletContext, mint, now, transferId } = req;
     const balance = await lockWallet(client, userId, walletContext, walletContext === 'virtual' ? deps.virtualStartMicro : 0, now);
@@ -105,7 +124,13 @@ interface LotRow {
 
 /** POST /api/v1/wallet/sell: refused before any swap when the lots hold less; the lot rows shrink oldest first. */
 export function sell(deps: TradeDeps, caller: Caller, input: { mint: string; units: number; walletContext?: WalletContext }): Promise<Traded> {
-  const req: Request = { userId: caller.userId, walletContext: contextOf(caller, input.walletContext), mint: input.mint, now: new Date(), transferId: `manual-${randomUUID()}` };
+  const req: Request = {
+    userId: caller.userId,
+    walletContext: contextOf(caller, input.walletContext),
+    mint: input.mint,
+    now: new Date(),
+    transferId: `manual-${randomUUID()}`,
+  };
   return inTransaction(deps.db, async (client) => {
     const { userId, walletContext, mint, now, transferId } = req;
     // The trade lock: every buy and sell of this wallet context takes the wallet row first.
@@ -124,10 +149,14 @@ export function sell(deps: TradeDeps, caller: Caller, input: { mint: string; uni
     const lots = rows.map((r) => ({ lotId: r.lot_id, units: Number(r.units), costMicro: Number(r.cost_micro) }) as Lot);
     const held = lots.reduce((sum, l) => sum + l.units, 0);
     if (input.units > held) {
-      throw refuse('SELL_EXCEEDS_MANUAL_POSITION', `the sell (${unitsToTokens(input.units)}) exceeds the open manual BUY lots of ${mint} (${unitsToTokens(held)})`, {
-        requestedAmount: unitsToTokens(input.units),
-        manualPositionAmount: unitsToTokens(held),
-      });
+      throw refuse(
+        'SELL_EXCEEDS_MANUAL_POSITION',
+        `the sell (${unitsToTokens(input.units)}) exceeds the open manual BUY lots of ${mint} (${unitsToTokens(held)})`,
+        {
+          requestedAmount: unitsToTokens(input.units),
+          manualPositionAmount: unitsToTokens(held),
+        },
+      );
     }
     const swap = await finalSwap(deps.swaps, { swapId: transferId, userId, walletContext, side: 'sell', mint, amount: input.units });
     const reductions = reduceOldestFirst(lots, input.units);
@@ -135,7 +164,11 @@ export function sell(deps: TradeDeps, caller: Caller, input: { mint: string; uni
     const emptied = reductions.filter((r) => r.units === byId.get(r.lotId)!.units).map((r) => r.lotId);
     const partial = reductions.find((r) => r.units < byId.get(r.lotId)!.units);
     if (emptied.length > 0) {
-      await client.query({ name: 'conv-lots-delete', text: 'DELETE FROM wallet_lots WHERE user_id = $1 AND lot_id = ANY($2::text[])', values: [userId, emptied] });
+      await client.query({
+        name: 'conv-lots-delete',
+        text: 'DELETE FROM wallet_lots WHERE user_id = $1 AND lot_id = ANY($2::text[])',
+        values: [userId, emptied],
+      });
     }
     if (partial) {
       await client.query({

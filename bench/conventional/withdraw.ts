@@ -76,7 +76,11 @@ async function withdrawIn(client: PoolClient, req: Request): Promise<Withdrawn> 
     const details = { withdrawableUsd: microToUsd(withdrawableUsd), requestedUsd: microToUsd(amountMicro) };
     // Margin is locked only by open trades, so a locked amount means open trades of this pool.
     if (Number(pool.locked_micro) > 0) {
-      throw refuse('ALLOCATION_FUNDS_IN_USE', `open trades of this agent lock part of the pool: ${microToUsd(withdrawableUsd)} USD can be withdrawn now`, details);
+      throw refuse(
+        'ALLOCATION_FUNDS_IN_USE',
+        `open trades of this agent lock part of the pool: ${microToUsd(withdrawableUsd)} USD can be withdrawn now`,
+        details,
+      );
     }
     throw refuse('EXCEEDS_WITHDRAWABLE', `at most ${microToUsd(withdrawableUsd)} USD can be withdrawn from this pool`, details);
   }

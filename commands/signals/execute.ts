@@ -67,7 +67,6 @@ async function undo(tools: Tools, tradeId: string, token: string): Promise<void>
   await manageTrade(tools, tradeId, { type: 'ClosePosition', data: { closePercent: 100, price, reason: 'SIGNAL' } });
 }
 
-
 async function openTrades(tools: Tools, signal: Signal, pool: FollowedPool, opens: Array<{ intent: OpenIntent; index: number }>): Promise<PoolResult> {
   const { poolId } = pool;
   const now = tools.metadata.now;
@@ -107,7 +106,7 @@ async function openTrades(tools: Tools, signal: Signal, pool: FollowedPool, open
   // Both or neither: the trades that opened end at once, their margin back in the pool.
   for (const f of finished) if (f.status === 'completed' && f.plan.to.kind === 'trade') await undo(tools, f.plan.to.tradeId, f.plan.to.request!.token);
   const reason = rejected.rejection ?? rejected.refusal?.reason ?? rejected.status;
-  if (reason === 'INVALID_LEVELS') return skipped(poolId, 'INVALID_LEVELS', 'the levels contradict the side at the venue\'s price');
+  if (reason === 'INVALID_LEVELS') return skipped(poolId, 'INVALID_LEVELS', "the levels contradict the side at the venue's price");
   return failed(poolId, reason, `the trade could not open: ${reason}`);
 }
 
@@ -132,7 +131,13 @@ function decisionOf(events: ReadonlyArray<{ type: string; data: unknown }>, trad
  * the signal and intent that asked for it, so a run of the signal again closes nothing more (the
  * other follow-ups are repeats by nature: a cancel, a stop or targets set again, a trade ended).
  */
-async function followUpCommand(tools: Tools, intent: FollowUpIntent, token: string, tradeId: string, requestId: string): Promise<CommandBody<TradeCommand> | PoolResult['errorMessage']> {
+async function followUpCommand(
+  tools: Tools,
+  intent: FollowUpIntent,
+  token: string,
+  tradeId: string,
+  requestId: string,
+): Promise<CommandBody<TradeCommand> | PoolResult['errorMessage']> {
   switch (intent.action) {
     case 'close': {
       const price = await markPriceOf(tools, token);
@@ -142,7 +147,15 @@ async function followUpCommand(tools: Tools, intent: FollowUpIntent, token: stri
     case 'cancel':
       return { type: 'CancelEntry', data: {} };
     case 'update': {
-      if (intent.takeProfits) return { type: 'SetTargets', data: { takeProfits: intent.takeProfits.map((tp) => (tp.closePercent === undefined ? { price: intentPrice(tp.price) } : { price: intentPrice(tp.price), closePercent: tp.closePercent })) } };
+      if (intent.takeProfits)
+        return {
+          type: 'SetTargets',
+          data: {
+            takeProfits: intent.takeProfits.map((tp) =>
+              tp.closePercent === undefined ? { price: intentPrice(tp.price) } : { price: intentPrice(tp.price), closePercent: tp.closePercent },
+            ),
+          },
+        };
       if (intent.breakeven) return { type: 'MoveStop', data: { to: 'breakeven' } };
       if (intent.stopLoss !== undefined) return { type: 'MoveStop', data: { price: intentPrice(intent.stopLoss) } };
       if (intent.stopLossAtTarget !== undefined) {
@@ -171,7 +184,11 @@ async function followUp(tools: Tools, signal: Signal, pool: FollowedPool, intent
   if (target.kind === 'ambiguous') return skipped(poolId, 'AMBIGUOUS_TARGET', `${target.candidates} open trades match`);
   if (target.kind === 'notFound') return skipped(poolId, 'NO_MATCHING_TRADE', 'no open trade of the agent matches');
   if (isManagement(intent) && pool.settings.tradeMode !== 'FULL_TRADING') {
-    return skipped(poolId, 'FULL_TRADING_ONLY', `the follower's ${pool.settings.tradeMode} does not apply the agent's management of open trades (stop moves, targets, partial closes): FULL_TRADING does`);
+    return skipped(
+      poolId,
+      'FULL_TRADING_ONLY',
+      `the follower's ${pool.settings.tradeMode} does not apply the agent's management of open trades (stop moves, targets, partial closes): FULL_TRADING does`,
+    );
   }
   const { tradeId, token } = target.trade;
   const command = await followUpCommand(tools, intent, token, tradeId, `${signal.key}#${index}`);
@@ -221,10 +238,15 @@ export async function executeSignal({ data }: Command<'ExecuteSignal', ExecuteSi
     agent.deletedAt !== undefined
       ? data.poolIds.map((poolId) => skipped(poolId, 'AGENT_DELETED', 'the agent was deleted'))
       : interpretation.kind === 'signal'
-      ? await inParallel(data.poolIds, POOL_CONCURRENCY, (poolId) =>
-          executeInPool(tools, { key: data.signalKey, received: state.received, agent, feeBps: tools.deps.config.TRADE_FEE_BPS }, interpretation.intents, poolId),
-        )
-      : [];
+        ? await inParallel(data.poolIds, POOL_CONCURRENCY, (poolId) =>
+            executeInPool(
+              tools,
+              { key: data.signalKey, received: state.received, agent, feeBps: tools.deps.config.TRADE_FEE_BPS },
+              interpretation.intents,
+              poolId,
+            ),
+          )
+        : [];
   const recorded = await tools.execute(signalDecider, id, { type: 'RecordSignalOutcome', data: { results } });
   if (recorded.state.status !== 'executed') throw new Error(`signal ${id}: the outcome was not recorded`);
   return { executed: recorded.state.executed };

@@ -51,7 +51,14 @@ export async function receiveSignal({ data }: Command<'ReceiveSignal', ReceiveSi
   if (!agent.exists || agent.deletedAt !== undefined) throw refuse('AGENT_NOT_FOUND', 'no such agent');
   await spendSignature(tools, agentId, data.signature);
   const read = interpretSignalBody(body, agent.signalDetectionRule, agent.signalExecutionDefaults);
-  if (!read.ok) throw refusedBody(read, `the body is not a valid signal: ${problemsMessage(read.problems.map((p) => `${p.path}: ${p.message}`), '; ')}`);
+  if (!read.ok)
+    throw refusedBody(
+      read,
+      `the body is not a valid signal: ${problemsMessage(
+        read.problems.map((p) => `${p.path}: ${p.message}`),
+        '; ',
+      )}`,
+    );
   const signalIdGiven = read.signalId !== undefined;
   return recordSignal(tools, agentId, {
     signalId: read.signalId ?? tools.deps.ids.uuid(),
@@ -71,4 +78,3 @@ export async function recordSignal(tools: Tools, agentId: string, signal: Omit<S
   if (state.status === 'received') await tools.deps.signals?.enqueue({ agentId, signalKey, correlationId: tools.metadata.correlationId });
   return { agentId, signalKey, signal: state, repeated: events.length === 0 };
 }
-

@@ -24,7 +24,7 @@ export async function replaySignal({ data }: Command<'ReplaySignal', ReplaySigna
     throw refuse('SIGNAL_NOT_REPLAYABLE', 'the signal already executed in some pools: it never executes twice (send a new signal instead)');
   }
   const read = interpretSignalBody(original.received.body, agent.signalDetectionRule, agent.signalExecutionDefaults);
-  if (!read.ok) throw refusedBody(read, 'the agent\'s current rules refuse this body');
+  if (!read.ok) throw refusedBody(read, "the agent's current rules refuse this body");
   return recordSignal(tools, agentId, {
     signalId: replayIdOf(signalId),
     signalIdGiven: original.received.signalIdGiven,

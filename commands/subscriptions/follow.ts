@@ -50,7 +50,6 @@ async function rounds(first: Round, planAgain: () => Promise<Round>, applyRound:
   }
 }
 
-
 /** A follow that found its pool stopped or opened by another request meanwhile: planned again, never answered. */
 class LostOpeningRace extends Error {}
 
@@ -65,7 +64,9 @@ export async function followAgent({ data }: Command<'FollowAgent', FollowAgentDa
       const raced = err instanceof LostOpeningRace;
       if (!raced && !(err instanceof DomainError && maxStaleMs !== undefined)) throw err;
       if (raced && tools.deadlineClock.nowMs() > tools.deadline) {
-        throw refuse('BUSY', 'the pool kept changing under this follow (stopped or followed by other requests); nothing was moved; retry shortly', { retryAfterSeconds: 1 });
+        throw refuse('BUSY', 'the pool kept changing under this follow (stopped or followed by other requests); nothing was moved; retry shortly', {
+          retryAfterSeconds: 1,
+        });
       }
       maxStaleMs = undefined;
     }
@@ -97,7 +98,11 @@ async function follow({ userId, input }: FollowAgentData, tools: Tools, maxStale
   let pool: PoolState;
   try {
     const endpoint = { userId, agentId: agent.id, walletContext };
-    await rounds(first, () => planOnce(true), async (round) => apply(tools, id, endpoint, round.pool, await moveOf(round.pool, round.plan)));
+    await rounds(
+      first,
+      () => planOnce(true),
+      async (round) => apply(tools, id, endpoint, round.pool, await moveOf(round.pool, round.plan)),
+    );
     ({ state: pool } = await tools.load(poolDecider, id, { answer: true }));
   } catch (err) {
     // A claim this request took goes back unless a pool opened with it or a debit waits to open one.
@@ -111,7 +116,12 @@ async function follow({ userId, input }: FollowAgentData, tools: Tools, maxStale
 
 /** A failed release leaves the claims to the recovery's sweep (after its grace period). */
 const giveBack = (tools: Tools, agentId: string, userId: string, claims: string[]): Promise<void> =>
-  claims.length === 0 ? Promise.resolve() : tools.dispatch('ReleaseOrphanSeat', { agentId, userId, claims }).then(() => undefined, () => undefined);
+  claims.length === 0
+    ? Promise.resolve()
+    : tools.dispatch('ReleaseOrphanSeat', { agentId, userId, claims }).then(
+        () => undefined,
+        () => undefined,
+      );
 
 /** A round's plan and how it found the pool: it tops up the opening it found, or opens a pool not followed (with a seat claim for a beta agent). */
 type FollowMove = FollowPlan & { topsUp?: number; seatClaim?: string };

@@ -31,7 +31,8 @@ async function followedPool(tools: Tools, req: PoolRequest) {
 /** A failed transfer answers its refusal; anything else answers the pool as it is now. */
 async function settle(tools: Tools, id: string, req: PoolRequest, walletContext: WalletContext, transfer: Awaited<ReturnType<typeof runTransfer>>) {
   if (transfer.status === 'failed') throw transfer.refusal!;
-  if (transfer.status === 'compensated') throw refuse('UNPROCESSABLE', `the pool did not accept the allocation (${transfer.rejection}); the funds are back in the wallet`);
+  if (transfer.status === 'compensated')
+    throw refuse('UNPROCESSABLE', `the pool did not accept the allocation (${transfer.rejection}); the funds are back in the wallet`);
   const { state } = await tools.load(poolDecider, id, { answer: true });
   return { agentId: req.agentId, walletContext, pool: state, status: transfer.status, amountMicro: transfer.plan.amountMicro };
 }

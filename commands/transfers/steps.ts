@@ -41,7 +41,6 @@ export async function debitWallet({ data }: Step<'DebitWallet', { transfer: Tran
   }
 }
 
-
 /** An agent's fee account pays its developer (a claim): Debited with the amount it recorded (a retry finds the first one), or refused. */
 export async function debitFees({ data }: Step<'DebitFees', { transfer: TransferPlan }>, tools: Tools): Promise<TransferOutcome> {
   const { transfer } = data;
@@ -68,10 +67,7 @@ export async function debitPool({ data }: Step<'DebitPool', { transfer: Transfer
 }
 
 /** The destination takes the credit (pending at the venue in the real context), or records that it never will. */
-export async function creditPool(
-  { data }: Step<'CreditPool', { transfer: TransferPlan; resumed: boolean }>,
-  tools: Tools,
-): Promise<TransferOutcome> {
+export async function creditPool({ data }: Step<'CreditPool', { transfer: TransferPlan; resumed: boolean }>, tools: Tools): Promise<TransferOutcome> {
   const { transferId } = data.transfer;
   const { state, events } = await tools.execute(poolDecider, poolIdOf(poolEndpoint(data.transfer, 'to')), { type: 'CreditPool', data });
   switch (state.transfers.get(transferId)) {

@@ -72,7 +72,8 @@ export async function sellLots({ data }: Step<'SellLots', { transfer: TransferPl
   );
   if (requested instanceof DomainError) return { type: 'DebitRefused', error: requested };
   if (requested.status === 'done') return { type: 'Debited', amountMicro: requested.swap!.usdMicro };
-  if (requested.status === 'failed') return { type: 'DebitRefused', error: refuse('SWAP_FAILED', `the venue failed the sell: ${requested.reason}`, { swapReason: requested.reason }) };
+  if (requested.status === 'failed')
+    return { type: 'DebitRefused', error: refuse('SWAP_FAILED', `the venue failed the sell: ${requested.reason}`, { swapReason: requested.reason }) };
   const swap = await finalSwap(tools, swapOfSell(transfer));
   if (swap.status === 'FAILED') {
     const reason = swap.reason ?? 'SWAP_FAILED';
@@ -100,7 +101,15 @@ export async function sendOut({ data }: Step<'SendOut', { transfer: TransferPlan
   const to = transfer.to;
   invariant(to.kind === 'address', `transfer ${transfer.transferId}: the destination is not an address`);
   const { userId, walletContext, mint, destination } = to;
-  const sent = await finalSwap(tools, { swapId: transfer.transferId, userId, walletContext, side: 'withdraw', mint, amount: transfer.amountMicro, destination });
+  const sent = await finalSwap(tools, {
+    swapId: transfer.transferId,
+    userId,
+    walletContext,
+    side: 'withdraw',
+    mint,
+    amount: transfer.amountMicro,
+    destination,
+  });
   if (sent.status === 'FAILED') return { type: 'CreditRejected', reason: sent.reason ?? 'WITHDRAWAL_FAILED' };
   await tools.execute(walletDecider, userId, { type: 'RecordWithdrawal', data: { transferId: transfer.transferId, txId: sent.txId! } });
   return { type: 'Credited' };

@@ -55,14 +55,7 @@ export async function takeLookupSlot(redis: Redis, userId: string, now: Date): P
 const codeDigest = (key: Buffer, userId: string, code: string) => hmacHex(key, `${userId}:${code}`);
 
 /** Stores a new code (replacing any earlier one) for `ttlSeconds`. */
-export async function storeCode(
-  redis: Redis,
-  key: Buffer,
-  userId: string,
-  code: string,
-  ttlSeconds: number,
-  signup?: PendingSignup,
-): Promise<void> {
+export async function storeCode(redis: Redis, key: Buffer, userId: string, code: string, ttlSeconds: number, signup?: PendingSignup): Promise<void> {
   const value = JSON.stringify({ digest: codeDigest(key, userId, code), ...(signup ? { signup } : {}) });
   await redis.set(loginKeys(userId).code, value, 'EX', ttlSeconds);
 }
@@ -133,12 +126,33 @@ export async function consumeCode(
   const raw = await redis.get(keys.code);
   const stored = raw ? storedCodeSchema.safeParse(JSON.parse(raw)) : undefined;
   if (stored?.success === true && sameDigest(stored.data.digest, codeDigest(key, userId, code))) {
-    const [taken, ms] = (await redis.eval(TAKE_IF_SAME, 4, keys.code, keys.failures, keys.lock, mine, raw!, wrongCodesPerEmail, lockMs, wrongCodesPerAddress)) as ScriptAnswer;
+    const [taken, ms] = (await redis.eval(
+      TAKE_IF_SAME,
+      4,
+      keys.code,
+      keys.failures,
+      keys.lock,
+      mine,
+      raw!,
+      wrongCodesPerEmail,
+      lockMs,
+      wrongCodesPerAddress,
+    )) as ScriptAnswer;
     if (taken === 'taken') return { signup: stored.data.signup };
     if (taken === 'locked') throw accountLocked(now, ms);
     if (taken === 'address') throw addressLocked(now, ms);
   }
-  const [outcome, ms] = (await redis.eval(COUNT_WRONG, 4, keys.failures, keys.lock, keys.code, mine, wrongCodesPerEmail, lockMs, wrongCodesPerAddress)) as ScriptAnswer;
+  const [outcome, ms] = (await redis.eval(
+    COUNT_WRONG,
+    4,
+    keys.failures,
+    keys.lock,
+    keys.code,
+    mine,
+    wrongCodesPerEmail,
+    lockMs,
+    wrongCodesPerAddress,
+  )) as ScriptAnswer;
   if (outcome === 'locked') throw accountLocked(now, ms);
   if (outcome === 'address') throw addressLocked(now, ms);
   throw invalidCode();

@@ -70,7 +70,10 @@ async function checkTotp(tools: Tools, userId: string, mfa: MfaState, code: stri
   const { redis, config } = tools.deps;
   const { now } = tools.metadata;
   const secret = openTotpSecret(mfa.sealedSecret, config.JWT_SECRET, () =>
-    refuse('MFA_SECRET_UNREADABLE', "the authenticator's secret can no longer be read (the server's key changed): sign in with a recovery code, or ask an administrator to reset MFA"),
+    refuse(
+      'MFA_SECRET_UNREADABLE',
+      "the authenticator's secret can no longer be read (the server's key changed): sign in with a recovery code, or ask an administrator to reset MFA",
+    ),
   );
   return withinAttempts(redis, userId, now, () => matchTotp(secret, code, now));
 }
@@ -80,7 +83,9 @@ async function checkRecoveryCode(tools: Tools, userId: string, mfa: MfaState, co
   const canonical = canonicalRecoveryCode(code);
   const digest = canonical === null ? null : recoveryCodeDigest(userId, canonical, keyEncryptionKeyOf(tools.deps.config));
   const matches = () => (digest !== null && unusedRecoveryCode(mfa, digest) !== undefined ? { recoveryCodeDigest: digest } : null);
-  return withinAttempts(tools.deps.redis, userId, tools.metadata.now, matches, () => refuse('INVALID_RECOVERY_CODE', 'invalid recovery code: wrong, or used already'));
+  return withinAttempts(tools.deps.redis, userId, tools.metadata.now, matches, () =>
+    refuse('INVALID_RECOVERY_CODE', 'invalid recovery code: wrong, or used already'),
+  );
 }
 
 /** The first code of the pending secret turns MFA on (MfaEnabled keeps the secret sealed); the first recovery codes are answered this once. */
@@ -89,7 +94,9 @@ export async function confirmMfa({ data, metadata }: Command<'ConfirmMfa', { use
   const user = await registeredUser(tools, data.userId);
   if (user.mfa) throw refuse('MFA_ALREADY_ENABLED', 'MFA is already on');
   const sealedSecret = await pendingEnrolment(redis, data.userId);
-  const secret = openTotpSecret(sealedSecret, config.JWT_SECRET, () => refuse('MFA_ENROLMENT_NOT_FOUND', 'the pending enrolment can no longer be read (the server key changed): enrol again'));
+  const secret = openTotpSecret(sealedSecret, config.JWT_SECRET, () =>
+    refuse('MFA_ENROLMENT_NOT_FOUND', 'the pending enrolment can no longer be read (the server key changed): enrol again'),
+  );
   const { timeStep } = await withinAttempts(redis, data.userId, metadata.now, () => matchTotp(secret, data.code, metadata.now));
   const { shown, digests } = newRecoveryCodes(tools, data.userId);
   await tools.execute(userDecider, data.userId, { type: 'EnableMfa', data: { sealedSecret, timeStep, recoveryCodeDigests: digests } });

@@ -35,7 +35,10 @@ export async function signOut({ data }: Command<'SignOut', { refreshToken: strin
 }
 
 /** An administrator ends every live session of a user (an account believed taken over): its access and refresh tokens stop working. */
-export async function endAllSessions({ data }: Command<'EndAllSessions', { userId: string }>, tools: Tools): Promise<{ userId: string; sessionsEnded: number }> {
+export async function endAllSessions(
+  { data }: Command<'EndAllSessions', { userId: string }>,
+  tools: Tools,
+): Promise<{ userId: string; sessionsEnded: number }> {
   const { events } = await tools.execute(userDecider, data.userId, { type: 'EndAllSessions', data: {} });
   return { userId: data.userId, sessionsEnded: events.length };
 }

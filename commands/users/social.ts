@@ -55,7 +55,14 @@ export async function startSocialLogin({ data, metadata }: Command<'StartSocialL
   const codeVerifier = ids.token(32); // 43 characters of base64url: a valid RFC 7636 verifier
   const url = await social.authorizationUrl({ state, nonce, codeVerifier }).catch((err: unknown) => Promise.reject(refusalOf(err)));
   const expiresAt = new Date(metadata.now.getTime() + config.SOCIAL_STATE_TTL_SECONDS * 1000).toISOString();
-  const record: z.infer<typeof stateRecord> = { provider: data.provider, nonce, codeVerifier, signup: data.signup, expiresAt, ...(data.redirectPath ? { redirectPath: data.redirectPath } : {}) };
+  const record: z.infer<typeof stateRecord> = {
+    provider: data.provider,
+    nonce,
+    codeVerifier,
+    signup: data.signup,
+    expiresAt,
+    ...(data.redirectPath ? { redirectPath: data.redirectPath } : {}),
+  };
   await redis.set(stateKey(id), encryptSecret(JSON.stringify(record), config.JWT_SECRET, STATE_PURPOSE), 'EX', config.SOCIAL_STATE_TTL_SECONDS);
   return { url, state, expiresAt };
 }

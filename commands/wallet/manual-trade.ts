@@ -116,7 +116,11 @@ export async function exitLot({ data }: Command<'ExitLot', ExitLotData>, tools: 
   if ('retryAt' in next) return { sold: false, why: 'retry-later', retryAt: next.retryAt.toISOString() };
   const transferId = exitTransferId(lot.lotId, next.attempt);
   const trade = await manualSell(
-    { type: 'ManualSell', data: { userId: data.userId, transferId, mint: lot.mint, units: lot.units, walletContext: lot.walletContext }, metadata: tools.metadata },
+    {
+      type: 'ManualSell',
+      data: { userId: data.userId, transferId, mint: lot.mint, units: lot.units, walletContext: lot.walletContext },
+      metadata: tools.metadata,
+    },
     tools,
   );
   return { sold: true, trigger, trade };

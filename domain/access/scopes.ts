@@ -19,15 +19,30 @@ const admins: readonly Role[] = ['admin'];
 
 export const scopeTable = {
   'profile:read': { description: 'Read the user document, sessions and social status', roles: everyone, aliases: ['user:read'], byDefault: true },
-  'profile:write': { description: 'Change the profile (username, language, wallet mode, guide agent, interests, pinned agents)', roles: everyone, aliases: ['user:write'], byDefault: true },
+  'profile:write': {
+    description: 'Change the profile (username, language, wallet mode, guide agent, interests, pinned agents)',
+    roles: everyone,
+    aliases: ['user:write'],
+    byDefault: true,
+  },
   'marketplace:read': { description: 'List and read agents', roles: everyone, aliases: ['agents:read'], byDefault: true },
   'subscriptions:read': { description: "Read the caller's subscriptions (pools) and their ledgers", roles: everyone, aliases: ['bots:read'], byDefault: true },
-  'subscriptions:write': { description: 'Follow and stop following agents; add and withdraw capital', roles: everyone, aliases: ['bots:write'], byDefault: true },
+  'subscriptions:write': {
+    description: 'Follow and stop following agents; add and withdraw capital',
+    roles: everyone,
+    aliases: ['bots:write'],
+    byDefault: true,
+  },
   'trades:read': { description: "Read the caller's agent trades", roles: everyone, aliases: [], byDefault: true },
   'trades:write': { description: "Close the caller's agent trades", roles: everyone, aliases: [], byDefault: true },
   'wallet:read': { description: "Read the caller's wallet (balances and manual lots)", roles: everyone, aliases: [], byDefault: true },
   'wallet:trade': { description: 'Buy and sell through the wallet, withdraw the stablecoin', roles: everyone, aliases: ['wallet:write'], byDefault: true },
-  'developer:read': { description: "Read the developer's own agents, reviews, subscribers and signal inbox (listing a first agent makes a user a developer)", roles: everyone, aliases: [], byDefault: true },
+  'developer:read': {
+    description: "Read the developer's own agents, reviews, subscribers and signal inbox (listing a first agent makes a user a developer)",
+    roles: everyone,
+    aliases: [],
+    byDefault: true,
+  },
   'developer:write': { description: 'List, edit, replay signals of and delete agents', roles: everyone, aliases: ['agents:write'], byDefault: true },
   'keys:read': { description: "List the caller's API keys", roles: everyone, aliases: [], byDefault: false },
   'keys:write': { description: 'Create and revoke API keys', roles: everyone, aliases: [], byDefault: false },

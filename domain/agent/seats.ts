@@ -101,7 +101,11 @@ function evolve(state: SeatShard, event: SeatEvent): SeatShard {
     case 'BetaSeatReleased':
       return withClaims(state, userId, []);
     case 'BetaSeatClaimReleased':
-      return withClaims(state, userId, held.filter((c) => c.claimId !== event.data.claimId));
+      return withClaims(
+        state,
+        userId,
+        held.filter((c) => c.claimId !== event.data.claimId),
+      );
     default:
       return assertNever(event);
   }

@@ -56,4 +56,3 @@ export function evolve(state: AgentState, event: AgentEvent): AgentState {
       return assertNever(event);
   }
 }
-

@@ -67,7 +67,8 @@ export function newKeyOf(data: NewKeyAsked, now: Date): { name: string; scopes: 
   const name = data.name.trim();
   if (name.length === 0 || name.length > MAX_KEY_NAME) throw refuse('VALIDATION_FAILED', `name must be 1 to ${MAX_KEY_NAME} characters`);
   if (data.type !== 'platform') {
-    if (data.type === 'developer' || data.type === 'internal') throw refuse('KEY_TYPE_NOT_ALLOWED', `keys of type ${data.type} cannot be created through the API`);
+    if (data.type === 'developer' || data.type === 'internal')
+      throw refuse('KEY_TYPE_NOT_ALLOWED', `keys of type ${data.type} cannot be created through the API`);
     throw refuse('VALIDATION_FAILED', 'type must be platform');
   }
   let scopes: Scope[];

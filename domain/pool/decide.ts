@@ -18,10 +18,7 @@ import { closeTrade, markTrade, openTrade, type CloseTrade, type MarkTrade, type
 export type DebitPool = Command<'DebitPool', { transfer: TransferPlan }>;
 
 /** The venue's answer for a pending add or withdrawal (the reconciliation worker sends it). */
-export type SettleAllocation = Command<
-  'SettleAllocation',
-  { transferId: string; outcome: 'confirmed' | 'failed'; amountMicro: MicroUsd; reason?: string }
->;
+export type SettleAllocation = Command<'SettleAllocation', { transferId: string; outcome: 'confirmed' | 'failed'; amountMicro: MicroUsd; reason?: string }>;
 
 /** Where a real perp pool's bridge transfer stands, as the bridge reports it. */
 export type RecordBridgeStatus = Command<'RecordBridgeStatus', { transferId: string; status: BridgeStatus; bridgeTransactionId: string | null }>;
@@ -79,7 +76,9 @@ function debit({ data, metadata }: DebitPool, state: PoolState): PoolEvent[] {
   const pending = pool.walletContext === 'real';
   if (transfer.from.close) {
     if (hasOpenTrades(pool)) {
-      throw refuse('ALLOCATION_FUNDS_IN_USE', 'this pool has open trades: close them before you stop following', { openTrades: Object.keys(pool.openTrades).length });
+      throw refuse('ALLOCATION_FUNDS_IN_USE', 'this pool has open trades: close them before you stop following', {
+        openTrades: Object.keys(pool.openTrades).length,
+      });
     }
     ensureNoLegInFlight(pool);
     const fees = settleFees(pool, at);
@@ -129,7 +128,19 @@ function settle({ data, metadata }: SettleAllocation, state: PoolState): PoolEve
     throw refuse('VALIDATION_FAILED', `an add is confirmed in full (${leg.amountMicro} micro-USD) or fails`);
   }
   const at = metadata.now.toISOString();
-  const events: PoolEvent[] = [{ type: 'AllocationSettled', data: { transferId, direction: leg.direction, outcome, amountMicro, ...(reason ? { reason } : nothingPaid ? { reason: 'the venue paid nothing out' } : {}), at } }];
+  const events: PoolEvent[] = [
+    {
+      type: 'AllocationSettled',
+      data: {
+        transferId,
+        direction: leg.direction,
+        outcome,
+        amountMicro,
+        ...(reason ? { reason } : nothingPaid ? { reason: 'the venue paid nothing out' } : {}),
+        at,
+      },
+    },
+  ];
   if (state.followed && state.bridge?.transferId === transferId) {
     const status = outcome === 'confirmed' ? 'CONFIRMED' : 'FAILED';
     events.push({ type: 'BridgeStatusChanged', data: { transferId, status, bridgeTransactionId: state.bridge.transactionId, at } });

@@ -202,8 +202,7 @@ export type PoolEvent = z.infer<typeof poolEventSchema>;
 export type PoolEventOf<T extends PoolEvent['type']> = Extract<PoolEvent, { type: T }>;
 export const poolEventTypes: ReadonlySet<string> = new Set(poolEventSchema.options.map((o) => o.shape.type.value));
 
-export const walletModeOf = (context: z.infer<typeof walletContextSchema>): WalletMode =>
-  context === 'virtual' ? 'VIRTUAL' : 'REAL';
+export const walletModeOf = (context: z.infer<typeof walletContextSchema>): WalletMode => (context === 'virtual' ? 'VIRTUAL' : 'REAL');
 
 /** When an event happened, if it says. */
 export function timeOf(event: PoolEvent): string | undefined {

@@ -147,6 +147,9 @@ export function credit({ data, metadata }: CreditPool, state: PoolState): PoolEv
   if (topsUp === undefined) return rejected(OPENED_MEANWHILE);
   if (!sameOpening(state, topsUp)) return rejected(STOPPED_MEANWHILE);
   if (resumed) return [added, ...bridging(state.walletContext, state.terms, transferId, at)];
-  const changes = follow({ type: 'FollowAgent', data: { agentId: to.agentId, userId: to.userId, walletContext: to.walletContext, settings, terms, topsUp }, metadata }, state);
+  const changes = follow(
+    { type: 'FollowAgent', data: { agentId: to.agentId, userId: to.userId, walletContext: to.walletContext, settings, terms, topsUp }, metadata },
+    state,
+  );
   return [...changes, added, ...bridging(state.walletContext, state.terms, transferId, at)];
 }

@@ -135,7 +135,11 @@ export function replayStep(replayed: Replayed, event: PoolEvent): Replayed {
   const after = evolve(before, event);
   // Most events leave the bookkeeping as it was (already dropped): no second copy of the state then.
   const untouched =
-    after.transfers === before.transfers && after.trades === before.trades && after.payouts === before.payouts && after.openings === undefined && after.closedClaims === undefined;
+    after.transfers === before.transfers &&
+    after.trades === before.trades &&
+    after.payouts === before.payouts &&
+    after.openings === undefined &&
+    after.closedClaims === undefined;
   const state = untouched ? after : withoutBookkeeping(after);
   return { state, lastFollowed: state.followed ? state : replayed.lastFollowed, events: replayed.events + 1 };
 }

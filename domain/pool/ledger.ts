@@ -97,8 +97,7 @@ export const estimatedSuccessFeeUsd = (l: LedgerInputs, successFeePercent: numbe
 export const chargeableProfitUsd = (l: Pick<LedgerInputs, 'realized' | 'unrealized'>): MicroUsd => l.realized + Math.min(0, l.unrealized);
 
 /** Owed on realized profit net of open losses, not yet settled. */
-export const pendingSuccessFeeUsd = (l: LedgerInputs, successFeePercent: number): MicroUsd =>
-  feeOn(chargeableProfitUsd(l), successFeePercent, l.feesCharged);
+export const pendingSuccessFeeUsd = (l: LedgerInputs, successFeePercent: number): MicroUsd => feeOn(chargeableProfitUsd(l), successFeePercent, l.feesCharged);
 
 /** Creator floor(fee × (1 − share)) to the micro-USD; the platform gets the rest, so the parts sum to the fee. */
 export function splitFee(fee: MicroUsd, share: readonly [bigint, bigint] = PLATFORM_FEE_SHARE) {

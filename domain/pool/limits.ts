@@ -67,7 +67,6 @@ export const tradeSizeSchema = z.union([
 ]);
 export type TradeSize = z.infer<typeof tradeSizeSchema>;
 
-
 /** The UTC date of an ISO time, or null when it is none. */
 export function utcDateOf(at: string): string | null {
   // The events' times are toISOString's: their date is their first ten characters.
@@ -150,12 +149,18 @@ export function checkTrades(pool: FollowedPool, group: TradeGroup, now: Date): T
   if (pool.awaitingGoLive) return refused('AWAITING_GO_LIVE', 'the follower has not gone live with this pool yet: no trade opens until they do');
   if (pool.settings.tradeMode === 'ALERTS_ONLY') return refused('ALERTS_ONLY', 'the follower takes alerts only from this agent: no trade opens in the pool');
   if (pool.settings.isPaused) return refused('POOL_PAUSED', 'the follower paused this pool: no new trade opens');
-  const token = disallowed(limits, trades.map((t) => t.token));
+  const token = disallowed(
+    limits,
+    trades.map((t) => t.token),
+  );
   if (token !== undefined) return refused('TOKEN_NOT_ALLOWED', `the agent does not trade ${token}`);
   // No event may have happened yet today: the day starts now, with the equity the last event left.
   const day = dayOn(pool.day, now.toISOString().slice(0, 10), pool.ledger);
   if (limits.maxDailyLossPct !== null && dailyLossReached(day, pool.ledger, limits.maxDailyLossPct)) {
-    return refused('DAILY_LOSS_LIMIT', `the pool lost ${usd(dailyLossMicro(day, pool.ledger))} today, ${limits.maxDailyLossPct}% or more of its ${usd(day.startEquityMicro + day.flowsMicro)} at 00:00 UTC (net of capital moved since)`);
+    return refused(
+      'DAILY_LOSS_LIMIT',
+      `the pool lost ${usd(dailyLossMicro(day, pool.ledger))} today, ${limits.maxDailyLossPct}% or more of its ${usd(day.startEquityMicro + day.flowsMicro)} at 00:00 UTC (net of capital moved since)`,
+    );
   }
   const open = Object.keys(pool.openTrades).length;
   if (limits.maxOpenPositions !== null && open + trades.length > limits.maxOpenPositions) {
@@ -172,7 +177,10 @@ export function checkTrades(pool: FollowedPool, group: TradeGroup, now: Date): T
   const margins = trades.map((t) => marginOf(t.size, free, cap));
   const small = margins.findIndex((m) => m === 0 || m < limits.minTradeMicro);
   if (small >= 0) {
-    return refused('BELOW_MIN_TRADE', `a margin of ${usd(margins[small]!)} for ${trades[small]!.token} is below the smallest trade, ${usd(Math.max(1, limits.minTradeMicro))}`);
+    return refused(
+      'BELOW_MIN_TRADE',
+      `a margin of ${usd(margins[small]!)} for ${trades[small]!.token} is below the smallest trade, ${usd(Math.max(1, limits.minTradeMicro))}`,
+    );
   }
   const total = margins.reduce((sum, m) => sum + m, 0);
   if (total > free) return refused('INSUFFICIENT_CAPITAL', `the trades need ${usd(total)} of margin; the pool has ${usd(free)} free`);

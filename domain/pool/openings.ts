@@ -47,7 +47,16 @@ export function closed(state: PoolState, data: PoolEventOf<'PoolClosed'>['data']
   const decided = transferId === undefined || state.transfers.has(transferId);
   const transfers = decided ? state.transfers : state.transfers.set(transferId, 'paid' as const);
   const payouts = decided ? state.payouts : state.payouts.set(transferId, 0);
-  const pool: UnfollowedPool = { followed: false, closedAt: at, transfers, pending: state.pending, trades, settlements, payouts, feesSettledMicro: state.feesSettledMicro ?? 0 };
+  const pool: UnfollowedPool = {
+    followed: false,
+    closedAt: at,
+    transfers,
+    pending: state.pending,
+    trades,
+    settlements,
+    payouts,
+    feesSettledMicro: state.feesSettledMicro ?? 0,
+  };
   if (state.openings !== undefined) pool.openings = state.openings;
   const claims = state.followed && state.seatClaim !== undefined ? [...(state.closedClaims ?? []), state.seatClaim] : state.closedClaims;
   if (claims !== undefined) pool.closedClaims = claims;

@@ -33,8 +33,7 @@ export function openTradeRefs(pool: PoolState): PoolTradeRef[] {
  * between the debit and the credit finds the debit already made under this id and finishes it
  * instead of paying again; once the pool decided it, the next transfer gets a new id.
  */
-export const nextTransferId = (id: string, state: PoolState, kind: 'add' | 'withdraw' = 'add'): string =>
-  `${id}#${kind}-${state.transfers.size + 1}`;
+export const nextTransferId = (id: string, state: PoolState, kind: 'add' | 'withdraw' = 'add'): string => `${id}#${kind}-${state.transfers.size + 1}`;
 
 /**
  * What the pool recorded for a transfer it pays, as the transfer process reads it: paid (how much),

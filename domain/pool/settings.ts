@@ -84,4 +84,3 @@ export const followOpeningSchema = z.object({
   seatClaim: z.string().min(1).optional(),
 });
 export type FollowOpening = z.infer<typeof followOpeningSchema>;
-

@@ -9,11 +9,21 @@ import { dayOn, utcDateOf, withFlows, withOpen } from './limits.ts';
 import { closed, opened } from './openings.ts';
 import type { Book, FailedTransfer, FollowedPool, PoolState, PoolTrade, TradingDay, TransferFate } from './pool.ts';
 
-export type { FailedTransfer, FollowedPool, PendingLeg, PoolState, PoolTrade, Reconciliation, TradeFate, TransferFate, Transfers, UnfollowedPool } from './pool.ts';
+export type {
+  FailedTransfer,
+  FollowedPool,
+  PendingLeg,
+  PoolState,
+  PoolTrade,
+  Reconciliation,
+  TradeFate,
+  TransferFate,
+  Transfers,
+  UnfollowedPool,
+} from './pool.ts';
 
 /** One pool per user, agent and wallet context. */
-export const poolId = (userId: string, agentId: string, walletContext: WalletContext): string =>
-  `${userId}.${agentId}.${walletContext}`;
+export const poolId = (userId: string, agentId: string, walletContext: WalletContext): string => `${userId}.${agentId}.${walletContext}`;
 export const poolStream = (id: string): string => `pool-${id}`;
 
 export const initialState = (): PoolState => ({
@@ -27,7 +37,8 @@ export const initialState = (): PoolState => ({
 });
 
 /** The change of the pool's day by `change`, when it keeps one. */
-const dayChange = (pool: FollowedPool, change: (day: TradingDay) => TradingDay): Partial<FollowedPool> => (pool.day === undefined ? {} : { day: change(pool.day) });
+const dayChange = (pool: FollowedPool, change: (day: TradingDay) => TradingDay): Partial<FollowedPool> =>
+  pool.day === undefined ? {} : { day: change(pool.day) };
 
 /**
  * The pool with `book` changed, and its ledger by `change` at `at` when followed (an unfollowed one
@@ -36,7 +47,12 @@ const dayChange = (pool: FollowedPool, change: (day: TradingDay) => TradingDay):
 function withLedger(state: PoolState, at: string | undefined, change: (l: LedgerInputs) => Partial<LedgerInputs>, book: Partial<Book>): PoolState {
   if (!state.followed) return changed(state, book);
   const ledger = changedLedger(state.ledger, change(state.ledger));
-  return changed(state, book, { ledger, updatedAt: at ?? state.updatedAt }, dayChange(state, (day) => withFlows(day, state.ledger, ledger)));
+  return changed(
+    state,
+    book,
+    { ledger, updatedAt: at ?? state.updatedAt },
+    dayChange(state, (day) => withFlows(day, state.ledger, ledger)),
+  );
 }
 
 /**
@@ -116,7 +132,11 @@ export function evolve(before: PoolState, event: PoolEvent): PoolState {
           ? { pendingIn: l.pendingIn - leg.amountMicro, confirmedIn: l.confirmedIn + (confirmed ? amountMicro : 0) }
           : { pendingOut: l.pendingOut - leg.amountMicro, confirmedOut: l.confirmedOut + (confirmed ? amountMicro : 0) };
       const settled = withLedger(state, at, moved, { transfers: state.transfers.set(transferId, fate), pending: without(state.pending, transferId), payouts });
-      if (settled.followed) return withFailure(settled, confirmed ? null : { transferId, direction: leg.direction, amountMicro: leg.amountMicro, reason: event.data.reason ?? NO_REASON, at });
+      if (settled.followed)
+        return withFailure(
+          settled,
+          confirmed ? null : { transferId, direction: leg.direction, amountMicro: leg.amountMicro, reason: event.data.reason ?? NO_REASON, at },
+        );
       // A stopped pool's closing payout: what the venue did not pay out stays the pool's.
       if (leg.direction !== 'out') return settled;
       return changed(settled, { residueMicro: (settled.residueMicro ?? 0) + leg.amountMicro - (confirmed ? amountMicro : 0) });
@@ -133,7 +153,11 @@ export function evolve(before: PoolState, event: PoolEvent): PoolState {
       const trade: PoolTrade = { marginMicro, unrealizedMicro: 0, token: token ?? null, side: side ?? null, signalId: signalId ?? null, openedAt: at };
       const openTrades = withEntry(state.openTrades, tradeId, trade);
       const ledger = changedLedger(state.ledger, { locked: sumOf(openTrades, 'marginMicro') });
-      return changed(state, { trades, openTrades, ledger, updatedAt: at }, dayChange(state, (day) => withOpen(day, at)));
+      return changed(
+        state,
+        { trades, openTrades, ledger, updatedAt: at },
+        dayChange(state, (day) => withOpen(day, at)),
+      );
     }
     // Changes no money and no record: only the trade's fate, so that the refusal is final.
     case 'TradeRefused':

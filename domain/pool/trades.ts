@@ -58,7 +58,8 @@ export type CloseTrade = Command<'CloseTrade', z.infer<typeof closeTradeDataSche
 function ensurePaidByPool(pool: FollowedPool, { tradeId, transfer }: TradeAsk): void {
   if (!transfer) return;
   const { from, to } = transfer;
-  const ours = from.kind === 'pool' && poolId(from.userId, from.agentId, from.walletContext) === pool.poolId && to.kind === 'trade' && to.poolId === pool.poolId;
+  const ours =
+    from.kind === 'pool' && poolId(from.userId, from.agentId, from.walletContext) === pool.poolId && to.kind === 'trade' && to.poolId === pool.poolId;
   invariant(ours, `the transfer of trade ${tradeId} is not paid by this pool to its trade`);
 }
 
@@ -82,7 +83,12 @@ export function openTrade({ data, metadata }: OpenTrade, state: PoolState): Pool
   if (!check.ok) return refused(check.reason, check.message);
   // Test trading: the trades the pool would open, on paper, beside its real capital; nothing is locked.
   if (state.settings.tradeMode === 'TEST_TRADING') {
-    return group.trades.map(({ tradeId, token, side, signalId }, i): PoolEvent => ({ type: 'TradeSimulated', data: { tradeId, marginMicro: check.margins[i]!, token, side, signalId, at } }));
+    return group.trades.map(
+      ({ tradeId, token, side, signalId }, i): PoolEvent => ({
+        type: 'TradeSimulated',
+        data: { tradeId, marginMicro: check.margins[i]!, token, side, signalId, at },
+      }),
+    );
   }
   return group.trades.map(({ tradeId, token, side, signalId, transfer }, i): PoolEvent => {
     const marginMicro = check.margins[i]!;

@@ -31,8 +31,18 @@ export function interpretSignalBody(body: unknown, rule?: SignalDetectionRule | 
   }
   const parsed = textSignalSchema.safeParse(body);
   if (!parsed.success) {
-    return { ok: false, reason: 'VALIDATION_FAILED', problems: parsed.error.issues.map((i) => ({ code: 'INVALID_FIELD', path: i.path.join('.') || 'body', message: i.message })) };
+    return {
+      ok: false,
+      reason: 'VALIDATION_FAILED',
+      problems: parsed.error.issues.map((i) => ({ code: 'INVALID_FIELD', path: i.path.join('.') || 'body', message: i.message })),
+    };
   }
   const { signalId, replyTo, text } = parsed.data;
-  return { ok: true, source: 'text', ...(signalId ? { signalId } : {}), ...(replyTo ? { replyTo } : {}), interpretation: parseSignalText(text, rule, defaults) };
+  return {
+    ok: true,
+    source: 'text',
+    ...(signalId ? { signalId } : {}),
+    ...(replyTo ? { replyTo } : {}),
+    interpretation: parseSignalText(text, rule, defaults),
+  };
 }

@@ -25,7 +25,9 @@ export function evolve(state: SignalState, event: SignalEvent): SignalState {
   switch (event.type) {
     case 'SignalReceived':
       // Interpretations stored before prices were finer hold micro-USD integers: read them as today's text.
-      return state.status === 'none' ? { status: 'received', received: { ...event.data, interpretation: upcastInterpretation(event.data.interpretation) as Interpretation } } : state;
+      return state.status === 'none'
+        ? { status: 'received', received: { ...event.data, interpretation: upcastInterpretation(event.data.interpretation) as Interpretation } }
+        : state;
     case 'SignalExecuted':
       return state.status === 'received' ? { status: 'executed', received: state.received, executed: event.data } : state;
     default:
@@ -60,7 +62,12 @@ function receive({ data, metadata }: ReceiveSignal, state: SignalState): SignalE
   if (state.status !== 'none') return [];
   const received: SignalReceived = { ...data, receivedAt: metadata.now.toISOString() };
   const executed = decidedAtArrival(received);
-  return executed ? [{ type: 'SignalReceived', data: received }, { type: 'SignalExecuted', data: executed }] : [{ type: 'SignalReceived', data: received }];
+  return executed
+    ? [
+        { type: 'SignalReceived', data: received },
+        { type: 'SignalExecuted', data: executed },
+      ]
+    : [{ type: 'SignalReceived', data: received }];
 }
 
 function recordOutcome({ data, metadata }: RecordSignalOutcome, state: SignalState): SignalEvent[] {

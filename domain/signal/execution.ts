@@ -23,7 +23,6 @@ export const DEFAULT_SIZE_PERCENT = 10;
 /** The trailing stop of `trailingStop: true`: armed after a 1% move, then 0.5% behind the best price. */
 export const DEFAULT_TRAILING = { activationPercent: 1, callbackPercent: 0.5 } as const;
 
-
 export interface ExecutionContext {
   defaults: SignalExecutionDefaults | undefined;
   terms: AgentTerms;
@@ -87,14 +86,17 @@ function targetsOf(takeProfits: TakeProfit[], defaults: SignalExecutionDefaults 
   const tiers = defaults?.takeProfitTiers;
   const useTiers = tiers !== undefined && tiers.length === takeProfits.length && takeProfits.every((tp) => tp.closePercent === undefined);
   return takeProfits.map((tp, i) => {
-    const closePercent = tp.closePercent ?? (useTiers ? wholePercent(tiers[i]!.closePercent) ?? undefined : undefined);
+    const closePercent = tp.closePercent ?? (useTiers ? (wholePercent(tiers[i]!.closePercent) ?? undefined) : undefined);
     return closePercent === undefined ? { price: tp.price } : { price: tp.price, closePercent };
   });
 }
 
 function sizeOf(intent: OpenIntent, defaults: SignalExecutionDefaults | undefined, terms: AgentTerms): TradeSize {
   if (intent.size?.type === 'usd') return { marginMicro: intent.size.amountMicro };
-  const percent = (intent.size?.type === 'percent' ? wholePercent(intent.size.percent) : null) ?? wholePercent(defaults?.tradeSizeValue) ?? wholePercent(terms.recommendedPerTradePercent);
+  const percent =
+    (intent.size?.type === 'percent' ? wholePercent(intent.size.percent) : null) ??
+    wholePercent(defaults?.tradeSizeValue) ??
+    wholePercent(terms.recommendedPerTradePercent);
   return { percent: percent ?? DEFAULT_SIZE_PERCENT };
 }
 

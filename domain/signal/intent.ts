@@ -11,7 +11,8 @@ export const intentPriceSchema = priceTextSchema;
 type Json = Record<string, unknown>;
 const isRecord = (v: unknown): v is Json => v !== null && typeof v === 'object' && !Array.isArray(v);
 const legacyPrice = (v: unknown): unknown => (typeof v === 'number' && Number.isSafeInteger(v) && v >= 1 ? priceText(priceFromMicro(v)) : v);
-const withPrices = (o: Json, keys: readonly string[]): Json => Object.fromEntries(Object.entries(o).map(([k, v]) => [k, keys.includes(k) ? legacyPrice(v) : v]));
+const withPrices = (o: Json, keys: readonly string[]): Json =>
+  Object.fromEntries(Object.entries(o).map(([k, v]) => [k, keys.includes(k) ? legacyPrice(v) : v]));
 
 function upcastIntent(intent: unknown): unknown {
   if (!isRecord(intent)) return intent;
@@ -127,7 +128,15 @@ export type LevelProblem = z.infer<typeof levelProblemSchema>;
  * `MISSING_LEVELS` a side and a token with nothing to trade on ("long BTC was a great call");
  * `NO_STRATEGY_PREFIX` the rule's `strategyPrefix` is absent; `TEXT_TOO_LONG` over the parsed length.
  */
-export const unmatchedReasons = ['NO_SIGNAL', 'RESULT_REPORT', 'MISSING_TOKEN', 'MISSING_SIDE', 'MISSING_LEVELS', 'NO_STRATEGY_PREFIX', 'TEXT_TOO_LONG'] as const;
+export const unmatchedReasons = [
+  'NO_SIGNAL',
+  'RESULT_REPORT',
+  'MISSING_TOKEN',
+  'MISSING_SIDE',
+  'MISSING_LEVELS',
+  'NO_STRATEGY_PREFIX',
+  'TEXT_TOO_LONG',
+] as const;
 export const unmatchedReasonSchema = z.enum(unmatchedReasons);
 export type UnmatchedReason = z.infer<typeof unmatchedReasonSchema>;
 

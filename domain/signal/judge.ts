@@ -7,7 +7,8 @@ import type { Action, BlockReading, Target } from './reader.ts';
 
 const lowest = (prices: readonly Price[]): Price => prices.reduce(minPrice);
 const highest = (prices: readonly Price[]): Price => prices.reduce(maxPrice);
-const targetsOf = (targets: readonly Target[]) => targets.map((t) => (t.closePercent === undefined ? { price: priceText(t.price) } : { price: priceText(t.price), closePercent: t.closePercent }));
+const targetsOf = (targets: readonly Target[]) =>
+  targets.map((t) => (t.closePercent === undefined ? { price: priceText(t.price) } : { price: priceText(t.price), closePercent: t.closePercent }));
 
 export type BlockResult =
   | { kind: 'open'; intent: OpenIntent; badPrices: number }
@@ -34,7 +35,8 @@ function entryOf(r: BlockReading, side: Side): Entry {
  */
 function sideFromLevels(r: BlockReading): Side | undefined {
   const targets = r.takeProfits.map((t) => t.price);
-  const entries = r.entryPrices.length > 0 ? r.entryPrices : [r.breakout?.price ?? r.marketPrice ?? r.tokenPrices[0] ?? r.stopLoss].filter((p) => p !== undefined);
+  const entries =
+    r.entryPrices.length > 0 ? r.entryPrices : [r.breakout?.price ?? r.marketPrice ?? r.tokenPrices[0] ?? r.stopLoss].filter((p) => p !== undefined);
   if (targets.length === 0 || entries.length === 0) return undefined;
   if (targets.every((p) => p > highest(entries))) return 'long';
   if (targets.every((p) => p < lowest(entries))) return 'short';
@@ -81,7 +83,8 @@ export function judge(reading: BlockReading, leverageMax: number | undefined): B
   const inferred = reading.side === undefined && reading.impliedSide === undefined && !reading.reported ? sideFromLevels(reading) : undefined;
   // "ETH 3500 TP 3300 SL 3600": the price after the token is the entry once the levels say the side
   // (a reading of its own: the caller's is left as it was read)
-  const r = inferred && reading.entryPrices.length === 0 && !reading.breakout && !reading.market ? { ...reading, entryPrices: [...reading.tokenPrices] } : reading;
+  const r =
+    inferred && reading.entryPrices.length === 0 && !reading.breakout && !reading.market ? { ...reading, entryPrices: [...reading.tokenPrices] } : reading;
   const side = r.side ?? r.impliedSide ?? inferred;
   const levels = r.entryPrices.length > 0 || r.breakout !== undefined || r.stopLoss !== undefined || r.takeProfits.length > 0 || r.badPrices > 0;
   // "Exit ETH short now": with an instruction about a trade, only prices make the message an open
@@ -91,7 +94,12 @@ export function judge(reading: BlockReading, leverageMax: number | undefined): B
   }
   const named = { ...(r.token ? { token: r.token } : {}), ...(side ? { side } : {}) };
   // "Sold the remaining $WIF bag, we're out": two ways of saying one full close
-  const intents = r.actions.flatMap((action) => followUp(action, named)).filter((intent, i, all) => !(intent.action === 'close' && intent.closePercent === 100 && all.findIndex((x) => x.action === 'close' && x.closePercent === 100) < i));
+  const intents = r.actions
+    .flatMap((action) => followUp(action, named))
+    .filter(
+      (intent, i, all) =>
+        !(intent.action === 'close' && intent.closePercent === 100 && all.findIndex((x) => x.action === 'close' && x.closePercent === 100) < i),
+    );
   if (intents.length > 0) return { kind: 'followUps', intents };
   if (r.reported || (r.reportWords && !levels)) return { kind: 'none', reason: 'RESULT_REPORT' };
   if (levels && !r.token) return { kind: 'none', reason: 'MISSING_TOKEN' };
@@ -115,7 +123,8 @@ export function interpret(results: readonly BlockResult[], ruleVersion: string):
   for (const result of results) {
     if (result.kind !== 'open') continue;
     const index = intents.indexOf(result.intent);
-    if (result.badPrices > 0) problems.push({ code: 'PRICE_OUT_OF_RANGE', intent: index, message: 'a price rounds to 0 (below 10^-18 USD) or is above 1,000,000,000 USD' });
+    if (result.badPrices > 0)
+      problems.push({ code: 'PRICE_OUT_OF_RANGE', intent: index, message: 'a price rounds to 0 (below 10^-18 USD) or is above 1,000,000,000 USD' });
     problems.push(...levelProblems(result.intent, index));
   }
   return problems.length > 0 ? { kind: 'skipped', ruleVersion, skipReason: 'INVALID_LEVELS', problems, intents } : { kind: 'signal', ruleVersion, intents };

@@ -27,18 +27,24 @@ export function levelProblems(intent: OpenIntent, index: number): LevelProblem[]
   const targets = intent.takeProfits.map((t) => intentPrice(t.price));
   if (range) {
     const [low, high] = range;
-    if (stopLoss !== undefined && long && stopLoss >= low) add('STOP_LOSS_NOT_BELOW_ENTRY', `a ${intent.side}'s stop loss ${priceText(stopLoss)} must be below the entry ${priceText(low)}`);
-    if (stopLoss !== undefined && !long && stopLoss <= high) add('STOP_LOSS_NOT_ABOVE_ENTRY', `a ${intent.side}'s stop loss ${priceText(stopLoss)} must be above the entry ${priceText(high)}`);
+    if (stopLoss !== undefined && long && stopLoss >= low)
+      add('STOP_LOSS_NOT_BELOW_ENTRY', `a ${intent.side}'s stop loss ${priceText(stopLoss)} must be below the entry ${priceText(low)}`);
+    if (stopLoss !== undefined && !long && stopLoss <= high)
+      add('STOP_LOSS_NOT_ABOVE_ENTRY', `a ${intent.side}'s stop loss ${priceText(stopLoss)} must be above the entry ${priceText(high)}`);
     for (const price of targets) {
-      if (long && price <= high) add('TAKE_PROFIT_NOT_ABOVE_ENTRY', `a ${intent.side}'s take profit ${priceText(price)} must be above the entry ${priceText(high)}`);
-      if (!long && price >= low) add('TAKE_PROFIT_NOT_BELOW_ENTRY', `a ${intent.side}'s take profit ${priceText(price)} must be below the entry ${priceText(low)}`);
+      if (long && price <= high)
+        add('TAKE_PROFIT_NOT_ABOVE_ENTRY', `a ${intent.side}'s take profit ${priceText(price)} must be above the entry ${priceText(high)}`);
+      if (!long && price >= low)
+        add('TAKE_PROFIT_NOT_BELOW_ENTRY', `a ${intent.side}'s take profit ${priceText(price)} must be below the entry ${priceText(low)}`);
     }
     return problems;
   }
   if (stopLoss === undefined) return problems;
   for (const price of targets) {
-    if (long && price <= stopLoss) add('TAKE_PROFIT_NOT_ABOVE_STOP_LOSS', `a ${intent.side}'s take profit ${priceText(price)} must be above its stop loss ${priceText(stopLoss)}`);
-    if (!long && price >= stopLoss) add('TAKE_PROFIT_NOT_BELOW_STOP_LOSS', `a ${intent.side}'s take profit ${priceText(price)} must be below its stop loss ${priceText(stopLoss)}`);
+    if (long && price <= stopLoss)
+      add('TAKE_PROFIT_NOT_ABOVE_STOP_LOSS', `a ${intent.side}'s take profit ${priceText(price)} must be above its stop loss ${priceText(stopLoss)}`);
+    if (!long && price >= stopLoss)
+      add('TAKE_PROFIT_NOT_BELOW_STOP_LOSS', `a ${intent.side}'s take profit ${priceText(price)} must be below its stop loss ${priceText(stopLoss)}`);
   }
   return problems;
 }

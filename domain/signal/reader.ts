@@ -9,7 +9,21 @@ import type { Side } from './intent.ts';
 import type { Item, KeywordItem } from './items.ts';
 import type { Family } from './keywords.ts';
 
-type Field = 'none' | 'implicitEntry' | 'tokenPrice' | 'entry' | 'market' | 'breakoutAbove' | 'breakoutBelow' | 'breakout' | 'tp' | 'sl' | 'leverage' | 'close' | 'stopMove' | 'newTargets';
+type Field =
+  | 'none'
+  | 'implicitEntry'
+  | 'tokenPrice'
+  | 'entry'
+  | 'market'
+  | 'breakoutAbove'
+  | 'breakoutBelow'
+  | 'breakout'
+  | 'tp'
+  | 'sl'
+  | 'leverage'
+  | 'close'
+  | 'stopMove'
+  | 'newTargets';
 export type Action =
   /** `needsAmount`: a close only if the message says how much ("sold 30%", "sold the rest") */
   | { type: 'close'; partial: boolean; percent?: number; needsAmount?: true }
@@ -57,16 +71,39 @@ const CONDITIONALS = new Set(['after', 'when', 'once', 'if', 'upon']);
 const CONDITIONED = new Set<Family>(['tp', 'sl', 'entry', 'report']);
 /** Words an instruction may start with, and that may stand between a side or token and its entry price. */
 const FILLERS = new Set(
-  "please pls plz kindly now lets let's guys ok okay and then also so signal trade order orders position positions setup move set put to the your our just here at on near around from between or price".split(' '),
+  "please pls plz kindly now lets let's guys ok okay and then also so signal trade order orders position positions setup move set put to the your our just here at on near around from between or price".split(
+    ' ',
+  ),
 );
 /** Words joining two instructions in one sentence ("close 50% of ARB and cancel the rest"). */
 const JOINERS = new Set(['and', 'then', 'also', 'plus']);
-const CLOSE_AMOUNTS: Record<string, number> = { half: 50, quarter: 25, all: 100, everything: 100, full: 100, fully: 100, entire: 100, rest: 100, remaining: 100 };
+const CLOSE_AMOUNTS: Record<string, number> = {
+  half: 50,
+  quarter: 25,
+  all: 100,
+  everything: 100,
+  full: 100,
+  fully: 100,
+  entire: 100,
+  rest: 100,
+  remaining: 100,
+};
 const BREAKEVEN_WORDS = new Set(['be', 'cost']);
 const SIDES: Record<string, Side> = { long: 'long', short: 'short', buy: 'buy', sell: 'sell' };
 
 class Reader {
-  readonly r: BlockReading = { entryPrices: [], tokenPrices: [], market: false, takeProfits: [], actions: [], reported: false, reportWords: false, badPrices: 0, words: 0, numbers: 0 };
+  readonly r: BlockReading = {
+    entryPrices: [],
+    tokenPrices: [],
+    market: false,
+    takeProfits: [],
+    actions: [],
+    reported: false,
+    reportWords: false,
+    badPrices: 0,
+    words: 0,
+    numbers: 0,
+  };
   private field: Field = 'none';
   /** the field's keyword is on the current line */
   private fieldOnLine = true;

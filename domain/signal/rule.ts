@@ -37,7 +37,8 @@ export function ruleProblems(rule: SignalDetectionRule): RuleProblem[] {
       const keys = phraseKeys(keyword).join(' ');
       const other = seen.get(keys);
       if (keys === '') problems.push({ path: [field, i], message: 'a keyword needs letters, digits or signs besides emoji and decoration' });
-      else if (other !== undefined && other !== field) problems.push({ path: [field, i], message: `the keyword "${keyword}" is also in ${other}: a keyword reads one way` });
+      else if (other !== undefined && other !== field)
+        problems.push({ path: [field, i], message: `the keyword "${keyword}" is also in ${other}: a keyword reads one way` });
       else seen.set(keys, field);
     });
   }

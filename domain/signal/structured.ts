@@ -21,7 +21,11 @@ const price = (field: string) =>
     .number({ message: `${field} must be a number` })
     .gt(0, `${field} must be above 0`)
     .max(MAX_PRICE_USD, `${field} must be at most ${MAX_PRICE_USD}`);
-const percent = (field: string) => z.number({ message: `${field} must be a number` }).gt(0, `${field} must be above 0`).max(100, `${field} must be at most 100`);
+const percent = (field: string) =>
+  z
+    .number({ message: `${field} must be a number` })
+    .gt(0, `${field} must be above 0`)
+    .max(100, `${field} must be at most 100`);
 const tier = z.strictObject({ price: price('takeProfit.price'), closePercent: percent('takeProfit.closePercent').optional() });
 
 export const structuredSignalSchema = z.strictObject({
@@ -31,14 +35,29 @@ export const structuredSignalSchema = z.strictObject({
   action: z.enum(['open', 'close', 'close_partial', 'cancel', 'update'], { message: 'action must be open, close, close_partial, cancel or update' }),
   side: sideSchema.optional(),
   token: z.string({ message: 'token must be a symbol or a mint' }).min(1).max(100),
-  leverage: z.number({ message: 'leverage must be a number' }).min(1, 'leverage must be at least 1').max(MAX_LEVERAGE, `leverage must be at most ${MAX_LEVERAGE}`).optional(),
+  leverage: z
+    .number({ message: 'leverage must be a number' })
+    .min(1, 'leverage must be at least 1')
+    .max(MAX_LEVERAGE, `leverage must be at most ${MAX_LEVERAGE}`)
+    .optional(),
   sizePercent: percent('sizePercent').optional(),
   sizeUsd: usdAmountSchema('sizeUsd').optional(),
   entry: z.union([price('entry'), z.tuple([price('entry[0]'), price('entry[1]')])], { message: 'entry must be a price or [low, high]' }).optional(),
   /** default: `zone` when `entry` is given, else `market`; `above` / `below` are breakout (stop) entries at `entry` */
   entryType: z.enum(['zone', 'market', 'above', 'below']).optional(),
   stopLoss: price('stopLoss').optional(),
-  takeProfit: z.union([price('takeProfit'), z.array(z.union([price('takeProfit[]'), tier])).min(1).max(20)], { message: 'takeProfit must be a price, prices, or { price, closePercent } tiers' }).optional(),
+  takeProfit: z
+    .union(
+      [
+        price('takeProfit'),
+        z
+          .array(z.union([price('takeProfit[]'), tier]))
+          .min(1)
+          .max(20),
+      ],
+      { message: 'takeProfit must be a price, prices, or { price, closePercent } tiers' },
+    )
+    .optional(),
   closePercent: percent('closePercent').optional(),
   breakeven: z.literal(true).optional(),
 });
@@ -82,7 +101,8 @@ function actionProblems(s: StructuredSignal): StructuredProblem[] {
   if (s.action === 'open' && s.side === undefined) add('SIDE_REQUIRED', 'side', 'an open needs its side: long, short, buy or sell');
   if (s.sizePercent !== undefined && s.sizeUsd !== undefined) add('SIZE_CONFLICT', 'sizeUsd', 'give sizePercent or sizeUsd, not both');
   const single = typeof s.entry === 'number';
-  if ((s.entryType === 'above' || s.entryType === 'below') && !single) add('ENTRY_TYPE_NEEDS_PRICE', 'entry', `entryType ${s.entryType} needs entry: the one price to break`);
+  if ((s.entryType === 'above' || s.entryType === 'below') && !single)
+    add('ENTRY_TYPE_NEEDS_PRICE', 'entry', `entryType ${s.entryType} needs entry: the one price to break`);
   if (s.entryType === 'zone' && s.entry === undefined) add('ENTRY_TYPE_NEEDS_PRICE', 'entry', 'entryType zone needs entry: a price or [low, high]');
   if (s.entryType === 'market' && Array.isArray(s.entry)) add('ENTRY_TYPE_NEEDS_PRICE', 'entry', 'entryType market takes one quoted price at most');
   if (s.action === 'close_partial' && s.closePercent === undefined) add('CLOSE_PERCENT_REQUIRED', 'closePercent', 'close_partial needs closePercent');
@@ -102,8 +122,10 @@ function priceOf(usd: number, path: string, problems: StructuredProblem[]): stri
 
 function entryOf(s: StructuredSignal, problems: StructuredProblem[]): Entry {
   const { entry } = s;
-  if (s.entryType === 'above' || s.entryType === 'below') return { type: 'breakout', direction: s.entryType, price: priceOf(entry as number, 'entry', problems) };
-  if (s.entryType === 'market' || entry === undefined) return typeof entry === 'number' ? { type: 'market', price: priceOf(entry, 'entry', problems) } : { type: 'market' };
+  if (s.entryType === 'above' || s.entryType === 'below')
+    return { type: 'breakout', direction: s.entryType, price: priceOf(entry as number, 'entry', problems) };
+  if (s.entryType === 'market' || entry === undefined)
+    return typeof entry === 'number' ? { type: 'market', price: priceOf(entry, 'entry', problems) } : { type: 'market' };
   if (typeof entry === 'number') {
     const at = priceOf(entry, 'entry', problems);
     return { type: 'zone', low: at, high: at };
@@ -117,7 +139,9 @@ function takeProfitsOf(s: StructuredSignal, problems: StructuredProblem[]): Take
   return given.map((t, i) => {
     const path = `takeProfit[${i}]`;
     if (typeof t === 'number') return { price: priceOf(t, path, problems) };
-    return t.closePercent === undefined ? { price: priceOf(t.price, path, problems) } : { price: priceOf(t.price, path, problems), closePercent: t.closePercent };
+    return t.closePercent === undefined
+      ? { price: priceOf(t.price, path, problems) }
+      : { price: priceOf(t.price, path, problems), closePercent: t.closePercent };
   });
 }
 

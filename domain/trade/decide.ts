@@ -36,7 +36,15 @@ function settled(state: TradeState, events: TradeEvent[], at: Date): TradeEvent[
     ...events,
     {
       type: 'TradeSettled',
-      data: { tradeId, poolId, transferId: tradeReturnId(tradeId), marginMicro, realizedPnlMicro, returnedMicro: marginMicro + realizedPnlMicro, at: at.toISOString() },
+      data: {
+        tradeId,
+        poolId,
+        transferId: tradeReturnId(tradeId),
+        marginMicro,
+        realizedPnlMicro,
+        returnedMicro: marginMicro + realizedPnlMicro,
+        at: at.toISOString(),
+      },
     },
   ];
 }

@@ -42,7 +42,11 @@ export function moveStop({ data: raw, metadata }: MoveStop, state: TradeState): 
 export function setTargets({ data: raw, metadata }: SetTargets, state: TradeState): TradeEvent[] {
   const trade = liveTrade(state);
   const { takeProfits } = parsed(setTargetsDataSchema, raw);
-  checkTargets(trade.side, rangeOf(trade), takeProfits.map((tp) => tp.price));
+  checkTargets(
+    trade.side,
+    rangeOf(trade),
+    takeProfits.map((tp) => tp.price),
+  );
   const shareBps = trade.status === 'open' ? Number((trade.remainingUnits * BPS) / trade.filledUnits) : 10_000;
   const targets = resolveTargets(takeProfits, shareBps, trade.tiersHit + 1).map(targetForEvent);
   if (JSON.stringify(targets) === JSON.stringify(trade.targets.map(targetForEvent))) return [];

@@ -48,7 +48,8 @@ export const feeOn = (units: bigint, price: Price, decimals: number, feeBps: num
 export const valueAt = (units: bigint, price: Price, decimals: number): bigint => (units * price) / scale(decimals);
 
 /** The price PnL of `units` from `from` to `to`, before fees (rounded down). */
-export const grossPnl = (side: Side, units: bigint, from: Price, to: Price, decimals: number): bigint => floorDiv(direction(side) * units * (to - from), scale(decimals));
+export const grossPnl = (side: Side, units: bigint, from: Price, to: Price, decimals: number): bigint =>
+  floorDiv(direction(side) * units * (to - from), scale(decimals));
 
 /** The margin the trade locks: notional / leverage, rounded up. */
 export const marginFor = (notionalMicro: number, leverage: number): number => Number(ceilDiv(BigInt(notionalMicro), BigInt(leverage)));

@@ -20,7 +20,14 @@ export function filled(trade: Trade, price: Price, at: string): TradeEvent {
   const feeMicro = safe(feeOn(size, price, trade.decimals, trade.feeBps), 'the entry fee');
   return {
     type: 'TradeFilled',
-    data: { tradeId: trade.tradeId, price: priceText(price), sizeUnits: size.toString(), marginMicro: marginFor(trade.notionalMicro, trade.leverage), feeMicro, at },
+    data: {
+      tradeId: trade.tradeId,
+      price: priceText(price),
+      sizeUnits: size.toString(),
+      marginMicro: marginFor(trade.notionalMicro, trade.leverage),
+      feeMicro,
+      at,
+    },
   };
 }
 
@@ -49,7 +56,15 @@ export function exit(trade: Trade, units: bigint, price: Price, why: Why, at: st
   const taken = units < trade.remainingUnits ? units : trade.remainingUnits;
   const { pnl, fee } = exitPnl(trade, taken, price);
   const remaining = trade.remainingUnits - taken;
-  const exitData = { tradeId: trade.tradeId, price: priceText(price), closedUnits: taken.toString(), feeMicro: fee, realizedPnlMicro: pnl, remainingUnits: remaining.toString(), at };
+  const exitData = {
+    tradeId: trade.tradeId,
+    price: priceText(price),
+    closedUnits: taken.toString(),
+    feeMicro: fee,
+    realizedPnlMicro: pnl,
+    remainingUnits: remaining.toString(),
+    at,
+  };
   if (remaining === 0n) {
     return { type: 'TradeClosed', data: { ...exitData, reason: why.reason, tier: why.tier, totalRealizedPnlMicro: trade.realizedPnlMicro + pnl } };
   }

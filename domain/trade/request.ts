@@ -11,7 +11,8 @@ import { entryForEvent, targetForEvent, tradeRequested, type TradeState } from '
 type Data = RequestTrade['data'];
 
 /** Zones are written in either order by channels; the trade keeps them low to high. */
-const normalized = (entry: PriceEntry): PriceEntry => (entry.kind === 'zone' && entry.low > entry.high ? { ...entry, low: entry.high, high: entry.low } : entry);
+const normalized = (entry: PriceEntry): PriceEntry =>
+  entry.kind === 'zone' && entry.low > entry.high ? { ...entry, low: entry.high, high: entry.low } : entry;
 
 /**
  * The price the entry fills at right now, or null when it waits: a market entry and a zone holding
@@ -32,7 +33,11 @@ function checkShape(data: Data, now: Date): void {
 
 function checkLevels(data: Data, range: FillRange): void {
   if (data.stopLoss !== undefined) checkStop(data.side, range, data.stopLoss);
-  checkTargets(data.side, range, data.takeProfits.map((tp) => tp.price));
+  checkTargets(
+    data.side,
+    range,
+    data.takeProfits.map((tp) => tp.price),
+  );
   // The notional must buy at least one base unit wherever the entry fills.
   if (sizeFor(data.notionalMicro, range[1], data.decimals) === 0n) {
     throw refuse('VALIDATION_FAILED', 'notionalMicro buys less than one base unit of the token');
@@ -49,7 +54,10 @@ function requestEvent(data: Data, entry: PriceEntry, at: string): TradeEventOf<'
       stopLoss: stopLoss === undefined ? null : priceText(stopLoss),
       targets: resolveTargets(takeProfits, 10_000, 1).map(targetForEvent),
       trailing: trailing
-        ? { activationBps: percentToBps(trailing.activationPercent, 'trailing.activationPercent'), callbackBps: percentToBps(trailing.callbackPercent, 'trailing.callbackPercent') }
+        ? {
+            activationBps: percentToBps(trailing.activationPercent, 'trailing.activationPercent'),
+            callbackBps: percentToBps(trailing.callbackPercent, 'trailing.callbackPercent'),
+          }
         : null,
       breakevenOnTarget: breakevenOnTarget ?? null,
       at,

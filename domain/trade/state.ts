@@ -147,7 +147,16 @@ export function evolveTrade(trade: Trade, event: TradeEvent): Trade {
     case 'TradeFilled': {
       const { price, sizeUnits, marginMicro, feeMicro } = event.data;
       const size = BigInt(sizeUnits);
-      return { ...trade, status: 'open', filledUnits: size, remainingUnits: size, averageFill: storedPrice(price), marginMicro, feesPaidMicro: feeMicro, entryFeeOpenMicro: feeMicro };
+      return {
+        ...trade,
+        status: 'open',
+        filledUnits: size,
+        remainingUnits: size,
+        averageFill: storedPrice(price),
+        marginMicro,
+        feesPaidMicro: feeMicro,
+        entryFeeOpenMicro: feeMicro,
+      };
     }
     case 'EntryExpired':
       return { ...trade, status: 'expired' };

@@ -54,7 +54,15 @@ export function upcastTradeData(type: string, data: unknown): unknown {
  * before held `stopLossMicro`, `takeProfits[].priceMicro` and a micro-USD entry.
  */
 export function upcastTradeRequest(raw: unknown): unknown {
-  if (!isRecord(raw) || !('stopLossMicro' in raw || (Array.isArray(raw.takeProfits) && raw.takeProfits.some((t) => isRecord(t) && 'priceMicro' in t)) || (isRecord(raw.entry) && Object.keys(raw.entry).some((k) => k.endsWith('Micro'))))) return raw;
+  if (
+    !isRecord(raw) ||
+    !(
+      'stopLossMicro' in raw ||
+      (Array.isArray(raw.takeProfits) && raw.takeProfits.some((t) => isRecord(t) && 'priceMicro' in t)) ||
+      (isRecord(raw.entry) && Object.keys(raw.entry).some((k) => k.endsWith('Micro')))
+    )
+  )
+    return raw;
   const up = renamed(raw, 'stopLossMicro', 'stopLoss');
   if (up.stopLoss === null) delete up.stopLoss;
   return { ...up, entry: entry(up.entry), takeProfits: targets(up.takeProfits) };

@@ -24,8 +24,7 @@ export interface PendingLeg {
 
 export type TransferFact =
   /** the source's debit: the plan, and the stream that holds it */
-  | { status: TransferProgress; transfer: TransferPlan; leg?: PendingLeg }
-  | { status: TransferProgress; transferId: string; leg?: PendingLeg };
+  { status: TransferProgress; transfer: TransferPlan; leg?: PendingLeg } | { status: TransferProgress; transferId: string; leg?: PendingLeg };
 
 const pool = (d: unknown, type: string) => poolEventSchema.parse({ type, data: d });
 

@@ -80,8 +80,7 @@ export const planned = (plan: TransferPlan): TransferState => ({ status: 'planne
 /** A transfer found unfinished, resumed by the settlement or the recovery worker: every step reports what it recorded. */
 export const resumed = (plan: TransferPlan): TransferState => ({ status: 'planned', plan, resumed: true });
 
-export const isFinished = (state: TransferState): boolean =>
-  state.status === 'completed' || state.status === 'compensated' || state.status === 'failed';
+export const isFinished = (state: TransferState): boolean => state.status === 'completed' || state.status === 'compensated' || state.status === 'failed';
 
 function debitOf(plan: TransferPlan): TransferStep {
   const transfer = { transfer: plan };

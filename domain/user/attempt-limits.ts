@@ -42,7 +42,8 @@ const THROTTLED = {
 } as const;
 
 /** A lookup refused: one was made within the interval, or too many this hour for the email or from the address. */
-export const lookupThrottled = (why: keyof typeof THROTTLED, now: Date, msLeft: number) => refuse('LOOKUP_THROTTLED', THROTTLED[why], { nextRequestAt: after(now, msLeft) });
+export const lookupThrottled = (why: keyof typeof THROTTLED, now: Date, msLeft: number) =>
+  refuse('LOOKUP_THROTTLED', THROTTLED[why], { nextRequestAt: after(now, msLeft) });
 
 /** The email locked after too many wrong emailed codes. */
 export const accountLocked = (now: Date, msLeft: number) =>

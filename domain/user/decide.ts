@@ -49,7 +49,12 @@ export function decide(command: UserCommand, state: UserState): UserEvent[] {
     case 'SetTier':
       return state.tier === command.data.tier
         ? []
-        : [{ type: 'TierChanged', data: { userId: state.userId, tier: command.data.tier, previousTier: state.tier, changedAt: command.metadata.now.toISOString() } }];
+        : [
+            {
+              type: 'TierChanged',
+              data: { userId: state.userId, tier: command.data.tier, previousTier: state.tier, changedAt: command.metadata.now.toISOString() },
+            },
+          ];
     case 'GrantRole':
       return grantRole(command, state);
     case 'StartSession':
@@ -61,7 +66,10 @@ export function decide(command: UserCommand, state: UserState): UserEvent[] {
     case 'EndAllSessions':
       return Object.entries(state.sessions)
         .filter(([, session]) => !session.ended && Date.parse(session.expiresAt) > command.metadata.now.getTime())
-        .map(([sessionId]) => ({ type: 'SessionEnded', data: { userId: state.userId, sessionId, reason: 'ended_by_admin', endedAt: command.metadata.now.toISOString() } }));
+        .map(([sessionId]) => ({
+          type: 'SessionEnded',
+          data: { userId: state.userId, sessionId, reason: 'ended_by_admin', endedAt: command.metadata.now.toISOString() },
+        }));
     case 'LinkSocialAccount':
       return linkSocialAccount(command, state);
     case 'EnableMfa':
@@ -123,9 +131,7 @@ function updateProfile({ data, metadata: { now } }: Cmd<'UpdateProfile'>, state:
   const changes = {
     ...(data.avatarFilename !== undefined && data.avatarFilename !== state.avatarFilename ? { avatarFilename: data.avatarFilename } : {}),
     ...(data.languageCode !== undefined && data.languageCode !== state.languageCode ? { languageCode: data.languageCode } : {}),
-    ...(data.virtualWalletMode !== undefined && data.virtualWalletMode !== state.virtualWalletMode
-      ? { virtualWalletMode: data.virtualWalletMode }
-      : {}),
+    ...(data.virtualWalletMode !== undefined && data.virtualWalletMode !== state.virtualWalletMode ? { virtualWalletMode: data.virtualWalletMode } : {}),
   };
   if (Object.keys(changes).length > 0) {
     events.push({ type: 'UserProfileUpdated', data: { userId: state.userId, ...changes, updatedAt: at } });

@@ -2,15 +2,9 @@ import { z } from 'zod';
 import { visibleName } from '../shared/text.ts';
 
 // What a username, language and avatar may look like; the routes validate with these too.
-export const usernameSchema = z
-  .string()
-  .regex(/^[A-Za-z0-9_]{3,30}$/, 'must be 3 to 30 letters, digits or underscores');
-export const languageCodeSchema = z
-  .string()
-  .regex(/^[a-z]{2,3}(-[A-Za-z0-9]{2,8})?$/, 'must be a language code such as en or pt-BR');
-export const avatarFilenameSchema = z
-  .string()
-  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,254}$/, 'must be a file name without a path');
+export const usernameSchema = z.string().regex(/^[A-Za-z0-9_]{3,30}$/, 'must be 3 to 30 letters, digits or underscores');
+export const languageCodeSchema = z.string().regex(/^[a-z]{2,3}(-[A-Za-z0-9]{2,8})?$/, 'must be a language code such as en or pt-BR');
+export const avatarFilenameSchema = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,254}$/, 'must be a file name without a path');
 
 const MAX_INTERESTS = 20;
 const interestCount = `interests must hold 1 to ${MAX_INTERESTS} items`;

@@ -5,7 +5,18 @@ import type { TransferPlan } from '../transfer/plan.ts';
 import type { WalletContext, WalletEvent } from './events.ts';
 import { ensureFunds, ensureNotFrozen, ensurePositive, ensureRoom, ensureUnlocked, opening } from './guards.ts';
 import { openLotsOf } from './lots.ts';
-import { failSell, openLot, recordWithdrawal, requestSell, settleSell, type FailSell, type OpenLot, type RecordWithdrawal, type RequestSell, type SettleSell } from './manual.ts';
+import {
+  failSell,
+  openLot,
+  recordWithdrawal,
+  requestSell,
+  settleSell,
+  type FailSell,
+  type OpenLot,
+  type RecordWithdrawal,
+  type RequestSell,
+  type SettleSell,
+} from './manual.ts';
 import { destinationOf, evolve, initialState, walletStream, type WalletState } from './state.ts';
 
 /** Pay a transfer out of the wallet context `transfer.from`; a transferId already paid pays nothing. */
@@ -65,7 +76,18 @@ export type FreezeWallet = Command<
 /** An administrator unfreezes the wallet; a wallet not frozen records nothing. */
 export type UnfreezeWallet = Command<'UnfreezeWallet', Record<string, never>>;
 
-export type WalletCommand = DebitWallet | RefundWallet | DepositWallet | CreditWallet | FreezeWallet | UnfreezeWallet | OpenLot | RequestSell | SettleSell | FailSell | RecordWithdrawal;
+export type WalletCommand =
+  | DebitWallet
+  | RefundWallet
+  | DepositWallet
+  | CreditWallet
+  | FreezeWallet
+  | UnfreezeWallet
+  | OpenLot
+  | RequestSell
+  | SettleSell
+  | FailSell
+  | RecordWithdrawal;
 
 function debit({ data, metadata }: DebitWallet, state: WalletState): WalletEvent[] {
   const { transfer, virtualStartMicro } = data;
@@ -82,7 +104,8 @@ function debit({ data, metadata }: DebitWallet, state: WalletState): WalletEvent
   // swap at the venue) under one id.
   if (state.manual.has(transfer.transferId)) throw refuse('ALREADY_EXISTS', `transfer ${transfer.transferId} was requested as a manual sell`);
   ensureNotFrozen(state);
-  if (transfer.to.kind === 'address' && from.walletContext !== 'real') throw refuse('VALIDATION_FAILED', 'only the real wallet context can withdraw to an address');
+  if (transfer.to.kind === 'address' && from.walletContext !== 'real')
+    throw refuse('VALIDATION_FAILED', 'only the real wallet context can withdraw to an address');
   if (transfer.to.kind === 'lots' || transfer.to.kind === 'address') {
     if (transfer.to.userId !== from.userId || transfer.to.walletContext !== from.walletContext) {
       throw new InvariantViolation(`transfer ${transfer.transferId}: a buy or withdrawal stays in the paying user's wallet context`);
@@ -144,7 +167,10 @@ function credit({ data, metadata }: CreditWallet, state: WalletState): WalletEve
 function freeze({ data, metadata }: FreezeWallet, state: WalletState): WalletEvent[] {
   if (state.frozen) return [];
   const at = metadata.now.toISOString();
-  return [...opening(state, data.virtualStartMicro, metadata.now), { type: 'WalletFrozen', data: { ...(data.reason === undefined ? {} : { reason: data.reason }), at } }];
+  return [
+    ...opening(state, data.virtualStartMicro, metadata.now),
+    { type: 'WalletFrozen', data: { ...(data.reason === undefined ? {} : { reason: data.reason }), at } },
+  ];
 }
 
 function unfreeze({ metadata }: UnfreezeWallet, state: WalletState): WalletEvent[] {

@@ -27,7 +27,10 @@ export const mintSchema = marketSymbolSchema;
 export function upcastLevel(raw: unknown): unknown {
   if (raw === null || typeof raw !== 'object' || !('priceMicro' in raw)) return raw;
   const { priceMicro, ...rest } = raw as { priceMicro: unknown };
-  return { ...rest, price: typeof priceMicro === 'number' && Number.isSafeInteger(priceMicro) && priceMicro > 0 ? priceText(priceFromMicro(priceMicro)) : priceMicro };
+  return {
+    ...rest,
+    price: typeof priceMicro === 'number' && Number.isSafeInteger(priceMicro) && priceMicro > 0 ? priceText(priceFromMicro(priceMicro)) : priceMicro,
+  };
 }
 
 /** A stop-loss or take-profit as the trader gave it: a price per whole token (decimal USD text), or a percent from the lot's average price. */

@@ -50,7 +50,15 @@ export function openLot({ data, metadata }: OpenLot, state: WalletState): Wallet
   return [
     {
       type: 'LotOpened',
-      data: { transferId, walletContext: buy.walletContext, mint: buy.mint, costMicro: buy.requested, openedAt: metadata.now.toISOString(), ...swapFields(swap), ...levelTexts(levels) },
+      data: {
+        transferId,
+        walletContext: buy.walletContext,
+        mint: buy.mint,
+        costMicro: buy.requested,
+        openedAt: metadata.now.toISOString(),
+        ...swapFields(swap),
+        ...levelTexts(levels),
+      },
     },
   ];
 }
@@ -76,10 +84,14 @@ export function requestSell({ data, metadata }: RequestSell, state: WalletState)
   const lots = openLotsOf(state.lots, from.walletContext, from.mint);
   const held = unitsHeld(lots);
   if (from.units > held) {
-    throw refuse('SELL_EXCEEDS_MANUAL_POSITION', `the sell (${unitsToTokens(from.units)}) exceeds the open manual BUY lots of ${from.mint} (${unitsToTokens(held)})`, {
-      requestedAmount: unitsToTokens(from.units),
-      manualPositionAmount: unitsToTokens(held),
-    });
+    throw refuse(
+      'SELL_EXCEEDS_MANUAL_POSITION',
+      `the sell (${unitsToTokens(from.units)}) exceeds the open manual BUY lots of ${from.mint} (${unitsToTokens(held)})`,
+      {
+        requestedAmount: unitsToTokens(from.units),
+        manualPositionAmount: unitsToTokens(held),
+      },
+    );
   }
   if (from.levels && (lots.length !== 1 || lots[0]!.units === from.units)) {
     throw refuse(
@@ -156,8 +168,14 @@ export function recordWithdrawal({ data, metadata }: RecordWithdrawal, state: Wa
   return [
     {
       type: 'WalletWithdrawn',
-      data: { transferId: data.transferId, walletContext: 'real', amountMicro: out.requested, destination: out.destination!, txId: data.txId, at: metadata.now.toISOString() },
+      data: {
+        transferId: data.transferId,
+        walletContext: 'real',
+        amountMicro: out.requested,
+        destination: out.destination!,
+        txId: data.txId,
+        at: metadata.now.toISOString(),
+      },
     },
   ];
 }
-

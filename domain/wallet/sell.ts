@@ -18,7 +18,8 @@ export function sellMeaning(mint: string | undefined, spendMint: string): SellMe
 /** The address a withdrawal goes to, refused when it is missing or not a chain address. */
 export function withdrawalDestination(destination: unknown): string {
   const parsed = chainAddressSchema.safeParse(destination);
-  if (!parsed.success) throw refuse('VALIDATION_FAILED', 'destination (a base58 address of 32 to 44 characters) is required to sell (withdraw) the spend stablecoin');
+  if (!parsed.success)
+    throw refuse('VALIDATION_FAILED', 'destination (a base58 address of 32 to 44 characters) is required to sell (withdraw) the spend stablecoin');
   return parsed.data;
 }
 

@@ -124,11 +124,25 @@ export function evolve(state: WalletState, stored: WalletEvent): WalletState {
         debits: state.debits.set(transferId, { walletContext: from.walletContext, amountMicro, to: destinationOf(to), refunded: false }),
       });
       if (to.kind === 'address') {
-        const out: ManualTrade = { side: 'withdraw', walletContext: from.walletContext, mint: to.mint, status: 'requested', requested: amountMicro, destination: to.destination };
+        const out: ManualTrade = {
+          side: 'withdraw',
+          walletContext: from.walletContext,
+          mint: to.mint,
+          status: 'requested',
+          requested: amountMicro,
+          destination: to.destination,
+        };
         return next(debited, { lock: transferId, manual: state.manual.set(transferId, out) });
       }
       if (to.kind !== 'lots') return debited;
-      const buy: ManualTrade = { side: 'buy', walletContext: from.walletContext, mint: to.mint, status: 'requested', requested: amountMicro, ...(to.levels ? { levels: to.levels } : {}) };
+      const buy: ManualTrade = {
+        side: 'buy',
+        walletContext: from.walletContext,
+        mint: to.mint,
+        status: 'requested',
+        requested: amountMicro,
+        ...(to.levels ? { levels: to.levels } : {}),
+      };
       return next(debited, { lock: transferId, manual: state.manual.set(transferId, buy) });
     }
     case 'WalletRefunded': {
@@ -140,7 +154,10 @@ export function evolve(state: WalletState, stored: WalletEvent): WalletState {
       });
       const buy = state.manual.get(transferId);
       if (!buy) return refunded;
-      return next(refunded, { ...unlocked(state, transferId), manual: state.manual.set(transferId, { ...buy, status: 'failed', ...(reason ? { reason } : {}) }) });
+      return next(refunded, {
+        ...unlocked(state, transferId),
+        manual: state.manual.set(transferId, { ...buy, status: 'failed', ...(reason ? { reason } : {}) }),
+      });
     }
     case 'WalletDeposited': {
       const { depositId, walletContext, amountMicro } = event.data;
@@ -169,7 +186,14 @@ export function evolve(state: WalletState, stored: WalletEvent): WalletState {
     }
     case 'SellRequested': {
       const { transferId, from } = event.data.transfer;
-      const sell: ManualTrade = { side: 'sell', walletContext: from.walletContext, mint: from.mint, status: 'requested', requested: from.units ?? 0, ...(from.levels ? { levels: from.levels } : {}) };
+      const sell: ManualTrade = {
+        side: 'sell',
+        walletContext: from.walletContext,
+        mint: from.mint,
+        status: 'requested',
+        requested: from.units ?? 0,
+        ...(from.levels ? { levels: from.levels } : {}),
+      };
       return next(state, { lock: transferId, manual: state.manual.set(transferId, sell) });
     }
     case 'LotsSold': {
@@ -179,7 +203,13 @@ export function evolve(state: WalletState, stored: WalletEvent): WalletState {
         ...unlocked(state, transferId),
         balances: add(state.balances, walletContext, usdMicro),
         lots: applyReductions(state.lots, reductions, definedLevels({ stopLoss, takeProfit })),
-        manual: state.manual.set(transferId, { ...sell, status: 'done', swap: { txId, price: storedPrice(price), units, usdMicro }, realizedPnlMicro, endedAt: at }),
+        manual: state.manual.set(transferId, {
+          ...sell,
+          status: 'done',
+          swap: { txId, price: storedPrice(price), units, usdMicro },
+          realizedPnlMicro,
+          endedAt: at,
+        }),
       });
     }
     case 'WalletWithdrawn': {
@@ -187,7 +217,12 @@ export function evolve(state: WalletState, stored: WalletEvent): WalletState {
       const out = state.manual.get(transferId)!;
       return next(state, {
         ...unlocked(state, transferId),
-        manual: state.manual.set(transferId, { ...out, status: 'done', swap: { txId, price: ONE_USD, units: amountMicro, usdMicro: amountMicro }, endedAt: at }),
+        manual: state.manual.set(transferId, {
+          ...out,
+          status: 'done',
+          swap: { txId, price: ONE_USD, units: amountMicro, usdMicro: amountMicro },
+          endedAt: at,
+        }),
       });
     }
     case 'SellFailed': {

@@ -24,7 +24,14 @@ function endpoint(value: unknown): unknown {
   const { stopLoss, takeProfit } = value.levels;
   const old = (l: unknown) => isRecord(l) && 'priceMicro' in l;
   if (!old(stopLoss) && !old(takeProfit)) return value;
-  return { ...value, levels: { ...value.levels, ...(stopLoss !== undefined ? { stopLoss: upcastLevel(stopLoss) } : {}), ...(takeProfit !== undefined ? { takeProfit: upcastLevel(takeProfit) } : {}) } };
+  return {
+    ...value,
+    levels: {
+      ...value.levels,
+      ...(stopLoss !== undefined ? { stopLoss: upcastLevel(stopLoss) } : {}),
+      ...(takeProfit !== undefined ? { takeProfit: upcastLevel(takeProfit) } : {}),
+    },
+  };
 }
 
 function plan(data: Data): Data {

@@ -120,11 +120,7 @@ export function createEsdbEventStore(connectionString: string): EventStore {
     return out;
   }
 
-  async function append(
-    streamName: string,
-    events: EventData[],
-    options: { expectedRevision: ExpectedRevision },
-  ): Promise<AppendResult> {
+  async function append(streamName: string, events: EventData[], options: { expectedRevision: ExpectedRevision }): Promise<AppendResult> {
     const proposed = events.map((e) =>
       jsonEvent({
         id: e.id ?? randomUUID(),
@@ -159,7 +155,11 @@ export function createEsdbEventStore(connectionString: string): EventStore {
   }
 
   /** $all after `fromPosition`: up to `maxCount` of the events `wanted` keeps (never a system event), as `as` makes them. */
-  async function readAllOf<T>({ fromPosition, maxCount }: ReadAllOptions, wanted: (e: EsdbRecordedEvent) => boolean, as: (e: EsdbRecordedEvent) => T): Promise<T[]> {
+  async function readAllOf<T>(
+    { fromPosition, maxCount }: ReadAllOptions,
+    wanted: (e: EsdbRecordedEvent) => boolean,
+    as: (e: EsdbRecordedEvent) => T,
+  ): Promise<T[]> {
     const out: T[] = [];
     let from = fromPosition;
     while (out.length < maxCount) {

@@ -69,7 +69,13 @@ export function appendBatcher(
     // revisions in the same order and cannot deadlock.
     const items = [...batch].sort((a, b) => (a.streamName < b.streamName ? -1 : a.streamName > b.streamName ? 1 : 0));
     const modes = items.map((p) => modeOf(p.expected));
-    let rows: Array<{ item: number; next_revision: string | null; transaction_id: string | null; last_position: string | null; actual_revision: string | null }>;
+    let rows: Array<{
+      item: number;
+      next_revision: string | null;
+      transaction_id: string | null;
+      last_position: string | null;
+      actual_revision: string | null;
+    }>;
     try {
       ({ rows } = await pool.query({
         name: 'append-batch',

@@ -80,7 +80,10 @@ export const EVENT_TYPES = {
 const PlainPosition = function (this: Position, commit: bigint, prepare: bigint) {
   this.commit = commit;
   this.prepare = prepare;
-} as unknown as new (commit: bigint, prepare: bigint) => Position;
+} as unknown as new (
+  commit: bigint,
+  prepare: bigint,
+) => Position;
 PlainPosition.prototype = Object.prototype;
 
 /** The event whose columns (COLUMNS, decoded) start at `at` in an array row. */
@@ -93,7 +96,10 @@ const PlainEvent = function (this: RecordedEvent, row: unknown[], at: number) {
   this.data = row[at + 6];
   this.metadata = row[at + 7] as RecordedEvent['metadata'];
   this.createdAt = row[at + 8] as Date;
-} as unknown as new (row: unknown[], at: number) => RecordedEvent;
+} as unknown as new (
+  row: unknown[],
+  at: number,
+) => RecordedEvent;
 PlainEvent.prototype = Object.prototype;
 
 export function toRecorded(row: unknown[], at = 0): RecordedEvent {
@@ -107,12 +113,16 @@ export const PlainFact = function (this: RecordedFact, row: unknown[]) {
   this.type = row[3] as string;
   this.data = row[4];
   this.metadata = new PlainOccurred(row[5] as string | null);
-} as unknown as new (row: unknown[]) => RecordedFact;
+} as unknown as new (
+  row: unknown[],
+) => RecordedFact;
 PlainFact.prototype = Object.prototype;
 
 const PlainOccurred = function (this: { occurredAt: string | undefined }, occurredAt: string | null) {
   this.occurredAt = occurredAt ?? undefined;
-} as unknown as new (occurredAt: string | null) => RecordedFact['metadata'];
+} as unknown as new (
+  occurredAt: string | null,
+) => RecordedFact['metadata'];
 PlainOccurred.prototype = Object.prototype;
 
 /** The global read: an index range scan on the primary key (transaction_id, position). */

@@ -38,10 +38,7 @@ export function createPostgresEventStore(options: PostgresEventStoreOptions): Ev
   const listener = options.connectionString ? sharedListener(options.connectionString, local) : undefined;
 
   async function currentRevision(streamName: string): Promise<bigint> {
-    const { rows } = await pool.query<{ revision: string }>(
-      'SELECT revision FROM events WHERE stream_name = $1 ORDER BY revision DESC LIMIT 1',
-      [streamName],
-    );
+    const { rows } = await pool.query<{ revision: string }>('SELECT revision FROM events WHERE stream_name = $1 ORDER BY revision DESC LIMIT 1', [streamName]);
     return rows[0] ? BigInt(rows[0].revision) : -1n;
   }
 

@@ -20,7 +20,9 @@ type Callable = Record<string, (...args: unknown[]) => Promise<unknown>>;
 function target(venues: Venues, venue: string, component: string, method: string): ((...args: unknown[]) => Promise<unknown>) | null {
   const allowed = (METHODS as Record<string, Record<string, readonly string[]>>)[venue]?.[component];
   if (!allowed?.includes(method)) return null;
-  const holder = (venue === 'prices' ? venues.prices : (venues as unknown as Record<string, Record<string, Callable>>)[venue]![component]!) as unknown as Callable;
+  const holder = (venue === 'prices'
+    ? venues.prices
+    : (venues as unknown as Record<string, Record<string, Callable>>)[venue]![component]!) as unknown as Callable;
   return holder[method]!.bind(holder);
 }
 
@@ -42,7 +44,11 @@ export interface VenueServer {
  */
 export async function serveVenues(
   venues: Venues,
-  options: { port?: number; host?: string; onCall?: (call: { venue: string; component: string; method: string; args: unknown[]; result: unknown }) => void } = {},
+  options: {
+    port?: number;
+    host?: string;
+    onCall?: (call: { venue: string; component: string; method: string; args: unknown[]; result: unknown }) => void;
+  } = {},
 ): Promise<VenueServer> {
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -89,35 +95,37 @@ const toPrice = (result: unknown): bigint | null => (typeof result === 'string' 
 /** The adapter a process uses to reach the venue served at `baseUrl`; unreachable is VenueUnavailableError. */
 export function createRemoteVenues(baseUrl: string, options: { timeoutMs?: number } = {}): Venues {
   const timeoutMs = options.timeoutMs ?? 5_000;
-  const call = (venue: string, component: string, method: string) => async (...args: unknown[]) => {
-    const name: VenueName = venue === 'perp' ? 'perp' : 'spot';
-    let body: { result?: unknown; error?: Record<string, unknown> };
-    try {
-      const res = await fetch(`${baseUrl}/${venue}/${component}/${method}`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify(args),
-        signal: AbortSignal.timeout(timeoutMs),
-      });
-      body = (await res.json()) as typeof body;
-    } catch (cause) {
-      throw new VenueUnavailableError(name, method, { cause });
-    }
-    const error = body.error;
-    if (!error) return body.result;
-    switch (error.code) {
-      case 'VENUE_ID_CONFLICT':
-        throw new VenueConflictError(String(error.id), error.fields as string[]);
-      case 'VENUE_REFUSED':
-        throw new VenueRefusedError(error.reason as VenueRefusal, String(error.message), (error.details ?? {}) as Record<string, unknown>);
-      case 'VENUE_UNAVAILABLE':
-        throw new VenueUnavailableError(name, method);
-      default:
-        throw new Error(`venue ${venue}/${component}/${method}: ${String(error.message)}`);
-    }
-  };
+  const call =
+    (venue: string, component: string, method: string) =>
+    async (...args: unknown[]) => {
+      const name: VenueName = venue === 'perp' ? 'perp' : 'spot';
+      let body: { result?: unknown; error?: Record<string, unknown> };
+      try {
+        const res = await fetch(`${baseUrl}/${venue}/${component}/${method}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(args),
+          signal: AbortSignal.timeout(timeoutMs),
+        });
+        body = (await res.json()) as typeof body;
+      } catch (cause) {
+        throw new VenueUnavailableError(name, method, { cause });
+      }
+      const error = body.error;
+      if (!error) return body.result;
+      switch (error.code) {
+        case 'VENUE_ID_CONFLICT':
+          throw new VenueConflictError(String(error.id), error.fields as string[]);
+        case 'VENUE_REFUSED':
+          throw new VenueRefusedError(error.reason as VenueRefusal, String(error.message), (error.details ?? {}) as Record<string, unknown>);
+        case 'VENUE_UNAVAILABLE':
+          throw new VenueUnavailableError(name, method);
+        default:
+          throw new Error(`venue ${venue}/${component}/${method}: ${String(error.message)}`);
+      }
+    };
   const group = (venue: string, component: string) =>
-    Object.fromEntries(((METHODS as Record<string, Record<string, readonly string[]>>)[venue]![component]!).map((m) => [m, call(venue, component, m)]));
+    Object.fromEntries((METHODS as Record<string, Record<string, readonly string[]>>)[venue]![component]!.map((m) => [m, call(venue, component, m)]));
   return {
     spot: { chain: group('spot', 'chain'), account: group('spot', 'account') },
     perp: { bridge: group('perp', 'bridge'), account: group('perp', 'account') },

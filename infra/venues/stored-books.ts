@@ -133,7 +133,11 @@ export interface Wanted {
 const snapshot = (value: unknown, dueAt: number | null = null): string => JSON.stringify([value, dueAt]);
 
 export type Figures = Record<'equity_micro' | 'margin_in_use_micro' | 'outgoing_micro', string | null>;
-export const entryOf = (r: Figures | undefined): PoolEntry => ({ equity: Number(r?.equity_micro ?? 0), marginInUse: Number(r?.margin_in_use_micro ?? 0), outgoing: Number(r?.outgoing_micro ?? 0) });
+export const entryOf = (r: Figures | undefined): PoolEntry => ({
+  equity: Number(r?.equity_micro ?? 0),
+  marginInUse: Number(r?.margin_in_use_micro ?? 0),
+  outgoing: Number(r?.outgoing_micro ?? 0),
+});
 
 /** One pool's records as a call loaded them, in the simulation's classes, and how they were. */
 export interface Loaded<S> {
@@ -149,7 +153,13 @@ export interface Loaded<S> {
  * The pool's row locked (created when new), its transfers due by `now` and the records the call
  * names, in the simulation's classes.
  */
-export async function loadPool<R extends Transfer, S extends SimulatedTransfers<R>>(client: PoolClient, rail: Rail<R, S>, poolId: string, wanted: Wanted, now: number): Promise<Loaded<S>> {
+export async function loadPool<R extends Transfer, S extends SimulatedTransfers<R>>(
+  client: PoolClient,
+  rail: Rail<R, S>,
+  poolId: string,
+  wanted: Wanted,
+  now: number,
+): Promise<Loaded<S>> {
   const { venue } = rail;
   // Created when new, then locked: an existing row is locked without being written (no new row version per call).
   await client.query('INSERT INTO simulated_venue_pools (venue, pool_id) VALUES ($1, $2) ON CONFLICT (venue, pool_id) DO NOTHING', [venue, poolId]);
@@ -167,7 +177,9 @@ export async function loadPool<R extends Transfer, S extends SimulatedTransfers<
     : { rows: [] };
   const book = new PoolBook(new Map([[poolId, entry]]), new Map(lockRows.map((r) => [r.position_id, lockOf(r)])));
   // Another pool's transfer (an id reused for another pool: a conflict) is read, never settled here.
-  const waiting = transferRows.filter((r) => r.due_at !== null && r.pool_id === poolId).map((r) => ({ transferId: r.transfer_id, at: r.due_at!.getTime(), seq: Number(r.seq) }));
+  const waiting = transferRows
+    .filter((r) => r.due_at !== null && r.pool_id === poolId)
+    .map((r) => ({ transferId: r.transfer_id, at: r.due_at!.getTime(), seq: Number(r.seq) }));
   const transfers = rail.make(book, new Map(transferRows.map((r) => [r.transfer_id, rail.of(r)])), waiting);
   const before = new Map<string, string>([['pool', snapshot(entry)]]);
   for (const [id, t] of transfers.transfers) before.set(`t:${id}`, snapshot(t, transfers.dueAt(id)));
@@ -181,7 +193,11 @@ export async function writeBack<R extends Transfer, S extends SimulatedTransfers
   const { poolId, entry, book, transfers, before } = loaded;
   if (snapshot(entry) !== before.get('pool')) {
     await client.query('UPDATE simulated_venue_pools SET equity_micro = $3, margin_in_use_micro = $4, outgoing_micro = $5 WHERE venue = $1 AND pool_id = $2', [
-      venue, poolId, entry.equity, entry.marginInUse, entry.outgoing,
+      venue,
+      poolId,
+      entry.equity,
+      entry.marginInUse,
+      entry.outgoing,
     ]);
   }
   for (const [id, t] of transfers.transfers) {

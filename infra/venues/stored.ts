@@ -12,7 +12,19 @@ import { VenueConflictError, VenueRefusedError, VenueUnavailableError, type Venu
 import type { BridgeRequest, ChainTransferRequest, VenueAccount, Venues } from './port.ts';
 import type { SimulatedTransfers } from './settlements.ts';
 import { delaysOf, withFault, type SimulatedVenuesOptions, type VenueOperation } from './simulated.ts';
-import { bridgeRail, chainRail, entryOf, IdTaken, loadPool, writeBack, type Figures, type Rail, type Transfer, type TransferRow, type Wanted } from './stored-books.ts';
+import {
+  bridgeRail,
+  chainRail,
+  entryOf,
+  IdTaken,
+  loadPool,
+  writeBack,
+  type Figures,
+  type Rail,
+  type Transfer,
+  type TransferRow,
+  type Wanted,
+} from './stored-books.ts';
 
 export interface StoredSimulatedVenuesOptions extends SimulatedVenuesOptions {
   pool: Pool;
@@ -22,7 +34,14 @@ export interface StoredSimulatedVenuesOptions extends SimulatedVenuesOptions {
 type Run<T, S> = (transfers: S, book: PoolBook) => T;
 
 /** The call over its pool's rows: what became final by `now` applied, the call run, its changes written back. */
-async function inPoolOnce<T, R extends Transfer, S extends SimulatedTransfers<R>>(client: PoolClient, rail: Rail<R, S>, poolId: string, wanted: Wanted, now: number, run: Run<T, S>): Promise<T> {
+async function inPoolOnce<T, R extends Transfer, S extends SimulatedTransfers<R>>(
+  client: PoolClient,
+  rail: Rail<R, S>,
+  poolId: string,
+  wanted: Wanted,
+  now: number,
+  run: Run<T, S>,
+): Promise<T> {
   const loaded = await loadPool(client, rail, poolId, wanted, now);
   loaded.transfers.settle(now);
   const answer = run(loaded.transfers, loaded.book);
@@ -31,7 +50,14 @@ async function inPoolOnce<T, R extends Transfer, S extends SimulatedTransfers<R>
 }
 
 /** One call over one pool, in one transaction: a refusal or a conflict changes nothing (rolled back). */
-async function inPool<T, R extends Transfer, S extends SimulatedTransfers<R>>(db: Pool, rail: Rail<R, S>, poolId: string, wanted: Wanted, now: number, run: Run<T, S>): Promise<T> {
+async function inPool<T, R extends Transfer, S extends SimulatedTransfers<R>>(
+  db: Pool,
+  rail: Rail<R, S>,
+  poolId: string,
+  wanted: Wanted,
+  now: number,
+  run: Run<T, S>,
+): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
       return await inTransaction(db, (client) => inPoolOnce(client, rail, poolId, wanted, now, run));
@@ -71,13 +97,24 @@ function storedAccount<R extends Transfer, S extends SimulatedTransfers<R>>(db: 
         const e = entryOf(rows[0]);
         return { equityMicro: e.equity, marginInUseMicro: e.marginInUse, freeMicro: Number(rows[0]?.free_micro ?? 0), outgoingMicro: e.outgoing };
       }),
-    lockMargin: (request) => call(venue, 'lockMargin', request.positionId, (now) => inPool(db, rail, request.poolId, { positionId: request.positionId }, now, (_, book) => book.lock(request))),
-    releaseMargin: (request) => call(venue, 'releaseMargin', request.positionId, (now) => inPool(db, rail, request.poolId, { positionId: request.positionId }, now, (_, book) => book.release(request))),
+    lockMargin: (request) =>
+      call(venue, 'lockMargin', request.positionId, (now) =>
+        inPool(db, rail, request.poolId, { positionId: request.positionId }, now, (_, book) => book.lock(request)),
+      ),
+    releaseMargin: (request) =>
+      call(venue, 'releaseMargin', request.positionId, (now) =>
+        inPool(db, rail, request.poolId, { positionId: request.positionId }, now, (_, book) => book.release(request)),
+      ),
   };
 }
 
 /** A transfer's record: as stored, or with what became final by `now` applied first. */
-async function storedStatus<R extends Transfer, S extends SimulatedTransfers<R>>(db: Pool, rail: Rail<R, S>, transferId: string, now: number): Promise<R | null> {
+async function storedStatus<R extends Transfer, S extends SimulatedTransfers<R>>(
+  db: Pool,
+  rail: Rail<R, S>,
+  transferId: string,
+  now: number,
+): Promise<R | null> {
   const { rows } = await db.query<TransferRow>('SELECT * FROM simulated_venue_transfers WHERE venue = $1 AND transfer_id = $2', [rail.venue, transferId]);
   const row = rows[0];
   if (!row) return null;
@@ -101,7 +138,9 @@ function storedTransfers<R extends Transfer, S extends SimulatedTransfers<R>, Q 
   const { venue } = rail;
   return {
     move: (request: Q): Promise<R> =>
-      call(venue, operation, request.transferId, (now) => inPool(db, rail, request.poolId, { transferId: request.transferId }, now, (transfers) => move(transfers, request, now))),
+      call(venue, operation, request.transferId, (now) =>
+        inPool(db, rail, request.poolId, { transferId: request.transferId }, now, (transfers) => move(transfers, request, now)),
+      ),
     status: (transferId: string): Promise<R | null> => call(venue, 'status', transferId, (now) => storedStatus(db, rail, transferId, now)),
   };
 }

@@ -141,8 +141,19 @@ export function swapBookOf(pool: Pool): SwapBook {
         text: `INSERT INTO simulated_swaps (swap_id, user_id, wallet_context, side, mint, amount, status, tx_id, price, units, usd_micro, reason, destination)
                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) ON CONFLICT (swap_id) DO NOTHING RETURNING *`,
         values: [
-          swap.swapId, swap.userId, swap.walletContext, swap.side, swap.mint, swap.amount, swap.status, swap.txId,
-          swap.price === null ? null : numericOf(swap.price), swap.units, swap.usdMicro, swap.reason, swap.destination ?? null,
+          swap.swapId,
+          swap.userId,
+          swap.walletContext,
+          swap.side,
+          swap.mint,
+          swap.amount,
+          swap.status,
+          swap.txId,
+          swap.price === null ? null : numericOf(swap.price),
+          swap.units,
+          swap.usdMicro,
+          swap.reason,
+          swap.destination ?? null,
         ],
       });
       return rows[0] ? swapOf(rows[0]) : null;

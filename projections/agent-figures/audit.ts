@@ -111,7 +111,14 @@ async function auditClaims(store: EventStore, claims: FeesClaimed[]): Promise<Cl
     const paid = credits.get(transfer.transferId) ?? [];
     const parts = byId.get(transfer.transferId)!.parts.reduce((sum, p) => sum + p.amountMicro, 0);
     // parts that do not add up to the amount paid would be money from nowhere (or lost)
-    const status = parts !== transfer.amountMicro ? 'WRONG_CREDIT' : paid.length === 0 ? 'IN_FLIGHT' : paid.length === 1 && paid[0] === transfer.amountMicro ? 'PAID' : 'WRONG_CREDIT';
+    const status =
+      parts !== transfer.amountMicro
+        ? 'WRONG_CREDIT'
+        : paid.length === 0
+          ? 'IN_FLIGHT'
+          : paid.length === 1 && paid[0] === transfer.amountMicro
+            ? 'PAID'
+            : 'WRONG_CREDIT';
     return { transferId: transfer.transferId, status, claimedMicro: transfer.amountMicro, creditedMicro: paid.length ? paid.reduce((a, b) => a + b, 0) : null };
   });
 }

@@ -5,13 +5,7 @@
 // hot path is untouched; it reads only the few pool event types it needs, and the claims of the
 // agent's fee account (what each claim took from each pool's fees).
 import { feesClaimedSchema } from '../../domain/fees/events.ts';
-import {
-  agentFollowedSchema,
-  allocationAddedSchema,
-  allocationSettledSchema,
-  feesSettledSchema,
-  tradeClosedSchema,
-} from '../../domain/pool/events.ts';
+import { agentFollowedSchema, allocationAddedSchema, allocationSettledSchema, feesSettledSchema, tradeClosedSchema } from '../../domain/pool/events.ts';
 import type { Migration, PoolClient } from '../../infra/db.ts';
 import type { Position, RecordedEvent } from '../../infra/eventstore/port.ts';
 import type { Projector } from '../projector.ts';
@@ -142,7 +136,14 @@ function collect(events: RecordedEvent[]): { pools: Map<string, PoolChange>; age
   return { pools, agents };
 }
 
-function opening(agentId: string, userId: string, walletContext: string, subscribedAt: string, successFeePercent: number, position: Position): PoolChange['opening'] {
+function opening(
+  agentId: string,
+  userId: string,
+  walletContext: string,
+  subscribedAt: string,
+  successFeePercent: number,
+  position: Position,
+): PoolChange['opening'] {
   return {
     agent_id: agentId,
     user_id: userId,

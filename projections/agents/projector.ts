@@ -64,8 +64,10 @@ async function applyAgentEvent(client: PoolClient, agentId: string, event: Agent
 }
 
 function setStatus(client: PoolClient, agentId: string, status: string, at: string, betaStartDate?: string) {
-  return client.query(
-    `UPDATE agent_records SET beta_status = $2, updated_at = $3, beta_start_date = COALESCE($4, beta_start_date) WHERE id = $1`,
-    [agentId, status, at, betaStartDate ?? null],
-  );
+  return client.query(`UPDATE agent_records SET beta_status = $2, updated_at = $3, beta_start_date = COALESCE($4, beta_start_date) WHERE id = $1`, [
+    agentId,
+    status,
+    at,
+    betaStartDate ?? null,
+  ]);
 }

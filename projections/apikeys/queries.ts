@@ -42,7 +42,12 @@ const itemOf = (r: KeyRow, now: Date): ApiKeyItem => ({
 });
 
 /** The owner's keys, newest first. */
-export async function listApiKeys(db: Pool, ownerId: string, page: { limit: number; page: number }, now: Date): Promise<{ items: ApiKeyItem[]; total: number }> {
+export async function listApiKeys(
+  db: Pool,
+  ownerId: string,
+  page: { limit: number; page: number },
+  now: Date,
+): Promise<{ items: ApiKeyItem[]; total: number }> {
   const { rows } = await db.query<KeyRow & { total: string }>({
     name: 'list-api-keys',
     text: `SELECT key_id, name, type, scopes, prefix, expires_at, created_at, revoked_at, count(*) OVER () AS total

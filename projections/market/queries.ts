@@ -11,7 +11,9 @@ const priceOfColumn = (text: string): Price => parsePriceText(text.includes('.')
 
 /** Every mark price, by symbol (bytewise order). */
 export async function listPrices(db: Pool): Promise<MarketPriceItem[]> {
-  const { rows } = await db.query<{ symbol: string; price: string; updated_at: Date }>('SELECT symbol, price, updated_at FROM market_prices ORDER BY symbol COLLATE "C"');
+  const { rows } = await db.query<{ symbol: string; price: string; updated_at: Date }>(
+    'SELECT symbol, price, updated_at FROM market_prices ORDER BY symbol COLLATE "C"',
+  );
   return rows.map((r) => ({ symbol: r.symbol, priceUsd: priceToNumber(priceOfColumn(r.price)), updatedAt: r.updated_at.toISOString() }));
 }
 

@@ -61,7 +61,12 @@ function signalOf(streamName: string): { agentId: string; signalKey: string } {
 /** The record with the outcome set, from the record rendered at arrival (everything else stays as rendered). */
 const executedRecord = (recordJson: string, executed: SignalExecuted): string =>
   JSON.stringify(
-    signalRecordSchema.parse({ ...JSON.parse(recordJson), outcome: executed.outcome, skipReason: executed.skipReason ?? null, executedAt: executed.executedAt }),
+    signalRecordSchema.parse({
+      ...JSON.parse(recordJson),
+      outcome: executed.outcome,
+      skipReason: executed.skipReason ?? null,
+      executedAt: executed.executedAt,
+    }),
   );
 
 async function apply(client: PoolClient, recorded: RecordedEvent): Promise<void> {
@@ -77,8 +82,19 @@ async function apply(client: PoolClient, recorded: RecordedEvent): Promise<void>
           received_at, received_commit, received_prepare, record_json)
         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) ON CONFLICT (agent_id, signal_key) DO NOTHING`,
         [
-          agentId, signalKey, r.signalId, r.signalIdGiven, r.source, r.replyTo ?? null, JSON.stringify(r.body ?? null), JSON.stringify(r.interpretation),
-          r.interpretation.ruleVersion, r.receivedAt, recorded.position.commit.toString(), recorded.position.prepare.toString(), renderedSignalRecord(r, null),
+          agentId,
+          signalKey,
+          r.signalId,
+          r.signalIdGiven,
+          r.source,
+          r.replyTo ?? null,
+          JSON.stringify(r.body ?? null),
+          JSON.stringify(r.interpretation),
+          r.interpretation.ruleVersion,
+          r.receivedAt,
+          recorded.position.commit.toString(),
+          recorded.position.prepare.toString(),
+          renderedSignalRecord(r, null),
         ],
       );
       return;

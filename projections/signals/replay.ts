@@ -18,7 +18,10 @@ export const replayResultSchema = z.object({
   interpretation: interpretationSchema.nullable(),
   ruleVersion: z.string().nullable(),
   refused: z
-    .object({ reason: z.enum(['VALIDATION_FAILED', 'INVALID_LEVELS']), problems: z.array(z.object({ code: z.string(), path: z.string(), message: z.string() })) })
+    .object({
+      reason: z.enum(['VALIDATION_FAILED', 'INVALID_LEVELS']),
+      problems: z.array(z.object({ code: z.string(), path: z.string(), message: z.string() })),
+    })
     .optional(),
   /** whether the reading differs from the first one (the rule version aside) */
   changed: z.boolean(),
@@ -30,7 +33,16 @@ const readingOf = ({ ruleVersion: _version, ...reading }: Interpretation) => can
 export function replaySignal(signal: StoredSignal, rule: SignalDetectionRule | undefined, defaults: SignalExecutionDefaults | undefined): ReplayResult {
   const previous = { interpretation: signal.interpretation, ruleVersion: signal.ruleVersion, outcome: signal.outcome };
   const now = interpretSignalBody(signal.body, rule, defaults);
-  if (!now.ok) return { signalId: signal.signalId, dryRun: true, previous, interpretation: null, ruleVersion: null, refused: { reason: now.reason, problems: now.problems }, changed: true };
+  if (!now.ok)
+    return {
+      signalId: signal.signalId,
+      dryRun: true,
+      previous,
+      interpretation: null,
+      ruleVersion: null,
+      refused: { reason: now.reason, problems: now.problems },
+      changed: true,
+    };
   const { interpretation } = now;
   return {
     signalId: signal.signalId,

@@ -85,8 +85,7 @@ export interface PoolAudit {
 const iso = (time: string): string => new Date(time).toISOString();
 
 /** A failed movement as one value, its fields in one order (a jsonb column gives them back in its own). */
-const failureValue = (f: PoolView['lastFailedTransfer']): string | null =>
-  f && JSON.stringify([f.transferId, f.direction, f.amountMicro, f.reason, iso(f.at)]);
+const failureValue = (f: PoolView['lastFailedTransfer']): string | null => f && JSON.stringify([f.transferId, f.direction, f.amountMicro, f.reason, iso(f.at)]);
 
 /** What a record is made of, by the column that holds it: read from a row and from a replay alike. */
 function columnsOfView(v: PoolView): Record<string, Value> {

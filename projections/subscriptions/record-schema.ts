@@ -83,7 +83,9 @@ export const subscriptionRecordSchema = z.object({
   allocationBalanceAudit: allocationBalanceAuditSchema,
   goLiveUponConfirmation: z.boolean(),
   /** Not in the spec's record (docs/decisions.md, "Trade modes and going live"): an addition a client that does not know it can ignore. */
-  isLive: z.boolean().describe("whether the agent's signals trade in this pool: false while a pool followed with goLiveUponConfirmation false waits for its go-live"),
+  isLive: z
+    .boolean()
+    .describe("whether the agent's signals trade in this pool: false while a pool followed with goLiveUponConfirmation false waits for its go-live"),
   isPaused: z.boolean(),
 });
 export type SubscriptionRecord = z.infer<typeof subscriptionRecordSchema>;

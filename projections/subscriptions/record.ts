@@ -24,7 +24,13 @@ function allocationFields(s: FollowSettings) {
 }
 
 function failedTransferOf(f: FailedTransfer): NonNullable<SubscriptionRecord['lastFailedTransfer']> {
-  return { transferId: f.transferId, direction: f.direction === 'in' ? 'add' : 'withdrawal', amountUsd: microToUsd(f.amountMicro), reason: f.reason, failedAt: f.at };
+  return {
+    transferId: f.transferId,
+    direction: f.direction === 'in' ? 'add' : 'withdrawal',
+    amountUsd: microToUsd(f.amountMicro),
+    reason: f.reason,
+    failedAt: f.at,
+  };
 }
 
 function audit(f: ReturnType<typeof poolFigures>, observed: Reconciliation | null, bridge: BridgeStatus | null): SubscriptionRecord['allocationBalanceAudit'] {

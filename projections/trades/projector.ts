@@ -47,7 +47,6 @@ const migrations: Migration[] = [
   },
 ];
 
-
 /** A trade event as the domain folds it; null for any other event. */
 export function tradeEventOf(event: RecordedEvent): TradeEvent | null {
   if (!event.streamName.startsWith('trade-') || !tradeEventTypes.has(event.type)) return null;
@@ -62,7 +61,15 @@ interface Folded extends Omit<TradeView, 'trade' | 'openedAt' | 'updatedAt'> {
   requested: Position | null;
 }
 
-const initialFolded = (): Folded => ({ state: initialState(), closeReason: null, openedAt: null, filledAt: null, closedAt: null, updatedAt: null, requested: null });
+const initialFolded = (): Folded => ({
+  state: initialState(),
+  closeReason: null,
+  openedAt: null,
+  filledAt: null,
+  closedAt: null,
+  updatedAt: null,
+  requested: null,
+});
 
 function step(f: Folded, event: TradeEvent, position: Position): Folded {
   const state = evolve(f.state, event);
@@ -92,7 +99,12 @@ function tradeOfStored(t: Trade): Trade {
   const { entry } = t;
   return {
     ...t,
-    entry: entry.kind === 'zone' ? { ...entry, low: big(entry.low), high: big(entry.high) } : entry.kind === 'breakout' ? { ...entry, price: big(entry.price) } : entry,
+    entry:
+      entry.kind === 'zone'
+        ? { ...entry, low: big(entry.low), high: big(entry.high) }
+        : entry.kind === 'breakout'
+          ? { ...entry, price: big(entry.price) }
+          : entry,
     stop: t.stop && { ...t.stop, price: big(t.stop.price) },
     targets: t.targets.map((target) => ({ ...target, price: big(target.price) })),
     trailing: t.trailing && { ...t.trailing, armedAt: bigOrNull(t.trailing.armedAt) },
@@ -131,7 +143,19 @@ function rowOf(tradeId: string, f: Folded): Record<string, unknown> | null {
   };
 }
 
-const COLUMNS = ['trade_id', 'pool_id', 'user_id', 'agent_id', 'wallet_context', 'status', 'opened_at', 'updated_at', 'requested_commit', 'requested_prepare', 'record_json'];
+const COLUMNS = [
+  'trade_id',
+  'pool_id',
+  'user_id',
+  'agent_id',
+  'wallet_context',
+  'status',
+  'opened_at',
+  'updated_at',
+  'requested_commit',
+  'requested_prepare',
+  'record_json',
+];
 
 /**
  * A batch in three statements: the stored folds of the trades it touches, then one upsert of their
@@ -172,7 +196,9 @@ async function applyBatch(client: PoolClient, events: RecordedEvent[]): Promise<
   await client.query({
     name: 'trades-upsert',
     text: `INSERT INTO trades (${COLUMNS.join(', ')}) SELECT ${COLUMNS.join(', ')} FROM jsonb_populate_recordset(NULL::trades, $1::jsonb)
-      ON CONFLICT (trade_id) DO UPDATE SET ${COLUMNS.slice(1).map((c) => `${c} = EXCLUDED.${c}`).join(', ')}`,
+      ON CONFLICT (trade_id) DO UPDATE SET ${COLUMNS.slice(1)
+        .map((c) => `${c} = EXCLUDED.${c}`)
+        .join(', ')}`,
     values: [JSON.stringify(upserts)],
   });
 }

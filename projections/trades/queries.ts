@@ -61,4 +61,3 @@ export async function liveTrades(db: Pool, afterTradeId: string | null, limit: n
   });
   return rows.map((r) => ({ tradeId: r.trade_id, token: r.token, status: r.status, expiresAt: r.expires_at }));
 }
-

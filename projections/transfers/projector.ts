@@ -103,13 +103,37 @@ function rowOf(fact: TransferFact, event: RecordedEvent): Row {
   const leg: [string | null, string | null, number | null] = fact.leg ? [fact.leg.poolId, fact.leg.direction, fact.leg.amountMicro] : [null, null, null];
   if (!('transfer' in fact)) return [fact.transferId, fact.status, PROGRESS[fact.status], null, null, null, null, at, null, ...leg];
   const { transfer } = fact;
-  return [transfer.transferId, fact.status, PROGRESS[fact.status], ownerOf(transfer.from), event.id, event.metadata.correlationId, at, at, event.streamName, ...leg];
+  return [
+    transfer.transferId,
+    fact.status,
+    PROGRESS[fact.status],
+    ownerOf(transfer.from),
+    event.id,
+    event.metadata.correlationId,
+    at,
+    at,
+    event.streamName,
+    ...leg,
+  ];
 }
 
 /** Rows of one transfer merge: the further status wins, the debit's columns are kept. */
 function merge(a: Row, b: Row): Row {
   const later = b[2] >= a[2] ? b : a;
-  return [a[0], later[1], later[2], a[3] ?? b[3], a[4] ?? b[4], a[5] ?? b[5], a[6] ?? b[6], later[7], a[8] ?? b[8], a[9] ?? b[9], a[10] ?? b[10], a[11] ?? b[11]];
+  return [
+    a[0],
+    later[1],
+    later[2],
+    a[3] ?? b[3],
+    a[4] ?? b[4],
+    a[5] ?? b[5],
+    a[6] ?? b[6],
+    later[7],
+    a[8] ?? b[8],
+    a[9] ?? b[9],
+    a[10] ?? b[10],
+    a[11] ?? b[11],
+  ];
 }
 
 async function upsertTransfers(client: PoolClient, rows: Row[]): Promise<void> {

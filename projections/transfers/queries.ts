@@ -21,11 +21,7 @@ export async function transfersInFlight(db: Pool, before: Date, limit: number): 
 }
 
 /** Beta seats whose newest claim was taken before `before`, held by users with no pool of the agent open, oldest first. */
-export async function unfollowedSeats(
-  db: Pool,
-  before: Date,
-  limit: number,
-): Promise<Array<{ agentId: string; userId: string; takenAt: Date }>> {
+export async function unfollowedSeats(db: Pool, before: Date, limit: number): Promise<Array<{ agentId: string; userId: string; takenAt: Date }>> {
   const { rows } = await db.query<{ agent_id: string; user_id: string; seat_taken_at: Date }>(
     `SELECT agent_id, user_id, seat_taken_at FROM beta_seat_holders
      WHERE seat_taken_at IS NOT NULL AND open_pools = 0 AND seat_taken_at < $1 ORDER BY seat_taken_at LIMIT $2`,

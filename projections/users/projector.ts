@@ -28,9 +28,21 @@ async function applyUserEvent(client: PoolClient, event: UserEvent): Promise<voi
            created_at, updated_at)
          VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$15) ON CONFLICT (id) DO NOTHING`,
         [
-          d.userId, d.email, d.username, usernameKey(d.username), d.role, d.tier, d.virtualWalletMode, d.languageCode,
-          s.receiveMarketingOffers ?? null, s.agreedToTerms ?? null, s.promoCode ?? null, s.referralCode ?? null,
-          s.referrerUsername ?? null, s.referrerUserId ?? null, d.registeredAt,
+          d.userId,
+          d.email,
+          d.username,
+          usernameKey(d.username),
+          d.role,
+          d.tier,
+          d.virtualWalletMode,
+          d.languageCode,
+          s.receiveMarketingOffers ?? null,
+          s.agreedToTerms ?? null,
+          s.promoCode ?? null,
+          s.referralCode ?? null,
+          s.referrerUsername ?? null,
+          s.referrerUserId ?? null,
+          d.registeredAt,
         ],
       );
       return;
@@ -46,16 +58,17 @@ async function applyUserEvent(client: PoolClient, event: UserEvent): Promise<voi
     }
     case 'UsernameChanged':
       await client.query('UPDATE users SET username = $2, username_key = $3, updated_at = $4 WHERE id = $1', [
-        event.data.userId, event.data.username, usernameKey(event.data.username), event.data.changedAt,
+        event.data.userId,
+        event.data.username,
+        usernameKey(event.data.username),
+        event.data.changedAt,
       ]);
       return;
     case 'TierChanged':
       await client.query('UPDATE users SET tier = $2, updated_at = $3 WHERE id = $1', [event.data.userId, event.data.tier, event.data.changedAt]);
       return;
     case 'RoleGranted':
-      await client.query('UPDATE users SET role = $2, updated_at = $3 WHERE id = $1', [
-        event.data.userId, event.data.role, event.data.grantedAt,
-      ]);
+      await client.query('UPDATE users SET role = $2, updated_at = $3 WHERE id = $1', [event.data.userId, event.data.role, event.data.grantedAt]);
       return;
     case 'SessionStarted': {
       const d = event.data;
@@ -68,12 +81,16 @@ async function applyUserEvent(client: PoolClient, event: UserEvent): Promise<voi
     }
     case 'SessionRefreshed':
       await client.query('UPDATE user_sessions SET last_used_at = $2, expires_at = $3 WHERE id = $1', [
-        event.data.sessionId, event.data.refreshedAt, event.data.expiresAt,
+        event.data.sessionId,
+        event.data.refreshedAt,
+        event.data.expiresAt,
       ]);
       return;
     case 'SessionEnded':
       await client.query('UPDATE user_sessions SET ended_at = $2, end_reason = $3 WHERE id = $1', [
-        event.data.sessionId, event.data.endedAt, event.data.reason,
+        event.data.sessionId,
+        event.data.endedAt,
+        event.data.reason,
       ]);
       return;
     case 'SocialAccountLinked': {
@@ -86,29 +103,35 @@ async function applyUserEvent(client: PoolClient, event: UserEvent): Promise<voi
       return;
     }
     case 'MfaEnabled':
-      await client.query('UPDATE users SET mfa_enabled = true, mfa_enabled_at = $2, updated_at = $2 WHERE id = $1', [
-        event.data.userId, event.data.enabledAt,
-      ]);
+      await client.query('UPDATE users SET mfa_enabled = true, mfa_enabled_at = $2, updated_at = $2 WHERE id = $1', [event.data.userId, event.data.enabledAt]);
       return;
     case 'MfaDisabled':
     case 'MfaReset':
       await client.query('UPDATE users SET mfa_enabled = false, mfa_enabled_at = NULL, mfa_recovery_codes_left = 0, updated_at = $2 WHERE id = $1', [
-        event.data.userId, event.type === 'MfaReset' ? event.data.resetAt : event.data.disabledAt,
+        event.data.userId,
+        event.type === 'MfaReset' ? event.data.resetAt : event.data.disabledAt,
       ]);
       return;
     // Only how many codes are left: the digests stay in the events.
     case 'MfaRecoveryCodesIssued':
       await client.query('UPDATE users SET mfa_recovery_codes_left = $2, updated_at = $3 WHERE id = $1', [
-        event.data.userId, event.data.codeDigests.length, event.data.issuedAt,
+        event.data.userId,
+        event.data.codeDigests.length,
+        event.data.issuedAt,
       ]);
       return;
     case 'MfaRecoveryCodeUsed':
       await client.query('UPDATE users SET mfa_recovery_codes_left = mfa_recovery_codes_left - 1, updated_at = $2 WHERE id = $1', [
-        event.data.userId, event.data.usedAt,
+        event.data.userId,
+        event.data.usedAt,
       ]);
       return;
     case 'GuideAgentChosen':
-      await client.query('UPDATE users SET guide_agent_id = $2, updated_at = $3 WHERE id = $1', [event.data.userId, event.data.guideAgentId, event.data.chosenAt]);
+      await client.query('UPDATE users SET guide_agent_id = $2, updated_at = $3 WHERE id = $1', [
+        event.data.userId,
+        event.data.guideAgentId,
+        event.data.chosenAt,
+      ]);
       return;
     case 'InterestsReplaced':
       await client.query('UPDATE users SET interests = $2, updated_at = $3 WHERE id = $1', [event.data.userId, event.data.interests, event.data.replacedAt]);
@@ -121,7 +144,9 @@ async function applyUserEvent(client: PoolClient, event: UserEvent): Promise<voi
       return;
     case 'AgentUnpinned':
       await client.query('UPDATE users SET pinned_agent_ids = array_remove(pinned_agent_ids, $2), updated_at = $3 WHERE id = $1', [
-        event.data.userId, event.data.agentId, event.data.unpinnedAt,
+        event.data.userId,
+        event.data.agentId,
+        event.data.unpinnedAt,
       ]);
       return;
     default:

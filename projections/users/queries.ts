@@ -143,9 +143,7 @@ export async function getSignInFacts(pool: Pool, userId: string): Promise<{ mfaE
 
 /** GET /api/v1/users/me/social-status: every supported provider, linked or not. */
 export const socialStatus = z.object({
-  providers: z.array(
-    z.object({ type: socialProviderSchema, linked: z.boolean(), email: z.string().optional(), linkedAt: z.string().optional() }),
-  ),
+  providers: z.array(z.object({ type: socialProviderSchema, linked: z.boolean(), email: z.string().optional(), linkedAt: z.string().optional() })),
 });
 export type SocialStatus = z.infer<typeof socialStatus>;
 

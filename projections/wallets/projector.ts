@@ -69,8 +69,7 @@ interface Change {
 }
 
 /** The frozen flag an event sets; undefined for the others. */
-const frozenBy = (event: WalletEvent): boolean | undefined =>
-  event.type === 'WalletFrozen' ? true : event.type === 'WalletUnfrozen' ? false : undefined;
+const frozenBy = (event: WalletEvent): boolean | undefined => (event.type === 'WalletFrozen' ? true : event.type === 'WalletUnfrozen' ? false : undefined);
 
 /**
  * A batch in two statements: wallets opened in it are inserted with their later events of the
@@ -141,7 +140,10 @@ export const walletsProjector: Projector = {
     const at = recorded.metadata.occurredAt;
     if (event.type === 'WalletOpened') {
       await client.query('INSERT INTO wallets (user_id, virtual_micro, real_micro, opened_at, updated_at) VALUES ($1, $2, 0, $3, $4)', [
-        userId, event.data.virtualStartMicro, event.data.openedAt, at,
+        userId,
+        event.data.virtualStartMicro,
+        event.data.openedAt,
+        at,
       ]);
       return;
     }

@@ -39,7 +39,10 @@ t.test('an administrator revokes every access of a user', async (t) => {
   await page.goto(attempt.url.href);
   await signInOnConsentPage(app, page, VICTIM);
   await page.getByRole('button', { name: 'Allow' }).click();
-  const tokens = await client.authorizationCodeGrant(config, await callbackReached(callback, page), { pkceCodeVerifier: attempt.verifier, expectedState: attempt.state });
+  const tokens = await client.authorizationCodeGrant(config, await callbackReached(callback, page), {
+    pkceCodeVerifier: attempt.verifier,
+    expectedState: attempt.state,
+  });
   const bystander = await signIn(app, 'bystander@example.test');
   t.equal((await me(tokens.access_token)).status, 200, 'the OAuth token works');
   t.equal((await signedApi(app, keys[0]!, 'GET', '/api/v1/users/me')).status, 200, 'the key works');
@@ -54,7 +57,11 @@ t.test('an administrator revokes every access of a user', async (t) => {
 
   const res = await revoke(laptop.userId, admin.accessToken);
   t.equal(res.status, 200, JSON.stringify(res.body));
-  t.same(res.body.data, { userId: laptop.userId, sessionsEnded: 2, apiKeysRevoked: 2, oauthGrantsRevoked: 1 }, 'the two live sessions (one was signed out already), both keys, the grant');
+  t.same(
+    res.body.data,
+    { userId: laptop.userId, sessionsEnded: 2, apiKeysRevoked: 2, oauthGrantsRevoked: 1 },
+    'the two live sessions (one was signed out already), both keys, the grant',
+  );
   for (const session of [laptop, phone]) {
     t.equal((await me(session.accessToken)).status, 401, 'a session access token is refused');
     t.equal((await refresh(session.refreshToken)).status, 401, 'its refresh token too');
@@ -68,8 +75,19 @@ t.test('an administrator revokes every access of a user', async (t) => {
   t.equal((await me(bystander.accessToken)).status, 200, "another user's session goes on");
 
   const ended = (await app.deps.store.readStream(userDecider.streamOf(laptop.userId))).filter((e) => e.type === 'SessionEnded').slice(-2);
-  t.same(ended.map((e) => [(e.data as { reason: string }).reason, e.metadata.actor]), [['ended_by_admin', admin.userId], ['ended_by_admin', admin.userId]]);
-  for (const key of keys) t.equal((await app.deps.store.readStream(apiKeyStream(key.id))).at(-1)?.metadata.actor, admin.userId, 'each key revoked by the administrator');
-  t.same((await revoke(laptop.userId, admin.accessToken)).body.data, { userId: laptop.userId, sessionsEnded: 0, apiKeysRevoked: 0, oauthGrantsRevoked: 0 }, 'a repeat revokes nothing more');
+  t.same(
+    ended.map((e) => [(e.data as { reason: string }).reason, e.metadata.actor]),
+    [
+      ['ended_by_admin', admin.userId],
+      ['ended_by_admin', admin.userId],
+    ],
+  );
+  for (const key of keys)
+    t.equal((await app.deps.store.readStream(apiKeyStream(key.id))).at(-1)?.metadata.actor, admin.userId, 'each key revoked by the administrator');
+  t.same(
+    (await revoke(laptop.userId, admin.accessToken)).body.data,
+    { userId: laptop.userId, sessionsEnded: 0, apiKeysRevoked: 0, oauthGrantsRevoked: 0 },
+    'a repeat revokes nothing more',
+  );
   t.equal((await me((await signIn(app, VICTIM)).accessToken)).status, 200, 'the user signs in again');
 });

@@ -16,8 +16,7 @@ t.test('admin review of developer agents', async (t) => {
   };
   const decide = (id: string, decision: string, token: string | undefined, body: unknown = {}) =>
     api(app, 'POST', `/api/admin/developer-agents/${id}/${decision}`, { token, body });
-  const reviews = (id: string, token = dev.accessToken, query = '') =>
-    api(app, 'GET', `/api/v1/developers/agents/${id}/reviews${query}`, { token });
+  const reviews = (id: string, token = dev.accessToken, query = '') => api(app, 'GET', `/api/v1/developers/agents/${id}/reviews${query}`, { token });
 
   await t.test('approve moves pending-review to beta and answers the developer agent record', async (t) => {
     const agent = await listAgent('To approve');

@@ -26,7 +26,12 @@ t.test('the administrator’s operations view of a user', async (t) => {
 
   // The user: two sign-ins (one signed out), a follow, a real deposit, two API keys (one revoked), MFA on.
   const dev = await signIn(app, 'dev@example.test');
-  const agentId = await followableAgent(app, { developer: dev.accessToken, admin: admin.accessToken }, { name: 'Ops Agent', venue: 'SPOT_VENUE', minAllocationUsd: 10 }, { live: true });
+  const agentId = await followableAgent(
+    app,
+    { developer: dev.accessToken, admin: admin.accessToken },
+    { name: 'Ops Agent', venue: 'SPOT_VENUE', minAllocationUsd: 10 },
+    { live: true },
+  );
   const first = await signIn(app, 'olga@example.test');
   const second = await signIn(app, 'olga@example.test');
   t.equal((await api(app, 'POST', '/api/auth/sign-out', { body: { refreshToken: second.refreshToken } })).status, 200);
@@ -63,7 +68,16 @@ t.test('the administrator’s operations view of a user', async (t) => {
     t.equal(result.apiKeys.total, 2);
     t.match(result.apiKeys.items, [
       { id: revoked.id, name: 'revoked key', type: 'platform', status: 'revoked', revokedAt: String, prefix: revoked.apiKey.slice(0, 10) },
-      { id: kept.id, name: 'kept key', type: 'platform', scopes: ['profile:read', 'wallet:read'], status: 'active', revokedAt: null, expiresAt: null, prefix: kept.apiKey.slice(0, 10) },
+      {
+        id: kept.id,
+        name: 'kept key',
+        type: 'platform',
+        scopes: ['profile:read', 'wallet:read'],
+        status: 'active',
+        revokedAt: null,
+        expiresAt: null,
+        prefix: kept.apiKey.slice(0, 10),
+      },
     ]);
     for (const item of result.apiKeys.items) {
       t.same(Object.keys(item).sort(), ['createdAt', 'expiresAt', 'id', 'name', 'prefix', 'revokedAt', 'scopes', 'status', 'type'], 'metadata only');
@@ -78,12 +92,18 @@ t.test('the administrator’s operations view of a user', async (t) => {
   await t.test('holds no key, secret, hash or sealed secret', async (t) => {
     const json = JSON.stringify((await view(user.userId)).body);
     const secrets: Array<[string, string]> = [
-      ['API key', kept.apiKey], ['API secret', kept.secretKey], ['revoked API key', revoked.apiKey], ['revoked API secret', revoked.secretKey],
-      ['MFA secret', mfaSecret], ['refresh token', first.refreshToken], ['signed-out refresh token', second.refreshToken],
+      ['API key', kept.apiKey],
+      ['API secret', kept.secretKey],
+      ['revoked API key', revoked.apiKey],
+      ['revoked API secret', revoked.secretKey],
+      ['MFA secret', mfaSecret],
+      ['refresh token', first.refreshToken],
+      ['signed-out refresh token', second.refreshToken],
     ];
     for (const e of [...userEvents, ...keyEvents]) {
       const d = e.data as Record<string, unknown>;
-      for (const field of ['keyHash', 'sealedSecret', 'refreshTokenHash', 'userAgentHash']) if (typeof d[field] === 'string') secrets.push([`${e.type}.${field}`, d[field] as string]);
+      for (const field of ['keyHash', 'sealedSecret', 'refreshTokenHash', 'userAgentHash'])
+        if (typeof d[field] === 'string') secrets.push([`${e.type}.${field}`, d[field] as string]);
     }
     t.equal(secrets.length, 16, 'two key hashes and sealed secrets, the sealed MFA secret, two refresh token and user agent hashes');
     for (const [what, secret] of secrets) t.notOk(json.includes(secret), `no ${what}`);
@@ -91,14 +111,20 @@ t.test('the administrator’s operations view of a user', async (t) => {
 
   await t.test('a frozen wallet shows frozen in every context; a user never active shows defaults', async (t) => {
     t.equal((await api(app, 'POST', `/api/admin/wallets/${user.userId}/freeze`, { token: admin.accessToken })).status, 200);
-    t.same((await view(user.userId)).body.data.result.wallets.map((w: { frozen: boolean }) => w.frozen), [true, true]);
+    t.same(
+      (await view(user.userId)).body.data.result.wallets.map((w: { frozen: boolean }) => w.frozen),
+      [true, true],
+    );
     const res = await view(dev.userId);
     t.equal(res.status, 200);
     t.match(res.body.data.result, {
       id: dev.userId,
       mfaEnabled: false,
       mfaEnabledAt: null,
-      wallets: [{ walletContext: 'virtual', balanceUsd: 10000, frozen: false }, { walletContext: 'real', balanceUsd: 0, frozen: false }],
+      wallets: [
+        { walletContext: 'virtual', balanceUsd: 10000, frozen: false },
+        { walletContext: 'real', balanceUsd: 0, frozen: false },
+      ],
       pools: { count: 0, allocatedUsd: { virtual: 0, real: 0 }, items: [] },
       apiKeys: { total: 0, items: [] },
       activeSessionCount: 1,
@@ -140,6 +166,11 @@ t.test('the administrator’s operations view of a user', async (t) => {
     const doc = (await api(app, 'GET', '/docs/json')).body;
     const op = doc.paths[`${VIEW}/{userId}`].get;
     t.same(op.security, [{ bearerAuth: [] }, { apiKey: [], apiSignature: [], apiTimestamp: [] }]);
-    t.match(op.responses['200'].content['application/json'].schema.properties.data.properties.result.properties, { mfaEnabledAt: {}, wallets: {}, pools: {}, apiKeys: {} });
+    t.match(op.responses['200'].content['application/json'].schema.properties.data.properties.result.properties, {
+      mfaEnabledAt: {},
+      wallets: {},
+      pools: {},
+      apiKeys: {},
+    });
   });
 });

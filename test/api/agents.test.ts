@@ -42,7 +42,10 @@ t.test('followable agents', async (t) => {
   await t.test('the listing holds beta and live agents only, newest first, without private fields', async (t) => {
     const res = await api(app, 'GET', '/api/v1/agents');
     t.equal(res.status, 200);
-    t.same(res.body.data.items.map((a: { name: string }) => a.name), ['Live spot', 'Beta perp']);
+    t.same(
+      res.body.data.items.map((a: { name: string }) => a.name),
+      ['Live spot', 'Beta perp'],
+    );
     t.match(res.body.data.items[1], {
       id: beta.id,
       betaStatus: 'beta',
@@ -70,12 +73,21 @@ t.test('followable agents', async (t) => {
 
   await t.test('the listing is paginated and can be filtered', async (t) => {
     const page2 = await api(app, 'GET', '/api/v1/agents?limit=1&page=2');
-    t.same(page2.body.data.items.map((a: { id: string }) => a.id), [beta.id]);
+    t.same(
+      page2.body.data.items.map((a: { id: string }) => a.id),
+      [beta.id],
+    );
     t.same(page2.body.data.pagination, { total: 2, limit: 1, page: 2, totalPages: 2, hasNextPage: false, hasPreviousPage: true });
     const perp = await api(app, 'GET', '/api/v1/agents?venue=PERP_VENUE');
-    t.same(perp.body.data.items.map((a: { id: string }) => a.id), [beta.id]);
+    t.same(
+      perp.body.data.items.map((a: { id: string }) => a.id),
+      [beta.id],
+    );
     const liveOnly = await api(app, 'GET', '/api/v1/agents?betaStatus=live');
-    t.same(liveOnly.body.data.items.map((a: { id: string }) => a.id), [live.id]);
+    t.same(
+      liveOnly.body.data.items.map((a: { id: string }) => a.id),
+      [live.id],
+    );
     t.equal((await api(app, 'GET', '/api/v1/agents?betaStatus=pending-review')).status, 400, 'pending agents cannot be asked for');
     t.equal((await api(app, 'GET', '/api/v1/agents?limit=101')).status, 400);
   });

@@ -19,7 +19,12 @@ t.test('allocation add, withdraw and stop following', async (t) => {
   let users = 0;
   const newUser = () => signIn(app, `ledger${++users}@example.test`);
   const agent = (body: Record<string, unknown> = {}) =>
-    followableAgent(app, { developer: dev.accessToken, admin: admin.accessToken }, { name: `Ledger ${users}`, venue: 'SPOT_VENUE', minAllocationUsd: 10, ...body }, { live: !('maxBetaUsers' in body) });
+    followableAgent(
+      app,
+      { developer: dev.accessToken, admin: admin.accessToken },
+      { name: `Ledger ${users}`, venue: 'SPOT_VENUE', minAllocationUsd: 10, ...body },
+      { live: !('maxBetaUsers' in body) },
+    );
   const follow = (u: SignedIn, agentId: string, usd: number) => api(app, 'POST', SUBS, { token: u.accessToken, body: { agentId, allocationAmountUsd: usd } });
   const add = (u: SignedIn, agentId: string, body: unknown) => api(app, 'POST', `${SUBS}/${agentId}/allocation/add`, { token: u.accessToken, body });
   const withdraw = (u: SignedIn, agentId: string, body: unknown) => api(app, 'POST', `${SUBS}/${agentId}/allocation/withdraw`, { token: u.accessToken, body });
@@ -48,7 +53,15 @@ t.test('allocation add, withdraw and stop following', async (t) => {
     const u = await newUser();
     const a = await agent();
     await follow(u, a, 100);
-    for (const body of [{}, { amountUsd: 0.001 }, { amountUsd: '10' }, { amountUsd: -1 }, { amountUsd: 1.0000001 }, { amountUsd: 1e300 }, { amountUsd: 1, walletContext: 'paper' }]) {
+    for (const body of [
+      {},
+      { amountUsd: 0.001 },
+      { amountUsd: '10' },
+      { amountUsd: -1 },
+      { amountUsd: 1.0000001 },
+      { amountUsd: 1e300 },
+      { amountUsd: 1, walletContext: 'paper' },
+    ]) {
       const res = await withdraw(u, a, body);
       t.equal(res.status, 400, JSON.stringify(body));
       t.match(res.body, { success: false, error: { code: 'BAD_REQUEST', reason: 'VALIDATION_FAILED' } });
@@ -91,7 +104,11 @@ t.test('allocation add, withdraw and stop following', async (t) => {
     const answers = await Promise.all(Array.from({ length: 20 }, () => withdraw(u, a, { amountUsd: 60 })));
     const ok = answers.filter((r) => r.status === 200).length;
     t.equal(ok, 16, '16 × 60 fit in 1000');
-    t.same(answers.filter((r) => r.status !== 200).map((r) => r.body.error.reason), Array(4).fill('EXCEEDS_WITHDRAWABLE'), 'the rest get the business 400, no 5xx');
+    t.same(
+      answers.filter((r) => r.status !== 200).map((r) => r.body.error.reason),
+      Array(4).fill('EXCEEDS_WITHDRAWABLE'),
+      'the rest get the business 400, no 5xx',
+    );
     const [row] = await list(u);
     t.equal(row!.allocatedUsd, 40);
     t.equal(await walletMicro(u), (START - 40) * 1_000_000, 'money is conserved to the micro-USD');
@@ -125,7 +142,11 @@ t.test('allocation add, withdraw and stop following', async (t) => {
     t.equal(again.status, 200);
     t.equal(again.body.data.subscription.allocatedUsd, 30, 'the pool opens anew with an empty ledger');
     const events = await app.deps.store.readStream(`pool-${poolId(u.userId, beta, 'virtual')}`);
-    t.same(events.map((e) => e.type), ['AgentFollowed', 'AllocationAdded', 'WithdrawalRequested', 'PoolClosed', 'AgentFollowed', 'AllocationAdded'], 'its history stays');
+    t.same(
+      events.map((e) => e.type),
+      ['AgentFollowed', 'AllocationAdded', 'WithdrawalRequested', 'PoolClosed', 'AgentFollowed', 'AllocationAdded'],
+      'its history stays',
+    );
     t.equal(await walletMicro(u), (START - 30) * 1_000_000);
   });
 });

@@ -30,11 +30,18 @@ t.test('API keys', async (t) => {
     t.equal(res.status, 201, JSON.stringify(res.body));
     const d = res.body.data;
     t.match(d, { id: String, name: 'trading bot', type: 'platform', expiresAt: null, apiKey: /^ak_/, secretKey: /^sk_/, prefix: d.apiKey.slice(0, 10) });
-    t.notOk(d.scopes.some((s: string) => s.startsWith('admin:') || s.startsWith('keys:')), 'non-admin by default, no key management');
+    t.notOk(
+      d.scopes.some((s: string) => s.startsWith('admin:') || s.startsWith('keys:')),
+      'non-admin by default, no key management',
+    );
     t.ok(d.scopes.includes('wallet:trade'));
     reveals.push(d.apiKey, d.secretKey);
     const events = await app.deps.store.readStream(apiKeyStream(d.id));
-    t.same(events.map((e) => [e.type, e.metadata.actor]), [['ApiKeyCreated', alice.userId]], 'an event with the owner as actor');
+    t.same(
+      events.map((e) => [e.type, e.metadata.actor]),
+      [['ApiKeyCreated', alice.userId]],
+      'an event with the owner as actor',
+    );
     const stored = JSON.stringify(events[0]!.data);
     t.notOk(stored.includes(d.apiKey) || stored.includes(d.secretKey), 'the event holds neither the key nor the secret');
 
@@ -63,18 +70,19 @@ t.test('API keys', async (t) => {
     t.same(adminKey.body.data.scopes, ['admin:read', 'admin:write'], 'admin:* only for administrators');
   });
 
-  await t.test('GET /api/api-keys lists the caller\'s keys, paginated, never a hash or a secret', async (t) => {
+  await t.test("GET /api/api-keys lists the caller's keys, paginated, never a hash or a secret", async (t) => {
     const res = await api(app, 'GET', `${KEYS}?limit=2`, { token: alice.accessToken });
     t.equal(res.status, 200);
     t.equal(res.body.data.items.length, 2);
     t.match(res.body.data.pagination, { total: 2, limit: 2, page: 1 });
-    for (const item of res.body.data.items) t.same(Object.keys(item).sort(), ['createdAt', 'expiresAt', 'id', 'name', 'prefix', 'revokedAt', 'scopes', 'status', 'type']);
+    for (const item of res.body.data.items)
+      t.same(Object.keys(item).sort(), ['createdAt', 'expiresAt', 'id', 'name', 'prefix', 'revokedAt', 'scopes', 'status', 'type']);
     t.notOk(JSON.stringify(res.body).includes(reveals[0]!) || JSON.stringify(res.body).includes(reveals[1]!));
     t.equal((await api(app, 'GET', KEYS, { token: bob.accessToken })).body.data.pagination.total, 0, "another user's list is theirs");
     t.equal((await api(app, 'GET', KEYS)).status, 401);
   });
 
-  await t.test('a signed request acts as the key\'s owner within its scopes', async (t) => {
+  await t.test("a signed request acts as the key's owner within its scopes", async (t) => {
     const key = await keyOf(alice);
     const me = await signedApi(app, key, 'GET', '/api/v1/users/me');
     t.equal(me.status, 200, JSON.stringify(me.body));
@@ -93,29 +101,64 @@ t.test('API keys', async (t) => {
       t.equal(res.body?.error?.reason, reason, what);
     };
     const body = { languageCode: 'de' };
-    await refused('tampered body', await signedApi(app, key, 'PATCH', '/api/v1/users/me', { body, signed: { body: JSON.stringify({ languageCode: 'en' }) } }), 401, 'INVALID_SIGNATURE');
+    await refused(
+      'tampered body',
+      await signedApi(app, key, 'PATCH', '/api/v1/users/me', { body, signed: { body: JSON.stringify({ languageCode: 'en' }) } }),
+      401,
+      'INVALID_SIGNATURE',
+    );
     await refused('tampered path', await signedApi(app, key, 'GET', '/api/v1/wallet', { signed: { path: '/api/v1/users/me' } }), 401, 'INVALID_SIGNATURE');
-    await refused('tampered query', await signedApi(app, key, 'GET', '/api/v1/trades?limit=50', { signed: { path: '/api/v1/trades?limit=5' } }), 401, 'INVALID_SIGNATURE');
+    await refused(
+      'tampered query',
+      await signedApi(app, key, 'GET', '/api/v1/trades?limit=50', { signed: { path: '/api/v1/trades?limit=5' } }),
+      401,
+      'INVALID_SIGNATURE',
+    );
     await refused('wrong method', await signedApi(app, key, 'GET', '/api/v1/users/me', { signed: { method: 'POST' } }), 401, 'INVALID_SIGNATURE');
-    await refused('old timestamp', await signedApi(app, key, 'GET', '/api/v1/users/me', { timestampMs: Date.now() - 5 * 60_000 - 5_000 }), 401, 'INVALID_SIGNATURE');
-    await refused('future timestamp', await signedApi(app, key, 'GET', '/api/v1/users/me', { timestampMs: Date.now() + 5 * 60_000 + 5_000 }), 401, 'INVALID_SIGNATURE');
+    await refused(
+      'old timestamp',
+      await signedApi(app, key, 'GET', '/api/v1/users/me', { timestampMs: Date.now() - 5 * 60_000 - 5_000 }),
+      401,
+      'INVALID_SIGNATURE',
+    );
+    await refused(
+      'future timestamp',
+      await signedApi(app, key, 'GET', '/api/v1/users/me', { timestampMs: Date.now() + 5 * 60_000 + 5_000 }),
+      401,
+      'INVALID_SIGNATURE',
+    );
     await refused('no signature', await signedApi(app, key, 'GET', '/api/v1/users/me', { unsigned: true }), 401, 'INVALID_SIGNATURE');
     await refused('malformed signature', await signedApi(app, key, 'GET', '/api/v1/users/me', { signature: 'zz' }), 401, 'INVALID_SIGNATURE');
-    await refused('uppercase hex', await signedApi(app, key, 'GET', '/api/v1/users/me', { signature: (await signedApi(app, key, 'GET', '/api/v1/users/me')).signature.toUpperCase() }), 401, 'INVALID_SIGNATURE');
+    await refused(
+      'uppercase hex',
+      await signedApi(app, key, 'GET', '/api/v1/users/me', { signature: (await signedApi(app, key, 'GET', '/api/v1/users/me')).signature.toUpperCase() }),
+      401,
+      'INVALID_SIGNATURE',
+    );
     // A body the signature cannot cover (only JSON bodies are kept raw): added to a signed request that had none.
     const bodyless = await keyOf(alice, { scopes: ['keys:write'] });
     const timestamp = String(Date.now());
     const path = `${KEYS}/${bodyless.id}`;
     const smuggled = await fetch(`${app.url}${path}`, {
       method: 'DELETE',
-      headers: { 'x-api-key': bodyless.apiKey, 'x-timestamp': timestamp, 'x-signature': requestSignature(bodyless.secretKey, { timestamp, method: 'DELETE', path, body: '' }), 'content-type': 'text/plain' },
+      headers: {
+        'x-api-key': bodyless.apiKey,
+        'x-timestamp': timestamp,
+        'x-signature': requestSignature(bodyless.secretKey, { timestamp, method: 'DELETE', path, body: '' }),
+        'content-type': 'text/plain',
+      },
       body: 'anything at all',
     });
     await refused('a text/plain body on a request signed without one', { status: smuggled.status, body: await smuggled.json() }, 401, 'INVALID_SIGNATURE');
     const ts = Date.now();
     const original = await signedApi(app, key, 'GET', '/api/v1/wallet', { timestampMs: ts });
     t.equal(original.status, 200);
-    await refused('replayed signature', await signedApi(app, key, 'GET', '/api/v1/wallet', { timestampMs: ts, signature: original.signature }), 401, 'INVALID_SIGNATURE');
+    await refused(
+      'replayed signature',
+      await signedApi(app, key, 'GET', '/api/v1/wallet', { timestampMs: ts, signature: original.signature }),
+      401,
+      'INVALID_SIGNATURE',
+    );
 
     const revoked = await keyOf(alice);
     t.equal((await api(app, 'DELETE', `${KEYS}/${revoked.id}`, { token: alice.accessToken })).status, 200);
@@ -127,13 +170,28 @@ t.test('API keys', async (t) => {
     await refused('unknown key', await signedApi(app, { apiKey: 'ak_nope', secretKey: 'sk_nope' }, 'GET', '/api/v1/users/me'), 401, 'AUTHENTICATION_REQUIRED');
 
     const bobs = await keyOf(bob);
-    await refused("another user's key on an owner-only route", await signedApi(app, await keyOf(alice, { scopes: ['keys:write'] }), 'DELETE', `${KEYS}/${bobs.id}`), 404, 'API_KEY_NOT_FOUND');
+    await refused(
+      "another user's key on an owner-only route",
+      await signedApi(app, await keyOf(alice, { scopes: ['keys:write'] }), 'DELETE', `${KEYS}/${bobs.id}`),
+      404,
+      'API_KEY_NOT_FOUND',
+    );
     t.equal((await signedApi(app, bobs, 'GET', '/api/v1/users/me')).status, 200, "bob's key still works");
 
     const readOnly = await keyOf(alice, { scopes: ['wallet:read'] });
     t.equal((await signedApi(app, readOnly, 'GET', '/api/v1/wallet')).status, 200);
-    await refused('scope escalation: a route beyond the key', await signedApi(app, readOnly, 'POST', '/api/v1/wallet/sell', { body: { mint: 'SOL', amount: 1 } }), 403, 'INSUFFICIENT_SCOPE');
-    await refused('scope escalation: keys by a key without keys:write', await signedApi(app, readOnly, 'POST', KEYS, { body: { name: 'more' } }), 403, 'INSUFFICIENT_SCOPE');
+    await refused(
+      'scope escalation: a route beyond the key',
+      await signedApi(app, readOnly, 'POST', '/api/v1/wallet/sell', { body: { mint: 'SOL', amount: 1 } }),
+      403,
+      'INSUFFICIENT_SCOPE',
+    );
+    await refused(
+      'scope escalation: keys by a key without keys:write',
+      await signedApi(app, readOnly, 'POST', KEYS, { body: { name: 'more' } }),
+      403,
+      'INSUFFICIENT_SCOPE',
+    );
     await refused(
       'the key without its secret: a route beyond the key answers as any other, so its scopes cannot be probed',
       await signedApi(app, readOnly, 'POST', '/api/v1/wallet/sell', { body: { mint: 'SOL', amount: 1 }, unsigned: true }),
@@ -141,66 +199,102 @@ t.test('API keys', async (t) => {
       'INVALID_SIGNATURE',
     );
     const manager = await keyOf(alice, { scopes: ['keys:write', 'wallet:read'] });
-    await refused('scope escalation: a key making a wider key', await signedApi(app, manager, 'POST', KEYS, { body: { name: 'wider', scopes: ['wallet:trade'] } }), 400, 'VALIDATION_FAILED');
+    await refused(
+      'scope escalation: a key making a wider key',
+      await signedApi(app, manager, 'POST', KEYS, { body: { name: 'wider', scopes: ['wallet:trade'] } }),
+      400,
+      'VALIDATION_FAILED',
+    );
     const narrower = await signedApi(app, manager, 'POST', KEYS, { body: { name: 'narrower', scopes: ['wallet:read'] } });
     t.equal(narrower.status, 201, 'a key may make a key within its own scopes');
-    await refused('admin route without the role', await signedApi(app, key, 'PUT', '/api/admin/market/prices', { body: { prices: { SOL: 1 } } }), 403, 'ADMIN_REQUIRED');
+    await refused(
+      'admin route without the role',
+      await signedApi(app, key, 'PUT', '/api/admin/market/prices', { body: { prices: { SOL: 1 } } }),
+      403,
+      'ADMIN_REQUIRED',
+    );
   });
 
   await t.test('admin routes: the signature is optional unless required; given, it must be right', async (t) => {
     const res = await create(admin, { name: 'ops', scopes: ['admin:write', 'admin:read', 'profile:read'] });
     const key = { apiKey: res.body.data.apiKey, secretKey: res.body.data.secretKey };
-    t.equal((await signedApi(app, key, 'PUT', '/api/admin/market/prices', { body: { prices: { SOL: 150 } }, unsigned: true })).status, 200, 'unsigned on an admin route');
+    t.equal(
+      (await signedApi(app, key, 'PUT', '/api/admin/market/prices', { body: { prices: { SOL: 150 } }, unsigned: true })).status,
+      200,
+      'unsigned on an admin route',
+    );
     t.equal((await signedApi(app, key, 'PUT', '/api/admin/market/prices', { body: { prices: { SOL: 151 } } })).status, 200, 'signed');
-    t.equal((await signedApi(app, key, 'PUT', '/api/admin/market/prices', { body: { prices: { SOL: 152 } }, signed: { body: '{}' } })).status, 401, 'a wrong signature is refused there too');
+    t.equal(
+      (await signedApi(app, key, 'PUT', '/api/admin/market/prices', { body: { prices: { SOL: 152 } }, signed: { body: '{}' } })).status,
+      401,
+      'a wrong signature is refused there too',
+    );
     t.equal((await signedApi(app, key, 'GET', '/api/v1/users/me', { unsigned: true })).status, 401, 'elsewhere the signature is required');
     // The spec's point 5: x-timestamp is required when x-signature is given.
     const body = JSON.stringify({ prices: { SOL: 153 } });
     const timestamp = String(Date.now());
     const signature = requestSignature(key.secretKey, { timestamp, method: 'PUT', path: '/api/admin/market/prices', body });
     const put = (headers: Record<string, string>) =>
-      fetch(`${app.url}/api/admin/market/prices`, { method: 'PUT', headers: { 'x-api-key': key.apiKey, 'content-type': 'application/json', ...headers }, body });
+      fetch(`${app.url}/api/admin/market/prices`, {
+        method: 'PUT',
+        headers: { 'x-api-key': key.apiKey, 'content-type': 'application/json', ...headers },
+        body,
+      });
     const noTimestamp = await put({ 'x-signature': signature });
     t.equal(noTimestamp.status, 401, 'a signature without x-timestamp');
     t.equal(((await noTimestamp.json()) as { error: { reason: string } }).error.reason, 'INVALID_SIGNATURE');
     t.equal((await put({ 'x-signature': signature, 'x-timestamp': timestamp })).status, 200, 'the same signature with its timestamp');
   });
 
-  await t.test('public routes need no signature: an unsigned key, or an unknown or revoked one, is answered as anonymous; signed, the key is the caller; protected routes still need the signature', async (t) => {
-    const erin = await signIn(app, 'erin@example.test');
-    const key = await keyOf(erin, { scopes: ['profile:read'] });
-    const revoked = await keyOf(erin);
-    t.equal((await api(app, 'DELETE', `${KEYS}/${revoked.id}`, { token: erin.accessToken })).status, 200);
-    const unknown = { apiKey: 'ak_never-issued', secretKey: 'sk_never-issued' };
-    const budget = (res: { headers: Headers }) => res.headers.get('x-ratelimit-remaining');
+  await t.test(
+    'public routes need no signature: an unsigned key, or an unknown or revoked one, is answered as anonymous; signed, the key is the caller; protected routes still need the signature',
+    async (t) => {
+      const erin = await signIn(app, 'erin@example.test');
+      const key = await keyOf(erin, { scopes: ['profile:read'] });
+      const revoked = await keyOf(erin);
+      t.equal((await api(app, 'DELETE', `${KEYS}/${revoked.id}`, { token: erin.accessToken })).status, 200);
+      const unknown = { apiKey: 'ak_never-issued', secretKey: 'sk_never-issued' };
+      const budget = (res: { headers: Headers }) => res.headers.get('x-ratelimit-remaining');
 
-    for (const [name, credentials] of [['a valid key', key], ['a revoked key', revoked], ['an unknown key', unknown]] as const) {
-      const listing = await signedApi(app, credentials, 'GET', '/api/v1/agents', { unsigned: true });
-      t.equal(listing.status, 200, `${name}, unsigned, on a public read`);
-      t.equal(budget(listing), null, 'anonymous: a public read is not counted');
-      t.equal((await signedApi(app, credentials, 'GET', '/api', { unsigned: true })).status, 200, `${name}, unsigned, on the health route`);
-      const write = await signedApi(app, credentials, 'POST', '/api/auth/sign-out', { body: { refreshToken: 'never-issued' }, unsigned: true });
-      t.same([write.status, write.body.data], [200, { success: true }], `${name}, unsigned, on a public write`);
-      t.equal(write.headers.get('x-ratelimit-limit'), app.deps.config.RATE_LIMIT_ANONYMOUS_PER_MIN.toString(), "counted in the address's anonymous budget");
-    }
-    for (const [name, credentials] of [['a revoked key', revoked], ['an unknown key', unknown]] as const) {
-      t.equal((await signedApi(app, credentials, 'GET', '/api/v1/agents')).status, 200, `${name}, signed, on a public route: anonymous`);
-      t.equal((await signedApi(app, credentials, 'GET', '/api/v1/users/me')).body.error.reason, 'AUTHENTICATION_REQUIRED', `${name} on a protected route: 401`);
-    }
+      for (const [name, credentials] of [
+        ['a valid key', key],
+        ['a revoked key', revoked],
+        ['an unknown key', unknown],
+      ] as const) {
+        const listing = await signedApi(app, credentials, 'GET', '/api/v1/agents', { unsigned: true });
+        t.equal(listing.status, 200, `${name}, unsigned, on a public read`);
+        t.equal(budget(listing), null, 'anonymous: a public read is not counted');
+        t.equal((await signedApi(app, credentials, 'GET', '/api', { unsigned: true })).status, 200, `${name}, unsigned, on the health route`);
+        const write = await signedApi(app, credentials, 'POST', '/api/auth/sign-out', { body: { refreshToken: 'never-issued' }, unsigned: true });
+        t.same([write.status, write.body.data], [200, { success: true }], `${name}, unsigned, on a public write`);
+        t.equal(write.headers.get('x-ratelimit-limit'), app.deps.config.RATE_LIMIT_ANONYMOUS_PER_MIN.toString(), "counted in the address's anonymous budget");
+      }
+      for (const [name, credentials] of [
+        ['a revoked key', revoked],
+        ['an unknown key', unknown],
+      ] as const) {
+        t.equal((await signedApi(app, credentials, 'GET', '/api/v1/agents')).status, 200, `${name}, signed, on a public route: anonymous`);
+        t.equal(
+          (await signedApi(app, credentials, 'GET', '/api/v1/users/me')).body.error.reason,
+          'AUTHENTICATION_REQUIRED',
+          `${name} on a protected route: 401`,
+        );
+      }
 
-    const signedListing = await signedApi(app, key, 'GET', '/api/v1/agents');
-    t.equal(signedListing.status, 200, 'signed on a public route');
-    const me = await signedApi(app, key, 'GET', '/api/v1/users/me');
-    t.equal(me.status, 200);
-    t.equal(Number(budget(me)), Number(budget(signedListing)) - 1, "signed, the public read counted in the key's own budget");
-    const forged = await signedApi(app, key, 'GET', '/api/v1/agents', { signed: { path: '/api' } });
-    t.same([forged.status, forged.body.error.reason], [401, 'INVALID_SIGNATURE'], 'a signature given on a public route is checked');
+      const signedListing = await signedApi(app, key, 'GET', '/api/v1/agents');
+      t.equal(signedListing.status, 200, 'signed on a public route');
+      const me = await signedApi(app, key, 'GET', '/api/v1/users/me');
+      t.equal(me.status, 200);
+      t.equal(Number(budget(me)), Number(budget(signedListing)) - 1, "signed, the public read counted in the key's own budget");
+      const forged = await signedApi(app, key, 'GET', '/api/v1/agents', { signed: { path: '/api' } });
+      t.same([forged.status, forged.body.error.reason], [401, 'INVALID_SIGNATURE'], 'a signature given on a public route is checked');
 
-    const unsigned = await signedApi(app, key, 'GET', '/api/v1/users/me', { unsigned: true });
-    t.same([unsigned.status, unsigned.body.error.reason], [401, 'INVALID_SIGNATURE'], 'a protected route still needs the signature');
-    const noKey = await api(app, 'GET', '/api/v1/users/me');
-    t.equal(noKey.status, 401);
-  });
+      const unsigned = await signedApi(app, key, 'GET', '/api/v1/users/me', { unsigned: true });
+      t.same([unsigned.status, unsigned.body.error.reason], [401, 'INVALID_SIGNATURE'], 'a protected route still needs the signature');
+      const noKey = await api(app, 'GET', '/api/v1/users/me');
+      t.equal(noKey.status, 401);
+    },
+  );
 
   await t.test('ADMIN_REQUIRE_SIGNATURE=true makes the signature mandatory on admin routes', async (t) => {
     const strict = await apiWithConfig(app, { ADMIN_REQUIRE_SIGNATURE: true });
@@ -252,7 +346,13 @@ t.test('API keys', async (t) => {
     const listed = (await api(app, 'GET', `${KEYS}?limit=100`, { token: alice.accessToken })).body.data.items.find((i: { id: string }) => i.id === key.id);
     t.match(listed, { status: 'revoked', revokedAt: String }, 'kept in the list, revoked');
     const events = await app.deps.store.readStream(apiKeyStream(key.id));
-    t.same(events.map((e) => [e.type, e.metadata.actor]), [['ApiKeyCreated', alice.userId], ['ApiKeyRevoked', alice.userId]]);
+    t.same(
+      events.map((e) => [e.type, e.metadata.actor]),
+      [
+        ['ApiKeyCreated', alice.userId],
+        ['ApiKeyRevoked', alice.userId],
+      ],
+    );
   });
 
   await t.test('the OpenAPI document: a security scheme per mode, and every protected route names the modes and the scope it takes', async (t) => {
@@ -264,14 +364,21 @@ t.test('API keys', async (t) => {
     const flow = schemes.oauth2.flows.authorizationCode;
     t.match(flow, { authorizationUrl: /\/oauth\/authorize$/, tokenUrl: /\/oauth\/token$/ });
     t.ok(flow.scopes['wallet:read'], 'the API scopes, described');
-    t.notOk(Object.keys(flow.scopes).some((s) => s.startsWith('admin:') || s.startsWith('keys:')), 'none OAuth never grants');
+    t.notOk(
+      Object.keys(flow.scopes).some((s) => s.startsWith('admin:') || s.startsWith('keys:')),
+      'none OAuth never grants',
+    );
     const signed = { apiKey: [], apiSignature: [], apiTimestamp: [] };
     t.same(doc.paths['/api/v1/wallet'].get.security, [{ bearerAuth: [] }, signed, { oauth2: ['wallet:read'] }], 'all three modes, OAuth with the scope');
     t.same(doc.paths['/api/api-keys'].post.security, [{ bearerAuth: [] }, signed], 'key management: no OAuth');
     t.same(doc.paths['/api/admin/market/prices'].put.security, [{ bearerAuth: [] }, signed], 'admin routes: no OAuth');
     const unsecured = Object.entries(doc.paths as Record<string, Record<string, { security?: unknown }>>)
       .filter(([path]) => path.startsWith('/api/v1/users/me') || path.startsWith('/api/admin/') || path.startsWith('/api/api-keys'))
-      .flatMap(([path, ops]) => Object.entries(ops).filter(([, op]) => !op.security).map(([method]) => `${method} ${path}`));
+      .flatMap(([path, ops]) =>
+        Object.entries(ops)
+          .filter(([, op]) => !op.security)
+          .map(([method]) => `${method} ${path}`),
+      );
     t.same(unsecured, [], 'every route of the user, the administrators and the keys declares its security');
   });
 

@@ -17,7 +17,12 @@ t.test('the pool ledger: every event with its running figures, pages, and the re
   const dev = await signIn(app, 'dev@example.test');
   const user = await signIn(app, 'auditor-user@example.test');
   const other = await signIn(app, 'someone-else@example.test');
-  const agentId = await followableAgent(app, { developer: dev.accessToken, admin: admin.accessToken }, { name: 'Ledgered', venue: 'SPOT_VENUE', successFeePercent: 10 }, { live: true });
+  const agentId = await followableAgent(
+    app,
+    { developer: dev.accessToken, admin: admin.accessToken },
+    { name: 'Ledgered', venue: 'SPOT_VENUE', successFeePercent: 10 },
+    { live: true },
+  );
   const id = poolId(user.userId, agentId, 'virtual');
   const ledger = (query = '', token = user.accessToken, agent = agentId) => api(app, 'GET', `${SUBS}/${agent}/ledger${query}`, { token });
   const ok = (res: { status: number; body: unknown }) => t.equal(res.status, 200, JSON.stringify(res.body));
@@ -33,8 +38,14 @@ t.test('the pool ledger: every event with its running figures, pages, and the re
     const res = await ledger();
     ok(res);
     const { items, pagination } = res.body.data;
-    t.same(items.map((i: { type: string }) => i.type), ['AgentFollowed', 'AllocationAdded', 'AllocationAdded', 'TradeOpened', 'TradeClosed', 'WithdrawalRequested']);
-    t.same(items.map((i: { sequence: number }) => i.sequence), [1, 2, 3, 4, 5, 6]);
+    t.same(
+      items.map((i: { type: string }) => i.type),
+      ['AgentFollowed', 'AllocationAdded', 'AllocationAdded', 'TradeOpened', 'TradeClosed', 'WithdrawalRequested'],
+    );
+    t.same(
+      items.map((i: { sequence: number }) => i.sequence),
+      [1, 2, 3, 4, 5, 6],
+    );
     t.match(pagination, { total: 6, page: 1, limit: 20, totalPages: 1, hasNextPage: false, hasPreviousPage: false });
     t.notOk('subscription' in res.body.data, 'no record without `at`');
     t.match(items[0], { eventId: String, time: String, amounts: {}, followed: true, balances: { allocatedUsd: 0 } });
@@ -52,8 +63,20 @@ t.test('the pool ledger: every event with its running figures, pages, and the re
     const [record] = (await api(app, 'GET', SUBS, { token: user.accessToken })).body.data;
     const last = items[5].balances;
     t.same(
-      { allocatedUsd: last.allocatedUsd, currentBalanceUsd: last.currentBalanceUsd, withdrawableUsd: last.withdrawableUsd, pendingDeltaUsd: last.pendingDeltaUsd, audit: last.allocationBalanceAudit },
-      { allocatedUsd: record.allocatedUsd, currentBalanceUsd: record.currentBalanceUsd, withdrawableUsd: record.withdrawableUsd, pendingDeltaUsd: record.pendingDeltaUsd, audit: record.allocationBalanceAudit },
+      {
+        allocatedUsd: last.allocatedUsd,
+        currentBalanceUsd: last.currentBalanceUsd,
+        withdrawableUsd: last.withdrawableUsd,
+        pendingDeltaUsd: last.pendingDeltaUsd,
+        audit: last.allocationBalanceAudit,
+      },
+      {
+        allocatedUsd: record.allocatedUsd,
+        currentBalanceUsd: record.currentBalanceUsd,
+        withdrawableUsd: record.withdrawableUsd,
+        pendingDeltaUsd: record.pendingDeltaUsd,
+        audit: record.allocationBalanceAudit,
+      },
       'the replay ends where the read model is',
     );
   });
@@ -61,7 +84,10 @@ t.test('the pool ledger: every event with its running figures, pages, and the re
   await t.test('pages of the history', async (t) => {
     const res = await ledger('?page=2&limit=2');
     ok(res);
-    t.same(res.body.data.items.map((i: { sequence: number }) => i.sequence), [3, 4]);
+    t.same(
+      res.body.data.items.map((i: { sequence: number }) => i.sequence),
+      [3, 4],
+    );
     t.same(res.body.data.pagination, { total: 6, limit: 2, page: 2, totalPages: 3, hasNextPage: true, hasPreviousPage: true });
     const past = await ledger('?page=9&limit=2');
     t.same(past.body.data.items, [], 'past the end: an empty page');
@@ -110,11 +136,17 @@ t.test('the pool ledger: every event with its running figures, pages, and the re
     t.equal((await api(app, 'GET', `${SUBS}/${agentId}/ledger`)).status, 401);
   });
 
-  await t.test('the OpenAPI document describes the auditors\' routes', async (t) => {
+  await t.test("the OpenAPI document describes the auditors' routes", async (t) => {
     const doc = await api(app, 'GET', '/docs/json');
     t.equal(doc.status, 200);
     const ledgerDoc = doc.body.paths['/api/v1/users/me/subscriptions/{agentId}/ledger'].get;
-    t.same(ledgerDoc.parameters.filter((p: { in: string }) => p.in === 'query').map((p: { name: string }) => p.name).sort(), ['at', 'limit', 'page', 'walletContext']);
+    t.same(
+      ledgerDoc.parameters
+        .filter((p: { in: string }) => p.in === 'query')
+        .map((p: { name: string }) => p.name)
+        .sort(),
+      ['at', 'limit', 'page', 'walletContext'],
+    );
     t.ok(ledgerDoc.responses['200'].content['application/json'].schema, 'the answer is described');
     t.ok(doc.body.paths['/api/admin/audit/pools'].get && doc.body.paths['/api/admin/audit/pools/{poolId}'].get);
   });
@@ -124,7 +156,10 @@ t.test('the pool ledger: every event with its running figures, pages, and the re
     const res = await ledger('?walletContext=virtual');
     ok(res);
     const items = res.body.data.items;
-    t.same(items.slice(-2).map((i: { type: string }) => i.type), ['WithdrawalRequested', 'PoolClosed']);
+    t.same(
+      items.slice(-2).map((i: { type: string }) => i.type),
+      ['WithdrawalRequested', 'PoolClosed'],
+    );
     t.same(items.at(-2).amounts, { amountUsd: 139.845678 }, 'the stop paid out the balance');
     t.match(items.at(-2).balances, { allocatedUsd: 0, currentBalanceUsd: 0 });
     t.match(items.at(-1), { followed: false, balances: null });

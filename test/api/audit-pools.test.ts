@@ -20,7 +20,11 @@ t.test('the auditors see each pool replayed against its row', async (t) => {
     t.equal(res.status, 200, JSON.stringify(res.body));
     const { items, pagination } = res.body.data;
     t.equal(pagination.total, 4);
-    t.same(items.map((i: { poolId: string }) => i.poolId), Object.values(pools).sort(), 'in pool id order');
+    t.same(
+      items.map((i: { poolId: string }) => i.poolId),
+      Object.values(pools).sort(),
+      'in pool id order',
+    );
     for (const item of items) t.match(item, { status: 'MATCH', differences: [] }, item.poolId);
     const trading = items.find((i: { poolId: string }) => i.poolId === pools.trading);
     t.equal(trading.events, 9, 'follow, 2 adds, 4 trade facts, withdrawal, settings: every event replayed');
@@ -41,7 +45,11 @@ t.test('the auditors see each pool replayed against its row', async (t) => {
     t.match(JSON.parse(rendered), { isPaused: true }, 'the list answers the rendered record');
     await db.query('UPDATE subscriptions SET record_json = $2 WHERE pool_id = $1', [pools.trading, rendered.replace('"isPaused":true', '"isPaused":false')]);
     const differences = (await one(pools.trading)).body.data.differences;
-    t.same(differences.map((d: { field: string }) => d.field), ['record_json'], 'the record alone differs');
+    t.same(
+      differences.map((d: { field: string }) => d.field),
+      ['record_json'],
+      'the record alone differs',
+    );
     t.equal(differences[0].ledger, rendered, 'the replay renders what the row held');
     await db.query('UPDATE subscriptions SET record_json = $2 WHERE pool_id = $1', [pools.trading, rendered]);
     t.equal((await one(pools.trading)).body.data.status, 'MATCH');

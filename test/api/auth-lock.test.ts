@@ -41,43 +41,52 @@ t.test('wrong-code limits under concurrent verifies', async (t) => {
   t.equal(LOGIN_LIMITS.wrongCodesPerAddress, 3, 'the numbers below: three wrong codes per address');
   t.equal(LOGIN_LIMITS.wrongCodesPerEmail, 10, 'and ten per email');
 
-  await t.test('one address, 100 parallel wrong codes: exactly 2 answered 400, the rest 429 ADDRESS_LOCKED; the email is not locked and its owner signs in', async (t) => {
-    const email = 'burst@example.test';
-    const code = await codeFor(app, email);
-    const attacker = freshAddress();
-    const answers = await Promise.all(Array.from({ length: 100 }, () => verify(app, email, wrongCode(code), attacker)));
-    t.equal(answers.filter((a) => a.status === 400).length, 2, 'two wrong codes evaluated');
-    t.same(new Set(reasons(answers)), new Set(['ADDRESS_LOCKED']), 'every other attempt refused for that address');
-    t.equal(reasons(answers).length, 98);
-    t.ok(answers.filter((a) => a.status === 429).every((a) => a.body.error.code === 'TOO_MANY_REQUESTS' && a.body.error.nextRequestAt));
-    t.equal(await app.deps.redis.get(loginKeys(userIdForEmail(email)).failures), '3', 'the email counted only the three that reached the address limit');
-    t.equal(await lockOf(email), -2, 'the email is not locked');
-    t.equal((await verify(app, email, code, attacker)).status, 429, 'the right code from that address is refused too');
-    t.equal((await verify(app, email, code, OWNER)).status, 200, 'the owner signs in from another address');
-  });
+  await t.test(
+    'one address, 100 parallel wrong codes: exactly 2 answered 400, the rest 429 ADDRESS_LOCKED; the email is not locked and its owner signs in',
+    async (t) => {
+      const email = 'burst@example.test';
+      const code = await codeFor(app, email);
+      const attacker = freshAddress();
+      const answers = await Promise.all(Array.from({ length: 100 }, () => verify(app, email, wrongCode(code), attacker)));
+      t.equal(answers.filter((a) => a.status === 400).length, 2, 'two wrong codes evaluated');
+      t.same(new Set(reasons(answers)), new Set(['ADDRESS_LOCKED']), 'every other attempt refused for that address');
+      t.equal(reasons(answers).length, 98);
+      t.ok(answers.filter((a) => a.status === 429).every((a) => a.body.error.code === 'TOO_MANY_REQUESTS' && a.body.error.nextRequestAt));
+      t.equal(await app.deps.redis.get(loginKeys(userIdForEmail(email)).failures), '3', 'the email counted only the three that reached the address limit');
+      t.equal(await lockOf(email), -2, 'the email is not locked');
+      t.equal((await verify(app, email, code, attacker)).status, 429, 'the right code from that address is refused too');
+      t.equal((await verify(app, email, code, OWNER)).status, 200, 'the owner signs in from another address');
+    },
+  );
 
   await t.test('addresses of one IPv6 /64 network count as one address', async (t) => {
     const email = 'six@example.test';
     const code = await codeFor(app, email);
     const answers = [];
     for (const address of ['2001:db8:1:2::1', '2001:db8:1:2::2', '2001:db8:1:2:ffff::3']) answers.push(await verify(app, email, wrongCode(code), address));
-    t.same(answers.map((a) => a.status), [400, 400, 429]);
+    t.same(
+      answers.map((a) => a.status),
+      [400, 400, 429],
+    );
     t.equal(answers[2]!.body.error.reason, 'ADDRESS_LOCKED');
     t.equal((await verify(app, email, code, '2001:db8:1:3::1')).status, 200, 'the next /64 is another address');
   });
 
-  await t.test('200 parallel wrong codes from 100 addresses: exactly 9 answered 400, the rest 429 ACCOUNT_LOCKED, the email locked for 15 minutes', async (t) => {
-    const email = 'swarm@example.test';
-    const code = await codeFor(app, email);
-    const addresses = Array.from({ length: 100 }, freshAddress);
-    const answers = await Promise.all(Array.from({ length: 200 }, (_, i) => verify(app, email, wrongCode(code), addresses[i % 100]!)));
-    t.equal(answers.filter((a) => a.status === 400).length, 9, 'nine wrong codes evaluated, the tenth locked');
-    t.same(new Set(reasons(answers)), new Set(['ACCOUNT_LOCKED']));
-    t.equal(reasons(answers).length, 191);
-    t.ok((await lockOf(email)) > 14 * 60_000, 'locked for 15 minutes');
-    const owner = await verify(app, email, code, OWNER);
-    t.equal(owner.body.error?.reason, 'ACCOUNT_LOCKED', 'the right code is refused while locked, from any address');
-  });
+  await t.test(
+    '200 parallel wrong codes from 100 addresses: exactly 9 answered 400, the rest 429 ACCOUNT_LOCKED, the email locked for 15 minutes',
+    async (t) => {
+      const email = 'swarm@example.test';
+      const code = await codeFor(app, email);
+      const addresses = Array.from({ length: 100 }, freshAddress);
+      const answers = await Promise.all(Array.from({ length: 200 }, (_, i) => verify(app, email, wrongCode(code), addresses[i % 100]!)));
+      t.equal(answers.filter((a) => a.status === 400).length, 9, 'nine wrong codes evaluated, the tenth locked');
+      t.same(new Set(reasons(answers)), new Set(['ACCOUNT_LOCKED']));
+      t.equal(reasons(answers).length, 191);
+      t.ok((await lockOf(email)) > 14 * 60_000, 'locked for 15 minutes');
+      const owner = await verify(app, email, code, OWNER);
+      t.equal(owner.body.error?.reason, 'ACCOUNT_LOCKED', 'the right code is refused while locked, from any address');
+    },
+  );
 
   await t.test('codes tried while none was sent count nothing: an attacker cannot lock an account that asked for no code', async (t) => {
     const email = 'quiet@example.test';

@@ -25,7 +25,9 @@ function resigned(token: string, alg: 'HS256' | 'HS384' | 'HS512' | 'none', secr
   const header = Buffer.from(JSON.stringify({ alg, typ: 'JWT' })).toString('base64url');
   const body = `${header}.${token.split('.')[1]}`;
   if (alg === 'none') return `${body}.`;
-  return `${body}.${createHmac(`sha${alg.slice(2)}`, secret).update(body).digest('base64url')}`;
+  return `${body}.${createHmac(`sha${alg.slice(2)}`, secret)
+    .update(body)
+    .digest('base64url')}`;
 }
 
 t.test('auth routes', async (t) => {
@@ -128,8 +130,14 @@ t.test('auth routes', async (t) => {
     const code = codeOf(await app.waitForMail(email));
     const answers = [];
     for (let i = 1; i <= 5; i++) answers.push(await verify(app, email, wrongCode(code), attacker));
-    t.same(answers.map((a) => a.status), [400, 400, 429, 429, 429]);
-    t.same(answers.slice(2).map((a) => a.body.error.reason), ['ADDRESS_LOCKED', 'ADDRESS_LOCKED', 'ADDRESS_LOCKED']);
+    t.same(
+      answers.map((a) => a.status),
+      [400, 400, 429, 429, 429],
+    );
+    t.same(
+      answers.slice(2).map((a) => a.body.error.reason),
+      ['ADDRESS_LOCKED', 'ADDRESS_LOCKED', 'ADDRESS_LOCKED'],
+    );
     const wait = secondsFromNow(answers[2]!.body.error.nextRequestAt);
     t.ok(wait > 14 * 60 && wait <= 15 * 60, `that address waits ${wait} s`);
     const rightFromThere = await verify(app, email, code, attacker);
@@ -139,24 +147,31 @@ t.test('auth routes', async (t) => {
     t.equal(owner.body.data.mfaRequired, false);
   });
 
-  await t.test('wrong codes from many addresses still lock the email: three per address, the tenth (from a fourth address) locks it for everybody for 15 minutes', async (t) => {
-    const email = 'guesser@example.com';
-    t.equal((await lookup(app, email)).status, 200);
-    const code = codeOf(await app.waitForMail(email));
-    for (const address of ['203.0.113.61', '203.0.113.62', '203.0.113.63']) {
-      const statuses = [];
-      for (let i = 1; i <= 3; i++) statuses.push((await verify(app, email, wrongCode(code), from(address))).status);
-      t.same(statuses, [400, 400, 429], `${address}: two wrong codes, the third refuses it`);
-    }
-    const locked = await verify(app, email, wrongCode(code), from('203.0.113.64'));
-    t.equal(locked.status, 429);
-    t.match(locked.body.error, { code: 'TOO_MANY_REQUESTS', reason: 'ACCOUNT_LOCKED' });
-    const wait = secondsFromNow(locked.body.error.nextRequestAt);
-    t.ok(wait > 14 * 60 && wait <= 15 * 60, `locked for ${wait} s`);
-    const owner = await verify(app, email, code, from('198.51.100.21'));
-    t.equal(owner.body.error?.reason, 'ACCOUNT_LOCKED', 'even the right code from an address that never guessed');
-    t.equal((await api(app, 'POST', '/api/auth/lookup', { headers: from('198.51.100.21'), body: lookupBody(email) })).status, 429, 'no new code while locked');
-  });
+  await t.test(
+    'wrong codes from many addresses still lock the email: three per address, the tenth (from a fourth address) locks it for everybody for 15 minutes',
+    async (t) => {
+      const email = 'guesser@example.com';
+      t.equal((await lookup(app, email)).status, 200);
+      const code = codeOf(await app.waitForMail(email));
+      for (const address of ['203.0.113.61', '203.0.113.62', '203.0.113.63']) {
+        const statuses = [];
+        for (let i = 1; i <= 3; i++) statuses.push((await verify(app, email, wrongCode(code), from(address))).status);
+        t.same(statuses, [400, 400, 429], `${address}: two wrong codes, the third refuses it`);
+      }
+      const locked = await verify(app, email, wrongCode(code), from('203.0.113.64'));
+      t.equal(locked.status, 429);
+      t.match(locked.body.error, { code: 'TOO_MANY_REQUESTS', reason: 'ACCOUNT_LOCKED' });
+      const wait = secondsFromNow(locked.body.error.nextRequestAt);
+      t.ok(wait > 14 * 60 && wait <= 15 * 60, `locked for ${wait} s`);
+      const owner = await verify(app, email, code, from('198.51.100.21'));
+      t.equal(owner.body.error?.reason, 'ACCOUNT_LOCKED', 'even the right code from an address that never guessed');
+      t.equal(
+        (await api(app, 'POST', '/api/auth/lookup', { headers: from('198.51.100.21'), body: lookupBody(email) })).status,
+        429,
+        'no new code while locked',
+      );
+    },
+  );
 
   await t.test('registration keeps the signup fields; ADMIN_EMAILS makes an administrator', async (t) => {
     const boss = await signIn(app, 'Boss@Example.com', { username: 'the_boss' });
@@ -169,37 +184,50 @@ t.test('auth routes', async (t) => {
     t.match(fan.body.data.username, /^user_[0-9a-f]{10}$/, 'a username is derived when none was given');
   });
 
-  await t.test('a client that keeps its sign-in refresh token stays signed in: ten refreshes (three at once) all give working access tokens and the same refresh token', async (t) => {
-    const first = await signIn(app, 'keeper@example.com');
-    const answers = [];
-    for (let i = 0; i < 7; i++) answers.push(await refresh(app, first.refreshToken));
-    answers.push(...(await Promise.all([1, 2, 3].map(() => refresh(app, first.refreshToken)))));
-    t.same(answers.map((r) => r.status), Array(10).fill(200), 'every refresh with the sign-in token succeeds');
-    t.ok(answers.every((r) => r.body.data.tokens.refreshToken === first.refreshToken), 'each answers the same refresh token');
-    const accessTokens = answers.map((r) => r.body.data.tokens.accessToken as string);
-    for (const token of [first.accessToken, accessTokens[0]!, accessTokens[9]!]) t.equal((await api(app, 'GET', '/api/v1/users/me', { token })).status, 200);
-    const sessions = await api(app, 'GET', '/api/v1/users/me/sessions', { token: accessTokens[9]! });
-    t.equal(sessions.body.data.length, 1, 'still the one session');
-  });
+  await t.test(
+    'a client that keeps its sign-in refresh token stays signed in: ten refreshes (three at once) all give working access tokens and the same refresh token',
+    async (t) => {
+      const first = await signIn(app, 'keeper@example.com');
+      const answers = [];
+      for (let i = 0; i < 7; i++) answers.push(await refresh(app, first.refreshToken));
+      answers.push(...(await Promise.all([1, 2, 3].map(() => refresh(app, first.refreshToken)))));
+      t.same(
+        answers.map((r) => r.status),
+        Array(10).fill(200),
+        'every refresh with the sign-in token succeeds',
+      );
+      t.ok(
+        answers.every((r) => r.body.data.tokens.refreshToken === first.refreshToken),
+        'each answers the same refresh token',
+      );
+      const accessTokens = answers.map((r) => r.body.data.tokens.accessToken as string);
+      for (const token of [first.accessToken, accessTokens[0]!, accessTokens[9]!]) t.equal((await api(app, 'GET', '/api/v1/users/me', { token })).status, 200);
+      const sessions = await api(app, 'GET', '/api/v1/users/me/sessions', { token: accessTokens[9]! });
+      t.equal(sessions.body.data.length, 1, 'still the one session');
+    },
+  );
 
-  await t.test("theft protection of a kept refresh token: another user agent is refused and changes nothing; sign-out and an administrator's revoke end it", async (t) => {
-    const session = await signIn(app, 'guarded@example.com', { userAgent: 'browser-A' });
-    const stolen = await refresh(app, session.refreshToken, 'browser-B');
-    t.equal(stolen.status, 401, 'the same token from another user agent');
-    t.match(stolen.body.error, { code: 'UNAUTHORIZED', reason: 'INVALID_REFRESH_TOKEN' });
-    t.equal((await refresh(app, session.refreshToken, 'browser-A')).status, 200, 'the owner goes on');
-    t.equal((await api(app, 'POST', '/api/auth/sign-out', { body: { refreshToken: session.refreshToken } })).status, 200);
-    t.equal((await refresh(app, session.refreshToken, 'browser-A')).status, 401, 'after sign-out');
+  await t.test(
+    "theft protection of a kept refresh token: another user agent is refused and changes nothing; sign-out and an administrator's revoke end it",
+    async (t) => {
+      const session = await signIn(app, 'guarded@example.com', { userAgent: 'browser-A' });
+      const stolen = await refresh(app, session.refreshToken, 'browser-B');
+      t.equal(stolen.status, 401, 'the same token from another user agent');
+      t.match(stolen.body.error, { code: 'UNAUTHORIZED', reason: 'INVALID_REFRESH_TOKEN' });
+      t.equal((await refresh(app, session.refreshToken, 'browser-A')).status, 200, 'the owner goes on');
+      t.equal((await api(app, 'POST', '/api/auth/sign-out', { body: { refreshToken: session.refreshToken } })).status, 200);
+      t.equal((await refresh(app, session.refreshToken, 'browser-A')).status, 401, 'after sign-out');
 
-    const revoked = await signIn(app, 'revoked@example.com', { userAgent: 'browser-A' });
-    t.equal((await refresh(app, revoked.refreshToken, 'browser-A')).status, 200);
-    const chief = await signIn(app, 'chief@example.com');
-    const revoke = await api(app, 'POST', `/api/admin/users/${revoked.userId}/access/revoke`, { token: chief.accessToken });
-    t.equal(revoke.status, 200);
-    const after = await refresh(app, revoked.refreshToken, 'browser-A');
-    t.equal(after.status, 401, "after an administrator's revoke");
-    t.equal(after.body.error.reason, 'INVALID_REFRESH_TOKEN');
-  });
+      const revoked = await signIn(app, 'revoked@example.com', { userAgent: 'browser-A' });
+      t.equal((await refresh(app, revoked.refreshToken, 'browser-A')).status, 200);
+      const chief = await signIn(app, 'chief@example.com');
+      const revoke = await api(app, 'POST', `/api/admin/users/${revoked.userId}/access/revoke`, { token: chief.accessToken });
+      t.equal(revoke.status, 200);
+      const after = await refresh(app, revoked.refreshToken, 'browser-A');
+      t.equal(after.status, 401, "after an administrator's revoke");
+      t.equal(after.body.error.reason, 'INVALID_REFRESH_TOKEN');
+    },
+  );
 
   await t.test('refresh is bound to the user agent; unknown tokens are 401; a missing one 400', async (t) => {
     const session = await signIn(app, 'agent@example.com', { userAgent: 'browser-A' });
@@ -292,8 +320,11 @@ t.test('captcha (stand-in provider over HTTP)', async (t) => {
     t.equal(seen[0]?.get('remoteip'), '203.0.113.7', 'behind one trusted proxy the address it saw is used');
     seen.length = 0;
     // The client's own X-Forwarded-For comes first; the proxy appends the address it saw.
-    await api({ url }, 'POST', '/api/auth/lookup', { headers: { 'x-forwarded-for': '198.51.100.9, 203.0.113.7' }, body: lookupBody('chained@example.com', { recaptcha: 'robot' }) });
-    t.equal(seen[0]?.get('remoteip'), '203.0.113.7', 'an address the client wrote before the proxy\'s is not believed');
+    await api({ url }, 'POST', '/api/auth/lookup', {
+      headers: { 'x-forwarded-for': '198.51.100.9, 203.0.113.7' },
+      body: lookupBody('chained@example.com', { recaptcha: 'robot' }),
+    });
+    t.equal(seen[0]?.get('remoteip'), '203.0.113.7', "an address the client wrote before the proxy's is not believed");
   });
 });
 

@@ -28,7 +28,21 @@ function signedBytes(secret: string, text: string): Record<string, string> {
 /** A listing with every list at its longest and the descriptions in a script of three UTF-8 bytes a character. */
 function largestListing() {
   const long = (prefix: string, i: number, length: number) => `${prefix}${i} `.padEnd(length, 'x');
-  const keywordLists = ['buyKeywords', 'sellKeywords', 'longKeywords', 'shortKeywords', 'tpKeywords', 'slKeywords', 'leverageKeywords', 'cancelKeywords', 'breakevenKeywords', 'partialCloseKeywords', 'breakoutAboveKeywords', 'breakoutBelowKeywords', 'entryZoneKeywords'];
+  const keywordLists = [
+    'buyKeywords',
+    'sellKeywords',
+    'longKeywords',
+    'shortKeywords',
+    'tpKeywords',
+    'slKeywords',
+    'leverageKeywords',
+    'cancelKeywords',
+    'breakevenKeywords',
+    'partialCloseKeywords',
+    'breakoutAboveKeywords',
+    'breakoutBelowKeywords',
+    'entryZoneKeywords',
+  ];
   const rule = Object.fromEntries(keywordLists.map((field, f) => [field, Array.from({ length: 100 }, (_, i) => long(`kw${f}n`, i, 100))]));
   const channel = (i: number) => ({
     channelId: long('id', i, 200),
@@ -116,7 +130,10 @@ t.test('bounded work before parsing', async (t) => {
     t.equal(bytes.body.data?.signalId, 'bytes-1');
     const canonical = { signalId: 'canonical-1', text: 'gm' };
     const signed = signWebhookBody({ secret: agent.secret, body: canonical, timestampMs: Date.now() });
-    const reordered = await api(app, 'POST', path, { rawBody: '{"text":"gm","signalId":"canonical-1"}', headers: { 'x-svc-timestamp': signed.timestampHeader, 'x-svc-signature': signed.signatureHeader } });
+    const reordered = await api(app, 'POST', path, {
+      rawBody: '{"text":"gm","signalId":"canonical-1"}',
+      headers: { 'x-svc-timestamp': signed.timestampHeader, 'x-svc-signature': signed.signatureHeader },
+    });
     t.equal(reordered.status, 200, 'signed over the canonical JSON, sent in another order (the spec’s form)');
     const broken = '{"text": not json';
     const malformed = await api(app, 'POST', path, { rawBody: broken, headers: signedBytes(agent.secret, broken) });
@@ -131,7 +148,11 @@ t.test('bounded work before parsing', async (t) => {
   });
 
   await t.test('refused deliveries are counted per address and per agent; signed ones never', async (t) => {
-    const limited = await apiWithConfig(app, { TRUST_PROXY: 1, RATE_LIMIT_WEBHOOK_REFUSED_PER_ADDRESS_PER_MIN: 5, RATE_LIMIT_WEBHOOK_REFUSED_PER_AGENT_PER_MIN: 8 });
+    const limited = await apiWithConfig(app, {
+      TRUST_PROXY: 1,
+      RATE_LIMIT_WEBHOOK_REFUSED_PER_ADDRESS_PER_MIN: 5,
+      RATE_LIMIT_WEBHOOK_REFUSED_PER_AGENT_PER_MIN: 8,
+    });
     t.teardown(() => limited.close());
     const target = await listedFollowableAgent(app, tokens, { name: 'Counted' }, { live: true });
     const path = webhook(target.agentId);
@@ -160,7 +181,10 @@ t.test('bounded work before parsing', async (t) => {
     const overAgent = await unsigned('203.0.113.5');
     t.equal(overAgent.status, 429, 'the agent has had 8 refused deliveries this minute: an unsigned one is refused at once');
     const forged = signWebhookBody({ secret: 'not-the-secret', body: { text: 'gm' }, timestampMs: Date.now() });
-    const forgedRes = await api(limited, 'POST', path, { body: { text: 'gm' }, headers: from('203.0.113.5', { 'x-svc-timestamp': forged.timestampHeader, 'x-svc-signature': forged.signatureHeader }) });
+    const forgedRes = await api(limited, 'POST', path, {
+      body: { text: 'gm' },
+      headers: from('203.0.113.5', { 'x-svc-timestamp': forged.timestampHeader, 'x-svc-signature': forged.signatureHeader }),
+    });
     t.equal(forgedRes.status, 401, 'one that carries a signature is still verified');
     t.equal((await signed('203.0.113.5')).status, 200, 'so the agent’s own signals are never starved by the flood');
   });
@@ -172,15 +196,34 @@ t.test('bounded work before parsing', async (t) => {
     t.equal(patched.status, 400);
     t.equal(patched.body.error.reason, 'VALIDATION_FAILED');
     t.match(patched.body.error.message, /unknown-key-0-/, 'names the first unknown key');
-    t.ok(JSON.stringify(patched.body).length < 600, `a small answer for a ${JSON.stringify(unknown).length}-byte body (${JSON.stringify(patched.body).length} bytes)`);
+    t.ok(
+      JSON.stringify(patched.body).length < 600,
+      `a small answer for a ${JSON.stringify(unknown).length}-byte body (${JSON.stringify(patched.body).length} bytes)`,
+    );
     const lookup = await api(app, 'POST', '/api/auth/lookup', {
-      body: Object.fromEntries(['email', 'recaptcha', 'fingerprint', 'username', 'receiveMarketingOffers', 'agreedToTerms', 'promoCode', 'referralCode', 'referrerUsername', 'referrerUserId'].map((k) => [k, ['wrong']])),
+      body: Object.fromEntries(
+        [
+          'email',
+          'recaptcha',
+          'fingerprint',
+          'username',
+          'receiveMarketingOffers',
+          'agreedToTerms',
+          'promoCode',
+          'referralCode',
+          'referrerUsername',
+          'referrerUserId',
+        ].map((k) => [k, ['wrong']]),
+      ),
     });
     t.equal(lookup.status, 400);
     t.match(lookup.body.error.message, /, and 5 more$/, 'ten wrong fields: five named, then how many more');
     const chatter = { text: 'gm', ...unknown };
     const headers = signWebhookBody({ secret: agent.secret, body: chatter, timestampMs: Date.now() });
-    const signal = await api(app, 'POST', webhook(agent.agentId), { body: chatter, headers: { 'x-svc-timestamp': headers.timestampHeader, 'x-svc-signature': headers.signatureHeader } });
+    const signal = await api(app, 'POST', webhook(agent.agentId), {
+      body: chatter,
+      headers: { 'x-svc-timestamp': headers.timestampHeader, 'x-svc-signature': headers.signatureHeader },
+    });
     t.equal(signal.status, 400, 'a signed text signal with 200 unknown keys');
     t.ok(JSON.stringify(signal.body).length < 1_000, `its answer is small too (${JSON.stringify(signal.body).length} bytes)`);
   });

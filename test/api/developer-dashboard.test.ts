@@ -45,9 +45,12 @@ t.test('the developer dashboard: subscribers and performance figures', async (t)
   const freeAgent = await followableAgent(app, tokens, { name: 'Free', venue: 'SPOT_VENUE' }, { live: true });
   for (const u of [u1, u2]) await call('POST', `/api/admin/wallets/${u.userId}/deposit`, admin.accessToken, { amountUsd: 1000 });
 
-  const subscribers = (agentId: string, query = '', token = dev.accessToken) => api(app, 'GET', `/api/v1/developers/agents/${agentId}/subscribers${query}`, { token });
-  const realRecord = async (u: SignedIn, agentId: string) => ((await call('GET', `${SUBS}?walletContext=real`, u.accessToken)) as any[]).find((s) => s.agent === agentId);
-  const realBalance = async (u: SignedIn) => ((await call('GET', '/api/v1/wallet', u.accessToken)).wallets as any[]).find((w) => w.walletContext === 'real').balanceUsd as number;
+  const subscribers = (agentId: string, query = '', token = dev.accessToken) =>
+    api(app, 'GET', `/api/v1/developers/agents/${agentId}/subscribers${query}`, { token });
+  const realRecord = async (u: SignedIn, agentId: string) =>
+    ((await call('GET', `${SUBS}?walletContext=real`, u.accessToken)) as any[]).find((s) => s.agent === agentId);
+  const realBalance = async (u: SignedIn) =>
+    ((await call('GET', '/api/v1/wallet', u.accessToken)).wallets as any[]).find((w) => w.walletContext === 'real').balanceUsd as number;
   /** A real follow, once the venue confirmed its capital. */
   const followReal = async (u: SignedIn, agentId: string, usd: number) => {
     await call('POST', SUBS, u.accessToken, { agentId, walletContext: 'real', allocationAmountUsd: usd });
@@ -56,7 +59,9 @@ t.test('the developer dashboard: subscribers and performance figures', async (t)
 
   const u1Real = poolId(u1.userId, feeAgent, 'real');
   const fees = async (agentId: string, walletContext: string) =>
-    ((await subscribers(agentId)).body.data.items as Array<{ walletContext: string; totalFeesEarnedUsd: number }>).find((i) => i.walletContext === walletContext)?.totalFeesEarnedUsd;
+    ((await subscribers(agentId)).body.data.items as Array<{ walletContext: string; totalFeesEarnedUsd: number }>).find(
+      (i) => i.walletContext === walletContext,
+    )?.totalFeesEarnedUsd;
   // First opening: +50 USD realized; the 20 % fee (10 USD, 8 to the creator) is settled when a
   // withdrawal confirms; then a loss, and a stop that owes no more fee. (The simulated venue moves
   // no trade PnL, so the pool's trades net to a loss here for its payout to be paid in full.)
@@ -112,13 +117,19 @@ t.test('the developer dashboard: subscribers and performance figures', async (t)
     await call('DELETE', `${SUBS}/${feeAgent}?walletContext=virtual`, u1.accessToken);
     await call('GET', SUBS, u1.accessToken); // the follower's read waits for the stop to be projected
     const items = (await subscribers(feeAgent)).body.data.items;
-    t.same(items.map((i: { walletContext: string; status: string }) => `${i.walletContext}:${i.status}`), ['real:active', 'virtual:stopped', 'real:active']);
+    t.same(
+      items.map((i: { walletContext: string; status: string }) => `${i.walletContext}:${i.status}`),
+      ['real:active', 'virtual:stopped', 'real:active'],
+    );
   });
 
   await t.test('pages', async (t) => {
     const res = await subscribers(feeAgent, '?page=2&limit=2');
     t.equal(res.status, 200);
-    t.same(res.body.data.items.map((i: { anonymizedSubscriberId: string; walletContext: string }) => [i.anonymizedSubscriberId, i.walletContext]), [[u1Id, 'real']]);
+    t.same(
+      res.body.data.items.map((i: { anonymizedSubscriberId: string; walletContext: string }) => [i.anonymizedSubscriberId, i.walletContext]),
+      [[u1Id, 'real']],
+    );
     t.same(res.body.data.pagination, { total: 3, limit: 2, page: 2, totalPages: 2, hasNextPage: false, hasPreviousPage: true });
     for (const bad of ['?limit=0', '?limit=101', '?page=0']) t.equal((await subscribers(feeAgent, bad)).status, 400, bad);
   });
@@ -153,7 +164,11 @@ t.test('the developer dashboard: subscribers and performance figures', async (t)
     t.same(stats(await call('GET', `/api/v1/agents/${feeAgent}`, u1.accessToken)), { betaSeatsTaken: 0, ...figures }, 'the public record');
     const listed = (await call('GET', '/api/v1/agents', u2.accessToken)).items as Array<{ id: string; performanceStats: unknown }>;
     t.same(stats(listed.find((a) => a.id === feeAgent)!), { betaSeatsTaken: 0, ...figures }, 'the public listing');
-    t.same(stats(listed.find((a) => a.id === monthlyAgent)!), { betaSeatsTaken: 0, trades: 0, winRate: 0, realizedPnlUsd: 0, returnPercent: 0 }, 'no trade yet');
+    t.same(
+      stats(listed.find((a) => a.id === monthlyAgent)!),
+      { betaSeatsTaken: 0, trades: 0, winRate: 0, realizedPnlUsd: 0, returnPercent: 0 },
+      'no trade yet',
+    );
     const mine = (await call('GET', '/api/v1/developers/agents', dev.accessToken)).items as Array<{ id: string; performanceStats: unknown }>;
     t.same(stats(mine.find((a) => a.id === feeAgent)!), { betaSeatsTaken: 0, ...figures }, 'the developer’s own listing');
     const edited = await call('PATCH', `/api/v1/developers/agents/${feeAgent}`, dev.accessToken, { signalExecutionDefaults: { leverageMax: 2 } });

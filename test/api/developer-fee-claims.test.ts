@@ -24,7 +24,12 @@ t.test('fee claims: the developer takes the creator fees to their real wallet', 
   const admin = await signIn(app, 'admin@example.test');
   const dev = await signIn(app, 'claim-dev@example.test');
   const stranger = await signIn(app, 'claim-stranger@example.test');
-  const [u1, u2, u3, u4] = (await Promise.all([1, 2, 3, 4].map((n) => signIn(app, `claim-u${n}@example.test`)))) as SignedIn[] as [SignedIn, SignedIn, SignedIn, SignedIn];
+  const [u1, u2, u3, u4] = (await Promise.all([1, 2, 3, 4].map((n) => signIn(app, `claim-u${n}@example.test`)))) as SignedIn[] as [
+    SignedIn,
+    SignedIn,
+    SignedIn,
+    SignedIn,
+  ];
   const tokens = { developer: dev.accessToken, admin: admin.accessToken };
   const listAgent = (name: string) => followableAgent(app, tokens, { name, venue: 'SPOT_VENUE', successFeePercent: 20 }, { live: true });
 
@@ -43,7 +48,9 @@ t.test('fee claims: the developer takes the creator fees to their real wallet', 
       totalFeesClaimedUsd: number;
     }>;
   const realItem = async (agentId: string, u: SignedIn) =>
-    (await dashboard(agentId)).find((i) => i.walletContext === 'real' && i.anonymizedSubscriberId === anonymizedSubscriberId(app.deps.config.JWT_SECRET, agentId, u.userId))!;
+    (await dashboard(agentId)).find(
+      (i) => i.walletContext === 'real' && i.anonymizedSubscriberId === anonymizedSubscriberId(app.deps.config.JWT_SECRET, agentId, u.userId),
+    )!;
   const credits = async (agentId: string) =>
     (await app.deps.store.readStream(walletStream(dev.userId)))
       .filter((e) => e.type === 'WalletCredited')
@@ -92,7 +99,10 @@ t.test('fee claims: the developer takes the creator fees to their real wallet', 
     // The oldest accrual first: the pools accrued together in pool id order.
     const [first] = [p1, p2].sort((a, b) => (a.pool < b.pool ? -1 : 1)) as [typeof p1];
     const claimedOf = (p: typeof p1) => (p === first ? Math.min(5 * M, first.earnedMicro) : 5 * M - Math.min(5 * M, first.earnedMicro));
-    for (const [u, p] of [[u1, p1], [u2, p2]] as const) {
+    for (const [u, p] of [
+      [u1, p1],
+      [u2, p2],
+    ] as const) {
       const item = await realItem(agentA, u);
       t.same(
         [item.totalFeesEarnedUsd, item.totalFeesClaimedUsd, item.claimableFeesUsd],
@@ -108,7 +118,11 @@ t.test('fee claims: the developer takes the creator fees to their real wallet', 
     t.equal(other.status, 422, 'the same key for another body');
     t.equal(await realBalance(dev), 5, 'paid once');
     const paid = await credits(agentA);
-    t.same(paid.map((c) => c.amountMicro), [5 * M], 'one WalletCredited from the fee account in the wallet’s history');
+    t.same(
+      paid.map((c) => c.amountMicro),
+      [5 * M],
+      'one WalletCredited from the fee account in the wallet’s history',
+    );
     t.equal(paid[0]!.transferId, res.body.data.transferId);
   });
 
@@ -146,9 +160,13 @@ t.test('fee claims: the developer takes the creator fees to their real wallet', 
     const paid = answers.filter((a) => a.status === 200);
     t.equal(paid.length, 1, 'one claim took everything');
     t.equal(paid[0]!.body.data.claimedUsd, 16);
-    for (const a of answers.filter((x) => x.status !== 200)) t.match({ status: a.status, reason: a.body.error.reason }, { status: 400, reason: 'EXCEEDS_CLAIMABLE' });
+    for (const a of answers.filter((x) => x.status !== 200))
+      t.match({ status: a.status, reason: a.body.error.reason }, { status: 400, reason: 'EXCEEDS_CLAIMABLE' });
     t.equal(await realBalance(dev), wallet + 16, 'the wallet got exactly what was claimable');
-    t.same((await credits(agentB)).map((c) => c.amountMicro), [16 * M]);
+    t.same(
+      (await credits(agentB)).map((c) => c.amountMicro),
+      [16 * M],
+    );
   });
 
   await t.test('10 parallel claims of 3 USD out of 12: four are paid, six refused, never more than claimable', async (t) => {
@@ -158,8 +176,14 @@ t.test('fee claims: the developer takes the creator fees to their real wallet', 
     const answers = await Promise.all(Array.from({ length: 10 }, () => claim(agentC, { amountUsd: 3 })));
     t.same(answers.map((a) => a.status).sort(), [200, 200, 200, 200, 400, 400, 400, 400, 400, 400]);
     t.equal(await realBalance(dev), wallet + 12);
-    const claims = (await app.deps.store.readStream(feeAccountStream(agentC))).filter((e) => e.type === 'FeesClaimed').map((e) => feesClaimedSchema.parse(e.data));
-    t.same(claims.map((c) => c.transfer.amountMicro), [3 * M, 3 * M, 3 * M, 3 * M], 'the fee account recorded four claims');
+    const claims = (await app.deps.store.readStream(feeAccountStream(agentC)))
+      .filter((e) => e.type === 'FeesClaimed')
+      .map((e) => feesClaimedSchema.parse(e.data));
+    t.same(
+      claims.map((c) => c.transfer.amountMicro),
+      [3 * M, 3 * M, 3 * M, 3 * M],
+      'the fee account recorded four claims',
+    );
     t.equal((await dashboard(agentC))[0]!.claimableFeesUsd, 0);
   });
 

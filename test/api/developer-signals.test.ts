@@ -48,7 +48,10 @@ t.test('the signal inbox: GET …/signals and POST …/signals/{signalId}/replay
     const res = await api(app, 'GET', inbox, { token: dev.accessToken });
     t.equal(res.status, 200, JSON.stringify(res.body));
     const items = res.body.data.items as Array<Record<string, any>>;
-    t.same(items.map((i) => i.signalId), ['s4', 's3', 's2', 's1']);
+    t.same(
+      items.map((i) => i.signalId),
+      ['s4', 's3', 's2', 's1'],
+    );
     t.same(res.body.data.pagination, { total: 4, limit: 20, page: 1, totalPages: 1, hasNextPage: false, hasPreviousPage: false });
     const [s4, s3, s2, s1] = items as [Record<string, any>, Record<string, any>, Record<string, any>, Record<string, any>];
     t.same(s1.body, { signalId: 's1', text: 'LONG $SOL entry 150 sl 140 tp 160' }, 'the raw body');
@@ -58,8 +61,16 @@ t.test('the signal inbox: GET …/signals and POST …/signals/{signalId}/replay
     t.equal(s1.ruleVersion, s1.interpretation.ruleVersion);
     t.match(s1.ruleVersion, /^sp2-/);
     t.same(s1.executionResults, [
-      { subscriberId: anonymizedSubscriberId(app.deps.config.JWT_SECRET, agentId, alice.userId), walletContext: 'virtual', executionResult: { status: 'executed', tradeIds: ['trade-a1'] } },
-      { subscriberId: anonymizedSubscriberId(app.deps.config.JWT_SECRET, agentId, bob.userId), walletContext: 'real', executionResult: { status: 'skipped', tradeIds: [], skipReason: 'INSUFFICIENT_CAPITAL' } },
+      {
+        subscriberId: anonymizedSubscriberId(app.deps.config.JWT_SECRET, agentId, alice.userId),
+        walletContext: 'virtual',
+        executionResult: { status: 'executed', tradeIds: ['trade-a1'] },
+      },
+      {
+        subscriberId: anonymizedSubscriberId(app.deps.config.JWT_SECRET, agentId, bob.userId),
+        walletContext: 'real',
+        executionResult: { status: 'skipped', tradeIds: [], skipReason: 'INSUFFICIENT_CAPITAL' },
+      },
       {
         subscriberId: anonymizedSubscriberId(app.deps.config.JWT_SECRET, agentId, alice.userId),
         walletContext: 'real',
@@ -77,13 +88,17 @@ t.test('the signal inbox: GET …/signals and POST …/signals/{signalId}/replay
   });
 
   await t.test('filter by outcome (pending: not executed yet), paginated', async (t) => {
-    const ids = async (query: string) => (await api(app, 'GET', `${inbox}${query}`, { token: dev.accessToken })).body.data.items.map((i: { signalId: string }) => i.signalId);
+    const ids = async (query: string) =>
+      (await api(app, 'GET', `${inbox}${query}`, { token: dev.accessToken })).body.data.items.map((i: { signalId: string }) => i.signalId);
     t.same(await ids('?outcome=pending'), ['s3']);
     t.same(await ids('?outcome=unmatched'), ['s4', 's2']);
     t.same(await ids('?outcome=partially_executed'), ['s1']);
     t.same(await ids('?outcome=executed'), []);
     const page = await api(app, 'GET', `${inbox}?limit=3&page=2`, { token: dev.accessToken });
-    t.same(page.body.data.items.map((i: { signalId: string }) => i.signalId), ['s1']);
+    t.same(
+      page.body.data.items.map((i: { signalId: string }) => i.signalId),
+      ['s1'],
+    );
     t.same(page.body.data.pagination, { total: 4, limit: 3, page: 2, totalPages: 2, hasNextPage: false, hasPreviousPage: true });
     const filtered = await api(app, 'GET', `${inbox}?outcome=unmatched&limit=1`, { token: dev.accessToken });
     t.same(filtered.body.data.pagination, { total: 2, limit: 1, page: 1, totalPages: 2, hasNextPage: true, hasPreviousPage: false });
@@ -105,7 +120,10 @@ t.test('the signal inbox: GET …/signals and POST …/signals/{signalId}/replay
     const replay = `${inbox}/s1/replay`;
     t.equal((await api(app, 'POST', replay)).status, 401);
     t.equal((await api(app, 'POST', replay, { token: other.accessToken })).status, 403);
-    t.equal((await api(app, 'POST', '/api/v1/developers/agents/00000000-0000-4000-8000-000000000000/signals/s1/replay', { token: dev.accessToken })).status, 404);
+    t.equal(
+      (await api(app, 'POST', '/api/v1/developers/agents/00000000-0000-4000-8000-000000000000/signals/s1/replay', { token: dev.accessToken })).status,
+      404,
+    );
     const noSignal = await api(app, 'POST', `${inbox}/nope/replay`, { token: dev.accessToken });
     t.equal(noSignal.status, 404);
     t.equal(noSignal.body.error.reason, 'SIGNAL_NOT_FOUND');
@@ -128,7 +146,12 @@ t.test('the signal inbox: GET …/signals and POST …/signals/{signalId}/replay
     const pump = await api(app, 'POST', `${inbox}/s4/replay?dryRun=true`, { token: dev.accessToken });
     t.equal(pump.status, 200, JSON.stringify(pump.body));
     const d = pump.body.data;
-    t.match(d, { signalId: 's4', dryRun: true, changed: true, previous: { outcome: 'unmatched', interpretation: { kind: 'unmatched', reason: 'MISSING_SIDE' } } });
+    t.match(d, {
+      signalId: 's4',
+      dryRun: true,
+      changed: true,
+      previous: { outcome: 'unmatched', interpretation: { kind: 'unmatched', reason: 'MISSING_SIDE' } },
+    });
     t.match(d.interpretation, { kind: 'signal', intents: [{ action: 'open', token: 'SOL', side: 'long' }] }, 'the new rule reads PUMP as a long');
     t.not(d.ruleVersion, d.previous.ruleVersion);
     t.equal(d.ruleVersion, d.interpretation.ruleVersion);
@@ -140,7 +163,11 @@ t.test('the signal inbox: GET …/signals and POST …/signals/{signalId}/replay
     t.match(structured.body.data, { changed: true, previous: { outcome: null } });
     t.equal(structured.body.data.interpretation.intents[0].leverage, 3, 'the lower cap applies');
 
-    for (const [query, body] of [['?dryRun=maybe', undefined], ['', { dryRun: 'no' }], ['', { dryRun: true, execute: true }]] as const) {
+    for (const [query, body] of [
+      ['?dryRun=maybe', undefined],
+      ['', { dryRun: 'no' }],
+      ['', { dryRun: true, execute: true }],
+    ] as const) {
       const refused = await api(app, 'POST', `${inbox}/s4/replay${query}`, { token: dev.accessToken, ...(body ? { body } : {}) });
       t.equal(refused.status, 400, `${query} ${JSON.stringify(body)}: a malformed choice is refused`);
       t.match(refused.body, { success: false, error: { code: 'BAD_REQUEST' } });
@@ -150,11 +177,31 @@ t.test('the signal inbox: GET …/signals and POST …/signals/{signalId}/replay
 
   await t.test('the inbox follows the signal: an outcome recorded later shows at once', async (t) => {
     const stream = signalDecider.streamOf(signalInstanceId(agentId, signalKeyOf('s3')));
-    await appendFacts(app, stream, [{ type: 'SignalExecuted', data: { outcome: 'executed', results: [{ poolId: poolOf(bob, 'virtual'), status: 'executed', tradeIds: ['trade-b1'] }], executedAt: minute(9).toISOString() } }]);
+    await appendFacts(app, stream, [
+      {
+        type: 'SignalExecuted',
+        data: {
+          outcome: 'executed',
+          results: [{ poolId: poolOf(bob, 'virtual'), status: 'executed', tradeIds: ['trade-b1'] }],
+          executedAt: minute(9).toISOString(),
+        },
+      },
+    ]);
     await appendFacts(app, stream, [{ type: 'SignalExecuted', data: { outcome: 'failed', results: [], executedAt: minute(10).toISOString() } }]);
     const res = await api(app, 'GET', `${inbox}?outcome=executed`, { token: dev.accessToken });
-    t.same(res.body.data.items.map((i: { signalId: string }) => i.signalId), ['s3']);
-    t.match(res.body.data.items[0], { outcome: 'executed', executedAt: minute(9).toISOString(), executionResults: [{ walletContext: 'virtual', executionResult: { tradeIds: ['trade-b1'] } }] }, 'executed once: the first outcome stands');
+    t.same(
+      res.body.data.items.map((i: { signalId: string }) => i.signalId),
+      ['s3'],
+    );
+    t.match(
+      res.body.data.items[0],
+      {
+        outcome: 'executed',
+        executedAt: minute(9).toISOString(),
+        executionResults: [{ walletContext: 'virtual', executionResult: { tradeIds: ['trade-b1'] } }],
+      },
+      'executed once: the first outcome stands',
+    );
     t.equal((await api(app, 'GET', `${inbox}?outcome=pending`, { token: dev.accessToken })).body.data.items.length, 0);
   });
 

@@ -156,10 +156,16 @@ t.test('developer agents', async (t) => {
 
     const first = await api(app, 'GET', '/api/v1/developers/agents?limit=2', { token: owner.accessToken });
     t.equal(first.status, 200);
-    t.same(first.body.data.items.map((a: { name: string }) => a.name), ['P3', 'P2']);
+    t.same(
+      first.body.data.items.map((a: { name: string }) => a.name),
+      ['P3', 'P2'],
+    );
     t.same(first.body.data.pagination, { total: 3, limit: 2, page: 1, totalPages: 2, hasNextPage: true, hasPreviousPage: false });
     const second = await api(app, 'GET', '/api/v1/developers/agents?limit=2&page=2', { token: owner.accessToken });
-    t.same(second.body.data.items.map((a: { name: string }) => a.name), ['P1']);
+    t.same(
+      second.body.data.items.map((a: { name: string }) => a.name),
+      ['P1'],
+    );
     t.match(second.body.data.pagination, { hasNextPage: false, hasPreviousPage: true });
     t.ok(second.body.data.items.every((a: { inboundSignalsHttpUrl: string; id: string }) => a.inboundSignalsHttpUrl.endsWith(`/api/v1/signals/${a.id}`)));
 
@@ -185,17 +191,34 @@ t.test('developer agents', async (t) => {
     t.same(both.body.data.signalExecutionDefaults, defaults);
     const streamOf = async () => (await app.deps.store.readStream(`agent-${id}`)).map((e) => e.type);
     const before = await streamOf();
-    t.equal((await api(app, 'PATCH', path, { token: dev.accessToken, body: { signalExecutionDefaults: { tokenWhitelist: ['BTC', 'SOL'], cooldownSeconds: 60, leverageMax: 3 } } })).status, 200);
+    t.equal(
+      (
+        await api(app, 'PATCH', path, {
+          token: dev.accessToken,
+          body: { signalExecutionDefaults: { tokenWhitelist: ['BTC', 'SOL'], cooldownSeconds: 60, leverageMax: 3 } },
+        })
+      ).status,
+      200,
+    );
     t.same(await streamOf(), before, 'the same settings in another key order record nothing');
     t.same(before.filter((type) => type === 'AgentSignalSettingsUpdated').length, 2, 'one event per change');
 
     const notOwner = await api(app, 'PATCH', path, { token: other.accessToken, body: { signalDetectionRule: {} } });
     t.equal(notOwner.status, 403);
     t.equal(notOwner.body.error.reason, 'NOT_AGENT_OWNER');
-    const unknown = await api(app, 'PATCH', '/api/v1/developers/agents/00000000-0000-4000-8000-000000000000', { token: dev.accessToken, body: { signalDetectionRule: {} } });
+    const unknown = await api(app, 'PATCH', '/api/v1/developers/agents/00000000-0000-4000-8000-000000000000', {
+      token: dev.accessToken,
+      body: { signalDetectionRule: {} },
+    });
     t.equal(unknown.status, 404);
     t.equal((await api(app, 'PATCH', path, { body: { signalDetectionRule: {} } })).status, 401, 'signed-in callers only');
-    for (const body of [{}, { signalDetectionRule: { tokenPatterns: ['(a+)+$'] } }, { signalDetectionRule: { longKeywords: 'LONG' } }, { signalExecutionDefaults: { leverageMax: 0 } }, { name: 'renamed' }]) {
+    for (const body of [
+      {},
+      { signalDetectionRule: { tokenPatterns: ['(a+)+$'] } },
+      { signalDetectionRule: { longKeywords: 'LONG' } },
+      { signalExecutionDefaults: { leverageMax: 0 } },
+      { name: 'renamed' },
+    ]) {
       const bad = await api(app, 'PATCH', path, { token: dev.accessToken, body });
       t.equal(bad.status, 400, `${JSON.stringify(body)} is a 400`);
       t.equal(bad.body.success, false);

@@ -61,8 +61,7 @@ for (const eventStore of ['postgres', 'esdb'] as const) {
     const agentId = await followableAgent(app, tokens, { name: 'Receipts', venue: 'SPOT_VENUE', successFeePercent: RATE }, { live: true });
     const pool = poolId(user.userId, agentId, 'real');
     const receipts = (query = '', token = user.accessToken) => api(app, 'GET', `${SUBS}/${agentId}/fee-receipts?walletContext=real${query}`, { token });
-    const settled = (count: number) =>
-      until(`${count} fee settlements`, async () => (await receipts()).body.data?.pagination.total === count);
+    const settled = (count: number) => until(`${count} fee settlements`, async () => (await receipts()).body.data?.pagination.total === count);
     const withdraw = (amountUsd: number) => ok(app, 'POST', `${SUBS}/${agentId}/allocation/withdraw`, user.accessToken, { amountUsd, walletContext: 'real' });
 
     await ok(app, 'POST', `/api/admin/wallets/${user.userId}/deposit`, admin.accessToken, { amountUsd: 300 });
@@ -90,10 +89,16 @@ for (const eventStore of ['postgres', 'esdb'] as const) {
     const items = res.body.data.items as Receipt[];
 
     await t.test('newest first; each triggered by what set it off', async (t) => {
-      t.same(items.map((r) => r.trigger), ['stop', 'withdrawal', 'withdrawal']);
+      t.same(
+        items.map((r) => r.trigger),
+        ['stop', 'withdrawal', 'withdrawal'],
+      );
       t.ok(items.every((r) => r.triggerTransferId && r.eventId && r.globalPosition && r.successFeePercent === RATE));
       t.ok(items[0]!.sequence > items[1]!.sequence && items[1]!.sequence > items[2]!.sequence);
-      t.same(items.map((r) => r.chargeableProfitUsd), [50, 40, 33.333333]);
+      t.same(
+        items.map((r) => r.chargeableProfitUsd),
+        [50, 40, 33.333333],
+      );
     });
 
     await t.test('fee = rate × profit above the mark, floored; the parts add up to it; the mark only rises', async (t) => {
@@ -114,8 +119,18 @@ for (const eventStore of ['postgres', 'esdb'] as const) {
         mark = usdToMicro(r.highWaterMarkAfterUsd);
         charged = usdToMicro(r.feesChargedAfterUsd);
       }
-      t.same(oldest.map((r) => r.feeUsd), [6.666666, 1.333334, 2]);
-      t.same(oldest.map((r) => [r.creatorFeeUsd, r.platformFeeUsd]), [[5.333332, 1.333334], [1.066667, 0.266667], [1.6, 0.4]]);
+      t.same(
+        oldest.map((r) => r.feeUsd),
+        [6.666666, 1.333334, 2],
+      );
+      t.same(
+        oldest.map((r) => [r.creatorFeeUsd, r.platformFeeUsd]),
+        [
+          [5.333332, 1.333334],
+          [1.066667, 0.266667],
+          [1.6, 0.4],
+        ],
+      );
     });
 
     await t.test("the ledger's FeesSettled lines carry the same receipt beside their amounts", async (t) => {

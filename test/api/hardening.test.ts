@@ -138,7 +138,10 @@ t.test('request hardening', async (t) => {
   await t.test('a malformed percent-encoding in a path is a 400 in the envelope, naming the path parameter it is in', async (t) => {
     const res = await api(app, 'GET', '/api/v1/agents/%zz');
     t.equal(res.status, 400);
-    t.same(res.body, { success: false, error: { code: 'BAD_REQUEST', reason: 'MALFORMED_REQUEST', field: 'id', in: 'path', message: `id: ${MALFORMED_ENCODING}` } });
+    t.same(res.body, {
+      success: false,
+      error: { code: 'BAD_REQUEST', reason: 'MALFORMED_REQUEST', field: 'id', in: 'path', message: `id: ${MALFORMED_ENCODING}` },
+    });
     const outside = await api(app, 'GET', '/api/v1/%zz/agents');
     t.equal(outside.status, 400);
     t.same(outside.body, { success: false, error: { code: 'BAD_REQUEST', reason: 'MALFORMED_REQUEST', message: 'the URL has a malformed percent-encoding' } });
@@ -185,8 +188,9 @@ t.test('request hardening', async (t) => {
     const text = app.logs.join('');
     for (const secret of secrets) t.notOk(text.includes(secret), `${secret} is not in the log`);
     t.ok(
-      lines.some((l) =>
-        (JSON.parse(l).req?.url as string | undefined) ===
+      lines.some(
+        (l) =>
+          (JSON.parse(l).req?.url as string | undefined) ===
           '/api/v1/agents?access_token=[redacted]&apiKey=[redacted]&CODE=[redacted]&signature=[redacted]' +
             '&password=[redacted]&state=[redacted]&refresh%5Ftoken=[redacted]&limit=5&venue=SPOT_VENUE',
       ),
@@ -248,7 +252,10 @@ t.test('slow clients are cut off at the configured time-outs', async (t) => {
     const slow = await slowClient(app.url, 'GET /api HTTP/1.1\r\nHost: x\r\n', 'X-Slow: a\r\n');
     t.ok(slow.elapsedMs >= 450 && slow.elapsedMs < 2000, `closed after ${slow.elapsedMs.toFixed(0)} ms`);
     t.match(slow.text, /^HTTP\/1\.1 408 /);
-    t.same(bodyOf(slow.text), { success: false, error: { code: 'REQUEST_TIMEOUT', reason: 'REQUEST_TIMEOUT', message: 'the request was not received in time' } });
+    t.same(bodyOf(slow.text), {
+      success: false,
+      error: { code: 'REQUEST_TIMEOUT', reason: 'REQUEST_TIMEOUT', message: 'the request was not received in time' },
+    });
   });
 
   t.test('a body sent a byte at a time is cut off after the request time-out with a 408', async (t) => {

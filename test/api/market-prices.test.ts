@@ -47,7 +47,15 @@ t.test('an administrator sets the simulated venue’s mark prices', async (t) =>
     const res = await put({ prices: { SOL: 151, 'JUP/USDC': 0.9 } });
     t.equal(res.status, 200);
     const list = res.body.data.prices as Array<{ symbol: string; priceUsd: number; updatedAt: string }>;
-    t.same(list.map((p) => [p.symbol, p.priceUsd]), [['BONK', 0.000021], ['JUP/USDC', 0.9], ['SOL', 151], [MINT, 150.25]]);
+    t.same(
+      list.map((p) => [p.symbol, p.priceUsd]),
+      [
+        ['BONK', 0.000021],
+        ['JUP/USDC', 0.9],
+        ['SOL', 151],
+        [MINT, 150.25],
+      ],
+    );
     t.equal(list.find((p) => p.symbol === MINT)!.updatedAt, before.find((p: any) => p.symbol === MINT).updatedAt, 'an untouched price keeps its time');
     t.equal(await prices.priceOf('SOL'), micro(151_000_000));
     const repeated = await put({ prices: { SOL: 151, 'JUP/USDC': 0.9 } });
@@ -118,6 +126,13 @@ t.test('with VENUE=external the simulated venue’s admin routes are refused, an
   t.equal((await api(app, 'PUT', PATH, { token: user.accessToken, body: { prices: { SOL: 150 } } })).status, 403, 'a user is still told 403 first');
   const wallet = await api(app, 'GET', '/api/v1/wallet', { token: user.accessToken });
   t.equal(wallet.status, 200);
-  t.same(wallet.body.data.wallets, [{ walletContext: 'virtual', balanceUsd: 10000 }, { walletContext: 'real', balanceUsd: 0 }], 'nothing was deposited');
+  t.same(
+    wallet.body.data.wallets,
+    [
+      { walletContext: 'virtual', balanceUsd: 10000 },
+      { walletContext: 'real', balanceUsd: 0 },
+    ],
+    'nothing was deposited',
+  );
   t.equal(await createReadModelPriceSource(app.deps.pool).priceOf('SOL'), null);
 });

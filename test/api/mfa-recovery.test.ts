@@ -25,7 +25,8 @@ t.test('MFA recovery codes and the administrator’s reset', async (t) => {
   const userIds: string[] = [];
 
   const now = () => clock.now();
-  const post = (user: SignedIn, path: string, body?: unknown) => api(app, 'POST', `/api/v1/users/me/mfa/${path}`, { token: user.accessToken, ...(body ? { body } : {}) });
+  const post = (user: SignedIn, path: string, body?: unknown) =>
+    api(app, 'POST', `/api/v1/users/me/mfa/${path}`, { token: user.accessToken, ...(body ? { body } : {}) });
   const me = async (user: SignedIn) => (await api(app, 'GET', '/api/v1/users/me', { token: user.accessToken })).body.data;
   const complete = (body: Record<string, string>) => api(app, 'POST', '/api/auth/mfa/verify', { headers: ua, body });
   const reset = (userId: string, token = admin.accessToken) => api(app, 'POST', `/api/admin/users/${userId}/mfa/reset`, { token });
@@ -148,7 +149,11 @@ t.test('MFA recovery codes and the administrator’s reset', async (t) => {
     const fresh: string[] = res.body.data.recoveryCodes;
     revealed.push(...fresh);
     t.equal(fresh.length, 10);
-    t.same(fresh.filter((c) => old.includes(c)), [], 'a new set');
+    t.same(
+      fresh.filter((c) => old.includes(c)),
+      [],
+      'a new set',
+    );
     const reused = await post(fox, 'recovery-codes', { code });
     t.equal(reused.status, 400, 'the same TOTP code again');
     t.equal(reused.body.error.reason, 'MFA_CODE_REUSED');
@@ -166,9 +171,20 @@ t.test('MFA recovery codes and the administrator’s reset', async (t) => {
     const lea = await user('lea');
     const { secret, codes } = await turnOn(lea);
     const { store, redis, ids, swaps, config } = app.deps;
-    const rotated = createDispatcher({ store, redis, ids, swaps, mailer: { send: async () => {} }, config: { ...config, JWT_SECRET: 'a-rotated-jwt-secret-of-forty-characters' } });
+    const rotated = createDispatcher({
+      store,
+      redis,
+      ids,
+      swaps,
+      mailer: { send: async () => {} },
+      config: { ...config, JWT_SECRET: 'a-rotated-jwt-secret-of-forty-characters' },
+    });
     const send = async (answer: { code: string } | { recoveryCode: string }) =>
-      rotated({ type: 'CompleteMfaSignIn', data: { mfaAccessToken: await challenge(lea.email), userAgent: TEST_USER_AGENT, ...answer }, metadata: { now: now(), actor: 'anonymous', correlationId: 'rotation' } });
+      rotated({
+        type: 'CompleteMfaSignIn',
+        data: { mfaAccessToken: await challenge(lea.email), userAgent: TEST_USER_AGENT, ...answer },
+        metadata: { now: now(), actor: 'anonymous', correlationId: 'rotation' },
+      });
     const refused = await send({ code: totpAt(secret, now()) }).catch((err: unknown) => err);
     t.match(refused, { reason: 'MFA_SECRET_UNREADABLE' }, 'the TOTP code cannot be checked any more: a 409 saying what to do, not a 500');
     const { result } = await send({ recoveryCode: codes[0]! });
@@ -253,7 +269,11 @@ t.test('MFA recovery codes and the administrator’s reset', async (t) => {
     t.equal((await reset('not-a-user-id')).status, 400);
     t.equal((await me(jay)).mfaEnabled, true, 'none of these changed anything');
     const writeKey = (await api(app, 'POST', '/api/api-keys', { token: admin.accessToken, body: { name: 'ops', scopes: ['admin:write'] } })).body.data;
-    t.equal((await signedApi(app, writeKey, 'POST', `/api/admin/users/${jay.userId}/mfa/reset`, { unsigned: true })).status, 200, 'an administrator’s key, unsigned (the admin rule)');
+    t.equal(
+      (await signedApi(app, writeKey, 'POST', `/api/admin/users/${jay.userId}/mfa/reset`, { unsigned: true })).status,
+      200,
+      'an administrator’s key, unsigned (the admin rule)',
+    );
   });
 
   await t.test('the OpenAPI document: new codes by a user session only; the reset by administrators', async (t) => {

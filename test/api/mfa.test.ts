@@ -213,7 +213,10 @@ t.test('MFA with TOTP', async (t) => {
     t.equal(plain.body.data.mfaRequired, false, 'sign-ins need no code again');
     t.type(plain.body.data.tokens.accessToken, 'string');
     const types = (await app.deps.store.readStream(userDecider.streamOf(ivy.userId))).map((e) => e.type);
-    t.same(types.filter((e) => e.startsWith('Mfa')), ['MfaEnabled', 'MfaRecoveryCodesIssued', 'MfaDisabled']);
+    t.same(
+      types.filter((e) => e.startsWith('Mfa')),
+      ['MfaEnabled', 'MfaRecoveryCodesIssued', 'MfaDisabled'],
+    );
   });
 
   await t.test('the OpenAPI document: MFA changes take a user session only; the completion is public', async (t) => {
@@ -237,6 +240,9 @@ t.test('MFA with TOTP', async (t) => {
     t.notOk(JSON.stringify(events.map((e) => e.data)).includes(secret), 'not in the events (sealed)');
     t.notOk(JSON.stringify(await app.deps.redis.keys(`${app.runtime.keyPrefix}*`)).includes(token), 'Redis keys hold only digests of tokens');
     t.ok(app.logs.length > 0, 'the app logged');
-    t.notOk(app.logs.some((l) => l.includes(secret) || l.includes(token)), 'no log line');
+    t.notOk(
+      app.logs.some((l) => l.includes(secret) || l.includes(token)),
+      'no log line',
+    );
   });
 });

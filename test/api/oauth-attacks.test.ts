@@ -60,7 +60,11 @@ t.test('OAuth attack table', async (t) => {
     client.authorizationCodeGrant(config, callback, { pkceCodeVerifier: verifier, expectedState: attempt.state });
   /** The token endpoint as raw HTTP (form-encoded), to see its status and headers. */
   const tokenRequest = (fields: Record<string, string>) =>
-    fetch(`${base}/oauth/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ client_id, ...fields }) });
+    fetch(`${base}/oauth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ client_id, ...fields }),
+    });
 
   await t.test('RFC 7636 appendix B: the provider derives the same S256 challenge from the verifier', async (t) => {
     t.equal(await client.calculatePKCECodeChallenge(RFC7636_VERIFIER), RFC7636_CHALLENGE, 'the client library agrees with the RFC');
@@ -72,7 +76,12 @@ t.test('OAuth attack table', async (t) => {
       state: 'rfc7636',
     });
     const callback = await authorize({ url, state: 'rfc7636', verifier: RFC7636_VERIFIER });
-    const res = await tokenRequest({ grant_type: 'authorization_code', code: callback.searchParams.get('code')!, redirect_uri: CALLBACK, code_verifier: RFC7636_VERIFIER });
+    const res = await tokenRequest({
+      grant_type: 'authorization_code',
+      code: callback.searchParams.get('code')!,
+      redirect_uri: CALLBACK,
+      code_verifier: RFC7636_VERIFIER,
+    });
     t.equal(res.status, 200);
     t.equal(res.headers.get('cache-control'), 'no-store');
     const body = (await res.json()) as Record<string, unknown>;
@@ -90,7 +99,12 @@ t.test('OAuth attack table', async (t) => {
       ['a character outside the set', `${'a'.repeat(42)}+`, 'invalid characters'],
     ] as const) {
       const { callback: own } = await fresh();
-      const res = await tokenRequest({ grant_type: 'authorization_code', code: own.searchParams.get('code')!, redirect_uri: CALLBACK, code_verifier: verifier });
+      const res = await tokenRequest({
+        grant_type: 'authorization_code',
+        code: own.searchParams.get('code')!,
+        redirect_uri: CALLBACK,
+        code_verifier: verifier,
+      });
       t.equal(res.status, 400, `a verifier of ${what} is refused`);
       t.match(await res.json(), { error: 'invalid_request', error_description: reason }, what);
     }
@@ -112,7 +126,12 @@ t.test('OAuth attack table', async (t) => {
     t.equal(await oauthError(exchange(callback, attempt, client.randomPKCECodeVerifier())), 'invalid_grant', 'a wrong verifier');
     t.equal(await oauthError(exchange(callback, attempt)), 'invalid_grant', 'then the right one: the code is spent');
     const { attempt: other, callback: otherCallback } = await fresh();
-    const changed = await tokenRequest({ grant_type: 'authorization_code', code: otherCallback.searchParams.get('code')!, redirect_uri: clientSide.other, code_verifier: other.verifier });
+    const changed = await tokenRequest({
+      grant_type: 'authorization_code',
+      code: otherCallback.searchParams.get('code')!,
+      redirect_uri: clientSide.other,
+      code_verifier: other.verifier,
+    });
     t.equal(changed.status, 400, 'another registered redirect_uri');
     t.equal(await oauthError(exchange(otherCallback, other)), 'invalid_grant', 'then the right request: the code is spent');
     const next = await fresh();
@@ -140,7 +159,12 @@ t.test('OAuth attack table', async (t) => {
     t.match(await res.text(), 'redirect_uri');
 
     const { attempt: ok, callback } = await fresh();
-    const changed = await tokenRequest({ grant_type: 'authorization_code', code: callback.searchParams.get('code')!, redirect_uri: clientSide.other, code_verifier: ok.verifier });
+    const changed = await tokenRequest({
+      grant_type: 'authorization_code',
+      code: callback.searchParams.get('code')!,
+      redirect_uri: clientSide.other,
+      code_verifier: ok.verifier,
+    });
     t.equal(changed.status, 400);
     t.equal(((await changed.json()) as { error: string }).error, 'invalid_grant', 'even another redirect_uri registered by the same client');
   });
@@ -174,7 +198,8 @@ t.test('OAuth attack table', async (t) => {
     await profile.page.getByRole('button', { name: 'Deny' }).waitFor();
     const confirm = `${profile.page.url()}/confirm`;
     const csrf = await profile.page.locator('input[name=csrf]').inputValue();
-    const post = (form: Record<string, string>, headers: Record<string, string> = {}) => profile.context.request.post(confirm, { form, headers, maxRedirects: 0 });
+    const post = (form: Record<string, string>, headers: Record<string, string> = {}) =>
+      profile.context.request.post(confirm, { form, headers, maxRedirects: 0 });
     for (const [what, res] of [
       ['no token', await post({ decision: 'approve' })],
       ['a wrong token', await post({ decision: 'approve', csrf: `${csrf.slice(0, -2)}xx` })],
@@ -192,42 +217,49 @@ t.test('OAuth attack table', async (t) => {
     t.equal(denied.searchParams.get('code'), null);
   });
 
-  await t.test('the consent page spends no account’s code budget without a captcha: codes only for the email this sign-in looked up, three tries a lookup', async (t) => {
-    const target = 'locked-out@example.test';
-    const stranger = await browserProfile(browser);
-    t.teardown(() => stranger.context.close());
-    await stranger.page.goto((await authorizationRequest(config)).url.href);
-    const uid = new URL(stranger.page.url()).pathname.split('/').at(-1)!;
-    const csrf = await stranger.page.locator('input[name=csrf]').inputValue();
-    const verify = (email: string, code: string) =>
-      stranger.context.request.post(`${base}/oauth/consent/${uid}/verify`, { form: { csrf, email, code }, maxRedirects: 0 });
-    const failures = async () => Number((await app.deps.redis.get(loginKeys(userIdForEmail(target)).failures)) ?? 0);
-    // The victim asked for a code through the API meanwhile: a code waits, so wrong ones would count.
-    t.equal((await api(app, 'POST', '/api/auth/lookup', { body: { email: target, recaptcha: 'tok', fingerprint: 'fp' } })).status, 200);
-    await app.waitForMail(target);
-    for (let i = 0; i < 6; i++) {
-      const res = await verify(target, '000000');
-      t.equal(res.status(), 400, `try ${i + 1}: refused without looking at the code`);
-      t.match(await res.text(), 'Ask for a new code');
-    }
-    t.equal(await failures(), 0, 'the account counted none of them');
+  await t.test(
+    'the consent page spends no account’s code budget without a captcha: codes only for the email this sign-in looked up, three tries a lookup',
+    async (t) => {
+      const target = 'locked-out@example.test';
+      const stranger = await browserProfile(browser);
+      t.teardown(() => stranger.context.close());
+      await stranger.page.goto((await authorizationRequest(config)).url.href);
+      const uid = new URL(stranger.page.url()).pathname.split('/').at(-1)!;
+      const csrf = await stranger.page.locator('input[name=csrf]').inputValue();
+      const verify = (email: string, code: string) =>
+        stranger.context.request.post(`${base}/oauth/consent/${uid}/verify`, { form: { csrf, email, code }, maxRedirects: 0 });
+      const failures = async () => Number((await app.deps.redis.get(loginKeys(userIdForEmail(target)).failures)) ?? 0);
+      // The victim asked for a code through the API meanwhile: a code waits, so wrong ones would count.
+      t.equal((await api(app, 'POST', '/api/auth/lookup', { body: { email: target, recaptcha: 'tok', fingerprint: 'fp' } })).status, 200);
+      await app.waitForMail(target);
+      for (let i = 0; i < 6; i++) {
+        const res = await verify(target, '000000');
+        t.equal(res.status(), 400, `try ${i + 1}: refused without looking at the code`);
+        t.match(await res.text(), 'Ask for a new code');
+      }
+      t.equal(await failures(), 0, 'the account counted none of them');
 
-    // With a lookup of its own (captcha passed), the page allows three tries, then asks for a new code.
-    const keys = loginKeys(userIdForEmail(target));
-    await resetLookupThrottle(app, target); // one code per 30 s: the victim's lookup just had one
-    await stranger.page.getByLabel('Email').fill(target);
-    await stranger.page.getByRole('button', { name: 'Email me a code' }).click();
-    await stranger.page.getByLabel('Code').waitFor();
-    const code = codeOf(await app.waitForMail(target));
-    const wrong = String((Number(code) + 1) % 1_000_000).padStart(6, '0');
-    const answers = [];
-    for (let i = 0; i < 5; i++) answers.push(await verify(target, wrong));
-    t.same(answers.map((a) => a.status()), [400, 400, 429, 400, 400], 'the third wrong code also reaches the limit of this address for that email');
-    t.match(await answers[2]!.text(), 'too many wrong codes for this email from this address');
-    t.equal(await failures(), 3, 'three counted, then the page wants a new lookup');
-    t.equal(await app.deps.redis.exists(keys.lock), 0, 'the account is not locked');
-    t.equal((await verify(target, code)).status(), 400, 'even the right code needs a new lookup now');
-  });
+      // With a lookup of its own (captcha passed), the page allows three tries, then asks for a new code.
+      const keys = loginKeys(userIdForEmail(target));
+      await resetLookupThrottle(app, target); // one code per 30 s: the victim's lookup just had one
+      await stranger.page.getByLabel('Email').fill(target);
+      await stranger.page.getByRole('button', { name: 'Email me a code' }).click();
+      await stranger.page.getByLabel('Code').waitFor();
+      const code = codeOf(await app.waitForMail(target));
+      const wrong = String((Number(code) + 1) % 1_000_000).padStart(6, '0');
+      const answers = [];
+      for (let i = 0; i < 5; i++) answers.push(await verify(target, wrong));
+      t.same(
+        answers.map((a) => a.status()),
+        [400, 400, 429, 400, 400],
+        'the third wrong code also reaches the limit of this address for that email',
+      );
+      t.match(await answers[2]!.text(), 'too many wrong codes for this email from this address');
+      t.equal(await failures(), 3, 'three counted, then the page wants a new lookup');
+      t.equal(await app.deps.redis.exists(keys.lock), 0, 'the account is not locked');
+      t.equal((await verify(target, code)).status(), 400, 'even the right code needs a new lookup now');
+    },
+  );
 
   await t.test('scopes: admin and key management ones are never granted, unknown ones are invalid_scope, aliases become canonical', async (t) => {
     const { attempt, callback } = await fresh({ scope: 'admin:read profile:read admin:*' });
@@ -250,7 +282,11 @@ t.test('OAuth attack table', async (t) => {
     const mint = await api(app, 'POST', '/api/api-keys', { token: keysTokens.access_token, body: { name: 'from a connector' } });
     t.equal(mint.status, 403, 'the key routes refuse an OAuth token');
     t.equal(mint.body.error.reason, 'INSUFFICIENT_SCOPE');
-    t.equal((await authorize(await authorizationRequest(config, { scope: 'keys:read' }))).searchParams.get('error'), 'invalid_scope', 'keys scopes alone: invalid_scope');
+    t.equal(
+      (await authorize(await authorizationRequest(config, { scope: 'keys:read' }))).searchParams.get('error'),
+      'invalid_scope',
+      'keys scopes alone: invalid_scope',
+    );
     // A request that names no scope gets the least one, as OAuth 2.1 allows (MCP clients and the conformance runner send none).
     const { attempt: unscoped, callback: unscopedCallback } = await fresh({ scope: '' });
     t.equal((await exchange(unscopedCallback, unscoped)).scope, 'profile:read', 'no scope: profile:read');
@@ -285,8 +321,15 @@ t.test('OAuth attack table', async (t) => {
     t.teardown(() => limited.close());
     const answers = [];
     for (const token of [first, second, first, second]) answers.push(await api(limited, 'GET', '/api/v1/users/me', { token: token.access_token }));
-    t.same(answers.map((a) => a.status), [200, 200, 200, 429], 'three a minute for a free user, whichever token');
-    t.same(answers.map((a) => a.headers.get('x-ratelimit-remaining')), ['2', '1', '0', '0']);
+    t.same(
+      answers.map((a) => a.status),
+      [200, 200, 200, 429],
+      'three a minute for a free user, whichever token',
+    );
+    t.same(
+      answers.map((a) => a.headers.get('x-ratelimit-remaining')),
+      ['2', '1', '0', '0'],
+    );
     t.equal(answers[3]!.body.error.reason, 'RATE_LIMITED');
     t.ok(Number(answers[3]!.headers.get('retry-after')) > 0, 'Retry-After');
   });

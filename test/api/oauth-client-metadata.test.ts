@@ -7,7 +7,12 @@ import t from 'tap';
 import { createServer as createHttpServer } from 'node:http';
 import { createServer as createTcpServer, type AddressInfo, type Socket } from 'node:net';
 import * as client from 'openid-client';
-import { CLIENT_METADATA_FETCHES_PER_MIN, CLIENT_METADATA_MAX_BYTES, CLIENT_METADATA_TIMEOUT_MS, clientMetadataFetchKey } from '../../api/oauth/client-metadata.ts';
+import {
+  CLIENT_METADATA_FETCHES_PER_MIN,
+  CLIENT_METADATA_MAX_BYTES,
+  CLIENT_METADATA_TIMEOUT_MS,
+  clientMetadataFetchKey,
+} from '../../api/oauth/client-metadata.ts';
 import { createAuthorizationServer } from '../../api/oauth/server.ts';
 import { createPublicFetch } from '../../infra/public-fetch.ts';
 import { clientAddressDigest } from '../../infra/tokens.ts';

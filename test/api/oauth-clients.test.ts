@@ -23,8 +23,7 @@ t.test('registered OAuth clients expire', async (t) => {
     return rows.map((r) => r.id);
   };
   /** Where the provider sends a browser that starts an authorization request for this client: 303 on to the consent page, 400 for a client it does not know. */
-  const authorizationStatus = async (config: client.Configuration) =>
-    (await fetch((await authorizationRequest(config)).url, { redirect: 'manual' })).status;
+  const authorizationStatus = async (config: client.Configuration) => (await fetch((await authorizationRequest(config)).url, { redirect: 'manual' })).status;
 
   /** A connector registered, then approved by a new user on the consent page: its configuration and access token. */
   const connect = async (email: string) => {
@@ -54,24 +53,27 @@ t.test('registered OAuth clients expire', async (t) => {
     t.equal(confidential.client_secret_expires_at, 0);
   });
 
-  await t.test(`a registration lapses after OAUTH_UNUSED_CLIENT_TTL_HOURS unless a user approves it; then ${IDLE_CLIENT_DAYS} days after its grant; the purge keeps the used one`, async (t) => {
-    const registered = Date.now();
-    const unused = await registerClient(app, callback);
-    const unusedId = unused.clientMetadata().client_id;
-    const used = await connect('retention-used@example.com');
-    t.ok(Math.abs((await expiryOf('Client', unusedId))! - (registered + 2 * HOUR)) < 60_000, 'the unused client: 2 hours (the setting)');
-    const [grantId] = await grantsOf(used.clientId);
-    const grantExpiry = (await expiryOf('Grant', grantId!))!;
-    t.ok(Math.abs(grantExpiry - (registered + 14 * DAY)) < 60_000, 'the consent saved a 14-day grant naming the client');
-    t.equal(await expiryOf('Client', used.clientId), grantExpiry + IDLE_CLIENT_DAYS * DAY, 'the approved client: 90 days after its grant');
+  await t.test(
+    `a registration lapses after OAUTH_UNUSED_CLIENT_TTL_HOURS unless a user approves it; then ${IDLE_CLIENT_DAYS} days after its grant; the purge keeps the used one`,
+    async (t) => {
+      const registered = Date.now();
+      const unused = await registerClient(app, callback);
+      const unusedId = unused.clientMetadata().client_id;
+      const used = await connect('retention-used@example.com');
+      t.ok(Math.abs((await expiryOf('Client', unusedId))! - (registered + 2 * HOUR)) < 60_000, 'the unused client: 2 hours (the setting)');
+      const [grantId] = await grantsOf(used.clientId);
+      const grantExpiry = (await expiryOf('Grant', grantId!))!;
+      t.ok(Math.abs(grantExpiry - (registered + 14 * DAY)) < 60_000, 'the consent saved a 14-day grant naming the client');
+      t.equal(await expiryOf('Client', used.clientId), grantExpiry + IDLE_CLIENT_DAYS * DAY, 'the approved client: 90 days after its grant');
 
-    await purgeOAuthRecords(app.deps.pool, new Date(registered + 3 * HOUR));
-    t.equal(await expiryOf('Client', unusedId), undefined, 'the unused client is purged');
-    t.equal(await authorizationStatus(unused), 400, 'its authorization requests are refused');
-    t.ok(await expiryOf('Client', used.clientId), 'the approved client is kept');
-    t.same(await grantsOf(used.clientId), [grantId], 'with its grant');
-    t.equal(await authorizationStatus(used.config), 303, 'and still starts authorizations');
-  });
+      await purgeOAuthRecords(app.deps.pool, new Date(registered + 3 * HOUR));
+      t.equal(await expiryOf('Client', unusedId), undefined, 'the unused client is purged');
+      t.equal(await authorizationStatus(unused), 400, 'its authorization requests are refused');
+      t.ok(await expiryOf('Client', used.clientId), 'the approved client is kept');
+      t.same(await grantsOf(used.clientId), [grantId], 'with its grant');
+      t.equal(await authorizationStatus(used.config), 303, 'and still starts authorizations');
+    },
+  );
 
   await t.test("a purged client's token is refused by the API (401) and by /status, its introspection by the provider", async (t) => {
     const { config, clientId, accessToken } = await connect('retention-retired@example.com');
@@ -86,7 +88,10 @@ t.test('registered OAuth clients expire', async (t) => {
     const me = await api(app, 'GET', '/api/v1/users/me', { token: accessToken });
     t.equal(me.status, 401, 'the API refuses the token');
     t.same((await api(app, 'GET', '/status', { token: accessToken })).body.data, { active: false });
-    const introspection = await client.tokenIntrospection(config, accessToken).then(() => 'answered', (err: { error?: string }) => err.error);
+    const introspection = await client.tokenIntrospection(config, accessToken).then(
+      () => 'answered',
+      (err: { error?: string }) => err.error,
+    );
     t.equal(introspection, 'invalid_client', 'the client itself is unknown');
   });
 }).catch(t.threw);

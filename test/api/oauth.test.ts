@@ -33,14 +33,21 @@ t.test('OAuth 2.1 with the consent page', async (t) => {
       client_id_metadata_document_supported: true,
     });
     t.ok(as.body.scopes_supported.includes('profile:read'), 'the API scopes are listed');
-    t.notOk(as.body.scopes_supported.some((s: string) => s.startsWith('admin:') || s === 'offline_access' || s === 'openid'), 'no admin, offline_access or OpenID scope');
+    t.notOk(
+      as.body.scopes_supported.some((s: string) => s.startsWith('admin:') || s === 'offline_access' || s === 'openid'),
+      'no admin, offline_access or OpenID scope',
+    );
 
     // The endpoints are the issuer's whatever Host or X-Forwarded-* the caller sends (cache poisoning).
     const spoofed = await new Promise<Record<string, string>>((resolve, reject) => {
-      const req = request(`${base}/.well-known/oauth-authorization-server`, { headers: { host: 'evil.example', 'x-forwarded-host': 'evil.example', 'x-forwarded-proto': 'https' } }, (res) => {
-        let text = '';
-        res.on('data', (chunk) => (text += chunk)).on('end', () => resolve(JSON.parse(text)));
-      });
+      const req = request(
+        `${base}/.well-known/oauth-authorization-server`,
+        { headers: { host: 'evil.example', 'x-forwarded-host': 'evil.example', 'x-forwarded-proto': 'https' } },
+        (res) => {
+          let text = '';
+          res.on('data', (chunk) => (text += chunk)).on('end', () => resolve(JSON.parse(text)));
+        },
+      );
       req.on('error', reject).end();
     });
     t.equal(spoofed.token_endpoint, `${base}/oauth/token`, 'not the Host the caller sent');
@@ -139,43 +146,50 @@ t.test('OAuth 2.1 with the consent page', async (t) => {
     return { email, secret, usedCode, codes: confirmed.body.data.recoveryCodes as string[], config, attempt, page };
   };
 
-  await t.test('a user with MFA on completes the sign-in with a TOTP code on the page: wrong and reused codes shown on the form, the token never in the page', async (t) => {
-    const { email, secret, usedCode, config, attempt, page } = await mfaUserOnConsentPage(t, 'oauth-mfa');
-    await page.getByLabel('Authenticator code').waitFor();
-    const html = await page.content();
-    t.notMatch(html, /mfa_[A-Za-z0-9_-]{20,}/, 'the mfaAccessToken stays on the server');
-    const uid = new URL(page.url()).pathname.split('/').at(-2)!; // the page answered the post to …/consent/{uid}/verify
-    const heldKey = `oauth:consent-mfa:${uid}`;
-    const sealed = await app.deps.redis.get(heldKey);
-    t.ok(sealed?.startsWith('v1.'), 'held under the interaction, sealed');
-    t.notMatch(sealed, /mfa_/, 'never in the clear in Redis');
+  await t.test(
+    'a user with MFA on completes the sign-in with a TOTP code on the page: wrong and reused codes shown on the form, the token never in the page',
+    async (t) => {
+      const { email, secret, usedCode, config, attempt, page } = await mfaUserOnConsentPage(t, 'oauth-mfa');
+      await page.getByLabel('Authenticator code').waitFor();
+      const html = await page.content();
+      t.notMatch(html, /mfa_[A-Za-z0-9_-]{20,}/, 'the mfaAccessToken stays on the server');
+      const uid = new URL(page.url()).pathname.split('/').at(-2)!; // the page answered the post to …/consent/{uid}/verify
+      const heldKey = `oauth:consent-mfa:${uid}`;
+      const sealed = await app.deps.redis.get(heldKey);
+      t.ok(sealed?.startsWith('v1.'), 'held under the interaction, sealed');
+      t.notMatch(sealed, /mfa_/, 'never in the clear in Redis');
 
-    const submit = async (code: string) => {
-      await page.getByLabel('Authenticator code').fill(code);
-      await page.getByRole('button', { name: 'Verify' }).click();
-      await page.waitForLoadState();
-    };
-    await submit(wrongTotp(secret, clock.now()));
-    t.match(await page.getByRole('alert').textContent(), 'invalid TOTP code', 'a wrong code: the TOTP step again, with the reason');
-    await submit(usedCode);
-    t.match(await page.getByRole('alert').textContent(), 'already used', 'the confirming code is spent (TOTP replay)');
+      const submit = async (code: string) => {
+        await page.getByLabel('Authenticator code').fill(code);
+        await page.getByRole('button', { name: 'Verify' }).click();
+        await page.waitForLoadState();
+      };
+      await submit(wrongTotp(secret, clock.now()));
+      t.match(await page.getByRole('alert').textContent(), 'invalid TOTP code', 'a wrong code: the TOTP step again, with the reason');
+      await submit(usedCode);
+      t.match(await page.getByRole('alert').textContent(), 'already used', 'the confirming code is spent (TOTP replay)');
 
-    await page.goto(`${base}/oauth/consent/${uid}`);
-    t.ok(await page.getByLabel('Authenticator code').isVisible(), 'the page opened again shows the TOTP step while its token lives');
+      await page.goto(`${base}/oauth/consent/${uid}`);
+      t.ok(await page.getByLabel('Authenticator code').isVisible(), 'the page opened again shows the TOTP step while its token lives');
 
-    clock.nextStep();
-    await submit(totpAt(secret, clock.now()));
-    await page.getByRole('button', { name: 'Allow' }).click();
-    const response = await callbackReached(callback, page);
-    const tokens = await client.authorizationCodeGrant(config, response, { pkceCodeVerifier: attempt.verifier, expectedState: attempt.state });
-    reveals.push(response.searchParams.get('code')!, tokens.access_token, attempt.verifier, secret);
-    const me = await api(app, 'GET', '/api/v1/users/me', { token: tokens.access_token });
-    t.equal(me.body.data.email, email, 'the token is the MFA user\'s');
-    t.equal(await app.deps.redis.exists(heldKey), 0, 'the held token is gone once used');
-    const logs = app.logs.join('\n');
-    t.equal(logs.match(/mfa_[A-Za-z0-9_-]{43}/g), null, 'no mfaAccessToken in any log line');
-    t.same(reveals.filter((r) => logs.includes(r)), [], 'no code, access token, verifier or TOTP secret in any log line either');
-  });
+      clock.nextStep();
+      await submit(totpAt(secret, clock.now()));
+      await page.getByRole('button', { name: 'Allow' }).click();
+      const response = await callbackReached(callback, page);
+      const tokens = await client.authorizationCodeGrant(config, response, { pkceCodeVerifier: attempt.verifier, expectedState: attempt.state });
+      reveals.push(response.searchParams.get('code')!, tokens.access_token, attempt.verifier, secret);
+      const me = await api(app, 'GET', '/api/v1/users/me', { token: tokens.access_token });
+      t.equal(me.body.data.email, email, "the token is the MFA user's");
+      t.equal(await app.deps.redis.exists(heldKey), 0, 'the held token is gone once used');
+      const logs = app.logs.join('\n');
+      t.equal(logs.match(/mfa_[A-Za-z0-9_-]{43}/g), null, 'no mfaAccessToken in any log line');
+      t.same(
+        reveals.filter((r) => logs.includes(r)),
+        [],
+        'no code, access token, verifier or TOTP secret in any log line either',
+      );
+    },
+  );
 
   await t.test('the TOTP step takes a recovery code instead: a wrong one shown on the form, a right one signs in and is spent', async (t) => {
     const { email, secret, codes, config, attempt, page } = await mfaUserOnConsentPage(t, 'oauth-recovery');
@@ -196,6 +210,10 @@ t.test('OAuth 2.1 with the consent page', async (t) => {
     const me = await api(app, 'GET', '/api/v1/users/me', { token: tokens.access_token });
     t.match(me.body.data, { email, mfaRecoveryCodesLeft: 9 }, 'signed in with the recovery code, which is spent');
     const logs = app.logs.join('\n');
-    t.same(reveals.filter((r) => logs.includes(r)), [], 'no recovery code (nor code, token, verifier, secret) in any log line');
+    t.same(
+      reveals.filter((r) => logs.includes(r)),
+      [],
+      'no recovery code (nor code, token, verifier, secret) in any log line',
+    );
   });
 }).catch(t.threw);

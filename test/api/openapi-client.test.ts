@@ -125,7 +125,9 @@ t.test('integrators lint the OpenAPI document and generate a client that drives 
       signIn(app, 'client-developer@example.test'),
       signIn(app, 'client-admin@example.test'),
     ]);
-    const { firstFlow } = (await import(pathToFileURL(join(dir, 'driver.ts')).href)) as { firstFlow: (baseUrl: string, tokens: Record<'user' | 'developer' | 'admin', string>) => Promise<FlowResult> };
+    const { firstFlow } = (await import(pathToFileURL(join(dir, 'driver.ts')).href)) as {
+      firstFlow: (baseUrl: string, tokens: Record<'user' | 'developer' | 'admin', string>) => Promise<FlowResult>;
+    };
     const flow = await firstFlow(app.url, { user: user.accessToken, developer: developer.accessToken, admin: admin.accessToken });
     t.equal(flow.betaStatus, 'beta', 'approved');
     t.ok(flow.listedIds.includes(flow.agentId), 'listed among the followable agents');

@@ -31,7 +31,8 @@ const APPROVE = '/api/admin/developer-agents/{id}/approve';
 
 const errorSchemaOf = (op: Operation, status: string) => op.responses[status]?.content?.['application/json']?.schema;
 /** The reasons an operation lists at a status. */
-const reasonsAt = (op: Operation, status: number | string) => (errorSchemaOf(op, String(status))?.properties?.error?.properties?.reason?.enum ?? []) as string[];
+const reasonsAt = (op: Operation, status: number | string) =>
+  (errorSchemaOf(op, String(status))?.properties?.error?.properties?.reason?.enum ?? []) as string[];
 const errorStatuses = (op: Operation) => Object.keys(op.responses).filter((s) => /^[45]\d\d$/.test(s));
 const headerNames = (op: Operation) => (op.parameters ?? []).filter((p) => p.in === 'header').map((p) => p.name.toLowerCase());
 
@@ -98,8 +99,13 @@ function routeSources(): RouteSource[] {
 t.test('the OpenAPI document lists what each operation answers, takes and refuses', async (t) => {
   const app = await startTestApp({ config: { ADMIN_EMAILS: 'openapi-admin@example.test' } });
   t.teardown(() => app.close());
-  const doc = (await api(app, 'GET', '/docs/json')).body as { paths: Paths; components: { securitySchemes: Record<string, { type: string; in?: string; name?: string }> } };
-  const operations = Object.entries(doc.paths).flatMap(([path, ops]) => Object.entries(ops).map(([method, op]) => ({ where: `${method.toUpperCase()} ${path}`, op })));
+  const doc = (await api(app, 'GET', '/docs/json')).body as {
+    paths: Paths;
+    components: { securitySchemes: Record<string, { type: string; in?: string; name?: string }> };
+  };
+  const operations = Object.entries(doc.paths).flatMap(([path, ops]) =>
+    Object.entries(ops).map(([method, op]) => ({ where: `${method.toUpperCase()} ${path}`, op })),
+  );
   const op = (method: string, path: string) => doc.paths[path]![method]!;
 
   await t.test('every error response is the envelope, its reasons those of its status and its codes theirs', async (t) => {
@@ -115,7 +121,8 @@ t.test('the OpenAPI document lists what each operation answers, takes and refuse
         if (reasons.length === 0) wrong.push('no reasons');
         const elsewhere = reasons.filter((r) => httpStatus[r] !== Number(status));
         if (elsewhere.length > 0) wrong.push(`reasons of other statuses: ${elsewhere.join(', ')}`);
-        if (JSON.stringify(schema.properties?.error?.properties?.code?.enum) !== JSON.stringify([...new Set(reasons.map(codeOf))])) wrong.push('codes not those of its reasons');
+        if (JSON.stringify(schema.properties?.error?.properties?.code?.enum) !== JSON.stringify([...new Set(reasons.map(codeOf))]))
+          wrong.push('codes not those of its reasons');
         return wrong.map((w) => `${where} ${status}: ${w}`);
       }),
     );
@@ -124,9 +131,16 @@ t.test('the OpenAPI document lists what each operation answers, takes and refuse
 
   await t.test("an operation's reasons come from its access, its input, its hooks and the commands it dispatches", async (t) => {
     const withdraw = op('post', WITHDRAW);
-    t.ok(['VALIDATION_FAILED', 'MALFORMED_REQUEST', 'EXCEEDS_WITHDRAWABLE'].every((r) => reasonsAt(withdraw, 400).includes(r)), 'input and the command at 400');
+    t.ok(
+      ['VALIDATION_FAILED', 'MALFORMED_REQUEST', 'EXCEEDS_WITHDRAWABLE'].every((r) => reasonsAt(withdraw, 400).includes(r)),
+      'input and the command at 400',
+    );
     t.ok(reasonsAt(withdraw, 401).includes('AUTHENTICATION_REQUIRED'), 'a protected route: 401');
-    t.same(reasonsAt(withdraw, 403).sort(), ['INSUFFICIENT_SCOPE', 'WALLET_FROZEN'], 'a scope its API keys and OAuth tokens may lack; the wallet frozen; not an administrators\' route');
+    t.same(
+      reasonsAt(withdraw, 403).sort(),
+      ['INSUFFICIENT_SCOPE', 'WALLET_FROZEN'],
+      "a scope its API keys and OAuth tokens may lack; the wallet frozen; not an administrators' route",
+    );
     t.ok(reasonsAt(withdraw, 404).includes('SUBSCRIPTION_NOT_FOUND'));
     t.ok(reasonsAt(withdraw, 409).includes('ALLOCATION_FUNDS_IN_USE'));
     t.ok(reasonsAt(withdraw, 429).includes('RATE_LIMITED'));
@@ -140,7 +154,11 @@ t.test('the OpenAPI document lists what each operation answers, takes and refuse
     t.ok(reasonsAt(approve, 409).includes('REVIEW_MOVE_NOT_ALLOWED'), "the review's refusal");
 
     const agents = op('get', '/api/v1/agents');
-    t.same(errorStatuses(agents).filter((s) => ['403', '404', '409', '413', '415', '422'].includes(s)), [], 'a public read: no scope, no body, no command');
+    t.same(
+      errorStatuses(agents).filter((s) => ['403', '404', '409', '413', '415', '422'].includes(s)),
+      [],
+      'a public read: no scope, no body, no command',
+    );
     t.same(reasonsAt(op('get', '/api/v1/agents/{id}'), 404), ['AGENT_NOT_FOUND'], "a route's own refusal");
 
     const buy = op('post', '/api/v1/wallet/buy');
@@ -150,15 +168,29 @@ t.test('the OpenAPI document lists what each operation answers, takes and refuse
   });
 
   await t.test('security: the modes a route takes, none on a public route; the signing headers', async (t) => {
-    t.same(operations.filter(({ op }) => !Array.isArray(op.security)).map(({ where }) => where), [], 'every operation states its security');
+    t.same(
+      operations.filter(({ op }) => !Array.isArray(op.security)).map(({ where }) => where),
+      [],
+      'every operation states its security',
+    );
     t.same(op('get', '/api/v1/agents').security, [], 'a public route takes none');
     const signed = { apiKey: [], apiSignature: [], apiTimestamp: [] };
     t.same(op('post', WITHDRAW).security, [{ bearerAuth: [] }, signed, { oauth2: ['subscriptions:write'] }], 'JWT, a signed API key, OAuth with the scope');
     const schemes = doc.components.securitySchemes;
-    t.same([schemes.apiSignature, schemes.apiTimestamp].map((s) => [s!.type, s!.in, s!.name]), [['apiKey', 'header', 'x-signature'], ['apiKey', 'header', 'x-timestamp']], "an API key's signing headers");
+    t.same(
+      [schemes.apiSignature, schemes.apiTimestamp].map((s) => [s!.type, s!.in, s!.name]),
+      [
+        ['apiKey', 'header', 'x-signature'],
+        ['apiKey', 'header', 'x-timestamp'],
+      ],
+      "an API key's signing headers",
+    );
     const webhook = op('post', '/api/v1/signals/{agentId}');
     t.same(webhook.security, [], 'the webhook: signed by its own headers');
-    t.ok([TIMESTAMP_HEADER, SIGNATURE_HEADER].every((h) => headerNames(webhook).includes(h)), 'the webhook signing headers');
+    t.ok(
+      [TIMESTAMP_HEADER, SIGNATURE_HEADER].every((h) => headerNames(webhook).includes(h)),
+      'the webhook signing headers',
+    );
     t.ok(reasonsAt(webhook, 401).includes('INVALID_SIGNATURE'));
   });
 
@@ -174,7 +206,11 @@ t.test('the OpenAPI document lists what each operation answers, takes and refuse
       return operation ? errorStatuses(operation).flatMap((status) => reasonsAt(operation, status)) : undefined;
     };
     t.same(
-      routes.flatMap((r) => r.refused.filter((reason) => !(documented(r) ?? [reason]).includes(reason)).map((reason) => `${r.at} refuses with ${reason}, not listed on its operation`)),
+      routes.flatMap((r) =>
+        r.refused
+          .filter((reason) => !(documented(r) ?? [reason]).includes(reason))
+          .map((reason) => `${r.at} refuses with ${reason}, not listed on its operation`),
+      ),
       [],
     );
   });
@@ -201,9 +237,19 @@ t.test('the OpenAPI document lists what each operation answers, takes and refuse
       ['post', WITHDRAW, await withdraw(other, { amountUsd: 1 }, user.accessToken), 'SUBSCRIPTION_NOT_FOUND'],
       ['post', WITHDRAW, await withdraw(agentId, { amountUsd: 1_000 }, user.accessToken), 'EXCEEDS_WITHDRAWABLE'],
       ['post', APPROVE, await api(app, 'POST', `/api/admin/developer-agents/${agentId}/approve`, { token: user.accessToken, body: {} }), 'ADMIN_REQUIRED'],
-      ['post', APPROVE, await api(app, 'POST', `/api/admin/developer-agents/${agentId}/approve`, { token: admin.accessToken, body: {} }), 'REVIEW_MOVE_NOT_ALLOWED'],
+      [
+        'post',
+        APPROVE,
+        await api(app, 'POST', `/api/admin/developer-agents/${agentId}/approve`, { token: admin.accessToken, body: {} }),
+        'REVIEW_MOVE_NOT_ALLOWED',
+      ],
       ['get', '/api/v1/agents/{id}', await api(app, 'GET', '/api/v1/agents/no-such-agent'), 'AGENT_NOT_FOUND'],
-      ['post', '/api/v1/users/me/subscriptions', await api(app, 'POST', '/api/v1/users/me/subscriptions', { token: user.accessToken, body: { agentId: 'no-such-agent', allocationAmountUsd: 100 } }), 'AGENT_NOT_FOUND'],
+      [
+        'post',
+        '/api/v1/users/me/subscriptions',
+        await api(app, 'POST', '/api/v1/users/me/subscriptions', { token: user.accessToken, body: { agentId: 'no-such-agent', allocationAmountUsd: 100 } }),
+        'AGENT_NOT_FOUND',
+      ],
     ];
     for (const [method, path, res, reason] of refusals) {
       t.equal(res.body?.error?.reason, reason, `${method.toUpperCase()} ${path}: ${JSON.stringify(res.body)}`);

@@ -40,7 +40,13 @@ t.test('platform routes', async (t) => {
     const before = (await app.deps.pool.query<{ n: string }>('SELECT count(*) AS n FROM events')).rows[0]!.n;
     const follow = await api(app, 'POST', '/api/v1/users/me/subscriptions', { token: user.accessToken, body: { agentId: 'agent\u0000x' } });
     t.equal(follow.status, 400, JSON.stringify(follow.body));
-    t.same(follow.body.error, { code: 'BAD_REQUEST', reason: 'MALFORMED_REQUEST', field: 'agentId', in: 'body', message: 'agentId: text must not contain the NUL character (\\u0000)' });
+    t.same(follow.body.error, {
+      code: 'BAD_REQUEST',
+      reason: 'MALFORMED_REQUEST',
+      field: 'agentId',
+      in: 'body',
+      message: 'agentId: text must not contain the NUL character (\\u0000)',
+    });
     const listing = await api(app, 'POST', '/api/v1/developers/agents', {
       token: user.accessToken,
       body: { name: 'Nul \u0000 agent', venue: 'SPOT_VENUE' },
@@ -50,7 +56,13 @@ t.test('platform routes', async (t) => {
     t.equal(after, before, 'no event appended (listing would have made the caller a developer first)');
     const byPath = await api(app, 'GET', '/api/v1/agents/agent%00x');
     t.equal(byPath.status, 400, 'in a path too, before any read');
-    t.same(byPath.body.error, { code: 'BAD_REQUEST', reason: 'MALFORMED_REQUEST', field: 'id', in: 'path', message: 'id: text must not contain the NUL character (\\u0000)' });
+    t.same(byPath.body.error, {
+      code: 'BAD_REQUEST',
+      reason: 'MALFORMED_REQUEST',
+      field: 'id',
+      in: 'path',
+      message: 'id: text must not contain the NUL character (\\u0000)',
+    });
   });
 
   await t.test('an unknown route is a 404 in the envelope', async (t) => {
@@ -70,7 +82,10 @@ t.test('platform routes', async (t) => {
     t.equal(res.headers.get('x-request-id'), 'req-correlation-42');
     const events = await app.deps.store.readStream(`agent-${res.body.data.id}`);
     t.ok(events.length > 0);
-    t.ok(events.every((e) => e.metadata.correlationId === 'req-correlation-42'), 'every event of the command carries it');
+    t.ok(
+      events.every((e) => e.metadata.correlationId === 'req-correlation-42'),
+      'every event of the command carries it',
+    );
     t.equal(events[0]!.metadata.actor, user.userId);
   });
 
@@ -78,8 +93,16 @@ t.test('platform routes', async (t) => {
     const doc = await api(app, 'GET', '/docs/json');
     t.equal(doc.status, 200);
     t.match(doc.body.openapi, /^3\./);
-    const paths = ['/api', '/api/auth/lookup', '/api/v1/users/me', '/api/v1/users/me/subscriptions', '/api/v1/developers/agents', '/api/v1/trades',
-      '/api/v1/developers/agents/{id}/signals', '/api/v1/developers/agents/{id}/signals/{signalId}/replay'];
+    const paths = [
+      '/api',
+      '/api/auth/lookup',
+      '/api/v1/users/me',
+      '/api/v1/users/me/subscriptions',
+      '/api/v1/developers/agents',
+      '/api/v1/trades',
+      '/api/v1/developers/agents/{id}/signals',
+      '/api/v1/developers/agents/{id}/signals/{signalId}/replay',
+    ];
     for (const path of paths) {
       t.ok(doc.body.paths[path], `documents ${path}`);
     }
@@ -87,8 +110,16 @@ t.test('platform routes', async (t) => {
     const envelope = doc.body.components.schemas.ErrorEnvelope;
     t.same(envelope.properties.error.properties.reason.enum, Object.keys(errorCatalogue), 'every reason of the error catalogue is listed');
     t.match(envelope['x-error-catalogue'], [{ reason: 'VALIDATION_FAILED', status: 400, code: 'BAD_REQUEST' }]);
-    t.ok(envelope['x-error-catalogue'].some((e: { reason: string; status: number; code: string }) => e.reason === 'WALLET_FROZEN' && e.status === 403 && e.code === 'WALLET_FROZEN'), 'named codes of the spec');
-    t.ok(envelope['x-error-catalogue'].some((e: { reason: string; status: number }) => e.reason === 'BUSY' && e.status === 503), 'the contention refusal');
+    t.ok(
+      envelope['x-error-catalogue'].some(
+        (e: { reason: string; status: number; code: string }) => e.reason === 'WALLET_FROZEN' && e.status === 403 && e.code === 'WALLET_FROZEN',
+      ),
+      'named codes of the spec',
+    );
+    t.ok(
+      envelope['x-error-catalogue'].some((e: { reason: string; status: number }) => e.reason === 'BUSY' && e.status === 503),
+      'the contention refusal',
+    );
     const ui = await fetch(`${app.url}/docs`, { redirect: 'follow' });
     t.equal(ui.status, 200);
   });

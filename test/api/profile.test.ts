@@ -37,7 +37,13 @@ t.test('profile routes', async (t) => {
 
   await t.test('the OpenAPI document has the routes with their scopes in every mode, and the interests rule', async (t) => {
     const { paths } = (await api(app, 'GET', '/docs/json')).body;
-    const routes = [[GUIDE, 'get', 'profile:read'], [GUIDE, 'post', 'profile:write'], [INTERESTS, 'post', 'profile:write'], ['/api/v1/agents/{id}/pin', 'post', 'profile:write'], ['/api/v1/agents/{id}/pin', 'delete', 'profile:write']];
+    const routes = [
+      [GUIDE, 'get', 'profile:read'],
+      [GUIDE, 'post', 'profile:write'],
+      [INTERESTS, 'post', 'profile:write'],
+      ['/api/v1/agents/{id}/pin', 'post', 'profile:write'],
+      ['/api/v1/agents/{id}/pin', 'delete', 'profile:write'],
+    ];
     for (const [path, method, scope] of routes) {
       const op = paths[path!]?.[method!];
       t.ok(op, `${method} ${path}`);
@@ -63,7 +69,11 @@ t.test('profile routes', async (t) => {
     t.match(chosen.body.data, { id: bo.userId, email: 'bo@example.test', guideAgentId: beta, interests: [], pinnedAgentIds: [] });
     const listed = await api(app, 'GET', `/api/v1/agents/${beta}`);
     t.same((await api(app, 'GET', GUIDE, { token: bo.accessToken })).body, listed.body, 'the same agent record');
-    t.equal((await api(app, 'POST', GUIDE, { token: bo.accessToken, body: { guideAgentId: ` ${live} ` } })).body.data.guideAgentId, live, 'a live agent replaces it');
+    t.equal(
+      (await api(app, 'POST', GUIDE, { token: bo.accessToken, body: { guideAgentId: ` ${live} ` } })).body.data.guideAgentId,
+      live,
+      'a live agent replaces it',
+    );
     t.equal((await api(app, 'POST', GUIDE, { token: bo.accessToken, body: { guideAgentId: live } })).status, 200, 'the same one again');
     t.equal(await userEvents(bo, 'GuideAgentChosen'), 2, 'the repeat recorded nothing');
     t.equal((await api(app, 'GET', GUIDE, { token: bo.accessToken })).body.data.id, live);
@@ -74,7 +84,8 @@ t.test('profile routes', async (t) => {
     await api(app, 'POST', GUIDE, { token: cy.accessToken, body: { guideAgentId: beta } });
     const gone = await followableAgent(app, tokens, { name: 'Gone soon' });
     await remove(gone);
-    for (const id of ['no-such-agent', pending, gone]) refused(t, await api(app, 'POST', GUIDE, { token: cy.accessToken, body: { guideAgentId: id } }), 404, 'NOT_FOUND', 'AGENT_NOT_FOUND');
+    for (const id of ['no-such-agent', pending, gone])
+      refused(t, await api(app, 'POST', GUIDE, { token: cy.accessToken, body: { guideAgentId: id } }), 404, 'NOT_FOUND', 'AGENT_NOT_FOUND');
     for (const body of [{}, { guideAgentId: '' }, { guideAgentId: 7 }, { guideAgentId: beta, extra: 1 }, { guideAgentId: 'x'.repeat(101) }]) {
       refused(t, await api(app, 'POST', GUIDE, { token: cy.accessToken, body }), 400, 'BAD_REQUEST', 'VALIDATION_FAILED');
     }
@@ -114,7 +125,10 @@ t.test('profile routes', async (t) => {
       { interests: ['a'], more: true },
     ];
     for (const body of bad) refused(t, await api(app, 'POST', INTERESTS, { token: fi.accessToken, body }), 400, 'BAD_REQUEST', 'VALIDATION_FAILED');
-    t.match((await api(app, 'POST', INTERESTS, { token: fi.accessToken, body: { interests: ['x'.repeat(41)] } })).body.error.message, /interests\.0: interest must be 1 to 40 characters/);
+    t.match(
+      (await api(app, 'POST', INTERESTS, { token: fi.accessToken, body: { interests: ['x'.repeat(41)] } })).body.error.message,
+      /interests\.0: interest must be 1 to 40 characters/,
+    );
     t.same((await api(app, 'GET', ME, { token: fi.accessToken })).body.data.interests, ['kept']);
     t.equal(await userEvents(fi, 'InterestsReplaced'), 1);
     refused(t, await api(app, 'POST', INTERESTS, { body: { interests: ['x'] } }), 401, 'UNAUTHORIZED');
@@ -128,7 +142,10 @@ t.test('profile routes', async (t) => {
     t.same((await api(app, 'POST', pinPath(beta), { token: gil.accessToken })).body.data, { pinnedAgentIds: [beta, live], message: 'Agent already pinned' });
     t.equal(await userEvents(gil, 'AgentPinned'), 2);
     t.same((await api(app, 'GET', ME, { token: gil.accessToken })).body.data.pinnedAgentIds, [beta, live]);
-    t.same((await api(app, 'DELETE', pinPath(beta), { token: gil.accessToken })).body, { success: true, data: { pinnedAgentIds: [live], message: 'Agent unpinned' } });
+    t.same((await api(app, 'DELETE', pinPath(beta), { token: gil.accessToken })).body, {
+      success: true,
+      data: { pinnedAgentIds: [live], message: 'Agent unpinned' },
+    });
     t.same((await api(app, 'DELETE', pinPath(beta), { token: gil.accessToken })).body.data, { pinnedAgentIds: [live], message: 'Agent was not pinned' });
     t.equal(await userEvents(gil, 'AgentUnpinned'), 1);
     t.same((await api(app, 'GET', ME, { token: gil.accessToken })).body.data.pinnedAgentIds, [live]);
@@ -139,7 +156,8 @@ t.test('profile routes', async (t) => {
     const pinnedThenGone = await followableAgent(app, tokens, { name: 'Pinned then gone' });
     t.equal((await api(app, 'POST', pinPath(pinnedThenGone), { token: hu.accessToken })).status, 200);
     await remove(pinnedThenGone);
-    for (const id of ['no-such-agent', pending, pinnedThenGone]) refused(t, await api(app, 'POST', pinPath(id), { token: hu.accessToken }), 404, 'NOT_FOUND', 'AGENT_NOT_FOUND');
+    for (const id of ['no-such-agent', pending, pinnedThenGone])
+      refused(t, await api(app, 'POST', pinPath(id), { token: hu.accessToken }), 404, 'NOT_FOUND', 'AGENT_NOT_FOUND');
     refused(t, await api(app, 'DELETE', pinPath('no-such-agent'), { token: hu.accessToken }), 404, 'NOT_FOUND', 'AGENT_NOT_FOUND');
     t.same((await api(app, 'DELETE', pinPath(pinnedThenGone), { token: hu.accessToken })).body.data.pinnedAgentIds, [], 'unpinned all the same');
     refused(t, await api(app, 'DELETE', pinPath(pinnedThenGone), { token: hu.accessToken }), 404, 'NOT_FOUND', 'AGENT_NOT_FOUND');
@@ -159,14 +177,23 @@ t.test('profile routes', async (t) => {
     t.same((await api(app, 'GET', ME, { token: ida.accessToken })).body.data.pinnedAgentIds, ids.slice(0, 20));
     t.equal((await api(app, 'POST', pinPath(ids[3]!), { token: ida.accessToken })).status, 200, 'a pinned one answers unchanged at the limit');
     t.equal((await api(app, 'DELETE', pinPath(ids[0]!), { token: ida.accessToken })).status, 200);
-    t.same((await api(app, 'POST', pinPath(ids[20]!), { token: ida.accessToken })).body.data.pinnedAgentIds, [...ids.slice(1, 20), ids[20]], 'an unpin frees a place');
+    t.same(
+      (await api(app, 'POST', pinPath(ids[20]!), { token: ida.accessToken })).body.data.pinnedAgentIds,
+      [...ids.slice(1, 20), ids[20]],
+      'an unpin frees a place',
+    );
   });
 
   await t.test('a signed API key acts within its scopes: profile:read reads, profile:write is 403 without it', async (t) => {
     const jo = await signIn(app, 'jo@example.test');
     const reader = await keyOf(app, jo, ['profile:read']);
     const writer = await keyOf(app, jo, ['profile:read', 'profile:write']);
-    const writes: Array<[string, string, unknown?]> = [['POST', GUIDE, { guideAgentId: beta }], ['POST', INTERESTS, { interests: ['keys'] }], ['POST', pinPath(beta)], ['DELETE', pinPath(beta)]];
+    const writes: Array<[string, string, unknown?]> = [
+      ['POST', GUIDE, { guideAgentId: beta }],
+      ['POST', INTERESTS, { interests: ['keys'] }],
+      ['POST', pinPath(beta)],
+      ['DELETE', pinPath(beta)],
+    ];
     for (const [method, path, body] of writes) {
       refused(t, await signedApi(app, reader, method, path, body ? { body } : {}), 403, 'FORBIDDEN', 'INSUFFICIENT_SCOPE');
       t.equal((await signedApi(app, writer, method, path, body ? { body } : {})).status, 200, `${method} ${path} with profile:write`);
@@ -182,7 +209,13 @@ t.test('profile routes', async (t) => {
     t.teardown(() => limited.close());
     const kit = await signIn(app, 'kit@example.test');
     t.equal((await api(limited, 'GET', ME, { token: kit.accessToken })).status, 200, 'the one request of the minute');
-    const routes: Array<[string, string, unknown?]> = [['GET', GUIDE], ['POST', GUIDE, { guideAgentId: beta }], ['POST', INTERESTS, { interests: ['x'] }], ['POST', pinPath(beta)], ['DELETE', pinPath(beta)]];
+    const routes: Array<[string, string, unknown?]> = [
+      ['GET', GUIDE],
+      ['POST', GUIDE, { guideAgentId: beta }],
+      ['POST', INTERESTS, { interests: ['x'] }],
+      ['POST', pinPath(beta)],
+      ['DELETE', pinPath(beta)],
+    ];
     for (const [method, path, body] of routes) {
       const res = await api(limited, method, path, { token: kit.accessToken, ...(body ? { body } : {}) });
       refused(t, res, 429, 'TOO_MANY_REQUESTS', 'RATE_LIMITED');

@@ -26,8 +26,14 @@ t.test('rate limits by tier', async (t) => {
     const u = await signIn(app, 'free@example.test');
     const answers = [];
     for (let i = 0; i < 5; i++) answers.push(await api(app, 'GET', '/api/v1/users/me', { token: u.accessToken }));
-    t.same(answers.map((a) => a.status), [200, 200, 200, 200, 429]);
-    t.same(answers.map((a) => a.headers.get('x-ratelimit-remaining')), ['3', '2', '1', '0', '0']);
+    t.same(
+      answers.map((a) => a.status),
+      [200, 200, 200, 200, 429],
+    );
+    t.same(
+      answers.map((a) => a.headers.get('x-ratelimit-remaining')),
+      ['3', '2', '1', '0', '0'],
+    );
     t.ok(answers.every((a) => a.headers.get('x-ratelimit-limit') === '4'));
     const reset = Number(answers[0]!.headers.get('x-ratelimit-reset'));
     t.ok(reset > 0 && reset <= 60, `reset in seconds (${reset})`);
@@ -61,7 +67,11 @@ t.test('rate limits by tier', async (t) => {
     const statuses = [];
     for (let i = 0; i < 5; i++) statuses.push((await signedApi(i % 2 ? other : app, key, 'GET', '/api/v1/users/me')).status);
     t.same(statuses, [200, 200, 200, 200, 429], 'four requests a minute across both processes');
-    t.equal((await api(app, 'GET', '/api/v1/users/me', { token: u.accessToken })).status, 200, "the session's budget is not the key's (one request after the creation)");
+    t.equal(
+      (await api(app, 'GET', '/api/v1/users/me', { token: u.accessToken })).status,
+      200,
+      "the session's budget is not the key's (one request after the creation)",
+    );
   });
 
   await t.test('an administrator raises a tier (event with the administrator as actor); a user cannot', async (t) => {
@@ -71,12 +81,18 @@ t.test('rate limits by tier', async (t) => {
     t.equal(res.status, 200, JSON.stringify(res.body));
     t.same(res.body.data, { userId: u.userId, tier: 'standard' });
     t.equal((await api(app, 'PUT', `/api/admin/users/${u.userId}/tier`, { token: admin.accessToken, body: { tier: 'gold' } })).status, 400);
-    t.equal((await api(app, 'PUT', `/api/admin/users/00000000-0000-4000-8000-000000000000/tier`, { token: admin.accessToken, body: { tier: 'free' } })).status, 404);
+    t.equal(
+      (await api(app, 'PUT', `/api/admin/users/00000000-0000-4000-8000-000000000000/tier`, { token: admin.accessToken, body: { tier: 'free' } })).status,
+      404,
+    );
     const me = await api(app, 'GET', '/api/v1/users/me', { token: u.accessToken });
     t.equal(me.headers.get('x-ratelimit-limit'), '8');
     t.equal(me.body.data.tier, 'standard');
     const events = await app.deps.store.readStream(`user-${u.userId}`);
-    t.match(events.filter((e) => e.type === 'TierChanged'), [{ data: { tier: 'standard', previousTier: 'free' }, metadata: { actor: admin.userId } }]);
+    t.match(
+      events.filter((e) => e.type === 'TierChanged'),
+      [{ data: { tier: 'standard', previousTier: 'free' }, metadata: { actor: admin.userId } }],
+    );
   });
 
   await t.test('Redis away: what Redis guards answers 503 at once (fail-closed): signed API-key requests, the sign-in; session reads go on', async (t) => {
@@ -102,7 +118,10 @@ t.test('rate limits by tier', async (t) => {
     const signed = await signedApi(away, key, 'GET', '/api/v1/users/me');
     t.equal(signed.status, 503, 'a signature cannot be proven fresh without Redis: refused, not accepted unproven');
     t.match(signed.body, { success: false, error: { reason: 'SERVICE_UNAVAILABLE' } });
-    const lookup = await api(away, 'POST', '/api/auth/lookup', { headers: { 'user-agent': 'test' }, body: { email: 'someone@example.test', recaptcha: 'tok', fingerprint: 'fp' } });
+    const lookup = await api(away, 'POST', '/api/auth/lookup', {
+      headers: { 'user-agent': 'test' },
+      body: { email: 'someone@example.test', recaptcha: 'tok', fingerprint: 'fp' },
+    });
     t.equal(lookup.status, 503, 'the login throttles cannot count: no code is sent');
     t.equal(lookup.body.error.reason, 'SERVICE_UNAVAILABLE');
     t.equal((await api(away, 'GET', '/api/v1/users/me', { token: u.accessToken })).status, 200, 'a session read needs no Redis (the limiter fails open)');
@@ -117,7 +136,11 @@ t.test('rate limits by tier', async (t) => {
     const started = performance.now();
     const answers = [];
     for (let i = 0; i < 6; i++) answers.push(await api(away, 'GET', '/api/v1/users/me', { token: u.accessToken }));
-    t.same(answers.map((a) => a.status), [200, 200, 200, 200, 200, 200], 'nothing is limited while the limiter cannot count');
+    t.same(
+      answers.map((a) => a.status),
+      [200, 200, 200, 200, 200, 200],
+      'nothing is limited while the limiter cannot count',
+    );
     t.ok(performance.now() - started < 5_000, 'and nothing waits for Redis');
   });
 });
@@ -128,8 +151,15 @@ t.test('RATE_LIMIT_ENABLED=false: nothing counted, no headers, nothing refused',
   const u = await signIn(app, 'unlimited@example.test');
   const answers = [];
   for (let i = 0; i < 6; i++) answers.push(await api(app, 'GET', '/api/v1/users/me', { token: u.accessToken }));
-  t.same(answers.map((a) => a.status), [200, 200, 200, 200, 200, 200], 'past the free tier of 4 a minute');
-  t.ok(answers.every((a) => a.headers.get('x-ratelimit-limit') === null), 'no X-RateLimit headers');
+  t.same(
+    answers.map((a) => a.status),
+    [200, 200, 200, 200, 200, 200],
+    'past the free tier of 4 a minute',
+  );
+  t.ok(
+    answers.every((a) => a.headers.get('x-ratelimit-limit') === null),
+    'no X-RateLimit headers',
+  );
 });
 
 t.test('without credentials: the public routes that write count per client address; public reads are not counted', async (t) => {
@@ -137,7 +167,11 @@ t.test('without credentials: the public routes that write count per client addre
   t.teardown(() => app.close());
   const refreshes = [];
   for (let i = 0; i < 4; i++) refreshes.push(await api(app, 'POST', '/api/auth/refresh', { body: { refreshToken: 'not-a-token' } }));
-  t.same(refreshes.map((r) => r.status), [401, 401, 401, 429], 'three a minute from this address');
+  t.same(
+    refreshes.map((r) => r.status),
+    [401, 401, 401, 429],
+    'three a minute from this address',
+  );
   t.equal(refreshes[0]!.headers.get('x-ratelimit-limit'), '3');
   t.match(refreshes[3]!.body.error, { reason: 'RATE_LIMITED' });
   const register = await api(app, 'POST', '/oauth/register', { body: { redirect_uris: ['http://127.0.0.1/cb'], token_endpoint_auth_method: 'none' } });
@@ -146,14 +180,22 @@ t.test('without credentials: the public routes that write count per client addre
   t.equal(rows[0].n, 0);
   const reads = [];
   for (let i = 0; i < 5; i++) reads.push(await api(app, 'GET', '/api/v1/agents'));
-  t.same(reads.map((r) => r.status), [200, 200, 200, 200, 200], 'public reads are not counted');
+  t.same(
+    reads.map((r) => r.status),
+    [200, 200, 200, 200, 200],
+    'public reads are not counted',
+  );
   t.equal(reads[0]!.headers.get('x-ratelimit-limit'), null);
   for (const path of ['/.well-known/oauth-authorization-server', '/oauth/jwks']) {
     const answers = [];
     for (let i = 0; i < 4; i++) answers.push((await api(app, 'GET', path)).status);
     t.same(answers, [200, 200, 200, 200], `${path}: a read of the same route groups, not counted`);
   }
-  t.equal((await api(app, 'GET', '/api/auth/username-exists?username=someone')).status, 200, 'the username check has a budget of its own: not spent by the writes');
+  t.equal(
+    (await api(app, 'GET', '/api/auth/username-exists?username=someone')).status,
+    200,
+    'the username check has a budget of its own: not spent by the writes',
+  );
   const authorize = await api(app, 'GET', '/oauth/authorize?client_id=x&response_type=code');
   t.equal(authorize.status, 429, 'an authorization request writes (an interaction): counted, GET or not');
   const u = await signIn(app, 'signed-in@example.test').catch((err: Error) => err);
@@ -169,8 +211,15 @@ t.test('GET /api/auth/username-exists: its own budget per client address (RATE_L
   const check = (address: string, username = 'someone') => api(app, 'GET', `/api/auth/username-exists?username=${username}`, { headers: from(address) });
   const answers = [];
   for (let i = 0; i < 4; i++) answers.push(await check('203.0.113.5', `name${i}`));
-  t.same(answers.map((a) => a.status), [200, 200, 200, 429], 'three a minute from one address');
-  t.same(answers.map((a) => a.headers.get('x-ratelimit-limit')), ['3', '3', '3', '3']);
+  t.same(
+    answers.map((a) => a.status),
+    [200, 200, 200, 429],
+    'three a minute from one address',
+  );
+  t.same(
+    answers.map((a) => a.headers.get('x-ratelimit-limit')),
+    ['3', '3', '3', '3'],
+  );
   const refused = answers[3]!;
   t.match(refused.body, { success: false, error: { code: 'TOO_MANY_REQUESTS', reason: 'RATE_LIMITED', retryAfterSeconds: Number } });
   const retryAfter = refused.body.error.retryAfterSeconds as number;

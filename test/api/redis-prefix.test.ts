@@ -41,7 +41,10 @@ t.test('deployments with different REDIS_PREFIX share a Redis without sharing ke
     const onB = await api(b, 'POST', '/api/auth/verify', { headers: ua, body: { email, code, recaptcha: 'tok' } });
     t.equal(onB.status, 400, 'B has no code for this email');
     t.equal(onB.body.error.message, 'invalid or expired code');
-    t.notOk(b.mails.some((m) => m.to === email), "B's mail worker never took A's mail job");
+    t.notOk(
+      b.mails.some((m) => m.to === email),
+      "B's mail worker never took A's mail job",
+    );
     const lookupOnB = await api(b, 'POST', '/api/auth/lookup', { headers: ua, body: { email, recaptcha: 'tok', fingerprint: 'fp' } });
     t.equal(lookupOnB.status, 200, "A's lookup throttle does not apply on B");
     const onA = await api(a, 'POST', '/api/auth/verify', { headers: ua, body: { email, code, recaptcha: 'tok' } });
@@ -52,10 +55,22 @@ t.test('deployments with different REDIS_PREFIX share a Redis without sharing ke
     t.equal(a.runtime.keyPrefix, `deploy-a:${scope}`);
     const aKeys = await keysUnder(redis, `deploy-a:${scope}*`);
     const bKeys = await keysUnder(redis, `deploy-b:${scope}*`);
-    for (const [name, keys, prefix] of [['A', aKeys, `deploy-a:${scope}`], ['B', bKeys, `deploy-b:${scope}`]] as const) {
-      t.ok(keys.some((k) => k.startsWith(`${prefix}auth:`)), `${name}: login keys under its prefix`);
-      t.ok(keys.some((k) => k.startsWith(`${prefix}bull:mail:`)), `${name}: the mail queue under its prefix`);
-      t.ok(keys.some((k) => k.startsWith(`${prefix}bull:transfer-recovery:`)), `${name}: the recovery queue under its prefix`);
+    for (const [name, keys, prefix] of [
+      ['A', aKeys, `deploy-a:${scope}`],
+      ['B', bKeys, `deploy-b:${scope}`],
+    ] as const) {
+      t.ok(
+        keys.some((k) => k.startsWith(`${prefix}auth:`)),
+        `${name}: login keys under its prefix`,
+      );
+      t.ok(
+        keys.some((k) => k.startsWith(`${prefix}bull:mail:`)),
+        `${name}: the mail queue under its prefix`,
+      );
+      t.ok(
+        keys.some((k) => k.startsWith(`${prefix}bull:transfer-recovery:`)),
+        `${name}: the recovery queue under its prefix`,
+      );
     }
     t.same(await keysUnder(redis, `${scope}*`), [], 'nothing outside the prefixes');
     t.same(await keysUnder(redis, `bull:${scope}*`), [], 'no queue under the old fixed prefix');

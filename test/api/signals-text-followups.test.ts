@@ -16,13 +16,28 @@ t.test('a management follow-up about a token: skipped NO_MATCHING_TRADE without 
   const admin = await signIn(app, ADMIN);
   const dev = await signIn(app, 'followup-dev@example.test');
   const user = await signIn(app, 'followup-user@example.test');
-  const { agentId, secret } = await listedFollowableAgent(app, { developer: dev.accessToken, admin: admin.accessToken }, { name: 'Follow-ups', venue: 'PERP_VENUE', maxLeverage: 5, minTradeUsd: 1 });
+  const { agentId, secret } = await listedFollowableAgent(
+    app,
+    { developer: dev.accessToken, admin: admin.accessToken },
+    { name: 'Follow-ups', venue: 'PERP_VENUE', maxLeverage: 5, minTradeUsd: 1 },
+  );
   t.equal((await api(app, 'PUT', '/api/admin/market/prices', { token: admin.accessToken, body: { prices: { SOL: 150 } } })).status, 200);
-  t.equal((await api(app, 'POST', '/api/v1/users/me/subscriptions', { token: user.accessToken, body: { agentId, allocationAmountUsd: 1000, tradeMode: 'FULL_TRADING' } })).status, 200);
+  t.equal(
+    (
+      await api(app, 'POST', '/api/v1/users/me/subscriptions', {
+        token: user.accessToken,
+        body: { agentId, allocationAmountUsd: 1000, tradeMode: 'FULL_TRADING' },
+      })
+    ).status,
+    200,
+  );
   await api(app, 'GET', '/api/v1/users/me/subscriptions', { token: user.accessToken });
   const deliver = (body: unknown) => {
     const signed = signWebhookBody({ secret, body, timestampMs: Date.now() });
-    return api(app, 'POST', `/api/v1/signals/${agentId}`, { body, headers: { 'x-svc-timestamp': signed.timestampHeader, 'x-svc-signature': signed.signatureHeader } });
+    return api(app, 'POST', `/api/v1/signals/${agentId}`, {
+      body,
+      headers: { 'x-svc-timestamp': signed.timestampHeader, 'x-svc-signature': signed.signatureHeader },
+    });
   };
   const followUp = 'TP1 reached on #SOL 🎯 closing 25% and moving stop to breakeven';
 

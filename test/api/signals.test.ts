@@ -27,7 +27,20 @@ t.test('signals open, manage and close trades in every follower pool', async (t)
   t.teardown(() => app.close());
   const admin = await signIn(app, ADMIN);
   const dev = await signIn(app, 'signal-dev@example.test');
-  const { agentId, secret } = await listedFollowableAgent(app, { developer: dev.accessToken, admin: admin.accessToken }, { name: 'Perp Signals', venue: 'PERP_VENUE', maxLeverage: 10, successFeePercent: 20, minTradeUsd: 1, recommendedPerTradePercent: 10, maxConcurrentPositions: 5 }, { live: true });
+  const { agentId, secret } = await listedFollowableAgent(
+    app,
+    { developer: dev.accessToken, admin: admin.accessToken },
+    {
+      name: 'Perp Signals',
+      venue: 'PERP_VENUE',
+      maxLeverage: 10,
+      successFeePercent: 20,
+      minTradeUsd: 1,
+      recommendedPerTradePercent: 10,
+      maxConcurrentPositions: 5,
+    },
+    { live: true },
+  );
   t.equal((await api(app, 'PUT', '/api/admin/market/prices', { token: admin.accessToken, body: { prices: { BTC: 50_000, SOL: 150 } } })).status, 200);
 
   const users: SignedIn[] = [];
@@ -43,7 +56,16 @@ t.test('signals open, manage and close trades in every follower pool', async (t)
 
   let openedTradeIds: string[] = [];
   await t.test('a structured open executes in the trading pools, the alerts-only pool is skipped: partially executed', async (t) => {
-    const body = { signalId: 'btc-long-1', action: 'open', side: 'long', token: 'BTC', leverage: 5, sizePercent: 10, stopLoss: 48_000, takeProfit: [52_000, 54_000] };
+    const body = {
+      signalId: 'btc-long-1',
+      action: 'open',
+      side: 'long',
+      token: 'BTC',
+      leverage: 5,
+      sizePercent: 10,
+      stopLoss: 48_000,
+      takeProfit: [52_000, 54_000],
+    };
     const res = await deliver(app, agentId, secret, body);
     t.equal(res.status, 200, JSON.stringify(res.body));
     const data = res.body.data;
@@ -68,7 +90,16 @@ t.test('signals open, manage and close trades in every follower pool', async (t)
   });
 
   await t.test('the same signalId again answers the first outcome and opens nothing', async (t) => {
-    const body = { signalId: 'btc-long-1', action: 'open', side: 'long', token: 'BTC', leverage: 5, sizePercent: 10, stopLoss: 48_000, takeProfit: [52_000, 54_000] };
+    const body = {
+      signalId: 'btc-long-1',
+      action: 'open',
+      side: 'long',
+      token: 'BTC',
+      leverage: 5,
+      sizePercent: 10,
+      stopLoss: 48_000,
+      takeProfit: [52_000, 54_000],
+    };
     const res = await deliver(app, agentId, secret, body);
     t.equal(res.status, 200);
     t.equal(res.body.data.repeated, true);
@@ -147,7 +178,7 @@ t.test('signals open, manage and close trades in every follower pool', async (t)
     t.equal(after.ledger.locked, 0);
   });
 
-  await t.test('GET /api/v1/trades lists the caller\'s trades; POST /api/v1/trades/{id}/close closes one of them, 404 for anyone else\'s', async (t) => {
+  await t.test("GET /api/v1/trades lists the caller's trades; POST /api/v1/trades/{id}/close closes one of them, 404 for anyone else's", async (t) => {
     const res = await deliver(app, agentId, secret, { signalId: 'btc-long-2', action: 'open', side: 'long', token: 'BTC', leverage: 2, sizeUsd: 20 });
     t.equal(res.status, 200);
     const user = users[0]!;
@@ -176,7 +207,10 @@ t.test('signals open, manage and close trades in every follower pool', async (t)
   await t.test('replay: a signal unmatched by the old rules executes once with the new ones; an executed signal never again', async (t) => {
     const chatter = await deliver(app, agentId, secret, { signalId: 'ape-1', text: 'Ape into SOL here' });
     t.equal(chatter.body.data.outcome, 'unmatched');
-    const patched = await api(app, 'PATCH', `/api/v1/developers/agents/${agentId}`, { token: dev.accessToken, body: { signalDetectionRule: { longKeywords: ['ape into'] } } });
+    const patched = await api(app, 'PATCH', `/api/v1/developers/agents/${agentId}`, {
+      token: dev.accessToken,
+      body: { signalDetectionRule: { longKeywords: ['ape into'] } },
+    });
     t.equal(patched.status, 200, JSON.stringify(patched.body));
     const replay = `/api/v1/developers/agents/${agentId}/signals/ape-1/replay`;
     await until('the inbox to show the signal', async () => (await api(app, 'POST', replay, { token: dev.accessToken })).status === 200);
@@ -193,28 +227,35 @@ t.test('signals open, manage and close trades in every follower pool', async (t)
     t.equal((await api(app, 'POST', `/api/v1/developers/agents/${agentId}/signals/ape-1/replay?dryRun=false`, { token: users[0]!.accessToken })).status, 403);
   });
 
-  await t.test('DELETE /api/v1/agents/{id}: only its developer or an administrator; 409 with open trades unless they are closed first; the pools stop', async (t) => {
-    const res = await deliver(app, agentId, secret, { signalId: 'btc-long-3', action: 'open', side: 'long', token: 'BTC', leverage: 2, sizeUsd: 10 });
-    t.equal(res.body.data.outcome, 'partially_executed');
-    const path = `/api/v1/agents/${agentId}`;
-    t.equal((await api(app, 'DELETE', path, {})).status, 401);
-    const stranger = await api(app, 'DELETE', path, { token: users[0]!.accessToken });
-    t.equal(stranger.status, 403);
-    const busy = await api(app, 'DELETE', path, { token: dev.accessToken });
-    t.equal(busy.status, 409);
-    t.match(busy.body.error, { code: 'CONFLICT', reason: 'AGENT_HAS_OPEN_TRADES' });
-    const deleted = await api(app, 'DELETE', `${path}?closeActiveTrades=true`, { token: dev.accessToken });
-    t.equal(deleted.status, 200, JSON.stringify(deleted.body));
-    t.match(deleted.body.data, { message: String, affectedBotCount: 3, activeTradesClosed: 5 }, 'this signal\'s two trades, the replay\'s two and the one the second user kept open');
-    for (const id of pools) {
-      const { state } = await loadState(app, poolDecider, id);
-      if (!state.followed) throw new Error('not followed');
-      t.equal(state.settings.isPaused, true, 'the pool takes no new trade');
-      t.equal(state.ledger.locked, 0, 'its capital is free to withdraw');
-    }
-    t.equal((await api(app, 'GET', path, {})).status, 404, 'the agent left the listings');
-    t.equal((await deliver(app, agentId, secret, { text: 'LONG BTC now' })).status, 404, 'it takes no signal');
-    t.equal((await api(app, 'DELETE', path, { token: dev.accessToken })).status, 404, 'deleting it again: not found');
-    t.equal((await api(app, 'DELETE', '/api/v1/agents/no-such-agent', { token: admin.accessToken })).status, 404);
-  });
+  await t.test(
+    'DELETE /api/v1/agents/{id}: only its developer or an administrator; 409 with open trades unless they are closed first; the pools stop',
+    async (t) => {
+      const res = await deliver(app, agentId, secret, { signalId: 'btc-long-3', action: 'open', side: 'long', token: 'BTC', leverage: 2, sizeUsd: 10 });
+      t.equal(res.body.data.outcome, 'partially_executed');
+      const path = `/api/v1/agents/${agentId}`;
+      t.equal((await api(app, 'DELETE', path, {})).status, 401);
+      const stranger = await api(app, 'DELETE', path, { token: users[0]!.accessToken });
+      t.equal(stranger.status, 403);
+      const busy = await api(app, 'DELETE', path, { token: dev.accessToken });
+      t.equal(busy.status, 409);
+      t.match(busy.body.error, { code: 'CONFLICT', reason: 'AGENT_HAS_OPEN_TRADES' });
+      const deleted = await api(app, 'DELETE', `${path}?closeActiveTrades=true`, { token: dev.accessToken });
+      t.equal(deleted.status, 200, JSON.stringify(deleted.body));
+      t.match(
+        deleted.body.data,
+        { message: String, affectedBotCount: 3, activeTradesClosed: 5 },
+        "this signal's two trades, the replay's two and the one the second user kept open",
+      );
+      for (const id of pools) {
+        const { state } = await loadState(app, poolDecider, id);
+        if (!state.followed) throw new Error('not followed');
+        t.equal(state.settings.isPaused, true, 'the pool takes no new trade');
+        t.equal(state.ledger.locked, 0, 'its capital is free to withdraw');
+      }
+      t.equal((await api(app, 'GET', path, {})).status, 404, 'the agent left the listings');
+      t.equal((await deliver(app, agentId, secret, { text: 'LONG BTC now' })).status, 404, 'it takes no signal');
+      t.equal((await api(app, 'DELETE', path, { token: dev.accessToken })).status, 404, 'deleting it again: not found');
+      t.equal((await api(app, 'DELETE', '/api/v1/agents/no-such-agent', { token: admin.accessToken })).status, 404);
+    },
+  );
 });

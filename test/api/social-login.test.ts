@@ -36,7 +36,8 @@ t.test('social login (GOOGLE) against a real OpenID Connect provider', async (t)
   });
   t.teardown(() => app.close());
 
-  const start = (body: Record<string, unknown> = {}) => api(app, 'POST', '/api/auth/social/url', { headers: ua, body: { type: 'GOOGLE', fingerprint: 'fp', ...body } });
+  const start = (body: Record<string, unknown> = {}) =>
+    api(app, 'POST', '/api/auth/social/url', { headers: ua, body: { type: 'GOOGLE', fingerprint: 'fp', ...body } });
   /** What the flow shows once (states, codes, tokens): none may reach a log line (checked last). */
   const reveals: string[] = [idp.clientSecret];
   const verify = async (body: Record<string, unknown>) => {
@@ -164,7 +165,9 @@ t.test('social login (GOOGLE) against a real OpenID Connect provider', async (t)
   });
 
   await t.test('a code issued for another PKCE challenge is refused: 400', async (t) => {
-    const { state, code } = await authorize(account('intercepted'), {}, (url) => url.searchParams.set('code_challenge', 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM'));
+    const { state, code } = await authorize(account('intercepted'), {}, (url) =>
+      url.searchParams.set('code_challenge', 'E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM'),
+    );
     const res = await verify({ state, code });
     t.equal(res.status, 400);
     t.equal(res.body.error.reason, 'SOCIAL_LOGIN_FAILED');
@@ -196,7 +199,10 @@ t.test('social login (GOOGLE) against a real OpenID Connect provider', async (t)
     const res = await verify({ state, code });
     t.equal(res.status, 200);
     t.same(res.body.data, { tokens: { mfaAccessToken: res.body.data.tokens.mfaAccessToken }, mfaRequired: true, redirectPath: '/home' });
-    const done = await api(app, 'POST', '/api/auth/mfa/verify', { headers: ua, body: { mfaAccessToken: res.body.data.tokens.mfaAccessToken, code: totpAt(secret, clock.now()) } });
+    const done = await api(app, 'POST', '/api/auth/mfa/verify', {
+      headers: ua,
+      body: { mfaAccessToken: res.body.data.tokens.mfaAccessToken, code: totpAt(secret, clock.now()) },
+    });
     t.equal(done.status, 200);
     t.equal((await api(app, 'GET', '/api/v1/users/me', { token: done.body.data.tokens.accessToken })).body.data.id, mia!.userId);
   });
@@ -232,6 +238,10 @@ t.test('social login (GOOGLE) against a real OpenID Connect provider', async (t)
   await t.test('no log line carries a state, a code, a token or the client secret', async (t) => {
     const logs = app.logs.join('\n');
     t.ok(app.logs.length > 0 && reveals.length > 20, `${reveals.length} values looked for in ${app.logs.length} lines`);
-    t.same(reveals.filter((r) => r && logs.includes(r)), [], 'none found');
+    t.same(
+      reveals.filter((r) => r && logs.includes(r)),
+      [],
+      'none found',
+    );
   });
 });

@@ -27,7 +27,11 @@ t.test('strategyCount counts the agents the caller follows in the wallet context
   const user = await signIn(app, 'counter@example.test');
   const other = await signIn(app, 'someone-else@example.test');
   const tokens = { developer: dev.accessToken, admin: admin.accessToken };
-  const [alpha, beta, gamma] = [await followableAgent(app, tokens, agentBody('Alpha')), await followableAgent(app, tokens, agentBody('Beta')), await followableAgent(app, tokens, agentBody('Gamma'))];
+  const [alpha, beta, gamma] = [
+    await followableAgent(app, tokens, agentBody('Alpha')),
+    await followableAgent(app, tokens, agentBody('Beta')),
+    await followableAgent(app, tokens, agentBody('Gamma')),
+  ];
   const count = async (method: string, path: string, body?: Record<string, unknown>, token = user.accessToken) => {
     const res = await api(app, method, path, { token, ...(body ? { body } : {}) });
     t.equal(res.status, 200, `${method} ${path}: ${JSON.stringify(res.body.error ?? '')}`);

@@ -33,7 +33,10 @@ t.test('the two-step transfer from wallet to pool', async (t) => {
     t.equal((await walletOf(user)).balances.virtual, 9_800_000_000, 'debited once, not twice');
 
     const events = await app.deps.store.readStream(`pool-${poolId}`);
-    t.same(events.map((e) => e.type), ['AgentFollowed', 'AllocationAdded']);
+    t.same(
+      events.map((e) => e.type),
+      ['AgentFollowed', 'AllocationAdded'],
+    );
     t.match(events[1]!.data, { transferId: `${poolId}#add-1`, amountMicro: 200_000_000, confirmed: true, at: String });
   });
 
@@ -50,7 +53,10 @@ t.test('the two-step transfer from wallet to pool', async (t) => {
     const user = await newUser();
     const agentId = await followable();
     const results = await Promise.all([100, 200, 300].map((usd) => follow(user, { agentId, allocationAmountUsd: usd })));
-    t.same(results.map((r) => r.status), [200, 200, 200]);
+    t.same(
+      results.map((r) => r.status),
+      [200, 200, 200],
+    );
     const list = (await api(app, 'GET', PATH, { token: user.accessToken })).body.data as Array<{ allocatedUsd: number }>;
     t.equal(list.length, 1);
     t.equal(list[0]!.allocatedUsd, 300);

@@ -21,17 +21,57 @@ const agentBody = (overrides: Record<string, unknown> = {}) => ({
 });
 
 const recordFields = [
-  'agent', 'subscribedAt', 'createdAt', 'updatedAt', 'subscriptionType', 'tradeMode', 'walletContext', 'walletMode',
-  'allocationMode', 'allocatedUsd', 'inUseUsd', 'withdrawableUsd', 'currentBalanceUsd', 'availableUsd', 'inTradesUsd',
-  'feeBufferUsd', 'lockedInPositionsUsd', 'venue', 'perpVenueTotalEquityUsd', 'perpVenueFreeMarginUsd', 'bridgeStatus',
-  'bridgeTransactionId', 'pendingDeltaUsd', 'minAllocationUsd', 'minTradeUsd', 'minPerTradePercent',
-  'recommendedPerTradePercent', 'maxConcurrentPositions', 'maxEntriesPerTrade', 'allocationBalanceAudit',
-  'goLiveUponConfirmation', 'isLive', 'isPaused',
+  'agent',
+  'subscribedAt',
+  'createdAt',
+  'updatedAt',
+  'subscriptionType',
+  'tradeMode',
+  'walletContext',
+  'walletMode',
+  'allocationMode',
+  'allocatedUsd',
+  'inUseUsd',
+  'withdrawableUsd',
+  'currentBalanceUsd',
+  'availableUsd',
+  'inTradesUsd',
+  'feeBufferUsd',
+  'lockedInPositionsUsd',
+  'venue',
+  'perpVenueTotalEquityUsd',
+  'perpVenueFreeMarginUsd',
+  'bridgeStatus',
+  'bridgeTransactionId',
+  'pendingDeltaUsd',
+  'minAllocationUsd',
+  'minTradeUsd',
+  'minPerTradePercent',
+  'recommendedPerTradePercent',
+  'maxConcurrentPositions',
+  'maxEntriesPerTrade',
+  'allocationBalanceAudit',
+  'goLiveUponConfirmation',
+  'isLive',
+  'isPaused',
 ];
 const auditFields = [
-  'depositedUsd', 'realizedPnlUsd', 'unrealizedPnlUsd', 'lockedMarginUsd', 'feeBufferUsd', 'ledgerAvailableUsd', 'dustUsd',
-  'pendingDeltaUsd', 'reconciliationStatus', 'netRealizedProfitUsd', 'pendingPlatformFeeUsd', 'pendingCreatorFeeUsd',
-  'estimatedSuccessFeeUsd', 'estimatedPlatformFeeUsd', 'estimatedCreatorFeeUsd', 'netUserPayoutUsd',
+  'depositedUsd',
+  'realizedPnlUsd',
+  'unrealizedPnlUsd',
+  'lockedMarginUsd',
+  'feeBufferUsd',
+  'ledgerAvailableUsd',
+  'dustUsd',
+  'pendingDeltaUsd',
+  'reconciliationStatus',
+  'netRealizedProfitUsd',
+  'pendingPlatformFeeUsd',
+  'pendingCreatorFeeUsd',
+  'estimatedSuccessFeeUsd',
+  'estimatedPlatformFeeUsd',
+  'estimatedCreatorFeeUsd',
+  'netUserPayoutUsd',
 ];
 
 t.test('following an agent with a capital pool', async (t) => {
@@ -51,8 +91,7 @@ t.test('following an agent with a capital pool', async (t) => {
     followableAgent(app, { developer: dev.accessToken, admin: admin.accessToken }, agentBody(overrides));
   const follow = (user: SignedIn, body: Record<string, unknown>) => api(app, 'POST', PATH, { token: user.accessToken, body });
   const mine = async (user: SignedIn) => (await api(app, 'GET', PATH, { token: user.accessToken })).body.data as any[];
-  const virtualBalance = async (app: TestApp, user: SignedIn) =>
-    (await loadState(app, walletDecider, user.userId)).state.balances.virtual;
+  const virtualBalance = async (app: TestApp, user: SignedIn) => (await loadState(app, walletDecider, user.userId)).state.balances.virtual;
 
   await t.test('without a token both routes answer 401', async (t) => {
     const post = await api(app, 'POST', PATH, { body: { agentId: 'x' } });
@@ -161,8 +200,18 @@ t.test('following an agent with a capital pool', async (t) => {
 
   await t.test('a percentage range takes its maximum (or its minimum alone) of the wallet balance', async (t) => {
     const user = await newUser();
-    const first = await follow(user, { agentId: await followable(), allocationMode: 'PERCENTAGE_RANGE', allocationPercentageMin: 5, allocationPercentageMax: 12.5 });
-    t.match(first.body.data.subscription, { allocationMode: 'PERCENTAGE_RANGE', allocationPercentageMin: 5, allocationPercentageMax: 12.5, allocatedUsd: 1250 });
+    const first = await follow(user, {
+      agentId: await followable(),
+      allocationMode: 'PERCENTAGE_RANGE',
+      allocationPercentageMin: 5,
+      allocationPercentageMax: 12.5,
+    });
+    t.match(first.body.data.subscription, {
+      allocationMode: 'PERCENTAGE_RANGE',
+      allocationPercentageMin: 5,
+      allocationPercentageMax: 12.5,
+      allocatedUsd: 1250,
+    });
     const second = await follow(user, { agentId: await followable(), allocationPercentageMin: 10 });
     t.match(second.body.data.subscription, { allocationMode: 'PERCENTAGE_RANGE', allocatedUsd: 875 }, '10% of the 8750 left');
     const all = await follow(user, { agentId: await followable(), allocationPercentageMax: 100 });
@@ -210,7 +259,11 @@ t.test('following an agent with a capital pool', async (t) => {
     t.equal(again.body.data.message, 'Subscription to Momentum Scalper updated');
     t.match(again.body.data.subscription, { allocatedUsd: 300, allocationAmountUsd: 300, isPaused: true, tradeMode: 'TEST_TRADING' });
     const lower = await follow(user, { agentId, allocationAmountUsd: 50 });
-    t.match(lower.body.data.subscription, { allocatedUsd: 300, allocationAmountUsd: 50, isPaused: true }, 'a lower target withdraws nothing; omitted settings stay');
+    t.match(
+      lower.body.data.subscription,
+      { allocatedUsd: 300, allocationAmountUsd: 50, isPaused: true },
+      'a lower target withdraws nothing; omitted settings stay',
+    );
     const list = await mine(user);
     t.equal(list.length, 1, 'one row per user, agent and wallet context');
     t.equal(await virtualBalance(app, user), 10_000_000_000 - 300_000_000);
@@ -292,6 +345,9 @@ t.test('following an agent with a capital pool', async (t) => {
     for (const r of results.filter((r) => r.status === 400)) t.match(r.body.error.message, /1000 USD available/);
     t.equal(await virtualBalance(app, user), 1_000_000_000);
     const list = await mine(user);
-    t.equal(list.reduce((sum, s) => sum + s.allocatedUsd, 0), 9000);
+    t.equal(
+      list.reduce((sum, s) => sum + s.allocatedUsd, 0),
+      9000,
+    );
   });
 });

@@ -13,7 +13,11 @@ t.test('surfaces', async (t) => {
   t.teardown(() => app.close());
 
   await t.test('security headers on every answer, errors included', async (t) => {
-    for (const [path, status] of [['/api', 200], ['/api/v1/users/me', 401], ['/nowhere', 404]] as const) {
+    for (const [path, status] of [
+      ['/api', 200],
+      ['/api/v1/users/me', 401],
+      ['/nowhere', 404],
+    ] as const) {
       const res = await api(app, 'GET', path);
       t.equal(res.status, status, path);
       t.equal(res.headers.get('x-content-type-options'), 'nosniff', path);
@@ -59,7 +63,10 @@ t.test('surfaces', async (t) => {
     const lookup = (email: string) => api(app, 'POST', '/api/auth/lookup', { body: { email, recaptcha: 'test-captcha', fingerprint: 'f' } });
     const answers = [];
     for (const email of ['a1@example.test', 'a2@example.test', 'a3@example.test', 'a4@example.test']) answers.push(await lookup(email));
-    t.same(answers.map((a) => a.status), [200, 200, 200, 429]);
+    t.same(
+      answers.map((a) => a.status),
+      [200, 200, 200, 429],
+    );
     t.match(answers[3]!.body.error, { reason: 'LOOKUP_THROTTLED', nextRequestAt: String });
     t.notOk('isNewUser' in (answers[3]!.body.data ?? {}), 'nothing about the email');
   });

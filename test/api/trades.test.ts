@@ -44,37 +44,48 @@ t.test('GET /api/v1/trades', async (t) => {
   await t.test("the caller's trades, newest first, with the trade's figures in USD", async (t) => {
     const res = await list();
     t.equal(res.status, 200, JSON.stringify(res.body));
-    t.same(res.body.data.items.map((i: { id: string }) => i.id), ['expired-1', 'cancelled-1', 'stopped-1', 'pending-1', 'open-1'], "Bob's trade is not Alice's");
+    t.same(
+      res.body.data.items.map((i: { id: string }) => i.id),
+      ['expired-1', 'cancelled-1', 'stopped-1', 'pending-1', 'open-1'],
+      "Bob's trade is not Alice's",
+    );
     t.same(res.body.data.pagination, { total: 5, limit: 20, page: 1, totalPages: 1, hasNextPage: false, hasPreviousPage: false });
     const byId = Object.fromEntries(res.body.data.items.map((i: { id: string }) => [i.id, i]));
-    t.same(byId['open-1'], {
-      id: 'open-1',
-      agentId: AGENT_X,
-      walletContext: 'virtual',
-      token: 'BTC',
-      decimals: 8,
-      side: 'long',
-      leverage: 5,
-      status: 'open',
-      entry: { kind: 'market' },
-      notionalUsd: 1000,
-      marginUsd: 200,
-      averageFillPrice: 50_000,
-      sizeUnits: '2000000',
-      remainingUnits: '2000000',
-      stopLoss: { price: 48_000, kind: 'STOP_LOSS' },
-      targets: [{ tier: 1, price: 52_000, closePercent: 50 }, { tier: 2, price: 54_000, closePercent: 50 }],
-      trailing: null,
-      realizedPnlUsd: 0,
-      unrealizedPnlUsd: 19,
-      feesPaidUsd: 1,
-      closeReason: null,
-      expiresAt: day(2).toISOString(),
-      openedAt: day(1).toISOString(),
-      filledAt: day(1).toISOString(),
-      closedAt: null,
-      updatedAt: day(1, 13).toISOString(),
-    }, 'a 1000 USD long at 50,000 marked at 51,000: +20 USD less the 1 USD entry fee it carries');
+    t.same(
+      byId['open-1'],
+      {
+        id: 'open-1',
+        agentId: AGENT_X,
+        walletContext: 'virtual',
+        token: 'BTC',
+        decimals: 8,
+        side: 'long',
+        leverage: 5,
+        status: 'open',
+        entry: { kind: 'market' },
+        notionalUsd: 1000,
+        marginUsd: 200,
+        averageFillPrice: 50_000,
+        sizeUnits: '2000000',
+        remainingUnits: '2000000',
+        stopLoss: { price: 48_000, kind: 'STOP_LOSS' },
+        targets: [
+          { tier: 1, price: 52_000, closePercent: 50 },
+          { tier: 2, price: 54_000, closePercent: 50 },
+        ],
+        trailing: null,
+        realizedPnlUsd: 0,
+        unrealizedPnlUsd: 19,
+        feesPaidUsd: 1,
+        closeReason: null,
+        expiresAt: day(2).toISOString(),
+        openedAt: day(1).toISOString(),
+        filledAt: day(1).toISOString(),
+        closedAt: null,
+        updatedAt: day(1, 13).toISOString(),
+      },
+      'a 1000 USD long at 50,000 marked at 51,000: +20 USD less the 1 USD entry fee it carries',
+    );
     t.match(byId['stopped-1'], {
       status: 'closed',
       closeReason: 'STOP_LOSS',
@@ -86,7 +97,16 @@ t.test('GET /api/v1/trades', async (t) => {
     });
     t.ok(byId['stopped-1'].realizedPnlUsd < -60, `the stop realized a loss net of fees (${byId['stopped-1'].realizedPnlUsd})`);
     t.equal(byId['stopped-1'].feesPaidUsd, 1.94, 'the entry fee and the exit fee at 47,000');
-    t.match(byId['pending-1'], { status: 'pending', walletContext: 'real', agentId: AGENT_Y, entry: { kind: 'zone', low: 45_000, high: 46_000 }, averageFillPrice: null, sizeUnits: '0', filledAt: null, closedAt: null });
+    t.match(byId['pending-1'], {
+      status: 'pending',
+      walletContext: 'real',
+      agentId: AGENT_Y,
+      entry: { kind: 'zone', low: 45_000, high: 46_000 },
+      averageFillPrice: null,
+      sizeUnits: '0',
+      filledAt: null,
+      closedAt: null,
+    });
     t.match(byId['cancelled-1'], { status: 'cancelled', closedAt: day(4, 15).toISOString(), closeReason: null });
     t.match(byId['expired-1'], { status: 'expired', closedAt: day(7).toISOString() });
     for (const item of res.body.data.items) {
@@ -104,13 +124,19 @@ t.test('GET /api/v1/trades', async (t) => {
     t.same(await ids('?walletContext=real'), ['pending-1']);
     t.same(await ids(`?agentId=${AGENT_X}&walletContext=virtual&status=closed`), ['stopped-1']);
     t.same(await ids('?agentId=nobody'), []);
-    t.same((await list('', bob.accessToken)).body.data.items.map((i: { id: string }) => i.id), ['bob-1']);
+    t.same(
+      (await list('', bob.accessToken)).body.data.items.map((i: { id: string }) => i.id),
+      ['bob-1'],
+    );
   });
 
   await t.test('pagination: page and limit, with the same envelope as the other lists', async (t) => {
     const res = await list('?limit=2&page=2');
     t.equal(res.status, 200);
-    t.same(res.body.data.items.map((i: { id: string }) => i.id), ['stopped-1', 'pending-1']);
+    t.same(
+      res.body.data.items.map((i: { id: string }) => i.id),
+      ['stopped-1', 'pending-1'],
+    );
     t.same(res.body.data.pagination, { total: 5, limit: 2, page: 2, totalPages: 3, hasNextPage: true, hasPreviousPage: true });
     const past = await list('?limit=2&page=9');
     t.same(past.body.data.items, []);
@@ -136,7 +162,11 @@ t.test('GET /api/v1/trades', async (t) => {
     const before = [request({ tradeId: 'open-1', poolId: pool(alice, AGENT_X) }, day(1)), mark(51_000, day(1, 13))];
     await appendFacts(app, tradeStream('open-1'), history(...before, close(100, 52_000, 'USER', day(8))).slice(history(...before).length));
     const res = await list('?status=closed');
-    t.same(res.body.data.items.map((i: { id: string }) => i.id), ['stopped-1', 'open-1'], 'newest first by request time');
+    t.same(
+      res.body.data.items.map((i: { id: string }) => i.id),
+      ['stopped-1', 'open-1'],
+      'newest first by request time',
+    );
     t.match(res.body.data.items[1], { closeReason: 'USER', closedAt: day(8).toISOString(), remainingUnits: '0', unrealizedPnlUsd: null });
   });
 

@@ -36,7 +36,12 @@ t.test('listing an agent: the role and the agent, or neither', async (t) => {
     const before = (await app.deps.pool.query<{ n: string }>('SELECT count(*) AS n FROM events')).rows[0]!.n;
     const res = await api(app, 'POST', LISTINGS, { token: user.accessToken, body: { name: 'Lone', venue: 'SPOT_VENUE', description: LONE } });
     t.equal(res.status, 400, JSON.stringify(res.body));
-    t.match(res.body.error, { reason: 'MALFORMED_REQUEST', field: 'description', in: 'body', message: /^description: text must not contain an unpaired UTF-16 surrogate/ });
+    t.match(res.body.error, {
+      reason: 'MALFORMED_REQUEST',
+      field: 'description',
+      in: 'body',
+      message: /^description: text must not contain an unpaired UTF-16 surrogate/,
+    });
     t.equal((await app.deps.pool.query<{ n: string }>('SELECT count(*) AS n FROM events')).rows[0]!.n, before, 'nothing appended');
     t.equal((await api(app, 'GET', '/api/v1/users/me', { token: user.accessToken })).body.data.role, 'user');
   });
@@ -62,7 +67,10 @@ t.test('on EventStoreDB, which would store the text, nothing is recorded and the
   const listed = await api(app, 'POST', LISTINGS, { token: user.accessToken, body: { name: 'After', venue: 'SPOT_VENUE' } });
   t.equal(listed.status, 201, 'the agents read model shows a later listing (a stored surrogate stalled its projector)');
   const mine = await api(app, 'GET', LISTINGS, { token: user.accessToken });
-  t.same(mine.body.data.items.map((a: { name: string }) => a.name), ['After']);
+  t.same(
+    mine.body.data.items.map((a: { name: string }) => a.name),
+    ['After'],
+  );
 });
 
 t.test('signing up: a code is sent only for a registration that can be recorded', async (t) => {
@@ -70,7 +78,8 @@ t.test('signing up: a code is sent only for a registration that can be recorded'
   t.teardown(() => app.close());
   const lookup = (email: string, extra: Record<string, unknown> = {}) =>
     api(app, 'POST', '/api/auth/lookup', { body: { email, recaptcha: 'test-captcha', fingerprint: 'fp', ...extra } });
-  const verify = (email: string, code: string) => api(app, 'POST', '/api/auth/verify', { headers: { 'user-agent': TEST_USER_AGENT }, body: { email, code, recaptcha: 'test-captcha' } });
+  const verify = (email: string, code: string) =>
+    api(app, 'POST', '/api/auth/verify', { headers: { 'user-agent': TEST_USER_AGENT }, body: { email, code, recaptcha: 'test-captcha' } });
 
   await t.test('a promoCode with an unpaired surrogate is a 400 at lookup and no code is mailed; a clean lookup then signs up', async (t) => {
     const email = 'promo@example.test';

@@ -69,13 +69,19 @@ function probesOf({ route, op }: Operation, agentId: string): Probe[] {
     const field = path.length ? path.join('.') : 'body';
     return { what: `body ${field}`, url: urlOf(), body: bodyWith(path, isKey ? 1 : LONE), refusal: { field, in: 'body' } };
   });
-  const query = parametersOf(op, 'query').map(({ name }): Probe => ({
-    what: `query ${name}`,
-    url: urlOf(undefined, `?${encodeURIComponent(name)}=${LONE_IN_URL}`),
-    refusal: { field: name, in: 'query' },
-  }));
-  const path = parametersOf(op, 'path').map(({ name }): Probe => ({ what: `path ${name}`, url: urlOf({ name, value: LONE_IN_URL }), refusal: { field: name, in: 'path' } }));
-  const headers = parametersOf(op, 'header').map(({ name }): Probe => ({ what: `header ${name}`, url: urlOf(), headers: { [name]: LONE_IN_HEADER }, refusal: null }));
+  const query = parametersOf(op, 'query').map(
+    ({ name }): Probe => ({
+      what: `query ${name}`,
+      url: urlOf(undefined, `?${encodeURIComponent(name)}=${LONE_IN_URL}`),
+      refusal: { field: name, in: 'query' },
+    }),
+  );
+  const path = parametersOf(op, 'path').map(
+    ({ name }): Probe => ({ what: `path ${name}`, url: urlOf({ name, value: LONE_IN_URL }), refusal: { field: name, in: 'path' } }),
+  );
+  const headers = parametersOf(op, 'header').map(
+    ({ name }): Probe => ({ what: `header ${name}`, url: urlOf(), headers: { [name]: LONE_IN_HEADER }, refusal: null }),
+  );
   return [...body, ...query, ...path, ...headers];
 }
 
@@ -112,7 +118,12 @@ t.test('unstorable text is refused naming the field', async (t) => {
           const res = await send(operation, probe);
           const error = res.body?.error;
           const message = `${probe.what}: ${res.status} ${JSON.stringify(error?.message ?? res.body)}`;
-          if (probe.refusal) t.same({ status: res.status, reason: error?.reason, field: error?.field, in: error?.in }, { status: 400, reason: 'MALFORMED_REQUEST', ...probe.refusal }, message);
+          if (probe.refusal)
+            t.same(
+              { status: res.status, reason: error?.reason, field: error?.field, in: error?.in },
+              { status: 400, reason: 'MALFORMED_REQUEST', ...probe.refusal },
+              message,
+            );
           else t.ok(res.status > 0 && res.status < 500, message);
           checked.add(`${operation.method} ${operation.route} ${probe.what}`);
         }
@@ -148,7 +159,9 @@ t.test('unstorable text is refused naming the field', async (t) => {
 
   await t.test('in a client registration, whose body the OAuth provider reads itself: invalid_client_metadata naming the field', async (t) => {
     for (const client_name of [LONE, 'x\u0000y']) {
-      const res = await api(app, 'POST', '/oauth/register', { body: { redirect_uris: ['https://client.example/cb'], client_name, token_endpoint_auth_method: 'none' } });
+      const res = await api(app, 'POST', '/oauth/register', {
+        body: { redirect_uris: ['https://client.example/cb'], client_name, token_endpoint_auth_method: 'none' },
+      });
       t.equal(res.status, 400, JSON.stringify(res.body));
       t.equal(res.body.error, 'invalid_client_metadata');
       t.match(res.body.error_description, /^client_name: text must not contain/);
@@ -159,6 +172,10 @@ t.test('unstorable text is refused naming the field', async (t) => {
     const user = await signIn(app, 'latin1-agent@example.test', { userAgent: LONE_IN_HEADER });
     const sessions = await api(app, 'GET', '/api/v1/users/me/sessions', { token: user.accessToken });
     t.equal(sessions.status, 200);
-    t.same(sessions.body.data.map((s: { userAgent: string }) => s.userAgent), [LONE_IN_HEADER], 'the user agent, a byte a character');
+    t.same(
+      sessions.body.data.map((s: { userAgent: string }) => s.userAgent),
+      [LONE_IN_HEADER],
+      'the user agent, a byte a character',
+    );
   });
 });

@@ -21,7 +21,15 @@ t.test('user routes', async (t) => {
   await t.test('the OpenAPI document describes the auth and user routes', async (t) => {
     const doc = await api(app, 'GET', '/docs/json');
     t.equal(doc.status, 200);
-    for (const path of ['/api/auth/lookup', '/api/auth/verify', '/api/auth/refresh', '/api/auth/sign-out', '/api/auth/username-exists', '/api/v1/users/me', '/api/v1/users/me/sessions']) {
+    for (const path of [
+      '/api/auth/lookup',
+      '/api/auth/verify',
+      '/api/auth/refresh',
+      '/api/auth/sign-out',
+      '/api/auth/username-exists',
+      '/api/v1/users/me',
+      '/api/v1/users/me/sessions',
+    ]) {
       t.ok(doc.body.paths[path], path);
     }
   });
@@ -91,7 +99,11 @@ t.test('user routes', async (t) => {
     const kim = await signIn(app, 'kim@example.com', { username: 'kim_start' });
     const names = ['kim_a', 'kim_b', 'kim_c', 'kim_d', 'kim_e'];
     const results = await Promise.all(names.map((username) => patch(kim.accessToken, { username })));
-    t.same(results.map((r) => r.status), names.map(() => 200), 'every rename applies, one after another');
+    t.same(
+      results.map((r) => r.status),
+      names.map(() => 200),
+      'every rename applies, one after another',
+    );
     const final = (await me(kim.accessToken)).body.data.username as string;
     t.ok(names.includes(final), `the final name is one of the asked (${final})`);
 
@@ -121,14 +133,18 @@ t.test('user routes', async (t) => {
       app.deps.dispatch.room.handle(
         userDecider.streamOf(userId),
         userDecider,
-        (state) => userDecider.decide({ type: 'RegisterUser', data: { userId, email, username, isAdminEmail: false, signup: {} }, metadata: at(new Date()) }, state),
+        (state) =>
+          userDecider.decide({ type: 'RegisterUser', data: { userId, email, username, isAdminEmail: false, signup: {} }, metadata: at(new Date()) }, state),
         { metadata: at(new Date()), ids: app.deps.ids, deadline: Date.now() + 5000 },
       ),
     );
     const results = await Promise.all(attempts);
     t.equal(results.filter((r) => r.events.length === 1).length, 1, 'exactly one registration appended');
     const stream = await app.deps.store.readStream(`user-${userId}`);
-    t.same(stream.map((e) => e.type), ['UserRegistered']);
+    t.same(
+      stream.map((e) => e.type),
+      ['UserRegistered'],
+    );
   });
 
   await t.test('GET /users/me/sessions lists active sessions without secrets', async (t) => {
@@ -137,12 +153,19 @@ t.test('user routes', async (t) => {
     const res = await api(app, 'GET', '/api/v1/users/me/sessions', { token: b.accessToken });
     t.equal(res.status, 200);
     t.equal(res.body.data.length, 2);
-    t.same(res.body.data.map((s: { userAgent: string; current: boolean }) => [s.userAgent, s.current]).sort(), [['laptop/2', true], ['phone/1', false]]);
+    t.same(res.body.data.map((s: { userAgent: string; current: boolean }) => [s.userAgent, s.current]).sort(), [
+      ['laptop/2', true],
+      ['phone/1', false],
+    ]);
     for (const s of res.body.data) t.same(Object.keys(s).sort(), ['createdAt', 'current', 'expiresAt', 'id', 'lastUsedAt', 'userAgent']);
     t.notOk(JSON.stringify(res.body).includes(a.refreshToken.split('.')[1]!), 'no token in the answer');
     await api(app, 'POST', '/api/auth/sign-out', { body: { refreshToken: a.refreshToken } });
     const after = await api(app, 'GET', '/api/v1/users/me/sessions', { token: b.accessToken });
-    t.same(after.body.data.map((s: { userAgent: string }) => s.userAgent), ['laptop/2'], 'a signed-out session leaves the list');
+    t.same(
+      after.body.data.map((s: { userAgent: string }) => s.userAgent),
+      ['laptop/2'],
+      'a signed-out session leaves the list',
+    );
     t.equal((await api(app, 'GET', '/api/v1/users/me/sessions')).status, 401);
   });
 

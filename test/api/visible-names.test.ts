@@ -19,7 +19,11 @@ t.test('user-visible names', async (t) => {
       const res = await list({ name });
       t.equal(res.status, 400, label(name));
       t.equal(res.body.error.code, 'BAD_REQUEST');
-      t.match(res.body.error.message, /^name: name must (not contain invisible or control characters|contain a visible character|be 1 to 80 characters)/, res.body.error.message);
+      t.match(
+        res.body.error.message,
+        /^name: name must (not contain invisible or control characters|contain a visible character|be 1 to 80 characters)/,
+        res.body.error.message,
+      );
     }
   });
 
@@ -73,7 +77,7 @@ t.test('user-visible names', async (t) => {
     ];
     for (const name of names) {
       const res = await list({ name, tags: [name.slice(0, 40)] });
-      t.equal(res.status, 201, `${label(name)} ${res.status === 201 ? "" : JSON.stringify(res.body.error)}`.trim());
+      t.equal(res.status, 201, `${label(name)} ${res.status === 201 ? '' : JSON.stringify(res.body.error)}`.trim());
       t.equal(res.body.data.name, name.normalize('NFKC'), label(name));
     }
   });

@@ -17,14 +17,21 @@ t.test('freezing a wallet', async (t) => {
   const dev = await signIn(app, 'dev@example.test');
   let users = 0;
   const newUser = () => signIn(app, `frozen${++users}@example.test`);
-  const agent = () => followableAgent(app, { developer: dev.accessToken, admin: admin.accessToken }, { name: `Frozen ${++users}`, venue: 'SPOT_VENUE', minAllocationUsd: 10 }, { live: true });
+  const agent = () =>
+    followableAgent(
+      app,
+      { developer: dev.accessToken, admin: admin.accessToken },
+      { name: `Frozen ${++users}`, venue: 'SPOT_VENUE', minAllocationUsd: 10 },
+      { live: true },
+    );
   const freeze = (userId: string, body?: unknown, token = admin.accessToken) =>
     api(app, 'POST', `/api/admin/wallets/${userId}/freeze`, { token, ...(body === undefined ? {} : { body }) });
   const unfreeze = (userId: string, token = admin.accessToken) => api(app, 'POST', `/api/admin/wallets/${userId}/unfreeze`, { token });
   const wallet = async (u: SignedIn) => (await api(app, 'GET', '/api/v1/wallet', { token: u.accessToken })).body.data;
   const pools = async (u: SignedIn) => ((await api(app, 'GET', SUBS, { token: u.accessToken })).body.data as any[]).map((p) => [p.agentId, p.allocatedUsd]);
   const follow = (u: SignedIn, agentId: string, usd: number) => api(app, 'POST', SUBS, { token: u.accessToken, body: { agentId, allocationAmountUsd: usd } });
-  const add = (u: SignedIn, agentId: string, usd: number) => api(app, 'POST', `${SUBS}/${agentId}/allocation/add`, { token: u.accessToken, body: { amountUsd: usd } });
+  const add = (u: SignedIn, agentId: string, usd: number) =>
+    api(app, 'POST', `${SUBS}/${agentId}/allocation/add`, { token: u.accessToken, body: { amountUsd: usd } });
   const withdraw = (u: SignedIn, agentId: string, usd: number) =>
     api(app, 'POST', `${SUBS}/${agentId}/allocation/withdraw`, { token: u.accessToken, body: { amountUsd: usd } });
 
@@ -67,7 +74,14 @@ t.test('freezing a wallet', async (t) => {
 
     const events = await app.deps.store.readStream(walletStream(u.userId));
     const freezes = events.filter((e) => e.type === 'WalletFrozen' || e.type === 'WalletUnfrozen');
-    t.same(freezes.map((e) => [e.type, e.metadata.actor]), [['WalletFrozen', admin.userId], ['WalletUnfrozen', admin.userId]], 'once each, the administrator as actor');
+    t.same(
+      freezes.map((e) => [e.type, e.metadata.actor]),
+      [
+        ['WalletFrozen', admin.userId],
+        ['WalletUnfrozen', admin.userId],
+      ],
+      'once each, the administrator as actor',
+    );
     t.match(freezes[0]!.data, { reason: 'chargeback under review' });
   });
 
@@ -76,9 +90,18 @@ t.test('freezing a wallet', async (t) => {
     const res = await freeze(u.userId);
     t.equal(res.status, 200, JSON.stringify(res.body));
     t.same(Object.keys(res.body.data).sort(), ['frozen', 'frozenAt', 'userId']);
-    t.match(await wallet(u), { frozen: true, wallets: [{ walletContext: 'virtual', balanceUsd: 10000 }, { walletContext: 'real', balanceUsd: 0 }] });
+    t.match(await wallet(u), {
+      frozen: true,
+      wallets: [
+        { walletContext: 'virtual', balanceUsd: 10000 },
+        { walletContext: 'real', balanceUsd: 0 },
+      ],
+    });
     const events = await app.deps.store.readStream(walletStream(u.userId));
-    t.same(events.map((e) => e.type), ['WalletOpened', 'WalletFrozen']);
+    t.same(
+      events.map((e) => e.type),
+      ['WalletOpened', 'WalletFrozen'],
+    );
   });
 
   await t.test('administrators only; an unknown user is a 404; a reason is 1 to 500 characters', async (t) => {

@@ -19,7 +19,13 @@ t.test('manual buys and sells', async (t) => {
     // The price watcher sells lots whose levels the mark crossed (the last subtests wait for it).
     config: { ADMIN_EMAILS: ADMIN, PRICE_WATCH_INTERVAL_MS: '500' },
     failSwap: (r) =>
-      (r.mint === 'FLAKY' || r.mint === 'STUCK') && r.side === 'sell' ? 'SLIPPAGE_EXCEEDED' : r.mint === 'BROKEN' ? 'ROUTE_NOT_FOUND' : r.destination === DEAD_ADDRESS ? 'TRANSACTION_EXPIRED' : null,
+      (r.mint === 'FLAKY' || r.mint === 'STUCK') && r.side === 'sell'
+        ? 'SLIPPAGE_EXCEEDED'
+        : r.mint === 'BROKEN'
+          ? 'ROUTE_NOT_FOUND'
+          : r.destination === DEAD_ADDRESS
+            ? 'TRANSACTION_EXPIRED'
+            : null,
   });
   t.teardown(() => app.close());
   const admin = await signIn(app, ADMIN);
@@ -54,7 +60,8 @@ t.test('manual buys and sells', async (t) => {
     let answered = 0;
     const pending: Array<Promise<{ status: number; body: any }>> = [];
     await holdingSwaps(async () => {
-      for (const send of requests) pending.push(
+      for (const send of requests)
+        pending.push(
           send().then((a) => {
             answered += 1;
             return a;
@@ -87,12 +94,19 @@ t.test('manual buys and sells', async (t) => {
     const w = await wallet(u);
     t.same(w.wallets[0], { walletContext: 'virtual', balanceUsd: 9750 });
     t.match(w.positions, [
-      { walletContext: 'virtual', mint: 'SOL', amount: 2.5, averagePriceUsd: 100, costUsd: 250, lots: [{ lotId: res.body.data.tradeId, amount: 2.5, averagePriceUsd: 100, costUsd: 250 }] },
+      {
+        walletContext: 'virtual',
+        mint: 'SOL',
+        amount: 2.5,
+        averagePriceUsd: 100,
+        costUsd: 250,
+        lots: [{ lotId: res.body.data.tradeId, amount: 2.5, averagePriceUsd: 100, costUsd: 250 }],
+      },
     ]);
     t.notOk('stopLossUsd' in w.positions[0].lots[0], 'no levels unless asked for');
   });
 
-  await t.test('rule 1: a sell reduces only the caller\'s own lots, oldest first, once the swap is final; PnL is realized', async (t) => {
+  await t.test("rule 1: a sell reduces only the caller's own lots, oldest first, once the swap is final; PnL is realized", async (t) => {
     const [u, other] = [await newUser(), await newUser()];
     await buy(u, { mint: 'SOL', amountUsd: 100 }); // 1 SOL at 100
     await prices({ SOL: 200 });
@@ -101,11 +115,24 @@ t.test('manual buys and sells', async (t) => {
     await prices({ SOL: 150 });
     const res = await sell(u, { mint: 'SOL', amount: 1.5 });
     t.equal(res.status, 200, JSON.stringify(res.body));
-    t.match(res.body.data, { success: true, side: 'sell', amount: 1.5, tokenSymbol: 'SOL', amountUsd: 225, priceUsd: 150, transactionId: /^simtx-/, openTradeUpdatePending: false });
+    t.match(res.body.data, {
+      success: true,
+      side: 'sell',
+      amount: 1.5,
+      tokenSymbol: 'SOL',
+      amountUsd: 225,
+      priceUsd: 150,
+      transactionId: /^simtx-/,
+      openTradeUpdatePending: false,
+    });
     // 1 SOL of the first lot (cost 100) + 0.5 of the second (cost 100): 225 − 200 = 25.
     t.equal(res.body.data.realizedPnlUsd, 25);
     const w = await wallet(u);
-    t.same(w.positions.map((p: any) => [p.mint, p.amount, p.costUsd, p.lots.length]), [['SOL', 1.5, 300, 1]], 'the oldest lot left, the second reduced');
+    t.same(
+      w.positions.map((p: any) => [p.mint, p.amount, p.costUsd, p.lots.length]),
+      [['SOL', 1.5, 300, 1]],
+      'the oldest lot left, the second reduced',
+    );
     t.equal(w.positions[0].lots[0].averagePriceUsd, 200);
     t.equal(w.wallets[0].balanceUsd, 10_000 - 500 + 225);
     t.match((await wallet(other)).positions, [{ mint: 'SOL', amount: 1, costUsd: 200 }], "another user's lot is untouched");
@@ -114,7 +141,21 @@ t.test('manual buys and sells', async (t) => {
   await t.test('rule 2: agent positions are never sold by the wallet, nor counted as manual lots', async (t) => {
     const u = await newUser();
     const tradeId = `agent-trade-${u.userId}`;
-    await appendFacts(app, tradeStream(tradeId), history(request({ tradeId, poolId: `${u.userId}.${AGENT}.virtual`, token: 'SOL', decimals: 9, markPrice: pb(usd(150)), stopLoss: pb(usd(1)), takeProfits: [{ price: pb(usd(10_000)) }] })));
+    await appendFacts(
+      app,
+      tradeStream(tradeId),
+      history(
+        request({
+          tradeId,
+          poolId: `${u.userId}.${AGENT}.virtual`,
+          token: 'SOL',
+          decimals: 9,
+          markPrice: pb(usd(150)),
+          stopLoss: pb(usd(1)),
+          takeProfits: [{ price: pb(usd(10_000)) }],
+        }),
+      ),
+    );
     const refused = await sell(u, { mint: 'SOL', amount: 0.1 });
     t.equal(refused.status, 409, JSON.stringify(refused.body));
     t.equal(refused.body.error.code, 'SELL_EXCEEDS_MANUAL_POSITION');
@@ -123,7 +164,11 @@ t.test('manual buys and sells', async (t) => {
     const trades = await api(app, 'GET', '/api/v1/trades', { token: u.accessToken });
     t.match(trades.body.data.items, [{ id: tradeId, status: 'open', token: 'SOL' }], 'the agent trade is as it was');
     const events = await app.deps.store.readStream(tradeStream(tradeId));
-    t.same(events.filter((e) => e.metadata.actor === u.userId).map((e) => e.type), [], 'its stream got nothing of the sells (only the price watcher marks it)');
+    t.same(
+      events.filter((e) => e.metadata.actor === u.userId).map((e) => e.type),
+      [],
+      'its stream got nothing of the sells (only the price watcher marks it)',
+    );
   });
 
   await t.test('rule 3: a sell beyond the manual lots is refused before any swap', async (t) => {
@@ -132,7 +177,12 @@ t.test('manual buys and sells', async (t) => {
     const before = { wallet: await wallet(u), swaps: await swaps(u) };
     const res = await sell(u, { mint: 'SOL', amount: 1.000001 });
     t.equal(res.status, 409);
-    t.match(res.body.error, { code: 'SELL_EXCEEDS_MANUAL_POSITION', reason: 'SELL_EXCEEDS_MANUAL_POSITION', requestedAmount: 1.000001, manualPositionAmount: 1 });
+    t.match(res.body.error, {
+      code: 'SELL_EXCEEDS_MANUAL_POSITION',
+      reason: 'SELL_EXCEEDS_MANUAL_POSITION',
+      requestedAmount: 1.000001,
+      manualPositionAmount: 1,
+    });
     t.same({ wallet: await wallet(u), swaps: await swaps(u) }, before, 'no swap was made, nothing changed');
     t.equal((await sell(u, { mint: 'BONK', amount: 1 })).body.error.code, 'SELL_EXCEEDS_MANUAL_POSITION', 'a mint never bought');
   });
@@ -145,7 +195,10 @@ t.test('manual buys and sells', async (t) => {
     t.equal(res.status, 422, JSON.stringify(res.body));
     t.match(res.body.error, { reason: 'SWAP_FAILED', swapReason: 'SLIPPAGE_EXCEEDED' });
     t.same(await wallet(u), before, 'lots and balance as they were');
-    t.match(await swaps(u), [{ side: 'buy', status: 'CONFIRMED' }, { side: 'sell', status: 'FAILED' }]);
+    t.match(await swaps(u), [
+      { side: 'buy', status: 'CONFIRMED' },
+      { side: 'sell', status: 'FAILED' },
+    ]);
     t.equal((await buy(u, { mint: 'SOL', amountUsd: 10 })).status, 200, 'the lock was released');
 
     const failedBuy = await buy(u, { mint: 'BROKEN', amountUsd: 50 });
@@ -164,7 +217,11 @@ t.test('manual buys and sells', async (t) => {
     t.match(res.body.error, { code: 'CONFLICT', reason: 'NO_MARK_PRICE', message: /no price for UNPRICED/ });
     t.same({ wallet: await wallet(u), swaps: await swaps(u) }, before, 'the venue was not asked, nothing changed');
     const facts = (await app.deps.store.readStream(walletStream(u.userId))).map((e) => e.type);
-    t.same(facts.filter((type) => type === 'WalletDebited' || type === 'WalletRefunded'), ['WalletDebited'], 'only the SOL buy debited; nothing was refunded');
+    t.same(
+      facts.filter((type) => type === 'WalletDebited' || type === 'WalletRefunded'),
+      ['WalletDebited'],
+      'only the SOL buy debited; nothing was refunded',
+    );
     t.equal((await buy(u, { mint: 'SOL', amountUsd: 10 })).status, 200, 'no lock left behind');
   });
 
@@ -188,7 +245,11 @@ t.test('manual buys and sells', async (t) => {
     await buy(u, { mint: 'SOL', amountUsd: 300 });
     t.equal((await api(app, 'POST', `/api/admin/wallets/${u.userId}/freeze`, { token: admin.accessToken })).status, 200);
     const before = { wallet: await wallet(u), swaps: await swaps(u) };
-    for (const res of [await sell(u, { mint: 'SOL', amount: 1 }), await buy(u, { mint: 'SOL', amountUsd: 10 }), await sell(u, { mint: 'SOL', amount: 1 }, 'frozen-key')]) {
+    for (const res of [
+      await sell(u, { mint: 'SOL', amount: 1 }),
+      await buy(u, { mint: 'SOL', amountUsd: 10 }),
+      await sell(u, { mint: 'SOL', amount: 1 }, 'frozen-key'),
+    ]) {
       t.equal(res.status, 403);
       t.match(res.body.error, { code: 'WALLET_FROZEN', reason: 'WALLET_FROZEN' });
     }
@@ -225,7 +286,10 @@ t.test('manual buys and sells', async (t) => {
     let slow: Promise<{ status: number; body: any }> | undefined;
     const waiting = await holdingSwaps(async () => {
       slow = sell(u, { mint: 'SOL', amount: 1 }, 'slow');
-      await until('the first request to claim the key', async () => (await app.deps.pool.query("SELECT 1 FROM idempotency_keys WHERE user_id = $1 AND status = 'running'", [u.userId])).rowCount! > 0);
+      await until(
+        'the first request to claim the key',
+        async () => (await app.deps.pool.query("SELECT 1 FROM idempotency_keys WHERE user_id = $1 AND status = 'running'", [u.userId])).rowCount! > 0,
+      );
       return sell(u, { mint: 'SOL', amount: 1 }, 'slow');
     });
     const running = await slow!;
@@ -289,12 +353,18 @@ t.test('manual buys and sells', async (t) => {
     t.equal((await wallet(u)).positions.length, 1, 'not crossed yet: nothing sold');
     t.equal((await wallet(w)).positions.length, 1, 'a mark 10^-11 USD above the fine stop: not crossed');
     await prices({ WATCHED: 8.8, TARGETED: 12.5, FINE: 0.00001034 });
-    await until('the exits', async () => (await wallet(u)).positions.length === 0 && (await wallet(v)).positions[0]?.lots.length === 1 && (await wallet(w)).positions.length === 0);
+    await until(
+      'the exits',
+      async () => (await wallet(u)).positions.length === 0 && (await wallet(v)).positions[0]?.lots.length === 1 && (await wallet(w)).positions.length === 0,
+    );
     t.equal(await cash(u), 10_000 - 100 + 88, 'sold at the mark after the stop');
     t.equal(await cash(w), 10_000 - 115 + 103.4, 'the fine stop crossed: 10,000,000 sold at 0.00001034');
     t.match((await wallet(v)).positions, [{ mint: 'TARGETED', amount: 2, costUsd: 20 }], 'the target sold its lot only');
     await new Promise((r) => setTimeout(r, 1_500));
-    for (const [user, lotId] of [[u, stopped.body.data.tradeId], [v, targeted.body.data.tradeId]] as const) {
+    for (const [user, lotId] of [
+      [u, stopped.body.data.tradeId],
+      [v, targeted.body.data.tradeId],
+    ] as const) {
       const sold = (await app.deps.store.readStream(walletStream(user.userId))).filter((e) => e.type === 'LotsSold');
       t.equal(sold.length, 1, 'sold exactly once');
       t.match(sold[0], { data: { transferId: `${lotId}.exit.1` }, metadata: { actor: 'system:price-watch' } });
@@ -307,7 +377,9 @@ t.test('manual buys and sells', async (t) => {
     const bought = await buy(u, { mint: 'STUCK', amountUsd: 100, stopLoss: { price: 9 } });
     const lotId: string = bought.body.data.tradeId;
     const failedTries = async () =>
-      (await app.deps.store.readStream(walletStream(u.userId))).filter((e) => e.type === 'SellFailed').map((e) => (e.data as { transferId: string }).transferId);
+      (await app.deps.store.readStream(walletStream(u.userId)))
+        .filter((e) => e.type === 'SellFailed')
+        .map((e) => (e.data as { transferId: string }).transferId);
     await prices({ STUCK: 8 });
     await until('the first exit to fail at the venue', async () => (await failedTries()).length === 1);
     await new Promise((r) => setTimeout(r, 2_000)); // four ticks of the watcher
@@ -335,7 +407,7 @@ t.test('manual buys and sells', async (t) => {
     const refused = [
       [{ amount: 10, walletContext: 'real' }, 'VALIDATION_FAILED', 'no destination'],
       [{ amount: 10, walletContext: 'real', destination: 'not-an-address' }, 'VALIDATION_FAILED', 'a malformed destination'],
-      [{ amount: 10, destination: ADDRESS }, 'VALIDATION_FAILED', 'the virtual context (the user\'s current one) holds paper money'],
+      [{ amount: 10, destination: ADDRESS }, 'VALIDATION_FAILED', "the virtual context (the user's current one) holds paper money"],
       [{ amount: 500.01, walletContext: 'real', destination: ADDRESS }, 'INSUFFICIENT_FUNDS', 'more than the balance'],
     ] as const;
     for (const [body, reason, what] of refused) {
@@ -346,19 +418,37 @@ t.test('manual buys and sells', async (t) => {
     t.equal(await real(), 500, 'nothing moved');
     const sent = await sell(u, { amount: 120.5, walletContext: 'real', destination: ADDRESS }, 'withdraw-1');
     t.equal(sent.status, 200, JSON.stringify(sent.body));
-    t.match(sent.body.data, { success: true, side: 'withdraw', amount: 120.5, tokenSymbol: 'USDC', amountUsd: 120.5, destination: ADDRESS, walletContext: 'real', transactionId: /^simtx-/ });
+    t.match(sent.body.data, {
+      success: true,
+      side: 'withdraw',
+      amount: 120.5,
+      tokenSymbol: 'USDC',
+      amountUsd: 120.5,
+      destination: ADDRESS,
+      walletContext: 'real',
+      transactionId: /^simtx-/,
+    });
     t.same((await sell(u, { amount: 120.5, walletContext: 'real', destination: ADDRESS }, 'withdraw-1')).body, sent.body, 'a replay sends nothing again');
     t.equal(await real(), 379.5);
     const failed = await sell(u, { amount: 50, walletContext: 'real', destination: DEAD_ADDRESS });
     t.equal(failed.status, 422);
     t.match(failed.body.error, { reason: 'SWAP_FAILED', swapReason: 'TRANSACTION_EXPIRED' });
     t.equal(await real(), 379.5, 'a failed chain transfer gives the money back');
-    t.match(await swaps(u), [{ side: 'withdraw', status: 'CONFIRMED' }, { side: 'withdraw', status: 'FAILED' }]);
+    t.match(await swaps(u), [
+      { side: 'withdraw', status: 'CONFIRMED' },
+      { side: 'withdraw', status: 'FAILED' },
+    ]);
   });
 
   await t.test('bad input is a 400 in the envelope', async (t) => {
     const u = await newUser();
-    for (const body of [{}, { amount: -1, mint: 'SOL' }, { amount: 1.0000001, mint: 'SOL' }, { amount: 1, mint: 'bad mint!' }, { amount: 1, mint: 'SOL', extra: 1 }]) {
+    for (const body of [
+      {},
+      { amount: -1, mint: 'SOL' },
+      { amount: 1.0000001, mint: 'SOL' },
+      { amount: 1, mint: 'bad mint!' },
+      { amount: 1, mint: 'SOL', extra: 1 },
+    ]) {
       const res = await sell(u, body);
       t.equal(res.status, 400, JSON.stringify(body));
       t.equal(res.body.success, false);

@@ -60,8 +60,14 @@ t.test('wallet balances and administrators’ deposits to the real context', asy
     const again = await deposit(user.userId, { amountUsd: 0.000001 });
     t.equal(balancesOf(again.body.data).real, 250.123457, 'exact to the micro-USD');
     const events = await app.deps.store.readStream(walletStream(user.userId));
-    t.same(events.map((e) => e.type), ['WalletOpened', 'WalletDeposited', 'WalletDeposited']);
-    t.ok(events.every((e) => e.metadata.actor === admin.userId), 'the administrator is the actor');
+    t.same(
+      events.map((e) => e.type),
+      ['WalletOpened', 'WalletDeposited', 'WalletDeposited'],
+    );
+    t.ok(
+      events.every((e) => e.metadata.actor === admin.userId),
+      'the administrator is the actor',
+    );
     t.match(events[1]!.data, { walletContext: 'real', amountMicro: 250_123_456 });
   });
 

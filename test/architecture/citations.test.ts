@@ -8,7 +8,10 @@ import { fileURLToPath } from 'node:url';
 import t from 'tap';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-const tracked = execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard', '*.ts', '*.md', '*.json', '*.yml', 'Dockerfile'], { cwd: root, encoding: 'utf8' })
+const tracked = execFileSync('git', ['ls-files', '--cached', '--others', '--exclude-standard', '*.ts', '*.md', '*.json', '*.yml', 'Dockerfile'], {
+  cwd: root,
+  encoding: 'utf8',
+})
   .split('\n')
   .filter((file) => file && file !== 'package-lock.json');
 

@@ -12,7 +12,10 @@ const graph = importGraph(root, PRODUCTION);
 
 /** The files of `graph` under `folder` that import `target`. */
 const importersOf = (graph: ImportGraph, target: string, folder = ''): string[] =>
-  [...graph].filter(([file, targets]) => file.startsWith(folder) && targets.includes(target)).map(([file]) => file).sort();
+  [...graph]
+    .filter(([file, targets]) => file.startsWith(folder) && targets.includes(target))
+    .map(([file]) => file)
+    .sort();
 
 t.test('no import cycle in commands/ or domain/', async (t) => {
   const guarded = importCycles(graph).filter((c) => c.files.some((f) => f.startsWith('commands/') || f.startsWith('domain/')));
@@ -27,7 +30,9 @@ t.test('the cycles elsewhere in production code, reported', async (t) => {
 });
 
 t.test('domain/ imports only domain/', async (t) => {
-  const outside = [...graph].filter(([file]) => file.startsWith('domain/')).flatMap(([file, targets]) => targets.filter((x) => !x.startsWith('domain/')).map((x) => `${file} → ${x}`));
+  const outside = [...graph]
+    .filter(([file]) => file.startsWith('domain/'))
+    .flatMap(([file, targets]) => targets.filter((x) => !x.startsWith('domain/')).map((x) => `${file} → ${x}`));
   t.same(outside, []);
 });
 
@@ -40,7 +45,9 @@ t.test('the command layers: areas, registries, dispatcher', async (t) => {
   for (const table of areaHandlers) t.same(importersOf(graph, table), ['commands/registry.ts'], `${table}: only the public registry joins it`);
   const commandFiles = [...graph].filter(([file]) => /^commands\/[^/]+\/commands\.ts$/.test(file) || file === 'commands/command-map.ts');
   for (const [file, targets] of commandFiles) {
-    const handlers = targets.filter((x) => x.startsWith('commands/') && !/\/commands\.ts$/.test(x) && !x.endsWith('-input.ts') && !x.endsWith('login-codes.ts'));
+    const handlers = targets.filter(
+      (x) => x.startsWith('commands/') && !/\/commands\.ts$/.test(x) && !x.endsWith('-input.ts') && !x.endsWith('login-codes.ts'),
+    );
     t.same(handlers, [], `${file} names commands without importing a handler`);
   }
   t.same(importersOf(graph, 'commands/registry.ts', 'api/'), [], 'routes name commands through commands/command-map.ts');

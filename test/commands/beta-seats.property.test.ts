@@ -41,7 +41,12 @@ const T0 = new Date('2025-05-01T12:00:00.000Z');
 const AFTER_GRACE = new Date(T0.getTime() + GRACE_MS + 1_000);
 const PROCESSES = 3;
 const DIED = 'the process died';
-const config = loadConfig({ NODE_ENV: 'test', VIRTUAL_START_USD: String(START / 1e6), TRANSFER_RECOVERY_GRACE_MS: String(GRACE_MS), COMMAND_DEADLINE_MS: '60000' });
+const config = loadConfig({
+  NODE_ENV: 'test',
+  VIRTUAL_START_USD: String(START / 1e6),
+  TRANSFER_RECOVERY_GRACE_MS: String(GRACE_MS),
+  COMMAND_DEADLINE_MS: '60000',
+});
 
 type Op =
   | { kind: 'follow' | 'stop' | 'sweep'; user: number; process: number }
@@ -56,23 +61,28 @@ interface Run {
   ops: Op[];
 }
 
-const run: fc.Arbitrary<Run> = fc
-  .record({ cap: fc.integer({ min: 1, max: 3 }), users: fc.integer({ min: 2, max: 4 }) })
-  .chain(({ cap, users }) =>
-    fc.record({
-      cap: fc.constant(cap),
-      users: fc.constant(users),
-      seated: fc.uniqueArray(fc.nat({ max: users - 1 }), { maxLength: users }),
-      ops: fc.array(
-        fc.oneof(
-          { weight: 4, arbitrary: fc.record({ kind: fc.constantFrom('follow', 'stop') as fc.Arbitrary<'follow' | 'stop'>, user: fc.nat({ max: users - 1 }), process: fc.nat({ max: PROCESSES - 1 }) }) },
-          { weight: 1, arbitrary: fc.record({ kind: fc.constant('sweep' as const), user: fc.nat({ max: users - 1 }), process: fc.nat({ max: PROCESSES - 1 }) }) },
-          { weight: 1, arbitrary: fc.record({ kind: fc.constant('crash' as const), user: fc.nat({ max: users - 1 }), dieAt: fc.integer({ min: 1, max: 3 }) }) },
-        ),
-        { minLength: 2, maxLength: 9 },
+const run: fc.Arbitrary<Run> = fc.record({ cap: fc.integer({ min: 1, max: 3 }), users: fc.integer({ min: 2, max: 4 }) }).chain(({ cap, users }) =>
+  fc.record({
+    cap: fc.constant(cap),
+    users: fc.constant(users),
+    seated: fc.uniqueArray(fc.nat({ max: users - 1 }), { maxLength: users }),
+    ops: fc.array(
+      fc.oneof(
+        {
+          weight: 4,
+          arbitrary: fc.record({
+            kind: fc.constantFrom('follow', 'stop') as fc.Arbitrary<'follow' | 'stop'>,
+            user: fc.nat({ max: users - 1 }),
+            process: fc.nat({ max: PROCESSES - 1 }),
+          }),
+        },
+        { weight: 1, arbitrary: fc.record({ kind: fc.constant('sweep' as const), user: fc.nat({ max: users - 1 }), process: fc.nat({ max: PROCESSES - 1 }) }) },
+        { weight: 1, arbitrary: fc.record({ kind: fc.constant('crash' as const), user: fc.nat({ max: users - 1 }), dieAt: fc.integer({ min: 1, max: 3 }) }) },
       ),
-    }),
-  );
+      { minLength: 2, maxLength: 9 },
+    ),
+  }),
+);
 
 /** What the schedules went through, so that a generator that stops reaching a path fails the test. */
 const seen = { refollowRejectedAfterStop: 0, claimAddedToHeldSeat: 0, claimGivenBackSeatKept: 0, betaFull: 0, crashed: 0, sweptAfterGrace: 0, replanned: 0 };
@@ -88,9 +98,24 @@ function agentEvents(cap: number): AgentEvent[] {
     {
       type: 'AgentListed',
       data: {
-        agentId: AGENT, developerId: 'dev', name: 'Beta', tags: [], monthlyPriceMicroUsd: 0, successFeePercent: 10, maxBetaUsers: cap,
-        connectedChannels: [], membershipGated: false, venue: 'SPOT_VENUE', minAllocationMicroUsd: 1_000_000, minTradeMicroUsd: 0,
-        minPerTradePercent: 0, recommendedPerTradePercent: 10, maxConcurrentPositions: 10, maxEntriesPerTrade: 3, signingSecretCiphertext: 'v1.x.y.z', listedAt: at,
+        agentId: AGENT,
+        developerId: 'dev',
+        name: 'Beta',
+        tags: [],
+        monthlyPriceMicroUsd: 0,
+        successFeePercent: 10,
+        maxBetaUsers: cap,
+        connectedChannels: [],
+        membershipGated: false,
+        venue: 'SPOT_VENUE',
+        minAllocationMicroUsd: 1_000_000,
+        minTradeMicroUsd: 0,
+        minPerTradePercent: 0,
+        recommendedPerTradePercent: 10,
+        maxConcurrentPositions: 10,
+        maxEntriesPerTrade: 3,
+        signingSecretCiphertext: 'v1.x.y.z',
+        listedAt: at,
       },
     },
     { type: 'AgentApproved', data: { review: { id: 'r1', status: 'approve', reviewedAt: at, notes: '' }, betaStartDate: at } },
@@ -102,7 +127,11 @@ class World {
   readonly log = new MemoryLog();
   private ids = 0;
   constructor(readonly r: Run) {
-    this.log.append('agent-a1', agentEvents(r.cap).map((e) => ({ ...e, metadata: { correlationId: 'setup', actor: 'test', occurredAt: T0.toISOString() } })), 'no_stream');
+    this.log.append(
+      'agent-a1',
+      agentEvents(r.cap).map((e) => ({ ...e, metadata: { correlationId: 'setup', actor: 'test', occurredAt: T0.toISOString() } })),
+      'no_stream',
+    );
   }
 
   dispatcher(store: EventStore): Dispatch {
@@ -128,7 +157,9 @@ class World {
   /** 1 and 2, on the log as it is now. */
   checkSeats(): void {
     const shards = this.shards();
-    shardCapacities(this.r.cap).forEach((capacity, k) => void assert.ok(shards[k]!.holders.length <= capacity, `shard ${k} holds ${shards[k]!.holders.length} for ${capacity} seats`));
+    shardCapacities(this.r.cap).forEach(
+      (capacity, k) => void assert.ok(shards[k]!.holders.length <= capacity, `shard ${k} holds ${shards[k]!.holders.length} for ${capacity} seats`),
+    );
     for (let u = 0; u < this.r.users; u++) {
       const pool = this.pool(u);
       if (!pool.followed) continue;
@@ -147,31 +178,45 @@ class World {
       const wallet = this.log.read(walletStream(userId(u))).reduce((s, e) => walletDecider.evolve(s, e as never), walletDecider.initialState());
       const total = balanceOf(wallet, 'virtual', START) + (pool.followed ? allocatedUsd(pool.ledger) : 0);
       assert.equal(total, START, `${userId(u)}: wallet plus pool`);
-      if (pool.followed) assert.ok([amountMicro(u), seatedMicro(u)].includes(allocatedUsd(pool.ledger)), `${userId(u)}: the pool holds ${allocatedUsd(pool.ledger)}`);
+      if (pool.followed)
+        assert.ok([amountMicro(u), seatedMicro(u)].includes(allocatedUsd(pool.ledger)), `${userId(u)}: the pool holds ${allocatedUsd(pool.ledger)}`);
     }
   }
 }
 
-const allowed: Partial<Record<string, ErrorReason[]>> = { follow: ['BETA_FULL', 'UNPROCESSABLE'], stop: ['SUBSCRIPTION_NOT_FOUND'], sweep: [], crash: ['BETA_FULL', 'UNPROCESSABLE'] };
+const allowed: Partial<Record<string, ErrorReason[]>> = {
+  follow: ['BETA_FULL', 'UNPROCESSABLE'],
+  stop: ['SUBSCRIPTION_NOT_FOUND'],
+  sweep: [],
+  crash: ['BETA_FULL', 'UNPROCESSABLE'],
+};
 
 async function play(s: fc.Scheduler, r: Run): Promise<void> {
   const world = new World(r);
-  const scheduled = (p: string) => async <T>(what: string, call: () => T): Promise<T> => {
-    await s.schedule(Promise.resolve(), `${p} ${what}`);
-    const result = call();
-    await s.schedule(Promise.resolve(), `${p} ${what} answered`);
-    return result;
-  };
+  const scheduled =
+    (p: string) =>
+    async <T>(what: string, call: () => T): Promise<T> => {
+      await s.schedule(Promise.resolve(), `${p} ${what}`);
+      const result = call();
+      await s.schedule(Promise.resolve(), `${p} ${what} answered`);
+      return result;
+    };
   const processes = Array.from({ length: PROCESSES }, (_, p) => world.dispatcher(world.log.view(scheduled(`p${p}`))));
   const quiet = world.dispatcher(world.log.view());
   const follow = (dispatch: Dispatch, u: number, micro = amountMicro(u)) =>
-    world.send(dispatch, 'FollowAgent', { userId: userId(u), input: subscribeInput.parse({ agentId: AGENT, walletContext: 'virtual', allocationAmountUsd: micro / 1e6 }) });
-  for (const u of r.seated) await follow(quiet, u, seatedMicro(u)).catch((err) => assert.ok(err instanceof DomainError && err.reason === 'BETA_FULL', String(err)));
+    world.send(dispatch, 'FollowAgent', {
+      userId: userId(u),
+      input: subscribeInput.parse({ agentId: AGENT, walletContext: 'virtual', allocationAmountUsd: micro / 1e6 }),
+    });
+  for (const u of r.seated)
+    await follow(quiet, u, seatedMicro(u)).catch((err) => assert.ok(err instanceof DomainError && err.reason === 'BETA_FULL', String(err)));
 
   const dying = (dieAt: number) => {
     let appends = 0;
     const around = scheduled('dying');
-    return world.dispatcher(world.log.view((what, call) => (what.startsWith('append') && ++appends >= dieAt ? Promise.reject(new Error(DIED)) : around(what, call))));
+    return world.dispatcher(
+      world.log.view((what, call) => (what.startsWith('append') && ++appends >= dieAt ? Promise.reject(new Error(DIED)) : around(what, call))),
+    );
   };
   const perform = (op: Op): Promise<unknown> => {
     const data = { userId: userId(op.user), agentId: AGENT };
@@ -205,7 +250,12 @@ async function play(s: fc.Scheduler, r: Run): Promise<void> {
     }
     if (op.kind !== 'follow' && op.kind !== 'crash') return;
     const { pool } = o.value as CommandMap['FollowAgent']['result'];
-    if (pool.followed) assert.equal(pool.settings.allocationAmountUsd, allocatedUsd(pool.ledger), `${userId(op.user)}: the follow answered ${pool.settings.allocationAmountUsd}, the pool holds ${allocatedUsd(pool.ledger)}`);
+    if (pool.followed)
+      assert.equal(
+        pool.settings.allocationAmountUsd,
+        allocatedUsd(pool.ledger),
+        `${userId(op.user)}: the follow answered ${pool.settings.allocationAmountUsd}, the pool holds ${allocatedUsd(pool.ledger)}`,
+      );
   });
 
   // The recovery, past the grace period: sweeps and resumed transfers at once, then a last sweep.
@@ -214,7 +264,13 @@ async function play(s: fc.Scheduler, r: Run): Promise<void> {
   // Every transfer the users' streams debited, resumed as the recovery would (a finished one changes nothing).
   const debited = Array.from({ length: r.users }, (_, u) => [walletStream(userId(u)), poolStream(poolId(userId(u), AGENT, 'virtual'))]).flatMap((streams) =>
     streams.flatMap((stream) =>
-      world.log.read(stream).flatMap((e) => (e.type === 'WalletDebited' || e.type === 'WithdrawalRequested' ? [{ transferId: (e.data as { transfer: { transferId: string } }).transfer.transferId, sourceStream: stream }] : [])),
+      world.log
+        .read(stream)
+        .flatMap((e) =>
+          e.type === 'WalletDebited' || e.type === 'WithdrawalRequested'
+            ? [{ transferId: (e.data as { transfer: { transferId: string } }).transfer.transferId, sourceStream: stream }]
+            : [],
+        ),
     ),
   );
   const resumes = debited.map((d) => world.send(recovery, 'ResumeTransfer', d, AFTER_GRACE));
@@ -232,7 +288,8 @@ async function play(s: fc.Scheduler, r: Run): Promise<void> {
 function tally(world: World): void {
   const events = world.log.streamsOf('').flatMap(([, events]) => events);
   for (const e of events) {
-    if (e.type === 'TransferRejected' && (e.data as { reason: string }).reason.includes('stopped following this pool while the follow')) seen.refollowRejectedAfterStop++;
+    if (e.type === 'TransferRejected' && (e.data as { reason: string }).reason.includes('stopped following this pool while the follow'))
+      seen.refollowRejectedAfterStop++;
     if (e.type === 'BetaSeatClaimAdded') seen.claimAddedToHeldSeat++;
     if (e.type === 'BetaSeatClaimReleased') seen.claimGivenBackSeatKept++;
     if (e.type === 'WalletRefunded') seen.replanned++;
@@ -247,4 +304,3 @@ t.test('whatever interleaves, every open beta pool holds a seat, the seats never
   t.comment(JSON.stringify(seen));
   for (const [path, count] of Object.entries(seen)) t.ok(count > 0, `reached: ${path} (${count})`);
 });
-

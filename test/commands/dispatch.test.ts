@@ -18,13 +18,22 @@ const config = loadConfig({ NODE_ENV: 'test', VENUE: 'simulated' });
 const metadata = { now: new Date('2026-01-01T00:00:00.000Z'), actor: 'test', correlationId: 'c-1' };
 let uuids = 0;
 const depsOn = (store: CommandDeps['store']) =>
-  ({ store, config, ids: { uuid: () => `id-${++uuids}`, token: () => 'token', digits: () => '0' }, mailer: { send: async () => {} } }) as unknown as CommandDeps;
+  ({
+    store,
+    config,
+    ids: { uuid: () => `id-${++uuids}`, token: () => 'token', digits: () => '0' },
+    mailer: { send: async () => {} },
+  }) as unknown as CommandDeps;
 const setPrice = { type: 'SetMarketPrices', data: { prices: { SOL: 150_000_000n } }, metadata } as const;
 
 t.test('a transfer step is no public command', async (t) => {
   const steps = Object.keys(stepHandlers) as StepType[];
   t.equal(steps.length, 15, 'every step of domain/transfer/process.ts has its handler in the steps registry');
-  t.same(steps.filter((type) => Object.hasOwn(handlers, type)), [], 'the public registry holds none of them');
+  t.same(
+    steps.filter((type) => Object.hasOwn(handlers, type)),
+    [],
+    'the public registry holds none of them',
+  );
   const noStepIsPublic: [Extract<CommandType, StepType>] extends [never] ? true : false = true;
   t.ok(noStepIsPublic, 'no step name is a public command type');
 

@@ -31,10 +31,15 @@ const options = (deadlineMs = 5000): HandleOptions => ({ metadata: at(new Date(0
 
 /** Adds n unless the total would pass the cap: a refusal that depends on the state. */
 const add = (room: CommandRoom, stream: string, n: number, cap = Infinity) =>
-  room.handle(stream, counterFolder, (s) => {
-    if (s.total + n > cap) throw refuse('VALIDATION_FAILED', `cap ${cap} reached at ${s.total}`);
-    return [{ type: 'Added', data: { n } }];
-  }, options());
+  room.handle(
+    stream,
+    counterFolder,
+    (s) => {
+      if (s.total + n > cap) throw refuse('VALIDATION_FAILED', `cap ${cap} reached at ${s.total}`);
+      return [{ type: 'Added', data: { n } }];
+    },
+    options(),
+  );
 
 t.test('the command state cache', async (t) => {
   const db = await freshDatabase('cmd');
@@ -71,7 +76,11 @@ t.test('the command state cache', async (t) => {
     const result = await add(a, 'counter-2', 3); // a decides on revision 0 first, conflicts, reloads
     t.same(result.state, { total: 6, events: 3 });
     const all = await a.store.readStream('counter-2');
-    t.same(all.map((e) => (e.data as { n: number }).n), [1, 2, 3], 'every event once, in order');
+    t.same(
+      all.map((e) => (e.data as { n: number }).n),
+      [1, 2, 3],
+      'every event once, in order',
+    );
   });
 
   await t.test('a refusal is never answered from a stale cache', async (t) => {
@@ -91,10 +100,15 @@ t.test('the command state cache', async (t) => {
   await t.test('an invariant a stale cache breaks is decided again on the fresh state, one the stream breaks is thrown', async (t) => {
     // "the total never passes 0 downwards": a's cache (3) sees -5 as impossible, the stream (5) does not.
     const take = (room: CommandRoom, n: number) =>
-      room.handle('counter-invariant', counterFolder, (s) => {
-        invariant(s.total - n >= 0, `taking ${n} of ${s.total}`);
-        return [{ type: 'Added', data: { n: -n } }];
-      }, options());
+      room.handle(
+        'counter-invariant',
+        counterFolder,
+        (s) => {
+          invariant(s.total - n >= 0, `taking ${n} of ${s.total}`);
+          return [{ type: 'Added', data: { n: -n } }];
+        },
+        options(),
+      );
     await add(a, 'counter-invariant', 3);
     await add(b, 'counter-invariant', 2); // total 5, a's cache still says 3
     t.same((await take(a, 5)).state.total, 0, 'decided again on the fresh state');
@@ -115,9 +129,11 @@ t.test('the command state cache', async (t) => {
 
   await t.test('concurrent commands through two processes all land, no client retry needed', async (t) => {
     const writers = Array.from({ length: 8 }, (_, i) => (i % 2 ? a : b));
-    await Promise.all(writers.map(async (room) => {
-      for (let i = 0; i < 10; i++) await add(room, 'counter-5', 1);
-    }));
+    await Promise.all(
+      writers.map(async (room) => {
+        for (let i = 0; i < 10; i++) await add(room, 'counter-5', 1);
+      }),
+    );
     const fresh = createCommandRoom(createPostgresEventStore({ pool: db.pool }));
     t.same((await fresh.load('counter-5', counterFolder)).state, { total: 80, events: 80 });
     t.same((await a.load('counter-5', counterFolder)).state, { total: 80, events: 80 }, 'a cache caught up equals it');
@@ -126,10 +142,14 @@ t.test('the command state cache', async (t) => {
   await t.test('one process is the single writer of a stream: its commands never race each other', async (t) => {
     let conflicts = 0;
     const store = a.store;
-    const counting = createCommandRoom({ ...store, append: (...args: Parameters<typeof store.append>) => store.append(...args).catch((err: unknown) => {
-      if (err instanceof ConcurrencyError) conflicts++;
-      throw err;
-    }) });
+    const counting = createCommandRoom({
+      ...store,
+      append: (...args: Parameters<typeof store.append>) =>
+        store.append(...args).catch((err: unknown) => {
+          if (err instanceof ConcurrencyError) conflicts++;
+          throw err;
+        }),
+    });
     // One room: one queue and one cache, as one process has.
     await Promise.all(Array.from({ length: 50 }, () => add(counting, 'counter-6', 1)));
     t.equal(conflicts, 0, 'fifty concurrent commands on one stream: not one lost race');
@@ -138,10 +158,13 @@ t.test('the command state cache', async (t) => {
 
   await t.test('a command still losing races at its deadline is refused BUSY and appends nothing', async (t) => {
     let attempts = 0;
-    const contended = createCommandRoom({ ...b.store, append: async (stream: string) => {
-      attempts++;
-      throw new ConcurrencyError(stream, 0n, 99n);
-    } });
+    const contended = createCommandRoom({
+      ...b.store,
+      append: async (stream: string) => {
+        attempts++;
+        throw new ConcurrencyError(stream, 0n, 99n);
+      },
+    });
     const started = Date.now();
     const refused = await contended.handle('counter-7', counterFolder, () => [{ type: 'Added', data: { n: 1 } }], options(150)).catch((e: unknown) => e);
     t.ok(refused instanceof DomainError && refused.reason === 'BUSY', 'BUSY, the 503 of the catalogue');

@@ -56,7 +56,9 @@ t.test('racing stop and follow never seats more followers than a beta agent has 
         users.flatMap((user, i) => [
           stop(i + round, user, agentId).then((r) => ({ kind: 'stop' as const, r, user, agentId })),
           // The follow a few milliseconds after the stop, spread so that some plan while the stop is half-way.
-          sleep((i * 7 + round * 3) % 25).then(() => follow(i + round + 1, user, agentId, usd)).then((r) => ({ kind: 'follow' as const, r, user, agentId })),
+          sleep((i * 7 + round * 3) % 25)
+            .then(() => follow(i + round + 1, user, agentId, usd))
+            .then((r) => ({ kind: 'follow' as const, r, user, agentId })),
         ]),
       ),
     );
@@ -69,15 +71,18 @@ t.test('racing stop and follow never seats more followers than a beta agent has 
     t.comment(`round ${round}: ${[...tally].map(([k, n]) => `${n}× ${k}`).join(', ')}`);
     for (const { kind, r } of answers) {
       const reason = r.body?.error?.reason;
-      if (r.status !== 200 && !['SUBSCRIPTION_NOT_FOUND', 'BETA_FULL', 'UNPROCESSABLE'].includes(reason)) t.fail(`round ${round}: ${kind} answered ${r.status} ${reason}`);
+      if (r.status !== 200 && !['SUBSCRIPTION_NOT_FOUND', 'BETA_FULL', 'UNPROCESSABLE'].includes(reason))
+        t.fail(`round ${round}: ${kind} answered ${r.status} ${reason}`);
     }
     for (const { kind, r, user, agentId } of answers) {
       if (kind !== 'follow' || r.status !== 200) continue;
       const { state } = await loadState(app, poolDecider, `${user.userId}.${agentId}.virtual`);
       const answered = r.body.data.subscription;
       // A follow answered with its own pool: what it asked for is what the pool holds (unless a later stop closed it).
-      if (answered && answered.allocationAmountUsd !== answered.allocatedUsd) mismatches.push(`${answered.allocationAmountUsd} answered, ${answered.allocatedUsd} allocated`);
-      if (answered && state.followed && allocatedUsd(state.ledger) > usd * 1e6) mismatches.push(`pool holds ${allocatedUsd(state.ledger)} after a follow of ${usd} USD`);
+      if (answered && answered.allocationAmountUsd !== answered.allocatedUsd)
+        mismatches.push(`${answered.allocationAmountUsd} answered, ${answered.allocatedUsd} allocated`);
+      if (answered && state.followed && allocatedUsd(state.ledger) > usd * 1e6)
+        mismatches.push(`pool holds ${allocatedUsd(state.ledger)} after a follow of ${usd} USD`);
     }
     for (const [a, agentId] of agents.entries()) {
       const following = await followers(agentId);

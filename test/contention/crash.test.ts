@@ -33,7 +33,11 @@ t.test('SIGKILL in the middle of 200 concurrent follows loses nothing and applie
     ),
   );
   const users = await manyUsers(app, 'crash', USERS);
-  const env = { TRANSFER_RECOVERY_GRACE_MS: '1000', TRANSFER_RECOVERY_INTERVAL_MS: '200', REDIS_PREFIX: `crash-${app.redisKeyPrefix.replace(/[^A-Za-z0-9]/g, '')}` };
+  const env = {
+    TRANSFER_RECOVERY_GRACE_MS: '1000',
+    TRANSFER_RECOVERY_INTERVAL_MS: '200',
+    REDIS_PREFIX: `crash-${app.redisKeyPrefix.replace(/[^A-Za-z0-9]/g, '')}`,
+  };
   const { store } = app.deps;
 
   /** Every transfer of the users, from the wallet and pool streams: debited, credited, refunded. */
@@ -97,8 +101,11 @@ t.test('SIGKILL in the middle of 200 concurrent follows loses nothing and applie
   for (;;) {
     const now = await ledger();
     const open = [...now.debits.keys()].filter((id) => !now.credits.has(id) && !now.refunds.has(id));
-    const orphans = (await Promise.all(agents.slice(0, 2).map((a) => seatHolders(app, a)))).flat().length -
-      [...now.pools.values()].filter((events) => events.some((e) => e.type === 'AgentFollowed' && agents.slice(0, 2).includes(agentFollowedSchema.parse(e.data).agentId))).length;
+    const orphans =
+      (await Promise.all(agents.slice(0, 2).map((a) => seatHolders(app, a)))).flat().length -
+      [...now.pools.values()].filter((events) =>
+        events.some((e) => e.type === 'AgentFollowed' && agents.slice(0, 2).includes(agentFollowedSchema.parse(e.data).agentId)),
+      ).length;
     if (open.length === 0 && orphans === 0) break;
     if (Date.now() > deadline) {
       t.fail(`after the restart, still ${open.length} unfinished transfers and ${orphans} orphan seats`);
@@ -108,8 +115,14 @@ t.test('SIGKILL in the middle of 200 concurrent follows loses nothing and applie
   }
 
   const after = await ledger();
-  t.ok([...after.credits.values()].every((n) => n === 1), 'no transfer credited twice');
-  t.ok([...after.debits.keys()].every((id) => after.credits.has(id) !== after.refunds.has(id)), 'every transfer is complete or compensated, never both');
+  t.ok(
+    [...after.credits.values()].every((n) => n === 1),
+    'no transfer credited twice',
+  );
+  t.ok(
+    [...after.debits.keys()].every((id) => after.credits.has(id) !== after.refunds.has(id)),
+    'every transfer is complete or compensated, never both',
+  );
   for (const id of after.credits.keys()) if (!after.debits.has(id)) t.fail(`credit ${id} without a debit`);
   for (const user of users) {
     let total = START_MICRO;
@@ -132,7 +145,8 @@ t.test('SIGKILL in the middle of 200 concurrent follows loses nothing and applie
     for (const row of rows) {
       const events = after.pools.get(`${user.userId}.${row.agent}.virtual`) ?? [];
       const credited = events.filter((e) => e.type === 'AllocationAdded').reduce((s, e) => s + allocationAddedSchema.parse(e.data).amountMicro, 0);
-      if (Math.round(row.allocatedUsd * 1e6) !== credited) t.fail(`read model of ${user.userId}/${row.agent}: ${row.allocatedUsd} USD, streams ${credited} micro-USD`);
+      if (Math.round(row.allocatedUsd * 1e6) !== credited)
+        t.fail(`read model of ${user.userId}/${row.agent}: ${row.allocatedUsd} USD, streams ${credited} micro-USD`);
     }
   }
   t.pass('the subscriptions read model equals the streams');

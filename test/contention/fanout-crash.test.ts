@@ -43,7 +43,10 @@ async function inLanes<T, R>(items: readonly T[], limit: number, work: (item: T,
 
 function deliver(app: TestApp, agentId: string, secret: string, body: unknown) {
   const signed = signWebhookBody({ secret, body, timestampMs: Date.now() });
-  return api(app, 'POST', `/api/v1/signals/${agentId}`, { body, headers: { 'x-svc-timestamp': signed.timestampHeader, 'x-svc-signature': signed.signatureHeader } });
+  return api(app, 'POST', `/api/v1/signals/${agentId}`, {
+    body,
+    headers: { 'x-svc-timestamp': signed.timestampHeader, 'x-svc-signature': signed.signatureHeader },
+  });
 }
 
 const tradesRequested = async (app: TestApp) =>
@@ -69,7 +72,12 @@ t.test('workers killed mid-way through a 1,000-pool fan-out, twice: the next one
   t.teardown(() => worker.stop());
   const admin = await signIn(app, ADMIN);
   const dev = await signIn(app, 'fanout-dev@example.test');
-  const { agentId, secret } = await listedFollowableAgent(app, { developer: dev.accessToken, admin: admin.accessToken }, { name: 'Fan-out', venue: 'PERP_VENUE', maxLeverage: 10, minTradeUsd: 1, recommendedPerTradePercent: 10, maxConcurrentPositions: 5 }, { live: true });
+  const { agentId, secret } = await listedFollowableAgent(
+    app,
+    { developer: dev.accessToken, admin: admin.accessToken },
+    { name: 'Fan-out', venue: 'PERP_VENUE', maxLeverage: 10, minTradeUsd: 1, recommendedPerTradePercent: 10, maxConcurrentPositions: 5 },
+    { live: true },
+  );
   t.equal((await api(app, 'PUT', '/api/admin/market/prices', { token: admin.accessToken, body: { prices: { BTC: 50_000 } } })).status, 200);
 
   const choicesOf = (i: number) => (i < ALERTS_ONLY ? { tradeMode: 'ALERTS_ONLY' } : i < ALERTS_ONLY + PAUSED ? { isPaused: true } : {});
@@ -82,15 +90,31 @@ t.test('workers killed mid-way through a 1,000-pool fan-out, twice: the next one
         data: { userId: user.userId, input: subscribeInput.parse({ agentId, allocationAmountUsd: 1000, ...choicesOf(i) }) },
         metadata: { now: app.deps.clock.now(), actor: user.userId, correlationId: `follow-${user.userId}` },
       })
-      .then((d) => ({ position: d.position, refused: undefined }), (err: unknown) => ({ position: undefined, refused: String(err) })),
+      .then(
+        (d) => ({ position: d.position, refused: undefined }),
+        (err: unknown) => ({ position: undefined, refused: String(err) }),
+      ),
   );
-  t.same(follows.filter((f) => f.refused).map((f) => f.refused), [], 'every follow accepted');
+  t.same(
+    follows.filter((f) => f.refused).map((f) => f.refused),
+    [],
+    'every follow accepted',
+  );
   await Promise.all(follows.map((f) => app.deps.readYourWrites(f.position)));
   const pools = users.map((u) => poolId(u.userId, agentId, 'virtual'));
   const trading = new Set(pools.slice(ALERTS_ONLY + PAUSED));
   t.comment(`${pools.length} pools followed at ${elapsed()}`);
 
-  const signal = { signalId: 'fanout-btc-long', action: 'open', side: 'long', token: 'BTC', leverage: 5, sizePercent: 10, stopLoss: 48_000, takeProfit: [52_000, 54_000] };
+  const signal = {
+    signalId: 'fanout-btc-long',
+    action: 'open',
+    side: 'long',
+    token: 'BTC',
+    leverage: 5,
+    sizePercent: 10,
+    stopLoss: 48_000,
+    takeProfit: [52_000, 54_000],
+  };
   const sent = performance.now();
   const answer = deliver(app, agentId, secret, signal).then((res) => ({ res, ms: performance.now() - sent }));
   // Killed once some trades exist and well before all of them do.
@@ -126,10 +150,14 @@ t.test('workers killed mid-way through a 1,000-pool fan-out, twice: the next one
   t.ok(atSecondKill > atKill && atSecondKill < TRADING, `the second worker killed mid-way too: ${atSecondKill} of ${TRADING} trades requested (${elapsed()})`);
   worker = await startServiceProcess(app, 'workers', env);
   const id = signalInstanceId(agentId, signalKeyOf(signal.signalId));
-  const done = await until('the signal executed', async () => {
-    const loaded = await loadState(app, signalDecider, id);
-    return loaded.state.status === 'executed' ? loaded : undefined;
-  }, 60_000);
+  const done = await until(
+    'the signal executed',
+    async () => {
+      const loaded = await loadState(app, signalDecider, id);
+      return loaded.state.status === 'executed' ? loaded : undefined;
+    },
+    60_000,
+  );
   t.comment(`executed at ${elapsed()}`);
   if (done.state.status !== 'executed') throw new Error('not executed');
   await app.deps.readYourWrites(done.position);
@@ -152,13 +180,21 @@ t.test('workers killed mid-way through a 1,000-pool fan-out, twice: the next one
        FROM events WHERE stream_name LIKE 'trade-%' GROUP BY stream_name`,
   );
   t.equal(perTrade.length, TRADING, `${TRADING} trade streams`);
-  t.same(perTrade.filter((r) => r.requested !== 1 || r.filled !== 1), [], 'each trade requested and filled once');
+  t.same(
+    perTrade.filter((r) => r.requested !== 1 || r.filled !== 1),
+    [],
+    'each trade requested and filled once',
+  );
   t.same(new Set(perTrade.map((r) => r.stream_name.slice('trade-'.length))), new Set(tradeIds), 'the trade streams are the reported trades');
   const { rows: decisions } = await app.deps.pool.query<{ stream_name: string; n: number }>(
     `SELECT stream_name, count(*)::int AS n FROM events WHERE event_type IN ('TradeOpened', 'TradeRefused') GROUP BY stream_name`,
   );
   t.equal(decisions.length, pools.length, 'every pool decided');
-  t.same(decisions.filter((d) => d.n !== 1), [], 'no pool decided twice');
+  t.same(
+    decisions.filter((d) => d.n !== 1),
+    [],
+    'no pool decided twice',
+  );
 
   // Each pool's books, and each trade's margin as its own stream holds it.
   const states = await inLanes(pools, 16, async (id) => (await loadState(app, poolDecider, id)).state);
@@ -168,7 +204,8 @@ t.test('workers killed mid-way through a 1,000-pool fan-out, twice: the next one
     const open = Object.entries(state.openTrades);
     const { ledger } = state;
     const free = ledger.confirmedIn - ledger.confirmedOut + ledger.realized - ledger.feesCharged - ledger.locked;
-    if (ledger.confirmedIn !== CONFIRMED_IN_MICRO || free + ledger.locked !== ledger.confirmedIn) wrong.push(`${state.poolId}: in ${ledger.confirmedIn}, free ${free}, locked ${ledger.locked}`);
+    if (ledger.confirmedIn !== CONFIRMED_IN_MICRO || free + ledger.locked !== ledger.confirmedIn)
+      wrong.push(`${state.poolId}: in ${ledger.confirmedIn}, free ${free}, locked ${ledger.locked}`);
     if (!trading.has(state.poolId)) {
       if (open.length !== 0 || ledger.locked !== 0) wrong.push(`${state.poolId}: a skipped pool holds a trade`);
       return;
@@ -177,7 +214,8 @@ t.test('workers killed mid-way through a 1,000-pool fan-out, twice: the next one
       return void wrong.push(`${state.poolId}: ${open.length} open trades, ${ledger.locked} locked`);
     }
     const trade = (await loadState(app, tradeDecider, open[0]![0])).state;
-    if (trade.status !== 'open' || trade.marginMicro !== MARGIN_MICRO) wrong.push(`${state.poolId}: trade ${trade.status}, margin ${'marginMicro' in trade ? trade.marginMicro : '-'}`);
+    if (trade.status !== 'open' || trade.marginMicro !== MARGIN_MICRO)
+      wrong.push(`${state.poolId}: trade ${trade.status}, margin ${'marginMicro' in trade ? trade.marginMicro : '-'}`);
   });
   t.same(wrong, [], 'each trading pool: one open trade, 10% of its free capital locked in it; each pool: confirmed in = free + locked');
 
@@ -186,10 +224,16 @@ t.test('workers killed mid-way through a 1,000-pool fan-out, twice: the next one
     [tradeIds],
   );
   t.same(transfers, [{ status: 'completed', n: TRADING }], 'every margin transfer completed (transfers read model)');
-  const { rows: projected } = await app.deps.pool.query<{ status: string; n: number }>('SELECT status, count(*)::int AS n FROM trades WHERE agent_id = $1 GROUP BY status', [agentId]);
+  const { rows: projected } = await app.deps.pool.query<{ status: string; n: number }>(
+    'SELECT status, count(*)::int AS n FROM trades WHERE agent_id = $1 GROUP BY status',
+    [agentId],
+  );
   t.same(projected, [{ status: 'open', n: TRADING }], 'the trades read model shows every trade open, once');
-  const inbox = await app.deps.pool.query<{ outcome: string; n: number }>(`SELECT outcome, jsonb_array_length(results)::int AS n FROM signal_inbox WHERE agent_id = $1`, [agentId]);
+  const inbox = await app.deps.pool.query<{ outcome: string; n: number }>(
+    `SELECT outcome, jsonb_array_length(results)::int AS n FROM signal_inbox WHERE agent_id = $1`,
+    [agentId],
+  );
   t.same(inbox.rows, [{ outcome: 'partially_executed', n: pools.length }], 'the inbox shows the outcome');
   t.comment(`done at ${elapsed()}`);
-});import { listedFollowableAgent } from '../support/agents.ts';
-
+});
+import { listedFollowableAgent } from '../support/agents.ts';

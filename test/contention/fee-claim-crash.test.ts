@@ -27,7 +27,13 @@ const M = 1_000_000;
 t.test('SIGKILL between a fee claim’s debit and its credit: the recovery pays it exactly once', async (t) => {
   // The test app's own recovery waits an hour: the workers process started after the kill finishes the claim.
   const app = await startTestApp({
-    config: { ADMIN_EMAILS: ADMIN, VENUE_SIM_CHAIN_MS: '0', RECONCILIATION_INTERVAL_MS: '100', TRANSFER_RECOVERY_GRACE_MS: '3600000', IDEMPOTENCY_LEASE_MS: String(LEASE_MS) },
+    config: {
+      ADMIN_EMAILS: ADMIN,
+      VENUE_SIM_CHAIN_MS: '0',
+      RECONCILIATION_INTERVAL_MS: '100',
+      TRANSFER_RECOVERY_GRACE_MS: '3600000',
+      IDEMPOTENCY_LEASE_MS: String(LEASE_MS),
+    },
   });
   let gate: pg.Client | null = null;
   const children: ServiceProcess[] = [];
@@ -41,7 +47,12 @@ t.test('SIGKILL between a fee claim’s debit and its credit: the recovery pays 
   const spawn = async (name: string, role: 'api' | 'workers', extra: Record<string, string> = {}) => {
     const url = new URL(app.databaseUrl);
     url.searchParams.set('application_name', name);
-    const child = await startServiceProcess(app, role, { DATABASE_URL: url.toString(), REDIS_PREFIX: redisPrefix, IDEMPOTENCY_LEASE_MS: String(LEASE_MS), ...extra });
+    const child = await startServiceProcess(app, role, {
+      DATABASE_URL: url.toString(),
+      REDIS_PREFIX: redisPrefix,
+      IDEMPOTENCY_LEASE_MS: String(LEASE_MS),
+      ...extra,
+    });
     children.push(child);
     return child;
   };
@@ -49,7 +60,12 @@ t.test('SIGKILL between a fee claim’s debit and its credit: the recovery pays 
   const admin = await signIn(app, ADMIN);
   const dev = await signIn(app, 'feecrash-dev@example.test');
   const follower = await signIn(app, 'feecrash-u1@example.test');
-  const agentId = await followableAgent(app, { developer: dev.accessToken, admin: admin.accessToken }, { name: 'Crash fees', venue: 'SPOT_VENUE', successFeePercent: 20 }, { live: true });
+  const agentId = await followableAgent(
+    app,
+    { developer: dev.accessToken, admin: admin.accessToken },
+    { name: 'Crash fees', venue: 'SPOT_VENUE', successFeePercent: 20 },
+    { live: true },
+  );
   const earned = await earnFees(app, admin, follower, agentId, 50, 'crash-1');
   t.equal(earned.earnedMicro, 8 * M);
 
@@ -59,23 +75,30 @@ t.test('SIGKILL between a fee claim’s debit and its credit: the recovery pays 
   const claims = () => count(feeAccountStream(agentId), 'FeesClaimed');
   const credits = () => count(walletStream(dev.userId), 'WalletCredited');
   const waiting = async (name: string) =>
-    (await pool.query<{ pid: number }>(`SELECT pid FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock'`, [name])).rows.map((r) => r.pid);
+    (await pool.query<{ pid: number }>(`SELECT pid FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock'`, [name])).rows.map(
+      (r) => r.pid,
+    );
 
   const a = await spawn('feecrash-a', 'api');
   const revision = (await pool.query<{ n: number }>('SELECT count(*)::int AS n FROM events WHERE stream_name = $1', [walletStream(dev.userId)])).rows[0]!.n;
   gate = new pg.Client({ connectionString: app.databaseUrl });
   await gate.connect();
   await gate.query('BEGIN');
-  await gate.query(
-    `INSERT INTO events (stream_name, revision, event_id, event_type, data, metadata) VALUES ($1, $2, gen_random_uuid(), 'Gate', '{}', '{}')`,
-    [walletStream(dev.userId), revision],
-  );
+  await gate.query(`INSERT INTO events (stream_name, revision, event_id, event_type, data, metadata) VALUES ($1, $2, gen_random_uuid(), 'Gate', '{}', '{}')`, [
+    walletStream(dev.userId),
+    revision,
+  ]);
   const key = { 'idempotency-key': 'crash-claim' };
-  const cut = api(a, 'POST', `/api/v1/developers/agents/${agentId}/fees/claim`, { token: dev.accessToken, headers: key }).then((r) => r.status, () => 0);
+  const cut = api(a, 'POST', `/api/v1/developers/agents/${agentId}/fees/claim`, { token: dev.accessToken, headers: key }).then(
+    (r) => r.status,
+    () => 0,
+  );
   await until('the claim debited, its credit waiting at the gate', async () => (await claims()) === 1 && (await waiting('feecrash-a')).length > 0);
   a.child.kill('SIGKILL');
   await a.exited;
-  const ended = await pool.query<{ gone: boolean }>('SELECT pg_terminate_backend(pid, 5000) AS gone FROM unnest($1::int[]) AS pid', [await waiting('feecrash-a')]);
+  const ended = await pool.query<{ gone: boolean }>('SELECT pg_terminate_backend(pid, 5000) AS gone FROM unnest($1::int[]) AS pid', [
+    await waiting('feecrash-a'),
+  ]);
   t.ok(ended.rows.length > 0 && ended.rows.every((r) => r.gone), 'the dead process’s append ended, never committed');
   await gate.query('ROLLBACK');
   await gate.end();
@@ -89,7 +112,9 @@ t.test('SIGKILL between a fee claim’s debit and its credit: the recovery pays 
     const [credit] = (await app.deps.store.readStream(walletStream(dev.userId))).filter((e) => e.type === 'WalletCredited');
     t.match(credit, { metadata: { actor: RECOVERY_ACTOR }, data: { walletContext: 'real', amountMicro: 8 * M, from: `fees:${agentId}` } });
     const wallet = await until('the wallet read model shows it', async () => {
-      const real = (await api(app, 'GET', '/api/v1/wallet', { token: dev.accessToken })).body.data.wallets.find((w: { walletContext: string }) => w.walletContext === 'real');
+      const real = (await api(app, 'GET', '/api/v1/wallet', { token: dev.accessToken })).body.data.wallets.find(
+        (w: { walletContext: string }) => w.walletContext === 'real',
+      );
       return real.balanceUsd === 8 ? real : false;
     });
     t.equal(wallet.balanceUsd, 8);
@@ -98,7 +123,10 @@ t.test('SIGKILL between a fee claim’s debit and its credit: the recovery pays 
   });
 
   await t.test('the killed request replayed with its key answers the claim, and pays nothing more', async (t) => {
-    await until('the lease lapsed', async () => (await pool.query('SELECT 1 FROM idempotency_keys WHERE user_id = $1 AND lease_until <= now()', [dev.userId])).rowCount === 1);
+    await until(
+      'the lease lapsed',
+      async () => (await pool.query('SELECT 1 FROM idempotency_keys WHERE user_id = $1 AND lease_until <= now()', [dev.userId])).rowCount === 1,
+    );
     const replay = await api(app, 'POST', `/api/v1/developers/agents/${agentId}/fees/claim`, { token: dev.accessToken, headers: key });
     t.equal(replay.status, 200, JSON.stringify(replay.body));
     t.match(replay.body.data, { claimedUsd: 8, claimableFeesUsd: 0, totalFeesClaimedUsd: 8 });

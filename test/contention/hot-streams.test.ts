@@ -22,7 +22,11 @@ t.test('hot streams never refuse a valid command', async (t) => {
   const tokens = { developer: dev.accessToken, admin: admin.accessToken };
   const agents: string[] = [];
   for (let i = 0; i < 50; i += 10) {
-    agents.push(...(await Promise.all(Array.from({ length: 10 }, (_, j) => followableAgent(app, tokens, { name: `Hot ${i + j}`, minAllocationUsd: 10 }, { live: true })))));
+    agents.push(
+      ...(await Promise.all(
+        Array.from({ length: 10 }, (_, j) => followableAgent(app, tokens, { name: `Hot ${i + j}`, minAllocationUsd: 10 }, { live: true })),
+      )),
+    );
   }
   const follow = (base: Pick<TestApp, 'url'>, user: SignedIn, body: Record<string, unknown>) => api(base, 'POST', FOLLOW, { token: user.accessToken, body });
 
@@ -41,7 +45,11 @@ t.test('hot streams never refuse a valid command', async (t) => {
   await t.test("one user's 50 concurrent follows of 50 agents all succeed and the money adds up", async (t) => {
     const [user] = await manyUsers(app, 'fifty', 1);
     const results = await Promise.all(agents.map((agentId, i) => follow(app, user!, { agentId, allocationAmountUsd: amountOf(i) })));
-    t.same(results.map((r) => r.status), agents.map(() => 200), 'fifty 200s, not one 409 or 503');
+    t.same(
+      results.map((r) => r.status),
+      agents.map(() => 200),
+      'fifty 200s, not one 409 or 503',
+    );
     t.equal(await holdings(user!), START_MICRO, 'wallet plus pools equal the 10000 USD start, to the micro-USD');
     const listed = (await api(app, 'GET', FOLLOW, { token: user!.accessToken })).body.data as Array<{ allocatedUsd: number }>;
     t.equal(listed.length, 50);
@@ -54,7 +62,11 @@ t.test('hot streams never refuse a valid command', async (t) => {
     t.teardown(() => second.stop());
     const [user] = await manyUsers(app, 'two-processes', 1);
     const results = await Promise.all(agents.map((agentId, i) => follow(i % 2 ? second : app, user!, { agentId, allocationAmountUsd: amountOf(i) })));
-    t.same(results.map((r) => r.status), agents.map(() => 200), 'fifty 200s across the two processes');
+    t.same(
+      results.map((r) => r.status),
+      agents.map(() => 200),
+      'fifty 200s across the two processes',
+    );
     t.equal(await holdings(user!), START_MICRO, 'wallet plus pools equal the start, to the micro-USD');
   });
 
@@ -66,7 +78,10 @@ t.test('hot streams never refuse a valid command', async (t) => {
     t.equal(statuses.filter((s) => s === 200).length, 100, 'exactly 100 followers');
     const refused = results.filter((r) => r.status === 409);
     t.equal(refused.length, 200, '200 refused');
-    t.ok(refused.every((r) => r.body.error.code === 'CONFLICT' && r.body.error.reason === 'BETA_FULL'), 'each refusal is BETA_FULL');
+    t.ok(
+      refused.every((r) => r.body.error.code === 'CONFLICT' && r.body.error.reason === 'BETA_FULL'),
+      'each refusal is BETA_FULL',
+    );
     t.equal(statuses.filter((s) => s >= 500).length, 0, 'no 5xx');
     t.equal((await seatHolders(app, beta)).length, 100, 'the seat shards hold 100 seats');
     // A public read waits for no one's writes: the count shows every follow once projected.

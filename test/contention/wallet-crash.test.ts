@@ -90,7 +90,12 @@ t.test('manual sells: SIGKILL between the swap and the lot update, one key in pa
   const cash = async (u: SignedIn) => (await wallet(u)).wallets.find((w: { walletContext: string }) => w.walletContext === 'virtual').balanceUsd;
   const events = async (u: SignedIn, type: string) => (await store.readStream(walletStream(u.userId))).filter((e) => e.type === type);
   const sellSwaps = async (u: SignedIn) =>
-    (await pool.query<{ swap_id: string; status: string; tx_id: string; usd_micro: string }>(`SELECT swap_id, status, tx_id, usd_micro FROM simulated_swaps WHERE user_id = $1 AND side = 'sell'`, [u.userId])).rows;
+    (
+      await pool.query<{ swap_id: string; status: string; tx_id: string; usd_micro: string }>(
+        `SELECT swap_id, status, tx_id, usd_micro FROM simulated_swaps WHERE user_id = $1 AND side = 'sell'`,
+        [u.userId],
+      )
+    ).rows;
   /** The read model is another process's projection: waited for until it moved, then checked exactly. */
   const settledWallet = async (u: SignedIn, before: { sol: number; cash: number }) => {
     await until(`the wallet of ${u.userId} shows the sell`, async () => (await sol(u)) !== before.sol && (await cash(u)) !== before.cash, 10_000);
@@ -110,9 +115,18 @@ t.test('manual sells: SIGKILL between the swap and the lot update, one key in pa
   const abandonedKey = 'crash-recovered';
   const a = await starting;
   const swapsGate = await closeGate('simulated_swaps');
-  const cut = [sell(a, replayed!, SELL, crashedKey), sell(a, recovered!, SELL, abandonedKey)].map((p) => p.then((r) => r.status, () => 0));
-  await until('both sells requested, their swaps waiting at the gate', async () =>
-    (await events(replayed!, 'SellRequested')).length === 1 && (await events(recovered!, 'SellRequested')).length === 1 && (await waitingOn('wallet-crash-a', 'simulated_swaps')) === 2,
+  const cut = [sell(a, replayed!, SELL, crashedKey), sell(a, recovered!, SELL, abandonedKey)].map((p) =>
+    p.then(
+      (r) => r.status,
+      () => 0,
+    ),
+  );
+  await until(
+    'both sells requested, their swaps waiting at the gate',
+    async () =>
+      (await events(replayed!, 'SellRequested')).length === 1 &&
+      (await events(recovered!, 'SellRequested')).length === 1 &&
+      (await waitingOn('wallet-crash-a', 'simulated_swaps')) === 2,
   );
   const eventsGate = await closeGate('events');
   await swapsGate.release();
@@ -126,10 +140,16 @@ t.test('manual sells: SIGKILL between the swap and the lot update, one key in pa
   const left = await pool.query<{ pid: number; waiting: boolean }>(
     `SELECT pid, wait_event_type = 'Lock' AS waiting FROM pg_stat_activity WHERE application_name = 'wallet-crash-a' AND backend_type = 'client backend'`,
   );
-  t.ok(left.rows.some((r) => r.waiting), 'the dead process\'s append still waits in PostgreSQL');
+  t.ok(
+    left.rows.some((r) => r.waiting),
+    "the dead process's append still waits in PostgreSQL",
+  );
   const waiting = left.rows.filter((r) => r.waiting).map((r) => r.pid);
   const ended = await pool.query<{ gone: boolean }>('SELECT pg_terminate_backend(pid, 5000) AS gone FROM unnest($1::int[]) AS pid', [waiting]);
-  t.ok(ended.rows.every((r) => r.gone), 'ended: its append rolled back, never committed');
+  t.ok(
+    ended.rows.every((r) => r.gone),
+    'ended: its append rolled back, never committed',
+  );
   await eventsGate.release();
   t.same(await Promise.all(cut), [0, 0], 'neither request was answered: the process died');
   t.same(
@@ -147,14 +167,26 @@ t.test('manual sells: SIGKILL between the swap and the lot update, one key in pa
 
     const b = await spawnApi('wallet-crash-b');
     const keyHash = createHash('sha256').update(crashedKey).digest('hex');
-    await until('the lease lapsed', async () =>
-      (await pool.query(`SELECT 1 FROM idempotency_keys WHERE user_id = $1 AND key_hash = $2 AND lease_until <= now()`, [replayed!.userId, keyHash])).rowCount === 1,
+    await until(
+      'the lease lapsed',
+      async () =>
+        (await pool.query(`SELECT 1 FROM idempotency_keys WHERE user_id = $1 AND key_hash = $2 AND lease_until <= now()`, [replayed!.userId, keyHash]))
+          .rowCount === 1,
     );
     const first = await sell(b, replayed!, SELL, crashedKey);
     t.equal(first.status, 200, JSON.stringify(first.body));
     t.equal(first.headers.get('idempotent-replayed'), null, 'the restarted process ran the request again');
     const [swap] = await sellSwaps(replayed!);
-    t.match(first.body.data, { success: true, side: 'sell', mint: 'SOL', amount: 2, priceUsd: 120, amountUsd: 240, tradeId: transferId, transactionId: swap!.tx_id });
+    t.match(first.body.data, {
+      success: true,
+      side: 'sell',
+      mint: 'SOL',
+      amount: 2,
+      priceUsd: 120,
+      amountUsd: 240,
+      tradeId: transferId,
+      transactionId: swap!.tx_id,
+    });
     for (const on of [b, app]) {
       const again = await sell(on, replayed!, SELL, crashedKey);
       t.equal(again.status, 200);
@@ -166,8 +198,12 @@ t.test('manual sells: SIGKILL between the swap and the lot update, one key in pa
     const sold = await events(replayed!, 'LotsSold');
     t.equal(sold.length, 1, 'one LotsSold');
     t.equal((sold[0]!.data as { transferId: string }).transferId, transferId);
-    t.equal(sold[0]!.metadata.actor, replayed!.userId, "recorded by the replay, not the recovery worker");
-    t.same((await sellSwaps(replayed!)).map((s) => [s.swap_id, s.status]), [[transferId, 'CONFIRMED']], 'one swap at the venue');
+    t.equal(sold[0]!.metadata.actor, replayed!.userId, 'recorded by the replay, not the recovery worker');
+    t.same(
+      (await sellSwaps(replayed!)).map((s) => [s.swap_id, s.status]),
+      [[transferId, 'CONFIRMED']],
+      'one swap at the venue',
+    );
     t.same(await settledWallet(replayed!, before), { sol: 8, cash: 9240 }, 'the lots reduced once, the cash credited once');
 
     await t.test('one Idempotency-Key, 20 parallel sells over two processes: exactly one sell', async (t) => {
@@ -175,9 +211,15 @@ t.test('manual sells: SIGKILL between the swap and the lot update, one key in pa
       const ok = answers.filter((r) => r.status === 200);
       const busy = answers.filter((r) => r.status === 409);
       t.equal(ok.length + busy.length, 20, `every answer is 200 or 409: ${answers.map((r) => r.status).join(' ')}`);
-      t.ok(busy.every((r) => r.body.error.code === 'TRADE_IN_PROGRESS'), '409s are TRADE_IN_PROGRESS');
+      t.ok(
+        busy.every((r) => r.body.error.code === 'TRADE_IN_PROGRESS'),
+        '409s are TRADE_IN_PROGRESS',
+      );
       t.equal(ok.filter((r) => r.headers.get('idempotent-replayed') === null).length, 1, 'one request ran; any other 200 is a replay');
-      t.ok(ok.every((r) => JSON.stringify(r.body) === JSON.stringify(ok[0]!.body)), 'every 200 is the same envelope');
+      t.ok(
+        ok.every((r) => JSON.stringify(r.body) === JSON.stringify(ok[0]!.body)),
+        'every 200 is the same envelope',
+      );
       t.comment(`${ok.length} × 200, ${busy.length} × 409`);
       const later = await sell(b, sameKey!, { mint: 'SOL', amount: 1 }, 'twenty-at-once');
       t.equal(later.status, 200);
@@ -200,7 +242,10 @@ t.test('manual sells: SIGKILL between the swap and the lot update, one key in pa
       await gate.release();
       const all = await Promise.all(answers);
       t.same(all.map((r) => r.status).sort(), [200, ...Array(19).fill(409)]);
-      t.ok(all.filter((r) => r.status === 409).every((r) => r.body.error.code === 'TRADE_IN_PROGRESS'), '409s are TRADE_IN_PROGRESS');
+      t.ok(
+        all.filter((r) => r.status === 409).every((r) => r.body.error.code === 'TRADE_IN_PROGRESS'),
+        '409s are TRADE_IN_PROGRESS',
+      );
       t.equal((await sellSwaps(manyKeys!)).length, 1, 'one sell at the venue');
       t.equal((await events(manyKeys!, 'LotsSold')).length, 1, 'one LotsSold');
       const now = await settledWallet(manyKeys!, before);
@@ -236,7 +281,11 @@ t.test('manual sells: SIGKILL between the swap and the lot update, one key in pa
     t.equal((sold[0]!.data as { transferId: string }).transferId, transferId);
     t.equal(sold[0]!.metadata.actor, RECOVERY_ACTOR);
     t.equal((await events(recovered!, 'SellRequested')).length, 1, 'one SellRequested');
-    t.same((await sellSwaps(recovered!)).map((s) => [s.swap_id, s.status]), [[transferId, 'CONFIRMED']], 'one swap at the venue');
+    t.same(
+      (await sellSwaps(recovered!)).map((s) => [s.swap_id, s.status]),
+      [[transferId, 'CONFIRMED']],
+      'one swap at the venue',
+    );
     t.same(await settledWallet(recovered!, before), { sol: 8, cash: 9240 }, 'the lots reduced once, the cash credited once');
     // The key's lease lapsed long ago: a late replay takes it over and answers the finished sell.
     const late = await sell(c, recovered!, SELL, abandonedKey);

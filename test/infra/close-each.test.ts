@@ -3,7 +3,14 @@ import { closeEach } from '../../infra/close-each.ts';
 
 t.test('every part is closed in order even when earlier ones fail; the failures are named together', async (t) => {
   const closed: string[] = [];
-  const part = (name: string, fail?: string) => [name, () => { closed.push(name); if (fail) throw new Error(fail); }] as const;
+  const part = (name: string, fail?: string) =>
+    [
+      name,
+      () => {
+        closed.push(name);
+        if (fail) throw new Error(fail);
+      },
+    ] as const;
   await t.resolves(closeEach([part('a'), part('b')]), 'nothing failed: nothing thrown');
   closed.length = 0;
   await t.rejects(closeEach([part('a'), part('b', 'boom'), part('c')]), { message: 'closing b failed: boom' });

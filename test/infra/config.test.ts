@@ -37,7 +37,8 @@ t.test('TRUST_PROXY: off, a number of proxies, their addresses, or every hop (ne
   t.equal(loadConfig({ TRUST_PROXY: '2' }).TRUST_PROXY, 2);
   t.same(loadConfig({ TRUST_PROXY: '10.0.0.1, 10.1.0.0/16,fd00::/8' }).TRUST_PROXY, ['10.0.0.1', '10.1.0.0/16', 'fd00::/8'], 'addresses and CIDR ranges');
   for (const value of ['true', 'TRUE', 'yes', 'on']) t.equal(loadConfig({ TRUST_PROXY: value }).TRUST_PROXY, true, value);
-  for (const value of ['maybe', '10.0.0.300', '10.0.0.1, nope', '123']) t.throws(() => loadConfig({ TRUST_PROXY: value }), { message: /^configuration: TRUST_PROXY / }, value);
+  for (const value of ['maybe', '10.0.0.300', '10.0.0.1, nope', '123'])
+    t.throws(() => loadConfig({ TRUST_PROXY: value }), { message: /^configuration: TRUST_PROXY / }, value);
 });
 
 t.test('VENUE is the simulated venue unless a real one is configured (external)', async (t) => {
@@ -66,7 +67,16 @@ t.test('production refuses development defaults and missing secrets', async (t) 
     SOCIAL_LOGIN_DISABLED: 'true',
   };
   t.ok(loadConfig(full), 'a complete production environment starts');
-  for (const name of ['JWT_SECRET', 'SMTP_URL', 'RECAPTCHA_SECRET', 'RECAPTCHA_SITE_KEY', 'DATABASE_URL', 'REDIS_URL', 'PUBLIC_BASE_URL', 'KEY_ENCRYPTION_KEY'] as const) {
+  for (const name of [
+    'JWT_SECRET',
+    'SMTP_URL',
+    'RECAPTCHA_SECRET',
+    'RECAPTCHA_SITE_KEY',
+    'DATABASE_URL',
+    'REDIS_URL',
+    'PUBLIC_BASE_URL',
+    'KEY_ENCRYPTION_KEY',
+  ] as const) {
     const env: Record<string, string> = { ...full };
     delete env[name];
     t.throws(() => loadConfig(env), { name: 'ConfigError' }, `missing ${name}`);

@@ -62,14 +62,22 @@ t.test('idempotency keys', async (t) => {
     t.equal(await swaps.status('nope'), null);
     await t.rejects(swaps.swap({ ...buy, amount: 1 }), VenueConflictError);
     prices.set('SOL', 150_000_000n * 10n ** 12n);
-    t.match(await swaps.swap({ ...buy, swapId: 's2', side: 'sell', amount: 1_500_000 }), { status: 'CONFIRMED', usdMicro: 225_000_000, units: 1_500_000 }, '1.5 tokens at 150');
+    t.match(
+      await swaps.swap({ ...buy, swapId: 's2', side: 'sell', amount: 1_500_000 }),
+      { status: 'CONFIRMED', usdMicro: 225_000_000, units: 1_500_000 },
+      '1.5 tokens at 150',
+    );
     // A price finer than a micro-USD swaps exactly and reads back exactly from its row: 115 USD at
     // 0.0000115 buys 10^7 tokens; 3 units (3·10^-6 token) sell for 3.45·10^-11 USD, 0 micro-USD (down).
     prices.set('PEPE', 11_500_000_000_000n);
     const pepe = await swaps.swap({ ...buy, swapId: 's-pepe', mint: 'PEPE', amount: 115_000_000 });
     t.match(pepe, { status: 'CONFIRMED', price: 11_500_000_000_000n, units: 10_000_000_000_000, usdMicro: 115_000_000 });
     t.same(await swaps.status('s-pepe'), pepe, 'the row keeps the price to 10^-18');
-    t.match(await swaps.swap({ ...buy, swapId: 's-pepe-sell', side: 'sell', mint: 'PEPE', amount: 3 }), { status: 'CONFIRMED', price: 11_500_000_000_000n, units: 3, usdMicro: 0 }, 'the proceeds round down, to nothing');
+    t.match(
+      await swaps.swap({ ...buy, swapId: 's-pepe-sell', side: 'sell', mint: 'PEPE', amount: 3 }),
+      { status: 'CONFIRMED', price: 11_500_000_000_000n, units: 3, usdMicro: 0 },
+      'the proceeds round down, to nothing',
+    );
     t.match(await swaps.swap({ ...buy, swapId: 's3', mint: 'NONE' }), { status: 'FAILED', reason: 'NO_PRICE', txId: null, units: 0 });
     t.match(await swaps.swap({ ...buy, swapId: 's4', mint: 'BAD' }), { status: 'FAILED', reason: 'ROUTE_NOT_FOUND' });
     t.match(await swaps.swap({ ...buy, swapId: 's5', amount: 1 }), { status: 'FAILED', reason: 'AMOUNT_TOO_SMALL' }, 'a buy of less than one unit');
@@ -77,7 +85,10 @@ t.test('idempotency keys', async (t) => {
     t.equal(await swaps.status('s5b'), null);
     const sent = await swaps.swap({ ...buy, swapId: 's6', side: 'withdraw', mint: 'USDC', walletContext: 'real', amount: 5_000_000, destination: 'addr' });
     t.match(sent, { status: 'CONFIRMED', units: 5_000_000, usdMicro: 5_000_000, destination: 'addr' });
-    await t.rejects(swaps.swap({ ...buy, swapId: 's6', side: 'withdraw', mint: 'USDC', walletContext: 'real', amount: 5_000_000, destination: 'other' }), VenueConflictError);
+    await t.rejects(
+      swaps.swap({ ...buy, swapId: 's6', side: 'withdraw', mint: 'USDC', walletContext: 'real', amount: 5_000_000, destination: 'other' }),
+      VenueConflictError,
+    );
     const [x, y] = await Promise.all([swaps.swap({ ...buy, swapId: 's7' }), swaps.swap({ ...buy, swapId: 's7' })]);
     t.same(x, y, 'two processes asking at once get one swap');
   });

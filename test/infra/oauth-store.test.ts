@@ -13,9 +13,30 @@ class Unstorable extends Error {}
 const HOUR = 3600_000;
 const DAY = 24 * HOUR;
 const epoch = (ms: number) => Math.floor(ms / 1000);
-const clientPayload = (id: string) => ({ client_id: id, client_id_issued_at: epoch(Date.now()), client_name: id, redirect_uris: ['https://c.example/cb'], token_endpoint_auth_method: 'none' });
-const grantPayload = (id: string, clientId: string, ttlMs: number) => ({ iat: epoch(Date.now()), exp: epoch(Date.now() + ttlMs), jti: id, kind: 'Grant', accountId: 'user-1', clientId });
-const issuedPayload = (kind: string, id: string, grantId: string, clientId: string) => ({ iat: epoch(Date.now()), exp: epoch(Date.now() + HOUR), jti: id, kind, accountId: 'user-1', clientId, grantId });
+const clientPayload = (id: string) => ({
+  client_id: id,
+  client_id_issued_at: epoch(Date.now()),
+  client_name: id,
+  redirect_uris: ['https://c.example/cb'],
+  token_endpoint_auth_method: 'none',
+});
+const grantPayload = (id: string, clientId: string, ttlMs: number) => ({
+  iat: epoch(Date.now()),
+  exp: epoch(Date.now() + ttlMs),
+  jti: id,
+  kind: 'Grant',
+  accountId: 'user-1',
+  clientId,
+});
+const issuedPayload = (kind: string, id: string, grantId: string, clientId: string) => ({
+  iat: epoch(Date.now()),
+  exp: epoch(Date.now() + HOUR),
+  jti: id,
+  kind,
+  accountId: 'user-1',
+  clientId,
+  grantId,
+});
 
 t.test('OAuth records', async (t) => {
   const db = await freshDatabase('oauth');
@@ -31,14 +52,18 @@ t.test('OAuth records', async (t) => {
   const interactions = new store.Adapter('Interaction');
   const clients = new store.Adapter('Client');
   const grants = new store.Adapter('Grant');
-  const expire = (model: string, id: string) => db.pool.query(`UPDATE oauth_records SET expires_at = now() - interval '1 second' WHERE model = $1 AND id = $2`, [model, id]);
+  const expire = (model: string, id: string) =>
+    db.pool.query(`UPDATE oauth_records SET expires_at = now() - interval '1 second' WHERE model = $1 AND id = $2`, [model, id]);
   const expiryOf = async (model: string, id: string) => {
     const { rows } = await db.pool.query<{ expires_at: Date }>('SELECT expires_at FROM oauth_records WHERE model = $1 AND id = $2', [model, id]);
     return rows[0]?.expires_at.getTime();
   };
   /** which of these records (`Model/id`) are still stored */
   const stored = async (...records: string[]) => {
-    const { rows } = await db.pool.query<{ record: string }>(`SELECT model || '/' || id AS record FROM oauth_records WHERE model || '/' || id = ANY($1) ORDER BY 1`, [records]);
+    const { rows } = await db.pool.query<{ record: string }>(
+      `SELECT model || '/' || id AS record FROM oauth_records WHERE model || '/' || id = ANY($1) ORDER BY 1`,
+      [records],
+    );
     return rows.map((r) => r.record);
   };
 
@@ -59,7 +84,10 @@ t.test('OAuth records', async (t) => {
   });
 
   await t.test('a record holding text PostgreSQL cannot store fails with the given error, naming the field, and is not stored', async (t) => {
-    for (const [name, problem] of [['x\uD800', /^client_name: text must not contain an unpaired UTF-16 surrogate/], ['x\u0000', /^client_name: text must not contain the NUL/]] as const) {
+    for (const [name, problem] of [
+      ['x\uD800', /^client_name: text must not contain an unpaired UTF-16 surrogate/],
+      ['x\u0000', /^client_name: text must not contain the NUL/],
+    ] as const) {
       const refused = await clients.upsert('c-lone', { ...clientPayload('c-lone'), client_name: name }).catch((err: unknown) => err);
       t.ok(refused instanceof Unstorable, String(refused));
       t.match((refused as Error).message, problem);
@@ -94,7 +122,10 @@ t.test('OAuth records', async (t) => {
     await expire('AccessToken', 'at-4');
     t.ok((await store.purge(new Date())) >= 1);
     const { rows } = await db.pool.query<{ id: string }>(`SELECT id FROM oauth_records WHERE model = 'AccessToken' ORDER BY id`);
-    t.same(rows.map((r) => r.id), ['at-5']);
+    t.same(
+      rows.map((r) => r.id),
+      ['at-5'],
+    );
   });
 
   await t.test('a client that never obtained a grant is purged after the unused TTL; one with a grant is kept', async (t) => {
@@ -102,13 +133,21 @@ t.test('OAuth records', async (t) => {
     await clients.upsert('c-unused', clientPayload('c-unused'));
     await clients.upsert('c-used', clientPayload('c-used'));
     await grants.upsert('g-used', grantPayload('g-used', 'c-used', 14 * DAY), 14 * 24 * 3600);
-    t.ok(Math.abs(await expiryOf('Client', 'c-unused')! - (registered + 24 * HOUR)) < 60_000, 'registered: 24 hours to obtain a grant');
-    t.equal(await expiryOf('Client', 'c-used'), (await expiryOf('Grant', 'g-used'))! + IDLE_CLIENT_DAYS * DAY, 'its grant moved it to 90 days after the grant expires');
+    t.ok(Math.abs((await expiryOf('Client', 'c-unused')!) - (registered + 24 * HOUR)) < 60_000, 'registered: 24 hours to obtain a grant');
+    t.equal(
+      await expiryOf('Client', 'c-used'),
+      (await expiryOf('Grant', 'g-used'))! + IDLE_CLIENT_DAYS * DAY,
+      'its grant moved it to 90 days after the grant expires',
+    );
 
     await store.purge(new Date(registered + 23 * HOUR));
     t.same(await stored('Client/c-unused', 'Client/c-used'), ['Client/c-unused', 'Client/c-used'], 'within the TTL both are kept');
     await store.purge(new Date(registered + 25 * HOUR));
-    t.same(await stored('Client/c-unused', 'Client/c-used', 'Grant/g-used'), ['Client/c-used', 'Grant/g-used'], 'past it the unused client is gone, the used one and its grant stay');
+    t.same(
+      await stored('Client/c-unused', 'Client/c-used', 'Grant/g-used'),
+      ['Client/c-used', 'Grant/g-used'],
+      'past it the unused client is gone, the used one and its grant stay',
+    );
   });
 
   await t.test(`a client is purged ${IDLE_CLIENT_DAYS} days after its latest grant expired, not before; an earlier grant never shortens that`, async (t) => {
@@ -161,7 +200,10 @@ t.test('OAuth records', async (t) => {
 t.test('clients registered before their retention get an expiry: 90 days after their latest grant, else a day', async (t) => {
   const db = await freshDatabase('oauth_retention');
   t.teardown(() => db.drop());
-  await migrate(db.pool, oauthMigrations.filter((m) => m.id === 'oauth/001-records'));
+  await migrate(
+    db.pool,
+    oauthMigrations.filter((m) => m.id === 'oauth/001-records'),
+  );
   const insert = (model: string, id: string, payload: object, expiresAt: Date | null) =>
     db.pool.query('INSERT INTO oauth_records (model, id, payload, expires_at) VALUES ($1, $2, $3, $4)', [model, id, payload, expiresAt]);
   await insert('Client', 'old-unused', clientPayload('old-unused'), null);

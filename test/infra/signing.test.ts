@@ -8,7 +8,8 @@ const secret = 'whsec_test-secret';
 const nowMs = Date.UTC(2025, 5, 1, 12);
 const body = { signalId: 's-1', action: 'open', side: 'long', token: 'BTC', entry: [67_000, 67_500], stopLoss: 66_000.5 };
 type Headers = { timestampHeader?: string | string[]; signatureHeader?: string | string[] };
-const read = (headers: Headers, at = nowMs) => readWebhookHeaders({ timestampHeader: headers.timestampHeader, signatureHeader: headers.signatureHeader, nowMs: at });
+const read = (headers: Headers, at = nowMs) =>
+  readWebhookHeaders({ timestampHeader: headers.timestampHeader, signatureHeader: headers.signatureHeader, nowMs: at });
 function signatureOf(headers: Headers, at = nowMs): WebhookSignature {
   const result = read(headers, at);
   if (!result.ok) throw new Error(`headers refused: ${result.reason}`);
@@ -22,13 +23,25 @@ t.test('a body signed with the secret is accepted, whatever its key order', asyn
   t.ok(signsValue(secret, signature, body));
   const reordered = { stopLoss: 66_000.5, entry: [67_000, 67_500], token: 'BTC', side: 'long', action: 'open', signalId: 's-1' };
   t.ok(signsValue(secret, signature, reordered));
-  t.ok(signsValue(secret, signature, JSON.parse(' { "stopLoss" : 66000.50, "entry":[67000,67500.0],"token":"BTC","side":"long","action":"open","signalId":"s-1"}')));
+  t.ok(
+    signsValue(
+      secret,
+      signature,
+      JSON.parse(' { "stopLoss" : 66000.50, "entry":[67000,67500.0],"token":"BTC","side":"long","action":"open","signalId":"s-1"}'),
+    ),
+  );
 });
 
 t.test('the signature is the hex HMAC-SHA256 of timestamp, a dot and the canonical JSON', async (t) => {
   const expected = hmac(`${nowMs}.{"a":[1,"x"],"b":1.5}`);
-  t.strictSame(signWebhookBody({ secret, body: { b: 1.5, a: [1, 'x'] }, timestampMs: nowMs }), { timestampHeader: String(nowMs), signatureHeader: `sha256=${expected}` });
-  t.ok(signsValue(secret, signatureOf({ timestampHeader: String(nowMs), signatureHeader: `sha256=${expected.toUpperCase()}` }), { a: [1, 'x'], b: 1.5 }), 'hex in any case');
+  t.strictSame(signWebhookBody({ secret, body: { b: 1.5, a: [1, 'x'] }, timestampMs: nowMs }), {
+    timestampHeader: String(nowMs),
+    signatureHeader: `sha256=${expected}`,
+  });
+  t.ok(
+    signsValue(secret, signatureOf({ timestampHeader: String(nowMs), signatureHeader: `sha256=${expected.toUpperCase()}` }), { a: [1, 'x'], b: 1.5 }),
+    'hex in any case',
+  );
 });
 
 t.test('the same HMAC over the bytes as sent is accepted without parsing them', async (t) => {
@@ -38,7 +51,10 @@ t.test('the same HMAC over the bytes as sent is accepted without parsing them', 
   t.notOk(signsValue(secret, signature, JSON.parse(sent.toString('utf8'))), 'not the canonical JSON: that signature is another');
   t.notOk(signsBytes(secret, signature, Buffer.from('{"b":1.5,"a":[1,"x"]}')), 'other bytes of the same value');
   const canonical = Buffer.from('{"a":[1,"x"],"b":1.5}');
-  t.ok(signsBytes(secret, signatureOf(signWebhookBody({ secret, body: JSON.parse(canonical.toString('utf8')), timestampMs: nowMs })), canonical), 'canonical JSON sent as signed passes the bytes check');
+  t.ok(
+    signsBytes(secret, signatureOf(signWebhookBody({ secret, body: JSON.parse(canonical.toString('utf8')), timestampMs: nowMs })), canonical),
+    'canonical JSON sent as signed passes the bytes check',
+  );
 });
 
 t.test('another secret, a tampered body or another timestamp does not match', async (t) => {

@@ -110,8 +110,15 @@ for (const revision of REVISIONS) {
     const required = [...run.checks.keys()].filter((s) => !notScored.has(s));
     for (const scenario of required) {
       const checks = run.checks.get(scenario)!;
-      t.same(failures(checks).map((c) => `${c.id}: ${c.errorMessage}`), [], `${scenario}: no failed check`);
-      t.ok(checks.some((c) => c.status === 'SUCCESS'), `${scenario}: checks passed`);
+      t.same(
+        failures(checks).map((c) => `${c.id}: ${c.errorMessage}`),
+        [],
+        `${scenario}: no failed check`,
+      );
+      t.ok(
+        checks.some((c) => c.status === 'SUCCESS'),
+        `${scenario}: checks passed`,
+      );
       t.notOk(baseline.has(`${revision} ${scenario}`), `${scenario}: required, so never in the baseline`);
     }
     t.equal(run.code, 0, 'the runner scores the set as passed');
@@ -120,7 +127,8 @@ for (const revision of REVISIONS) {
       if (failing) t.ok(baseline.has(`${revision} ${scenario}`), `${scenario} (${why}, unscored) fails: the baseline says why`);
       else t.notOk(baseline.has(`${revision} ${scenario}`), `${scenario} (${why}, unscored) passes: not in the baseline`);
     }
-    for (const key of baseline.keys()) if (key.startsWith(`${revision} `)) t.ok(notScored.has(key.slice(revision.length + 1)), `baseline ${key}: a scenario the runner ran unscored`);
+    for (const key of baseline.keys())
+      if (key.startsWith(`${revision} `)) t.ok(notScored.has(key.slice(revision.length + 1)), `baseline ${key}: a scenario the runner ran unscored`);
     const failed = [...run.checks].filter(([, c]) => failures(c).length > 0).map(([s]) => s);
     t.comment(`${revision}: ${required.length} required, all passed; unscored ${[...notScored.keys()].join(', ')}; failed ${failed.join(', ') || 'none'}`);
   });

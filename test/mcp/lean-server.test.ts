@@ -27,7 +27,7 @@ t.test('which server a request gets', async (t) => {
   t.equal(reachable('modern', undefined), 'all', 'no request information: the whole server');
 });
 
-t.test('answers of the lean servers equal the whole server\'s', async (t) => {
+t.test("answers of the lean servers equal the whole server's", async (t) => {
   const app = await startTestApp();
   t.teardown(() => app.close());
   const user = await signIn(app, 'lean-user@example.test');
@@ -57,7 +57,15 @@ t.test('answers of the lean servers equal the whole server\'s', async (t) => {
       ['get_agent', {}],
       ['list_agents', { limit: 'many' }],
       ['no_such_tool', {}],
-    ].map(([name, args]) => [`tools/call ${name} ${JSON.stringify(args)}`, call(name as string, args), modernHeaders('tools/call', name as string), () => bearer] as (typeof cases)[number]),
+    ].map(
+      ([name, args]) =>
+        [
+          `tools/call ${name} ${JSON.stringify(args)}`,
+          call(name as string, args),
+          modernHeaders('tools/call', name as string),
+          () => bearer,
+        ] as (typeof cases)[number],
+    ),
     ['tools/call get_wallet without its scope', call('get_wallet', {}), modernHeaders('tools/call', 'get_wallet'), signed],
   ];
 
@@ -71,8 +79,14 @@ t.test('answers of the lean servers equal the whole server\'s', async (t) => {
     return out;
   };
   const lean = await answers();
-  t.ok(lean.some((a) => a.status === 403), 'the missing scope is challenged');
-  t.ok(lean.some((a) => JSON.stringify(a.body).includes('"isError":true')), 'a refusal is among the answers');
+  t.ok(
+    lean.some((a) => a.status === 403),
+    'the missing scope is challenged',
+  );
+  t.ok(
+    lean.some((a) => JSON.stringify(a.body).includes('"isError":true')),
+    'a refusal is among the answers',
+  );
   registerOnEveryServer(() => {}); // from here on every request gets the whole server
   t.equal(reachable('modern', headers('tools/call', 'get_wallet')), 'all');
   const whole = await answers();

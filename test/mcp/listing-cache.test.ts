@@ -42,7 +42,8 @@ const callers = {
   'an API key with subscriptions:read only': { fetch: signedFetch },
 };
 
-const clientFor = (era: Era) => new Client({ name: 'listing', version: '1.0.0' }, { versionNegotiation: { mode: era === '2025-11-25' ? 'legacy' : { pin: era } } });
+const clientFor = (era: Era) =>
+  new Client({ name: 'listing', version: '1.0.0' }, { versionNegotiation: { mode: era === '2025-11-25' ? 'legacy' : { pin: era } } });
 
 async function listOverHttp(era: Era, options: { fetch?: FetchLike; requestInit?: RequestInit }) {
   const client = clientFor(era);
@@ -72,7 +73,9 @@ t.teardown(() => reference.close());
 
 async function listUncached(era: Era) {
   const client = clientFor(era);
-  await client.connect(new StreamableHTTPClientTransport(new URL('http://reference.test/mcp'), { fetch: (url, init) => reference.fetch(new Request(url, init)) }));
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL('http://reference.test/mcp'), { fetch: (url, init) => reference.fetch(new Request(url, init)) }),
+  );
   try {
     t.equal(client.getNegotiatedProtocolVersion(), era);
     return await client.listTools();
@@ -85,7 +88,10 @@ for (const era of ERAS) {
   t.test(`${era}: the cached tools/list equals the uncached construction's, for each caller`, async (t) => {
     const reference = await listUncached(era);
     t.equal(reference.tools.length, mcpTools.length);
-    t.ok(reference.tools.every((tool) => tool.inputSchema.type === 'object' && tool.outputSchema), 'every tool lists its input and output schema');
+    t.ok(
+      reference.tools.every((tool) => tool.inputSchema.type === 'object' && tool.outputSchema),
+      'every tool lists its input and output schema',
+    );
     for (const [caller, options] of Object.entries(callers)) {
       const { first, again } = await listOverHttp(era, options);
       t.same(first.tools, reference.tools, `${caller}: the same listing as the uncached construction`);
@@ -100,7 +106,10 @@ t.test('the cached schemas are shared and frozen, and validate with zod as befor
   t.equal(convertedOncePerProcess(listAgents!), schemas, 'one conversion per tool');
   const json = schemas.input['~standard'].jsonSchema.input({ target: 'draft-2020-12' });
   t.equal(schemas.input['~standard'].jsonSchema.input({ target: 'draft-2020-12' }), json, 'converted once, then reused');
-  t.ok(Object.isFrozen(json) && Object.isFrozen(Object.values(json.properties as object)[0]), 'frozen all the way down: no request can change it for the others');
+  t.ok(
+    Object.isFrozen(json) && Object.isFrozen(Object.values(json.properties as object)[0]),
+    'frozen all the way down: no request can change it for the others',
+  );
 
   const client = clientFor('2026-07-28');
   await client.connect(new StreamableHTTPClientTransport(new URL(`${app.url}/mcp`), callers['a signed-in user (every scope)']));

@@ -19,7 +19,12 @@ const admin = await signIn(app, 'admin@example.test');
 const dev = await signIn(app, 'res-dev@example.test');
 const alice = await signIn(app, 'res-alice@example.test');
 const bob = await signIn(app, 'res-bob@example.test');
-const agentId = await followableAgent(app, { developer: dev.accessToken, admin: admin.accessToken }, { name: 'Resource agent', venue: 'SPOT_VENUE', minAllocationUsd: 10 }, { live: true });
+const agentId = await followableAgent(
+  app,
+  { developer: dev.accessToken, admin: admin.accessToken },
+  { name: 'Resource agent', venue: 'SPOT_VENUE', minAllocationUsd: 10 },
+  { live: true },
+);
 const SUBS = '/api/v1/users/me/subscriptions';
 const followed = await api(app, 'POST', SUBS, { token: alice.accessToken, body: { agentId, allocationAmountUsd: 100 } });
 if (followed.status !== 200) throw new Error(JSON.stringify(followed.body));
@@ -39,15 +44,22 @@ async function rpc(url: string, headers: Record<string, string>, body: unknown) 
   return { status: res.status, headers: res.headers, body: JSON.parse(json) };
 }
 
-t.test('2025 (v1 SDK client): templates, the caller\'s pools as resources, reads from the read models', async (t) => {
+t.test("2025 (v1 SDK client): templates, the caller's pools as resources, reads from the read models", async (t) => {
   const client = new ClientV1({ name: 'res-v1', version: '1' });
   await client.connect(new TransportV1(new URL(`${app.url}/mcp`), { requestInit: { headers: bearer(alice.accessToken) } }));
   t.teardown(() => client.close());
   t.match(client.getServerCapabilities(), { resources: { subscribe: true } });
   const { resourceTemplates } = await client.listResourceTemplates();
-  t.same(resourceTemplates.map((r) => r.uriTemplate), ['agent://{agentId}', 'pool://{walletContext}/{agentId}']);
+  t.same(
+    resourceTemplates.map((r) => r.uriTemplate),
+    ['agent://{agentId}', 'pool://{walletContext}/{agentId}'],
+  );
   const { resources } = await client.listResources();
-  t.same(resources.map((r) => r.uri), [POOL], "alice's one pool");
+  t.same(
+    resources.map((r) => r.uri),
+    [POOL],
+    "alice's one pool",
+  );
   const pool = await client.readResource({ uri: POOL });
   t.match(JSON.parse((pool.contents[0] as { text: string }).text), { agent: agentId, walletContext: 'virtual', allocatedUsd: 100 });
   const agent = await client.readResource({ uri: `agent://${agentId}` });
@@ -64,7 +76,12 @@ t.test('2026 (v2 SDK client): the same resources, stateless', async (t) => {
 });
 
 t.test('subscribed through one process, the stream on another hears of a change made through REST; an unreadable resource cannot be watched', async (t) => {
-  const opened = await rpc(app.url, bearer(alice.accessToken), { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'res-raw', version: '1' } } });
+  const opened = await rpc(app.url, bearer(alice.accessToken), {
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'initialize',
+    params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'res-raw', version: '1' } },
+  });
   const session = { ...bearer(alice.accessToken), 'mcp-session-id': opened.headers.get('mcp-session-id')! };
   const stream = await openSessionStream(app.url, session);
   t.teardown(() => stream.close());
@@ -74,7 +91,7 @@ t.test('subscribed through one process, the stream on another hears of a change 
   const watchers = `mcp:watchers:pool:${alice.userId}.${agentId}.virtual`;
   await app.deps.redis.expire(watchers, 5);
   t.equal((await rpc(app.url, session, { jsonrpc: '2.0', id: 9, method: 'ping' })).status, 200);
-  t.ok((await app.deps.redis.ttl(watchers)) > 5, "a request of the session keeps its subscriptions alive as long as the session");
+  t.ok((await app.deps.redis.ttl(watchers)) > 5, 'a request of the session keeps its subscriptions alive as long as the session');
   const foreign = await rpc(other.url, session, { jsonrpc: '2.0', id: 3, method: 'resources/subscribe', params: { uri: `pool://real/${agentId}` } });
   t.match(foreign.body, { error: { code: -32602 } }, 'a pool the caller does not have: not found');
 
@@ -95,10 +112,13 @@ t.test('prompts: a portfolio review and a pre-trade risk check, listed with thei
   await client.connect(new TransportV1(new URL(`${app.url}/mcp`), { requestInit: { headers: bearer(alice.accessToken) } }));
   t.teardown(() => client.close());
   const { prompts } = await client.listPrompts();
-  t.same(prompts.map((p) => [p.name, p.arguments?.map((a) => `${a.name}${a.required ? '!' : ''}`)]), [
-    ['portfolio_review', ['walletContext', 'focus']],
-    ['pre_trade_risk_check', ['agentId!', 'amountUsd!', 'walletContext']],
-  ]);
+  t.same(
+    prompts.map((p) => [p.name, p.arguments?.map((a) => `${a.name}${a.required ? '!' : ''}`)]),
+    [
+      ['portfolio_review', ['walletContext', 'focus']],
+      ['pre_trade_risk_check', ['agentId!', 'amountUsd!', 'walletContext']],
+    ],
+  );
 
   const review = await client.getPrompt({ name: 'portfolio_review', arguments: { walletContext: 'virtual' } });
   t.match(review.messages[0], { role: 'user', content: { type: 'text', text: /Review my agent pools in the virtual wallet \(1,/ } });
@@ -106,12 +126,24 @@ t.test('prompts: a portfolio review and a pre-trade risk check, listed with thei
 
   const check = await client.getPrompt({ name: 'pre_trade_risk_check', arguments: { agentId, amountUsd: '250' } });
   t.match(check.messages[0], { content: { text: /250 USD of my virtual wallet.*add_allocation/s } });
-  t.same(check.messages.slice(1).map((m) => (m.content as { resource: { uri: string } }).resource.uri), [`agent://${agentId}`, POOL], 'the agent and the current pool');
-  await t.rejects(client.getPrompt({ name: 'pre_trade_risk_check', arguments: { agentId, amountUsd: '1e3' } }), { code: -32602 }, 'an amount that is not a plain USD figure');
-  await t.rejects(client.getPrompt({ name: 'pre_trade_risk_check', arguments: { agentId: 'no-such-agent', amountUsd: '10' } }), { code: -32602 }, 'an unknown agent');
+  t.same(
+    check.messages.slice(1).map((m) => (m.content as { resource: { uri: string } }).resource.uri),
+    [`agent://${agentId}`, POOL],
+    'the agent and the current pool',
+  );
+  await t.rejects(
+    client.getPrompt({ name: 'pre_trade_risk_check', arguments: { agentId, amountUsd: '1e3' } }),
+    { code: -32602 },
+    'an amount that is not a plain USD figure',
+  );
+  await t.rejects(
+    client.getPrompt({ name: 'pre_trade_risk_check', arguments: { agentId: 'no-such-agent', amountUsd: '10' } }),
+    { code: -32602 },
+    'an unknown agent',
+  );
 });
 
-t.test('2026 subscriptions/listen across processes: a pool change reaches its owner\'s stream only, an agent\'s reaches everyone listening', async (t) => {
+t.test("2026 subscriptions/listen across processes: a pool change reaches its owner's stream only, an agent's reaches everyone listening", async (t) => {
   const listener = async (token: string) => {
     const client = new ClientV2({ name: 'listen-v2', version: '1' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
     await client.connect(new TransportV2(new URL(`${other.url}/mcp`), { requestInit: { headers: bearer(token) } }));
@@ -145,9 +177,18 @@ t.test('scopes as REST: a key without subscriptions:read reads an agent but not 
   const signed = (body: unknown) => {
     const timestamp = String(Date.now());
     const signature = requestSignature(secretKey, { timestamp, method: 'POST', path: '/mcp', body: JSON.stringify(body) });
-    return rpc(app.url, { 'x-api-key': apiKey, 'x-timestamp': timestamp, 'x-signature': signature, ...(sessionId ? { 'mcp-session-id': sessionId } : {}) }, body);
+    return rpc(
+      app.url,
+      { 'x-api-key': apiKey, 'x-timestamp': timestamp, 'x-signature': signature, ...(sessionId ? { 'mcp-session-id': sessionId } : {}) },
+      body,
+    );
   };
-  const opened = await signed({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'res-key', version: '1' } } });
+  const opened = await signed({
+    jsonrpc: '2.0',
+    id: 1,
+    method: 'initialize',
+    params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'res-key', version: '1' } },
+  });
   sessionId = opened.headers.get('mcp-session-id')!;
   const agent = await signed({ jsonrpc: '2.0', id: 2, method: 'resources/read', params: { uri: `agent://${agentId}` } });
   t.equal(agent.status, 200);

@@ -9,7 +9,16 @@ import { StreamableHTTPClientTransport as TransportV1 } from '@modelcontextproto
 import { UnauthorizedError as UnauthorizedV1, type OAuthClientProvider as ProviderV1 } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2, type OAuthClientProvider as ProviderV2 } from '@modelcontextprotocol/client';
 import type { Browser } from 'playwright-core';
-import { authorizationRequest, browserProfile, callbackReached, registerClient, signInOnConsentPage, startOAuthTestBed, type ClientCallback, type OAuthTestBed } from '../support/oauth.ts';
+import {
+  authorizationRequest,
+  browserProfile,
+  callbackReached,
+  registerClient,
+  signInOnConsentPage,
+  startOAuthTestBed,
+  type ClientCallback,
+  type OAuthTestBed,
+} from '../support/oauth.ts';
 
 /**
  * What an MCP host keeps for the SDK (client registration, tokens, the PKCE verifier), and its
@@ -33,7 +42,13 @@ class BrowserHost {
     return this.callback.url;
   }
   get clientMetadata() {
-    return { client_name: 'SDK host', redirect_uris: [this.callback.url], token_endpoint_auth_method: 'none', grant_types: ['authorization_code'], response_types: ['code'] };
+    return {
+      client_name: 'SDK host',
+      redirect_uris: [this.callback.url],
+      token_endpoint_auth_method: 'none',
+      grant_types: ['authorization_code'],
+      response_types: ['code'],
+    };
   }
   clientInformation() {
     return this.client as never;

@@ -4,7 +4,14 @@
 
 export interface SseEvent {
   id?: string;
-  data: { jsonrpc: '2.0'; id?: string | number; method?: string; params?: Record<string, unknown>; result?: Record<string, unknown>; error?: { code: number; message: string } };
+  data: {
+    jsonrpc: '2.0';
+    id?: string | number;
+    method?: string;
+    params?: Record<string, unknown>;
+    result?: Record<string, unknown>;
+    error?: { code: number; message: string };
+  };
 }
 
 export interface SessionStream {

@@ -46,7 +46,12 @@ for (const [era, connect] of [
 ] as const) {
   t.test(`${era}: follow and withdraw are previewed, confirmed once with the handle, and a reused handle is refused`, async (t) => {
     const user = await signIn(app, `e2e-${era.slice(0, 2)}@example.test`);
-    const agentId = await followableAgent(app, { developer: dev.accessToken, admin: admin.accessToken }, { name: `E2E ${era.slice(0, 2)}`, venue: 'SPOT_VENUE', minAllocationUsd: 10 }, { live: true });
+    const agentId = await followableAgent(
+      app,
+      { developer: dev.accessToken, admin: admin.accessToken },
+      { name: `E2E ${era.slice(0, 2)}`, venue: 'SPOT_VENUE', minAllocationUsd: 10 },
+      { live: true },
+    );
     const { call, close } = await connect(user.accessToken);
     t.teardown(close);
     const walletUsd = async () => {
@@ -91,7 +96,10 @@ for (const [era, connect] of [
 
     const ledger = await call('get_pool_ledger', { agentId });
     t.notOk(ledger.isError, 'the ledger validates against its output schema on the wire');
-    t.ok(ledger.structuredContent!.items.some((item: { balances: { allocatedUsd: number } | null }) => item.balances?.allocatedUsd === 25), 'the ledger shows the withdrawal');
+    t.ok(
+      ledger.structuredContent!.items.some((item: { balances: { allocatedUsd: number } | null }) => item.balances?.allocatedUsd === 25),
+      'the ledger shows the withdrawal',
+    );
     t.match((await call('list_trades', {})).structuredContent, { items: [], pagination: { total: 0 } });
 
     const developer = await connect(dev.accessToken);
@@ -106,40 +114,47 @@ for (const [era, connect] of [
   });
 }
 
-t.test('per-tool scopes at /mcp: an API key with subscriptions:read reads the ledger, and is refused list_trades and close_trade with insufficient_scope', async (t) => {
-  const user = await signIn(app, 'e2e-scopes@example.test');
-  const created = await api(app, 'POST', '/api/api-keys', { token: user.accessToken, body: { name: 'mcp-reads', scopes: ['subscriptions:read'] } });
-  t.equal(created.status, 201, JSON.stringify(created.body));
-  const { apiKey, secretKey } = created.body.data as { apiKey: string; secretKey: string };
-  const post = async (id: number, method: string, params: unknown, sessionId?: string) => {
-    const raw = JSON.stringify({ jsonrpc: '2.0', id, method, params });
-    const timestamp = String(Date.now());
-    const signature = requestSignature(secretKey, { timestamp, method: 'POST', path: '/mcp', body: raw });
-    return fetch(`${app.url}/mcp`, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        'mcp-protocol-version': '2025-11-25',
-        'x-api-key': apiKey,
-        'x-timestamp': timestamp,
-        'x-signature': signature,
-        ...(sessionId ? { 'mcp-session-id': sessionId } : {}),
-      },
-      body: raw,
-    });
-  };
-  const opened = await post(1, 'initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'scopes', version: '1' } });
-  t.equal(opened.status, 200);
-  const sessionId = opened.headers.get('mcp-session-id')!;
-  await opened.text();
-  const ledger = await post(2, 'tools/call', { name: 'get_pool_ledger', arguments: { agentId: 'never-followed' } }, sessionId);
-  t.equal(ledger.status, 200, 'the scope suffices: the tool answers (here its refusal)');
-  t.match(await ledger.text(), /SUBSCRIPTION_NOT_FOUND/);
-  for (const [name, scope] of [['list_trades', 'trades:read'], ['close_trade', 'trades:write'], ['list_my_agents', 'developer:read']] as const) {
-    const res = await post(3, 'tools/call', { name, arguments: name === 'close_trade' ? { id: 'x' } : {} }, sessionId);
-    t.equal(res.status, 403, `${name}: 403`);
-    t.match(res.headers.get('www-authenticate'), new RegExp(`error="insufficient_scope".*scope="${scope}"`), `${name} asks ${scope}`);
-    await res.text();
-  }
-});
+t.test(
+  'per-tool scopes at /mcp: an API key with subscriptions:read reads the ledger, and is refused list_trades and close_trade with insufficient_scope',
+  async (t) => {
+    const user = await signIn(app, 'e2e-scopes@example.test');
+    const created = await api(app, 'POST', '/api/api-keys', { token: user.accessToken, body: { name: 'mcp-reads', scopes: ['subscriptions:read'] } });
+    t.equal(created.status, 201, JSON.stringify(created.body));
+    const { apiKey, secretKey } = created.body.data as { apiKey: string; secretKey: string };
+    const post = async (id: number, method: string, params: unknown, sessionId?: string) => {
+      const raw = JSON.stringify({ jsonrpc: '2.0', id, method, params });
+      const timestamp = String(Date.now());
+      const signature = requestSignature(secretKey, { timestamp, method: 'POST', path: '/mcp', body: raw });
+      return fetch(`${app.url}/mcp`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'mcp-protocol-version': '2025-11-25',
+          'x-api-key': apiKey,
+          'x-timestamp': timestamp,
+          'x-signature': signature,
+          ...(sessionId ? { 'mcp-session-id': sessionId } : {}),
+        },
+        body: raw,
+      });
+    };
+    const opened = await post(1, 'initialize', { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'scopes', version: '1' } });
+    t.equal(opened.status, 200);
+    const sessionId = opened.headers.get('mcp-session-id')!;
+    await opened.text();
+    const ledger = await post(2, 'tools/call', { name: 'get_pool_ledger', arguments: { agentId: 'never-followed' } }, sessionId);
+    t.equal(ledger.status, 200, 'the scope suffices: the tool answers (here its refusal)');
+    t.match(await ledger.text(), /SUBSCRIPTION_NOT_FOUND/);
+    for (const [name, scope] of [
+      ['list_trades', 'trades:read'],
+      ['close_trade', 'trades:write'],
+      ['list_my_agents', 'developer:read'],
+    ] as const) {
+      const res = await post(3, 'tools/call', { name, arguments: name === 'close_trade' ? { id: 'x' } : {} }, sessionId);
+      t.equal(res.status, 403, `${name}: 403`);
+      t.match(res.headers.get('www-authenticate'), new RegExp(`error="insufficient_scope".*scope="${scope}"`), `${name} asks ${scope}`);
+      await res.text();
+    }
+  },
+);

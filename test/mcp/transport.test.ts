@@ -37,7 +37,27 @@ const initialize = (id = 1) => ({
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
 
 /** The order tools/list answers in: by area (marketplace, pools, trades, wallet, developers, then the money tools that move it after a preview). */
-const TOOL_ORDER = ['list_agents', 'get_agent', 'list_my_pools', 'get_pool_ledger', 'list_trades', 'get_wallet', 'list_my_agents', 'get_signal_inbox', 'replay_signal', 'list_subscribers', 'follow_agent', 'add_allocation', 'withdraw_allocation', 'stop_following', 'pause_following', 'resume_following', 'wallet_buy', 'wallet_sell', 'close_trade'];
+const TOOL_ORDER = [
+  'list_agents',
+  'get_agent',
+  'list_my_pools',
+  'get_pool_ledger',
+  'list_trades',
+  'get_wallet',
+  'list_my_agents',
+  'get_signal_inbox',
+  'replay_signal',
+  'list_subscribers',
+  'follow_agent',
+  'add_allocation',
+  'withdraw_allocation',
+  'stop_following',
+  'pause_following',
+  'resume_following',
+  'wallet_buy',
+  'wallet_sell',
+  'close_trade',
+];
 
 t.test('v1 SDK client over 2025-11-25 with a JWT bearer: initialize answers a session, tools/list, tools/call with structuredContent', async (t) => {
   const transport = new TransportV1(new URL(`${app.url}/mcp`), { requestInit: { headers: bearer(alice.accessToken) } });
@@ -51,7 +71,11 @@ t.test('v1 SDK client over 2025-11-25 with a JWT bearer: initialize answers a se
   t.ok((await app.deps.redis.ttl(`mcp:session:${transport.sessionId}`)) > 0, 'the session expires');
 
   const { tools } = await client.listTools();
-  t.same(tools.map((tool) => tool.name), TOOL_ORDER, 'a deterministic order');
+  t.same(
+    tools.map((tool) => tool.name),
+    TOOL_ORDER,
+    'a deterministic order',
+  );
   const wallet = tools.find((tool) => tool.name === 'get_wallet')!;
   t.match(wallet, { title: String, description: String, annotations: { readOnlyHint: true, destructiveHint: false }, outputSchema: { type: 'object' } });
 
@@ -105,7 +129,10 @@ t.test('v2 SDK client over 2026-07-28 (stateless) with a JWT bearer: discover, t
   t.equal(client.getNegotiatedProtocolVersion(), '2026-07-28');
   t.match(client.getServerVersion(), { name: 'agent-trading-platform' });
   const { tools } = await client.listTools();
-  t.same(tools.map((tool) => tool.name), TOOL_ORDER);
+  t.same(
+    tools.map((tool) => tool.name),
+    TOOL_ORDER,
+  );
   const pools = await client.callTool({ name: 'list_my_pools', arguments: {} });
   t.same(pools.structuredContent, { pools: [] });
 });
@@ -113,7 +140,13 @@ t.test('v2 SDK client over 2026-07-28 (stateless) with a JWT bearer: discover, t
 t.test('2026-07-28: Mcp-Method must match the body', async (t) => {
   const res = await fetch(`${app.url}/mcp`, {
     method: 'POST',
-    headers: { ...bearer(alice.accessToken), 'content-type': 'application/json', accept: ACCEPT, 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call' },
+    headers: {
+      ...bearer(alice.accessToken),
+      'content-type': 'application/json',
+      accept: ACCEPT,
+      'mcp-protocol-version': '2026-07-28',
+      'mcp-method': 'tools/call',
+    },
     body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28' } } }),
   });
   t.equal(res.status, 400);
@@ -141,10 +174,19 @@ t.test('DNS rebinding: a foreign Origin or Host is refused', async (t) => {
   const port = new URL(app.url).port;
   const host = await new Promise<number>((resolve, reject) => {
     import('node:http').then(({ request }) => {
-      const req = request({ host: '127.0.0.1', port, path: '/mcp', method: 'POST', headers: { host: `rebound.example:${port}`, 'content-type': 'application/json', ...bearer(alice.accessToken) } }, (res) => {
-        res.resume();
-        resolve(res.statusCode!);
-      });
+      const req = request(
+        {
+          host: '127.0.0.1',
+          port,
+          path: '/mcp',
+          method: 'POST',
+          headers: { host: `rebound.example:${port}`, 'content-type': 'application/json', ...bearer(alice.accessToken) },
+        },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode!);
+        },
+      );
       req.on('error', reject);
       req.end(JSON.stringify(initialize()));
     });

@@ -115,15 +115,19 @@ t.test('agent figures: per pool and per agent, whatever the batches', async (t) 
   });
   const oneByOne = await snapshot();
   const byPool = Object.fromEntries(oneByOne.subscribers.map((r) => [r.pool_id, r]));
-  t.match(byPool[`${u1}.${A}.real`], {
-    agent_id: A,
-    user_id: u1,
-    wallet_context: 'real',
-    followed: true,
-    success_fee_percent: 25,
-    creator_fees_micro: String(12 * M),
-    creator_claimed_micro: String(11 * M),
-  }, 'a reopened pool: its latest opening, the fees of every opening, every claim of them');
+  t.match(
+    byPool[`${u1}.${A}.real`],
+    {
+      agent_id: A,
+      user_id: u1,
+      wallet_context: 'real',
+      followed: true,
+      success_fee_percent: 25,
+      creator_fees_micro: String(12 * M),
+      creator_claimed_micro: String(11 * M),
+    },
+    'a reopened pool: its latest opening, the fees of every opening, every claim of them',
+  );
   t.equal(byPool[`${u1}.${A}.real`].subscribed_at.toISOString(), '2025-03-03T10:00:00.000Z');
   t.match(byPool[`${u2}.${A}.virtual`], { followed: false, creator_fees_micro: '0', creator_claimed_micro: '0' }, 'a stopped pool stays, stopped');
   t.match(byPool[`${u1}.${B}.virtual`], { agent_id: B, followed: true, success_fee_percent: 0 });
@@ -161,5 +165,10 @@ t.test('trading figures round: win rate to 0.01 %, return to 0.01 percent point'
     realizedPnlUsd: -2.5,
     returnPercent: -35.71,
   });
-  t.same(tradingStatsOf({ trades: 0, winningTrades: 0, realizedMicro: 0, contributedMicro: 0 }), { trades: 0, winRate: 0, realizedPnlUsd: 0, returnPercent: 0 });
+  t.same(tradingStatsOf({ trades: 0, winningTrades: 0, realizedMicro: 0, contributedMicro: 0 }), {
+    trades: 0,
+    winRate: 0,
+    realizedPnlUsd: 0,
+    returnPercent: 0,
+  });
 });

@@ -51,10 +51,26 @@ t.test('projectors with applyBatch apply a batch exactly as they apply its event
   t.ok(count('BetaSeatTaken') > 0, 'beta seats are covered');
   t.ok(count('WalletDebited') > 0, 'wallet transfers are covered');
   const tradeKinds = new Set(events.filter((e) => e.streamName.startsWith('trade-')).map((e) => e.type));
-  t.same([...tradeKinds].sort(), [
-    'EntryCancelled', 'EntryExpired', 'EntryPending', 'StopMoved', 'TargetHit', 'TargetsSet', 'TradeClosed', 'TradeFilled',
-    'TradeMarked', 'TradeReduced', 'TradeRejected', 'TradeRequested', 'TradeSettled', 'TrailingArmed',
-  ], 'every kind of trade event is covered');
+  t.same(
+    [...tradeKinds].sort(),
+    [
+      'EntryCancelled',
+      'EntryExpired',
+      'EntryPending',
+      'StopMoved',
+      'TargetHit',
+      'TargetsSet',
+      'TradeClosed',
+      'TradeFilled',
+      'TradeMarked',
+      'TradeReduced',
+      'TradeRejected',
+      'TradeRequested',
+      'TradeSettled',
+      'TrailingArmed',
+    ],
+    'every kind of trade event is covered',
+  );
 
   const db = await freshDatabase('batcheq');
   t.teardown(() => db.drop());

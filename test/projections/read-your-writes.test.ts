@@ -31,7 +31,7 @@ function processOn(redis: Pick<Redis, 'eval' | 'get' | 'status'>, projections: P
   return { writes, settled };
 }
 
-t.test('a deferred write is waited for by its user\'s next read, in this process and in another', async (t) => {
+t.test("a deferred write is waited for by its user's next read, in this process and in another", async (t) => {
   const redis = await readyRedis();
   t.teardown(() => redis.quit());
   const a = processOn(redis);
@@ -94,12 +94,16 @@ t.test('Redis down or slow: the write waits as before, the read uses what this p
     t.same(p.settled, [at(3)], `${name}: the write waited for its read models`);
     await p.writes.beforeRead('user-1');
     // A write that waited is applied already; a read waiting for it again costs nothing.
-    t.same(p.settled.slice(1).every((s) => comparePositions(s!, at(3)) === 0), true, `${name}: the read waits for nothing newer`);
+    t.same(
+      p.settled.slice(1).every((s) => comparePositions(s!, at(3)) === 0),
+      true,
+      `${name}: the read waits for nothing newer`,
+    );
     t.ok(Date.now() - started < 1000, `${name}: bounded`);
   }
 });
 
-t.test('over HTTP: a withdrawal answers from its own state at once, and the user\'s next read waits until it shows', async (t) => {
+t.test("over HTTP: a withdrawal answers from its own state at once, and the user's next read waits until it shows", async (t) => {
   // Backpressure off (the bound is tested above): with projectors held, a loaded machine could put
   // the runner more than 25 ms behind while the withdrawal's own steps still run, and it would wait.
   const app = await startTestApp({ config: { ADMIN_EMAILS: 'admin@example.test', READ_YOUR_WRITES_DEFER_LAG_MS: '60000' } });
@@ -120,7 +124,7 @@ t.test('over HTTP: a withdrawal answers from its own state at once, and the user
   await holder.query('SELECT pg_advisory_xact_lock($1)', [lockKey('subscriptions')]);
   const started = Date.now();
   const out = await api(app, 'POST', `${path}/${agentId}/allocation/withdraw`, { token: user.accessToken, body: { amountUsd: 1 } });
-  t.equal(out.body.data.subscription.allocatedUsd, 99, 'answered from the command\'s own state');
+  t.equal(out.body.data.subscription.allocatedUsd, 99, "answered from the command's own state");
   t.ok(Date.now() - started < 2000, 'without waiting for the held projectors');
   let answered = false;
   const read = api(app, 'GET', path, { token: user.accessToken }).then((res) => {
@@ -129,7 +133,7 @@ t.test('over HTTP: a withdrawal answers from its own state at once, and the user
   });
   await new Promise((r) => setTimeout(r, 300));
   t.notOk(answered, 'the next read of the same user waits for the withdrawal to be projected');
-  t.equal((await api(app, 'GET', path, { token: other.accessToken })).status, 200, 'another user\'s read does not wait');
+  t.equal((await api(app, 'GET', path, { token: other.accessToken })).status, 200, "another user's read does not wait");
   await holder.query('COMMIT');
   t.equal((await read).body.data[0].allocatedUsd, 99, 'once projected, the read shows it');
 });

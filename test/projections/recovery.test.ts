@@ -26,7 +26,11 @@ async function setup(t: { teardown(fn: () => unknown): void }) {
 async function appendMany(store: EventStore, streams: number, perStream: number) {
   let last: Position | undefined;
   for (let s = 0; s < streams; s++) {
-    const r = await store.append(`s-${s}`, Array.from({ length: perStream }, () => ({ type: 'N', data: { n: 1 }, metadata: meta() })), { expectedRevision: 'any' });
+    const r = await store.append(
+      `s-${s}`,
+      Array.from({ length: perStream }, () => ({ type: 'N', data: { n: 1 }, metadata: meta() })),
+      { expectedRevision: 'any' },
+    );
     last = r.position;
   }
   return last!;
@@ -67,7 +71,10 @@ t.test('a subscription that fails mid-stream is resumed from the last event read
   t.same(errors, ['read'], 'the failure was reported once');
   const rows = await statsSnapshot(db.pool);
   t.equal(rows.length, 10);
-  t.ok(rows.every((r) => r.events === '50'), 'every event applied exactly once');
+  t.ok(
+    rows.every((r) => r.events === '50'),
+    'every event applied exactly once',
+  );
 });
 
 /** Polls until `check` holds (or fails the test after `ms`). */
@@ -98,7 +105,10 @@ t.test('a projector that fails is held back and tried again: nothing skipped, no
   await eventually(t, 'caught up after the failures', async () => comparePositions(await readCheckpoint(db.pool, flaky.name), last) >= 0);
   t.same(errors, [['apply', flaky.name]], 'held back once (the batch, then the savepoint attempt), then caught up');
   t.same(runner.stalledProjectors(), [], 'no longer held back');
-  t.ok((await statsSnapshot(db.pool)).every((r) => r.events === '20'), 'nothing lost, nothing doubled');
+  t.ok(
+    (await statsSnapshot(db.pool)).every((r) => r.events === '20'),
+    'nothing lost, nothing doubled',
+  );
 });
 
 t.test('an event one projector cannot apply holds back that projector only; fixed, it catches up', async (t) => {
@@ -111,14 +121,13 @@ t.test('an event one projector cannot apply holds back that projector only; fixe
     migrations: [],
     async apply(client, event) {
       if (poisoned && event.type === 'Poison') throw new Error('cannot apply Poison (injected)');
-      await client.query(
-        'INSERT INTO type_counts VALUES ($1, 1) ON CONFLICT (event_type) DO UPDATE SET n = type_counts.n + 1',
-        [event.type],
-      );
+      await client.query('INSERT INTO type_counts VALUES ($1, 1) ON CONFLICT (event_type) DO UPDATE SET n = type_counts.n + 1', [event.type]);
     },
   };
   const counts = async () =>
-    Object.fromEntries((await db.pool.query<{ event_type: string; n: string }>('SELECT event_type, n FROM type_counts')).rows.map((r) => [r.event_type, Number(r.n)]));
+    Object.fromEntries(
+      (await db.pool.query<{ event_type: string; n: string }>('SELECT event_type, n FROM type_counts')).rows.map((r) => [r.event_type, Number(r.n)]),
+    );
   const errors: Array<[string, string | undefined]> = [];
   const runner = new ProjectionRunner(store, db.pool, [statsProjector, typeCounts], {
     onError: (stage, _err, name) => errors.push([stage, name]),
@@ -132,9 +141,25 @@ t.test('an event one projector cannot apply holds back that projector only; fixe
   await store.append('poison', [{ type: 'Poison', data: { n: 1 }, metadata: meta() }], { expectedRevision: 'no_stream' });
   const after = await appendMany(store, 3, 4); // 12 more N events, to s-0..s-2
 
-  await eventually(t, 'the healthy read model goes past the poison', async () => comparePositions(await readCheckpoint(db.pool, statsProjector.name), after) >= 0);
-  t.same((await statsSnapshot(db.pool)).map((r) => [r.stream_name, r.events]), [['poison', '1'], ['s-0', '9'], ['s-1', '9'], ['s-2', '4']]);
-  t.same(runner.stalledProjectors().map((s) => s.name), [typeCounts.name], 'the failing one is named');
+  await eventually(
+    t,
+    'the healthy read model goes past the poison',
+    async () => comparePositions(await readCheckpoint(db.pool, statsProjector.name), after) >= 0,
+  );
+  t.same(
+    (await statsSnapshot(db.pool)).map((r) => [r.stream_name, r.events]),
+    [
+      ['poison', '1'],
+      ['s-0', '9'],
+      ['s-1', '9'],
+      ['s-2', '4'],
+    ],
+  );
+  t.same(
+    runner.stalledProjectors().map((s) => s.name),
+    [typeCounts.name],
+    'the failing one is named',
+  );
   t.same(await counts(), { N: 10 }, 'and stays at its checkpoint before the poison');
   t.same(errors[0], ['apply', typeCounts.name]);
   t.equal((await projectorStalled.get()).values.find((v) => v.labels.projector === typeCounts.name)?.value, 1, 'projector_stalled is 1');
@@ -164,7 +189,11 @@ t.test('read-your-writes in a process without projectors polls the checkpoints',
   const waited = Date.now() - started;
   t.ok(waited >= 300, 'it waited for the projector');
   t.ok(waited < 3000, `it saw the checkpoint pass, well before its 5 s bound (${waited} ms)`);
-  t.same((await statsSnapshot(db.pool)).map((r) => r.events), ['5'], 'and then the read model shows the write');
+  t.same(
+    (await statsSnapshot(db.pool)).map((r) => r.events),
+    ['5'],
+    'and then the read model shows the write',
+  );
 
   const quick = createReadYourWrites({ pool: db.pool, projectorNames: [statsProjector.name], timeoutMs: 200 });
   const beyond = { commit: position.commit + 1_000_000n, prepare: 0n };
@@ -212,7 +241,11 @@ t.test('while a batch is applied the runner reads the log at most once, not once
     await new Promise((r) => setTimeout(r, 2));
   }
   t.ok(await runner.waitFor(last!, 10_000), 'caught up');
-  t.same((await statsSnapshot(db.pool)).map((r) => [r.stream_name, r.events]), Array.from({ length: 6 }, (_, i) => [`p-${i}`, '10']), 'every event once');
+  t.same(
+    (await statsSnapshot(db.pool)).map((r) => [r.stream_name, r.events]),
+    Array.from({ length: 6 }, (_, i) => [`p-${i}`, '10']),
+    'every event once',
+  );
   t.ok(batches < 30, `appends were batched (${batches} batches)`);
   t.ok(readsWhileApplying <= batches, `${readsWhileApplying} reads while ${batches} batches were applied: at most one each`);
 });

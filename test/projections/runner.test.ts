@@ -17,8 +17,7 @@ function startProjectorProcess(db: TestDatabase, env: Record<string, string> = {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const lines = createInterface({ input: child.stdout! });
-  const waitLine = (wanted: string) =>
-    new Promise<void>((resolve) => lines.on('line', (l) => l === wanted && resolve()));
+  const waitLine = (wanted: string) => new Promise<void>((resolve) => lines.on('line', (l) => l === wanted && resolve()));
   return { child, waitLine };
 }
 
@@ -79,8 +78,16 @@ t.test('a projector killed mid-batch resumes, and its read model equals a rebuil
   await stop(second.child, 'SIGTERM');
 
   const live = await statsSnapshot(db.pool);
-  t.equal(live.reduce((s, r) => s + Number(r.events), 0), 6000, 'every event applied exactly once after the restart');
-  t.same(live.map((r) => ({ name: r.stream_name, events: r.events })), expectedSnapshot(perStream), 'per stream, as written');
+  t.equal(
+    live.reduce((s, r) => s + Number(r.events), 0),
+    6000,
+    'every event applied exactly once after the restart',
+  );
+  t.same(
+    live.map((r) => ({ name: r.stream_name, events: r.events })),
+    expectedSnapshot(perStream),
+    'per stream, as written',
+  );
   await rebuild(store, db.pool, statsProjector);
   t.same(await statsSnapshot(db.pool), live, 'the restarted read model equals a rebuild');
 });
@@ -97,8 +104,15 @@ t.test('two projector processes on one read model never apply an event twice', a
   await Promise.all([stop(a.child, 'SIGTERM'), stop(b.child, 'SIGTERM')]);
 
   const live = await statsSnapshot(db.pool);
-  t.equal(live.reduce((s, r) => s + Number(r.events), 0), 6000, 'each event applied once');
-  t.same(live.map((r) => ({ name: r.stream_name, events: r.events })), expectedSnapshot(perStream));
+  t.equal(
+    live.reduce((s, r) => s + Number(r.events), 0),
+    6000,
+    'each event applied once',
+  );
+  t.same(
+    live.map((r) => ({ name: r.stream_name, events: r.events })),
+    expectedSnapshot(perStream),
+  );
   await rebuild(store, db.pool, statsProjector);
   t.same(await statsSnapshot(db.pool), live, 'equal to a rebuild');
 });

@@ -20,11 +20,16 @@ const START = 10_000_000_000;
 /** A wallet command straight to the stream (credits and refunds have no route yet), then read-your-writes. */
 async function walletCommand(app: TestApp, userId: string, command: Omit<WalletCommand, 'metadata'>) {
   const metadata = { now: app.deps.clock.now(), actor: 'test', correlationId: `test-${app.deps.ids.uuid()}` };
-  const decided = await app.deps.dispatch.room.handle(walletDecider.streamOf(userId), walletDecider, (s) => walletDecider.decide({ ...command, metadata } as WalletCommand, s), {
-    metadata,
-    ids: app.deps.ids,
-    deadline: Date.now() + 10_000,
-  });
+  const decided = await app.deps.dispatch.room.handle(
+    walletDecider.streamOf(userId),
+    walletDecider,
+    (s) => walletDecider.decide({ ...command, metadata } as WalletCommand, s),
+    {
+      metadata,
+      ids: app.deps.ids,
+      deadline: Date.now() + 10_000,
+    },
+  );
   await app.deps.readYourWrites(decided.position);
 }
 
@@ -61,14 +66,33 @@ t.test('wallets and market prices: the read models agree with the streams and re
     }
   }
   // A debit given back, and transfers coming back to the wallet (the first user's, and a wallet never used before).
-  const plan = { transferId: 'tr-refunded', amountMicro: 7_000_000, from: { kind: 'wallet' as const, userId: users[0]!.userId, walletContext: 'virtual' as const }, to: { kind: 'pool' as const, userId: users[0]!.userId, agentId: 'gone', walletContext: 'virtual' as const } };
+  const plan = {
+    transferId: 'tr-refunded',
+    amountMicro: 7_000_000,
+    from: { kind: 'wallet' as const, userId: users[0]!.userId, walletContext: 'virtual' as const },
+    to: { kind: 'pool' as const, userId: users[0]!.userId, agentId: 'gone', walletContext: 'virtual' as const },
+  };
   await walletCommand(app, users[0]!.userId, { type: 'DebitWallet', data: { transfer: plan, virtualStartMicro: START } });
   await walletCommand(app, users[0]!.userId, { type: 'RefundWallet', data: { transferId: 'tr-refunded' } });
-  await walletCommand(app, users[0]!.userId, { type: 'CreditWallet', data: { transferId: 'tr-back', walletContext: 'real', amountMicro: 3_000_001, from: 'pool:x', virtualStartMicro: START } });
-  await walletCommand(app, users[2]!.userId, { type: 'CreditWallet', data: { transferId: 'tr-back', walletContext: 'virtual', amountMicro: 5, from: 'pool:y', virtualStartMicro: START } });
+  await walletCommand(app, users[0]!.userId, {
+    type: 'CreditWallet',
+    data: { transferId: 'tr-back', walletContext: 'real', amountMicro: 3_000_001, from: 'pool:x', virtualStartMicro: START },
+  });
+  await walletCommand(app, users[2]!.userId, {
+    type: 'CreditWallet',
+    data: { transferId: 'tr-back', walletContext: 'virtual', amountMicro: 5, from: 'pool:y', virtualStartMicro: START },
+  });
   // Freezes: one kept, one undone, and a wallet never used that opens frozen.
-  for (const [userId, action] of [[users[1]!.userId, 'freeze'], [users[0]!.userId, 'freeze'], [users[0]!.userId, 'unfreeze'], [frozenOnly.userId, 'freeze']]) {
-    const res = await api(app, 'POST', `/api/admin/wallets/${userId}/${action}`, { token: admin.accessToken, ...(action === 'freeze' ? { body: { reason: 'review' } } : {}) });
+  for (const [userId, action] of [
+    [users[1]!.userId, 'freeze'],
+    [users[0]!.userId, 'freeze'],
+    [users[0]!.userId, 'unfreeze'],
+    [frozenOnly.userId, 'freeze'],
+  ]) {
+    const res = await api(app, 'POST', `/api/admin/wallets/${userId}/${action}`, {
+      token: admin.accessToken,
+      ...(action === 'freeze' ? { body: { reason: 'review' } } : {}),
+    });
     t.equal(res.status, 200, JSON.stringify(res.body));
   }
   for (const prices of [{ SOL: 150, BONK: 0.00002 }, { SOL: 151.5, 'JUP/USDC': 0.91 }, { BONK: 0.000021 }]) {
@@ -78,7 +102,11 @@ t.test('wallets and market prices: the read models agree with the streams and re
 
   const events = await allEvents(app);
   const kinds = new Set(events.filter((e) => e.streamName.startsWith('wallet-')).map((e) => e.type));
-  t.same([...kinds].sort(), ['WalletCredited', 'WalletDebited', 'WalletDeposited', 'WalletFrozen', 'WalletOpened', 'WalletRefunded', 'WalletUnfrozen'], 'every kind of wallet event is covered');
+  t.same(
+    [...kinds].sort(),
+    ['WalletCredited', 'WalletDebited', 'WalletDeposited', 'WalletFrozen', 'WalletOpened', 'WalletRefunded', 'WalletUnfrozen'],
+    'every kind of wallet event is covered',
+  );
 
   await t.test('each user’s row holds the balances the wallet stream decides on', async (t) => {
     for (const user of [...users, frozenOnly, admin]) {
@@ -113,7 +141,13 @@ t.test('wallets and market prices: the read models agree with the streams and re
     });
     const oneByOne = await rows();
     t.equal(oneByOne.length, 4);
-    t.same(oneByOne.filter((r) => r.frozen).map((r) => r.user_id).sort(), [users[1]!.userId, frozenOnly.userId].sort());
+    t.same(
+      oneByOne
+        .filter((r) => r.frozen)
+        .map((r) => r.user_id)
+        .sort(),
+      [users[1]!.userId, frozenOnly.userId].sort(),
+    );
     for (const size of [events.length, 7, 3, 1]) {
       await db.pool.query('DELETE FROM wallets');
       await inTransaction(db.pool, async (c) => {

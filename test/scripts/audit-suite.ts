@@ -80,9 +80,20 @@ export function auditSuite(t: Test, eventStore: 'postgres' | 'esdb') {
       const lines = run.stdout.trimEnd().split('\n');
       t.equal(lines[0], `pool ${pools.trading}: 9 of 9 events`);
       t.match(lines[1], /^#\s+time\s+type\s+amounts\s+allocatedUsd\s+currentBalanceUsd\s+withdrawableUsd\s+pendingDeltaUsd$/);
-      t.same(lines.slice(2, 11).map((l) => l.split(/\s+/)[2]), [
-        'AgentFollowed', 'AllocationAdded', 'AllocationAdded', 'TradeOpened', 'TradeMarked', 'TradeClosed', 'TradeOpened', 'WithdrawalRequested', 'FollowSettingsUpdated',
-      ]);
+      t.same(
+        lines.slice(2, 11).map((l) => l.split(/\s+/)[2]),
+        [
+          'AgentFollowed',
+          'AllocationAdded',
+          'AllocationAdded',
+          'TradeOpened',
+          'TradeMarked',
+          'TradeClosed',
+          'TradeOpened',
+          'WithdrawalRequested',
+          'FollowSettingsUpdated',
+        ],
+      );
       t.match(lines[7], /TradeClosed\s+realizedPnlUsd=9\.999999\s+150\.000000\s+159\.999999\s+/);
       t.match(lines[9], /WithdrawalRequested\s+amountUsd=30\.000000\s+120\.000000\s+129\.999999\s+/);
       t.equal(lines[11], 'followed, allocatedUsd 120.000000');

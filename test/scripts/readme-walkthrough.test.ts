@@ -20,7 +20,10 @@ function walkThrough(dir: string): string {
   const section = README.slice(README.indexOf('## Walk-through with curl'));
   const block = [...section.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]!).find((b) => b.includes("<<'WALK'"));
   if (!block) throw new Error('the README has no walk-through block');
-  return block.replaceAll('/tmp/app.log', join(dir, 'app.log')).replaceAll('/tmp/walkthrough-tokens', join(dir, 'tokens')).replaceAll('/tmp/lookup.err', join(dir, 'lookup.err'));
+  return block
+    .replaceAll('/tmp/app.log', join(dir, 'app.log'))
+    .replaceAll('/tmp/walkthrough-tokens', join(dir, 'tokens'))
+    .replaceAll('/tmp/lookup.err', join(dir, 'lookup.err'));
 }
 
 const freePort = () =>
@@ -80,7 +83,10 @@ t.teardown(async () => {
 
 const deadline = Date.now() + 60_000;
 for (;;) {
-  const up = await fetch(`http://127.0.0.1:${port}/api`).then((r) => r.ok, () => false);
+  const up = await fetch(`http://127.0.0.1:${port}/api`).then(
+    (r) => r.ok,
+    () => false,
+  );
   if (up) break;
   if (Date.now() > deadline || service.exitCode !== null) throw new Error(`the service did not start:\n${await readFile(join(dir, 'app.log'), 'utf8')}`);
   await new Promise((r) => setTimeout(r, 250));

@@ -72,7 +72,9 @@ export interface TestApp {
  * (unless `roles` says otherwise).
  */
 export async function startTestApp(options: TestAppOptions = {}): Promise<TestApp> {
-  const db = options.emptyDatabase ? await freshDatabase('app', { durable: options.durable }) : await appDatabase(options.eventStore ?? 'postgres', options.durable);
+  const db = options.emptyDatabase
+    ? await freshDatabase('app', { durable: options.durable })
+    : await appDatabase(options.eventStore ?? 'postgres', options.durable);
   await db.pool.end();
   // What is started is closed again when a later step fails: an SMTP server or peer left listening
   // would keep the test process alive until tap's time-out.

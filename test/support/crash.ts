@@ -37,7 +37,14 @@ export async function interruptedFollow(
   diesAt: (streamName: string) => boolean,
 ): Promise<CommandMetadata> {
   const { deps } = app;
-  const dispatch = createDispatcher({ store: dyingStore(deps.store, diesAt), redis: deps.redis, mailer: { send: async () => {} }, ids: deps.ids, swaps: deps.swaps, config: deps.config });
+  const dispatch = createDispatcher({
+    store: dyingStore(deps.store, diesAt),
+    redis: deps.redis,
+    mailer: { send: async () => {} },
+    ids: deps.ids,
+    swaps: deps.swaps,
+    config: deps.config,
+  });
   const metadata = { now: deps.clock.now(), actor: userId, correlationId: `crashed-${deps.ids.uuid()}` };
   const died = await dispatch({ type: 'FollowAgent', data: { userId, input: subscribeInput.parse(body) }, metadata }).then(
     () => false,

@@ -13,7 +13,9 @@ export function databaseUrl(name: string): string {
 
 /** Records that a test file copies `name` now (a template's comment holds when it was last copied, to the hour). */
 export async function markTemplateUsed(admin: pg.Client, name: string): Promise<void> {
-  const { rows } = await admin.query<{ used: string | null }>(`SELECT shobj_description(oid, 'pg_database') AS used FROM pg_database WHERE datname = $1`, [name]);
+  const { rows } = await admin.query<{ used: string | null }>(`SELECT shobj_description(oid, 'pg_database') AS used FROM pg_database WHERE datname = $1`, [
+    name,
+  ]);
   const usedAt = Date.parse(rows[0]?.used ?? '');
   if (usedAt > Date.now() - 3600_000) return;
   // two files may record it at once: one of them is enough

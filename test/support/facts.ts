@@ -16,7 +16,11 @@ import { at } from './given-when-then.ts';
 /** Appends `events` to `stream` and waits until every read model has applied them. */
 export async function appendFacts(app: Pick<TestApp, 'deps'>, stream: string, events: DomainEvent[]): Promise<void> {
   const metadata = { correlationId: `test-${app.deps.ids.uuid()}`, actor: 'system:test', occurredAt: app.deps.clock.now().toISOString() };
-  const { position } = await app.deps.store.append(stream, events.map((e) => ({ type: e.type, data: e.data, metadata })), { expectedRevision: 'any' });
+  const { position } = await app.deps.store.append(
+    stream,
+    events.map((e) => ({ type: e.type, data: e.data, metadata })),
+    { expectedRevision: 'any' },
+  );
   await app.deps.readYourWrites(position);
 }
 
@@ -53,7 +57,9 @@ export function tradeStories(poolId: string, prefix: string, start = new Date('2
     ]),
     story(`${prefix}-cancelled`, [req(`${prefix}-cancelled`, zone, m(1)), cancel(m(2))]),
     story(`${prefix}-expired`, [req(`${prefix}-expired`, zone, m(2)), mark(50_000, m(25 * 60))]),
-    story(`${prefix}-rejected`, [{ type: 'RejectTrade', data: { tradeId: `${prefix}-rejected`, reason: 'POOL_PAUSED', message: 'the pool is paused' }, metadata: at(m(3)) }]),
+    story(`${prefix}-rejected`, [
+      { type: 'RejectTrade', data: { tradeId: `${prefix}-rejected`, reason: 'POOL_PAUSED', message: 'the pool is paused' }, metadata: at(m(3)) },
+    ]),
   ];
 }
 
@@ -89,5 +95,6 @@ export async function writeSignal(
   };
   const data = { agentId, signalId: body.signalId, signalIdGiven: true, source: read.source, body, interpretation: read.interpretation };
   await appendFacts(app, stream, decided({ type: 'ReceiveSignal', data, metadata: at(when) }));
-  if (options.results) await appendFacts(app, stream, decided({ type: 'RecordSignalOutcome', data: { results: options.results }, metadata: at(new Date(when.getTime() + 1000)) }));
+  if (options.results)
+    await appendFacts(app, stream, decided({ type: 'RecordSignalOutcome', data: { results: options.results }, metadata: at(new Date(when.getTime() + 1000)) }));
 }

@@ -28,8 +28,16 @@ export interface IdentityProvider {
 // oidc-provider ships no type declarations: the few members used here, typed by hand.
 interface OidcProvider {
   callback(): (req: IncomingMessage, res: ServerResponse) => void;
-  interactionDetails(req: IncomingMessage, res: ServerResponse): Promise<{ prompt: { name: string; details: Record<string, unknown> }; params: Record<string, unknown>; session?: { accountId?: string } }>;
-  interactionFinished(req: IncomingMessage, res: ServerResponse, result: Record<string, unknown>, options?: { mergeWithLastSubmission?: boolean }): Promise<void>;
+  interactionDetails(
+    req: IncomingMessage,
+    res: ServerResponse,
+  ): Promise<{ prompt: { name: string; details: Record<string, unknown> }; params: Record<string, unknown>; session?: { accountId?: string } }>;
+  interactionFinished(
+    req: IncomingMessage,
+    res: ServerResponse,
+    result: Record<string, unknown>,
+    options?: { mergeWithLastSubmission?: boolean },
+  ): Promise<void>;
   Grant: new (init: { accountId: string; clientId: string }) => { addOIDCScope(scope: string): void; save(): Promise<string> };
 }
 type ProviderConstructor = new (issuer: string, configuration: Record<string, unknown>) => OidcProvider;

@@ -41,7 +41,9 @@ const answers: Record<string, Content> = {
   ],
 };
 
-type ProgressContext = { mcpReq: { _meta?: { progressToken?: string | number }; notify(n: { method: string; params: Record<string, unknown> }): Promise<void> } };
+type ProgressContext = {
+  mcpReq: { _meta?: { progressToken?: string | number }; notify(n: { method: string; params: Record<string, unknown> }): Promise<void> };
+};
 
 function registerFixtures(server: McpServer): void {
   for (const [name, content] of Object.entries(answers)) {
@@ -64,18 +66,27 @@ function registerFixtures(server: McpServer): void {
   registerInputRequiredTools(server);
   // http-custom-header-server-validation: a parameter mirrored into an `Mcp-Param-Region` header, which the SDK checks against the body.
   const headerSchema = { type: 'object', properties: { region: { type: 'string', 'x-mcp-header': 'Region' } }, required: ['region'] };
-  server.registerTool('test_custom_headers', { description: 'conformance fixture: a header parameter', inputSchema: fromJsonSchema(headerSchema) }, async (args: unknown) =>
-    text(`region ${(args as { region: string }).region}`),
+  server.registerTool(
+    'test_custom_headers',
+    { description: 'conformance fixture: a header parameter', inputSchema: fromJsonSchema(headerSchema) },
+    async (args: unknown) => text(`region ${(args as { region: string }).region}`),
   );
   // server-stateless: a change of the tool or prompt list, for the listen streams that asked for it (through the bus, to every process).
-  for (const [name, kind] of [['test_trigger_tool_change', 'tools_list_changed'], ['test_trigger_prompt_change', 'prompts_list_changed']] as const) {
+  for (const [name, kind] of [
+    ['test_trigger_tool_change', 'tools_list_changed'],
+    ['test_trigger_prompt_change', 'prompts_list_changed'],
+  ] as const) {
     server.registerTool(name, { description: `conformance fixture: ${kind}` }, async (ctx: ServerContext) => {
       const { redis } = (ctx.http!.authInfo!.extra!.request as FastifyRequest).server.deps;
       await redis.publish(`${redis.options.keyPrefix ?? ''}${BUS_CHANNEL}`, JSON.stringify([{ kind }]));
       return text(kind);
     });
   }
-  server.registerTool('json_schema_2020_12_tool', { description: 'Tool with JSON Schema 2020-12 features', inputSchema: fromJsonSchema(JSON_SCHEMA_2020_12) }, async () => text('schema kept'));
+  server.registerTool(
+    'json_schema_2020_12_tool',
+    { description: 'Tool with JSON Schema 2020-12 features', inputSchema: fromJsonSchema(JSON_SCHEMA_2020_12) },
+    async () => text('schema kept'),
+  );
 }
 
 const text = (value: string) => ({ content: [{ type: 'text' as const, text: value }] });
@@ -94,7 +105,8 @@ function registerLoggingTools(server: McpServer): void {
   }
 }
 
-const elicit = (message: string, requestedSchema: Record<string, unknown>) => inputRequired.elicit({ message, requestedSchema: requestedSchema as ElicitRequestFormParams['requestedSchema'] });
+const elicit = (message: string, requestedSchema: Record<string, unknown>) =>
+  inputRequired.elicit({ message, requestedSchema: requestedSchema as ElicitRequestFormParams['requestedSchema'] });
 const answered = (ctx: ServerContext, key: string) => inputResponse(ctx.mcpReq.inputResponses, key);
 
 /** One input from the client, then a text naming what came back (tools-call-sampling, tools-call-elicitation, elicitation-sep1034/1330). */
@@ -104,7 +116,9 @@ function registerInputTools(server: McpServer): void {
       const answer = answered(ctx, 'answer');
       if (answer.kind === 'missing') return inputRequired({ inputRequests: { answer: ask(args) } });
       if (answer.kind === 'sampling') return text(`LLM response: ${JSON.stringify(answer.result.content)}`);
-      return text(`User response: action=${answer.kind === 'elicit' ? answer.action : answer.kind}, content=${JSON.stringify(answer.kind === 'elicit' ? answer.content : {})}`);
+      return text(
+        `User response: action=${answer.kind === 'elicit' ? answer.action : answer.kind}, content=${JSON.stringify(answer.kind === 'elicit' ? answer.content : {})}`,
+      );
     }) as never);
   once('test_sampling', z.object({ prompt: z.string() }), ({ prompt }) =>
     inputRequired.createMessage({ messages: [{ role: 'user', content: { type: 'text', text: prompt! } }], maxTokens: 100 }),
@@ -133,21 +147,39 @@ function registerInputTools(server: McpServer): void {
       type: 'object',
       properties: {
         untitledSingle: { type: 'string', enum: ['option1', 'option2', 'option3'] },
-        titledSingle: { type: 'string', oneOf: [{ const: 'value1', title: 'First Option' }, { const: 'value2', title: 'Second Option' }, { const: 'value3', title: 'Third Option' }] },
+        titledSingle: {
+          type: 'string',
+          oneOf: [
+            { const: 'value1', title: 'First Option' },
+            { const: 'value2', title: 'Second Option' },
+            { const: 'value3', title: 'Third Option' },
+          ],
+        },
         legacyEnum: { type: 'string', enum: ['opt1', 'opt2', 'opt3'], enumNames: ['Option One', 'Option Two', 'Option Three'] },
         untitledMulti: { type: 'array', items: { type: 'string', enum: ['option1', 'option2', 'option3'] } },
-        titledMulti: { type: 'array', items: { anyOf: [{ const: 'value1', title: 'First Choice' }, { const: 'value2', title: 'Second Choice' }, { const: 'value3', title: 'Third Choice' }] } },
+        titledMulti: {
+          type: 'array',
+          items: {
+            anyOf: [
+              { const: 'value1', title: 'First Choice' },
+              { const: 'value2', title: 'Second Choice' },
+              { const: 'value3', title: 'Third Choice' },
+            ],
+          },
+        },
       },
     }),
   );
 }
 
 const askName = () => elicit('What is your name?', { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] });
-const askSampling = (prompt: string, maxTokens: number) => inputRequired.createMessage({ messages: [{ role: 'user', content: { type: 'text', text: prompt } }], maxTokens });
+const askSampling = (prompt: string, maxTokens: number) =>
+  inputRequired.createMessage({ messages: [{ role: 'user', content: { type: 'text', text: prompt } }], maxTokens });
 
 /** The 2026-07-28 multi round trip (input-required-result-*, server-stateless's diagnostic tools). */
 function registerInputRequiredTools(server: McpServer): void {
-  const tool: FixtureTool = (name, run) => void server.registerTool(name, { description: `conformance fixture: ${name}` }, ((ctx: ServerContext) => run(ctx)) as never);
+  const tool: FixtureTool = (name, run) =>
+    void server.registerTool(name, { description: `conformance fixture: ${name}` }, ((ctx: ServerContext) => run(ctx)) as never);
   tool('test_input_required_result_elicitation', async (ctx) => {
     const name = answered(ctx, 'user_name');
     if (name.kind !== 'elicit' || typeof name.content?.name !== 'string') return inputRequired({ inputRequests: { user_name: askName() } });
@@ -216,13 +248,16 @@ function registerDiagnosticTools(tool: FixtureTool): void {
     const inputRequests: InputRequests = {};
     if (declared.sampling) inputRequests.summary = askSampling('Summarise the fixture', 50);
     if (declared.elicitation) inputRequests.user_name = askName();
-    if (Object.keys(inputRequests).length === 0 || Object.keys(inputRequests).some((key) => answered(ctx, key).kind === 'missing')) return inputRequired({ inputRequests });
+    if (Object.keys(inputRequests).length === 0 || Object.keys(inputRequests).some((key) => answered(ctx, key).kind === 'missing'))
+      return inputRequired({ inputRequests });
     return text('every declared input answered');
   });
   // server-stateless: sampling asked of a client that did not declare it (the SDK answers -32021, HTTP 400) ...
   tool('test_missing_capability', async () => inputRequired({ inputRequests: { summary: askSampling('Needs sampling', 10) } }));
   // ... and an elicitation as an input_required result on the request's own stream, never a request of its own.
-  tool('test_streaming_elicitation', async (ctx) => (answered(ctx, 'user_name').kind === 'elicit' ? text('answered') : inputRequired({ inputRequests: { user_name: askName() } })));
+  tool('test_streaming_elicitation', async (ctx) =>
+    answered(ctx, 'user_name').kind === 'elicit' ? text('answered') : inputRequired({ inputRequests: { user_name: askName() } }),
+  );
 }
 
 /** input-required-result-non-tool-request: a prompt that asks first. */
@@ -264,9 +299,14 @@ function registerResources(server: McpServer): void {
   server.registerResource('static-binary', 'test://static-binary', { mimeType: 'image/png' }, async (uri) => ({
     contents: [{ uri: uri.href, mimeType: 'image/png', blob: PNG }],
   }));
-  server.registerResource('template', new ResourceTemplate('test://template/{id}/data', { list: undefined }), { mimeType: 'application/json' }, async (uri, { id }) => ({
-    contents: [{ uri: uri.href, mimeType: 'application/json', text: JSON.stringify({ id }) }],
-  }));
+  server.registerResource(
+    'template',
+    new ResourceTemplate('test://template/{id}/data', { list: undefined }),
+    { mimeType: 'application/json' },
+    async (uri, { id }) => ({
+      contents: [{ uri: uri.href, mimeType: 'application/json', text: JSON.stringify({ id }) }],
+    }),
+  );
   // resources-subscribe / resources-unsubscribe (2025): a fixed resource, so a subscription is accepted and never notified.
   server.registerResource('watched', 'test://watched-resource', { mimeType: 'text/plain' }, async (uri) => ({
     contents: [{ uri: uri.href, mimeType: 'text/plain', text: 'A resource the runner subscribes to.' }],
@@ -277,13 +317,19 @@ function registerPrompts(server: McpServer): void {
   const user = (content: Record<string, unknown>) => ({ messages: [{ role: 'user' as const, content }] }) as never;
   server.registerPrompt('test_simple_prompt', { description: 'conformance fixture: a plain prompt' }, () => user({ type: 'text', text: 'A plain prompt.' }));
   const completeArg1 = (value: string) => ['paris', 'park', 'party', 'test-value'].filter((v) => v.startsWith(value));
-  server.registerPrompt('test_prompt_with_arguments', { description: 'conformance fixture: arguments', argsSchema: z.object({ arg1: completable(z.string(), completeArg1), arg2: z.string() }) }, ({ arg1, arg2 }) =>
-    user({ type: 'text', text: `First ${arg1}, second ${arg2}.` }),
+  server.registerPrompt(
+    'test_prompt_with_arguments',
+    { description: 'conformance fixture: arguments', argsSchema: z.object({ arg1: completable(z.string(), completeArg1), arg2: z.string() }) },
+    ({ arg1, arg2 }) => user({ type: 'text', text: `First ${arg1}, second ${arg2}.` }),
   );
-  server.registerPrompt('test_prompt_with_embedded_resource', { description: 'conformance fixture: a resource', argsSchema: z.object({ resourceUri: z.string() }) }, ({ resourceUri }) =>
-    user({ type: 'resource', resource: { uri: resourceUri, mimeType: 'text/plain', text: 'An embedded resource.' } }),
+  server.registerPrompt(
+    'test_prompt_with_embedded_resource',
+    { description: 'conformance fixture: a resource', argsSchema: z.object({ resourceUri: z.string() }) },
+    ({ resourceUri }) => user({ type: 'resource', resource: { uri: resourceUri, mimeType: 'text/plain', text: 'An embedded resource.' } }),
   );
-  server.registerPrompt('test_prompt_with_image', { description: 'conformance fixture: an image' }, () => user({ type: 'image', data: PNG, mimeType: 'image/png' }));
+  server.registerPrompt('test_prompt_with_image', { description: 'conformance fixture: an image' }, () =>
+    user({ type: 'image', data: PNG, mimeType: 'image/png' }),
+  );
 }
 
 let registered = false;

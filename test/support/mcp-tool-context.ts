@@ -10,8 +10,16 @@ import type { SignedIn } from './auth.ts';
 
 export function toolContext(app: Pick<TestApp, 'deps' | 'url'>, user: Pick<SignedIn, 'userId'>, requestId = `mcp-${app.deps.ids.uuid()}`): McpToolContext {
   const { deps } = app;
-  const dispatch: McpToolContext['dispatch'] = async (type, data, options = {}) => (await dispatchAs(deps, { userId: user.userId, correlationId: requestId }, type, data, options)).result;
-  const identity = { userId: user.userId, email: `${user.userId}@example.test`, role: 'user' as const, mode: 'jwt' as const, scopes: scopesOfRole('user'), tier: 'free' };
+  const dispatch: McpToolContext['dispatch'] = async (type, data, options = {}) =>
+    (await dispatchAs(deps, { userId: user.userId, correlationId: requestId }, type, data, options)).result;
+  const identity = {
+    userId: user.userId,
+    email: `${user.userId}@example.test`,
+    role: 'user' as const,
+    mode: 'jwt' as const,
+    scopes: scopesOfRole('user'),
+    tier: 'free',
+  };
   return { deps, identity, dispatch, requestId, baseUrl: app.url };
 }
 

@@ -135,9 +135,12 @@ export async function signInOnConsentPage(app: Pick<TestApp, 'waitForMail' | 'de
   await resetLookupThrottle(app, email);
   await page.getByLabel('Email').fill(email);
   await page.getByRole('button', { name: 'Email me a code' }).click();
-  await page.getByLabel('Code').waitFor({ timeout: 10_000 }).catch(async (err) => {
-    throw new Error(`no code step: the page shows ${await page.textContent('body')}`, { cause: err });
-  });
+  await page
+    .getByLabel('Code')
+    .waitFor({ timeout: 10_000 })
+    .catch(async (err) => {
+      throw new Error(`no code step: the page shows ${await page.textContent('body')}`, { cause: err });
+    });
   const mail = await app.waitForMail(email);
   await page.getByLabel('Code').fill(codeOf(mail));
   await page.getByRole('button', { name: 'Sign in' }).click();
@@ -168,8 +171,29 @@ export interface ClientMetadataHost {
 function loopbackCertificate(): { key: string; cert: string } {
   const dir = mkdtempSync(join(tmpdir(), 'cimd-'));
   try {
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-days', '1', '-subj', '/CN=127.0.0.1',
-      '-addext', 'subjectAltName=IP:127.0.0.1,DNS:localhost', '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem')], { stdio: 'ignore' });
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:prime256v1',
+        '-nodes',
+        '-days',
+        '1',
+        '-subj',
+        '/CN=127.0.0.1',
+        '-addext',
+        'subjectAltName=IP:127.0.0.1,DNS:localhost',
+        '-keyout',
+        join(dir, 'key.pem'),
+        '-out',
+        join(dir, 'cert.pem'),
+      ],
+      { stdio: 'ignore' },
+    );
     return { key: readFileSync(join(dir, 'key.pem'), 'utf8'), cert: readFileSync(join(dir, 'cert.pem'), 'utf8') };
   } finally {
     rmSync(dir, { recursive: true, force: true });

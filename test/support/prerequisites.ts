@@ -41,7 +41,14 @@ async function postgresProblem(adminUrl: string): Promise<string | null> {
 }
 
 async function redisProblem(url: string): Promise<string | null> {
-  const redis = new Redis(url, { lazyConnect: true, connectTimeout: CHECK_TIMEOUT_MS, commandTimeout: CHECK_TIMEOUT_MS, maxRetriesPerRequest: 0, retryStrategy: () => null, enableOfflineQueue: false });
+  const redis = new Redis(url, {
+    lazyConnect: true,
+    connectTimeout: CHECK_TIMEOUT_MS,
+    commandTimeout: CHECK_TIMEOUT_MS,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+    enableOfflineQueue: false,
+  });
   let connectionError: unknown; // the socket's own error: the rejection only says the connection closed
   redis.on('error', (err) => (connectionError ??= err));
   try {

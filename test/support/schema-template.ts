@@ -23,7 +23,10 @@ const building = new Map<string, Promise<string>>();
 /** The name of the template database holding the schema of a service on `eventStore`, built when missing. */
 export function schemaTemplate(eventStore: 'postgres' | 'esdb'): Promise<string> {
   const migrations = schemaMigrations({ EVENT_STORE: eventStore }, allProjectors);
-  const hash = createHash('sha256').update(JSON.stringify(migrations.map((m) => [m.id, m.sql]))).digest('hex').slice(0, 16);
+  const hash = createHash('sha256')
+    .update(JSON.stringify(migrations.map((m) => [m.id, m.sql])))
+    .digest('hex')
+    .slice(0, 16);
   const name = `${PREFIX}${eventStore}_${hash}`;
   let template = building.get(name);
   if (!template) {

@@ -13,7 +13,6 @@ import { signIn } from '../support/auth.ts';
 import { startServiceProcess, type ServiceProcess } from '../support/process.ts';
 import { CHAIN_MS, simulated } from '../infra/venues/fixtures.ts';
 
-
 t.test('a worker killed between the venue call and the append: after restart, exactly one effect', async (t) => {
   const { clock, venues } = simulated();
   /** the call to die after: the venue takes effect, then the worker is killed before it hears back */
@@ -48,10 +47,18 @@ t.test('a worker killed between the venue call and the append: after restart, ex
   const admin = await signIn(app, 'admin@example.test');
   const dev = await signIn(app, 'dev@example.test');
   const user = await signIn(app, 'crashed@example.test');
-  const spot = await followableAgent(app, { developer: dev.accessToken, admin: admin.accessToken }, { name: 'Crash Spot', venue: 'SPOT_VENUE', minAllocationUsd: 10 }, { live: true });
+  const spot = await followableAgent(
+    app,
+    { developer: dev.accessToken, admin: admin.accessToken },
+    { name: 'Crash Spot', venue: 'SPOT_VENUE', minAllocationUsd: 10 },
+    { live: true },
+  );
   const id = poolId(user.userId, spot, 'real');
   await api(app, 'POST', `/api/admin/wallets/${user.userId}/deposit`, { token: admin.accessToken, body: { amountUsd: 1000 } });
-  const followed = await api(app, 'POST', '/api/v1/users/me/subscriptions', { token: user.accessToken, body: { agentId: spot, walletContext: 'real', allocationAmountUsd: 300 } });
+  const followed = await api(app, 'POST', '/api/v1/users/me/subscriptions', {
+    token: user.accessToken,
+    body: { agentId: spot, walletContext: 'real', allocationAmountUsd: 300 },
+  });
   t.equal(followed.status, 200);
   const addId = `${id}#add-1`;
   const poolEvents = async (type: string) => (await app.deps.store.readStream(`pool-${id}`)).filter((e) => e.type === type);
@@ -80,7 +87,10 @@ t.test('a worker killed between the venue call and the append: after restart, ex
   t.equal(equity, 300_000_000, 'the venue moved the deposit once');
 
   // 4. A withdrawal: killed after the chain confirmed it, restarted, credited to the wallet once.
-  const out = await api(app, 'POST', `/api/v1/users/me/subscriptions/${spot}/allocation/withdraw`, { token: user.accessToken, body: { amountUsd: 120, walletContext: 'real' } });
+  const out = await api(app, 'POST', `/api/v1/users/me/subscriptions/${spot}/allocation/withdraw`, {
+    token: user.accessToken,
+    body: { amountUsd: 120, walletContext: 'real' },
+  });
   t.equal(out.status, 200);
   await until('the withdrawal submitted', async () => {
     const legs = (await poolEvents('WithdrawalRequested')).map((e) => (e.data as { transfer: { transferId: string } }).transfer.transferId);
@@ -101,7 +111,8 @@ t.test('a worker killed between the venue call and the append: after restart, ex
   // The credit was appended by the worker process: this process's read model sees it once its
   // projector has caught up (an eventually consistent read, so waited for, then checked exact).
   const realBalance = async () =>
-    (await api(app, 'GET', '/api/v1/wallet', { token: user.accessToken })).body.data.wallets.find((w: { walletContext: string }) => w.walletContext === 'real').balanceUsd;
+    (await api(app, 'GET', '/api/v1/wallet', { token: user.accessToken })).body.data.wallets.find((w: { walletContext: string }) => w.walletContext === 'real')
+      .balanceUsd;
   await until('the wallet read model shows the credit', async () => (await realBalance()) !== 700);
   t.equal(await realBalance(), 700 + 120);
   await p.stop();

@@ -13,7 +13,6 @@ import { CHAIN_MS, DEPOSIT_MS, RECLAIM_MS, simulated } from '../infra/venues/fix
 
 const SUBS = '/api/v1/users/me/subscriptions';
 
-
 t.test('reconciliation against the simulated venues', async (t) => {
   /** the reason each leg made to fail fails with */
   const failing = new Map<string, string>();
@@ -23,7 +22,12 @@ t.test('reconciliation against the simulated venues', async (t) => {
   const admin = await signIn(app, 'admin@example.test');
   const dev = await signIn(app, 'dev@example.test');
   const agent = (venue: 'SPOT_VENUE' | 'PERP_VENUE') =>
-    followableAgent(app, { developer: dev.accessToken, admin: admin.accessToken }, { name: `Reconciled ${venue}`, venue, minAllocationUsd: 10, ...(venue === 'PERP_VENUE' ? { maxLeverage: 2 } : {}) }, { live: true });
+    followableAgent(
+      app,
+      { developer: dev.accessToken, admin: admin.accessToken },
+      { name: `Reconciled ${venue}`, venue, minAllocationUsd: 10, ...(venue === 'PERP_VENUE' ? { maxLeverage: 2 } : {}) },
+      { live: true },
+    );
   let n = 0;
   const funded = async (usd: number) => {
     const u = await signIn(app, `real${++n}@example.test`);
@@ -31,13 +35,20 @@ t.test('reconciliation against the simulated venues', async (t) => {
     if (res.status !== 200) throw new Error(JSON.stringify(res.body));
     return u;
   };
-  const record = async (u: SignedIn, agentId: string) => ((await api(app, 'GET', `${SUBS}?walletContext=real`, { token: u.accessToken })).body.data as any[]).find((s) => s.agent === agentId);
-  const realBalance = async (u: SignedIn) => ((await api(app, 'GET', '/api/v1/wallet', { token: u.accessToken })).body.data.wallets as any[]).find((w) => w.walletContext === 'real').balanceUsd as number;
+  const record = async (u: SignedIn, agentId: string) =>
+    ((await api(app, 'GET', `${SUBS}?walletContext=real`, { token: u.accessToken })).body.data as any[]).find((s) => s.agent === agentId);
+  const realBalance = async (u: SignedIn) =>
+    ((await api(app, 'GET', '/api/v1/wallet', { token: u.accessToken })).body.data.wallets as any[]).find((w) => w.walletContext === 'real')
+      .balanceUsd as number;
   /** The pool's latest spot leg, once the worker has sent it to the chain (the clock may move on then). */
   const sentLeg = (id: string) =>
     until(`the latest leg of ${id} at the chain`, async () => {
       const legs = (await app.deps.store.readStream(`pool-${id}`)).flatMap((e) =>
-        e.type === 'AllocationPending' ? [(e.data as { transferId: string }).transferId] : e.type === 'WithdrawalRequested' ? [(e.data as { transfer: { transferId: string } }).transfer.transferId] : [],
+        e.type === 'AllocationPending'
+          ? [(e.data as { transferId: string }).transferId]
+          : e.type === 'WithdrawalRequested'
+            ? [(e.data as { transfer: { transferId: string } }).transfer.transferId]
+            : [],
       );
       const leg = legs.at(-1);
       return leg !== undefined && (await venues.spot.chain.status(leg)) !== null && leg;
@@ -142,7 +153,10 @@ t.test('reconciliation against the simulated venues', async (t) => {
     clock.advance(CHAIN_MS);
     await until('the add confirmed', async () => (await record(u, spot)).allocatedUsd === 300);
 
-    t.equal((await api(app, 'POST', `${SUBS}/${spot}/allocation/withdraw`, { token: u.accessToken, body: { amountUsd: 100, walletContext: 'real' } })).status, 200);
+    t.equal(
+      (await api(app, 'POST', `${SUBS}/${spot}/allocation/withdraw`, { token: u.accessToken, body: { amountUsd: 100, walletContext: 'real' } })).status,
+      200,
+    );
     const leg = await sentLeg(id);
     failing.set(leg, 'INSUFFICIENT_FUNDS');
     clock.advance(CHAIN_MS);
@@ -150,16 +164,26 @@ t.test('reconciliation against the simulated venues', async (t) => {
       const r = await record(u, spot);
       return r.lastFailedTransfer && r;
     });
-    t.match(failed, { allocatedUsd: 300, pendingDeltaUsd: 0, lastFailedTransfer: { transferId: leg, direction: 'withdrawal', amountUsd: 100, reason: 'INSUFFICIENT_FUNDS' } });
+    t.match(failed, {
+      allocatedUsd: 300,
+      pendingDeltaUsd: 0,
+      lastFailedTransfer: { transferId: leg, direction: 'withdrawal', amountUsd: 100, reason: 'INSUFFICIENT_FUNDS' },
+    });
     t.equal(await realBalance(u), 200, 'nothing was paid out');
     const items = (await api(app, 'GET', `${SUBS}/${spot}/ledger?walletContext=real&limit=100`, { token: u.accessToken })).body.data.items as any[];
-    t.match(items.filter((i) => i.type === 'AllocationSettled'), [
-      { outcome: 'confirmed', amounts: { amountUsd: 300 } },
-      { outcome: 'failed', reason: 'INSUFFICIENT_FUNDS', amounts: { amountUsd: 0 } },
-    ]);
+    t.match(
+      items.filter((i) => i.type === 'AllocationSettled'),
+      [
+        { outcome: 'confirmed', amounts: { amountUsd: 300 } },
+        { outcome: 'failed', reason: 'INSUFFICIENT_FUNDS', amounts: { amountUsd: 0 } },
+      ],
+    );
 
     // A later withdrawal the venue confirms: the failure is behind the pool, the record drops it.
-    t.equal((await api(app, 'POST', `${SUBS}/${spot}/allocation/withdraw`, { token: u.accessToken, body: { amountUsd: 50, walletContext: 'real' } })).status, 200);
+    t.equal(
+      (await api(app, 'POST', `${SUBS}/${spot}/allocation/withdraw`, { token: u.accessToken, body: { amountUsd: 50, walletContext: 'real' } })).status,
+      200,
+    );
     await sentLeg(id);
     clock.advance(CHAIN_MS);
     await until('the second withdrawal paid', async () => (await realBalance(u)) === 250);
@@ -186,6 +210,10 @@ t.test('reconciliation against the simulated venues', async (t) => {
     t.match(gap.allocationBalanceAudit, { venueEquityUsd: 47.5, venueGapUsd: -2.5 });
     t.equal(gap.perpVenueTotalEquityUsd, 47.5);
     const observed = (await app.deps.store.readStream(`pool-${id}`)).filter((e) => e.type === 'ReconciliationObserved');
-    t.same(observed.map((e) => (e.data as { status: string }).status), ['IN_SYNC', 'GAP'], 'each change once, not every sweep');
+    t.same(
+      observed.map((e) => (e.data as { status: string }).status),
+      ['IN_SYNC', 'GAP'],
+      'each change once, not every sweep',
+    );
   });
 });

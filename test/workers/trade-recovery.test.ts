@@ -23,14 +23,26 @@ t.test('trade transfers interrupted by a crash are finished by the recovery', as
   const admin = await signIn(app, 'admin@example.test');
   const dev = await signIn(app, 'dev@example.test');
   const user = await signIn(app, 'trader@example.test');
-  const agentId = await followableAgent(app, { developer: dev.accessToken, admin: admin.accessToken }, { name: 'Recovered', venue: 'PERP_VENUE', maxLeverage: 5 });
+  const agentId = await followableAgent(
+    app,
+    { developer: dev.accessToken, admin: admin.accessToken },
+    { name: 'Recovered', venue: 'PERP_VENUE', maxLeverage: 5 },
+  );
   t.equal((await api(app, 'PUT', '/api/admin/market/prices', { token: admin.accessToken, body: { prices: { BTC: 50_000 } } })).status, 200);
   t.equal((await api(app, 'POST', '/api/v1/users/me/subscriptions', { token: user.accessToken, body: { agentId, allocationAmountUsd: 1000 } })).status, 200);
   const pool = poolId(user.userId, agentId, 'virtual');
   const tradeId = tradeIdOf(pool, 'crash-signal', 0);
   const request = {
-    token: 'BTC', decimals: 9, side: 'long' as const, leverage: 4, entry: { kind: 'market' as const }, stopLossMicro: 45_000_000_000,
-    takeProfits: [], slippageBps: 50, feeBps: 5, expiresAt: new Date(Date.now() + 86_400_000).toISOString(),
+    token: 'BTC',
+    decimals: 9,
+    side: 'long' as const,
+    leverage: 4,
+    entry: { kind: 'market' as const },
+    stopLossMicro: 45_000_000_000,
+    takeProfits: [],
+    slippageBps: 50,
+    feeBps: 5,
+    expiresAt: new Date(Date.now() + 86_400_000).toISOString(),
   };
 
   await t.test('an open that died after the pool locked the margin: the trade opens, once', async (t) => {
@@ -38,7 +50,10 @@ t.test('trade transfers interrupted by a crash are finished by the recovery', as
     const transfer = { transferId: tradeId, amountMicro: 0, from: poolEndpointOf(pool), to: { kind: 'trade' as const, tradeId, poolId: pool, request } };
     await dispatch(app, 'RecordPoolFact', {
       poolId: pool,
-      fact: { type: 'OpenTrade', data: { limits: noLimits, trades: [{ tradeId, size: { marginMicro: 100_000_000 }, token: 'BTC', side: 'long', signalId: 'crash-signal', transfer }] } },
+      fact: {
+        type: 'OpenTrade',
+        data: { limits: noLimits, trades: [{ tradeId, size: { marginMicro: 100_000_000 }, token: 'BTC', side: 'long', signalId: 'crash-signal', transfer }] },
+      },
     });
     const trade = await until('the recovery to open the trade', async () => {
       const { state } = await loadState(app, tradeDecider, tradeId);
@@ -48,15 +63,29 @@ t.test('trade transfers interrupted by a crash are finished by the recovery', as
     const { state } = await loadState(app, poolDecider, pool);
     t.equal(state.followed && state.ledger.locked, 100_000_000, 'the margin stays locked, once');
     const rows = await app.deps.pool.query('SELECT status FROM transfers WHERE transfer_id = $1', [tradeId]);
-    await until('the transfer to show completed', async () => (await app.deps.pool.query('SELECT status FROM transfers WHERE transfer_id = $1', [tradeId])).rows[0]?.status === 'completed');
+    await until(
+      'the transfer to show completed',
+      async () => (await app.deps.pool.query('SELECT status FROM transfers WHERE transfer_id = $1', [tradeId])).rows[0]?.status === 'completed',
+    );
     t.ok(rows.rows.length === 1);
   });
 
   await t.test('a close that died after the trade settled: the pool gets the margin and PnL back, once', async (t) => {
     t.equal((await api(app, 'PUT', '/api/admin/market/prices', { token: admin.accessToken, body: { prices: { BTC: 55_000 } } })).status, 200);
     const { deps } = app;
-    const dying = createDispatcher({ store: dyingStore(deps.store, (s) => s.startsWith('pool-')), redis: deps.redis, mailer: { send: async () => {} }, ids: deps.ids, swaps: deps.swaps, config: deps.config });
-    const died = await dying({ type: 'CloseUserTrade', data: { tradeId, userId: user.userId }, metadata: { now: deps.clock.now(), actor: user.userId, correlationId: 'crashed-close' } }).then(
+    const dying = createDispatcher({
+      store: dyingStore(deps.store, (s) => s.startsWith('pool-')),
+      redis: deps.redis,
+      mailer: { send: async () => {} },
+      ids: deps.ids,
+      swaps: deps.swaps,
+      config: deps.config,
+    });
+    const died = await dying({
+      type: 'CloseUserTrade',
+      data: { tradeId, userId: user.userId },
+      metadata: { now: deps.clock.now(), actor: user.userId, correlationId: 'crashed-close' },
+    }).then(
       () => false,
       (err: unknown) => err instanceof Error && err.message === DIED,
     );
@@ -69,7 +98,7 @@ t.test('trade transfers interrupted by a crash are finished by the recovery', as
       const { state } = await loadState(app, poolDecider, pool);
       return state.followed && state.ledger.locked === 0 ? state : false;
     });
-    t.equal(after.ledger.realized, trade.realizedPnlMicro, 'the pool realizes the trade\'s PnL, once');
+    t.equal(after.ledger.realized, trade.realizedPnlMicro, "the pool realizes the trade's PnL, once");
     t.ok(trade.realizedPnlMicro > 0);
     await sleep(1_000);
     const again = (await loadState(app, poolDecider, pool)).state;

@@ -59,9 +59,17 @@ t.test('transfer recovery completes follows interrupted by a crash', async (t) =
   const newUser = () => signIn(app, `follower${++users}@example.test`);
 
   const betaAgent = (body: Record<string, unknown> = {}) =>
-    followableAgent(app, { developer: dev.accessToken, admin: admin.accessToken }, {
-      name: 'Breakout Hunter', venue: 'SPOT_VENUE', minAllocationUsd: 10, maxBetaUsers: 5, ...body,
-    });
+    followableAgent(
+      app,
+      { developer: dev.accessToken, admin: admin.accessToken },
+      {
+        name: 'Breakout Hunter',
+        venue: 'SPOT_VENUE',
+        minAllocationUsd: 10,
+        maxBetaUsers: 5,
+        ...body,
+      },
+    );
   const follow = (user: SignedIn, body: Record<string, unknown>) => api(app, 'POST', SUBSCRIPTIONS, { token: user.accessToken, body });
   /** The real follow command, on a store whose process dies at the append `diesAt` picks. */
   const interruptedFollow = (user: SignedIn, body: Record<string, unknown> & { agentId: string }, diesAt: (stream: string) => boolean) =>
@@ -84,7 +92,11 @@ t.test('transfer recovery completes follows interrupted by a crash', async (t) =
   /** Every seat event of the agent, across its shard streams, in global order. */
   const seatEvents = async (agentId: string) => {
     const shards = await Promise.all(Array.from({ length: SEAT_SHARDS }, (_, k) => store.readStream(seatShardDecider.streamOf(seatShardId(agentId, k)))));
-    return shards.flat().sort((a, b) => (a.position.commit === b.position.commit ? Number(a.position.prepare - b.position.prepare) : a.position.commit < b.position.commit ? -1 : 1));
+    return shards
+      .flat()
+      .sort((a, b) =>
+        a.position.commit === b.position.commit ? Number(a.position.prepare - b.position.prepare) : a.position.commit < b.position.commit ? -1 : 1,
+      );
   };
   /** What the user owns in micro-USD: the virtual wallet plus every given pool, from the streams. */
   const holdings = async (user: SignedIn, agentIds: string[]) => {
@@ -124,11 +136,17 @@ t.test('transfer recovery completes follows interrupted by a crash', async (t) =
       t.equal(await releaseSeat(recovery, { agentId, userId: user.userId }), false, 'a seat whose debit waits for its pool is not released');
 
       const events = await recovered(user, agentId);
-      t.same(events.map((e) => e.type), ['AgentFollowed', 'AllocationAdded']);
+      t.same(
+        events.map((e) => e.type),
+        ['AgentFollowed', 'AllocationAdded'],
+      );
       t.match(credits(events)[0]!.data, { transferId: `${poolId}#add-1`, amountMicro: 250_000_000, confirmed: true, at: String }, 'exactly the debited amount');
       t.match(events[0]!.data, { tradeMode: 'ALERTS_ONLY', isPaused: true, allocationAmountUsd: 250_000_000, terms: { agentName: 'Breakout Hunter' } });
       t.same(byRecovery(events).length, 2, 'appended by the recovery');
-      t.ok(events.every((e) => e.metadata.correlationId === crashed.correlationId), 'correlated with the interrupted request');
+      t.ok(
+        events.every((e) => e.metadata.correlationId === crashed.correlationId),
+        'correlated with the interrupted request',
+      );
       t.equal(await holdings(user, [agentId]), START_MICRO, 'wallet and pool hold the 10000 USD again');
 
       const [row] = await subscriptionsOf(user, events[1]!);
@@ -154,7 +172,14 @@ t.test('transfer recovery completes follows interrupted by a crash', async (t) =
           return store.append(streamName, events, options);
         },
       };
-      const dispatch = createDispatcher({ store: flaky, redis: app.deps.redis, mailer: { send: async () => {} }, ids: app.deps.ids, swaps: app.deps.swaps, config: app.deps.config });
+      const dispatch = createDispatcher({
+        store: flaky,
+        redis: app.deps.redis,
+        mailer: { send: async () => {} },
+        ids: app.deps.ids,
+        swaps: app.deps.swaps,
+        config: app.deps.config,
+      });
       const metadata = { now: new Date(), actor: user.userId, correlationId: 'flaky-request' };
       const input = subscribeInput.parse({ agentId, walletContext: 'virtual', allocationAmountUsd: 120 });
       await t.rejects(dispatch({ type: 'FollowAgent', data: { userId: user.userId, input }, metadata }), { message: 'the pool append failed' });
@@ -174,7 +199,11 @@ t.test('transfer recovery completes follows interrupted by a crash', async (t) =
       const job = await resumeJob(user, transferId);
       const direct = await Promise.all([resumeTransfer(recovery, job), resumeTransfer(recovery, job), resumeTransfer(recovery, job)]);
       t.same(direct, ['completed', 'completed', 'completed'], 'every run finds the transfer completed');
-      t.same((await poolEvents(user, agentId)).map((e) => e.type), ['AgentFollowed', 'AllocationAdded'], 'one run opened the pool and credited it');
+      t.same(
+        (await poolEvents(user, agentId)).map((e) => e.type),
+        ['AgentFollowed', 'AllocationAdded'],
+        'one run opened the pool and credited it',
+      );
       const jobId = `resume-${transferId}`;
       await queue.add('resume-transfer', job, { jobId, removeOnComplete: false });
       await queue.add('resume-transfer', job, { jobId, removeOnComplete: false });
@@ -187,7 +216,11 @@ t.test('transfer recovery completes follows interrupted by a crash', async (t) =
 
       await sleep(GRACE_MS + 1000);
       const events = await poolEvents(user, agentId);
-      t.same(events.map((e) => e.type), ['AgentFollowed', 'AllocationAdded'], 'after the sweeps too: one credit');
+      t.same(
+        events.map((e) => e.type),
+        ['AgentFollowed', 'AllocationAdded'],
+        'after the sweeps too: one credit',
+      );
       t.equal(credits(events)[0]!.data.amountMicro, 400_000_000);
       t.equal(await holdings(user, [agentId]), START_MICRO);
     });
@@ -220,8 +253,15 @@ t.test('transfer recovery completes follows interrupted by a crash', async (t) =
         const all = await poolEvents(user, agentId);
         return credits(all).length === 2 && all;
       });
-      t.same(events.map((e) => e.type), ['AgentFollowed', 'AllocationAdded', 'AllocationAdded'], 'no settings change');
-      t.match(byRecovery(events).map((e) => e.data), [{ transferId: `${user.userId}.${agentId}.virtual#add-2`, amountMicro: 200_000_000, confirmed: true, at: String }]);
+      t.same(
+        events.map((e) => e.type),
+        ['AgentFollowed', 'AllocationAdded', 'AllocationAdded'],
+        'no settings change',
+      );
+      t.match(
+        byRecovery(events).map((e) => e.data),
+        [{ transferId: `${user.userId}.${agentId}.virtual#add-2`, amountMicro: 200_000_000, confirmed: true, at: String }],
+      );
       t.equal(byRecovery(events).length, 1);
       t.equal(await holdings(user, [agentId]), START_MICRO);
       const [row] = await subscriptionsOf(user, events[2]!);
@@ -251,7 +291,14 @@ t.test('transfer recovery completes follows interrupted by a crash', async (t) =
       const user = await newUser();
       t.equal((await follow(user, { agentId, allocationAmountUsd: 50 })).status, 200);
       const { deps } = app;
-      const dying = createDispatcher({ store: dyingStore(deps.store, (s) => s.startsWith('betaseats-')), redis: deps.redis, mailer: { send: async () => {} }, ids: deps.ids, swaps: deps.swaps, config: deps.config });
+      const dying = createDispatcher({
+        store: dyingStore(deps.store, (s) => s.startsWith('betaseats-')),
+        redis: deps.redis,
+        mailer: { send: async () => {} },
+        ids: deps.ids,
+        swaps: deps.swaps,
+        config: deps.config,
+      });
       const metadata = { now: deps.clock.now(), actor: user.userId, correlationId: `stop-died-${deps.ids.uuid()}` };
       await t.rejects(dying({ type: 'StopFollowing', data: { userId: user.userId, agentId, walletContext: 'virtual' }, metadata }), { message: DIED });
       t.notOk((await loadState(app, poolDecider, `${user.userId}.${agentId}.virtual`)).state.followed, 'the pool is stopped');
@@ -283,14 +330,24 @@ t.test('transfer recovery completes follows interrupted by a crash', async (t) =
       await recovered(user, crashedAgent);
       await sleep(GRACE_MS);
 
-      t.ok(queuedJobIds.some((id) => id.includes(crashedAgent)), 'the sweeper queued the interrupted follow');
+      t.ok(
+        queuedJobIds.some((id) => id.includes(crashedAgent)),
+        'the sweeper queued the interrupted follow',
+      );
       for (const agentId of [funded, empty]) {
-        t.same(queuedJobIds.filter((id) => id.includes(agentId)), [], 'nor even queued a job for a normal follow');
+        t.same(
+          queuedJobIds.filter((id) => id.includes(agentId)),
+          [],
+          'nor even queued a job for a normal follow',
+        );
         t.same(byRecovery(await poolEvents(user, agentId)), [], 'no recovery event in a normal pool');
         t.same(await seatHolders(agentId), [user.userId], 'the seat stays');
         t.notOk((await seatEvents(agentId)).some((e) => e.type === 'BetaSeatReleased'));
       }
-      t.same(credits(await poolEvents(user, funded)).map((e) => e.data.amountMicro), [700_000_000, 200_000_000]);
+      t.same(
+        credits(await poolEvents(user, funded)).map((e) => e.data.amountMicro),
+        [700_000_000, 200_000_000],
+      );
       t.equal(await holdings(user, [funded, empty, crashedAgent]), START_MICRO, '10000 USD across the wallet and three pools');
     });
 
@@ -319,8 +376,16 @@ t.test('transfer recovery completes follows interrupted by a crash', async (t) =
         const events = await store.readStream(walletStream(user.userId));
         return events.some((e) => e.type === 'WalletRefunded') && events;
       });
-      t.match(refunded.at(-1), { type: 'WalletRefunded', data: { transferId, amountMicro: 75_000_000 }, metadata: { actor: RECOVERY_ACTOR, correlationId: meta.correlationId } });
-      t.same((await poolEvents(user, agentId)).map((e) => e.type), ['TransferRejected'], 'the pool recorded its refusal, and opened nothing');
+      t.match(refunded.at(-1), {
+        type: 'WalletRefunded',
+        data: { transferId, amountMicro: 75_000_000 },
+        metadata: { actor: RECOVERY_ACTOR, correlationId: meta.correlationId },
+      });
+      t.same(
+        (await poolEvents(user, agentId)).map((e) => e.type),
+        ['TransferRejected'],
+        'the pool recorded its refusal, and opened nothing',
+      );
       t.equal(await holdings(user, [agentId]), START_MICRO, 'the money is back');
       const job = await resumeJob(user, transferId);
       t.equal(await resumeTransfer(recovery, job), 'compensated', 'resumed again: nothing more happens');

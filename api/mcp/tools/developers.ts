@@ -37,14 +37,18 @@ export const developerTools: McpTool[] = [
     annotations: READ_ONLY,
     async run(ctx, query) {
       const { rows, total } = await listDeveloperAgents(ctx.deps.pool, ctx.identity.userId, query);
-      return pageData(rows.map((row) => toDeveloperAgentRecord(row, ctx.baseUrl)), total, query);
+      return pageData(
+        rows.map((row) => toDeveloperAgentRecord(row, ctx.baseUrl)),
+        total,
+        query,
+      );
     },
   }),
   defineTool({
     name: 'get_signal_inbox',
     title: "Read my agent's signal inbox (developer)",
     description:
-      'The signals one of the developer\'s agents sent, newest first: the raw body as it arrived, how it was read (interpretation, rule version), its outcome ' +
+      "The signals one of the developer's agents sent, newest first: the raw body as it arrived, how it was read (interpretation, rule version), its outcome " +
       "and the per-follower results (anonymized). Filter by outcome; page and limit (at most 100). Refused with NOT_AGENT_OWNER for another developer's agent.",
     scopes: ['developer:read'],
     input: z.object({ agentId, ...signalInboxQuery.shape }),
@@ -88,7 +92,11 @@ export const developerTools: McpTool[] = [
       const agent = await ownAgent(ctx, id, 'subscribers');
       const { rows, total } = await listSubscribers(ctx.deps.pool, agent.id, query);
       const pricing = { id: agent.id, monthlyPriceMicro: agent.record.monthlyPriceMicroUsd };
-      return pageData(rows.map((row) => toSubscriberItem(row, pricing, ctx.deps.config.JWT_SECRET)), total, query);
+      return pageData(
+        rows.map((row) => toSubscriberItem(row, pricing, ctx.deps.config.JWT_SECRET)),
+        total,
+        query,
+      );
     },
   }),
 ];

@@ -19,7 +19,7 @@ export const marketplaceTools: McpTool[] = [
     name: 'list_agents',
     title: 'List followable trading agents',
     description:
-      'Lists the trading agents a user can follow (beta and live), newest first, with each one\'s fees, minimum allocation, venue and trading record (performanceStats). ' +
+      "Lists the trading agents a user can follow (beta and live), newest first, with each one's fees, minimum allocation, venue and trading record (performanceStats). " +
       'Filter by venue or betaStatus; page through with page and limit (at most 100).',
     scopes: [],
     input: followableQuery,

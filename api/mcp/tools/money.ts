@@ -16,7 +16,8 @@ import { tradeMoneyTools } from './trade-money.ts';
 import type { PoolMoveResult } from '../../../commands/subscriptions/commands.ts';
 
 const SCOPES = ['subscriptions:write'] as const;
-const HOW = ' The first call only previews (nothing moves) and returns a confirmationHandle; call again with the same arguments and that handle within minutes to make the move.';
+const HOW =
+  ' The first call only previews (nothing moves) and returns a confirmationHandle; call again with the same arguments and that handle within minutes to make the move.';
 
 /** The REST answer's record of the pool the command left (none once stopped). */
 const poolAnswer = (message: string, pool: PoolMoveResult['pool']): MoneyResult => ({

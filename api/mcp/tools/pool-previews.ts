@@ -85,14 +85,25 @@ async function previewOut(ctx: McpToolContext, req: PoolMove, amountMicro: Micro
       };
       const meta = metadataOf(ctx);
       const p = dryRun(poolDecider, s.pool, { type: 'DebitPool', data: { transfer } }, meta);
-      const fees = p.events.flatMap((e) => (e.type === 'FeesSettled' ? [{ name: 'success fee (settled on exit)', amountUsd: microToUsd(e.data.feeMicro) }] : []));
+      const fees = p.events.flatMap((e) =>
+        e.type === 'FeesSettled' ? [{ name: 'success fee (settled on exit)', amountUsd: microToUsd(e.data.feeMicro) }] : [],
+      );
       const out = p.events.flatMap((e) => (e.type === 'WithdrawalRequested' ? [e.data.transfer.amountMicro] : []))[0] ?? 0;
       const w =
         out > 0 && s.walletContext === 'virtual'
           ? dryRun(
               walletDecider,
               s.wallet,
-              { type: 'CreditWallet', data: { transferId: transfer.transferId, walletContext: s.walletContext, amountMicro: out, from: `pool:${s.id}`, virtualStartMicro: startMicro(ctx) } },
+              {
+                type: 'CreditWallet',
+                data: {
+                  transferId: transfer.transferId,
+                  walletContext: s.walletContext,
+                  amountMicro: out,
+                  from: `pool:${s.id}`,
+                  virtualStartMicro: startMicro(ctx),
+                },
+              },
               meta,
             ).state
           : s.wallet;
@@ -134,7 +145,10 @@ export async function previewFollow(ctx: McpToolContext, input: SubscribeInput):
       const balance = balanceOf(s.wallet, s.walletContext, startMicro(ctx)) - top;
       const allocated = (s.pool.followed ? poolFigures(s.pool.ledger, ledgerTermsOf(s.pool)).allocatedUsd : 0) + top;
       const text = `${summary}${plan.settings.isPaused ? ' (paused)' : ''}: ${top > 0 ? `${microToUsd(top)} USD moves to its pool` : 'settings only, no money moves'}`;
-      return { ...moved(text, s.walletContext, moves, [], { walletBalanceUsd: microToUsd(balance), poolAllocatedUsd: microToUsd(allocated) }), topUpMicro: top };
+      return {
+        ...moved(text, s.walletContext, moves, [], { walletBalanceUsd: microToUsd(balance), poolAllocatedUsd: microToUsd(allocated) }),
+        topUpMicro: top,
+      };
     },
     (err) => ({ ...refusedPreview(s.walletContext, summary, err), topUpMicro: 0 }),
   );

@@ -86,7 +86,7 @@ async function previewClose(ctx: McpToolContext, { id }: { id: string }): Promis
 
 export const closeTradeTool = moneyTool({
   name: 'close_trade',
-  title: "Close one of my agent trades",
+  title: 'Close one of my agent trades',
   description:
     "Close one of the user's agent trades (list_trades gives their ids) at the venue's price now; a trade still waiting for its entry is cancelled. " +
     "Its margin and realized PnL go back to the agent's pool, not to the wallet. The first call only previews at the current price (what returns to the pool, " +
@@ -100,6 +100,9 @@ export const closeTradeTool = moneyTool({
     const { trade } = await ctx.dispatch('CloseUserTrade', { tradeId: id, userId });
     const record = await tradeRecordJson(ctx.deps.pool, userId, id);
     if (record === null) throw refuse('TRADE_NOT_FOUND', 'you have no trade with this id');
-    return { message: `Trade ${id} is ${trade.status}; realized PnL ${microToUsd(trade.realizedPnlMicro)} USD, its margin and PnL are back in the pool`, trade: JSON.parse(record) };
+    return {
+      message: `Trade ${id} is ${trade.status}; realized PnL ${microToUsd(trade.realizedPnlMicro)} USD, its margin and PnL are back in the pool`,
+      trade: JSON.parse(record),
+    };
   },
 });

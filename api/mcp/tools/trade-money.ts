@@ -22,7 +22,8 @@ import { contextOf, current, dryRun, metadataOf, move, orRefused, refusedPreview
 import type { ManualTradeResult } from '../../../commands/wallet/commands.ts';
 
 const SCOPES = ['wallet:trade'] as const;
-const HOW = ' The first call only previews at the current price (nothing moves) and returns a confirmationHandle; call again with the same arguments and that handle within minutes to trade.';
+const HOW =
+  ' The first call only previews at the current price (nothing moves) and returns a confirmationHandle; call again with the same arguments and that handle within minutes to trade.';
 
 const buyInput = z.object({ ...buyBody.shape, confirmationHandle }).strict();
 const sellInput = z.object({ ...sellBody.shape, confirmationHandle }).strict();
@@ -55,7 +56,13 @@ async function previewBuy(ctx: McpToolContext, args: BuyArgs): Promise<Preview> 
       };
       const after = dryRun(walletDecider, wallet, { type: 'DebitWallet', data: { transfer, virtualStartMicro: startMicro(ctx) } }, metadataOf(ctx)).state;
       const tokens = unitsToTokens(unitsFor(amountMicro, price));
-      return walletPreview(`${summary}: about ${tokens} ${args.mint} at ${priceText(price)} USD each`, walletContext, `manual lots of ${args.mint}`, amountMicro, balanceOf(after, walletContext, startMicro(ctx)));
+      return walletPreview(
+        `${summary}: about ${tokens} ${args.mint} at ${priceText(price)} USD each`,
+        walletContext,
+        `manual lots of ${args.mint}`,
+        amountMicro,
+        balanceOf(after, walletContext, startMicro(ctx)),
+      );
     },
     (err) => refusedPreview(walletContext, summary, err),
   );
@@ -138,10 +145,23 @@ async function previewSell(ctx: McpToolContext, args: SellArgs): Promise<Preview
 /** What the trade did, as the REST answer says it (a withdrawal: the USD sent and where). */
 const traded = (ctx: McpToolContext, t: ManualTradeResult): MoneyResult => {
   const swap = t.swap!;
-  const base = { tradeId: t.transferId, transactionId: swap.txId, side: t.side, mint: t.mint, walletContext: t.walletContext, amountUsd: microToUsd(swap.usdMicro) };
+  const base = {
+    tradeId: t.transferId,
+    transactionId: swap.txId,
+    side: t.side,
+    mint: t.mint,
+    walletContext: t.walletContext,
+    amountUsd: microToUsd(swap.usdMicro),
+  };
   if (t.side === 'withdraw') {
     const symbol = ctx.deps.config.SPEND_STABLECOIN_SYMBOL;
-    return { message: `Sent ${microToUsd(swap.usdMicro)} ${symbol} to ${t.destination}`, ...base, amount: microToUsd(swap.usdMicro), tokenSymbol: symbol, destination: t.destination };
+    return {
+      message: `Sent ${microToUsd(swap.usdMicro)} ${symbol} to ${t.destination}`,
+      ...base,
+      amount: microToUsd(swap.usdMicro),
+      tokenSymbol: symbol,
+      destination: t.destination,
+    };
   }
   const verb = t.side === 'buy' ? 'Bought' : 'Sold';
   return {

@@ -20,7 +20,7 @@ export const tradeTools: McpTool[] = [
     description:
       "The trades the agents the signed-in user follows opened in the user's pools, newest first: token, side, leverage, entry, size, margin, stop-loss and targets, " +
       'status (pending, open, closed, cancelled, expired, rejected), realized and unrealized PnL in USD, fees paid. Filter by agentId, status or walletContext; ' +
-      'page and limit (at most 100). An open trade\'s id is what close_trade takes.',
+      "page and limit (at most 100). An open trade's id is what close_trade takes.",
     scopes: ['trades:read'],
     input: tradeListQuery,
     output: pageOf(tradeRecordSchema),

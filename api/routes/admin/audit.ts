@@ -19,7 +19,10 @@ const poolAudit = z.object({
 
 /** `{userId}.{agentId}.{walletContext}` */
 const poolIdParams = z.object({
-  poolId: z.string().max(300).regex(/^[^.]+\..+\.(virtual|real)$/, 'poolId is {userId}.{agentId}.{walletContext}'),
+  poolId: z
+    .string()
+    .max(300)
+    .regex(/^[^.]+\..+\.(virtual|real)$/, 'poolId is {userId}.{agentId}.{walletContext}'),
 });
 
 /**

@@ -52,7 +52,10 @@ export default async function adminWalletRoutes(root: FastifyInstance): Promise<
         tags: ['Admin'],
         summary: "Freeze a user's wallet: nothing can be paid out of it until it is unfrozen",
         params,
-        body: z.object({ reason: z.string().trim().min(1, 'reason must be 1 to 500 characters').max(500, 'reason must be 1 to 500 characters').optional() }).strict().nullish(),
+        body: z
+          .object({ reason: z.string().trim().min(1, 'reason must be 1 to 500 characters').max(500, 'reason must be 1 to 500 characters').optional() })
+          .strict()
+          .nullish(),
         response: { 200: envelopeOf(freezeAnswer) },
       },
     },

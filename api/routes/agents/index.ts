@@ -1,12 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { refuse } from '../../../domain/shared/errors.ts';
-import {
-  getFollowableAgentRow,
-  listFollowableAgents,
-  publicAgentRecord,
-  toPublicAgentRecord,
-} from '../../../projections/agents/queries.ts';
+import { getFollowableAgentRow, listFollowableAgents, publicAgentRecord, toPublicAgentRecord } from '../../../projections/agents/queries.ts';
 import { followerPools } from '../../../projections/subscriptions/queries.ts';
 import { envelopeOf, ok, paginated } from '../../envelope.ts';
 import { agentIdParams, paginatedOf } from '../developers/record.ts';
@@ -20,7 +15,14 @@ export default async function agentRoutes(root: FastifyInstance): Promise<void> 
 
   app.get(
     '/api/v1/agents',
-    { schema: { tags, summary: 'Followable agents (beta and live), newest first', querystring: followableQuery, response: { 200: paginatedOf(publicAgentRecord) } } },
+    {
+      schema: {
+        tags,
+        summary: 'Followable agents (beta and live), newest first',
+        querystring: followableQuery,
+        response: { 200: paginatedOf(publicAgentRecord) },
+      },
+    },
     async (request) => {
       const { rows, total } = await listFollowableAgents(app.deps.pool, request.query);
       return paginated(rows.map(toPublicAgentRecord), total, request.query);
@@ -29,7 +31,10 @@ export default async function agentRoutes(root: FastifyInstance): Promise<void> 
 
   app.get(
     '/api/v1/agents/:id',
-    { config: { refusals: ['AGENT_NOT_FOUND'] }, schema: { tags, summary: 'One followable agent', params: agentIdParams, response: { 200: envelopeOf(publicAgentRecord) } } },
+    {
+      config: { refusals: ['AGENT_NOT_FOUND'] },
+      schema: { tags, summary: 'One followable agent', params: agentIdParams, response: { 200: envelopeOf(publicAgentRecord) } },
+    },
     async (request) => {
       const row = await getFollowableAgentRow(app.deps.pool, request.params.id);
       if (!row) throw refuse('AGENT_NOT_FOUND', 'agent not found');
@@ -43,7 +48,8 @@ export default async function agentRoutes(root: FastifyInstance): Promise<void> 
       config: { access: { scope: 'developer:write' }, dispatches: ['DeleteAgent'] },
       schema: {
         tags,
-        summary: "Delete an agent (its developer or an administrator): its followers' pools stop taking trades; open trades are closed first with closeActiveTrades=true, else 409",
+        summary:
+          "Delete an agent (its developer or an administrator): its followers' pools stop taking trades; open trades are closed first with closeActiveTrades=true, else 409",
         params: agentIdParams,
         querystring: deleteAgentQuery,
         response: { 200: envelopeOf(deletedAgentAnswer) },

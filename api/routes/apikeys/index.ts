@@ -39,7 +39,17 @@ export default async function apiKeyRoutes(root: FastifyInstance): Promise<void>
         priorKeyIds: await unrevokedKeyIds(app.deps.pool, identity.userId),
       });
       return reply.code(201).send(
-        ok({ id: key.keyId, name: key.name, type: key.type, scopes: key.scopes, prefix: key.prefix, expiresAt: key.expiresAt, createdAt: key.createdAt, apiKey, secretKey }),
+        ok({
+          id: key.keyId,
+          name: key.name,
+          type: key.type,
+          scopes: key.scopes,
+          prefix: key.prefix,
+          expiresAt: key.expiresAt,
+          createdAt: key.createdAt,
+          apiKey,
+          secretKey,
+        }),
       );
     },
   );
@@ -48,7 +58,12 @@ export default async function apiKeyRoutes(root: FastifyInstance): Promise<void>
     '/api/api-keys',
     {
       config: { access: { scope: 'keys:read' } },
-      schema: { tags, summary: "The caller's API keys, newest first (never a hash or a secret)", querystring: paginationQuery, response: { 200: paginatedOf(apiKeyItem) } },
+      schema: {
+        tags,
+        summary: "The caller's API keys, newest first (never a hash or a secret)",
+        querystring: paginationQuery,
+        response: { 200: paginatedOf(apiKeyItem) },
+      },
     },
     async (request) => {
       const { items, total } = await listApiKeys(app.deps.pool, request.identity!.userId, request.query, app.deps.clock.now());

@@ -58,7 +58,10 @@ export default async function authRoutes(root: FastifyInstance): Promise<void> {
 
   app.post(
     '/api/auth/lookup',
-    { config: { dispatches: ['Lookup'], refusals: ['CAPTCHA_FAILED'] }, schema: { tags, summary: 'Email a login or registration code', body: lookupBody, response: { 200: envelopeOf(lookupResult) } } },
+    {
+      config: { dispatches: ['Lookup'], refusals: ['CAPTCHA_FAILED'] },
+      schema: { tags, summary: 'Email a login or registration code', body: lookupBody, response: { 200: envelopeOf(lookupResult) } },
+    },
     async (request) => {
       const { email, recaptcha, fingerprint: _fingerprint, ...signup } = request.body;
       await requireCaptcha(request, recaptcha);
@@ -68,7 +71,10 @@ export default async function authRoutes(root: FastifyInstance): Promise<void> {
 
   app.post(
     '/api/auth/verify',
-    { config: { dispatches: ['VerifyCode'], refusals: ['CAPTCHA_FAILED'] }, schema: { tags, summary: 'Exchange an emailed code for tokens', body: verifyBody, response: { 200: envelopeOf(loginResult) } } },
+    {
+      config: { dispatches: ['VerifyCode'], refusals: ['CAPTCHA_FAILED'] },
+      schema: { tags, summary: 'Exchange an emailed code for tokens', body: verifyBody, response: { 200: envelopeOf(loginResult) } },
+    },
     async (request) => {
       const { email, code, recaptcha } = request.body;
       await requireCaptcha(request, recaptcha);
@@ -132,7 +138,15 @@ export default async function authRoutes(root: FastifyInstance): Promise<void> {
 
   app.post(
     '/api/auth/refresh',
-    { config: { dispatches: ['RefreshSession'] }, schema: { tags, summary: 'Get a new access token (the same refresh token is returned: it works until its term ends)', body: refreshTokenBody, response: { 200: envelopeOf(z.object({ tokens: tokensSchema })) } } },
+    {
+      config: { dispatches: ['RefreshSession'] },
+      schema: {
+        tags,
+        summary: 'Get a new access token (the same refresh token is returned: it works until its term ends)',
+        body: refreshTokenBody,
+        response: { 200: envelopeOf(z.object({ tokens: tokensSchema })) },
+      },
+    },
     async (request) => {
       const session = await request.dispatch('RefreshSession', { refreshToken: request.body.refreshToken, userAgent: userAgent(request) });
       if (!session) throw refuse('INVALID_REFRESH_TOKEN', 'invalid or expired refresh token');
@@ -142,7 +156,15 @@ export default async function authRoutes(root: FastifyInstance): Promise<void> {
 
   app.post(
     '/api/auth/sign-out',
-    { config: { dispatches: ['SignOut'] }, schema: { tags, summary: 'End the session of a refresh token (idempotent)', body: refreshTokenBody, response: { 200: envelopeOf(z.object({ success: z.boolean() })) } } },
+    {
+      config: { dispatches: ['SignOut'] },
+      schema: {
+        tags,
+        summary: 'End the session of a refresh token (idempotent)',
+        body: refreshTokenBody,
+        response: { 200: envelopeOf(z.object({ success: z.boolean() })) },
+      },
+    },
     async (request) => {
       await request.dispatch('SignOut', { refreshToken: request.body.refreshToken });
       return ok({ success: true });

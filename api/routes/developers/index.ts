@@ -1,13 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { refuse } from '../../../domain/shared/errors.ts';
-import {
-  agentRowOf,
-  developerAgentRecord,
-  getAgentRow,
-  listDeveloperAgents,
-  toDeveloperAgentRecord,
-} from '../../../projections/agents/queries.ts';
+import { agentRowOf, developerAgentRecord, getAgentRow, listDeveloperAgents, toDeveloperAgentRecord } from '../../../projections/agents/queries.ts';
 import { listSubscribers, subscriberItem, toSubscriberItem } from '../../../projections/agent-figures/queries.ts';
 import { listReviews, reviewItem } from '../../../projections/reviews/queries.ts';
 import { envelopeOf, ok, paginated, paginationQuery } from '../../envelope.ts';
@@ -64,7 +58,11 @@ export default async function developerRoutes(root: FastifyInstance): Promise<vo
     async (request) => {
       const { rows, total } = await listDeveloperAgents(app.deps.pool, request.identity!.userId, request.query);
       const base = publicBaseUrl(app);
-      return paginated(rows.map((row) => toDeveloperAgentRecord(row, base)), total, request.query);
+      return paginated(
+        rows.map((row) => toDeveloperAgentRecord(row, base)),
+        total,
+        request.query,
+      );
     },
   );
 
@@ -114,7 +112,8 @@ export default async function developerRoutes(root: FastifyInstance): Promise<vo
       config: { access: { scope: 'developer:read' }, refusals: ['AGENT_NOT_FOUND', 'NOT_AGENT_OWNER'] },
       schema: {
         tags: ['Developer dashboard'],
-        summary: 'The caller’s agent’s follower pools (every wallet context, stopped ones too), anonymized, with the fees each earned the developer; latest opening first',
+        summary:
+          'The caller’s agent’s follower pools (every wallet context, stopped ones too), anonymized, with the fees each earned the developer; latest opening first',
         params: agentIdParams,
         querystring: paginationQuery,
         response: { 200: paginatedOf(subscriberItem) },
@@ -124,7 +123,11 @@ export default async function developerRoutes(root: FastifyInstance): Promise<vo
       const agent = await ownAgent(request.params.id, request.identity!.userId, 'subscribers');
       const { rows, total } = await listSubscribers(app.deps.pool, agent.id, request.query);
       const pricing = { id: agent.id, monthlyPriceMicro: agent.record.monthlyPriceMicroUsd };
-      return paginated(rows.map((row) => toSubscriberItem(row, pricing, app.deps.config.JWT_SECRET)), total, request.query);
+      return paginated(
+        rows.map((row) => toSubscriberItem(row, pricing, app.deps.config.JWT_SECRET)),
+        total,
+        request.query,
+      );
     },
   );
 }

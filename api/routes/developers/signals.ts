@@ -50,7 +50,8 @@ export default async function developerSignalRoutes(root: FastifyInstance): Prom
       config: { access: { scope: 'developer:write' }, dispatches: ['ReplaySignal'], refusals: ['AGENT_NOT_FOUND', 'NOT_AGENT_OWNER', 'SIGNAL_NOT_FOUND'] },
       schema: {
         tags,
-        summary: 'Read a signal again with the agent’s current rules: a dry run by default; dryRun=false executes the new reading once, for a signal that executed nothing',
+        summary:
+          'Read a signal again with the agent’s current rules: a dry run by default; dryRun=false executes the new reading once, for a signal that executed nothing',
         params: signalParams,
         querystring: replayQuery,
         body: replayBody,

@@ -17,9 +17,7 @@ async function probe(fn: () => Promise<unknown>): Promise<Status> {
 }
 
 async function projectorLag(app: FastifyInstance) {
-  const { rows } = await app.deps.pool.query<{ name: string; updated_at: Date }>(
-    'SELECT name, updated_at FROM projection_checkpoints ORDER BY name',
-  );
+  const { rows } = await app.deps.pool.query<{ name: string; updated_at: Date }>('SELECT name, updated_at FROM projection_checkpoints ORDER BY name');
   const events = new Map((await projectorLagEvents.get()).values.map((v) => [v.labels.projector, v.value]));
   const ms = new Map((await projectorLagMs.get()).values.map((v) => [v.labels.projector, v.value]));
   const stalled = new Map((await projectorStalled.get()).values.map((v) => [v.labels.projector, v.value === 1]));
@@ -36,11 +34,7 @@ async function projectorLag(app: FastifyInstance) {
 export default async function healthRoutes(app: FastifyInstance): Promise<void> {
   app.get('/api', { schema: { tags: ['Health'], summary: 'Service health' } }, async (_request, reply) => {
     const { store, pool, redis } = app.deps;
-    const [eventStore, postgres, redisStatus] = await Promise.all([
-      probe(() => store.ping()),
-      probe(() => pool.query('SELECT 1')),
-      probe(() => redis.ping()),
-    ]);
+    const [eventStore, postgres, redisStatus] = await Promise.all([probe(() => store.ping()), probe(() => pool.query('SELECT 1')), probe(() => redis.ping())]);
     const projections = postgres === 'up' ? await projectorLag(app).catch(() => []) : [];
     const up = eventStore === 'up' && postgres === 'up' && redisStatus === 'up';
     const data = {
@@ -64,7 +58,9 @@ export default async function healthRoutes(app: FastifyInstance): Promise<void> 
   app.get('/metrics', { schema: { hide: true } }, async (request, reply) => {
     if (!expected && NODE_ENV === 'production') throw refuse('ROUTE_NOT_FOUND', 'no route has this method and path');
     if (expected) {
-      const given = createHash('sha256').update(request.headers.authorization ?? '').digest();
+      const given = createHash('sha256')
+        .update(request.headers.authorization ?? '')
+        .digest();
       if (!timingSafeEqual(given, expected)) throw refuse('AUTHENTICATION_REQUIRED', '/metrics needs its bearer token');
     }
     reply.header('content-type', registry.contentType);

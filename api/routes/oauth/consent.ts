@@ -199,7 +199,12 @@ ${alert(message)}
   async function signedIn(request: FastifyRequest, reply: FastifyReply, uid: string, session: { userId: string; refreshToken: string }) {
     await request.dispatch('SignOut', { refreshToken: session.refreshToken });
     await consent.clear(uid);
-    const returnTo = await (await provider()).interactionResult(request.raw, reply.raw, { login: { accountId: session.userId } }, { mergeWithLastSubmission: false });
+    const returnTo = await (await provider()).interactionResult(
+      request.raw,
+      reply.raw,
+      { login: { accountId: session.userId } },
+      { mergeWithLastSubmission: false },
+    );
     return reply.redirect(returnTo, 303);
   }
 
@@ -282,10 +287,17 @@ ${alert(message)}
     const user = accountId ? await getUser(app.deps.pool, accountId) : null;
     const scopes = user ? grantable(details, user.role) : [];
     if (request.body.decision === 'deny' || !user || scopes.length === 0) {
-      const returnTo = await provider.interactionResult(request.raw, reply.raw, { error: 'access_denied', error_description: 'the user denied the request' }, { mergeWithLastSubmission: false });
+      const returnTo = await provider.interactionResult(
+        request.raw,
+        reply.raw,
+        { error: 'access_denied', error_description: 'the user denied the request' },
+        { mergeWithLastSubmission: false },
+      );
       return reply.redirect(returnTo, 303);
     }
-    const grant = (details.grantId ? await provider.Grant.find(details.grantId) : undefined) ?? new provider.Grant({ accountId: user.id, clientId: details.params.client_id });
+    const grant =
+      (details.grantId ? await provider.Grant.find(details.grantId) : undefined) ??
+      new provider.Grant({ accountId: user.id, clientId: details.params.client_id });
     grant.addResourceScope(granted, scopes.join(' '));
     // The scope table is also the provider's scope list (so that a client may register a `scope`):
     // the provider then asks that each requested scope be granted or refused in the grant too.

@@ -34,9 +34,12 @@ export default async function oauthRoutes(root: FastifyInstance): Promise<void> 
       for (const [name, value] of Object.entries(reply.getHeaders())) if (value !== undefined) reply.raw.setHeader(name, value);
       await server.handle(request.raw, reply.raw);
     };
-    const provided = (method: HTTPMethods[], url: string, summary: string, config = {}) => scope.route({ method, url, schema: { tags, summary }, config, handler: forward });
+    const provided = (method: HTTPMethods[], url: string, summary: string, config = {}) =>
+      scope.route({ method, url, schema: { tags, summary }, config, handler: forward });
     // Its GET counts in the anonymous budget too: it stores an interaction and may fetch a client ID metadata document.
-    provided(['GET', 'POST'], OAUTH_ROUTES.authorization, 'Authorization endpoint: code flow with PKCE (S256); redirects to the consent page', { anonymousBudget: true });
+    provided(['GET', 'POST'], OAUTH_ROUTES.authorization, 'Authorization endpoint: code flow with PKCE (S256); redirects to the consent page', {
+      anonymousBudget: true,
+    });
     provided(['GET'], `${OAUTH_ROUTES.authorization}/:uid`, 'Where the consent page returns the browser to finish the authorization');
     provided(['POST', 'OPTIONS'], OAUTH_ROUTES.token, 'Token endpoint (form-encoded): authorization_code with code_verifier; Cache-Control: no-store');
     provided(['POST'], OAUTH_ROUTES.introspection, 'Token introspection (RFC 7662), for the client the token was issued to');
@@ -65,8 +68,10 @@ export default async function oauthRoutes(root: FastifyInstance): Promise<void> 
   // RFC 9728 §3.1: the metadata of the resource `${base}/api` is also found by inserting the well-known path before `/api`.
   app.get('/.well-known/oauth-protected-resource/api', { schema: { ...metadataSchema, hide: true } }, async () => resourceMetadata());
   // The MCP endpoint is a resource of its own: tokens for it are not accepted by the REST API, nor the reverse.
-  app.get('/.well-known/oauth-protected-resource/mcp', { schema: { ...metadataSchema, summary: 'Protected resource metadata of the MCP endpoint (RFC 9728)' } }, async () =>
-    resourceMetadata('mcp'),
+  app.get(
+    '/.well-known/oauth-protected-resource/mcp',
+    { schema: { ...metadataSchema, summary: 'Protected resource metadata of the MCP endpoint (RFC 9728)' } },
+    async () => resourceMetadata('mcp'),
   );
 
   app.get(

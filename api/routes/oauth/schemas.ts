@@ -55,14 +55,21 @@ export const lookupForm = z.object({
 export const verifyForm = z.object({
   csrf,
   email: z.string().trim().email().max(254),
-  code: z.string().trim().regex(/^\d{6}$/, 'must be the 6-digit code'),
+  code: z
+    .string()
+    .trim()
+    .regex(/^\d{6}$/, 'must be the 6-digit code'),
 });
 
 /** The TOTP step's two forms: the authenticator's code, or one of the recovery codes. */
 export const mfaForm = z
   .object({
     csrf,
-    code: z.string().trim().regex(/^\d{6}$/, 'must be the 6-digit code of the authenticator app').optional(),
+    code: z
+      .string()
+      .trim()
+      .regex(/^\d{6}$/, 'must be the 6-digit code of the authenticator app')
+      .optional(),
     recoveryCode: recoveryCodeInput.optional(),
   })
   .refine((f) => (f.code === undefined) !== (f.recoveryCode === undefined), 'give exactly one of code and recoveryCode');

@@ -39,6 +39,7 @@ export function signalAnswer(received: ReceivedSignal, executed: SignalExecuted 
 /** The answer once the signal's execution is known, waiting for the worker up to SIGNAL_ANSWER_TIMEOUT_MS (then `accepted`). */
 export async function signalAnswerOf(deps: Pick<AppDeps, 'signals' | 'config'>, received: ReceivedSignal): Promise<SignalAnswer> {
   const { signal, agentId, signalKey } = received;
-  const executed = signal.status === 'executed' ? signal.executed : ((await deps.signals?.waitFor(agentId, signalKey, deps.config.SIGNAL_ANSWER_TIMEOUT_MS)) ?? null);
+  const executed =
+    signal.status === 'executed' ? signal.executed : ((await deps.signals?.waitFor(agentId, signalKey, deps.config.SIGNAL_ANSWER_TIMEOUT_MS)) ?? null);
   return signalAnswer(received, executed, deps.config.JWT_SECRET);
 }

@@ -10,7 +10,15 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { agentSigningSecret } from '../../../commands/signals/receive.ts';
 import { refuse } from '../../../domain/shared/errors.ts';
-import { readWebhookHeaders, signsBytes, signsValue, SIGNATURE_HEADER, TIMESTAMP_HEADER, type WebhookSignature, type WebhookSignatureRefusal } from '../../../infra/signing/webhook.ts';
+import {
+  readWebhookHeaders,
+  signsBytes,
+  signsValue,
+  SIGNATURE_HEADER,
+  TIMESTAMP_HEADER,
+  type WebhookSignature,
+  type WebhookSignatureRefusal,
+} from '../../../infra/signing/webhook.ts';
 import { boundedJsonParser } from '../../plugins/json-bounds.ts';
 
 /**
@@ -70,7 +78,11 @@ export function authenticatedDeliveries(scope: FastifyInstance) {
   return {
     async onRequest(request: FastifyRequest, reply: FastifyReply) {
       const { agentId } = request.params as { agentId: string };
-      const headers = readWebhookHeaders({ timestampHeader: request.headers[TIMESTAMP_HEADER], signatureHeader: request.headers[SIGNATURE_HEADER], nowMs: deps.clock.now().getTime() });
+      const headers = readWebhookHeaders({
+        timestampHeader: request.headers[TIMESTAMP_HEADER],
+        signatureHeader: request.headers[SIGNATURE_HEADER],
+        nowMs: deps.clock.now().getTime(),
+      });
       if (!headers.ok) throw beforeBody(reply, refused(headers.reason));
       const secret = await agentSigningSecret({ room: deps.dispatch.room, config: deps.config }, agentId);
       if (secret === undefined) throw beforeBody(reply, refuse('AGENT_NOT_FOUND', 'no such agent'));

@@ -89,18 +89,21 @@ export default async function subscriptionRoutes(root: FastifyInstance): Promise
   );
 
   /** Add and withdraw: the same body and answer, one command each. */
-  const allocationMove = (
-    move: 'add' | 'withdraw',
-    summary: string,
-    command: 'AddAllocation' | 'WithdrawAllocation',
-    message: (usd: number) => string,
-  ) =>
+  const allocationMove = (move: 'add' | 'withdraw', summary: string, command: 'AddAllocation' | 'WithdrawAllocation', message: (usd: number) => string) =>
     app.post(
       `/api/v1/users/me/subscriptions/:agentId/allocation/${move}`,
-      { config: { access: { scope: 'subscriptions:write' }, dispatches: [command] }, schema: { tags, summary, params: agentParams, body: amountBody, response: action } },
+      {
+        config: { access: { scope: 'subscriptions:write' }, dispatches: [command] },
+        schema: { tags, summary, params: agentParams, body: amountBody, response: action },
+      },
       async (request) => {
         const { amountUsd: usd, walletContext } = request.body;
-        const data = { userId: request.identity!.userId, agentId: request.params.agentId, amountMicro: usdToMicro(usd), ...(walletContext ? { walletContext } : {}) };
+        const data = {
+          userId: request.identity!.userId,
+          agentId: request.params.agentId,
+          amountMicro: usdToMicro(usd),
+          ...(walletContext ? { walletContext } : {}),
+        };
         const { result: moved, strategyCount } = await withStrategyCount(request, () => request.dispatch(command, data, { answeredFromCommand: true }));
         return actionResult(moved, `${message(usd)}${pendingNote(moved)}`, strategyCount);
       },

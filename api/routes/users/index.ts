@@ -66,7 +66,11 @@ export default async function userRoutes(root: FastifyInstance): Promise<void> {
     '/api/v1/users/me/guide-agent',
     {
       config: { access: { scope: 'profile:read' } },
-      schema: { tags, summary: 'The caller’s guide agent, as the agent listing shows it; null when none is picked', response: { 200: envelopeOf(guideAgentAnswer) } },
+      schema: {
+        tags,
+        summary: 'The caller’s guide agent, as the agent listing shows it; null when none is picked',
+        response: { 200: envelopeOf(guideAgentAnswer) },
+      },
     },
     async (request) => {
       const { guideAgentId } = await me(request.identity!.userId);

@@ -81,7 +81,7 @@ export default async function walletRoutes(root: FastifyInstance): Promise<void>
       preHandler: app.idempotent,
       schema: {
         tags,
-        summary: 'Buy a token with the wallet context\'s cash at the venue\'s price: a manual BUY lot opens (optional stop-loss / take-profit)',
+        summary: "Buy a token with the wallet context's cash at the venue's price: a manual BUY lot opens (optional stop-loss / take-profit)",
         headers: idempotencyHeader,
         body: buyBody,
         response: { 200: envelopeOf(tradeResult) },

@@ -30,7 +30,8 @@ const levelFields = {
 
 type LevelBody = { price?: number | undefined; percent?: number | undefined };
 
-const levelOf = (l: LevelBody): Level => (l.price !== undefined ? { price: priceText(priceFromNumber(l.price)!) } : { percentBps: Number(toUnits(l.percent!, 2)) });
+const levelOf = (l: LevelBody): Level =>
+  l.price !== undefined ? { price: priceText(priceFromNumber(l.price)!) } : { percentBps: Number(toUnits(l.percent!, 2)) };
 
 /** The body's levels as the domain takes them; undefined without any. */
 export function levelsOf(body: { stopLoss?: LevelBody | undefined; takeProfit?: LevelBody | undefined }): LotLevels | undefined {

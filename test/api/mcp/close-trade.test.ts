@@ -39,7 +39,11 @@ t.test('close_trade previews the close at the mark and closes once on confirmati
   const ledgerBefore = await ledger();
 
   const previewed = await call(user, { id: tradeId });
-  t.match(previewed, { status: 'preview', confirmation: { handle: String }, preview: { walletContext: 'virtual', refusal: null, moves: [{ from: `trade ${tradeId}`, to: `pool of agent ${agentId}` }] } });
+  t.match(previewed, {
+    status: 'preview',
+    confirmation: { handle: String },
+    preview: { walletContext: 'virtual', refusal: null, moves: [{ from: `trade ${tradeId}`, to: `pool of agent ${agentId}` }] },
+  });
   const preview = previewed.preview!;
   t.ok(preview.realizedPnlUsd! > 3 && preview.realizedPnlUsd! < 4, `a 10 % rise at 2x on 20 USD, less fees: ${preview.realizedPnlUsd}`);
   t.equal(usdToMicro(preview.moves[0]!.amountUsd), 20_000_000 + usdToMicro(preview.realizedPnlUsd!), 'the margin and the PnL return to the pool');
@@ -73,10 +77,22 @@ t.test('close_trade previews the close at the mark and closes once on confirmati
   }
   t.match((await call(user, { id: tradeId })).preview?.refusal, { reason: 'TRADE_CLOSED' }, 'a closed trade has nothing to preview');
 
-  const pending = await trading.open({ signalId: 'close-zone-1', action: 'open', side: 'long', token: 'BTC', leverage: 2, sizeUsd: 10, entry: [40_000, 45_000] });
+  const pending = await trading.open({
+    signalId: 'close-zone-1',
+    action: 'open',
+    side: 'long',
+    token: 'BTC',
+    leverage: 2,
+    sizeUsd: 10,
+    entry: [40_000, 45_000],
+  });
   t.match((await loadState(app, tradeDecider, pending)).state, { status: 'pending' });
   const cancel = await call(user, { id: pending });
-  t.match(cancel.preview, { summary: /cancel its pending entry/, moves: [{ amountUsd: 10 }], fees: [], realizedPnlUsd: 0, refusal: null }, 'a pending entry returns its margin whole');
+  t.match(
+    cancel.preview,
+    { summary: /cancel its pending entry/, moves: [{ amountUsd: 10 }], fees: [], realizedPnlUsd: 0, refusal: null },
+    'a pending entry returns its margin whole',
+  );
   const cancelled = await call(user, { id: pending, confirmationHandle: cancel.confirmation!.handle });
   t.match(cancelled.result, { trade: { id: pending, status: 'cancelled' } });
 });

@@ -21,7 +21,12 @@ t.test('follow_agent with goLiveUponConfirmation false, then true', async (t) =>
   const admin = await signIn(app, 'admin@example.test');
   const dev = await signIn(app, 'dev@example.test');
   const user = await signIn(app, 'later@example.test');
-  const agentId = await followableAgent(app, { developer: dev.accessToken, admin: admin.accessToken }, { name: 'Later', venue: 'SPOT_VENUE', minAllocationUsd: 10 }, { live: true });
+  const agentId = await followableAgent(
+    app,
+    { developer: dev.accessToken, admin: admin.accessToken },
+    { name: 'Later', venue: 'SPOT_VENUE', minAllocationUsd: 10 },
+    { live: true },
+  );
   const call = (input: Record<string, unknown>) => follow.run(toolContext(app, user), follow.input.parse(input));
   const awaiting = async () => ((await loadState(app, poolDecider, poolId(user.userId, agentId, 'virtual'))).state as FollowedPool).awaitingGoLive === true;
 

@@ -35,7 +35,13 @@ t.test('money tools move money only after a preview', async (t) => {
   const admin = await signIn(app, 'admin@example.test');
   const dev = await signIn(app, 'dev@example.test');
   let n = 0;
-  const agent = () => followableAgent(app, { developer: dev.accessToken, admin: admin.accessToken }, { name: `Money ${++n}`, venue: 'SPOT_VENUE', minAllocationUsd: 10 }, { live: true });
+  const agent = () =>
+    followableAgent(
+      app,
+      { developer: dev.accessToken, admin: admin.accessToken },
+      { name: `Money ${++n}`, venue: 'SPOT_VENUE', minAllocationUsd: 10 },
+      { live: true },
+    );
   /** A new user following a new agent with 100 USD (through REST), and the agent. */
   const follower = async () => {
     const user = await signIn(app, `money${++n}@example.test`);
@@ -44,7 +50,8 @@ t.test('money tools move money only after a preview', async (t) => {
     if (followed.status !== 200) throw new Error(JSON.stringify(followed.body));
     return { user, agentId };
   };
-  const call = (name: string, user: SignedIn, input: Record<string, unknown>) => toolNamed(name).run(toolContext(app, user), toolNamed(name).input.parse(input));
+  const call = (name: string, user: SignedIn, input: Record<string, unknown>) =>
+    toolNamed(name).run(toolContext(app, user), toolNamed(name).input.parse(input));
   const walletMicro = async (u: SignedIn) => balanceOf((await loadState(app, walletDecider, u.userId)).state, 'virtual', START_MICRO);
   const pool = async (u: SignedIn, agentId: string) => {
     const loaded = await loadState(app, poolDecider, poolId(u.userId, agentId, 'virtual'));
@@ -75,7 +82,11 @@ t.test('money tools move money only after a preview', async (t) => {
     t.equal(done.status, 'done');
     t.match(done.result, { message: /Withdrew 30.25 USD/, subscription: { allocatedUsd: 69.75 } });
     t.equal(await walletMicro(user), walletBefore + 30_250_000);
-    t.equal(await refusal(call('withdraw_allocation', user, { agentId, amountUsd: 30.25, confirmationHandle: previewed.confirmation!.handle })), 'CONFIRMATION_INVALID', 'a handle works once');
+    t.equal(
+      await refusal(call('withdraw_allocation', user, { agentId, amountUsd: 30.25, confirmationHandle: previewed.confirmation!.handle })),
+      'CONFIRMATION_INVALID',
+      'a handle works once',
+    );
     t.equal(await walletMicro(user), walletBefore + 30_250_000);
   });
 
@@ -107,23 +118,47 @@ t.test('money tools move money only after a preview', async (t) => {
     t.teardown(() => (offsetMs = 0));
     t.equal(await refusal(call('withdraw_allocation', user, { agentId, amountUsd: 10, confirmationHandle: expiring })), 'CONFIRMATION_EXPIRED');
     offsetMs = 0;
-    t.equal(await refusal(call('withdraw_allocation', user, { agentId, amountUsd: 10, confirmationHandle: expiring })), 'CONFIRMATION_INVALID', 'an expired handle is gone');
+    t.equal(
+      await refusal(call('withdraw_allocation', user, { agentId, amountUsd: 10, confirmationHandle: expiring })),
+      'CONFIRMATION_INVALID',
+      'an expired handle is gone',
+    );
 
     const handle = await handleFor();
-    t.equal(await refusal(call('withdraw_allocation', user, { agentId, amountUsd: 11, confirmationHandle: handle })), 'CONFIRMATION_MISMATCH', 'other arguments');
-    t.equal(await refusal(call('withdraw_allocation', user, { agentId, amountUsd: 10, walletContext: 'virtual', confirmationHandle: handle })), 'CONFIRMATION_MISMATCH', 'an added argument');
-    t.equal(await refusal(call('withdraw_allocation', other.user, { agentId, amountUsd: 10, confirmationHandle: handle })), 'CONFIRMATION_INVALID', "another user's");
+    t.equal(
+      await refusal(call('withdraw_allocation', user, { agentId, amountUsd: 11, confirmationHandle: handle })),
+      'CONFIRMATION_MISMATCH',
+      'other arguments',
+    );
+    t.equal(
+      await refusal(call('withdraw_allocation', user, { agentId, amountUsd: 10, walletContext: 'virtual', confirmationHandle: handle })),
+      'CONFIRMATION_MISMATCH',
+      'an added argument',
+    );
+    t.equal(
+      await refusal(call('withdraw_allocation', other.user, { agentId, amountUsd: 10, confirmationHandle: handle })),
+      'CONFIRMATION_INVALID',
+      "another user's",
+    );
     t.equal(await refusal(call('add_allocation', user, { agentId, amountUsd: 10, confirmationHandle: handle })), 'CONFIRMATION_INVALID', "another tool's");
-    t.equal(await refusal(call('withdraw_allocation', user, { agentId, amountUsd: 10, confirmationHandle: `${handle}x` })), 'CONFIRMATION_INVALID', 'a forged one');
+    t.equal(
+      await refusal(call('withdraw_allocation', user, { agentId, amountUsd: 10, confirmationHandle: `${handle}x` })),
+      'CONFIRMATION_INVALID',
+      'a forged one',
+    );
     t.same(await snapshot(), before, 'nothing moved');
     const done = await call('withdraw_allocation', user, { agentId, amountUsd: 10, confirmationHandle: handle });
-    t.equal(done.status, 'done', 'refused attempts by others do not burn the owner\'s handle');
+    t.equal(done.status, 'done', "refused attempts by others do not burn the owner's handle");
   });
 
   await t.test('a preview of a move that would be refused shows the refusal and gives no handle', async (t) => {
     const { user, agentId } = await follower();
     const tooMuch = await call('withdraw_allocation', user, { agentId, amountUsd: 100.01 });
-    t.match(tooMuch, { status: 'preview', confirmation: null, preview: { refusal: { code: 'BAD_REQUEST', reason: 'EXCEEDS_WITHDRAWABLE', message: /at most 100 USD/ }, moves: [] } });
+    t.match(tooMuch, {
+      status: 'preview',
+      confirmation: null,
+      preview: { refusal: { code: 'BAD_REQUEST', reason: 'EXCEEDS_WITHDRAWABLE', message: /at most 100 USD/ }, moves: [] },
+    });
     const broke = await call('add_allocation', user, { agentId, amountUsd: 10_000 });
     t.match(broke.preview?.refusal, { reason: 'INSUFFICIENT_FUNDS' });
     const notFollowed = await call('stop_following', user, { agentId: await agent() });
@@ -135,7 +170,11 @@ t.test('money tools move money only after a preview', async (t) => {
     const user = await signIn(app, `money${++n}@example.test`);
     const agentId = await agent();
     const previewed = await call('follow_agent', user, { agentId, allocationAmountUsd: 40 });
-    t.match(previewed.preview, { moves: [{ to: `pool of agent ${agentId}`, amountUsd: 40 }], after: { walletBalanceUsd: 9960, poolAllocatedUsd: 40 }, refusal: null });
+    t.match(previewed.preview, {
+      moves: [{ to: `pool of agent ${agentId}`, amountUsd: 40 }],
+      after: { walletBalanceUsd: 9960, poolAllocatedUsd: 40 },
+      refusal: null,
+    });
     t.equal(await walletMicro(user), START_MICRO, 'nothing moved');
     const followed = await call('follow_agent', user, { agentId, allocationAmountUsd: 40, confirmationHandle: previewed.confirmation!.handle });
     t.match(followed.result, { message: /Now following/, subscription: { allocatedUsd: 40, isPaused: false } });
@@ -157,9 +196,16 @@ t.test('money tools move money only after a preview', async (t) => {
     const user = await signIn(app, `money${++n}@example.test`);
     await dispatch(app, 'SetMarketPrices', { prices: { BONK: 2_000_000n * 10n ** 12n } });
     const buy = await call('wallet_buy', user, { mint: 'BONK', amountUsd: 50 });
-    t.match(buy.preview, { summary: /about 25 BONK at 2 USD each/, moves: [{ from: 'virtual wallet', to: 'manual lots of BONK', amountUsd: 50 }], after: { walletBalanceUsd: 9950 }, refusal: null });
+    t.match(buy.preview, {
+      summary: /about 25 BONK at 2 USD each/,
+      moves: [{ from: 'virtual wallet', to: 'manual lots of BONK', amountUsd: 50 }],
+      after: { walletBalanceUsd: 9950 },
+      refusal: null,
+    });
     t.equal(await walletMicro(user), START_MICRO, 'the buy preview moved nothing');
-    const confirmations = await Promise.allSettled(Array.from({ length: 5 }, () => call('wallet_buy', user, { mint: 'BONK', amountUsd: 50, confirmationHandle: buy.confirmation!.handle })));
+    const confirmations = await Promise.allSettled(
+      Array.from({ length: 5 }, () => call('wallet_buy', user, { mint: 'BONK', amountUsd: 50, confirmationHandle: buy.confirmation!.handle })),
+    );
     t.equal(confirmations.filter((c) => c.status === 'fulfilled').length, 1, 'one buy');
     t.equal(await walletMicro(user), START_MICRO - 50_000_000);
     const tooMany = await call('wallet_sell', user, { mint: 'BONK', amount: 26 });

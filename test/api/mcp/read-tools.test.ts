@@ -54,7 +54,10 @@ t.test("get_pool_ledger answers the pool's ledger as GET …/ledger does, and wi
   t.same(ledger, await rest('GET', path, user));
   t.ok(ledger.items.length >= 2, 'the follow and the trade');
   t.match(ledger.items[0], { sequence: 1, type: String, time: String });
-  t.ok(ledger.items.some((item: any) => item.balances?.allocatedUsd === 1000), 'the running figures show the allocation');
+  t.ok(
+    ledger.items.some((item: any) => item.balances?.allocatedUsd === 1000),
+    'the running figures show the allocation',
+  );
 
   const at = new Date().toISOString();
   const then = await call('get_pool_ledger', user, { agentId, at, limit: 1 });
@@ -66,7 +69,7 @@ t.test("get_pool_ledger answers the pool's ledger as GET …/ledger does, and wi
   t.throws(() => toolNamed('get_pool_ledger').input.parse({ agentId, at: 'yesterday' }), 'a bad `at` is refused by the input schema');
 });
 
-t.test('list_trades answers the caller\'s trades as GET /api/v1/trades does', async (t) => {
+t.test("list_trades answers the caller's trades as GET /api/v1/trades does", async (t) => {
   const open = await call('list_trades', user, { status: 'open' });
   t.same(open, await rest('GET', '/api/v1/trades?status=open', user));
   t.match(open, { items: [{ id: tradeId, token: 'BTC', side: 'long', leverage: 2, marginUsd: 20, status: 'open' }], pagination: { total: 1 } });
@@ -94,7 +97,8 @@ t.test("developer tools: the caller's agents, the signal inbox, a dry-run replay
   t.match(subscribers, { items: [{ walletContext: 'virtual', status: 'active' }], pagination: { total: 1 } });
   t.notOk(JSON.stringify(subscribers).includes(user.userId), 'never a user id');
 
-  for (const name of ['get_signal_inbox', 'list_subscribers']) t.equal(await refusal(call(name, user, { agentId })), 'NOT_AGENT_OWNER', `${name}: another developer's agent`);
+  for (const name of ['get_signal_inbox', 'list_subscribers'])
+    t.equal(await refusal(call(name, user, { agentId })), 'NOT_AGENT_OWNER', `${name}: another developer's agent`);
   t.equal(await refusal(call('replay_signal', user, { agentId, signalId })), 'NOT_AGENT_OWNER');
   t.equal(await refusal(call('get_signal_inbox', dev, { agentId: 'no-such-agent' })), 'AGENT_NOT_FOUND');
 });

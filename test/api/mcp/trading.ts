@@ -29,9 +29,15 @@ export async function tradingUser(app: TestApp, prefix: string): Promise<Trading
     if (res.status !== 200) throw new Error(`${what}: ${res.status} ${JSON.stringify(res.body)}`);
     return res.body;
   };
-  const setPrice = async (btc: number) => void must('price', await api(app, 'PUT', '/api/admin/market/prices', { token: admin.accessToken, body: { prices: { BTC: btc } } }));
+  const setPrice = async (btc: number) =>
+    void must('price', await api(app, 'PUT', '/api/admin/market/prices', { token: admin.accessToken, body: { prices: { BTC: btc } } }));
   const tokens = { developer: dev.accessToken, admin: admin.accessToken };
-  const { agentId, secret } = await listedFollowableAgent(app, tokens, { name: `${prefix} perp`, venue: 'PERP_VENUE', maxLeverage: 10, minTradeUsd: 1 }, { live: true });
+  const { agentId, secret } = await listedFollowableAgent(
+    app,
+    tokens,
+    { name: `${prefix} perp`, venue: 'PERP_VENUE', maxLeverage: 10, minTradeUsd: 1 },
+    { live: true },
+  );
   await setPrice(50_000);
   must('follow', await api(app, 'POST', '/api/v1/users/me/subscriptions', { token: user.accessToken, body: { agentId, allocationAmountUsd: 1000 } }));
   // The fan-out reads followers from the subscriptions read model: this read waits for it.
@@ -43,7 +49,9 @@ export async function tradingUser(app: TestApp, prefix: string): Promise<Trading
     const [tradeId] = opened.data.executionResults.flatMap((r: { executionResult: { tradeIds: string[] } }) => r.executionResult.tradeIds) as string[];
     if (!tradeId) throw new Error(`no trade opened: ${JSON.stringify(opened)}`);
     // The webhook's caller is the agent, not the user: the trades read model shows the trade a moment later.
-    await until('the trade to be listed', async () => (await api(app, 'GET', '/api/v1/trades?limit=100', { token: user.accessToken })).body.data.items.some((i: { id: string }) => i.id === tradeId));
+    await until('the trade to be listed', async () =>
+      (await api(app, 'GET', '/api/v1/trades?limit=100', { token: user.accessToken })).body.data.items.some((i: { id: string }) => i.id === tradeId),
+    );
     return tradeId;
   };
   const signalId = `${prefix}-long-1`;

@@ -47,5 +47,9 @@ t.test('a refusal answers its own status and reason, and is no error line', asyn
   const res = await app.inject({ method: 'GET', url: '/refused' });
   t.equal(res.statusCode, 409);
   t.same(res.json(), { success: false, error: { code: 'CONFLICT', reason: 'BETA_FULL', message: 'every beta seat is taken' } });
-  t.same(lines.filter((l) => l.level >= ERROR_LEVEL), [], 'nothing logged at error level');
+  t.same(
+    lines.filter((l) => l.level >= ERROR_LEVEL),
+    [],
+    'nothing logged at error level',
+  );
 });

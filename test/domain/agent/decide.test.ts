@@ -51,17 +51,27 @@ t.test('listing a spot agent records it in pending-review', async (t) => {
 });
 
 t.test('a perp agent needs maxLeverage from 1 to 100', async (t) => {
-  given().when(list(listing({ venue: 'PERP_VENUE' }))).thenRefused(t, 'VALIDATION_FAILED', /maxLeverage is required/);
-  given().when(list(listing({ venue: 'PERP_VENUE', maxLeverage: 101 }))).thenRefused(t, 'VALIDATION_FAILED');
-  given().when(list(listing({ venue: 'PERP_VENUE', maxLeverage: 20 }))).then(t, [listed({ venue: 'PERP_VENUE', maxLeverage: 20 })]);
+  given()
+    .when(list(listing({ venue: 'PERP_VENUE' })))
+    .thenRefused(t, 'VALIDATION_FAILED', /maxLeverage is required/);
+  given()
+    .when(list(listing({ venue: 'PERP_VENUE', maxLeverage: 101 })))
+    .thenRefused(t, 'VALIDATION_FAILED');
+  given()
+    .when(list(listing({ venue: 'PERP_VENUE', maxLeverage: 20 })))
+    .then(t, [listed({ venue: 'PERP_VENUE', maxLeverage: 20 })]);
 });
 
 t.test('a spot agent refuses maxLeverage', async (t) => {
-  given().when(list(listing({ maxLeverage: 5 }))).thenRefused(t, 'VALIDATION_FAILED', /not allowed for SPOT_VENUE/);
+  given()
+    .when(list(listing({ maxLeverage: 5 })))
+    .thenRefused(t, 'VALIDATION_FAILED', /not allowed for SPOT_VENUE/);
 });
 
 t.test('a success fee above 50 percent is refused', async (t) => {
-  given().when(list(listing({ successFeePercent: 51 }))).thenRefused(t, 'VALIDATION_FAILED', /successFeePercent/);
+  given()
+    .when(list(listing({ successFeePercent: 51 })))
+    .thenRefused(t, 'VALIDATION_FAILED', /successFeePercent/);
 });
 
 t.test('an agent id cannot be listed twice', async (t) => {
@@ -89,7 +99,9 @@ t.test('a review without a score records none rather than zero', async (t) => {
 });
 
 t.test('a safety score outside 0..100 is refused', async (t) => {
-  given([listed()]).when(approve({ safetyScore: 101 })).thenRefused(t, 'VALIDATION_FAILED', /safetyScore/);
+  given([listed()])
+    .when(approve({ safetyScore: 101 }))
+    .thenRefused(t, 'VALIDATION_FAILED', /safetyScore/);
 });
 
 t.test('rejecting a pending agent moves it to rejected', async (t) => {
@@ -107,7 +119,9 @@ t.test('promoting a beta agent makes it live', async (t) => {
 });
 
 t.test('invalid review moves are refused as REVIEW_MOVE_NOT_ALLOWED', async (t) => {
-  given([listed()]).when(promote()).thenRefused(t, 'REVIEW_MOVE_NOT_ALLOWED', /cannot promote an agent in pending-review/);
+  given([listed()])
+    .when(promote())
+    .thenRefused(t, 'REVIEW_MOVE_NOT_ALLOWED', /cannot promote an agent in pending-review/);
   given([listed(), approved]).when(approve()).thenRefused(t, 'REVIEW_MOVE_NOT_ALLOWED');
   given([listed(), approved]).when(reject()).thenRefused(t, 'REVIEW_MOVE_NOT_ALLOWED');
   given([listed(), rejected]).when(approve()).thenRefused(t, 'REVIEW_MOVE_NOT_ALLOWED');
@@ -157,12 +171,18 @@ t.test('the developer edits the signal settings: only what differs is recorded, 
   edited.then(t, [{ type: 'AgentSignalSettingsUpdated', data: { signalDetectionRule: rule, updatedAt: later.toISOString() } }]);
   t.match(edited.after(), { signalDetectionRule: rule, updatedAt: later.toISOString() });
   const withRule = listed({ signalDetectionRule: { strategyPrefix: 'MS', longKeywords: ['LONG'] }, signalExecutionDefaults: { leverageMax: 5 } });
-  given([withRule]).when(edit({ signalDetectionRule: rule, signalExecutionDefaults: { leverageMax: 5 } })).then(t, []);
-  given([withRule]).when(edit({ signalExecutionDefaults: { leverageMax: 3 } })).then(t, [
-    { type: 'AgentSignalSettingsUpdated', data: { signalExecutionDefaults: { leverageMax: 3 }, updatedAt: later.toISOString() } },
-  ]);
-  given([listed()]).when(edit({ signalDetectionRule: rule }, 'someone-else')).thenRefused(t, 'NOT_AGENT_OWNER');
-  given().when(edit({ signalDetectionRule: rule })).thenRefused(t, 'AGENT_NOT_FOUND');
+  given([withRule])
+    .when(edit({ signalDetectionRule: rule, signalExecutionDefaults: { leverageMax: 5 } }))
+    .then(t, []);
+  given([withRule])
+    .when(edit({ signalExecutionDefaults: { leverageMax: 3 } }))
+    .then(t, [{ type: 'AgentSignalSettingsUpdated', data: { signalExecutionDefaults: { leverageMax: 3 }, updatedAt: later.toISOString() } }]);
+  given([listed()])
+    .when(edit({ signalDetectionRule: rule }, 'someone-else'))
+    .thenRefused(t, 'NOT_AGENT_OWNER');
+  given()
+    .when(edit({ signalDetectionRule: rule }))
+    .thenRefused(t, 'AGENT_NOT_FOUND');
 });
 
 t.test('developer webhooks are disabled and enabled by the developer, once each way, only with a webhookUrl', async (t) => {
@@ -181,5 +201,7 @@ t.test('developer webhooks are disabled and enabled by the developer, once each 
   t.ok(again.exists && again.webhookDisabledAt === undefined, 'enabled again');
   given([hooked]).when(set(false, 'dev2')).thenRefused(t, 'NOT_AGENT_OWNER');
   given([listed()]).when(set(false)).thenRefused(t, 'NO_WEBHOOK_URL');
-  given([hooked, { type: 'AgentDeleted', data: { deletedAt: now.toISOString() } }]).when(set(false)).thenRefused(t, 'AGENT_NOT_FOUND');
+  given([hooked, { type: 'AgentDeleted', data: { deletedAt: now.toISOString() } }])
+    .when(set(false))
+    .thenRefused(t, 'AGENT_NOT_FOUND');
 });

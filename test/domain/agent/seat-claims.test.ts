@@ -18,7 +18,17 @@ const key = endpointKey(pool);
 const claim = (claimId: string, at = now): SeatClaim => ({ claimId, at });
 const followedWith = (seatClaim?: string): PoolEvent => ({
   type: 'AgentFollowed',
-  data: { ...settings, agentId: 'a1', userId: 'u1', walletContext: 'virtual', poolId: 'u1.a1.virtual', walletMode: 'VIRTUAL', terms, subscribedAt: now, ...(seatClaim ? { seatClaim } : {}) },
+  data: {
+    ...settings,
+    agentId: 'a1',
+    userId: 'u1',
+    walletContext: 'virtual',
+    poolId: 'u1.a1.virtual',
+    walletMode: 'VIRTUAL',
+    terms,
+    subscribedAt: now,
+    ...(seatClaim ? { seatClaim } : {}),
+  },
 });
 const closed: PoolEvent = { type: 'PoolClosed', data: { at: now } };
 const debit = (transferId: string): WalletEvent => {
@@ -38,7 +48,14 @@ t.test('a claim a pool is open with is kept, whoever asks', async (t) => {
 
 t.test('a claim whose debit waits to open the pool is kept: the recovery will open it', async (t) => {
   t.same(claimsToRelease([claim('p#add-2@a', old)], facts([], [debit('p#add-2')], ['p#add-2@a'])), []);
-  t.same(claimsToRelease([claim('p#add-2@a', old)], facts([], [debit('p#add-2'), { type: 'WalletRefunded', data: { transferId: 'p#add-2', walletContext: 'virtual', amountMicro: 5 } }])), ['p#add-2@a'], 'given back: it opens nothing');
+  t.same(
+    claimsToRelease(
+      [claim('p#add-2@a', old)],
+      facts([], [debit('p#add-2'), { type: 'WalletRefunded', data: { transferId: 'p#add-2', walletContext: 'virtual', amountMicro: 5 } }]),
+    ),
+    ['p#add-2@a'],
+    'given back: it opens nothing',
+  );
 });
 
 t.test("a stopped opening's claim is spent and goes back at once; a follow in flight's young claim stays", async (t) => {
@@ -55,5 +72,9 @@ t.test('a seat taken before claims goes back when no pool opened without a claim
   t.same(claimsToRelease([claim(UNNAMED_CLAIM, old)], facts([followedWith()])), []);
   t.same(claimsToRelease([claim(UNNAMED_CLAIM, old)], facts([], [debit('p#add-1')])), []);
   t.same(claimsToRelease([claim(UNNAMED_CLAIM, now)], facts([followedWith(), closed])), [UNNAMED_CLAIM]);
-  t.same(claimsToRelease([claim(UNNAMED_CLAIM, now)], facts([followedWith('p#add-1@new')])), [UNNAMED_CLAIM], 'a pool opened with a claim of its own does not keep it');
+  t.same(
+    claimsToRelease([claim(UNNAMED_CLAIM, now)], facts([followedWith('p#add-1@new')])),
+    [UNNAMED_CLAIM],
+    'a pool opened with a claim of its own does not keep it',
+  );
 });

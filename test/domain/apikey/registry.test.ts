@@ -42,7 +42,9 @@ t.test('the first registration opens the registry with the earlier keys still ac
 
 t.test('ten earlier keys fill the registry as it opens: the 11th is refused', async (t) => {
   const prior = ten.map((keyId) => ({ keyId, expiresAt: null, createdAt: EARLIER }));
-  const refused = given([]).when(register('k10', { prior })).thenRefused(t, 'API_KEY_LIMIT_REACHED', /at most 10 active API keys/);
+  const refused = given([])
+    .when(register('k10', { prior }))
+    .thenRefused(t, 'API_KEY_LIMIT_REACHED', /at most 10 active API keys/);
   t.same(refused?.details, { maxActiveKeys: 10 });
 });
 
@@ -80,7 +82,9 @@ t.test('an expired key frees its place', async (t) => {
 t.test('a key its stream never recorded keeps its place for the grace period (a creation in flight), then frees it', async (t) => {
   const justNow = new Date(Date.parse(NOW) - UNRECORDED_GRACE_MS + 1).toISOString();
   const inFlight = [opened(), ...ten.slice(0, 9).map((k) => registered(k)), registered('k9', null, justNow)];
-  given(inFlight).when(register('k10', { facts: { k9: 'unrecorded' } })).thenRefused(t, 'API_KEY_LIMIT_REACHED');
+  given(inFlight)
+    .when(register('k10', { facts: { k9: 'unrecorded' } }))
+    .thenRefused(t, 'API_KEY_LIMIT_REACHED');
   const later = new Date(Date.parse(justNow) + UNRECORDED_GRACE_MS).toISOString();
   given(inFlight)
     .when(register('k10', { facts: { k9: 'unrecorded' } }, later))
@@ -91,8 +95,16 @@ t.test('a key its stream never recorded keeps its place for the grace period (a 
 });
 
 t.test('the cap comes before the key is checked; a key refused takes no place; a repeat changes nothing', async (t) => {
-  given(full).when(register('k10', { key: { ...asked, name: '' } })).thenRefused(t, 'API_KEY_LIMIT_REACHED');
-  given([opened()]).when(register('k10', { key: { ...asked, name: '' } })).thenRefused(t, 'VALIDATION_FAILED', /name/);
-  given([opened()]).when(register('k10', { key: { ...asked, type: 'developer' } })).thenRefused(t, 'KEY_TYPE_NOT_ALLOWED');
-  given([opened(), registered('k10')]).when(register('k10')).then(t, [], 'registered already');
+  given(full)
+    .when(register('k10', { key: { ...asked, name: '' } }))
+    .thenRefused(t, 'API_KEY_LIMIT_REACHED');
+  given([opened()])
+    .when(register('k10', { key: { ...asked, name: '' } }))
+    .thenRefused(t, 'VALIDATION_FAILED', /name/);
+  given([opened()])
+    .when(register('k10', { key: { ...asked, type: 'developer' } }))
+    .thenRefused(t, 'KEY_TYPE_NOT_ALLOWED');
+  given([opened(), registered('k10')])
+    .when(register('k10'))
+    .then(t, [], 'registered already');
 });

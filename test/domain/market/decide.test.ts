@@ -22,8 +22,8 @@ const pricesSet = (prices: Record<string, number>): MarketEvent => ({
 const legacyPricesSet = (prices: Record<string, number>): MarketEvent => ({ type: 'MarketPricesSet', data: { prices, at: now.toISOString() } });
 
 t.test('the first prices are recorded as given', async (t) => {
-  const first = given([]).when(setPrices({ SOL: 150_250_000, 'So11111111111111111111111111111111111111112': 150_250_000, 'BTC/USD': 1 }));
-  first.then(t, [pricesSet({ SOL: 150_250_000, 'So11111111111111111111111111111111111111112': 150_250_000, 'BTC/USD': 1 })]);
+  const first = given([]).when(setPrices({ SOL: 150_250_000, So11111111111111111111111111111111111111112: 150_250_000, 'BTC/USD': 1 }));
+  first.then(t, [pricesSet({ SOL: 150_250_000, So11111111111111111111111111111111111111112: 150_250_000, 'BTC/USD': 1 })]);
   t.equal(first.after().prices.get('SOL'), micro(150_250_000));
 });
 
@@ -44,21 +44,33 @@ t.test('events stored in micro-USD keep their meaning: upcast, never rewritten',
 });
 
 t.test('setting the prices the market already has records nothing', async (t) => {
-  given([pricesSet({ SOL: 150_000_000 })]).when(setPrices({ SOL: 150_000_000 })).then(t, []);
+  given([pricesSet({ SOL: 150_000_000 })])
+    .when(setPrices({ SOL: 150_000_000 }))
+    .then(t, []);
 });
 
 t.test('symbols are case-sensitive (mints are)', async (t) => {
-  given([pricesSet({ SOL: 150_000_000 })]).when(setPrices({ sol: 150_000_000 })).then(t, [pricesSet({ sol: 150_000_000 })]);
+  given([pricesSet({ SOL: 150_000_000 })])
+    .when(setPrices({ sol: 150_000_000 }))
+    .then(t, [pricesSet({ sol: 150_000_000 })]);
 });
 
 t.test('bad prices and symbols are refused, whatever the entry point', async (t) => {
-  given([]).when(setPrices({})).thenRefused(t, 'VALIDATION_FAILED', /1 to 500 prices/);
+  given([])
+    .when(setPrices({}))
+    .thenRefused(t, 'VALIDATION_FAILED', /1 to 500 prices/);
   const tooMany = Object.fromEntries(Array.from({ length: 501 }, (_, i) => [`T${i}`, 1]));
-  given([]).when(setPrices(tooMany)).thenRefused(t, 'VALIDATION_FAILED', /1 to 500 prices/);
+  given([])
+    .when(setPrices(tooMany))
+    .thenRefused(t, 'VALIDATION_FAILED', /1 to 500 prices/);
   for (const symbol of ['', 'x'.repeat(65), 'SO L', 'SOL\n', 'ÅSOL']) {
-    given([]).when(setPrices({ [symbol]: 1 })).thenRefused(t, 'VALIDATION_FAILED', /is not a symbol or mint/);
+    given([])
+      .when(setPrices({ [symbol]: 1 }))
+      .thenRefused(t, 'VALIDATION_FAILED', /is not a symbol or mint/);
   }
   for (const price of [0n, -1n, 10n ** 27n + 1n]) {
-    given([]).when({ type: 'SetMarketPrices', data: { prices: { SOL: price } }, metadata: at(now, 'admin-id') }).thenRefused(t, 'VALIDATION_FAILED', /prices\.SOL: a price must be above 0/);
+    given([])
+      .when({ type: 'SetMarketPrices', data: { prices: { SOL: price } }, metadata: at(now, 'admin-id') })
+      .thenRefused(t, 'VALIDATION_FAILED', /prices\.SOL: a price must be above 0/);
   }
 });

@@ -29,7 +29,8 @@ const ledger = fc.record(ledgerFields, plain);
 const persistent = <V>(value: fc.Arbitrary<V>) =>
   fc.array(fc.tuple(ids, value), { maxLength: 4 }).map((entries) => entries.reduce((map, [k, v]) => map.set(k, v), PersistentMap.empty<V>()));
 /** The id-keyed records as the fold keeps them: objects without a prototype. */
-const dictionary = <V>(value: fc.Arbitrary<V>) => fc.dictionary(ids, value, { maxKeys: 4 }).map((r) => Object.assign(Object.create(null) as Record<string, V>, r));
+const dictionary = <V>(value: fc.Arbitrary<V>) =>
+  fc.dictionary(ids, value, { maxKeys: 4 }).map((r) => Object.assign(Object.create(null) as Record<string, V>, r));
 
 const book = {
   transfers: persistent(fc.constantFrom('credited', 'rejected', 'pending', 'paid', 'failed') as fc.Arbitrary<'credited'>),
@@ -66,11 +67,33 @@ const followedFields = {
       plain,
     ),
   ),
-  day: fc.record({ date: fc.constantFrom('2025-01-01', '2025-01-02'), startEquityMicro: micro, flowsMicro: micro, opens: fc.nat(), lastOpenAt: fc.option(ids) }, plain),
+  day: fc.record(
+    { date: fc.constantFrom('2025-01-01', '2025-01-02'), startEquityMicro: micro, flowsMicro: micro, opens: fc.nat(), lastOpenAt: fc.option(ids) },
+    plain,
+  ),
   bridge: fc.option(fc.record({ transferId: ids, status: fc.constant('BRIDGING' as const), transactionId: fc.option(ids) }, plain)),
-  reconciliation: fc.option(fc.record({ status: fc.constantFrom('IN_SYNC', 'GAP', 'UNKNOWN') as fc.Arbitrary<'GAP'>, venueEquityMicro: fc.option(micro), venueFreeMarginMicro: fc.option(micro), gapMicro: fc.option(micro) }, plain)),
+  reconciliation: fc.option(
+    fc.record(
+      {
+        status: fc.constantFrom('IN_SYNC', 'GAP', 'UNKNOWN') as fc.Arbitrary<'GAP'>,
+        venueEquityMicro: fc.option(micro),
+        venueFreeMarginMicro: fc.option(micro),
+        gapMicro: fc.option(micro),
+      },
+      plain,
+    ),
+  ),
   lastFailedTransfer: fc.option(
-    fc.record({ transferId: ids, direction: fc.constantFrom('in', 'out') as fc.Arbitrary<'in' | 'out'>, amountMicro: micro, reason: ids, at: fc.date({ noInvalidDate: true }).map((d) => d.toISOString()) }, plain),
+    fc.record(
+      {
+        transferId: ids,
+        direction: fc.constantFrom('in', 'out') as fc.Arbitrary<'in' | 'out'>,
+        amountMicro: micro,
+        reason: ids,
+        at: fc.date({ noInvalidDate: true }).map((d) => d.toISOString()),
+      },
+      plain,
+    ),
   ),
   seatClaim: ids,
   awaitingGoLive: fc.constant(true as const),

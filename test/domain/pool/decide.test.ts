@@ -55,7 +55,9 @@ t.test('following again with the same settings appends nothing', async (t) => {
 });
 
 t.test('following again keeps the terms of the first follow', async (t) => {
-  const after = given([followed]).when(follow({ terms: { ...terms, successFeePercent: 50 }, settings: paused })).after();
+  const after = given([followed])
+    .when(follow({ terms: { ...terms, successFeePercent: 50 }, settings: paused }))
+    .after();
   t.ok(after.followed && after.terms.successFeePercent === 20);
 });
 
@@ -77,17 +79,27 @@ t.test('a first follow interrupted after its debit is resumed: the credit opens 
 });
 
 t.test('a credit to an existing pool applies the request follow settings when they differ', async (t) => {
-  given([followed]).when(credit('p#add-1', 1, { follow: { settings: paused, terms, topsUp: 1 } })).then(t, [settingsUpdated(paused), added('p#add-1', 1)]);
-  given([followed]).when(credit('p#add-1', 1, { follow: { settings, terms, topsUp: 1 } })).then(t, [added('p#add-1', 1)], 'same settings: the credit alone');
+  given([followed])
+    .when(credit('p#add-1', 1, { follow: { settings: paused, terms, topsUp: 1 } }))
+    .then(t, [settingsUpdated(paused), added('p#add-1', 1)]);
+  given([followed])
+    .when(credit('p#add-1', 1, { follow: { settings, terms, topsUp: 1 } }))
+    .then(t, [added('p#add-1', 1)], 'same settings: the credit alone');
 });
 
 t.test('a resumed credit (the recovery) moves the money and leaves the settings as they are', async (t) => {
-  given([followed]).when(credit('p#add-1', 1, { follow: { settings: paused, terms, topsUp: 1 }, resumed: true })).then(t, [added('p#add-1', 1)]);
+  given([followed])
+    .when(credit('p#add-1', 1, { follow: { settings: paused, terms, topsUp: 1 }, resumed: true }))
+    .then(t, [added('p#add-1', 1)]);
 });
 
 t.test('a transfer already credited is not credited twice', async (t) => {
-  given([followed, added('p#add-1', 500_000_000)]).when(credit('p#add-1', 500_000_000)).then(t, []);
-  given([followed, added('p#add-1', 500_000_000)]).when(credit('p#add-2', 1)).then(t, [added('p#add-2', 1)]);
+  given([followed, added('p#add-1', 500_000_000)])
+    .when(credit('p#add-1', 500_000_000))
+    .then(t, []);
+  given([followed, added('p#add-1', 500_000_000)])
+    .when(credit('p#add-2', 1))
+    .then(t, [added('p#add-2', 1)]);
 });
 
 t.test('a pool that is not open rejects a credit without a follow, for good', async (t) => {
@@ -95,15 +107,23 @@ t.test('a pool that is not open rejects a credit without a follow, for good', as
   const rejected = rejecting.events();
   t.match(rejected, [{ type: 'TransferRejected', data: { transferId: 'p#add-1' } }]);
   t.same([...rejecting.after().transfers.entries()], [['p#add-1', 'rejected']]);
-  given(rejected).when(credit('p#add-1', 75_000_000, { follow: { settings, terms } })).then(t, [], 'a later credit of the same id is refused too');
-  given(rejected).when(credit('p#add-2', 75_000_000, { follow: { settings, terms } })).then(t, [followed, added('p#add-2', 75_000_000)], 'a new transfer opens it');
+  given(rejected)
+    .when(credit('p#add-1', 75_000_000, { follow: { settings, terms } }))
+    .then(t, [], 'a later credit of the same id is refused too');
+  given(rejected)
+    .when(credit('p#add-2', 75_000_000, { follow: { settings, terms } }))
+    .then(t, [followed, added('p#add-2', 75_000_000)], 'a new transfer opens it');
 });
 
 t.test('the next transfer id follows the pool history, so a retried request reuses it', async (t) => {
   t.equal(nextTransferId('p', state([])), 'p#add-1');
   t.equal(nextTransferId('p', state([followed])), 'p#add-1');
   t.equal(nextTransferId('p', state([followed, added('p#add-1', 5)])), 'p#add-2');
-  t.equal(nextTransferId('p', state([{ type: 'TransferRejected', data: { transferId: 'p#add-1', reason: 'closed' } }])), 'p#add-2', 'a rejected id is never reused');
+  t.equal(
+    nextTransferId('p', state([{ type: 'TransferRejected', data: { transferId: 'p#add-1', reason: 'closed' } }])),
+    'p#add-2',
+    'a rejected id is never reused',
+  );
 });
 
 t.test('settings: a first follow without choices asks for the agent minimum in USD, auto-trading, live', async (t) => {
@@ -116,7 +136,13 @@ t.test('settings: a first follow without choices asks for the agent minimum in U
 t.test('settings: absent choices keep the current ones, given ones replace them', async (t) => {
   const current = { ...settings, isPaused: true };
   t.same(resolveSettings({}, current, terms), current);
-  const pct = { allocationMode: 'PERCENTAGE_RANGE' as const, allocationPercentageMin: 5, allocationPercentageMax: 10, allocationAmountUsd: null, allocationAmountSol: null };
+  const pct = {
+    allocationMode: 'PERCENTAGE_RANGE' as const,
+    allocationPercentageMin: 5,
+    allocationPercentageMax: 10,
+    allocationAmountUsd: null,
+    allocationAmountSol: null,
+  };
   t.same(resolveSettings({ allocation: pct, tradeMode: 'TEST_TRADING' }, current, terms), {
     ...current,
     ...pct,
@@ -129,10 +155,26 @@ t.test('target: every allocation mode in exact integer micro-USD', async (t) => 
   const none = { allocationPercentageMin: null, allocationPercentageMax: null, allocationAmountUsd: null, allocationAmountSol: null };
   const solPrice = 150_123_457; // 150.123457 USD
   t.equal(targetAllocationMicro({ ...none, allocationMode: 'USD_AMOUNT', allocationAmountUsd: 250_500_000 }, 0, solPrice), 250_500_000);
-  t.equal(targetAllocationMicro({ ...none, allocationMode: 'SOL_AMOUNT', allocationAmountSol: 2_500_000_000 }, 0, solPrice), 375_308_642, '2.5 × 150.123457 = 375.3086425, floored');
-  t.equal(targetAllocationMicro({ ...none, allocationMode: 'SOL_AMOUNT', allocationAmountSol: 1 }, 0, solPrice), 0, 'one lamport is worth less than a micro-USD');
-  t.equal(targetAllocationMicro({ ...none, allocationMode: 'PERCENTAGE_RANGE', allocationPercentageMin: 5, allocationPercentageMax: 12.5 }, 10_000_000_000, solPrice), 1_250_000_000, 'the maximum of the range');
-  t.equal(targetAllocationMicro({ ...none, allocationMode: 'PERCENTAGE_RANGE', allocationPercentageMin: 5 }, 10_000_000_000, solPrice), 500_000_000, 'the minimum when no maximum');
+  t.equal(
+    targetAllocationMicro({ ...none, allocationMode: 'SOL_AMOUNT', allocationAmountSol: 2_500_000_000 }, 0, solPrice),
+    375_308_642,
+    '2.5 × 150.123457 = 375.3086425, floored',
+  );
+  t.equal(
+    targetAllocationMicro({ ...none, allocationMode: 'SOL_AMOUNT', allocationAmountSol: 1 }, 0, solPrice),
+    0,
+    'one lamport is worth less than a micro-USD',
+  );
+  t.equal(
+    targetAllocationMicro({ ...none, allocationMode: 'PERCENTAGE_RANGE', allocationPercentageMin: 5, allocationPercentageMax: 12.5 }, 10_000_000_000, solPrice),
+    1_250_000_000,
+    'the maximum of the range',
+  );
+  t.equal(
+    targetAllocationMicro({ ...none, allocationMode: 'PERCENTAGE_RANGE', allocationPercentageMin: 5 }, 10_000_000_000, solPrice),
+    500_000_000,
+    'the minimum when no maximum',
+  );
   t.equal(targetAllocationMicro({ ...none, allocationMode: 'PERCENTAGE_RANGE', allocationPercentageMax: 33.333333 }, 100, solPrice), 33, 'floored');
 });
 
@@ -154,33 +196,70 @@ t.test('top-up: a follow adds only what the target exceeds, never withdraws, and
 const opening = (seatClaim?: string) => ({ settings, terms, ...(seatClaim ? { seatClaim } : {}) });
 const topUp = (s: FollowSettings = settings, topsUp = 1) => ({ settings: s, terms, topsUp });
 const stopped: PoolEvent = { type: 'PoolClosed', data: { at: now.toISOString(), transferId: 'p#stop-1' } };
-const claimed = (seatClaim: string, when = now): PoolEvent => ({ type: 'AgentFollowed', data: { ...followed.data, subscribedAt: when.toISOString(), seatClaim } });
+const claimed = (seatClaim: string, when = now): PoolEvent => ({
+  type: 'AgentFollowed',
+  data: { ...followed.data, subscribedAt: when.toISOString(), seatClaim },
+});
 
 t.test('a top-up planned on the open pool never reopens it once stopped: rejected, the money goes back', async (t) => {
   const late = given([followed, added('p#add-1', 10_000_000), stopped]).when(credit('p#add-2', 20_000_000, { follow: topUp() }, later));
-  late.then(t, [{ type: 'TransferRejected', data: { transferId: 'p#add-2', reason: 'the user stopped following this pool while the follow was in flight; the follow plans again' } }]);
+  late.then(t, [
+    {
+      type: 'TransferRejected',
+      data: { transferId: 'p#add-2', reason: 'the user stopped following this pool while the follow was in flight; the follow plans again' },
+    },
+  ]);
   t.notOk(late.after().followed, 'the pool stays stopped');
   const thirty = { ...settings, allocationAmountUsd: 30_000_000 };
-  given([followed, added('p#add-1', 10_000_000)]).when(credit('p#add-2', 20_000_000, { follow: topUp(thirty) })).then(t, [settingsUpdated(thirty), added('p#add-2', 20_000_000)], 'on the open pool: its settings and the money');
+  given([followed, added('p#add-1', 10_000_000)])
+    .when(credit('p#add-2', 20_000_000, { follow: topUp(thirty) }))
+    .then(t, [settingsUpdated(thirty), added('p#add-2', 20_000_000)], 'on the open pool: its settings and the money');
   const reopened = [followed, added('p#add-1', 10_000_000), stopped, claimed('p#add-3@z'), added('p#add-3', 10_000_000)];
-  given(reopened).when(credit('p#add-2', 20_000_000, { follow: topUp(thirty) }, later)).then(
-    t,
-    [{ type: 'TransferRejected', data: { transferId: 'p#add-2', reason: 'the user stopped following this pool while the follow was in flight; the follow plans again' } }],
-    'nor tops up the opening another follow made since',
-  );
-  given(reopened).when(credit('p#add-2', 20_000_000, { follow: topUp(thirty), resumed: true }, later)).then(
-    t,
-    [{ type: 'TransferRejected', data: { transferId: 'p#add-2', reason: 'the user stopped following this pool while the follow was in flight; the follow plans again' } }],
-    'not even when the recovery finishes it',
-  );
-  given(reopened).when(credit('p#add-4', 20_000_000, { follow: topUp(thirty, 2) })).then(t, [settingsUpdated(thirty), added('p#add-4', 20_000_000)], 'a top-up planned on that opening does');
+  given(reopened)
+    .when(credit('p#add-2', 20_000_000, { follow: topUp(thirty) }, later))
+    .then(
+      t,
+      [
+        {
+          type: 'TransferRejected',
+          data: { transferId: 'p#add-2', reason: 'the user stopped following this pool while the follow was in flight; the follow plans again' },
+        },
+      ],
+      'nor tops up the opening another follow made since',
+    );
+  given(reopened)
+    .when(credit('p#add-2', 20_000_000, { follow: topUp(thirty), resumed: true }, later))
+    .then(
+      t,
+      [
+        {
+          type: 'TransferRejected',
+          data: { transferId: 'p#add-2', reason: 'the user stopped following this pool while the follow was in flight; the follow plans again' },
+        },
+      ],
+      'not even when the recovery finishes it',
+    );
+  given(reopened)
+    .when(credit('p#add-4', 20_000_000, { follow: topUp(thirty, 2) }))
+    .then(t, [settingsUpdated(thirty), added('p#add-4', 20_000_000)], 'a top-up planned on that opening does');
 });
 
 t.test('an opening that finds the pool opened meanwhile is rejected, its amount planned for an empty pool, whoever credits it', async (t) => {
-  const openedMeanwhile: PoolEvent[] = [{ type: 'TransferRejected', data: { transferId: 'p#add-1', reason: 'another follow opened this pool while the follow was in flight; the follow plans again' } }];
-  given([followed]).when(credit('p#add-1', 30_000_000, { follow: opening('p#add-1@x') })).then(t, openedMeanwhile);
-  given([followed]).when(credit('p#add-1', 30_000_000, { follow: opening('p#add-1@x'), resumed: true })).then(t, openedMeanwhile, 'the recovery too');
-  given([followed]).when(credit('p#add-1', 30_000_000, { resumed: true })).then(t, [added('p#add-1', 30_000_000)], 'an add (no follow) tops up the open pool');
+  const openedMeanwhile: PoolEvent[] = [
+    {
+      type: 'TransferRejected',
+      data: { transferId: 'p#add-1', reason: 'another follow opened this pool while the follow was in flight; the follow plans again' },
+    },
+  ];
+  given([followed])
+    .when(credit('p#add-1', 30_000_000, { follow: opening('p#add-1@x') }))
+    .then(t, openedMeanwhile);
+  given([followed])
+    .when(credit('p#add-1', 30_000_000, { follow: opening('p#add-1@x'), resumed: true }))
+    .then(t, openedMeanwhile, 'the recovery too');
+  given([followed])
+    .when(credit('p#add-1', 30_000_000, { resumed: true }))
+    .then(t, [added('p#add-1', 30_000_000)], 'an add (no follow) tops up the open pool');
 });
 
 t.test('an opening credit opens the pool with its seat claim; the pool keeps it while open and spends it when stopped', async (t) => {
@@ -188,14 +267,28 @@ t.test('an opening credit opens the pool with its seat claim; the pool keeps it 
   opens.then(t, [claimed('p#add-2@x', later), added('p#add-2', 30_000_000, later)]);
   const open = opens.after();
   t.ok(open.followed && open.seatClaim === 'p#add-2@x', 'the open pool holds the claim');
-  const closedAgain = given([followed, added('p#add-1', 10_000_000), stopped, ...opens.events(), { ...stopped, data: { at: later.toISOString(), transferId: 'p#stop-2' } }]).state;
+  const closedAgain = given([
+    followed,
+    added('p#add-1', 10_000_000),
+    stopped,
+    ...opens.events(),
+    { ...stopped, data: { at: later.toISOString(), transferId: 'p#stop-2' } },
+  ]).state;
   t.same(closedAgain.closedClaims, ['p#add-2@x'], "the stopped opening's claim is spent");
   t.same(given([followed, stopped]).state.closedClaims, undefined, 'an opening without a claim (before claims, or a live agent) spends none');
 });
 
 t.test('a settings-only follow planned on the open pool is refused once it stopped; an opening one opens with its claim', async (t) => {
-  given([followed, stopped]).when(follow({ topsUp: 1, settings: paused })).thenRefused(t, 'SUBSCRIPTION_NOT_FOUND', /stopped following this pool while the follow was in flight/);
-  given([followed, stopped, claimed('p#add-2@y')]).when(follow({ topsUp: 1, settings: paused })).thenRefused(t, 'SUBSCRIPTION_NOT_FOUND', undefined);
-  given([followed, stopped]).when(follow({ seatClaim: 'p#add-1@y' })).then(t, [claimed('p#add-1@y')]);
-  given([followed]).when(follow({ topsUp: 1, settings: paused })).then(t, [settingsUpdated(paused)], 'on the open pool it changes the settings');
+  given([followed, stopped])
+    .when(follow({ topsUp: 1, settings: paused }))
+    .thenRefused(t, 'SUBSCRIPTION_NOT_FOUND', /stopped following this pool while the follow was in flight/);
+  given([followed, stopped, claimed('p#add-2@y')])
+    .when(follow({ topsUp: 1, settings: paused }))
+    .thenRefused(t, 'SUBSCRIPTION_NOT_FOUND', undefined);
+  given([followed, stopped])
+    .when(follow({ seatClaim: 'p#add-1@y' }))
+    .then(t, [claimed('p#add-1@y')]);
+  given([followed])
+    .when(follow({ topsUp: 1, settings: paused }))
+    .then(t, [settingsUpdated(paused)], 'on the open pool it changes the settings');
 });

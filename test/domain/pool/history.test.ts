@@ -2,7 +2,18 @@
 // a time, and the state a stopped pool's read-model row is compared with.
 import t from 'tap';
 import type { PoolEvent } from '../../../domain/pool/events.ts';
-import { eventAmounts, eventsAsOf, everFollowed, figuresOf, replayHistory, replayStep, startReplay, stateAsOf, withoutBookkeeping, type PoolHistoryEvent } from '../../../domain/pool/history.ts';
+import {
+  eventAmounts,
+  eventsAsOf,
+  everFollowed,
+  figuresOf,
+  replayHistory,
+  replayStep,
+  startReplay,
+  stateAsOf,
+  withoutBookkeeping,
+  type PoolHistoryEvent,
+} from '../../../domain/pool/history.ts';
 import { poolFigures } from '../../../domain/pool/ledger.ts';
 import { evolve, initialState, type FollowedPool } from '../../../domain/pool/state.ts';
 import type { TransferPlan } from '../../../domain/transfer/plan.ts';
@@ -11,7 +22,16 @@ import { settings, terms } from './fixtures.ts';
 const time = (minute: number) => new Date(Date.UTC(2025, 1, 1, 10, minute)).toISOString();
 const followed = (minute: number): PoolEvent => ({
   type: 'AgentFollowed',
-  data: { ...settings, agentId: 'a1', userId: 'u1', walletContext: 'virtual', poolId: 'u1.a1.virtual', walletMode: 'VIRTUAL', terms, subscribedAt: time(minute) },
+  data: {
+    ...settings,
+    agentId: 'a1',
+    userId: 'u1',
+    walletContext: 'virtual',
+    poolId: 'u1.a1.virtual',
+    walletMode: 'VIRTUAL',
+    terms,
+    subscribedAt: time(minute),
+  },
 });
 const plan = (transferId: string, amountMicro: number): TransferPlan => ({
   transferId,
@@ -38,7 +58,10 @@ const events: PoolHistoryEvent[] = life.map(([minute, event], i) => ({ id: `e${i
 t.test('every event with the running figures after it, computed by the ledger from the folded state', async (t) => {
   const steps = replayHistory(events);
   t.equal(steps.length, events.length);
-  t.same(steps.map((s) => s.index), events.map((_, i) => i));
+  t.same(
+    steps.map((s) => s.index),
+    events.map((_, i) => i),
+  );
   t.equal(steps[0]!.figures!.allocatedUsd, 0, 'followed, nothing added yet');
   t.equal(steps[1]!.figures!.allocatedUsd, 500_000_000);
   t.match(steps[2]!.figures, { inUseUsd: 100_000_000, withdrawableUsd: 400_000_000 }, 'the trade locks its margin');
@@ -50,7 +73,12 @@ t.test('every event with the running figures after it, computed by the ledger fr
   for (const step of steps) {
     const state = step.state;
     if (state.followed) {
-      const expected = poolFigures(state.ledger, { walletContext: 'virtual', venue: terms.venue, maxLeverage: terms.maxLeverage, successFeePercent: terms.successFeePercent });
+      const expected = poolFigures(state.ledger, {
+        walletContext: 'virtual',
+        venue: terms.venue,
+        maxLeverage: terms.maxLeverage,
+        successFeePercent: terms.successFeePercent,
+      });
       t.same(step.figures, expected, `figures after ${step.id} are the ledger's`);
     }
   }
@@ -64,15 +92,35 @@ t.test("each event's own money fields, named as the API shows them", async (t) =
   t.same(eventAmounts(events[4]!.event), { realizedPnlUsd: 50_000_000 });
   t.same(eventAmounts(events[5]!.event), { amountUsd: 200_000_000 });
   t.same(eventAmounts(events[0]!.event), {}, 'a follow moves no money itself');
-  t.same(eventAmounts({ type: 'FeesSettled', data: { settlementId: 's', feeMicro: 10, platformMicro: 2, creatorMicro: 8, realizedMicro: 50, unrealizedMicro: 0, feesChargedBeforeMicro: 0, successFeePercent: 20, at: time(0) } }), {
-    feeUsd: 10,
-    platformFeeUsd: 2,
-    creatorFeeUsd: 8,
-  });
-  t.same(eventAmounts({ type: 'ReconciliationObserved', data: { status: 'GAP', venueEquityMicro: 7, venueFreeMarginMicro: null, gapMicro: -3, at: time(0) } }), {
-    venueEquityUsd: 7,
-    venueGapUsd: -3,
-  }, 'unknown venue figures are left out');
+  t.same(
+    eventAmounts({
+      type: 'FeesSettled',
+      data: {
+        settlementId: 's',
+        feeMicro: 10,
+        platformMicro: 2,
+        creatorMicro: 8,
+        realizedMicro: 50,
+        unrealizedMicro: 0,
+        feesChargedBeforeMicro: 0,
+        successFeePercent: 20,
+        at: time(0),
+      },
+    }),
+    {
+      feeUsd: 10,
+      platformFeeUsd: 2,
+      creatorFeeUsd: 8,
+    },
+  );
+  t.same(
+    eventAmounts({ type: 'ReconciliationObserved', data: { status: 'GAP', venueEquityMicro: 7, venueFreeMarginMicro: null, gapMicro: -3, at: time(0) } }),
+    {
+      venueEquityUsd: 7,
+      venueGapUsd: -3,
+    },
+    'unknown venue figures are left out',
+  );
 });
 
 t.test('the pool as of a time: the events up to it, inclusive', async (t) => {
@@ -99,7 +147,11 @@ t.test('the state a read-model row is compared with: the current one, or the las
     lastFollowedAt.push(replayed.lastFollowed ? replayed.lastFollowed.ledger.confirmedOut : null);
   }
   t.equal(replayed.events, events.length);
-  t.same(replayed.state, withoutBookkeeping(replayHistory(events).at(-1)!.state), 'the incremental fold equals the history, without the bookkeeping only deciding reads');
+  t.same(
+    replayed.state,
+    withoutBookkeeping(replayHistory(events).at(-1)!.state),
+    'the incremental fold equals the history, without the bookkeeping only deciding reads',
+  );
   t.equal(replayed.state.transfers.size, 0, 'which it drops');
   t.equal(lastFollowedAt[7], 550_000_000, 'after the stop: the figures before it, payout included');
   t.equal(replayed.lastFollowed!.ledger.confirmedIn, 30_000_000, 'reopened: the new pool');

@@ -31,27 +31,92 @@ const plan = fc.record(
 
 const poolEvent: fc.Arbitrary<PoolEvent> = fc
   .oneof(
-    event('AgentFollowed', at.map((subscribedAt) => ({ ...settings, poolId: 'u1.a1.real', agentId: 'a1', userId: 'u1', walletContext: 'real', walletMode: 'REAL', terms, subscribedAt }))),
-    event('FollowSettingsUpdated', fc.record({ isPaused: fc.boolean(), updatedAt: at }, plain).map((s) => ({ ...settings, ...s }))),
-    event('AllocationAdded', fc.record({ transferId, amountMicro: micro, confirmed: fc.constant(true), at }, { ...plain, requiredKeys: ['transferId', 'amountMicro', 'confirmed'] })),
+    event(
+      'AgentFollowed',
+      at.map((subscribedAt) => ({
+        ...settings,
+        poolId: 'u1.a1.real',
+        agentId: 'a1',
+        userId: 'u1',
+        walletContext: 'real',
+        walletMode: 'REAL',
+        terms,
+        subscribedAt,
+      })),
+    ),
+    event(
+      'FollowSettingsUpdated',
+      fc.record({ isPaused: fc.boolean(), updatedAt: at }, plain).map((s) => ({ ...settings, ...s })),
+    ),
+    event(
+      'AllocationAdded',
+      fc.record({ transferId, amountMicro: micro, confirmed: fc.constant(true), at }, { ...plain, requiredKeys: ['transferId', 'amountMicro', 'confirmed'] }),
+    ),
     event('TransferRejected', fc.record({ transferId, reason: fc.constant('refused') }, plain)),
     event('AllocationPending', fc.record({ transferId, amountMicro: micro, at }, plain)),
     event('WithdrawalRequested', fc.record({ transfer: plan, pending: fc.boolean(), at }, plain)),
-    event('AllocationSettled', fc.record({ transferId, direction: fc.constantFrom('in', 'out'), outcome: fc.constantFrom('confirmed', 'failed'), amountMicro: fc.nat(), at }, plain)),
-    event('BridgeStatusChanged', fc.record({ transferId, status: fc.constantFrom('BRIDGING', 'CONFIRMED'), bridgeTransactionId: fc.option(fc.constant('0xabc')), at }, plain)),
-    event('TradeOpened', fc.record({ tradeId, marginMicro: micro, at, token: fc.constantFrom('SOL', 'BTC'), side: fc.constantFrom('long', 'short'), signalId: fc.option(fc.constant('s1')) }, { ...plain, requiredKeys: ['tradeId', 'marginMicro', 'at'] })),
+    event(
+      'AllocationSettled',
+      fc.record({ transferId, direction: fc.constantFrom('in', 'out'), outcome: fc.constantFrom('confirmed', 'failed'), amountMicro: fc.nat(), at }, plain),
+    ),
+    event(
+      'BridgeStatusChanged',
+      fc.record({ transferId, status: fc.constantFrom('BRIDGING', 'CONFIRMED'), bridgeTransactionId: fc.option(fc.constant('0xabc')), at }, plain),
+    ),
+    event(
+      'TradeOpened',
+      fc.record(
+        {
+          tradeId,
+          marginMicro: micro,
+          at,
+          token: fc.constantFrom('SOL', 'BTC'),
+          side: fc.constantFrom('long', 'short'),
+          signalId: fc.option(fc.constant('s1')),
+        },
+        { ...plain, requiredKeys: ['tradeId', 'marginMicro', 'at'] },
+      ),
+    ),
     event('TradeRefused', fc.record({ tradeId, reason: fc.constantFrom('COOLDOWN', 'INSUFFICIENT_CAPITAL'), message: fc.constant('refused'), at }, plain)),
     event('TradeMarked', fc.record({ tradeId, unrealizedPnlMicro: pnl, at }, plain)),
-    event('TradeClosed', fc.record({ tradeId, realizedPnlMicro: pnl, at, transferId, released: fc.constant(true) }, { ...plain, requiredKeys: ['tradeId', 'realizedPnlMicro', 'at'] })),
+    event(
+      'TradeClosed',
+      fc.record(
+        { tradeId, realizedPnlMicro: pnl, at, transferId, released: fc.constant(true) },
+        { ...plain, requiredKeys: ['tradeId', 'realizedPnlMicro', 'at'] },
+      ),
+    ),
     event(
       'FeesSettled',
       fc.record(
-        { settlementId: fc.constantFrom('f1', 'f2'), feeMicro: micro, platformMicro: fc.nat(), creatorMicro: fc.nat(), realizedMicro: pnl, unrealizedMicro: pnl, feesChargedBeforeMicro: fc.nat(), successFeePercent: fc.integer({ min: 0, max: 100 }), at },
+        {
+          settlementId: fc.constantFrom('f1', 'f2'),
+          feeMicro: micro,
+          platformMicro: fc.nat(),
+          creatorMicro: fc.nat(),
+          realizedMicro: pnl,
+          unrealizedMicro: pnl,
+          feesChargedBeforeMicro: fc.nat(),
+          successFeePercent: fc.integer({ min: 0, max: 100 }),
+          at,
+        },
         plain,
       ),
     ),
     event('PoolClosed', fc.record({ at, transferId }, { ...plain, requiredKeys: ['at'] })),
-    event('ReconciliationObserved', fc.record({ status: fc.constantFrom('IN_SYNC', 'GAP', 'UNKNOWN'), venueEquityMicro: fc.option(pnl), venueFreeMarginMicro: fc.option(pnl), gapMicro: fc.option(pnl), at }, plain)),
+    event(
+      'ReconciliationObserved',
+      fc.record(
+        {
+          status: fc.constantFrom('IN_SYNC', 'GAP', 'UNKNOWN'),
+          venueEquityMicro: fc.option(pnl),
+          venueFreeMarginMicro: fc.option(pnl),
+          gapMicro: fc.option(pnl),
+          at,
+        },
+        plain,
+      ),
+    ),
   )
   // the events as the replay takes them: parsed by the pool's schema
   .map((e) => poolEventSchema.parse(e));

@@ -15,14 +15,31 @@ const T1 = '2025-06-01T09:00:00.000Z';
 const { given } = scenario(poolDecider);
 const testMode: FollowSettings = { ...settings, tradeMode: 'TEST_TRADING', subscriptionType: 'TEST_TRADING' };
 const paper: PoolEvent[] = [
-  { type: 'AgentFollowed', data: { ...testMode, agentId: 'a1', userId: 'u1', walletContext: 'virtual', poolId: 'u1.a1.virtual', walletMode: 'VIRTUAL', terms, subscribedAt: T0 } },
+  {
+    type: 'AgentFollowed',
+    data: { ...testMode, agentId: 'a1', userId: 'u1', walletContext: 'virtual', poolId: 'u1.a1.virtual', walletMode: 'VIRTUAL', terms, subscribedAt: T0 },
+  },
   { type: 'AllocationAdded', data: { transferId: 'add-1', amountMicro: 1_000_000_000, confirmed: true, at: T0 } },
 ];
 const open = (percent: number, tradeId = 'tr-1'): PoolCommand => ({
   type: 'OpenTrade',
   data: {
     limits: noLimits,
-    trades: [{ tradeId, size: { percent }, token: 'SOL', side: 'long', signalId: 'sig-1', transfer: { transferId: tradeId, amountMicro: 0, from: { kind: 'pool', agentId: 'a1', userId: 'u1', walletContext: 'virtual' }, to: { kind: 'trade', tradeId, poolId: 'u1.a1.virtual' } } }],
+    trades: [
+      {
+        tradeId,
+        size: { percent },
+        token: 'SOL',
+        side: 'long',
+        signalId: 'sig-1',
+        transfer: {
+          transferId: tradeId,
+          amountMicro: 0,
+          from: { kind: 'pool', agentId: 'a1', userId: 'u1', walletContext: 'virtual' },
+          to: { kind: 'trade', tradeId, poolId: 'u1.a1.virtual' },
+        },
+      },
+    ],
   },
   metadata: at(T1),
 });
@@ -42,11 +59,17 @@ t.test('a test-trading pool records the trade it would open, with its would-be m
 
 t.test('a paper execution is final for its trade id: the same group again records nothing', async (t) => {
   const simulated = given(paper).when(open(25)).events();
-  given([...paper, ...simulated]).when(open(25)).then(t, []);
+  given([...paper, ...simulated])
+    .when(open(25))
+    .then(t, []);
 });
 
 t.test("the pool's limits apply on paper as for real: a trade beyond the free capital is refused", async (t) => {
-  const tooBig: PoolCommand = { type: 'OpenTrade', data: { limits: noLimits, trades: [{ tradeId: 'tr-1', size: { marginMicro: 2_000_000_000 }, token: 'SOL', side: 'long', signalId: null }] }, metadata: at(T1) };
+  const tooBig: PoolCommand = {
+    type: 'OpenTrade',
+    data: { limits: noLimits, trades: [{ tradeId: 'tr-1', size: { marginMicro: 2_000_000_000 }, token: 'SOL', side: 'long', signalId: null }] },
+    metadata: at(T1),
+  };
   t.match(given(paper).when(tooBig).events(), [{ type: 'TradeRefused', data: { reason: 'INSUFFICIENT_CAPITAL' } }]);
 });
 
@@ -54,5 +77,10 @@ t.test('a pool switched to test trading from auto trading stops opening real tra
   const auto = [{ ...paper[0]!, data: { ...(paper[0]!.data as object), tradeMode: 'AUTO_TRADING', subscriptionType: 'AUTO_TRADING' } } as PoolEvent, paper[1]!];
   t.match(given(auto).when(open(25)).events(), [{ type: 'TradeOpened' }]);
   const switched: PoolEvent = { type: 'FollowSettingsUpdated', data: { ...testMode, updatedAt: T0 } };
-  t.match(given([...auto, switched]).when(open(25)).events(), [{ type: 'TradeSimulated' }]);
+  t.match(
+    given([...auto, switched])
+      .when(open(25))
+      .events(),
+    [{ type: 'TradeSimulated' }],
+  );
 });

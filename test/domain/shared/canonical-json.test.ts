@@ -27,8 +27,24 @@ t.test('numbers are written in ECMAScript shortest form (RFC 8785 section 3.2.2.
 });
 
 t.test('object keys are sorted by UTF-16 code units, recursively; arrays keep their order', async (t) => {
-  const keys = { '\u20ac': 'Euro Sign', '\r': 'Carriage Return', '\ufb33': 'Hebrew Letter Dalet With Dagesh', '1': 'One', '\ud83d\ude00': 'Emoji: Grinning Face', '\u0080': 'Control', '\u00f6': 'Latin Small Letter O With Diaeresis' };
-  const members = ['"\\r":"Carriage Return"', '"1":"One"', '"\u0080":"Control"', '"\u00f6":"Latin Small Letter O With Diaeresis"', '"\u20ac":"Euro Sign"', '"\ud83d\ude00":"Emoji: Grinning Face"', '"\ufb33":"Hebrew Letter Dalet With Dagesh"'];
+  const keys = {
+    '\u20ac': 'Euro Sign',
+    '\r': 'Carriage Return',
+    '\ufb33': 'Hebrew Letter Dalet With Dagesh',
+    '1': 'One',
+    '\ud83d\ude00': 'Emoji: Grinning Face',
+    '\u0080': 'Control',
+    '\u00f6': 'Latin Small Letter O With Diaeresis',
+  };
+  const members = [
+    '"\\r":"Carriage Return"',
+    '"1":"One"',
+    '"\u0080":"Control"',
+    '"\u00f6":"Latin Small Letter O With Diaeresis"',
+    '"\u20ac":"Euro Sign"',
+    '"\ud83d\ude00":"Emoji: Grinning Face"',
+    '"\ufb33":"Hebrew Letter Dalet With Dagesh"',
+  ];
   t.equal(canonicalJson(keys), `{${members.join(',')}}`, 'the order of RFC 8785 section 3.2.3');
   t.equal(canonicalJson({ b: [3, { z: 1, a: null }], a: { d: true, c: 'x' } }), '{"a":{"c":"x","d":true},"b":[3,{"a":null,"z":1}]}');
   t.equal(canonicalJson({ B: 1, a: 2, _: 3 }), '{"B":1,"_":3,"a":2}', 'upper case before underscore before lower case');

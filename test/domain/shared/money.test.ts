@@ -2,7 +2,22 @@ import t from 'tap';
 import { hasAtMostDecimals, microToUsd, microToUsdByText, usdAmountSchema, usdToMicro } from '../../../domain/shared/money.ts';
 
 t.test('microToUsd: the division gives the very double the decimal text parses to', async (t) => {
-  const edges = [0, 1, -1, 5, 10, 999_999, 1_000_000, 1_000_001, 123_456_789, 100_000_000_000_000, 2 ** 53 - 1, -(2 ** 53 - 1), 7_000_003, 1_234_567_890_123_456];
+  const edges = [
+    0,
+    1,
+    -1,
+    5,
+    10,
+    999_999,
+    1_000_000,
+    1_000_001,
+    123_456_789,
+    100_000_000_000_000,
+    2 ** 53 - 1,
+    -(2 ** 53 - 1),
+    7_000_003,
+    1_234_567_890_123_456,
+  ];
   let seed = 0x2545f491;
   const random = () => {
     // xorshift32: a fixed, reproducible sequence
@@ -26,7 +41,7 @@ t.test('microToUsd: the division gives the very double the decimal text parses t
 
 t.test('a USD amount in a request is a whole number of micro-USD above 0', async (t) => {
   const amount = usdAmountSchema('amountUsd');
-  for (const ok of [0.000001, 1, 10.5, 0.1, 1234.567891, 1e9, 1e-6, 99.990000]) {
+  for (const ok of [0.000001, 1, 10.5, 0.1, 1234.567891, 1e9, 1e-6, 99.99]) {
     t.ok(amount.safeParse(ok).success, `${ok} is accepted`);
     t.equal(usdToMicro(ok) / 1e6, ok, `${ok} converts exactly`);
   }

@@ -14,8 +14,17 @@ t.test('a set answers a new map and leaves the old one as it was', async (t) => 
   t.equal(replaced.get('a'), 10);
   t.ok(replaced.has('b'));
   t.notOk(replaced.has('c'));
-  t.same(new Map(replaced.entries()), new Map([['a', 10], ['b', 2]]));
-  t.same([...replaced.values()].sort((a, b) => a - b), [2, 10]);
+  t.same(
+    new Map(replaced.entries()),
+    new Map([
+      ['a', 10],
+      ['b', 2],
+    ]),
+  );
+  t.same(
+    [...replaced.values()].sort((a, b) => a - b),
+    [2, 10],
+  );
 });
 
 t.test('keys whose hashes share many leading bits, and keys that look like object members, are kept apart', async (t) => {

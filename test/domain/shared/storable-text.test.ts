@@ -3,7 +3,8 @@ import { DomainError } from '../../../domain/shared/errors.ts';
 import { assertStorable, findUnstorableText, NUL_PROBLEM, SURROGATE_PROBLEM, textProblem } from '../../../domain/shared/storable-text.ts';
 
 t.test('text UTF-8 can encode passes, surrogate pairs included', async (t) => {
-  for (const text of ['', 'plain', 'Café', '😀', '👩🏽‍💻', '\uD83D\uDE00 and \uD835\uDC00', '\uFFFD', '\u0001']) t.equal(textProblem(text), undefined, JSON.stringify(text));
+  for (const text of ['', 'plain', 'Café', '😀', '👩🏽‍💻', '\uD83D\uDE00 and \uD835\uDC00', '\uFFFD', '\u0001'])
+    t.equal(textProblem(text), undefined, JSON.stringify(text));
 });
 
 t.test('the NUL character and every unpaired surrogate are refused', async (t) => {
@@ -29,6 +30,10 @@ t.test('assertStorable refuses MALFORMED_REQUEST naming the field', async (t) =>
     }
   })();
   t.ok(refused instanceof DomainError);
-  t.match(refused, { reason: 'MALFORMED_REQUEST', details: { field: 'signalExecutionDefaults.stopLossMode' }, message: /^signalExecutionDefaults\.stopLossMode: text must not contain an unpaired/ });
+  t.match(refused, {
+    reason: 'MALFORMED_REQUEST',
+    details: { field: 'signalExecutionDefaults.stopLossMode' },
+    message: /^signalExecutionDefaults\.stopLossMode: text must not contain an unpaired/,
+  });
   t.doesNotThrow(() => assertStorable({ ok: ['😀'] }));
 });

@@ -12,7 +12,14 @@ const mark = (n: number) => BigInt(n) * 10n ** 18n;
 const now = new Date('2025-05-01T10:00:00.000Z');
 const perp = { ...terms, venue: 'PERP_VENUE' as const, maxLeverage: 10, recommendedPerTradePercent: 0 };
 const ctx = (over: Partial<ExecutionContext> = {}): ExecutionContext => ({ defaults: undefined, terms: perp, feeBps: 5, now, markPrice: mark(100), ...over });
-const open = (over: Partial<OpenIntent> = {}): OpenIntent => ({ action: 'open', token: 'SOL', side: 'long', entry: { type: 'market' }, takeProfits: [], ...over });
+const open = (over: Partial<OpenIntent> = {}): OpenIntent => ({
+  action: 'open',
+  token: 'SOL',
+  side: 'long',
+  entry: { type: 'market' },
+  takeProfits: [],
+  ...over,
+});
 const order = (intent: OpenIntent, c = ctx()) => {
   const result = tradeOrderOf(intent, c);
   if (!result.ok) throw new Error(result.message);
@@ -33,7 +40,11 @@ t.test('sides and leverage: a spot venue buys at 1x and never shorts; a perp ven
 
 t.test('entries, slippage, trailing and expiry', async (t) => {
   t.same(order(open({ entry: { type: 'zone', low: usd(95), high: usd(98) } })).request.entry, { kind: 'zone', low: usd(95), high: usd(98) });
-  t.same(order(open({ entry: { type: 'breakout', direction: 'above', price: usd(105) } })).request.entry, { kind: 'breakout', direction: 'above', price: usd(105) });
+  t.same(order(open({ entry: { type: 'breakout', direction: 'above', price: usd(105) } })).request.entry, {
+    kind: 'breakout',
+    direction: 'above',
+    price: usd(105),
+  });
   const plain = order(open()).request;
   t.match(plain, { entry: { kind: 'market' }, slippageBps: 50, feeBps: 5, expiresAt: '2025-05-02T10:00:00.000Z', decimals: 9 });
   t.notOk(plain.trailing);
@@ -41,7 +52,7 @@ t.test('entries, slippage, trailing and expiry', async (t) => {
   t.match(tuned, { slippageBps: 125, trailing: { activationPercent: 1, callbackPercent: 0.5 } });
 });
 
-t.test('sizes: the signal\'s USD margin or percent, else the agent\'s tradeSizeValue, else its recommended percent, else 10%', async (t) => {
+t.test("sizes: the signal's USD margin or percent, else the agent's tradeSizeValue, else its recommended percent, else 10%", async (t) => {
   t.same(order(open({ size: { type: 'usd', amountMicro: 40_000_000 } })).size, { marginMicro: 40_000_000 });
   t.same(order(open({ size: { type: 'percent', percent: 15 } })).size, { percent: 15 });
   t.same(order(open(), ctx({ defaults: { tradeSizeValue: 7.5 } })).size, { percent: 7.5 });
@@ -49,11 +60,22 @@ t.test('sizes: the signal\'s USD margin or percent, else the agent\'s tradeSizeV
   t.same(order(open()).size, { percent: DEFAULT_SIZE_PERCENT });
 });
 
-t.test('targets: the signal\'s percents, else the agent\'s tiers when they match one to one, else an even split', async (t) => {
+t.test("targets: the signal's percents, else the agent's tiers when they match one to one, else an even split", async (t) => {
   const two = [{ price: usd(110) }, { price: usd(120) }];
-  const tiers: SignalExecutionDefaults = { takeProfitTiers: [{ closePercent: 70, whenPositionPercent: 5 }, { closePercent: 30, whenPositionPercent: 10 }] };
-  t.same(order(open({ takeProfits: two }), ctx({ defaults: tiers })).request.takeProfits, [{ price: usd(110), closePercent: 70 }, { price: usd(120), closePercent: 30 }]);
-  t.same(order(open({ takeProfits: [{ price: usd(110), closePercent: 50 }, { price: usd(120) }] }), ctx({ defaults: tiers })).request.takeProfits, [{ price: usd(110), closePercent: 50 }, { price: usd(120) }]);
+  const tiers: SignalExecutionDefaults = {
+    takeProfitTiers: [
+      { closePercent: 70, whenPositionPercent: 5 },
+      { closePercent: 30, whenPositionPercent: 10 },
+    ],
+  };
+  t.same(order(open({ takeProfits: two }), ctx({ defaults: tiers })).request.takeProfits, [
+    { price: usd(110), closePercent: 70 },
+    { price: usd(120), closePercent: 30 },
+  ]);
+  t.same(order(open({ takeProfits: [{ price: usd(110), closePercent: 50 }, { price: usd(120) }] }), ctx({ defaults: tiers })).request.takeProfits, [
+    { price: usd(110), closePercent: 50 },
+    { price: usd(120) },
+  ]);
   t.same(order(open({ takeProfits: two })).request.takeProfits, [{ price: usd(110) }, { price: usd(120) }]);
 });
 
@@ -61,11 +83,31 @@ t.test('default levels: a stop and targets the signal lacks come from the agent,
   const defaults: SignalExecutionDefaults = { stopLossMode: 'PERCENT', stopLossValue: 5, takeProfitMode: 'percent', takeProfitValue: 10 };
   t.match(order(open(), ctx({ defaults })).request, { stopLoss: usd(95), takeProfits: [{ price: usd(110) }] }, 'a long at the 100 USD mark');
   t.match(order(open({ side: 'short' }), ctx({ defaults })).request, { stopLoss: usd(105), takeProfits: [{ price: usd(90) }] }, 'a short mirrors');
-  t.match(order(open({ entry: { type: 'zone', low: usd(90), high: usd(110) } }), ctx({ defaults, markPrice: null })).request, { stopLoss: usd(95) }, 'a zone measures from its middle');
+  t.match(
+    order(open({ entry: { type: 'zone', low: usd(90), high: usd(110) } }), ctx({ defaults, markPrice: null })).request,
+    { stopLoss: usd(95) },
+    'a zone measures from its middle',
+  );
   t.notOk(order(open(), ctx({ defaults, markPrice: null })).request.stopLoss, 'a market entry without a price has no reference');
-  t.match(order(open({ stopLoss: usd(97) }), ctx({ defaults })).request, { stopLoss: usd(97) }, 'the signal\'s stop wins');
-  t.match(order(open({ stopLoss: usd(97) }), ctx({ defaults: { ...defaults, signalOverridesDefaults: false } })).request, { stopLoss: usd(95) }, 'unless the agent puts its own first');
-  const tiers: SignalExecutionDefaults = { takeProfitTiers: [{ closePercent: 50, whenPositionPercent: 4 }, { closePercent: 50, whenPositionPercent: 8 }] };
-  t.same(order(open(), ctx({ defaults: tiers })).request.takeProfits, [{ price: usd(104), closePercent: 50 }, { price: usd(108), closePercent: 50 }], 'tiers at their move from the entry');
+  t.match(order(open({ stopLoss: usd(97) }), ctx({ defaults })).request, { stopLoss: usd(97) }, "the signal's stop wins");
+  t.match(
+    order(open({ stopLoss: usd(97) }), ctx({ defaults: { ...defaults, signalOverridesDefaults: false } })).request,
+    { stopLoss: usd(95) },
+    'unless the agent puts its own first',
+  );
+  const tiers: SignalExecutionDefaults = {
+    takeProfitTiers: [
+      { closePercent: 50, whenPositionPercent: 4 },
+      { closePercent: 50, whenPositionPercent: 8 },
+    ],
+  };
+  t.same(
+    order(open(), ctx({ defaults: tiers })).request.takeProfits,
+    [
+      { price: usd(104), closePercent: 50 },
+      { price: usd(108), closePercent: 50 },
+    ],
+    'tiers at their move from the entry',
+  );
   t.notOk(order(open(), ctx({ defaults: { stopLossMode: 'none', stopLossValue: 5 } })).request.stopLoss, 'mode none: no default stop');
 });

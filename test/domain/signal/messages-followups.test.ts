@@ -7,7 +7,10 @@ t.test('follow-ups name their trade when the message does and leave the rest to 
   checkTable(t, [
     ['TP1 hit, move SL to entry', signal({ action: 'update', breakeven: true })],
     ['TP1 hit ✅ move SL to entry', signal({ action: 'update', breakeven: true })],
-    ['#ETH TP2 reached 🎯 Close 50% and move stop to breakeven', signal({ action: 'close', token: 'ETH', closePercent: 50 }, { action: 'update', token: 'ETH', breakeven: true })],
+    [
+      '#ETH TP2 reached 🎯 Close 50% and move stop to breakeven',
+      signal({ action: 'close', token: 'ETH', closePercent: 50 }, { action: 'update', token: 'ETH', breakeven: true }),
+    ],
     ['close 50%', signal({ action: 'close', closePercent: 50 })],
     ['Close all #SOL positions now', signal({ action: 'close', token: 'SOL', closePercent: 100 })],
     ['close all', signal({ action: 'close', closePercent: 100 })],
@@ -33,9 +36,18 @@ t.test('follow-ups name their trade when the message does and leave the rest to 
 
 t.test('a follow-up about a token manages the open trade on it, however the channel words it', async (t) => {
   checkTable(t, [
-    ['#SOL TP1 reached ✅ closing 25% and stop to breakeven', signal({ action: 'close', token: 'SOL', closePercent: 25 }, { action: 'update', token: 'SOL', breakeven: true })],
-    ['TP1 reached on #SOL 🎯 closing 25% and moving stop to breakeven', signal({ action: 'close', token: 'SOL', closePercent: 25 }, { action: 'update', token: 'SOL', breakeven: true })],
-    ['$PEPE TP2 smashed 🚀 trimming another 25%, SL now at entry', signal({ action: 'close', token: 'PEPE', closePercent: 25 }, { action: 'update', token: 'PEPE', breakeven: true })],
+    [
+      '#SOL TP1 reached ✅ closing 25% and stop to breakeven',
+      signal({ action: 'close', token: 'SOL', closePercent: 25 }, { action: 'update', token: 'SOL', breakeven: true }),
+    ],
+    [
+      'TP1 reached on #SOL 🎯 closing 25% and moving stop to breakeven',
+      signal({ action: 'close', token: 'SOL', closePercent: 25 }, { action: 'update', token: 'SOL', breakeven: true }),
+    ],
+    [
+      '$PEPE TP2 smashed 🚀 trimming another 25%, SL now at entry',
+      signal({ action: 'close', token: 'PEPE', closePercent: 25 }, { action: 'update', token: 'PEPE', breakeven: true }),
+    ],
     ['$ETH: move stop to 3,480 🔒', signal({ action: 'update', token: 'ETH', stopLoss: usd(3_480) })],
     ['Move your stop on $ETH to 3,480', signal({ action: 'update', token: 'ETH', stopLoss: usd(3_480) })],
     ['Moving stop on #SOL to 148.5 🛡️', signal({ action: 'update', token: 'SOL', stopLoss: m(148_500_000) })],
@@ -86,11 +98,29 @@ t.test('a trade missing its token or side is unmatched, never guessed', async (t
 
 t.test('levels that contradict the side skip the message with INVALID_LEVELS', async (t) => {
   checkTable(t, [
-    ['LONG BTC 67000 SL 68000 TP 69000', skipped(['STOP_LOSS_NOT_BELOW_ENTRY'], open('BTC', 'long', zone(usd(67_000)), { stopLoss: usd(68_000), takeProfits: [tp(usd(69_000))] }))],
-    ['SHORT #ETH entry 3500 sl 3400 tp 3300', skipped(['STOP_LOSS_NOT_ABOVE_ENTRY'], open('ETH', 'short', zone(usd(3_500)), { stopLoss: usd(3_400), takeProfits: [tp(usd(3_300))] }))],
-    ['LONG $SOL 150-155 SL 145 TP 152 160', skipped(['TAKE_PROFIT_NOT_ABOVE_ENTRY'], open('SOL', 'long', zone(usd(150), usd(155)), { stopLoss: usd(145), takeProfits: [tp(usd(152)), tp(usd(160))] }))],
-    ['SHORT BTC now SL 66000 TP 68000', skipped(['TAKE_PROFIT_NOT_BELOW_STOP_LOSS'], open('BTC', 'short', market(), { stopLoss: usd(66_000), takeProfits: [tp(usd(68_000))] }))],
-    ['BUY $SHIB 0.0000001 SL 0.00000005 TP 0.00000008', skipped(['TAKE_PROFIT_NOT_ABOVE_ENTRY'], open('SHIB', 'buy', zone(px('0.0000001')), { stopLoss: px('0.00000005'), takeProfits: [tp(px('0.00000008'))] }))],
+    [
+      'LONG BTC 67000 SL 68000 TP 69000',
+      skipped(['STOP_LOSS_NOT_BELOW_ENTRY'], open('BTC', 'long', zone(usd(67_000)), { stopLoss: usd(68_000), takeProfits: [tp(usd(69_000))] })),
+    ],
+    [
+      'SHORT #ETH entry 3500 sl 3400 tp 3300',
+      skipped(['STOP_LOSS_NOT_ABOVE_ENTRY'], open('ETH', 'short', zone(usd(3_500)), { stopLoss: usd(3_400), takeProfits: [tp(usd(3_300))] })),
+    ],
+    [
+      'LONG $SOL 150-155 SL 145 TP 152 160',
+      skipped(
+        ['TAKE_PROFIT_NOT_ABOVE_ENTRY'],
+        open('SOL', 'long', zone(usd(150), usd(155)), { stopLoss: usd(145), takeProfits: [tp(usd(152)), tp(usd(160))] }),
+      ),
+    ],
+    [
+      'SHORT BTC now SL 66000 TP 68000',
+      skipped(['TAKE_PROFIT_NOT_BELOW_STOP_LOSS'], open('BTC', 'short', market(), { stopLoss: usd(66_000), takeProfits: [tp(usd(68_000))] })),
+    ],
+    [
+      'BUY $SHIB 0.0000001 SL 0.00000005 TP 0.00000008',
+      skipped(['TAKE_PROFIT_NOT_ABOVE_ENTRY'], open('SHIB', 'buy', zone(px('0.0000001')), { stopLoss: px('0.00000005'), takeProfits: [tp(px('0.00000008'))] })),
+    ],
     ['BUY $SHIB 0.0000000000000000001 SL 0.00000005', skipped(['PRICE_OUT_OF_RANGE'], open('SHIB', 'buy', market(), { stopLoss: px('0.00000005') }))],
     [
       'LONG #BTC 67000 SL 66000 TP 69000\nSHORT #ETH 3500 SL 3450 TP 3300',

@@ -17,7 +17,11 @@ const received: SignalEvent = {
     signalIdGiven: true,
     source: 'structured',
     body: {},
-    interpretation: { kind: 'signal', ruleVersion: 'structured-1', intents: [{ action: 'open', token: 'ETH', side: 'long', entry: { type: 'market' }, takeProfits: [] }] },
+    interpretation: {
+      kind: 'signal',
+      ruleVersion: 'structured-1',
+      intents: [{ action: 'open', token: 'ETH', side: 'long', entry: { type: 'market' }, takeProfits: [] }],
+    },
     receivedAt: T0,
   },
 };
@@ -27,10 +31,22 @@ const skipped: PoolResult = { poolId: 'u2.a1.virtual', status: 'skipped', tradeI
 const executed: PoolResult = { poolId: 'u3.a1.virtual', status: 'executed', tradeIds: ['tr-3'] };
 
 t.test('a signal only executed on paper is skipped TEST_TRADING', async (t) => {
-  given([received]).when(record([simulated])).then(t, [{ type: 'SignalExecuted', data: { outcome: 'skipped', skipReason: 'TEST_TRADING', results: [simulated], executedAt: T1 } }]);
+  given([received])
+    .when(record([simulated]))
+    .then(t, [{ type: 'SignalExecuted', data: { outcome: 'skipped', skipReason: 'TEST_TRADING', results: [simulated], executedAt: T1 } }]);
 });
 
 t.test('paper and a pool not live yet: skipped for mixed reasons; with a real execution: partially executed', async (t) => {
-  t.match(given([received]).when(record([simulated, skipped])).events(), [{ data: { outcome: 'skipped', skipReason: 'MIXED' } }]);
-  t.match(given([received]).when(record([simulated, skipped, executed])).events(), [{ data: { outcome: 'partially_executed' } }]);
+  t.match(
+    given([received])
+      .when(record([simulated, skipped]))
+      .events(),
+    [{ data: { outcome: 'skipped', skipReason: 'MIXED' } }],
+  );
+  t.match(
+    given([received])
+      .when(record([simulated, skipped, executed]))
+      .events(),
+    [{ data: { outcome: 'partially_executed' } }],
+  );
 });

@@ -19,8 +19,16 @@ t.test('the signal named first, then token and side', async (t) => {
 });
 
 t.test('more than one candidate is AMBIGUOUS_TARGET', async (t) => {
-  t.strictSame(resolveTarget({ action: 'close', token: 'BTC', closePercent: 100 }, trades), { kind: 'ambiguous', skipReason: 'AMBIGUOUS_TARGET', candidates: 2 });
-  t.strictSame(resolveTarget({ action: 'close', side: 'long', closePercent: 100 }, trades), { kind: 'ambiguous', skipReason: 'AMBIGUOUS_TARGET', candidates: 2 });
+  t.strictSame(resolveTarget({ action: 'close', token: 'BTC', closePercent: 100 }, trades), {
+    kind: 'ambiguous',
+    skipReason: 'AMBIGUOUS_TARGET',
+    candidates: 2,
+  });
+  t.strictSame(resolveTarget({ action: 'close', side: 'long', closePercent: 100 }, trades), {
+    kind: 'ambiguous',
+    skipReason: 'AMBIGUOUS_TARGET',
+    candidates: 2,
+  });
   t.strictSame(resolveTarget({ action: 'cancel' }, trades, 's1'), { kind: 'ambiguous', skipReason: 'AMBIGUOUS_TARGET', candidates: 2 });
 });
 

@@ -41,9 +41,18 @@ t.test("the rule's keywords are added to the built-in ones of their family", asy
     buyKeywords: ['ape'],
     sellKeywords: ['dump'],
   };
-  t.strictSame(read('FADE $ETH load 3500 bail 3600 🎯 goal 3300 mult 3', rule), signal(open('ETH', 'short', zone(usd(3_500)), { stopLoss: usd(3_600), takeProfits: [tp(usd(3_300))], leverage: 3 })));
-  t.strictSame(read('Send it #BTC when it flips 68,000, bail 67,200', rule), signal(open('BTC', 'long', { type: 'breakout', direction: 'above', price: usd(68_000) }, { stopLoss: usd(67_200) })));
-  t.strictSame(read('dump $SOL if it loses 140, bail 146', rule), signal(open('SOL', 'sell', { type: 'breakout', direction: 'below', price: usd(140) }, { stopLoss: usd(146) })));
+  t.strictSame(
+    read('FADE $ETH load 3500 bail 3600 🎯 goal 3300 mult 3', rule),
+    signal(open('ETH', 'short', zone(usd(3_500)), { stopLoss: usd(3_600), takeProfits: [tp(usd(3_300))], leverage: 3 })),
+  );
+  t.strictSame(
+    read('Send it #BTC when it flips 68,000, bail 67,200', rule),
+    signal(open('BTC', 'long', { type: 'breakout', direction: 'above', price: usd(68_000) }, { stopLoss: usd(67_200) })),
+  );
+  t.strictSame(
+    read('dump $SOL if it loses 140, bail 146', rule),
+    signal(open('SOL', 'sell', { type: 'breakout', direction: 'below', price: usd(140) }, { stopLoss: usd(146) })),
+  );
   t.strictSame(read('ape $WIF now', rule), signal(open('WIF', 'buy', market())));
   t.strictSame(read('trim 30% $SOL', rule), signal({ action: 'close', token: 'SOL', closePercent: 30 }));
   t.strictSame(read('abort #BTC', rule), signal({ action: 'cancel', token: 'BTC' }));
@@ -61,7 +70,10 @@ t.test('token patterns find tokens the built-in styles do not, through their cap
   const rule = { tokenPatterns: ['coin\\s*=\\s*([a-z0-9]+)', '🪙\\s?([A-Z]{2,10})'] };
   t.strictSame(read('coin = wif\nlong 2.35 sl 2.18', rule), signal(open('WIF', 'long', zone(m(2_350_000)), { stopLoss: m(2_180_000) })));
   t.strictSame(read('long 2.35 sl 2.18', rule), unmatched('MISSING_TOKEN'));
-  t.strictSame(read('Pair:  jup\nDirection: short\nEntry 1.10 SL 1.16', { tokenPatterns: ['pair:\\s*([a-z]+)'] }), signal(open('JUP', 'short', zone(m(1_100_000)), { stopLoss: m(1_160_000) })));
+  t.strictSame(
+    read('Pair:  jup\nDirection: short\nEntry 1.10 SL 1.16', { tokenPatterns: ['pair:\\s*([a-z]+)'] }),
+    signal(open('JUP', 'short', zone(m(1_100_000)), { stopLoss: m(1_160_000) })),
+  );
 });
 
 t.test('leverage is capped at signalExecutionDefaults.leverageMax, a range taking its lower bound first', async (t) => {
@@ -112,10 +124,16 @@ t.test('a rule is refused when saved with every problem named', async (t) => {
 t.test('the input schema refuses a bad rule with a 400 naming the field', async (t) => {
   const result = signalDetectionRuleInputSchema.safeParse({ tokenPatterns: ['#([A-Z]+)', '(a+)+'] });
   t.equal(result.success, false);
-  t.strictSame(result.error?.issues.map((i) => i.path), [['tokenPatterns', 1]]);
+  t.strictSame(
+    result.error?.issues.map((i) => i.path),
+    [['tokenPatterns', 1]],
+  );
   t.equal(signalDetectionRuleInputSchema.safeParse({ tokenPatterns: ['#([A-Z]+)'] }).success, true);
 });
 
 t.test('a stored rule that a newer check refuses still reads with its sound parts', async (t) => {
-  t.strictSame(read('long 2.35 sl 2.18 coin=wif', { tokenPatterns: ['(a+)+', 'coin=([a-z]+)'] }), signal(open('WIF', 'long', zone(m(2_350_000)), { stopLoss: m(2_180_000) })));
+  t.strictSame(
+    read('long 2.35 sl 2.18 coin=wif', { tokenPatterns: ['(a+)+', 'coin=([a-z]+)'] }),
+    signal(open('WIF', 'long', zone(m(2_350_000)), { stopLoss: m(2_180_000) })),
+  );
 });

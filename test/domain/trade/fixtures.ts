@@ -37,10 +37,18 @@ export const requestData = (over: Partial<RequestTrade['data']> = {}): RequestTr
   ...over,
 });
 
-export const request = (over: Partial<RequestTrade['data']> = {}, when = now): TradeCommand => ({ type: 'RequestTrade', data: requestData(over), metadata: at(when) });
+export const request = (over: Partial<RequestTrade['data']> = {}, when = now): TradeCommand => ({
+  type: 'RequestTrade',
+  data: requestData(over),
+  metadata: at(when),
+});
 export const mark = (priceUsd: number, when = later): TradeCommand => ({ type: 'MarkPrice', data: { price: pb(usd(priceUsd)) }, metadata: at(when) });
 export const moveStop = (data: { to: 'breakeven' } | { price: bigint }, when = later): TradeCommand => ({ type: 'MoveStop', data, metadata: at(when) });
-export const setTargets = (takeProfits: { price: bigint; closePercent?: number }[], when = later): TradeCommand => ({ type: 'SetTargets', data: { takeProfits }, metadata: at(when) });
+export const setTargets = (takeProfits: { price: bigint; closePercent?: number }[], when = later): TradeCommand => ({
+  type: 'SetTargets',
+  data: { takeProfits },
+  metadata: at(when),
+});
 export const cancel = (when = later): TradeCommand => ({ type: 'CancelEntry', data: {}, metadata: at(when) });
 export const close = (closePercent: number, priceUsd: number, reason: 'SIGNAL' | 'USER' | 'AGENT_DELETED' = 'USER', when = later): TradeCommand => ({
   type: 'ClosePosition',
@@ -69,5 +77,13 @@ export const filledAt50k: TradeEvent = {
 /** The settlement with the pool a trade records when it ends: its 200 USD margin and the PnL it realized come back. */
 export const settled = (realizedPnlMicro: number, when: string, marginMicro = usd(200)): TradeEvent => ({
   type: 'TradeSettled',
-  data: { tradeId: 't1', poolId: 'u1.a1.virtual', transferId: 't1.return', marginMicro, realizedPnlMicro, returnedMicro: marginMicro + realizedPnlMicro, at: when },
+  data: {
+    tradeId: 't1',
+    poolId: 'u1.a1.virtual',
+    transferId: 't1.return',
+    marginMicro,
+    realizedPnlMicro,
+    returnedMicro: marginMicro + realizedPnlMicro,
+    at: when,
+  },
 });

@@ -30,7 +30,7 @@ t.test('the size a notional buys never costs more than the notional, and one mor
   t.pass('sizes round down');
 });
 
-t.test('fees round up and a sale\'s value rounds down: each within one micro-USD of the exact figure', async (t) => {
+t.test("fees round up and a sale's value rounds down: each within one micro-USD of the exact figure", async (t) => {
   fc.assert(
     fc.property(fc.bigInt({ min: 0n, max: 10n ** 30n }), priceArb, decimalsArb, feeArb, (units, price, decimals, feeBps) => {
       const exactFee = units * price * BigInt(feeBps); // micro-USD × scale × 10^4
@@ -59,26 +59,29 @@ t.test('PnL rounds down (a smaller profit, a larger loss) and a round trip at on
   t.pass('PnL against the trader');
 });
 
-t.test('money is conserved: a long bought with a notional and sold at a price returns PnL + the notional it spent, minus rounding in the venue\'s favour', async (t) => {
-  fc.assert(
-    fc.property(notionalArb, priceArb, priceArb, decimalsArb, (notional, entry, exit, decimals) => {
-      const units = sizeFor(notional, entry, decimals);
-      if (units === 0n) return true;
-      const spent = units * entry; // exact, micro-USD × scale (at most the notional)
-      const proceeds = valueAt(units, exit, decimals); // rounded down
-      const pnl = grossPnl('long', units, entry, exit, decimals); // rounded down
-      // What the trader holds after: proceeds. What the books say: the cost basis plus the PnL.
-      // Both round against the trader, each by less than a micro-USD of the exact figure.
-      const exactBack = units * exit;
-      const basisPlusPnl = spent + pnl * scale(decimals);
-      return proceeds * scale(decimals) <= exactBack && basisPlusPnl <= exactBack && exactBack - basisPlusPnl < scale(decimals);
-    }),
-    { numRuns: 2_000 },
-  );
-  t.pass('nothing is created');
-});
+t.test(
+  "money is conserved: a long bought with a notional and sold at a price returns PnL + the notional it spent, minus rounding in the venue's favour",
+  async (t) => {
+    fc.assert(
+      fc.property(notionalArb, priceArb, priceArb, decimalsArb, (notional, entry, exit, decimals) => {
+        const units = sizeFor(notional, entry, decimals);
+        if (units === 0n) return true;
+        const spent = units * entry; // exact, micro-USD × scale (at most the notional)
+        const proceeds = valueAt(units, exit, decimals); // rounded down
+        const pnl = grossPnl('long', units, entry, exit, decimals); // rounded down
+        // What the trader holds after: proceeds. What the books say: the cost basis plus the PnL.
+        // Both round against the trader, each by less than a micro-USD of the exact figure.
+        const exactBack = units * exit;
+        const basisPlusPnl = spent + pnl * scale(decimals);
+        return proceeds * scale(decimals) <= exactBack && basisPlusPnl <= exactBack && exactBack - basisPlusPnl < scale(decimals);
+      }),
+      { numRuns: 2_000 },
+    );
+    t.pass('nothing is created');
+  },
+);
 
-t.test('breakeven covers both fees, and a trailing stop stays on the trader\'s side of the price, at any price', async (t) => {
+t.test("breakeven covers both fees, and a trailing stop stays on the trader's side of the price, at any price", async (t) => {
   fc.assert(
     fc.property(sideArb, priceArb, fc.integer({ min: 0, max: 999 }), fc.integer({ min: 1, max: 5_000 }), (side, fill, feeBps, callbackBps) => {
       const be = breakevenPrice(side, fill, feeBps);

@@ -27,13 +27,22 @@ const requestArb: fc.Arbitrary<RequestTrade['data']> = fc
     leverage: fc.integer({ min: 1, max: 20 }),
     entry: fc.oneof(
       fc.constant({ kind: 'market' as const }),
-      fc.tuple(fc.integer({ min: -800, max: 800 }), fc.integer({ min: 0, max: 400 })).map(([from, width]) => ({ kind: 'zone' as const, low: away(from), high: away(from + width) })),
-      fc.tuple(fc.constantFrom('above' as const, 'below' as const), fc.integer({ min: -800, max: 800 })).map(([direction, bps]) => ({ kind: 'breakout' as const, direction, price: away(bps) })),
+      fc
+        .tuple(fc.integer({ min: -800, max: 800 }), fc.integer({ min: 0, max: 400 }))
+        .map(([from, width]) => ({ kind: 'zone' as const, low: away(from), high: away(from + width) })),
+      fc
+        .tuple(fc.constantFrom('above' as const, 'below' as const), fc.integer({ min: -800, max: 800 }))
+        .map(([direction, bps]) => ({ kind: 'breakout' as const, direction, price: away(bps) })),
     ),
     stopBps: fc.option(fc.integer({ min: 900, max: 2_000 })),
     targetBps: fc.array(fc.integer({ min: 50, max: 600 }), { maxLength: 3 }),
     percents: fc.array(fc.option(fc.integer({ min: 1, max: 40 })), { minLength: 3, maxLength: 3 }),
-    trailing: fc.option(fc.record({ activationPercent: fc.integer({ min: 0, max: 300 }).map((n) => n / 100 || 0.01), callbackPercent: fc.integer({ min: 1, max: 300 }).map((n) => n / 100) })),
+    trailing: fc.option(
+      fc.record({
+        activationPercent: fc.integer({ min: 0, max: 300 }).map((n) => n / 100 || 0.01),
+        callbackPercent: fc.integer({ min: 1, max: 300 }).map((n) => n / 100),
+      }),
+    ),
     breakeven: fc.option(fc.integer({ min: 1, max: 3 })),
     feeBps: fc.integer({ min: 0, max: 50 }),
     notionalUsd: fc.integer({ min: 10, max: 100_000 }),
@@ -73,7 +82,14 @@ const opArb: fc.Arbitrary<Op> = fc.oneof(
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('stop' as const), bps: fc.option(fc.integer({ min: -2_000, max: 2_000 })) }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('targets' as const), bps: fc.array(fc.integer({ min: -1_000, max: 3_000 }), { maxLength: 3 }) }) },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('cancel' as const) }) },
-  { weight: 2, arbitrary: fc.record({ kind: fc.constant('close' as const), percent: fc.integer({ min: 1, max: 10_000 }).map((n) => n / 100), bps: fc.integer({ min: -2_500, max: 2_500 }) }) },
+  {
+    weight: 2,
+    arbitrary: fc.record({
+      kind: fc.constant('close' as const),
+      percent: fc.integer({ min: 1, max: 10_000 }).map((n) => n / 100),
+      bps: fc.integer({ min: -2_500, max: 2_500 }),
+    }),
+  },
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('wait' as const), hours: fc.integer({ min: 1, max: 30 }) }) },
 );
 
@@ -107,7 +123,11 @@ function checkInvariants(before: TradeState, after: TradeState, decided: TradeEv
   for (const e of decided) {
     if (e.type === 'TradeClosed') assert.equal(e.data.totalRealizedPnlMicro, after.realizedPnlMicro, 'the close carries the total');
     if (e.type === 'TradeSettled') {
-      assert.equal(e.data.returnedMicro, marginFor(after.notionalMicro, after.leverage) + after.realizedPnlMicro, 'it pays back the margin and the realized PnL');
+      assert.equal(
+        e.data.returnedMicro,
+        marginFor(after.notionalMicro, after.leverage) + after.realizedPnlMicro,
+        'it pays back the margin and the realized PnL',
+      );
       assert.ok(e.data.returnedMicro >= 0, 'never more than the margin lost');
     }
   }
@@ -116,8 +136,7 @@ function checkInvariants(before: TradeState, after: TradeState, decided: TradeEv
   assert.equal(settlements, live(before) && !live(after) ? 1 : 0, 'a trade settles with its pool exactly when it ends');
 }
 
-const exitPnl = (e: TradeEvent): number =>
-  e.type === 'TargetHit' || e.type === 'TradeReduced' || e.type === 'TradeClosed' ? e.data.realizedPnlMicro : 0;
+const exitPnl = (e: TradeEvent): number => (e.type === 'TargetHit' || e.type === 'TradeReduced' || e.type === 'TradeClosed' ? e.data.realizedPnlMicro : 0);
 
 function run(request: RequestTrade['data'], ops: Op[]): void {
   let now = start;
@@ -154,20 +173,31 @@ t.test('random trades through random price paths and commands keep every invaria
 
 t.test("a long's exit PnL never falls as the exit price rises; a short's never rises", async (t) => {
   fc.assert(
-    fc.property(requestArb, fc.integer({ min: 1, max: 10_000 }), fc.integer({ min: -5_000, max: 5_000 }), fc.integer({ min: -5_000, max: 5_000 }), (request, percent, a, b) => {
-      const market = { ...request, entry: { kind: 'market' as const } };
-      let state = tradeDecider.initialState();
-      try {
-        state = tradeDecider.decide({ type: 'RequestTrade', data: market, metadata: at(new Date(start)) }, state).reduce(tradeDecider.evolve, state);
-      } catch {
-        return;
-      }
-      const pnlAt = (bps: number) =>
-        tradeDecider.decide({ type: 'ClosePosition', data: { closePercent: percent / 100, price: away(bps), reason: 'USER' }, metadata: at(new Date(start + HOUR)) }, state).reduce((s, e) => s + exitPnl(e), 0);
-      const [low, high] = a <= b ? [a, b] : [b, a];
-      if (market.side === 'short') assert.ok(pnlAt(low) >= pnlAt(high));
-      else assert.ok(pnlAt(low) <= pnlAt(high));
-    }),
+    fc.property(
+      requestArb,
+      fc.integer({ min: 1, max: 10_000 }),
+      fc.integer({ min: -5_000, max: 5_000 }),
+      fc.integer({ min: -5_000, max: 5_000 }),
+      (request, percent, a, b) => {
+        const market = { ...request, entry: { kind: 'market' as const } };
+        let state = tradeDecider.initialState();
+        try {
+          state = tradeDecider.decide({ type: 'RequestTrade', data: market, metadata: at(new Date(start)) }, state).reduce(tradeDecider.evolve, state);
+        } catch {
+          return;
+        }
+        const pnlAt = (bps: number) =>
+          tradeDecider
+            .decide(
+              { type: 'ClosePosition', data: { closePercent: percent / 100, price: away(bps), reason: 'USER' }, metadata: at(new Date(start + HOUR)) },
+              state,
+            )
+            .reduce((s, e) => s + exitPnl(e), 0);
+        const [low, high] = a <= b ? [a, b] : [b, a];
+        if (market.side === 'short') assert.ok(pnlAt(low) >= pnlAt(high));
+        else assert.ok(pnlAt(low) <= pnlAt(high));
+      },
+    ),
     { numRuns: 400 },
   );
   t.pass('monotone');

@@ -13,9 +13,22 @@ const legacy = [
   {
     type: 'TradeRequested',
     data: {
-      tradeId: 't1', poolId: 'u1.a1.virtual', token: 'PEPE', decimals: 9, side: 'long', leverage: 2, notionalMicro: 100_000_000,
-      entry: { kind: 'zone', lowMicro: 11, highMicro: 12 }, stopLossMicro: 10, targets: [{ tier: 1, priceMicro: 15, closeBps: 10_000, closesRest: true }],
-      trailing: null, breakevenOnTarget: null, slippageBps: 50, feeBps: 5, expiresAt: '2025-03-02T12:00:00.000Z', at,
+      tradeId: 't1',
+      poolId: 'u1.a1.virtual',
+      token: 'PEPE',
+      decimals: 9,
+      side: 'long',
+      leverage: 2,
+      notionalMicro: 100_000_000,
+      entry: { kind: 'zone', lowMicro: 11, highMicro: 12 },
+      stopLossMicro: 10,
+      targets: [{ tier: 1, priceMicro: 15, closeBps: 10_000, closesRest: true }],
+      trailing: null,
+      breakevenOnTarget: null,
+      slippageBps: 50,
+      feeBps: 5,
+      expiresAt: '2025-03-02T12:00:00.000Z',
+      at,
     },
   },
   { type: 'TradeFilled', data: { tradeId: 't1', priceMicro: 12, sizeUnits: '8333333333333333', marginMicro: 50_000_000, feeMicro: 50_000, at } },
@@ -46,9 +59,16 @@ t.test('old trade events parse and fold as the same prices: 12 micro-USD is 0.00
 
 t.test("an old transfer plan's trade request is read with its prices", async (t) => {
   const request = requestOfStored({
-    token: 'BTC', decimals: 9, side: 'long', leverage: 2, entry: { kind: 'breakout', direction: 'above', priceMicro: 50_500_000_000 },
-    stopLossMicro: 48_000_000_000, takeProfits: [{ priceMicro: 52_000_000_000, closePercent: 50 }, { priceMicro: 54_000_000_000 }],
-    slippageBps: 50, feeBps: 5, expiresAt: '2025-03-02T12:00:00.000Z',
+    token: 'BTC',
+    decimals: 9,
+    side: 'long',
+    leverage: 2,
+    entry: { kind: 'breakout', direction: 'above', priceMicro: 50_500_000_000 },
+    stopLossMicro: 48_000_000_000,
+    takeProfits: [{ priceMicro: 52_000_000_000, closePercent: 50 }, { priceMicro: 54_000_000_000 }],
+    slippageBps: 50,
+    feeBps: 5,
+    expiresAt: '2025-03-02T12:00:00.000Z',
   });
   t.match(request, {
     entry: { kind: 'breakout', direction: 'above', price: 50_500n * 10n ** 18n },
@@ -61,19 +81,43 @@ t.test("an old signal's interpretation reads its micro-USD prices as decimal tex
   const received = {
     type: 'SignalReceived',
     data: {
-      agentId: 'a1', signalId: 's1', signalIdGiven: true, source: 'text', body: { text: 'BUY $PEPE 0.0000123 SL 0.0000110 TP 0.0000150' }, receivedAt: at,
+      agentId: 'a1',
+      signalId: 's1',
+      signalIdGiven: true,
+      source: 'text',
+      body: { text: 'BUY $PEPE 0.0000123 SL 0.0000110 TP 0.0000150' },
+      receivedAt: at,
       interpretation: {
-        kind: 'signal', ruleVersion: 'sp1-x',
-        intents: [{ action: 'open', token: 'PEPE', side: 'buy', entry: { type: 'zone', low: 12, high: 12 }, stopLoss: 11, takeProfits: [{ price: 15 }] }, { action: 'update', token: 'PEPE', stopLoss: 13 }],
+        kind: 'signal',
+        ruleVersion: 'sp1-x',
+        intents: [
+          { action: 'open', token: 'PEPE', side: 'buy', entry: { type: 'zone', low: 12, high: 12 }, stopLoss: 11, takeProfits: [{ price: 15 }] },
+          { action: 'update', token: 'PEPE', stopLoss: 13 },
+        ],
       },
     },
   };
   const expected = [
-    { action: 'open', token: 'PEPE', side: 'buy', entry: { type: 'zone', low: '0.000012', high: '0.000012' }, stopLoss: '0.000011', takeProfits: [{ price: '0.000015' }] },
+    {
+      action: 'open',
+      token: 'PEPE',
+      side: 'buy',
+      entry: { type: 'zone', low: '0.000012', high: '0.000012' },
+      stopLoss: '0.000011',
+      takeProfits: [{ price: '0.000015' }],
+    },
     { action: 'update', token: 'PEPE', stopLoss: '0.000013' },
   ];
   const parsed = signalEventSchema.parse(received);
-  t.same(parsed.type === 'SignalReceived' && parsed.data.interpretation.kind === 'signal' && parsed.data.interpretation.intents, expected, 'the projectors parse it upcast');
+  t.same(
+    parsed.type === 'SignalReceived' && parsed.data.interpretation.kind === 'signal' && parsed.data.interpretation.intents,
+    expected,
+    'the projectors parse it upcast',
+  );
   const state = signalDecider.evolve(signalDecider.initialState(), received as never);
-  t.same(state.status === 'received' && state.received.interpretation.kind === 'signal' && state.received.interpretation.intents, expected, 'the decider folds it upcast');
+  t.same(
+    state.status === 'received' && state.received.interpretation.kind === 'signal' && state.received.interpretation.intents,
+    expected,
+    'the decider folds it upcast',
+  );
 });

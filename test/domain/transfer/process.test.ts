@@ -144,13 +144,20 @@ t.test('a fee claim: the fee account pays (DebitFees decides the amount), then t
     to: { kind: 'wallet', userId: 'dev', walletContext: 'real' },
   };
   givenTransfer(planned(claim)).thenStep(t, { type: 'DebitFees', data: { transfer: claim } });
-  givenTransfer(planned(claim), { type: 'Debited', amountMicro: 12_000_000 }).thenStep(t, { type: 'CreditWallet', data: { transfer: { ...claim, amountMicro: 12_000_000 } } });
+  givenTransfer(planned(claim), { type: 'Debited', amountMicro: 12_000_000 }).thenStep(t, {
+    type: 'CreditWallet',
+    data: { transfer: { ...claim, amountMicro: 12_000_000 } },
+  });
   const nothing = givenTransfer(planned(claim), { type: 'DebitRefused', error: refuse('EXCEEDS_CLAIMABLE', 'nothing to claim') });
   nothing.thenStep(t, null);
   t.equal(nothing.state.status, 'failed');
   const resumedClaim = givenTransfer(resumed(claim), { type: 'Debited', amountMicro: 12_000_000 }, { type: 'Credited' });
   t.equal(resumedClaim.state.status, 'completed', 'the recovery finishes it from the debit');
-  t.throws(() => decide({ ...planned(plan), status: 'debited', plan: { ...plan, to: claim.from } }), /never by a transfer/, 'a fee account is never credited by a transfer');
+  t.throws(
+    () => decide({ ...planned(plan), status: 'debited', plan: { ...plan, to: claim.from } }),
+    /never by a transfer/,
+    'a fee account is never credited by a transfer',
+  );
 });
 
 t.test('an outcome that cannot follow the state is a bug, never taken silently', async (t) => {

@@ -1,7 +1,15 @@
 // The limits on guessing at an account (domain/user/attempt-limits.ts): the numbers the Redis
 // counters apply, when a wrong second-factor code locks, and how recent a sign-in enrols MFA.
 import t from 'tap';
-import { accountLocked, ensureRecentSignIn, LOGIN_LIMITS, lookupThrottled, MFA_LIMITS, nextLookupAt, wrongCodeLocks } from '../../../domain/user/attempt-limits.ts';
+import {
+  accountLocked,
+  ensureRecentSignIn,
+  LOGIN_LIMITS,
+  lookupThrottled,
+  MFA_LIMITS,
+  nextLookupAt,
+  wrongCodeLocks,
+} from '../../../domain/user/attempt-limits.ts';
 
 const NOW = new Date('2026-11-27T10:00:00Z');
 
@@ -23,6 +31,9 @@ t.test('refusals say when to come back, never before now', async (t) => {
 
 t.test('enrolling MFA needs a sign-in of the last 15 minutes', async (t) => {
   t.doesNotThrow(() => ensureRecentSignIn(new Date(NOW.getTime() - MFA_LIMITS.enrolSignInMaxAgeMs).toISOString(), NOW));
-  t.throws(() => ensureRecentSignIn(new Date(NOW.getTime() - MFA_LIMITS.enrolSignInMaxAgeMs - 1).toISOString(), NOW), { reason: 'RECENT_SIGN_IN_REQUIRED', message: /sign in again/ });
+  t.throws(() => ensureRecentSignIn(new Date(NOW.getTime() - MFA_LIMITS.enrolSignInMaxAgeMs - 1).toISOString(), NOW), {
+    reason: 'RECENT_SIGN_IN_REQUIRED',
+    message: /sign in again/,
+  });
   t.throws(() => ensureRecentSignIn(undefined, NOW), { reason: 'RECENT_SIGN_IN_REQUIRED', message: /sign in again/ }, 'a session unknown');
 });

@@ -81,7 +81,11 @@ function ledgerOf(events: WalletEvent[]): Record<WalletContext, number> {
         break;
       case 'WalletRefunded': {
         once(`refund:${e.data.transferId}`);
-        assert.deepEqual({ walletContext: e.data.walletContext, amountMicro: e.data.amountMicro }, debits.get(e.data.transferId), 'a refund gives back what was debited');
+        assert.deepEqual(
+          { walletContext: e.data.walletContext, amountMicro: e.data.amountMicro },
+          debits.get(e.data.transferId),
+          'a refund gives back what was debited',
+        );
         sums[e.data.walletContext] += e.data.amountMicro;
         break;
       }

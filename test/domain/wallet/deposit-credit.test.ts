@@ -47,28 +47,40 @@ t.test('deposits add up in the real context of an opened wallet', async (t) => {
 });
 
 t.test('a repeated deposit id credits nothing again', async (t) => {
-  given([opened, deposited('dep-1', 100_000_000)]).when(deposit('dep-1', 100_000_000)).then(t, []);
+  given([opened, deposited('dep-1', 100_000_000)])
+    .when(deposit('dep-1', 100_000_000))
+    .then(t, []);
 });
 
 t.test('the same deposit id with another amount is refused: it is another deposit under a taken id', async (t) => {
-  given([opened, deposited('dep-1', 100_000_000)]).when(deposit('dep-1', 100_000_001)).thenRefused(t, 'ALREADY_EXISTS', /another amount \(100 USD\)/);
+  given([opened, deposited('dep-1', 100_000_000)])
+    .when(deposit('dep-1', 100_000_001))
+    .thenRefused(t, 'ALREADY_EXISTS', /another amount \(100 USD\)/);
 });
 
 t.test('a deposit must be a positive whole number of micro-USD', async (t) => {
   for (const amount of [0, -1, 1.5, Number.NaN, Number.MAX_SAFE_INTEGER + 1]) {
-    given([opened]).when(deposit('dep-1', amount)).thenRefused(t, 'VALIDATION_FAILED', /must be positive/);
+    given([opened])
+      .when(deposit('dep-1', amount))
+      .thenRefused(t, 'VALIDATION_FAILED', /must be positive/);
   }
 });
 
 t.test('a deposit that would take the balance past the exact integer range is refused', async (t) => {
   const big = Number.MAX_SAFE_INTEGER - 10;
-  given([opened, deposited('dep-1', big)]).when(deposit('dep-2', 10)).then(t, [deposited('dep-2', 10)]);
-  given([opened, deposited('dep-1', big)]).when(deposit('dep-2', 11)).thenRefused(t, 'VALIDATION_FAILED', /real balance would exceed/);
+  given([opened, deposited('dep-1', big)])
+    .when(deposit('dep-2', 10))
+    .then(t, [deposited('dep-2', 10)]);
+  given([opened, deposited('dep-1', big)])
+    .when(deposit('dep-2', 11))
+    .thenRefused(t, 'VALIDATION_FAILED', /real balance would exceed/);
 });
 
 t.test('deposited money can be spent by a real-context debit', async (t) => {
   const debit: WalletCommand = { type: 'DebitWallet', data: { transfer: plan('tr-1', 100_000_000, 'real'), virtualStartMicro: START }, metadata: at(now) };
-  given([opened, deposited('dep-1', 100_000_000)]).when(debit).then(t, [{ type: 'WalletDebited', data: { transfer: plan('tr-1', 100_000_000, 'real') } }]);
+  given([opened, deposited('dep-1', 100_000_000)])
+    .when(debit)
+    .then(t, [{ type: 'WalletDebited', data: { transfer: plan('tr-1', 100_000_000, 'real') } }]);
 });
 
 t.test('a credit adds a transfer coming back to its wallet context', async (t) => {
@@ -76,23 +88,35 @@ t.test('a credit adds a transfer coming back to its wallet context', async (t) =
   back.then(t, [credited('tr-back-1', 300_000_000)]);
   t.same(back.after().balances, { virtual: START + 300_000_000, real: 0 });
   t.same(back.after().credits.get('tr-back-1'), { walletContext: 'virtual', amountMicro: 300_000_000, from: 'pool:u.a.virtual' });
-  given([opened]).when(credit('tr-back-2', 5, 'real', 'pool:u.a.real')).then(t, [credited('tr-back-2', 5, 'real', 'pool:u.a.real')]);
+  given([opened])
+    .when(credit('tr-back-2', 5, 'real', 'pool:u.a.real'))
+    .then(t, [credited('tr-back-2', 5, 'real', 'pool:u.a.real')]);
 });
 
 t.test('a credit on a wallet never used opens it first, so the opening cannot erase it later', async (t) => {
-  given([]).when(credit('tr-back-1', 300_000_000)).then(t, [opened, credited('tr-back-1', 300_000_000)]);
+  given([])
+    .when(credit('tr-back-1', 300_000_000))
+    .then(t, [opened, credited('tr-back-1', 300_000_000)]);
 });
 
 t.test('a repeated credit adds nothing; the same id with another amount, context or source is refused', async (t) => {
   const history = [opened, credited('tr-back-1', 300_000_000)];
   given(history).when(credit('tr-back-1', 300_000_000)).then(t, []);
-  given(history).when(credit('tr-back-1', 300_000_001)).thenRefused(t, 'ALREADY_EXISTS', /another amount, context or source/);
-  given(history).when(credit('tr-back-1', 300_000_000, 'real')).thenRefused(t, 'ALREADY_EXISTS');
-  given(history).when(credit('tr-back-1', 300_000_000, 'virtual', 'pool:u.b.virtual')).thenRefused(t, 'ALREADY_EXISTS');
+  given(history)
+    .when(credit('tr-back-1', 300_000_001))
+    .thenRefused(t, 'ALREADY_EXISTS', /another amount, context or source/);
+  given(history)
+    .when(credit('tr-back-1', 300_000_000, 'real'))
+    .thenRefused(t, 'ALREADY_EXISTS');
+  given(history)
+    .when(credit('tr-back-1', 300_000_000, 'virtual', 'pool:u.b.virtual'))
+    .thenRefused(t, 'ALREADY_EXISTS');
 });
 
 t.test('a credit must be a positive whole number of micro-USD', async (t) => {
-  given([opened]).when(credit('tr-back-1', 0)).thenRefused(t, 'VALIDATION_FAILED', /must be positive/);
+  given([opened])
+    .when(credit('tr-back-1', 0))
+    .thenRefused(t, 'VALIDATION_FAILED', /must be positive/);
 });
 
 t.test('debits, credits and deposits are tracked by id apart: the same id in each counts once in each', async (t) => {
@@ -101,5 +125,9 @@ t.test('debits, credits and deposits are tracked by id apart: the same id in eac
   const after = given(history).when(debit).after();
   t.same(after.balances, { virtual: START + 3_000_000 - 1_000_000, real: 2_000_000 });
   t.same([after.debits.size, after.credits.size, after.deposits.size], [1, 1, 1]);
-  t.same([...after.debits.entries()], [['x', { walletContext: 'virtual', amountMicro: 1_000_000, to: 'pool:u.a.virtual', refunded: false }]], 'the debits hold the debit only');
+  t.same(
+    [...after.debits.entries()],
+    [['x', { walletContext: 'virtual', amountMicro: 1_000_000, to: 'pool:u.a.virtual', refunded: false }]],
+    'the debits hold the debit only',
+  );
 });

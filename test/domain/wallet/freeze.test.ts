@@ -45,7 +45,9 @@ t.test('freezing a wallet never used opens it with the freeze, so the read model
 });
 
 t.test('freezing a frozen wallet records nothing, whatever the new reason', async (t) => {
-  given([opened, frozen('first')]).when(freeze('second', later)).then(t, []);
+  given([opened, frozen('first')])
+    .when(freeze('second', later))
+    .then(t, []);
 });
 
 t.test('unfreezing records the unfreeze once; a wallet not frozen records nothing', async (t) => {
@@ -59,12 +61,16 @@ t.test('unfreezing records the unfreeze once; a wallet not frozen records nothin
 
 t.test('a frozen wallet refuses a debit with WALLET_FROZEN; unfrozen, it pays again', async (t) => {
   given([opened, frozen()]).when(debit('tr-1', 1)).thenRefused(t, 'WALLET_FROZEN');
-  given([opened, frozen(), unfrozen]).when(debit('tr-1', 1)).then(t, [debited('tr-1', 1)]);
+  given([opened, frozen(), unfrozen])
+    .when(debit('tr-1', 1))
+    .then(t, [debited('tr-1', 1)]);
 });
 
 t.test('a retried debit of a transfer paid before the freeze answers as before, moving nothing', async (t) => {
   // The transfer was paid already: its recovery must be able to finish it.
-  given([opened, debited('tr-1', 5), frozen()]).when(debit('tr-1', 5)).then(t, []);
+  given([opened, debited('tr-1', 5), frozen()])
+    .when(debit('tr-1', 5))
+    .then(t, []);
 });
 
 t.test('money coming home is taken while frozen: deposits, credits and refunds', async (t) => {
@@ -73,7 +79,11 @@ t.test('money coming home is taken while frozen: deposits, credits and refunds',
     .when({ type: 'DepositWallet', data: { depositId: 'dep-1', amountMicro: 5_000_000, virtualStartMicro: START }, metadata: at(now, 'admin-id') })
     .then(t, [{ type: 'WalletDeposited', data: { depositId: 'dep-1', walletContext: 'real', amountMicro: 5_000_000, at: now.toISOString() } }]);
   given(base)
-    .when({ type: 'CreditWallet', data: { transferId: 'tr-9', walletContext: 'virtual', amountMicro: 7, from: 'pool:u.a.virtual', virtualStartMicro: START }, metadata: at(now) })
+    .when({
+      type: 'CreditWallet',
+      data: { transferId: 'tr-9', walletContext: 'virtual', amountMicro: 7, from: 'pool:u.a.virtual', virtualStartMicro: START },
+      metadata: at(now),
+    })
     .then(t, [{ type: 'WalletCredited', data: { transferId: 'tr-9', walletContext: 'virtual', amountMicro: 7, from: 'pool:u.a.virtual' } }]);
   given(base)
     .when({ type: 'RefundWallet', data: { transferId: 'tr-1' }, metadata: at(now) })

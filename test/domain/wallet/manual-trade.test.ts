@@ -35,7 +35,11 @@ const buyPlan = (transferId: string, amountMicro: number, { mint = 'SOL', wallet
   from: { kind: 'wallet', userId: 'u', walletContext },
   to: { kind: 'lots', userId: 'u', walletContext, mint, ...(levels ? { levels } : {}) },
 });
-const sellPlan = (transferId: string, units: number, { mint = 'SOL', walletContext = 'virtual', levels }: Where = {}): TransferPlan & { from: LotsEndpoint } => ({
+const sellPlan = (
+  transferId: string,
+  units: number,
+  { mint = 'SOL', walletContext = 'virtual', levels }: Where = {},
+): TransferPlan & { from: LotsEndpoint } => ({
   transferId,
   amountMicro: 0,
   from: { kind: 'lots', userId: 'u', walletContext, mint, units, ...(levels ? { levels } : {}) },
@@ -51,7 +55,11 @@ const poolPlan = (transferId: string, amountMicro: number): TransferPlan => ({
 // ---- commands ----
 const debit = (transfer: TransferPlan): WalletCommand => ({ type: 'DebitWallet', data: { transfer, virtualStartMicro: START }, metadata: at(now) });
 const openLot = (transferId: string, swap: SwapDone): WalletCommand => ({ type: 'OpenLot', data: { transferId, swap }, metadata: at(now) });
-const refund = (transferId: string, reason?: string): WalletCommand => ({ type: 'RefundWallet', data: { transferId, ...(reason ? { reason } : {}) }, metadata: at(now) });
+const refund = (transferId: string, reason?: string): WalletCommand => ({
+  type: 'RefundWallet',
+  data: { transferId, ...(reason ? { reason } : {}) },
+  metadata: at(now),
+});
 const requestSell = (transfer: TransferPlan): WalletCommand => ({ type: 'RequestSell', data: { transfer }, metadata: at(now) });
 const settleSell = (transferId: string, swap: SwapDone): WalletCommand => ({ type: 'SettleSell', data: { transferId, swap }, metadata: at(now) });
 const failSell = (transferId: string, reason = 'SLIPPAGE'): WalletCommand => ({ type: 'FailSell', data: { transferId, reason }, metadata: at(now) });
@@ -60,14 +68,28 @@ const freeze: WalletCommand = { type: 'FreezeWallet', data: { virtualStartMicro:
 // ---- events ----
 const opened: WalletEvent = { type: 'WalletOpened', data: { virtualStartMicro: START, openedAt: when } };
 const frozen: WalletEvent = { type: 'WalletFrozen', data: { at: when } };
-const debited = (transfer: TransferPlan): WalletEvent => ({ type: 'WalletDebited', data: { transfer: transfer as TransferPlan & { from: { kind: 'wallet' } } } });
+const debited = (transfer: TransferPlan): WalletEvent => ({
+  type: 'WalletDebited',
+  data: { transfer: transfer as TransferPlan & { from: { kind: 'wallet' } } },
+});
 /** A price in USD (decimal text) as the domain holds it. */
 const usd = (text: string): Price => storedPrice(text);
-const swap = (units: number, usdMicro: number, price: Price = BigInt(Math.max(1, Math.floor((usdMicro * TOKEN) / units))) * 10n ** 12n, txId = 'tx-1'): SwapDone => ({ txId, price, units, usdMicro });
+const swap = (
+  units: number,
+  usdMicro: number,
+  price: Price = BigInt(Math.max(1, Math.floor((usdMicro * TOKEN) / units))) * 10n ** 12n,
+  txId = 'tx-1',
+): SwapDone => ({ txId, price, units, usdMicro });
 /** The swap as an event holds it: the price as decimal text. */
 const held = (s: SwapDone) => ({ ...s, price: priceText(s.price) });
 type LevelTexts = { stopLoss?: string; takeProfit?: string };
-const lotOpened = (transferId: string, s: SwapDone, costMicro: number, { mint = 'SOL', walletContext = 'virtual' }: Where = {}, levels: LevelTexts = {}): WalletEvent => ({
+const lotOpened = (
+  transferId: string,
+  s: SwapDone,
+  costMicro: number,
+  { mint = 'SOL', walletContext = 'virtual' }: Where = {},
+  levels: LevelTexts = {},
+): WalletEvent => ({
   type: 'LotOpened',
   data: { transferId, walletContext, mint, costMicro, openedAt: when, ...held(s), ...levels },
 });
@@ -92,17 +114,23 @@ t.test('a buy debits the cash and takes the trade lock; nothing is bought yet', 
 });
 
 t.test("a wallet's first buy opens it at its virtual start", async (t) => {
-  given([]).when(debit(buyPlan('b1', 300 * USD))).then(t, [opened, debited(buyPlan('b1', 300 * USD))]);
+  given([])
+    .when(debit(buyPlan('b1', 300 * USD)))
+    .then(t, [opened, debited(buyPlan('b1', 300 * USD))]);
 });
 
 t.test('a buy of exactly the balance is taken; one micro-USD more is INSUFFICIENT_FUNDS and takes no lock', async (t) => {
-  given([opened]).when(debit(buyPlan('b1', START))).then(t, [debited(buyPlan('b1', START))]);
+  given([opened])
+    .when(debit(buyPlan('b1', START)))
+    .then(t, [debited(buyPlan('b1', START))]);
   const refused = given([opened]).when(debit(buyPlan('b1', START + 1)));
   refused.thenRefused(t, 'INSUFFICIENT_FUNDS');
 });
 
 t.test('while a buy or a sell holds the lock, another buy is TRADE_IN_PROGRESS naming the holder', async (t) => {
-  const heldByBuy = given([opened, debited(buyPlan('b1', 100 * USD))]).when(debit(buyPlan('b2', 100 * USD))).thenRefused(t, 'TRADE_IN_PROGRESS');
+  const heldByBuy = given([opened, debited(buyPlan('b1', 100 * USD))])
+    .when(debit(buyPlan('b2', 100 * USD)))
+    .thenRefused(t, 'TRADE_IN_PROGRESS');
   t.same(heldByBuy?.details, { transferId: 'b1' });
   const heldBySell = given([opened, ...bought('b1', 2 * TOKEN, 300 * USD), sellRequested(sellPlan('s1', TOKEN))])
     .when(debit(buyPlan('b2', 100 * USD, { mint: 'BTC', walletContext: 'virtual' })))
@@ -117,38 +145,68 @@ t.test('the lock is for manual trades only: a transfer to a pool is still paid w
 });
 
 t.test('a frozen wallet buys nothing: WALLET_FROZEN, before the lock is looked at', async (t) => {
-  given([opened, frozen]).when(debit(buyPlan('b1', 100 * USD))).thenRefused(t, 'WALLET_FROZEN');
-  given([opened, debited(buyPlan('b1', 100 * USD)), frozen]).when(debit(buyPlan('b2', 100 * USD))).thenRefused(t, 'WALLET_FROZEN');
+  given([opened, frozen])
+    .when(debit(buyPlan('b1', 100 * USD)))
+    .thenRefused(t, 'WALLET_FROZEN');
+  given([opened, debited(buyPlan('b1', 100 * USD)), frozen])
+    .when(debit(buyPlan('b2', 100 * USD)))
+    .thenRefused(t, 'WALLET_FROZEN');
 });
 
 t.test('a buy repeated records nothing: running, done, refunded, frozen since, or for another amount', async (t) => {
   const running = [opened, debited(buyPlan('b1', 100 * USD))];
-  given(running).when(debit(buyPlan('b1', 100 * USD))).then(t, [], 'while it runs (it holds the lock itself)');
-  given([...running, frozen]).when(debit(buyPlan('b1', 100 * USD))).then(t, [], 'frozen since');
-  given([opened, ...bought('b1', TOKEN, 100 * USD)]).when(debit(buyPlan('b1', 100 * USD))).then(t, [], 'its lot open');
+  given(running)
+    .when(debit(buyPlan('b1', 100 * USD)))
+    .then(t, [], 'while it runs (it holds the lock itself)');
+  given([...running, frozen])
+    .when(debit(buyPlan('b1', 100 * USD)))
+    .then(t, [], 'frozen since');
+  given([opened, ...bought('b1', TOKEN, 100 * USD)])
+    .when(debit(buyPlan('b1', 100 * USD)))
+    .then(t, [], 'its lot open');
   const refunded = [...running, { type: 'WalletRefunded', data: { transferId: 'b1', walletContext: 'virtual', amountMicro: 100 * USD } } as WalletEvent];
-  given(refunded).when(debit(buyPlan('b1', 100 * USD))).then(t, [], 'refunded');
-  given(running).when(debit(buyPlan('b1', 999 * USD))).then(t, [], 'another amount: the recorded debit is the truth');
+  given(refunded)
+    .when(debit(buyPlan('b1', 100 * USD)))
+    .then(t, [], 'refunded');
+  given(running)
+    .when(debit(buyPlan('b1', 999 * USD)))
+    .then(t, [], 'another amount: the recorded debit is the truth');
 });
 
 t.test('a buy repeated for another mint or context is ALREADY_EXISTS', async (t) => {
   const running = [opened, debited(buyPlan('b1', 100 * USD))];
-  given(running).when(debit(buyPlan('b1', 100 * USD, { mint: 'BTC' }))).thenRefused(t, 'ALREADY_EXISTS', /another destination/);
-  given(running).when(debit(buyPlan('b1', 100 * USD, { walletContext: 'real' }))).thenRefused(t, 'ALREADY_EXISTS');
+  given(running)
+    .when(debit(buyPlan('b1', 100 * USD, { mint: 'BTC' })))
+    .thenRefused(t, 'ALREADY_EXISTS', /another destination/);
+  given(running)
+    .when(debit(buyPlan('b1', 100 * USD, { walletContext: 'real' })))
+    .thenRefused(t, 'ALREADY_EXISTS');
 });
 
 t.test("a buy under a sell's transfer id is ALREADY_EXISTS: one id, one trade", async (t) => {
   const sold = [opened, ...bought('b1', 2 * TOKEN, 300 * USD), sellRequested(sellPlan('s1', TOKEN))];
-  given(sold).when(debit(buyPlan('s1', 100 * USD))).thenRefused(t, 'ALREADY_EXISTS', /sell/);
-  given([...sold, sellFailed('s1')]).when(debit(buyPlan('s1', 100 * USD))).thenRefused(t, 'ALREADY_EXISTS', /sell/);
+  given(sold)
+    .when(debit(buyPlan('s1', 100 * USD)))
+    .thenRefused(t, 'ALREADY_EXISTS', /sell/);
+  given([...sold, sellFailed('s1')])
+    .when(debit(buyPlan('s1', 100 * USD)))
+    .thenRefused(t, 'ALREADY_EXISTS', /sell/);
 });
 
 t.test('levels on a buy need no open lot of the mint in the context: one open is LEVELS_NEED_ONE_LOT', async (t) => {
   const levels: LotLevels = { stopLoss: { percentBps: 1_000 } };
-  given([opened]).when(debit(buyPlan('b2', 100 * USD, { levels }))).then(t, [debited(buyPlan('b2', 100 * USD, { levels }))], 'no lot yet');
-  given([opened, ...bought('b1', TOKEN, 100 * USD)]).when(debit(buyPlan('b2', 100 * USD, { levels }))).thenRefused(t, 'LEVELS_NEED_ONE_LOT', /one is open already/);
-  given([opened, ...bought('b1', TOKEN, 100 * USD)]).when(debit(buyPlan('b2', 100 * USD))).then(t, [debited(buyPlan('b2', 100 * USD))], 'without levels a second lot opens');
-  given([opened, ...bought('b1', TOKEN, 100 * USD, { mint: 'BTC' })]).when(debit(buyPlan('b2', 100 * USD, { levels }))).then(t, [debited(buyPlan('b2', 100 * USD, { levels }))], 'a lot of another mint does not count');
+  given([opened])
+    .when(debit(buyPlan('b2', 100 * USD, { levels })))
+    .then(t, [debited(buyPlan('b2', 100 * USD, { levels }))], 'no lot yet');
+  given([opened, ...bought('b1', TOKEN, 100 * USD)])
+    .when(debit(buyPlan('b2', 100 * USD, { levels })))
+    .thenRefused(t, 'LEVELS_NEED_ONE_LOT', /one is open already/);
+  given([opened, ...bought('b1', TOKEN, 100 * USD)])
+    .when(debit(buyPlan('b2', 100 * USD)))
+    .then(t, [debited(buyPlan('b2', 100 * USD))], 'without levels a second lot opens');
+  given([opened, ...bought('b1', TOKEN, 100 * USD, { mint: 'BTC' })])
+    .when(debit(buyPlan('b2', 100 * USD, { levels })))
+    .then(t, [debited(buyPlan('b2', 100 * USD, { levels }))], 'a lot of another mint does not count');
 });
 
 // ==== OpenLot ====
@@ -166,7 +224,9 @@ t.test('the swap done, the lot opens at what the debit paid, the lock is release
 
 t.test("a lot's cost is what the debit paid, whatever the swap reports it spent", async (t) => {
   const s = swap(TOKEN, 99 * USD);
-  given([opened, debited(buyPlan('b1', 100 * USD))]).when(openLot('b1', s)).then(t, [lotOpened('b1', s, 100 * USD)]);
+  given([opened, debited(buyPlan('b1', 100 * USD))])
+    .when(openLot('b1', s))
+    .then(t, [lotOpened('b1', s, 100 * USD)]);
 });
 
 t.test('levels as percents resolve from the average price paid: the stop rounded down, the target rounded up', async (t) => {
@@ -199,7 +259,10 @@ t.test('the swap is final: levels that cannot stand at the price paid never stop
   // 1 micro-USD buys 2·10^14 units (2·10^8 tokens): an average of 5·10^-15 USD. A 99.99 % stop is at
   // 5·10^-19, below 10^-18, i.e. 0: it could never trigger and is left off; the target rounds up.
   const cheap = swap(200_000_000_000_000, 1, usd('0.000000000000005'));
-  const opening = given([opened, debited(buyPlan('b1', 1, { mint: 'SOL', levels: { stopLoss: { percentBps: 9_999 }, takeProfit: { percentBps: 100 } } }))]).when(openLot('b1', cheap));
+  const opening = given([
+    opened,
+    debited(buyPlan('b1', 1, { mint: 'SOL', levels: { stopLoss: { percentBps: 9_999 }, takeProfit: { percentBps: 100 } } })),
+  ]).when(openLot('b1', cheap));
   opening.then(t, [lotOpened('b1', cheap, 1, {}, { takeProfit: '0.00000000000000505' })]);
   t.equal(opening.after().lock, null, 'the lock released');
 });
@@ -215,12 +278,20 @@ t.test('a sell recorded with levels that cannot stand on the lot it leaves still
 
 t.test('OpenLot repeated opens nothing; for a refunded buy it is ALREADY_EXISTS; for no buy TRANSFER_NOT_FOUND', async (t) => {
   const s = swap(TOKEN, 100 * USD);
-  given([opened, ...bought('b1', TOKEN, 100 * USD)]).when(openLot('b1', s)).then(t, []);
+  given([opened, ...bought('b1', TOKEN, 100 * USD)])
+    .when(openLot('b1', s))
+    .then(t, []);
   const refunded: WalletEvent = { type: 'WalletRefunded', data: { transferId: 'b1', walletContext: 'virtual', amountMicro: 100 * USD, reason: 'NO_PRICE' } };
-  given([opened, debited(buyPlan('b1', 100 * USD)), refunded]).when(openLot('b1', s)).thenRefused(t, 'ALREADY_EXISTS', /refunded/);
+  given([opened, debited(buyPlan('b1', 100 * USD)), refunded])
+    .when(openLot('b1', s))
+    .thenRefused(t, 'ALREADY_EXISTS', /refunded/);
   given([opened]).when(openLot('b9', s)).thenRefused(t, 'TRANSFER_NOT_FOUND');
-  given([opened, debited(poolPlan('p1', 100 * USD))]).when(openLot('p1', s)).thenRefused(t, 'TRANSFER_NOT_FOUND', /no manual buy/);
-  given([opened, ...bought('b1', 2 * TOKEN, 100 * USD), sellRequested(sellPlan('s1', TOKEN))]).when(openLot('s1', s)).thenRefused(t, 'TRANSFER_NOT_FOUND', /no manual buy/);
+  given([opened, debited(poolPlan('p1', 100 * USD))])
+    .when(openLot('p1', s))
+    .thenRefused(t, 'TRANSFER_NOT_FOUND', /no manual buy/);
+  given([opened, ...bought('b1', 2 * TOKEN, 100 * USD), sellRequested(sellPlan('s1', TOKEN))])
+    .when(openLot('s1', s))
+    .thenRefused(t, 'TRANSFER_NOT_FOUND', /no manual buy/);
 });
 
 // ==== RefundWallet of a buy ====
@@ -233,12 +304,18 @@ t.test('a buy whose swap failed is refunded: the cash back, the lock released, t
   t.equal(after.lock, null);
   t.same(after.lots, []);
   t.match(after.manual.get('b1'), { status: 'failed', reason: 'NO_PRICE' });
-  given([opened, debited(buyPlan('b1', 100 * USD)), ...refunding.events()]).when(refund('b1', 'NO_PRICE')).then(t, [], 'once');
-  given([opened, debited(buyPlan('b1', 100 * USD)), ...refunding.events()]).when(debit(buyPlan('b2', 100 * USD))).then(t, [debited(buyPlan('b2', 100 * USD))], 'the next buy runs');
+  given([opened, debited(buyPlan('b1', 100 * USD)), ...refunding.events()])
+    .when(refund('b1', 'NO_PRICE'))
+    .then(t, [], 'once');
+  given([opened, debited(buyPlan('b1', 100 * USD)), ...refunding.events()])
+    .when(debit(buyPlan('b2', 100 * USD)))
+    .then(t, [debited(buyPlan('b2', 100 * USD))], 'the next buy runs');
 });
 
 t.test('a buy whose lot opened cannot be refunded: ALREADY_EXISTS', async (t) => {
-  given([opened, ...bought('b1', TOKEN, 100 * USD)]).when(refund('b1')).thenRefused(t, 'ALREADY_EXISTS', /opened its lot/);
+  given([opened, ...bought('b1', TOKEN, 100 * USD)])
+    .when(refund('b1'))
+    .thenRefused(t, 'ALREADY_EXISTS', /opened its lot/);
 });
 
 t.test('refunding a pool transfer leaves the lock of a running buy alone', async (t) => {
@@ -262,83 +339,145 @@ t.test('selling exactly the units held is requested: the lock taken, nothing mov
 });
 
 t.test('one unit more than held is SELL_EXCEEDS_MANUAL_POSITION, naming both amounts', async (t) => {
-  const refused = given(twoLots).when(requestSell(sellPlan('s1', 3 * TOKEN + 1))).thenRefused(t, 'SELL_EXCEEDS_MANUAL_POSITION', /exceeds/);
+  const refused = given(twoLots)
+    .when(requestSell(sellPlan('s1', 3 * TOKEN + 1)))
+    .thenRefused(t, 'SELL_EXCEEDS_MANUAL_POSITION', /exceeds/);
   t.same(refused?.details, { requestedAmount: 3.000001, manualPositionAmount: 3 });
 });
 
 t.test('only the lots of the mint in the context count', async (t) => {
   const history = [opened, { type: 'WalletDeposited', data: { depositId: 'd1', walletContext: 'real', amountMicro: 500 * USD, at: when } } as WalletEvent];
   const lots = [...history, ...bought('b1', TOKEN, 100 * USD, { mint: 'BTC' }), ...bought('b2', TOKEN, 100 * USD, { walletContext: 'real' })];
-  given(lots).when(requestSell(sellPlan('s1', 1))).thenRefused(t, 'SELL_EXCEEDS_MANUAL_POSITION');
-  given(lots).when(requestSell(sellPlan('s1', TOKEN, { walletContext: 'real' }))).then(t, [sellRequested(sellPlan('s1', TOKEN, { walletContext: 'real' }))]);
-  given([]).when(requestSell(sellPlan('s1', 1))).thenRefused(t, 'SELL_EXCEEDS_MANUAL_POSITION', undefined);
+  given(lots)
+    .when(requestSell(sellPlan('s1', 1)))
+    .thenRefused(t, 'SELL_EXCEEDS_MANUAL_POSITION');
+  given(lots)
+    .when(requestSell(sellPlan('s1', TOKEN, { walletContext: 'real' })))
+    .then(t, [sellRequested(sellPlan('s1', TOKEN, { walletContext: 'real' }))]);
+  given([])
+    .when(requestSell(sellPlan('s1', 1)))
+    .thenRefused(t, 'SELL_EXCEEDS_MANUAL_POSITION', undefined);
 });
 
 t.test('while a buy or a sell holds the lock, a sell is TRADE_IN_PROGRESS', async (t) => {
-  const byBuy = given([...twoLots, debited(buyPlan('b3', 10 * USD))]).when(requestSell(sellPlan('s1', TOKEN))).thenRefused(t, 'TRADE_IN_PROGRESS');
+  const byBuy = given([...twoLots, debited(buyPlan('b3', 10 * USD))])
+    .when(requestSell(sellPlan('s1', TOKEN)))
+    .thenRefused(t, 'TRADE_IN_PROGRESS');
   t.same(byBuy?.details, { transferId: 'b3' });
-  const bySell = given([...twoLots, sellRequested(sellPlan('s1', TOKEN))]).when(requestSell(sellPlan('s2', TOKEN))).thenRefused(t, 'TRADE_IN_PROGRESS');
+  const bySell = given([...twoLots, sellRequested(sellPlan('s1', TOKEN))])
+    .when(requestSell(sellPlan('s2', TOKEN)))
+    .thenRefused(t, 'TRADE_IN_PROGRESS');
   t.same(bySell?.details, { transferId: 's1' });
 });
 
 t.test('a frozen wallet sells nothing: WALLET_FROZEN first, even for a sell that exceeds', async (t) => {
-  given([...twoLots, frozen]).when(requestSell(sellPlan('s1', TOKEN))).thenRefused(t, 'WALLET_FROZEN');
-  given([...twoLots, frozen]).when(requestSell(sellPlan('s1', 99 * TOKEN))).thenRefused(t, 'WALLET_FROZEN');
+  given([...twoLots, frozen])
+    .when(requestSell(sellPlan('s1', TOKEN)))
+    .thenRefused(t, 'WALLET_FROZEN');
+  given([...twoLots, frozen])
+    .when(requestSell(sellPlan('s1', 99 * TOKEN)))
+    .thenRefused(t, 'WALLET_FROZEN');
 });
 
 t.test('a sell repeated records nothing, in whatever state it is, frozen since or not', async (t) => {
   const plan = sellPlan('s1', TOKEN);
   const requested = [...twoLots, sellRequested(plan)];
   given(requested).when(requestSell(plan)).then(t, [], 'running (it holds the lock itself)');
-  given([...requested, frozen]).when(requestSell(plan)).then(t, [], 'frozen since');
-  given([...requested, sellFailed('s1')]).when(requestSell(plan)).then(t, [], 'failed');
-  const done = given(requested).when(settleSell('s1', swap(TOKEN, 170 * USD))).events();
-  given([...requested, ...done]).when(requestSell(plan)).then(t, [], 'done');
+  given([...requested, frozen])
+    .when(requestSell(plan))
+    .then(t, [], 'frozen since');
+  given([...requested, sellFailed('s1')])
+    .when(requestSell(plan))
+    .then(t, [], 'failed');
+  const done = given(requested)
+    .when(settleSell('s1', swap(TOKEN, 170 * USD)))
+    .events();
+  given([...requested, ...done])
+    .when(requestSell(plan))
+    .then(t, [], 'done');
 });
 
 t.test('a sell repeated with another plan is ALREADY_EXISTS: units, mint, context, levels; a buy’s id too', async (t) => {
   const requested = [...twoLots, sellRequested(sellPlan('s1', TOKEN))];
-  given(requested).when(requestSell(sellPlan('s1', TOKEN, { levels: { stopLoss: { price: '90' } } }))).thenRefused(t, 'ALREADY_EXISTS', /another buy or sell/);
+  given(requested)
+    .when(requestSell(sellPlan('s1', TOKEN, { levels: { stopLoss: { price: '90' } } })))
+    .thenRefused(t, 'ALREADY_EXISTS', /another buy or sell/);
   const levels: LotLevels = { stopLoss: { price: '90' }, takeProfit: { percentBps: 2_000 } };
   const leveled = [...twoLots, sellRequested(sellPlan('s1', TOKEN, { levels }))];
-  given(leveled).when(requestSell(sellPlan('s1', TOKEN))).thenRefused(t, 'ALREADY_EXISTS', /another buy or sell/);
-  given(leveled).when(requestSell(sellPlan('s1', TOKEN, { levels: { takeProfit: { percentBps: 2_000 }, stopLoss: { price: '90' } } }))).then(t, [], 'the same levels, in another order: a repeat');
-  given(requested).when(requestSell(sellPlan('s1', TOKEN + 1))).thenRefused(t, 'ALREADY_EXISTS');
-  given(requested).when(requestSell(sellPlan('s1', TOKEN, { mint: 'BTC' }))).thenRefused(t, 'ALREADY_EXISTS');
-  given(requested).when(requestSell(sellPlan('s1', TOKEN, { walletContext: 'real' }))).thenRefused(t, 'ALREADY_EXISTS');
-  given(twoLots).when(requestSell(sellPlan('b1', TOKEN))).thenRefused(t, 'ALREADY_EXISTS', /another buy or sell/);
-  given([...twoLots, debited(poolPlan('p1', 10 * USD))]).when(requestSell(sellPlan('p1', TOKEN))).thenRefused(t, 'ALREADY_EXISTS');
+  given(leveled)
+    .when(requestSell(sellPlan('s1', TOKEN)))
+    .thenRefused(t, 'ALREADY_EXISTS', /another buy or sell/);
+  given(leveled)
+    .when(requestSell(sellPlan('s1', TOKEN, { levels: { takeProfit: { percentBps: 2_000 }, stopLoss: { price: '90' } } })))
+    .then(t, [], 'the same levels, in another order: a repeat');
+  given(requested)
+    .when(requestSell(sellPlan('s1', TOKEN + 1)))
+    .thenRefused(t, 'ALREADY_EXISTS');
+  given(requested)
+    .when(requestSell(sellPlan('s1', TOKEN, { mint: 'BTC' })))
+    .thenRefused(t, 'ALREADY_EXISTS');
+  given(requested)
+    .when(requestSell(sellPlan('s1', TOKEN, { walletContext: 'real' })))
+    .thenRefused(t, 'ALREADY_EXISTS');
+  given(twoLots)
+    .when(requestSell(sellPlan('b1', TOKEN)))
+    .thenRefused(t, 'ALREADY_EXISTS', /another buy or sell/);
+  given([...twoLots, debited(poolPlan('p1', 10 * USD))])
+    .when(requestSell(sellPlan('p1', TOKEN)))
+    .thenRefused(t, 'ALREADY_EXISTS');
 });
 
 t.test('a sell is of manual lots into the same wallet context: the runner plans it so, another is a bug', async (t) => {
   const plan = sellPlan('s1', TOKEN);
-  given(twoLots).when(requestSell({ ...plan, from: { ...plan.from, units: undefined } } as unknown as TransferPlan)).thenViolates(t, /not a sell of manual lots/);
-  given(twoLots).when(requestSell(buyPlan('s1', 10 * USD))).thenViolates(t, /not a sell of manual lots/);
-  given(twoLots).when(requestSell({ ...plan, to: { kind: 'wallet', userId: 'u', walletContext: 'real' } })).thenViolates(t, /same wallet context/);
+  given(twoLots)
+    .when(requestSell({ ...plan, from: { ...plan.from, units: undefined } } as unknown as TransferPlan))
+    .thenViolates(t, /not a sell of manual lots/);
+  given(twoLots)
+    .when(requestSell(buyPlan('s1', 10 * USD)))
+    .thenViolates(t, /not a sell of manual lots/);
+  given(twoLots)
+    .when(requestSell({ ...plan, to: { kind: 'wallet', userId: 'u', walletContext: 'real' } }))
+    .thenViolates(t, /same wallet context/);
 });
 
 t.test('levels on a sell: one lot left open takes them; two lots, or a sell that closes the one, is LEVELS_NEED_ONE_LOT', async (t) => {
   const levels: LotLevels = { stopLoss: { percentBps: 500 } };
   const oneLot = [opened, ...bought('b1', 2 * TOKEN, 300 * USD)];
-  given(oneLot).when(requestSell(sellPlan('s1', 2 * TOKEN - 1, { levels }))).then(t, [sellRequested(sellPlan('s1', 2 * TOKEN - 1, { levels }))], 'one unit left');
-  given(oneLot).when(requestSell(sellPlan('s1', 2 * TOKEN, { levels }))).thenRefused(t, 'LEVELS_NEED_ONE_LOT', /closes it/);
-  given(twoLots).when(requestSell(sellPlan('s1', 1, { levels }))).thenRefused(t, 'LEVELS_NEED_ONE_LOT', /2 are open/);
-  given(twoLots).when(requestSell(sellPlan('s1', TOKEN))).then(t, [sellRequested(sellPlan('s1', TOKEN))], 'without levels two lots are sold');
+  given(oneLot)
+    .when(requestSell(sellPlan('s1', 2 * TOKEN - 1, { levels })))
+    .then(t, [sellRequested(sellPlan('s1', 2 * TOKEN - 1, { levels }))], 'one unit left');
+  given(oneLot)
+    .when(requestSell(sellPlan('s1', 2 * TOKEN, { levels })))
+    .thenRefused(t, 'LEVELS_NEED_ONE_LOT', /closes it/);
+  given(twoLots)
+    .when(requestSell(sellPlan('s1', 1, { levels })))
+    .thenRefused(t, 'LEVELS_NEED_ONE_LOT', /2 are open/);
+  given(twoLots)
+    .when(requestSell(sellPlan('s1', TOKEN)))
+    .then(t, [sellRequested(sellPlan('s1', TOKEN))], 'without levels two lots are sold');
 });
 
 t.test('levels on a sell that cannot stand on the lot it leaves are INVALID_LEVELS before any swap', async (t) => {
   // 2 tokens for 200 USD: the lot left keeps an average of 100; a stop 10 % below it (90) is above a 60 target.
   const oneLot = [opened, ...bought('b1', 2 * TOKEN, 200 * USD)];
   const contradicting: LotLevels = { stopLoss: { percentBps: 1_000 }, takeProfit: { price: '60' } };
-  given(oneLot).when(requestSell(sellPlan('s1', TOKEN, { levels: contradicting }))).thenRefused(t, 'INVALID_LEVELS', /below the take-profit/);
+  given(oneLot)
+    .when(requestSell(sellPlan('s1', TOKEN, { levels: contradicting })))
+    .thenRefused(t, 'INVALID_LEVELS', /below the take-profit/);
   // 4·10^14 units for 1 micro-USD, 10^14 sold: the lot left is 3·10^14 units for 1 micro-USD, an
   // average of 3.333·10^-15 USD; a 99.99 % stop is below 10^-18, i.e. 0, which can never trigger.
   const cheap = [opened, ...bought('b1', 400_000_000_000_000, 1)];
   const part = 100_000_000_000_000;
-  given(cheap).when(requestSell(sellPlan('s1', part, { levels: { stopLoss: { percentBps: 9_999 } } }))).thenRefused(t, 'INVALID_LEVELS', /at or below 0/);
-  given(cheap).when(requestSell(sellPlan('s1', part, { levels: { stopLoss: { percentBps: 5_000 } } }))).then(t, [sellRequested(sellPlan('s1', part, { levels: { stopLoss: { percentBps: 5_000 } } }))]);
+  given(cheap)
+    .when(requestSell(sellPlan('s1', part, { levels: { stopLoss: { percentBps: 9_999 } } })))
+    .thenRefused(t, 'INVALID_LEVELS', /at or below 0/);
+  given(cheap)
+    .when(requestSell(sellPlan('s1', part, { levels: { stopLoss: { percentBps: 5_000 } } })))
+    .then(t, [sellRequested(sellPlan('s1', part, { levels: { stopLoss: { percentBps: 5_000 } } }))]);
   // A take-profit above 1e9 USD could not be stored: refused before the swap.
-  given([opened, ...bought('b1', 2, 200 * USD)]).when(requestSell(sellPlan('s1', 1, { levels: { takeProfit: { percentBps: 1_000_000 } } }))).thenRefused(t, 'INVALID_LEVELS', /above 1000000000/);
+  given([opened, ...bought('b1', 2, 200 * USD)])
+    .when(requestSell(sellPlan('s1', 1, { levels: { takeProfit: { percentBps: 1_000_000 } } })))
+    .thenRefused(t, 'INVALID_LEVELS', /above 1000000000/);
 });
 
 // ==== SettleSell ====
@@ -353,7 +492,12 @@ t.test('a sell takes the lots oldest first: a whole lot its whole cost, a part i
     { lotId: 'b1', units: 3 * TOKEN, costMicro: 100 * USD },
     { lotId: 'b2', units: TOKEN, costMicro: 66_666_667 },
   ];
-  settling.then(t, [{ type: 'LotsSold', data: { transferId: 's1', walletContext: 'virtual', mint: 'SOL', ...held(s), reductions, realizedPnlMicro: 320 * USD - 166_666_667, at: when } }]);
+  settling.then(t, [
+    {
+      type: 'LotsSold',
+      data: { transferId: 's1', walletContext: 'virtual', mint: 'SOL', ...held(s), reductions, realizedPnlMicro: 320 * USD - 166_666_667, at: when },
+    },
+  ]);
   const after = settling.after();
   t.same(
     after.lots.map((l) => [l.lotId, l.units, l.costMicro]),
@@ -368,9 +512,15 @@ t.test('a sell takes the lots oldest first: a whole lot its whole cost, a part i
 t.test('selling a lot in parts: each part rounded down, the last part takes what is left, the cost adds up', async (t) => {
   let history: WalletEvent[] = [opened, ...bought('b1', 3, 100)]; // 3 units for 100 micro-USD
   const costs: number[] = [];
-  for (const [id, units] of [['s1', 1], ['s2', 1], ['s3', 1]] as const) {
+  for (const [id, units] of [
+    ['s1', 1],
+    ['s2', 1],
+    ['s3', 1],
+  ] as const) {
     history = [...history, sellRequested(sellPlan(id, units))];
-    const [sold] = given(history).when(settleSell(id, swap(units, 40))).events();
+    const [sold] = given(history)
+      .when(settleSell(id, swap(units, 40)))
+      .events();
     if (sold?.type !== 'LotsSold') throw new Error('sold');
     costs.push(sold.data.reductions[0]!.costMicro);
     history = [...history, sold];
@@ -381,8 +531,14 @@ t.test('selling a lot in parts: each part rounded down, the last part takes what
 
 t.test('a loss: proceeds below the cost taken', async (t) => {
   const history = [opened, ...bought('b1', 2 * TOKEN, 300 * USD), sellRequested(sellPlan('s1', TOKEN))];
-  const [sold] = given(history).when(settleSell('s1', swap(TOKEN, 0, 1n))).events();
-  t.match(sold, { type: 'LotsSold', data: { usdMicro: 0, realizedPnlMicro: -150 * USD } }, 'a swap that fetched nothing realizes the whole cost taken as a loss');
+  const [sold] = given(history)
+    .when(settleSell('s1', swap(TOKEN, 0, 1n)))
+    .events();
+  t.match(
+    sold,
+    { type: 'LotsSold', data: { usdMicro: 0, realizedPnlMicro: -150 * USD } },
+    'a swap that fetched nothing realizes the whole cost taken as a loss',
+  );
 });
 
 t.test('levels of a sell resolve on the lot left (its average after the sell) and merge with the levels it had', async (t) => {
@@ -396,7 +552,18 @@ t.test('levels of a sell resolve on the lot left (its average after the sell) an
   const [sold] = settling.events();
   t.match(sold, { type: 'LotsSold', data: { stopLoss: '222233.44445' } });
   t.notOk(sold?.type === 'LotsSold' && 'takeProfit' in sold.data, 'no new target asked');
-  t.same(settling.after().lots, [{ lotId: 'b1', walletContext: 'virtual', mint: 'SOL', units: 2, costMicro: 666_667, openedAt: when, stopLoss: usd('222233.44445'), takeProfit: usd('900000') }]);
+  t.same(settling.after().lots, [
+    {
+      lotId: 'b1',
+      walletContext: 'virtual',
+      mint: 'SOL',
+      units: 2,
+      costMicro: 666_667,
+      openedAt: when,
+      stopLoss: usd('222233.44445'),
+      takeProfit: usd('900000'),
+    },
+  ]);
 
   const target: LotLevels = { takeProfit: { percentBps: 1 } };
   // 333333.5 × 1.0001 = 333366.83335 exactly; a target rounds up only a fraction
@@ -409,7 +576,11 @@ t.test('levels of a sell resolve on the lot left (its average after the sell) an
 t.test('on the lot left too, a stop from a percent rounds down and a target up', async (t) => {
   // 7 units for 1_000_000, 4 sold: their cost ⌊4/7 × 1_000_000⌋ = 571_428; left 3 units for 428_572,
   // an average of 142857.333… USD per token, 142857.333333333333333333 at 10^-18.
-  const history = [opened, ...bought('b1', 7, 1_000_000), sellRequested(sellPlan('s1', 4, { levels: { stopLoss: { percentBps: 3 }, takeProfit: { percentBps: 3 } } }))];
+  const history = [
+    opened,
+    ...bought('b1', 7, 1_000_000),
+    sellRequested(sellPlan('s1', 4, { levels: { stopLoss: { percentBps: 3 }, takeProfit: { percentBps: 3 } } })),
+  ];
   const settling = given(history).when(settleSell('s1', swap(4, 400_000)));
   // stop × 0.9997 = 142814.4761333333333333333001 → …333333 (down); target × 1.0003 = 142900.1905333333333333332999 → …333333 (up)
   const [stop, target] = ['142814.476133333333333333', '142900.190533333333333333'];
@@ -426,12 +597,24 @@ t.test('a frozen wallet still takes the proceeds of a sell requested before the 
 
 t.test('SettleSell: repeated settles nothing; the swap must sell what was asked; only a sell requested and not failed', async (t) => {
   const requested = [...twoLots, sellRequested(sellPlan('s1', TOKEN))];
-  const done = given(requested).when(settleSell('s1', swap(TOKEN, 170 * USD))).events();
-  given([...requested, ...done]).when(settleSell('s1', swap(TOKEN, 170 * USD))).then(t, []);
-  given(requested).when(settleSell('s1', swap(TOKEN + 1, 170 * USD))).thenViolates(t, /sold/);
-  given([...requested, sellFailed('s1')]).when(settleSell('s1', swap(TOKEN, 170 * USD))).thenRefused(t, 'ALREADY_EXISTS', /failed/);
-  given(twoLots).when(settleSell('s9', swap(TOKEN, 170 * USD))).thenRefused(t, 'TRANSFER_NOT_FOUND');
-  given(twoLots).when(settleSell('b1', swap(TOKEN, 170 * USD))).thenRefused(t, 'TRANSFER_NOT_FOUND', /no manual sell/);
+  const done = given(requested)
+    .when(settleSell('s1', swap(TOKEN, 170 * USD)))
+    .events();
+  given([...requested, ...done])
+    .when(settleSell('s1', swap(TOKEN, 170 * USD)))
+    .then(t, []);
+  given(requested)
+    .when(settleSell('s1', swap(TOKEN + 1, 170 * USD)))
+    .thenViolates(t, /sold/);
+  given([...requested, sellFailed('s1')])
+    .when(settleSell('s1', swap(TOKEN, 170 * USD)))
+    .thenRefused(t, 'ALREADY_EXISTS', /failed/);
+  given(twoLots)
+    .when(settleSell('s9', swap(TOKEN, 170 * USD)))
+    .thenRefused(t, 'TRANSFER_NOT_FOUND');
+  given(twoLots)
+    .when(settleSell('b1', swap(TOKEN, 170 * USD)))
+    .thenRefused(t, 'TRANSFER_NOT_FOUND', /no manual sell/);
 });
 
 // ==== FailSell ====
@@ -445,14 +628,22 @@ t.test('a failed swap leaves the lots as they were and releases the lock', async
   t.same(after.balances, given(twoLots).state.balances);
   t.equal(after.lock, null);
   t.match(after.manual.get('s1'), { status: 'failed', reason: 'NO_PRICE', endedAt: when });
-  given([...requested, ...failing.events()]).when(failSell('s1', 'NO_PRICE')).then(t, [], 'once');
-  given([...requested, ...failing.events()]).when(requestSell(sellPlan('s2', 3 * TOKEN))).then(t, [sellRequested(sellPlan('s2', 3 * TOKEN))], 'the next sell runs');
+  given([...requested, ...failing.events()])
+    .when(failSell('s1', 'NO_PRICE'))
+    .then(t, [], 'once');
+  given([...requested, ...failing.events()])
+    .when(requestSell(sellPlan('s2', 3 * TOKEN)))
+    .then(t, [sellRequested(sellPlan('s2', 3 * TOKEN))], 'the next sell runs');
 });
 
 t.test('FailSell: a sell done cannot fail; no sell, nothing to fail', async (t) => {
   const requested = [...twoLots, sellRequested(sellPlan('s1', TOKEN))];
-  const done = given(requested).when(settleSell('s1', swap(TOKEN, 170 * USD))).events();
-  given([...requested, ...done]).when(failSell('s1')).thenRefused(t, 'ALREADY_EXISTS', /done/);
+  const done = given(requested)
+    .when(settleSell('s1', swap(TOKEN, 170 * USD)))
+    .events();
+  given([...requested, ...done])
+    .when(failSell('s1'))
+    .thenRefused(t, 'ALREADY_EXISTS', /done/);
   given(twoLots).when(failSell('s9')).thenRefused(t, 'TRANSFER_NOT_FOUND');
   given(twoLots).when(failSell('b1')).thenRefused(t, 'TRANSFER_NOT_FOUND');
 });

@@ -67,8 +67,14 @@ t.test('the average price never exceeds the cost per token; a stop from a percen
       const average = averagePrice(units, cost);
       const avgOk = average * BigInt(units) <= BigInt(cost) * SCALE && (average + 1n) * BigInt(units) > BigInt(cost) * SCALE;
       const levels = levelPrices({ stopLoss: { percentBps: stopBps }, takeProfit: { percentBps: targetBps } }, average, { swapped: true });
-      const stopOk = levels.stopLoss === undefined ? (average * BigInt(10_000 - stopBps)) / 10_000n === 0n : levels.stopLoss * 10_000n <= average * BigInt(10_000 - stopBps) && (levels.stopLoss + 1n) * 10_000n > average * BigInt(10_000 - stopBps);
-      const targetOk = levels.takeProfit === undefined ? average * BigInt(10_000 + targetBps) > MAX_PRICE * 10_000n : levels.takeProfit * 10_000n >= average * BigInt(10_000 + targetBps) && (levels.takeProfit - 1n) * 10_000n < average * BigInt(10_000 + targetBps);
+      const stopOk =
+        levels.stopLoss === undefined
+          ? (average * BigInt(10_000 - stopBps)) / 10_000n === 0n
+          : levels.stopLoss * 10_000n <= average * BigInt(10_000 - stopBps) && (levels.stopLoss + 1n) * 10_000n > average * BigInt(10_000 - stopBps);
+      const targetOk =
+        levels.takeProfit === undefined
+          ? average * BigInt(10_000 + targetBps) > MAX_PRICE * 10_000n
+          : levels.takeProfit * 10_000n >= average * BigInt(10_000 + targetBps) && (levels.takeProfit - 1n) * 10_000n < average * BigInt(10_000 + targetBps);
       return avgOk && stopOk && targetOk;
     }),
     { numRuns: 3_000 },
@@ -88,10 +94,22 @@ function step(state: WalletState, events: WalletEvent[], command: WalletCommand)
 }
 
 /** A buy of `usd` at `price` (as the simulated venue swaps it), then sells of parts at other prices. */
-function trade(state: WalletState, events: WalletEvent[], id: string, usd: number, price: Price, sells: ReadonlyArray<{ permille: number; price: Price }>): WalletState {
+function trade(
+  state: WalletState,
+  events: WalletEvent[],
+  id: string,
+  usd: number,
+  price: Price,
+  sells: ReadonlyArray<{ permille: number; price: Price }>,
+): WalletState {
   const units = orTooLarge(() => unitsFor(usd, price));
   if (units === null || units === 0) return state; // the venue fails the swap: AMOUNT_TOO_LARGE / AMOUNT_TOO_SMALL
-  const buy: TransferPlan = { transferId: id, amountMicro: usd, from: { kind: 'wallet', userId: 'u', walletContext: 'virtual' }, to: { kind: 'lots', userId: 'u', walletContext: 'virtual', mint: 'PEPE' } };
+  const buy: TransferPlan = {
+    transferId: id,
+    amountMicro: usd,
+    from: { kind: 'wallet', userId: 'u', walletContext: 'virtual' },
+    to: { kind: 'lots', userId: 'u', walletContext: 'virtual', mint: 'PEPE' },
+  };
   let s = step(state, events, { type: 'DebitWallet', data: { transfer: buy, virtualStartMicro: START }, metadata });
   s = step(s, events, { type: 'OpenLot', data: { transferId: id, swap: { txId: `tx-${id}`, price, units, usdMicro: usd } }, metadata });
   let held = units;
@@ -103,9 +121,18 @@ function trade(state: WalletState, events: WalletEvent[], id: string, usd: numbe
     // gains (a memecoin's units sold at 1e9 USD) would add up beyond 2^53.
     if (proceeds === null || proceeds > 1_000_000_000_000) return;
     const sid = `${id}.s${i}`;
-    const plan: TransferPlan = { transferId: sid, amountMicro: 0, from: { kind: 'lots', userId: 'u', walletContext: 'virtual', mint: 'PEPE', units: part }, to: { kind: 'wallet', userId: 'u', walletContext: 'virtual' } };
+    const plan: TransferPlan = {
+      transferId: sid,
+      amountMicro: 0,
+      from: { kind: 'lots', userId: 'u', walletContext: 'virtual', mint: 'PEPE', units: part },
+      to: { kind: 'wallet', userId: 'u', walletContext: 'virtual' },
+    };
     s = step(s, events, { type: 'RequestSell', data: { transfer: plan }, metadata });
-    s = step(s, events, { type: 'SettleSell', data: { transferId: sid, swap: { txId: `tx-${sid}`, price: sell.price, units: part, usdMicro: proceeds } }, metadata });
+    s = step(s, events, {
+      type: 'SettleSell',
+      data: { transferId: sid, swap: { txId: `tx-${sid}`, price: sell.price, units: part, usdMicro: proceeds } },
+      metadata,
+    });
     held -= part;
   });
   return s;
@@ -114,22 +141,33 @@ function trade(state: WalletState, events: WalletEvent[], id: string, usd: numbe
 t.test('buys and sells at prices from 10^-18 to 1e9 USD: cash + lots at cost = start + realized PnL; a round trip at one price never gains', async (t) => {
   const sellArb = fc.record({ permille: fc.integer({ min: 1, max: 1_000 }), price: priceArb });
   fc.assert(
-    fc.property(fc.array(fc.record({ usd: fc.integer({ min: 1, max: 10_000_000_000 }), price: priceArb, sells: fc.array(sellArb, { minLength: 1, maxLength: 4 }), sameBack: fc.boolean() }), { minLength: 1, maxLength: 5 }), (trades) => {
-      const events: WalletEvent[] = [{ type: 'WalletOpened', data: { virtualStartMicro: START, openedAt: metadata.now.toISOString() } }];
-      let state = events.reduce(walletDecider.evolve, walletDecider.initialState());
-      trades.forEach((tr, i) => {
-        const sells = tr.sameBack ? tr.sells.map((s) => ({ ...s, price: tr.price })) : tr.sells;
-        const before = state.balances.virtual;
-        const realizedBefore = events.filter((e) => e.type === 'LotsSold').length;
-        state = trade(state, events, `b${i}`, tr.usd, tr.price, sells);
-        if (tr.sameBack && state.lots.length === 0 && events.filter((e) => e.type === 'LotsSold').length > realizedBefore) {
-          if (state.balances.virtual > before) throw new Error(`a round trip at ${tr.price} gained ${state.balances.virtual - before} micro-USD`);
-        }
-      });
-      const realized = events.reduce((sum, e) => sum + (e.type === 'LotsSold' ? e.data.realizedPnlMicro : 0), 0);
-      const atCost = state.lots.reduce((sum, l) => sum + l.costMicro, 0);
-      return state.balances.virtual + atCost === START + realized && state.lots.every((l) => l.units > 0 && l.costMicro >= 0);
-    }),
+    fc.property(
+      fc.array(
+        fc.record({
+          usd: fc.integer({ min: 1, max: 10_000_000_000 }),
+          price: priceArb,
+          sells: fc.array(sellArb, { minLength: 1, maxLength: 4 }),
+          sameBack: fc.boolean(),
+        }),
+        { minLength: 1, maxLength: 5 },
+      ),
+      (trades) => {
+        const events: WalletEvent[] = [{ type: 'WalletOpened', data: { virtualStartMicro: START, openedAt: metadata.now.toISOString() } }];
+        let state = events.reduce(walletDecider.evolve, walletDecider.initialState());
+        trades.forEach((tr, i) => {
+          const sells = tr.sameBack ? tr.sells.map((s) => ({ ...s, price: tr.price })) : tr.sells;
+          const before = state.balances.virtual;
+          const realizedBefore = events.filter((e) => e.type === 'LotsSold').length;
+          state = trade(state, events, `b${i}`, tr.usd, tr.price, sells);
+          if (tr.sameBack && state.lots.length === 0 && events.filter((e) => e.type === 'LotsSold').length > realizedBefore) {
+            if (state.balances.virtual > before) throw new Error(`a round trip at ${tr.price} gained ${state.balances.virtual - before} micro-USD`);
+          }
+        });
+        const realized = events.reduce((sum, e) => sum + (e.type === 'LotsSold' ? e.data.realizedPnlMicro : 0), 0);
+        const atCost = state.lots.reduce((sum, l) => sum + l.costMicro, 0);
+        return state.balances.virtual + atCost === START + realized && state.lots.every((l) => l.units > 0 && l.costMicro >= 0);
+      },
+    ),
     { numRuns: 500 },
   );
   t.pass('money conserved in micro-USD at any price');

@@ -11,21 +11,53 @@ import { upcastWalletEvent } from '../../../domain/wallet/upcast.ts';
 const at = '2025-03-01T12:00:00.000Z';
 const USD = 1_000_000;
 const buyPlan = {
-  transferId: 'b1', amountMicro: 300 * USD,
+  transferId: 'b1',
+  amountMicro: 300 * USD,
   from: { kind: 'wallet', userId: 'u1', walletContext: 'virtual' },
   to: { kind: 'lots', userId: 'u1', walletContext: 'virtual', mint: 'SOL', levels: { stopLoss: { priceMicro: 120 * USD }, takeProfit: { percentBps: 2_000 } } },
 };
 const sellPlan = {
-  transferId: 's1', amountMicro: 0,
+  transferId: 's1',
+  amountMicro: 0,
   from: { kind: 'lots', userId: 'u1', walletContext: 'virtual', mint: 'SOL', units: 1_000_000, levels: { takeProfit: { priceMicro: 250 * USD } } },
   to: { kind: 'wallet', userId: 'u1', walletContext: 'virtual' },
 };
 const legacy = [
   { type: 'WalletOpened', data: { virtualStartMicro: 1_000 * USD, openedAt: at } },
   { type: 'WalletDebited', data: { transfer: buyPlan } },
-  { type: 'LotOpened', data: { transferId: 'b1', walletContext: 'virtual', mint: 'SOL', txId: 'tx-b1', priceMicro: 150 * USD, units: 2_000_000, usdMicro: 300 * USD, costMicro: 300 * USD, openedAt: at, stopLossMicro: 120 * USD, takeProfitMicro: 180 * USD } },
+  {
+    type: 'LotOpened',
+    data: {
+      transferId: 'b1',
+      walletContext: 'virtual',
+      mint: 'SOL',
+      txId: 'tx-b1',
+      priceMicro: 150 * USD,
+      units: 2_000_000,
+      usdMicro: 300 * USD,
+      costMicro: 300 * USD,
+      openedAt: at,
+      stopLossMicro: 120 * USD,
+      takeProfitMicro: 180 * USD,
+    },
+  },
   { type: 'SellRequested', data: { transfer: sellPlan, at } },
-  { type: 'LotsSold', data: { transferId: 's1', walletContext: 'virtual', mint: 'SOL', txId: 'tx-s1', priceMicro: 7, units: 1_000_000, usdMicro: 7, reductions: [{ lotId: 'b1', units: 1_000_000, costMicro: 150 * USD }], realizedPnlMicro: 7 - 150 * USD, at, takeProfitMicro: 250 * USD } },
+  {
+    type: 'LotsSold',
+    data: {
+      transferId: 's1',
+      walletContext: 'virtual',
+      mint: 'SOL',
+      txId: 'tx-s1',
+      priceMicro: 7,
+      units: 1_000_000,
+      usdMicro: 7,
+      reductions: [{ lotId: 'b1', units: 1_000_000, costMicro: 150 * USD }],
+      realizedPnlMicro: 7 - 150 * USD,
+      at,
+      takeProfitMicro: 250 * USD,
+    },
+  },
 ] as unknown as WalletEvent[];
 
 t.test('old wallet events parse as the same prices: 7 micro-USD is 0.000007 USD, a level { priceMicro } is { price }', async (t) => {
@@ -37,7 +69,11 @@ t.test('old wallet events parse as the same prices: 7 micro-USD is 0.000007 USD,
   t.match(parsed[4], { data: { price: '0.000007', takeProfit: '250' } });
   t.equal(upcastWalletEvent(parsed[2]!), parsed[2], 'a current event comes back as it is');
   t.equal((legacy[2]!.data as unknown as { priceMicro: number }).priceMicro, 150 * USD, 'the stored event is not rewritten');
-  t.match(transferPlanSchema.parse(JSON.parse(JSON.stringify(sellPlan))), { from: { levels: { takeProfit: { price: '250' } } } }, 'a plan alone (the transfer stream) reads its levels upcast');
+  t.match(
+    transferPlanSchema.parse(JSON.parse(JSON.stringify(sellPlan))),
+    { from: { levels: { takeProfit: { price: '250' } } } },
+    'a plan alone (the transfer stream) reads its levels upcast',
+  );
 });
 
 t.test('old wallet events fold as the parsed ones: lots, levels and swaps as bigints', async (t) => {
@@ -45,7 +81,18 @@ t.test('old wallet events fold as the parsed ones: lots, levels and swaps as big
   const old = fold(legacy);
   const current = fold(legacy.map((e) => walletEventSchema.parse(JSON.parse(JSON.stringify(e)))));
   t.same(old, current);
-  t.same(old.lots, [{ lotId: 'b1', walletContext: 'virtual', mint: 'SOL', units: 1_000_000, costMicro: 150 * USD, openedAt: at, stopLoss: 120n * 10n ** 18n, takeProfit: 250n * 10n ** 18n }]);
+  t.same(old.lots, [
+    {
+      lotId: 'b1',
+      walletContext: 'virtual',
+      mint: 'SOL',
+      units: 1_000_000,
+      costMicro: 150 * USD,
+      openedAt: at,
+      stopLoss: 120n * 10n ** 18n,
+      takeProfit: 250n * 10n ** 18n,
+    },
+  ]);
   t.match(old.manual.get('b1'), { status: 'done', swap: { price: 150n * 10n ** 18n }, levels: { stopLoss: { price: '120' } } });
   t.match(old.manual.get('s1'), { status: 'done', swap: { price: 7_000_000_000_000n, usdMicro: 7 }, levels: { takeProfit: { price: '250' } } });
 });

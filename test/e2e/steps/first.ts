@@ -56,7 +56,10 @@ async function listApproveAndFollow(t: Test, app: TestApp, { developer, admin, u
   const agentId: string = listed.body.data.id;
 
   const agents = await api(app, 'GET', '/api/v1/agents', { token: user.accessToken });
-  t.ok(agents.body.data.items.some((a: { id: string }) => a.id === agentId), 'the approved agent is followable');
+  t.ok(
+    agents.body.data.items.some((a: { id: string }) => a.id === agentId),
+    'the approved agent is followable',
+  );
 
   const follow = await api(app, 'POST', '/api/v1/users/me/subscriptions', {
     token: user.accessToken,
@@ -93,7 +96,11 @@ async function profileAndRecoveryCode(t: Test, app: TestApp, { developer, user }
   const confirmed = await api(app, 'POST', '/api/v1/users/me/mfa/confirm', { token: developer.accessToken, body: { code: totpAt(secret, new Date()) } });
   const { tokens } = (await verifyByEmail(app, 'dev@example.test')).body.data;
   const body = { mfaAccessToken: tokens.mfaAccessToken, recoveryCode: confirmed.body.data.recoveryCodes[0] };
-  t.equal((await api(app, 'POST', '/api/auth/mfa/verify', { headers: { 'user-agent': TEST_USER_AGENT }, body })).status, 200, 'a recovery code completes a sign-in');
+  t.equal(
+    (await api(app, 'POST', '/api/auth/mfa/verify', { headers: { 'user-agent': TEST_USER_AGENT }, body })).status,
+    200,
+    'a recovery code completes a sign-in',
+  );
   t.equal((await api(app, 'GET', '/api/v1/users/me', { token: developer.accessToken })).body.data.mfaRecoveryCodesLeft, 9);
 }
 

@@ -118,7 +118,13 @@ async function markAndCloseTrade(t: Test, { app, user, virtualPool, fact, virtua
       virtualRow({
         currentBalanceUsd: 1749.5,
         withdrawableUsd: 1049.5,
-        allocationBalanceAudit: { unrealizedPnlUsd: 50, estimatedSuccessFeeUsd: 5, pendingPlatformFeeUsd: 0, pendingCreatorFeeUsd: 0, netUserPayoutUsd: 1794.5 },
+        allocationBalanceAudit: {
+          unrealizedPnlUsd: 50,
+          estimatedSuccessFeeUsd: 5,
+          pendingPlatformFeeUsd: 0,
+          pendingCreatorFeeUsd: 0,
+          netUserPayoutUsd: 1794.5,
+        },
       }),
       pendingRow,
     ],
@@ -155,7 +161,13 @@ async function observeVenueAndStop(t: Test, { app, user, agentId, token, realPoo
   await fact(realPool, { type: 'ObserveVenue', data: observed });
   const observedRow = {
     ...pendingRow,
-    allocationBalanceAudit: { ...pendingRow.allocationBalanceAudit, reconciliationStatus: 'GAP', venueEquityUsd: 390, venueFreeMarginUsd: 385, venueGapUsd: -10 },
+    allocationBalanceAudit: {
+      ...pendingRow.allocationBalanceAudit,
+      reconciliationStatus: 'GAP',
+      venueEquityUsd: 390,
+      venueFreeMarginUsd: 385,
+      venueGapUsd: -10,
+    },
   };
   await expectSeen(t, app, user, 'the venue is observed 10 USD short of the real pool', {
     wallet: { virtual: 8250.5, real: 600 },

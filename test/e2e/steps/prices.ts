@@ -46,13 +46,24 @@ export async function pricesFlow(t: Test, eventStore: 'postgres' | 'esdb') {
   const secret = listed.body.data.inboundWebhookSigningSecretReveal as string;
   t.equal((await api(app, 'POST', `/api/admin/developer-agents/${agentId}/approve`, { token: admin.accessToken, body: {} })).status, 200);
   const shown = await setPrices({ DUST: 0.00000001, TRI: 0.00000003, BIG: 100_000 });
-  t.same(shown.map((p) => [p.symbol, p.priceUsd]), [['BIG', 100_000], ['DUST', 0.00000001], ['TRI', 0.00000003]], 'the prices are answered exactly');
+  t.same(
+    shown.map((p) => [p.symbol, p.priceUsd]),
+    [
+      ['BIG', 100_000],
+      ['DUST', 0.00000001],
+      ['TRI', 0.00000003],
+    ],
+    'the prices are answered exactly',
+  );
   t.equal((await api(app, 'POST', SUBS, { token: user.accessToken, body: { agentId, allocationAmountUsd: 5000 } })).status, 200);
   await api(app, 'GET', SUBS, { token: user.accessToken });
 
   const deliver = async (body: Record<string, unknown>) => {
     const signed = signWebhookBody({ secret, body, timestampMs: Date.now() });
-    const res = await api(app, 'POST', `/api/v1/signals/${agentId}`, { body, headers: { 'x-svc-timestamp': signed.timestampHeader, 'x-svc-signature': signed.signatureHeader } });
+    const res = await api(app, 'POST', `/api/v1/signals/${agentId}`, {
+      body,
+      headers: { 'x-svc-timestamp': signed.timestampHeader, 'x-svc-signature': signed.signatureHeader },
+    });
     t.equal(res.status, 200, JSON.stringify(res.body));
     t.equal(res.body.data.outcome, 'executed', JSON.stringify(res.body.data));
   };
@@ -100,8 +111,13 @@ export async function pricesFlow(t: Test, eventStore: 'postgres' | 'esdb') {
 /** Events stored before prices were finer (micro-USD integers): the read models show them as they meant. */
 async function legacyEvents(t: Test, app: TestApp, userId: string, agentId: string) {
   await appendFacts(app, 'market-prices', [{ type: 'MarketPricesSet', data: { prices: { OLD: 1_500_000, OLDPEPE: 12 }, at: new Date().toISOString() } }]);
-  const list = (await api(app, 'PUT', '/api/admin/market/prices', { token: (await signIn(app, ADMIN)).accessToken, body: { prices: { DUST: 0.00000002 } } })).body.data.prices as Array<{ symbol: string; priceUsd: number }>;
-  t.match(Object.fromEntries(list.map((p) => [p.symbol, p.priceUsd])), { OLD: 1.5, OLDPEPE: 0.000012, DUST: 0.00000002 }, 'an old micro-USD price event reads as it meant');
+  const list = (await api(app, 'PUT', '/api/admin/market/prices', { token: (await signIn(app, ADMIN)).accessToken, body: { prices: { DUST: 0.00000002 } } }))
+    .body.data.prices as Array<{ symbol: string; priceUsd: number }>;
+  t.match(
+    Object.fromEntries(list.map((p) => [p.symbol, p.priceUsd])),
+    { OLD: 1.5, OLDPEPE: 0.000012, DUST: 0.00000002 },
+    'an old micro-USD price event reads as it meant',
+  );
   const at = new Date().toISOString();
   const tradeId = 'legacy-trade-1';
   const poolId = `${userId}.${agentId}.virtual`;
@@ -109,19 +125,45 @@ async function legacyEvents(t: Test, app: TestApp, userId: string, agentId: stri
     {
       type: 'TradeRequested',
       data: {
-        tradeId, poolId, token: 'BTC', decimals: 8, side: 'long', leverage: 5, notionalMicro: 1_000_000_000, entry: { kind: 'zone', lowMicro: 49_500_000_000, highMicro: 50_500_000_000 },
-        stopLossMicro: 48_000_000_000, targets: [{ tier: 1, priceMicro: 52_000_000_000, closeBps: 10_000, closesRest: true }], trailing: null, breakevenOnTarget: null,
-        slippageBps: 50, feeBps: 10, expiresAt: '2099-01-01T00:00:00.000Z', at,
+        tradeId,
+        poolId,
+        token: 'BTC',
+        decimals: 8,
+        side: 'long',
+        leverage: 5,
+        notionalMicro: 1_000_000_000,
+        entry: { kind: 'zone', lowMicro: 49_500_000_000, highMicro: 50_500_000_000 },
+        stopLossMicro: 48_000_000_000,
+        targets: [{ tier: 1, priceMicro: 52_000_000_000, closeBps: 10_000, closesRest: true }],
+        trailing: null,
+        breakevenOnTarget: null,
+        slippageBps: 50,
+        feeBps: 10,
+        expiresAt: '2099-01-01T00:00:00.000Z',
+        at,
       },
     },
     { type: 'TradeFilled', data: { tradeId, priceMicro: 50_000_000_000, sizeUnits: '2000000', marginMicro: 200_000_000, feeMicro: 1_000_000, at } },
     { type: 'StopMoved', data: { tradeId, stopMicro: 49_000_000_000, kind: 'STOP_LOSS', at } },
     {
       type: 'TradeClosed',
-      data: { tradeId, priceMicro: 51_000_000_000, closedUnits: '2000000', feeMicro: 1_020_000, realizedPnlMicro: 17_980_000, remainingUnits: '0', reason: 'USER', tier: null, totalRealizedPnlMicro: 17_980_000, at },
+      data: {
+        tradeId,
+        priceMicro: 51_000_000_000,
+        closedUnits: '2000000',
+        feeMicro: 1_020_000,
+        realizedPnlMicro: 17_980_000,
+        remainingUnits: '0',
+        reason: 'USER',
+        tier: null,
+        totalRealizedPnlMicro: 17_980_000,
+        at,
+      },
     },
   ]);
-  const items = (await api(app, 'GET', '/api/v1/trades', { token: (await signIn(app, 'prices-follower@example.test')).accessToken })).body.data.items as Array<Record<string, unknown>>;
+  const items = (await api(app, 'GET', '/api/v1/trades', { token: (await signIn(app, 'prices-follower@example.test')).accessToken })).body.data.items as Array<
+    Record<string, unknown>
+  >;
   t.match(
     items.find((i) => i.id === tradeId),
     { entry: { kind: 'zone', low: 49_500, high: 50_500 }, averageFillPrice: 50_000, stopLoss: { price: 49_000 }, status: 'closed', realizedPnlUsd: 17.98 },

@@ -28,7 +28,8 @@ export async function signalFlow(t: Test, eventStore: 'postgres' | 'esdb') {
 
 /** A client that keeps its sign-in refresh token, as the API specification allows, refreshes with it again and again; another user agent is refused. */
 async function keptRefreshToken(t: Test, app: TestApp, user: SignedIn) {
-  const refresh = (userAgent: string) => api(app, 'POST', '/api/auth/refresh', { headers: { 'user-agent': userAgent }, body: { refreshToken: user.refreshToken } });
+  const refresh = (userAgent: string) =>
+    api(app, 'POST', '/api/auth/refresh', { headers: { 'user-agent': userAgent }, body: { refreshToken: user.refreshToken } });
   for (let n = 1; n <= 3; n++) {
     const refreshed = await refresh(TEST_USER_AGENT);
     t.equal(refreshed.status, 200, `refresh ${n} with the sign-in's refresh token`);
@@ -57,7 +58,10 @@ async function listAndFollowSignalAgent(t: Test, app: TestApp, { developer, admi
 async function tradeFromSignals(t: Test, app: TestApp, { developer, admin, user }: People, { agentId, secret }: { agentId: string; secret: string }) {
   const deliver = (body: unknown) => {
     const signed = signWebhookBody({ secret, body, timestampMs: Date.now() });
-    return api(app, 'POST', `/api/v1/signals/${agentId}`, { body, headers: { 'x-svc-timestamp': signed.timestampHeader, 'x-svc-signature': signed.signatureHeader } });
+    return api(app, 'POST', `/api/v1/signals/${agentId}`, {
+      body,
+      headers: { 'x-svc-timestamp': signed.timestampHeader, 'x-svc-signature': signed.signatureHeader },
+    });
   };
   const opened = await deliver({ signalId: 'eth-1', action: 'open', side: 'long', token: 'ETH', leverage: 3, sizeUsd: 100, stopLoss: 2800 });
   t.equal(opened.status, 200, JSON.stringify(opened.body));
@@ -77,11 +81,20 @@ async function tradeFromSignals(t: Test, app: TestApp, { developer, admin, user 
   const after = await row();
   t.equal(after.allocationBalanceAudit.lockedMarginUsd, 0, 'the margin is released');
   t.ok(after.allocationBalanceAudit.realizedPnlUsd > 0, `the profit is realized (${after.allocationBalanceAudit.realizedPnlUsd} USD)`);
-  await until('the trade to be listed closed', async () => (await api(app, 'GET', '/api/v1/trades?status=closed', { token: user.accessToken })).body.data.items.length > 0);
+  await until(
+    'the trade to be listed closed',
+    async () => (await api(app, 'GET', '/api/v1/trades?status=closed', { token: user.accessToken })).body.data.items.length > 0,
+  );
   const trades = await api(app, 'GET', '/api/v1/trades', { token: user.accessToken });
   t.match(trades.body.data.items, [{ token: 'ETH', status: 'closed', closeReason: 'SIGNAL' }]);
   const inbox = await api(app, 'GET', `/api/v1/developers/agents/${agentId}/signals`, { token: developer.accessToken });
-  t.same(inbox.body.data.items.map((i: { signalId: string; outcome: string }) => [i.signalId, i.outcome]), [['eth-2', 'executed'], ['eth-1', 'executed']]);
+  t.same(
+    inbox.body.data.items.map((i: { signalId: string; outcome: string }) => [i.signalId, i.outcome]),
+    [
+      ['eth-2', 'executed'],
+      ['eth-1', 'executed'],
+    ],
+  );
   t.notOk(JSON.stringify(inbox.body).includes(user.userId), 'the inbox never shows the follower');
   t.ok(pool.length > 0);
 }

@@ -54,7 +54,9 @@ export async function expectSeen(
 ): Promise<Array<Record<string, any>>> {
   const wallet = await api(app, 'GET', '/api/v1/wallet', { token: user.accessToken });
   t.equal(wallet.status, 200, `${step}: GET /api/v1/wallet`);
-  const balances = Object.fromEntries((wallet.body.data.wallets as Array<{ walletContext: string; balanceUsd: number }>).map((w) => [w.walletContext, w.balanceUsd]));
+  const balances = Object.fromEntries(
+    (wallet.body.data.wallets as Array<{ walletContext: string; balanceUsd: number }>).map((w) => [w.walletContext, w.balanceUsd]),
+  );
   t.same(balances, expected.wallet, `${step}: the wallet's balances`);
   const subs = await api(app, 'GET', SUBS, { token: user.accessToken });
   t.equal(subs.status, 200, `${step}: GET subscriptions`);

@@ -23,7 +23,8 @@ interface LotJson {
  */
 export async function walletPrices(t: Test, app: TestApp, setPrices: (prices: Record<string, number>) => Promise<unknown>) {
   const user = await signIn(app, 'prices-wallet@example.test');
-  const post = (path: string, body: Record<string, unknown>) => api(app, 'POST', path, { token: user.accessToken, body: { walletContext: 'virtual', ...body } });
+  const post = (path: string, body: Record<string, unknown>) =>
+    api(app, 'POST', path, { token: user.accessToken, body: { walletContext: 'virtual', ...body } });
   const lotsOf = async (token: string, mint: string): Promise<LotJson[]> => {
     const wallet = (await api(app, 'GET', '/api/v1/wallet', { token })).body.data as { positions: Array<{ mint: string; lots: LotJson[] }> };
     return wallet.positions.find((p) => p.mint === mint)?.lots ?? [];
@@ -33,7 +34,13 @@ export async function walletPrices(t: Test, app: TestApp, setPrices: (prices: Re
   // 115 USD at 0.0000115 buys exactly 10,000,000 PEPE; a stop 10 % below the average: 0.00001035.
   const bought = await post('/api/v1/wallet/buy', { mint: 'PEPE', amountUsd: 115, stopLoss: { percent: 10 } });
   t.equal(bought.status, 200, JSON.stringify(bought.body));
-  t.match(bought.body.data, { side: 'buy', amount: 10_000_000, priceUsd: 0.0000115, amountUsd: 115, message: 'Bought 10000000 PEPE for 115 USD at 0.0000115 USD each' });
+  t.match(bought.body.data, {
+    side: 'buy',
+    amount: 10_000_000,
+    priceUsd: 0.0000115,
+    amountUsd: 115,
+    message: 'Bought 10000000 PEPE for 115 USD at 0.0000115 USD each',
+  });
   let lots: LotJson[] = [];
   await until('the PEPE lot to be listed', async () => (lots = await lotsOf(user.accessToken, 'PEPE')).length === 1);
   t.match(lots[0], { amount: 10_000_000, averagePriceUsd: 0.0000115, costUsd: 115, stopLossUsd: 0.00001035 }, 'the lot shows the exact price and stop');
@@ -67,15 +74,35 @@ export async function walletPrices(t: Test, app: TestApp, setPrices: (prices: Re
   const legacy = await signIn(app, 'prices-wallet-legacy@example.test');
   const at = new Date().toISOString();
   const plan = {
-    transferId: 'legacy-buy', amountMicro: 300_000_000,
+    transferId: 'legacy-buy',
+    amountMicro: 300_000_000,
     from: { kind: 'wallet', userId: legacy.userId, walletContext: 'virtual' },
     to: { kind: 'lots', userId: legacy.userId, walletContext: 'virtual', mint: 'SOL', levels: { stopLoss: { priceMicro: 120_000_000 } } },
   };
   await appendFacts(app, `wallet-${legacy.userId}`, [
     { type: 'WalletOpened', data: { virtualStartMicro: 10_000_000_000, openedAt: at } },
     { type: 'WalletDebited', data: { transfer: plan } },
-    { type: 'LotOpened', data: { transferId: 'legacy-buy', walletContext: 'virtual', mint: 'SOL', txId: 'tx-legacy', priceMicro: 150_000_000, units: 2_000_000, usdMicro: 300_000_000, costMicro: 300_000_000, openedAt: at, stopLossMicro: 120_000_000, takeProfitMicro: 180_000_001 } },
+    {
+      type: 'LotOpened',
+      data: {
+        transferId: 'legacy-buy',
+        walletContext: 'virtual',
+        mint: 'SOL',
+        txId: 'tx-legacy',
+        priceMicro: 150_000_000,
+        units: 2_000_000,
+        usdMicro: 300_000_000,
+        costMicro: 300_000_000,
+        openedAt: at,
+        stopLossMicro: 120_000_000,
+        takeProfitMicro: 180_000_001,
+      },
+    },
   ]);
   await until('the legacy lot to be listed', async () => (lots = await lotsOf(legacy.accessToken, 'SOL')).length === 1);
-  t.match(lots[0], { lotId: 'legacy-buy', amount: 2, averagePriceUsd: 150, costUsd: 300, stopLossUsd: 120, takeProfitUsd: 180.000001 }, 'an old micro-USD lot reads as it meant');
+  t.match(
+    lots[0],
+    { lotId: 'legacy-buy', amount: 2, averagePriceUsd: 150, costUsd: 300, stopLossUsd: 120, takeProfitUsd: 180.000001 },
+    'an old micro-USD lot reads as it meant',
+  );
 }

@@ -34,10 +34,22 @@ t.test('append batches', async (t) => {
       store.append('b-new-2', [ev('Y'), ev('Z')], { expectedRevision: 'any' }),
     ]);
     const ok = results.map((r) => (r.status === 'fulfilled' ? r.value : t.fail(String(r.reason)))) as AppendResult[];
-    t.same(ok.map((r) => r.nextRevision), [0n, 2n, 1n]);
+    t.same(
+      ok.map((r) => r.nextRevision),
+      [0n, 2n, 1n],
+    );
     t.equal(new Set(ok.map((r) => r.position.commit)).size, 1, 'one transaction id: one batch, one commit');
-    t.same((await store.readStream('b-existing')).map((e) => e.type), ['A', 'B', 'C']);
-    t.same((await store.readStream('b-new-2')).map((e) => [e.revision, e.type]), [[0n, 'Y'], [1n, 'Z']]);
+    t.same(
+      (await store.readStream('b-existing')).map((e) => e.type),
+      ['A', 'B', 'C'],
+    );
+    t.same(
+      (await store.readStream('b-new-2')).map((e) => [e.revision, e.type]),
+      [
+        [0n, 'Y'],
+        [1n, 'Z'],
+      ],
+    );
   });
 
   await t.test('a wrong revision fails that append alone; two appends to one stream are ordered', async (t) => {
@@ -54,7 +66,10 @@ t.test('append batches', async (t) => {
     t.match(results[2], { status: 'fulfilled', value: { nextRevision: 1n } });
     t.match(results[3], { status: 'rejected', reason: { name: 'ConcurrencyError', actualRevision: 1n } }, 'the second sees the first');
     t.match(results[4], { status: 'fulfilled', value: { nextRevision: 2n } });
-    t.same((await store.readStream('b-conflict')).map((e) => e.type), ['A', 'First', 'Must exist']);
+    t.same(
+      (await store.readStream('b-conflict')).map((e) => e.type),
+      ['A', 'First', 'Must exist'],
+    );
   });
 
   await t.test('an append the server refuses fails alone; the rest of its batch is written', async (t) => {
@@ -80,7 +95,13 @@ t.test('append batches', async (t) => {
       store.readStream('r-two'),
       store.readStream('r-one', { fromRevision: 1n }),
     ]);
-    t.match(one, { status: 'fulfilled', value: [{ type: 'A', revision: 0n }, { type: 'B', revision: 1n }] });
+    t.match(one, {
+      status: 'fulfilled',
+      value: [
+        { type: 'A', revision: 0n },
+        { type: 'B', revision: 1n },
+      ],
+    });
     t.match(bad, { status: 'rejected', reason: { code: '22021' } });
     t.match(two, { status: 'fulfilled', value: [{ type: 'C' }] });
     t.match(tail, { status: 'fulfilled', value: [{ type: 'B' }] });
@@ -92,32 +113,47 @@ t.test('append batches', async (t) => {
     await other.connect();
     t.teardown(() => other.end());
     const appendOther = (stream: string) =>
-      other.query(
-        `SELECT * FROM append_events($1, 'no_stream', NULL, ARRAY[gen_random_uuid()], ARRAY['Other'], ARRAY['{}'::jsonb], ARRAY[$2::jsonb])`,
-        [stream, JSON.stringify(metadata)],
-      );
+      other.query(`SELECT * FROM append_events($1, 'no_stream', NULL, ARRAY[gen_random_uuid()], ARRAY['Other'], ARRAY['{}'::jsonb], ARRAY[$2::jsonb])`, [
+        stream,
+        JSON.stringify(metadata),
+      ]);
 
     // The other writer commits: ours loses, with the committed revision.
     await other.query('BEGIN');
     await appendOther('b-held-1');
     // Settled at once: the outcome may arrive while the test still awaits the COMMIT.
-    const losing = store.append('b-held-1', [ev('Ours')], { expectedRevision: 'no_stream' }).then((r) => r, (e: unknown) => e);
-    const bystander = store.append('b-held-free', [ev('Ours')], { expectedRevision: 'no_stream' }).then((r) => r, (e: unknown) => e);
+    const losing = store.append('b-held-1', [ev('Ours')], { expectedRevision: 'no_stream' }).then(
+      (r) => r,
+      (e: unknown) => e,
+    );
+    const bystander = store.append('b-held-free', [ev('Ours')], { expectedRevision: 'no_stream' }).then(
+      (r) => r,
+      (e: unknown) => e,
+    );
     await new Promise((r) => setTimeout(r, 100));
     await other.query('COMMIT');
     t.type(await losing, ConcurrencyError);
     t.match(await losing, { actualRevision: 0n });
     t.match(await bystander, { nextRevision: 0n });
-    t.same((await store.readStream('b-held-1')).map((e) => e.type), ['Other']);
+    t.same(
+      (await store.readStream('b-held-1')).map((e) => e.type),
+      ['Other'],
+    );
 
     // The other writer rolls back: ours is written.
     await other.query('BEGIN');
     await appendOther('b-held-2');
-    const winning = store.append('b-held-2', [ev('Ours')], { expectedRevision: 'no_stream' }).then((r) => r, (e: unknown) => e);
+    const winning = store.append('b-held-2', [ev('Ours')], { expectedRevision: 'no_stream' }).then(
+      (r) => r,
+      (e: unknown) => e,
+    );
     await new Promise((r) => setTimeout(r, 100));
     await other.query('ROLLBACK');
     t.match(await winning, { nextRevision: 0n });
-    t.same((await store.readStream('b-held-2')).map((e) => e.type), ['Ours']);
+    t.same(
+      (await store.readStream('b-held-2')).map((e) => e.type),
+      ['Ours'],
+    );
   });
 
   await t.test('many writers, two stores: every stream ends dense, every success is there once', async (t) => {
@@ -143,7 +179,11 @@ t.test('append batches', async (t) => {
     const all = (await Promise.all([0, 1, 2, 3, 4].map((i) => store.readStream(`b-race-${i}`)))).flat();
     for (let i = 0; i < 5; i++) {
       const revisions = all.filter((e) => e.streamName === `b-race-${i}`).map((e) => e.revision);
-      t.same(revisions, revisions.map((_, k) => BigInt(k)), `b-race-${i} is dense`);
+      t.same(
+        revisions,
+        revisions.map((_, k) => BigInt(k)),
+        `b-race-${i} is dense`,
+      );
     }
     t.same(all.map((e) => (e.data as { id: string }).id).sort(), [...written].sort(), 'exactly the acknowledged appends');
     t.ok(written.length >= 5, `${written.length} appends won`);

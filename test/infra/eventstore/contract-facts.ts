@@ -14,12 +14,17 @@ export function readAllFactsContract(t: TapTest, store: EventStore): void {
     const occurredAt = '2025-03-01T10:00:00.000Z';
     await store.append(a, [ev('A0', { n: 0 }), ev('A1', { n: 1 })], { expectedRevision: 'no_stream' });
     await store.append(other, [ev('O0', { n: 2 })], { expectedRevision: 'no_stream' });
-    await store.append(b, [ev('B0', { nested: { list: [1, 'two'] } }, { metadata: { correlationId: 'c', actor: 'system:contract', occurredAt } })], { expectedRevision: 'no_stream' });
+    await store.append(b, [ev('B0', { nested: { list: [1, 'two'] } }, { metadata: { correlationId: 'c', actor: 'system:contract', occurredAt } })], {
+      expectedRevision: 'no_stream',
+    });
     await store.append(other, [ev('O1')], { expectedRevision: 0n });
     await store.append(a, [ev('A2')], { expectedRevision: 1n });
     const { all } = await readAllUntil(store, from, new Set([a, b, other]), 6);
     const expected = all.filter((e) => e.streamName.startsWith(prefix)).map(asFact);
-    t.same(expected.map((f) => f.type), ['A0', 'A1', 'B0', 'A2']);
+    t.same(
+      expected.map((f) => f.type),
+      ['A0', 'A1', 'B0', 'A2'],
+    );
 
     const facts = await store.readAllFacts({ fromPosition: from, maxCount: 1000, streamPrefix: prefix });
     t.same(facts.map(asFact), expected, "the prefix's events of readAll, in its order, at its positions, with their data");

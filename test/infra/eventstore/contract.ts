@@ -42,8 +42,16 @@ export function eventStoreContract(t: TapTest, name: string, makeStore: () => Pr
       const r = await store.append(s, events, { expectedRevision: 'no_stream' });
       t.equal(r.nextRevision, 2n, 'revision of the last event');
       const read = await store.readStream(s);
-      t.same(summary(read), [[s, 'Opened', 0n], [s, 'Renamed', 1n], [s, 'Closed', 2n]]);
-      t.same(read.map((e) => e.id), events.map((e) => e.id), 'ids are kept');
+      t.same(summary(read), [
+        [s, 'Opened', 0n],
+        [s, 'Renamed', 1n],
+        [s, 'Closed', 2n],
+      ]);
+      t.same(
+        read.map((e) => e.id),
+        events.map((e) => e.id),
+        'ids are kept',
+      );
       t.same(r.position, read[2]!.position, 'the append reports the position of its last event');
       t.ok(strictlyIncreasing(read), 'positions increase within the stream');
       const one = await store.append(uniq('single'), [ev('Single')], { expectedRevision: 'no_stream' });
@@ -61,7 +69,10 @@ export function eventStoreContract(t: TapTest, name: string, makeStore: () => Pr
       t.equal((await store.append(s, [ev('A'), ev('B')], { expectedRevision: 'no_stream' })).nextRevision, 1n);
       t.equal((await store.append(s, [ev('C')], { expectedRevision: 1n })).nextRevision, 2n);
       t.equal((await store.append(s, [ev('D'), ev('E')], { expectedRevision: 2n })).nextRevision, 4n);
-      t.same((await store.readStream(s)).map((e) => e.type), ['A', 'B', 'C', 'D', 'E']);
+      t.same(
+        (await store.readStream(s)).map((e) => e.type),
+        ['A', 'B', 'C', 'D', 'E'],
+      );
     });
 
     t.test('a wrong expected revision on an existing stream is a ConcurrencyError', async (t) => {
@@ -97,12 +108,19 @@ export function eventStoreContract(t: TapTest, name: string, makeStore: () => Pr
       t.equal((await store.append(s, [ev('A')], { expectedRevision: 'any' })).nextRevision, 0n);
       t.equal((await store.append(s, [ev('B')], { expectedRevision: 'any' })).nextRevision, 1n);
       t.equal((await store.append(s, [ev('C'), ev('D')], { expectedRevision: 'any' })).nextRevision, 3n);
-      t.same((await store.readStream(s)).map((e) => e.type), ['A', 'B', 'C', 'D']);
+      t.same(
+        (await store.readStream(s)).map((e) => e.type),
+        ['A', 'B', 'C', 'D'],
+      );
     });
 
     t.test('readStream forwards and backwards with fromRevision and maxCount', async (t) => {
       const s = uniq('read');
-      await store.append(s, ['E0', 'E1', 'E2', 'E3', 'E4'].map((type) => ev(type)), { expectedRevision: 'no_stream' });
+      await store.append(
+        s,
+        ['E0', 'E1', 'E2', 'E3', 'E4'].map((type) => ev(type)),
+        { expectedRevision: 'no_stream' },
+      );
       const revs = async (o: Parameters<EventStore['readStream']>[1]) => (await store.readStream(s, o)).map((e) => e.revision);
       t.same(await revs({}), [0n, 1n, 2n, 3n, 4n], 'forwards by default');
       t.same(await revs({ fromRevision: 2n }), [2n, 3n, 4n], 'forwards from a revision, inclusive');
@@ -124,15 +142,35 @@ export function eventStoreContract(t: TapTest, name: string, makeStore: () => Pr
 
     t.test('data and metadata round-trip', async (t) => {
       const s = uniq('roundtrip');
-      const data = { text: 'Zürich ✓ 東京 "quoted"\n', n: 42.5, neg: -7, big: '123456789012345678901', yes: true, no: false, none: null, list: [1, 'two', { three: [3] }], empty: {} };
-      const metadata = { correlationId: 'req-1', causationId: 'cmd-9', actor: 'user:42', occurredAt: '2025-03-01T10:00:00.000Z', tenant: 't-1', nested: { a: [1, 2] } };
+      const data = {
+        text: 'Zürich ✓ 東京 "quoted"\n',
+        n: 42.5,
+        neg: -7,
+        big: '123456789012345678901',
+        yes: true,
+        no: false,
+        none: null,
+        list: [1, 'two', { three: [3] }],
+        empty: {},
+      };
+      const metadata = {
+        correlationId: 'req-1',
+        causationId: 'cmd-9',
+        actor: 'user:42',
+        occurredAt: '2025-03-01T10:00:00.000Z',
+        tenant: 't-1',
+        nested: { a: [1, 2] },
+      };
       const from = await mark(store);
       const before = Date.now();
       await store.append(s, [ev('Typed.v2', data, { metadata })], { expectedRevision: 'no_stream' });
       const after = Date.now();
       const [fromStream] = await store.readStream(s);
       const [fromAll] = (await readAllUntil(store, from, new Set([s]), 1)).mine;
-      for (const [where, e] of [['readStream', fromStream], ['readAll', fromAll]] as const) {
+      for (const [where, e] of [
+        ['readStream', fromStream],
+        ['readAll', fromAll],
+      ] as const) {
         t.same(e?.data, data, `${where}: data`);
         t.same(e?.metadata, metadata, `${where}: metadata`);
         t.equal(e?.type, 'Typed.v2', `${where}: type`);
@@ -155,25 +193,59 @@ export function eventStoreContract(t: TapTest, name: string, makeStore: () => Pr
         await store.append(a, [ev('A2'), ev('A3')], { expectedRevision: 1n }),
       ];
       const { all, mine } = await readAllUntil(store, from, streams, 9);
-      t.same(mine.map((e) => e.type), ['A0', 'B0', 'A1', 'C0', 'C1', 'C2', 'B1', 'A2', 'A3'], 'append order');
-      t.ok(all.every((e) => comparePositions(e.position, from) > 0), 'exclusive: only events after fromPosition');
+      t.same(
+        mine.map((e) => e.type),
+        ['A0', 'B0', 'A1', 'C0', 'C1', 'C2', 'B1', 'A2', 'A3'],
+        'append order',
+      );
+      t.ok(
+        all.every((e) => comparePositions(e.position, from) > 0),
+        'exclusive: only events after fromPosition',
+      );
       t.ok(strictlyIncreasing(all), 'positions strictly increase');
-      t.notOk(all.some((e) => e.type.startsWith('$')), 'no system events');
+      t.notOk(
+        all.some((e) => e.type.startsWith('$')),
+        'no system events',
+      );
       const lastOf = ['A0', 'B0', 'A1', 'C2', 'B1', 'A3'].map((type) => mine.find((e) => e.type === type)!.position);
-      t.same(results.map((r) => r.position), lastOf, 'append positions are the positions readAll reports');
+      t.same(
+        results.map((r) => r.position),
+        lastOf,
+        'append positions are the positions readAll reports',
+      );
       const streamRead = byId([...(await store.readStream(a)), ...(await store.readStream(b)), ...(await store.readStream(c))]);
-      t.ok(mine.every((e) => comparePositions(streamRead.get(e.id)!.position, e.position) === 0), 'readStream reports the same positions');
+      t.ok(
+        mine.every((e) => comparePositions(streamRead.get(e.id)!.position, e.position) === 0),
+        'readStream reports the same positions',
+      );
 
       const afterA0 = (await store.readAll({ fromPosition: mine[0]!.position, maxCount: 1000 })).filter((e) => streams.has(e.streamName));
-      t.same(afterA0.map((e) => e.type), mine.slice(1).map((e) => e.type), 'the event at fromPosition is not repeated');
+      t.same(
+        afterA0.map((e) => e.type),
+        mine.slice(1).map((e) => e.type),
+        'the event at fromPosition is not repeated',
+      );
 
       const pages = await pageAll(store, from, 2);
-      t.ok(pages.every((p) => p.length <= 2), 'no page exceeds maxCount');
-      t.ok(pages.slice(0, -1).every((p) => p.length === 2), 'only the last page is short');
+      t.ok(
+        pages.every((p) => p.length <= 2),
+        'no page exceeds maxCount',
+      );
+      t.ok(
+        pages.slice(0, -1).every((p) => p.length === 2),
+        'only the last page is short',
+      );
       const paged = pages.flat();
       t.ok(strictlyIncreasing(paged), 'pages continue each other without overlap');
-      t.same(paged.slice(0, all.length).map((e) => e.id), all.map((e) => e.id), 'paging reads what one read does');
-      t.same(paged.filter((e) => streams.has(e.streamName)).map((e) => e.id), mine.map((e) => e.id));
+      t.same(
+        paged.slice(0, all.length).map((e) => e.id),
+        all.map((e) => e.id),
+        'paging reads what one read does',
+      );
+      t.same(
+        paged.filter((e) => streams.has(e.streamName)).map((e) => e.id),
+        mine.map((e) => e.id),
+      );
 
       const [first] = await store.readAll({ fromPosition: START, maxCount: 1 });
       const [defaulted] = await store.readAll({ maxCount: 1 });
@@ -194,7 +266,11 @@ export function eventStoreContract(t: TapTest, name: string, makeStore: () => Pr
       const [first] = await store.readAll({ maxCount: 1 });
       t.equal((await reader.next()).id, first!.id, 'starts at the first event of the log');
       const caught = await reader.take(streams, 3, 120_000);
-      t.same(caught.map((e) => e.type), ['A0', 'A1', 'B0'], 'catch-up');
+      t.same(
+        caught.map((e) => e.type),
+        ['A0', 'A1', 'B0'],
+        'catch-up',
+      );
       await Promise.all([
         store.append(a, [ev('A2'), ev('A3')], { expectedRevision: 1n }),
         store.append(b, [ev('B1')], { expectedRevision: 0n }),
@@ -202,21 +278,36 @@ export function eventStoreContract(t: TapTest, name: string, makeStore: () => Pr
       ]);
       const live = await reader.take(streams, 3);
       const expected = (await readAllUntil(store, from, streams, 6)).mine;
-      t.same([...caught, ...live].map((e) => e.id), expected.map((e) => e.id), 'same order as readAll');
+      t.same(
+        [...caught, ...live].map((e) => e.id),
+        expected.map((e) => e.id),
+        'same order as readAll',
+      );
       t.ok(strictlyIncreasing(reader.received), 'every received position is later than the one before');
-      t.notOk(reader.received.some((e) => e.type.startsWith('$')), 'no system events');
+      t.notOk(
+        reader.received.some((e) => e.type.startsWith('$')),
+        'no system events',
+      );
       t.same(new Set(reader.received.map((e) => e.id)).size, reader.received.length, 'no event twice');
     });
 
     t.test('subscribeAll from a position starts after it', async (t) => {
       const s = uniq('mid');
-      await store.append(s, ['E0', 'E1', 'E2', 'E3'].map((type) => ev(type)), { expectedRevision: 'no_stream' });
+      await store.append(
+        s,
+        ['E0', 'E1', 'E2', 'E3'].map((type) => ev(type)),
+        { expectedRevision: 'no_stream' },
+      );
       const events = await store.readStream(s);
       const from = events[1]!.position;
       const reader = new SubReader(store.subscribeAll({ fromPosition: from }));
       t.teardown(() => reader.subscription.close());
       const caught = await reader.take(new Set([s]), 2);
-      t.same(caught.map((e) => e.type), ['E2', 'E3'], 'exclusive of fromPosition');
+      t.same(
+        caught.map((e) => e.type),
+        ['E2', 'E3'],
+        'exclusive of fromPosition',
+      );
       t.ok(comparePositions(reader.received[0]!.position, from) > 0, 'nothing at or before fromPosition');
       await store.append(s, [ev('E4')], { expectedRevision: 3n });
       const [live] = await reader.take(new Set([s]), 1);
@@ -242,9 +333,16 @@ export function eventStoreContract(t: TapTest, name: string, makeStore: () => Pr
         store.append(b, [ev('B?')], { expectedRevision: 'any' }),
       ]);
       const [s1, s2] = await Promise.all([r1.take(streams, 5), r2.take(streams, 5)]);
-      t.same(s1.map((e) => [e.id, e.position]), s2.map((e) => [e.id, e.position]));
+      t.same(
+        s1.map((e) => [e.id, e.position]),
+        s2.map((e) => [e.id, e.position]),
+      );
       const expected = (await readAllUntil(store, from, streams, 5)).mine;
-      t.same(s1.map((e) => e.id), expected.map((e) => e.id), 'in readAll order');
+      t.same(
+        s1.map((e) => e.id),
+        expected.map((e) => e.id),
+        'in readAll order',
+      );
     });
 
     t.test('close() ends iteration', async (t) => {
@@ -275,7 +373,10 @@ export function eventStoreContract(t: TapTest, name: string, makeStore: () => Pr
       await delay(300);
       await looped.close();
       const seen = await withTimeout(loop, 5_000, 'a for await loop after close()');
-      t.ok(seen.some((e) => e.streamName === s), 'a for await loop receives, then ends on close()');
+      t.ok(
+        seen.some((e) => e.streamName === s),
+        'a for await loop receives, then ends on close()',
+      );
 
       const unused = store.subscribeAll({ fromPosition: from });
       await unused.close();
@@ -300,9 +401,14 @@ export function eventStoreContract(t: TapTest, name: string, makeStore: () => Pr
       t.equal(read[1]!.id, contenders[settled.findIndex((r) => r.status === 'fulfilled')]!.id, "the winner's event");
 
       const fresh = uniq('race-new');
-      const creators = await Promise.allSettled(Array.from({ length: 6 }, (_, i) => store.append(fresh, [ev(`Create${i}`)], { expectedRevision: 'no_stream' })));
+      const creators = await Promise.allSettled(
+        Array.from({ length: 6 }, (_, i) => store.append(fresh, [ev(`Create${i}`)], { expectedRevision: 'no_stream' })),
+      );
       t.equal(creators.filter((r) => r.status === 'fulfilled').length, 1, 'one creator wins');
-      t.ok(creators.every((r) => r.status === 'fulfilled' || (r.reason?.code === 'CONCURRENCY_CONFLICT' && r.reason?.actualRevision === 0n)), 'the others conflict at revision 0');
+      t.ok(
+        creators.every((r) => r.status === 'fulfilled' || (r.reason?.code === 'CONCURRENCY_CONFLICT' && r.reason?.actualRevision === 0n)),
+        'the others conflict at revision 0',
+      );
       t.equal((await store.readStream(fresh)).length, 1);
     });
   });

@@ -80,7 +80,13 @@ t.test('parseTimestamptz gives what pg parses, for every shape PostgreSQL writes
       await client.query(`SET TimeZone = '${zone}'`);
       await client.query(`SET DateStyle = '${style}'`);
       const texts = [
-        ...(await client.query({ text: `SELECT ${values.map((v) => `(${v})::timestamptz`).join(', ')}`, rowMode: 'array', types: { getTypeParser: () => (v: string) => v } })).rows[0],
+        ...(
+          await client.query({
+            text: `SELECT ${values.map((v) => `(${v})::timestamptz`).join(', ')}`,
+            rowMode: 'array',
+            types: { getTypeParser: () => (v: string) => v },
+          })
+        ).rows[0],
         ...(await client.query({ text: random, rowMode: 'array', types: { getTypeParser: () => (v: string) => v } })).rows.map((r) => r[0]),
       ] as string[];
       await client.end();
@@ -89,7 +95,18 @@ t.test('parseTimestamptz gives what pg parses, for every shape PostgreSQL writes
       compared += texts.length;
     }
   }
-  const odd = ['', 'garbage', '2026-11-23T09:00:00Z', '2026-11-23 09:00:00Z', '2026-11-23 09:00:00.1234567+00', '2026-1x-23 09:00:00+00', '2026-11-23 09:00:00+0', '2026-11-23 09:00:00+05:3', '2026-11-23 09:00:00.+00', '2026-11-23 09:00:00 +00'];
+  const odd = [
+    '',
+    'garbage',
+    '2026-11-23T09:00:00Z',
+    '2026-11-23 09:00:00Z',
+    '2026-11-23 09:00:00.1234567+00',
+    '2026-1x-23 09:00:00+00',
+    '2026-11-23 09:00:00+0',
+    '2026-11-23 09:00:00+05:3',
+    '2026-11-23 09:00:00.+00',
+    '2026-11-23 09:00:00 +00',
+  ];
   for (const s of odd) t.ok(same(parseTimestamptz(s), pgParser(s)), `not PostgreSQL's output, still as pg parses it: ${JSON.stringify(s)}`);
   t.comment(`${compared} timestamps compared`);
 });
@@ -107,8 +124,14 @@ t.test('every event read returns what the former decoding returned, field for fi
   t.teardown(() => store.close());
 
   const meta = { correlationId: 'c-ü', actor: 'system:decoding', occurredAt: new Date(0).toISOString(), extra: { nested: ['✓'] } };
-  await store.append('tricky-1', tricky.map((data, i) => ({ type: `Tricky.v${i}`, data, metadata: meta })), { expectedRevision: 'no_stream' });
-  await store.append('tricky-2 ✓', [{ type: 'Ünïcode type', data: tricky[0], metadata: { ...meta, correlationId: '👩‍👩‍👧‍👦' } }], { expectedRevision: 'no_stream' });
+  await store.append(
+    'tricky-1',
+    tricky.map((data, i) => ({ type: `Tricky.v${i}`, data, metadata: meta })),
+    { expectedRevision: 'no_stream' },
+  );
+  await store.append('tricky-2 ✓', [{ type: 'Ünïcode type', data: tricky[0], metadata: { ...meta, correlationId: '👩‍👩‍👧‍👦' } }], {
+    expectedRevision: 'no_stream',
+  });
   // Rows only a hand-written insert makes: created_at at the edges, transaction ids across powers of ten.
   await pool.query(`INSERT INTO events (transaction_id, stream_name, revision, event_id, event_type, data, metadata, created_at) VALUES
     ('9', 'edge', 0, gen_random_uuid(), 'Edge', '{"n": 99999999999999999999999}', '{}', 'infinity'),
@@ -149,8 +172,17 @@ t.test('every event read returns what the former decoding returned, field for fi
   }
 
   // The facts: the same decoding of the columns they keep; `occurredAt` read out of the metadata.
-  const factOf = (e: RecordedEvent) => ({ streamName: e.streamName, position: e.position, type: e.type, data: e.data, metadata: { occurredAt: e.metadata.occurredAt } });
-  for (const [streamPrefix, want] of [[undefined, expected], ['tricky-', expected.filter((e) => e.streamName.startsWith('tricky-'))]] as const) {
+  const factOf = (e: RecordedEvent) => ({
+    streamName: e.streamName,
+    position: e.position,
+    type: e.type,
+    data: e.data,
+    metadata: { occurredAt: e.metadata.occurredAt },
+  });
+  for (const [streamPrefix, want] of [
+    [undefined, expected],
+    ['tricky-', expected.filter((e) => e.streamName.startsWith('tricky-'))],
+  ] as const) {
     const facts = await store.readAllFacts({ maxCount: 1000, streamPrefix });
     strictlyEqual(t, facts, want.map(factOf), `readAllFacts${streamPrefix ? ` of ${streamPrefix}` : ''}`);
   }

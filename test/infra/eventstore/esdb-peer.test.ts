@@ -89,7 +89,10 @@ for (const path of ['BatchAppend', 'Append'] as const) {
     t.same(await client.appendToStream(s, e('C', id3), { expectedRevision: 1n }), third, 'exact revision retry');
     t.same(await client.appendToStream(s, e('C', id3), { expectedRevision: 'any' }), third, 'any retry');
     t.equal(peer.store.log.length, logLength + 1, 'retries wrote nothing');
-    t.same((await collect(client.readStream(s))).map((r: ResolvedEvent) => r.event?.id), [id1, id2, id3]);
+    t.same(
+      (await collect(client.readStream(s))).map((r: ResolvedEvent) => r.event?.id),
+      [id1, id2, id3],
+    );
     const partial = await client.appendToStream(s, [e('A', id1), e('New')], { expectedRevision: NO_STREAM }).catch((x: unknown) => x);
     t.match(partial, { actualVersion: 2n, expectedVersion: 'no_stream' }, 'a partial repeat is a wrong expected version');
     const other = await client.appendToStream(s, e('Other'), { expectedRevision: 1n }).catch((x: unknown) => x);
@@ -124,7 +127,11 @@ t.test('created decodes to the write time and positions match the log', async (t
 t.test('stream reads backwards, and stream_not_found', async (t) => {
   const { client } = await open(t);
   const s = name('back');
-  await client.appendToStream(s, ['E0', 'E1', 'E2', 'E3', 'E4'].map((x) => e(x)), { expectedRevision: NO_STREAM });
+  await client.appendToStream(
+    s,
+    ['E0', 'E1', 'E2', 'E3', 'E4'].map((x) => e(x)),
+    { expectedRevision: NO_STREAM },
+  );
   const revs = async (o: Parameters<typeof client.readStream>[1]) => (await collect(client.readStream(s, o))).map((r: ResolvedEvent) => r.event?.revision);
   t.same(await revs({ direction: BACKWARDS, fromRevision: END }), [4n, 3n, 2n, 1n, 0n]);
   t.same(await revs({ direction: BACKWARDS, fromRevision: 2n, maxCount: 2 }), [2n, 1n]);
@@ -138,12 +145,22 @@ t.test('stream reads backwards, and stream_not_found', async (t) => {
 
 t.test('$all reads: forwards inclusive, backwards exclusive, system events included', async (t) => {
   const { peer, client } = await open(t);
-  await client.appendToStream(name('all'), ['A', 'B', 'C'].map((x) => e(x)));
+  await client.appendToStream(
+    name('all'),
+    ['A', 'B', 'C'].map((x) => e(x)),
+  );
   const log = peer.store.log;
   const positions = (rs: ResolvedEvent[]) => rs.map((r) => r.event!.position!.commit);
   const all = await collect(client.readAll());
-  t.same(positions(all), log.map((x) => x.position), 'the whole log in order');
-  t.ok(all.some((r) => r.event!.type.startsWith('$')), 'a fresh server has system events');
+  t.same(
+    positions(all),
+    log.map((x) => x.position),
+    'the whole log in order',
+  );
+  t.ok(
+    all.some((r) => r.event!.type.startsWith('$')),
+    'a fresh server has system events',
+  );
   const at = { commit: log[2]!.position, prepare: log[2]!.position };
   t.same(positions(await collect(client.readAll({ fromPosition: at, maxCount: 2 }))), [log[2]!.position, log[3]!.position]);
   t.same(positions(await collect(client.readAll({ fromPosition: at, direction: BACKWARDS }))), [log[1]!.position, log[0]!.position]);
@@ -169,12 +186,19 @@ t.test('subscribeToAll with a filter: confirmation, matching events, checkpoints
   const got = [await next(), await next(), await next()];
   await withTimeout(confirmed, 1_000, 'confirmation');
   t.match(sub.id, /^[0-9a-f-]{36}$/, 'the confirmation carries a subscription id');
-  t.same(got.map((x) => x.type), ['E0', 'E2', 'E4'], 'only matching streams, in order');
+  t.same(
+    got.map((x) => x.type),
+    ['E0', 'E2', 'E4'],
+    'only matching streams, in order',
+  );
   await withTimeout(caughtUp, 5_000, 'caughtUp after the catch-up');
   const considered = peer.store.log.length;
   t.equal(checkpoints.length, Math.floor(considered / 2), 'a checkpoint every 2 considered events (1 × window 2)');
   const logPositions = new Set(peer.store.log.map((x) => x.position));
-  t.ok(checkpoints.every((p) => p.commit === p.prepare && logPositions.has(p.commit)), 'checkpoints are log positions');
+  t.ok(
+    checkpoints.every((p) => p.commit === p.prepare && logPositions.has(p.commit)),
+    'checkpoints are log positions',
+  );
   await client.appendToStream(name('other'), e('Skipped'));
   await client.appendToStream(`${prefix}-live`, e('Live'));
   const live = await next();
@@ -188,7 +212,10 @@ t.test('subscribeToAll with a filter: confirmation, matching events, checkpoints
 t.test('subscribeToAll event-type filters, exclusive start, subscribeToStream', async (t) => {
   const { client } = await open(t);
   const s = name('types');
-  await client.appendToStream(s, ['Keep.A', 'Drop', 'Keep.B'].map((x) => e(x)));
+  await client.appendToStream(
+    s,
+    ['Keep.A', 'Drop', 'Keep.B'].map((x) => e(x)),
+  );
   const firstOf = async (sub: AsyncIterable<ResolvedEvent>, n: number) => {
     const out: string[] = [];
     for await (const r of sub) if (out.push(`${r.event!.streamId}:${r.event!.type}`) === n) break;

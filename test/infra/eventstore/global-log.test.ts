@@ -67,7 +67,11 @@ t.test('16 concurrent writers: a live subscriber sees every event exactly once, 
   t.comment(`projector caught up ${Date.now() - started} ms after the first append`);
   await runner.stop();
   const live = await statsSnapshot(db.pool);
-  t.equal(live.reduce((s, r) => s + Number(r.events), 0), TOTAL, 'the projector applied every event once');
+  t.equal(
+    live.reduce((s, r) => s + Number(r.events), 0),
+    TOTAL,
+    'the projector applied every event once',
+  );
   await rebuild(store, db.pool, statsProjector);
   t.same(await statsSnapshot(db.pool), live, 'the live read model equals a rebuild');
 });

@@ -38,16 +38,28 @@ t.test('postgres store', async (t) => {
 
     // A reader ordering by position alone would now see position 2 and move past position 1 for good.
     const naive = await db.pool.query('SELECT position FROM events ORDER BY position');
-    t.same(naive.rows.map((r) => Number(r.position)), [Number(fast.position.prepare)], 'a naive reader sees only the later position');
+    t.same(
+      naive.rows.map((r) => Number(r.position)),
+      [Number(fast.position.prepare)],
+      'a naive reader sees only the later position',
+    );
     t.same(await store.readAll({ maxCount: 10 }), [], 'our reader waits while the earlier transaction is open');
 
     await slow.query('COMMIT');
     await slow.end();
     await following;
     await subscription.close();
-    t.same(seen.map((e) => e.type), ['Late', 'Early'], 'the subscriber receives both, each once');
+    t.same(
+      seen.map((e) => e.type),
+      ['Late', 'Early'],
+      'the subscriber receives both, each once',
+    );
     const all = await store.readAll({ maxCount: 10 });
-    t.same(all.map((e) => e.id), seen.map((e) => e.id), 'in the order a full read returns');
+    t.same(
+      all.map((e) => e.id),
+      seen.map((e) => e.id),
+      'in the order a full read returns',
+    );
     t.ok(all[0]!.position.prepare < all[1]!.position.prepare, 'the late commit holds the lower position');
   });
 

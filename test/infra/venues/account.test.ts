@@ -35,7 +35,11 @@ t.test('the account figures are the sums of its pools', async (t) => {
   await perp.lockMargin({ poolId: 'p2', positionId: 'pos2', amountMicro: usd(50) });
   await venues.perp.bridge.start({ transferId: 'r2', direction: 'reclaim', poolId: 'p2', amountMicro: usd(20) });
   t.same(await perp.accountFigures(), { equityMicro: usd(380), marginInUseMicro: usd(150), freeMicro: usd(230), outgoingMicro: usd(20) });
-  t.same(await venues.spot.account.accountFigures(), { equityMicro: 0, marginInUseMicro: 0, freeMicro: 0, outgoingMicro: 0 }, 'the spot venue is another account');
+  t.same(
+    await venues.spot.account.accountFigures(),
+    { equityMicro: 0, marginInUseMicro: 0, freeMicro: 0, outgoingMicro: 0 },
+    'the spot venue is another account',
+  );
 });
 
 t.test('a pool the venue never saw has zero figures', async (t) => {
@@ -43,7 +47,7 @@ t.test('a pool the venue never saw has zero figures', async (t) => {
   t.same(await venues.perp.account.poolFigures('nobody'), { poolId: 'nobody', equityMicro: 0, marginInUseMicro: 0, freeMicro: 0, outgoingMicro: 0 });
 });
 
-t.test('a lock beyond the pool\'s free money is refused with the free figure, and locks nothing', async (t) => {
+t.test("a lock beyond the pool's free money is refused with the free figure, and locks nothing", async (t) => {
   const { clock, venues } = simulated();
   const perp = venues.perp.account;
   await fundPerp(venues, clock, 'p1', usd(100));
@@ -52,8 +56,12 @@ t.test('a lock beyond the pool\'s free money is refused with the free figure, an
   const refused = perp.lockMargin({ poolId: 'p1', positionId: 'pos2', amountMicro: usd(40) + 1 });
   await t.rejects(refused, { code: 'VENUE_REFUSED', reason: 'INSUFFICIENT_MARGIN', details: { freeMicro: usd(40), requestedMicro: usd(40) + 1 } });
   await t.rejects(refused, VenueRefusedError);
-  t.equal((await perp.poolFigures('p1')).marginInUseMicro, usd(60), 'another pool\'s free money does not count');
-  await t.rejects(perp.releaseMargin({ poolId: 'p1', positionId: 'pos2', pnlMicro: 0 }), { code: 'VENUE_REFUSED', reason: 'UNKNOWN_POSITION' }, 'the refused lock left no position');
+  t.equal((await perp.poolFigures('p1')).marginInUseMicro, usd(60), "another pool's free money does not count");
+  await t.rejects(
+    perp.releaseMargin({ poolId: 'p1', positionId: 'pos2', pnlMicro: 0 }),
+    { code: 'VENUE_REFUSED', reason: 'UNKNOWN_POSITION' },
+    'the refused lock left no position',
+  );
   t.match(await perp.lockMargin({ poolId: 'p1', positionId: 'pos2', amountMicro: usd(40) }), { status: 'LOCKED' }, 'exactly the free money can be locked');
 });
 
@@ -68,7 +76,11 @@ t.test('lockMargin is idempotent by position id, also once the pool could not af
   await t.rejects(perp.lockMargin({ poolId: 'p2', positionId: 'pos1', amountMicro: usd(80) }), { code: 'VENUE_ID_CONFLICT', fields: ['poolId'] });
 
   await perp.releaseMargin({ poolId: 'p1', positionId: 'pos1', pnlMicro: usd(5) });
-  t.match(await perp.lockMargin({ poolId: 'p1', positionId: 'pos1', amountMicro: usd(80) }), { status: 'RELEASED', pnlMicro: usd(5) }, 'a late repeat of the open locks nothing again');
+  t.match(
+    await perp.lockMargin({ poolId: 'p1', positionId: 'pos1', amountMicro: usd(80) }),
+    { status: 'RELEASED', pnlMicro: usd(5) },
+    'a late repeat of the open locks nothing again',
+  );
   t.same(await perp.poolFigures('p1'), { poolId: 'p1', equityMicro: usd(105), marginInUseMicro: 0, freeMicro: usd(105), outgoingMicro: 0 });
 });
 
@@ -87,7 +99,7 @@ t.test('releaseMargin is idempotent by position id and books the PnL once', asyn
   t.equal((await perp.poolFigures('p1')).equityMicro, usd(93));
 });
 
-t.test('a loss beyond the pool\'s equity leaves it negative with nothing free (no liquidation in the simulation)', async (t) => {
+t.test("a loss beyond the pool's equity leaves it negative with nothing free (no liquidation in the simulation)", async (t) => {
   const { clock, venues } = simulated();
   const perp = venues.perp.account;
   await fundPerp(venues, clock, 'p1', usd(100));
@@ -97,7 +109,7 @@ t.test('a loss beyond the pool\'s equity leaves it negative with nothing free (n
   t.match(await venues.perp.bridge.start({ transferId: 'r1', direction: 'reclaim', poolId: 'p1', amountMicro: usd(1) }), { status: 'RECLAIM_DEFERRED' });
 });
 
-t.test('the spot venue\'s account locks margin out of confirmed chain deposits the same way', async (t) => {
+t.test("the spot venue's account locks margin out of confirmed chain deposits the same way", async (t) => {
   const { clock, venues } = simulated();
   const spot = venues.spot.account;
   await fundSpot(venues, clock, 's1', usd(200));

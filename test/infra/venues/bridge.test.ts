@@ -7,7 +7,7 @@ import { DEPOSIT_MS, RECLAIM_MS, fundPerp, simulated, usd } from './fixtures.ts'
 const deposit = (transferId: string, amountMicro: number, poolId = 'p1'): BridgeRequest => ({ transferId, direction: 'deposit', poolId, amountMicro });
 const reclaim = (transferId: string, amountMicro: number, poolId = 'p1'): BridgeRequest => ({ transferId, direction: 'reclaim', poolId, amountMicro });
 
-t.test('a deposit is BRIDGING until the bridge delay has passed, then CONFIRMED and in the pool\'s collateral', async (t) => {
+t.test("a deposit is BRIDGING until the bridge delay has passed, then CONFIRMED and in the pool's collateral", async (t) => {
   const { clock, venues } = simulated();
   const started = await venues.perp.bridge.start(deposit('b1', usd(500)));
   t.same(started, {
@@ -61,7 +61,10 @@ t.test('two reclaims never take the same dollar', async (t) => {
   await fundPerp(venues, clock, 'p1', usd(100));
   const [a, b] = await Promise.all([venues.perp.bridge.start(reclaim('r1', usd(80))), venues.perp.bridge.start(reclaim('r2', usd(80)))]);
   t.equal(a.amountMicro + b.amountMicro, usd(100));
-  t.same([a.amountMicro, b.amountMicro].sort((x, y) => x - y), [usd(20), usd(80)]);
+  t.same(
+    [a.amountMicro, b.amountMicro].sort((x, y) => x - y),
+    [usd(20), usd(80)],
+  );
 });
 
 t.test('a reclaim with no free collateral is RECLAIM_DEFERRED and stays so until started again', async (t) => {
@@ -69,7 +72,16 @@ t.test('a reclaim with no free collateral is RECLAIM_DEFERRED and stays so until
   await fundPerp(venues, clock, 'p1', usd(100));
   await venues.perp.account.lockMargin({ poolId: 'p1', positionId: 'pos1', amountMicro: usd(100) });
   const deferred = await venues.perp.bridge.start(reclaim('r1', usd(60)));
-  t.same(deferred, { transferId: 'r1', direction: 'reclaim', poolId: 'p1', requestedMicro: usd(60), amountMicro: 0, status: 'RECLAIM_DEFERRED', bridgeTransactionId: null, reason: null });
+  t.same(deferred, {
+    transferId: 'r1',
+    direction: 'reclaim',
+    poolId: 'p1',
+    requestedMicro: usd(60),
+    amountMicro: 0,
+    status: 'RECLAIM_DEFERRED',
+    bridgeTransactionId: null,
+    reason: null,
+  });
   t.same(await venues.perp.account.poolFigures('p1'), { poolId: 'p1', equityMicro: usd(100), marginInUseMicro: usd(100), freeMicro: 0, outgoingMicro: 0 });
 
   t.same(await venues.perp.bridge.start(reclaim('r1', usd(60))), deferred, 'started again with nothing free: still deferred');
@@ -105,7 +117,7 @@ t.test('a reclaim sees a deposit that became final before it', async (t) => {
   t.match(await venues.perp.bridge.start(reclaim('r1', usd(100))), { status: 'BRIDGING', amountMicro: usd(100) });
 });
 
-t.test('one shared account, free collateral per pool: a pool never reclaims another pool\'s collateral', async (t) => {
+t.test("one shared account, free collateral per pool: a pool never reclaims another pool's collateral", async (t) => {
   const { clock, venues } = simulated();
   await fundPerp(venues, clock, 'p1', usd(100));
   t.match(await venues.perp.bridge.start(reclaim('r1', usd(10), 'p2')), { status: 'RECLAIM_DEFERRED', amountMicro: 0 });

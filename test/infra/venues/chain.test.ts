@@ -5,8 +5,20 @@ import { VenueConflictError, VenueRefusedError } from '../../../infra/venues/err
 import type { ChainTransferRequest } from '../../../infra/venues/port.ts';
 import { CHAIN_MS, fundSpot, simulated, usd } from './fixtures.ts';
 
-const deposit = (transferId: string, amountMicro: number, poolId = 'p1'): ChainTransferRequest => ({ transferId, direction: 'deposit', userId: 'u1', poolId, amountMicro });
-const withdrawal = (transferId: string, amountMicro: number, poolId = 'p1'): ChainTransferRequest => ({ transferId, direction: 'withdrawal', userId: 'u1', poolId, amountMicro });
+const deposit = (transferId: string, amountMicro: number, poolId = 'p1'): ChainTransferRequest => ({
+  transferId,
+  direction: 'deposit',
+  userId: 'u1',
+  poolId,
+  amountMicro,
+});
+const withdrawal = (transferId: string, amountMicro: number, poolId = 'p1'): ChainTransferRequest => ({
+  transferId,
+  direction: 'withdrawal',
+  userId: 'u1',
+  poolId,
+  amountMicro,
+});
 
 t.test('a deposit is pending until the chain transfer is final, then counts in the pool', async (t) => {
   const { clock, venues } = simulated();
@@ -58,7 +70,7 @@ t.test('a final status never changes, whatever the failure rule says later', asy
   t.equal((await venues.spot.account.poolFigures('p1')).equityMicro, usd(10));
 });
 
-t.test('a withdrawal beyond the pool\'s free balance fails at once and moves nothing', async (t) => {
+t.test("a withdrawal beyond the pool's free balance fails at once and moves nothing", async (t) => {
   const { clock, venues } = simulated();
   await fundSpot(venues, clock, 'p1', usd(100));
   await venues.spot.account.lockMargin({ poolId: 'p1', positionId: 'pos1', amountMicro: usd(80) });

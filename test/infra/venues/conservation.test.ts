@@ -26,7 +26,17 @@ const pool = fc.nat({ max: POOLS.length - 1 });
 // Weighted so that money usually arrives before it is asked back: time moves often and by more
 // than the delays, deposits outnumber the other calls.
 const opArb: fc.Arbitrary<Op> = fc.oneof(
-  { weight: 4, arbitrary: fc.record({ kind: fc.constant('transfer' as const), way: fc.constantFrom('in' as const, 'in' as const, 'out' as const), pool, amount, fails: fc.constantFrom(false, false, false, true), lost: fc.boolean() }) },
+  {
+    weight: 4,
+    arbitrary: fc.record({
+      kind: fc.constant('transfer' as const),
+      way: fc.constantFrom('in' as const, 'in' as const, 'out' as const),
+      pool,
+      amount,
+      fails: fc.constantFrom(false, false, false, true),
+      lost: fc.boolean(),
+    }),
+  },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('again' as const), pick: fc.nat(), lost: fc.boolean() }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('lock' as const), pool, amount, lost: fc.boolean() }) },
   { weight: 2, arbitrary: fc.record({ kind: fc.constant('release' as const), pick: fc.nat(), lost: fc.boolean() }) },
@@ -87,7 +97,14 @@ const perpRail: Rail = {
 
 function seenBridge(s: Awaited<ReturnType<Venues['perp']['bridge']['start']>>): Seen {
   const states = { BRIDGING: 'in-flight', CONFIRMED: 'confirmed', FAILED: 'failed', RECLAIM_DEFERRED: 'deferred' } as const;
-  return { way: s.direction === 'deposit' ? 'in' : 'out', poolId: s.poolId, requested: s.requestedMicro, amount: s.amountMicro, state: states[s.status], reason: s.reason };
+  return {
+    way: s.direction === 'deposit' ? 'in' : 'out',
+    poolId: s.poolId,
+    requested: s.requestedMicro,
+    amount: s.amountMicro,
+    state: states[s.status],
+    reason: s.reason,
+  };
 }
 
 /** What the random runs went through, so that a generator that stops reaching a path fails the test. */
@@ -262,14 +279,15 @@ const stores: Array<{ name: string; make: Make; numRuns: number }> = [
   { name: 'books in PostgreSQL', make: (options) => books.fresh(options), numRuns: 25 },
 ];
 
-for (const rail of [spotRail, perpRail]) for (const store of stores) {
-  t.test(`${rail.name}, ${store.name}: collateral is conserved across random transfers, locks and releases`, async (t) => {
-    const seen: Reached = { confirmedIn: 0, confirmedOut: 0, failed: 0, partial: 0, deferred: 0, resumed: 0, refusedLock: 0, released: 0, lost: 0 };
-    await fc.assert(
-      fc.asyncProperty(fc.array(opArb, { minLength: 1, maxLength: 60, size: 'max' }), (ops) => run(rail, store.make, ops, seen)),
-      { numRuns: store.numRuns },
-    );
-    const reached = Object.entries(seen).filter(([path]) => rail === perpRail || !['partial', 'deferred', 'resumed'].includes(path));
-    for (const [path, count] of reached) t.ok(count > 0, `the runs reached ${path} (${count})`);
-  });
-}
+for (const rail of [spotRail, perpRail])
+  for (const store of stores) {
+    t.test(`${rail.name}, ${store.name}: collateral is conserved across random transfers, locks and releases`, async (t) => {
+      const seen: Reached = { confirmedIn: 0, confirmedOut: 0, failed: 0, partial: 0, deferred: 0, resumed: 0, refusedLock: 0, released: 0, lost: 0 };
+      await fc.assert(
+        fc.asyncProperty(fc.array(opArb, { minLength: 1, maxLength: 60, size: 'max' }), (ops) => run(rail, store.make, ops, seen)),
+        { numRuns: store.numRuns },
+      );
+      const reached = Object.entries(seen).filter(([path]) => rail === perpRail || !['partial', 'deferred', 'resumed'].includes(path));
+      for (const [path, count] of reached) t.ok(count > 0, `the runs reached ${path} (${count})`);
+    });
+  }

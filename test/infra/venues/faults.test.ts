@@ -37,8 +37,15 @@ t.test('an unreachable venue throws VenueUnavailableError on every call and chan
 t.test('a lost answer hides a call the venue did make: the status shows it', async (t) => {
   let lose = true;
   const { venues } = simulated({ fault: () => (lose ? 'reply-lost' : null) });
-  await t.rejects(venues.perp.bridge.start({ transferId: 'b1', direction: 'deposit', poolId: 'p1', amountMicro: usd(10) }), { code: 'VENUE_UNAVAILABLE', operation: 'start' });
-  await t.rejects(venues.spot.account.lockMargin({ poolId: 'p1', positionId: 'pos1', amountMicro: 1 }), VenueUnavailableError, 'a refusal is lost the same way');
+  await t.rejects(venues.perp.bridge.start({ transferId: 'b1', direction: 'deposit', poolId: 'p1', amountMicro: usd(10) }), {
+    code: 'VENUE_UNAVAILABLE',
+    operation: 'start',
+  });
+  await t.rejects(
+    venues.spot.account.lockMargin({ poolId: 'p1', positionId: 'pos1', amountMicro: 1 }),
+    VenueUnavailableError,
+    'a refusal is lost the same way',
+  );
   lose = false;
   t.match(await venues.perp.bridge.status('b1'), { status: 'BRIDGING', amountMicro: usd(10) });
 });

@@ -25,6 +25,14 @@ t.test('micro-USD rows become exact numeric prices', async (t) => {
   await migrate(db.pool, [...swapsBefore, swapsChange, ...lotsBefore, lotsChange]);
 
   const swaps = createSimulatedSwaps({ pool: db.pool, prices: createInMemoryPrices({}) });
-  t.match(await swaps.status('old-1'), { status: 'CONFIRMED', price: 150_000_007n * 10n ** 12n, units: 2_000_000, usdMicro: 300_000_000 }, '150.000007 USD, exactly');
-  t.same(await leveledLots(db.pool, null, 10), [{ userId: 'u1', lotId: 'old-1', mint: 'SOL', stopLoss: 12n * 10n ** 12n, takeProfit: 9_007_199_254_740_991n * 10n ** 12n }], 'a level of 12 micro-USD and one of 2^53 − 1 micro-USD, exactly');
+  t.match(
+    await swaps.status('old-1'),
+    { status: 'CONFIRMED', price: 150_000_007n * 10n ** 12n, units: 2_000_000, usdMicro: 300_000_000 },
+    '150.000007 USD, exactly',
+  );
+  t.same(
+    await leveledLots(db.pool, null, 10),
+    [{ userId: 'u1', lotId: 'old-1', mint: 'SOL', stopLoss: 12n * 10n ** 12n, takeProfit: 9_007_199_254_740_991n * 10n ** 12n }],
+    'a level of 12 micro-USD and one of 2^53 − 1 micro-USD, exactly',
+  );
 });

@@ -2,15 +2,7 @@
 // (bidirectional: batches keyed by correlation id, options on a batch's first message,
 // written when `is_final` arrives), with the server's result and error encodings.
 import type * as GrpcJs from '@grpc/grpc-js';
-import {
-  appendExpected,
-  appendWrongExpectedVersion,
-  batchExpected,
-  proposedEvent,
-  sharedWrongExpectedVersion,
-  streamIdentifier,
-  streamName,
-} from './codec.ts';
+import { appendExpected, appendWrongExpectedVersion, batchExpected, proposedEvent, sharedWrongExpectedVersion, streamIdentifier, streamName } from './codec.ts';
 import { anyPb, emptyPb, grpc, sharedPb, statusPb, streamsPb, type SharedPb, type StreamsPb } from './proto.ts';
 import type { PeerStore, ProposedEvent } from './store.ts';
 
@@ -144,9 +136,7 @@ function batchResponse(store: PeerStore, batch: PendingBatch): StreamsPb.BatchAp
   return resp;
 }
 
-export function batchAppendHandler(
-  store: PeerStore,
-): GrpcJs.handleBidiStreamingCall<StreamsPb.BatchAppendReq, StreamsPb.BatchAppendResp> {
+export function batchAppendHandler(store: PeerStore): GrpcJs.handleBidiStreamingCall<StreamsPb.BatchAppendReq, StreamsPb.BatchAppendResp> {
   return (call) => {
     const pending = new Map<string, PendingBatch>();
     call.on('data', (req: StreamsPb.BatchAppendReq) => {

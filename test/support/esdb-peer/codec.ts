@@ -73,10 +73,7 @@ export function batchExpected(options: StreamsPb.BatchAppendReq.Options): Expect
 }
 
 /** AppendResp.WrongExpectedVersion exactly as Streams.Append fills it (both field generations). */
-export function appendWrongExpectedVersion(
-  expected: Expected,
-  current: bigint | undefined,
-): StreamsPb.AppendResp.WrongExpectedVersion {
+export function appendWrongExpectedVersion(expected: Expected, current: bigint | undefined): StreamsPb.AppendResp.WrongExpectedVersion {
   const wev = new streamsPb.AppendResp.WrongExpectedVersion();
   if (current === undefined) {
     wev.setCurrentNoStream(new sharedPb.Empty());

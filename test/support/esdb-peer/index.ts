@@ -70,15 +70,11 @@ export async function startEsdbPeer(options: EsdbPeerOptions = {}): Promise<Esdb
     // Delete and Tombstone are left out: grpc-js answers UNIMPLEMENTED.
   });
   server.addService(serverFeaturesGrpcPb.ServerFeaturesService, {
-    getSupportedMethods: counted('getSupportedMethods', (_call: unknown, callback: (err: null, value: typeof features) => void) =>
-      callback(null, features),
-    ),
+    getSupportedMethods: counted('getSupportedMethods', (_call: unknown, callback: (err: null, value: typeof features) => void) => callback(null, features)),
   });
 
   const port = await new Promise<number>((resolve, reject) => {
-    server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (err, boundPort) =>
-      err ? reject(err) : resolve(boundPort),
-    );
+    server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (err, boundPort) => (err ? reject(err) : resolve(boundPort)));
   });
 
   let stopped = false;

@@ -30,11 +30,7 @@ export interface ProposedEvent {
   metadata: Uint8Array;
 }
 
-export type Expected =
-  | { kind: 'any' }
-  | { kind: 'no_stream' }
-  | { kind: 'stream_exists' }
-  | { kind: 'revision'; revision: bigint };
+export type Expected = { kind: 'any' } | { kind: 'no_stream' } | { kind: 'stream_exists' } | { kind: 'revision'; revision: bigint };
 
 export type AppendOutcome =
   | { ok: true; idempotent: boolean; currentRevision: bigint | undefined; position: bigint | undefined }
@@ -125,12 +121,7 @@ export class PeerStore {
   }
 
   /** Events of one stream; undefined when the stream does not exist. */
-  readStream(
-    streamName: string,
-    from: bigint | 'start' | 'end',
-    direction: 'forwards' | 'backwards',
-    count: bigint,
-  ): StoredEvent[] | undefined {
+  readStream(streamName: string, from: bigint | 'start' | 'end', direction: 'forwards' | 'backwards', count: bigint): StoredEvent[] | undefined {
     const events = this.streams.get(streamName);
     if (!events || events.length === 0) return undefined;
     const last = events.length - 1;
@@ -200,8 +191,7 @@ export class PeerStore {
       position: this.tail,
       created: this.nowTicks(),
     };
-    const size =
-      HEADER_BYTES + BigInt(Buffer.byteLength(streamName) + Buffer.byteLength(e.type) + e.data.length + e.metadata.length);
+    const size = HEADER_BYTES + BigInt(Buffer.byteLength(streamName) + Buffer.byteLength(e.type) + e.data.length + e.metadata.length);
     this.tail += size + 8n; // length prefix and suffix, as in a TF chunk
     events.push(stored);
     this.log.push(stored);

@@ -62,7 +62,7 @@ export interface PublicFetchOptions {
 
 type Address = { address: string; family: 4 | 6 };
 
-class NotPublicAddressError extends Error {
+export class NotPublicAddressError extends Error {
   override name = 'NotPublicAddressError';
 }
 

@@ -1,17 +1,19 @@
 // Sends one developer webhook (docs/decisions.md, "Developer webhooks: outbox, order and retries"):
-// a POST of the body's exact text, signed as inbound signal webhooks are verified
-// (infra/signing/webhook.ts: `X-SVC-Timestamp`, and `X-SVC-Signature` = `sha256=` HMAC-SHA256 of
-// `timestamp + "." + body` under the agent's signing secret), through the public-only fetch
+// a POST of the body's exact text, signed with the inbound scheme's maths under a key of its own
+// (infra/signing/webhook.ts `outboundSigningKey`: `X-SVC-Webhook-Signature` = `sha256=` HMAC-SHA256 of
+// `timestamp + "." + body` under HMAC-SHA256(secret, label), never the secret itself, so a delivery
+// is never a valid inbound signal), through the public-only fetch
 // (infra/public-fetch.ts: https, public addresses resolved once and pinned, no redirect, time and
 // size bounds). It reports what happened; it never throws for the receiver's failures.
-import { createPublicFetch } from './public-fetch.ts';
-import { SIGNATURE_HEADER, signWebhookText, TIMESTAMP_HEADER } from './signing/webhook.ts';
+import { createPublicFetch, NotPublicAddressError } from './public-fetch.ts';
+import { outboundSigningKey, signWebhookText } from './signing/webhook.ts';
 
+export const WEBHOOK_TIMESTAMP_HEADER = 'x-svc-webhook-timestamp';
+export const WEBHOOK_SIGNATURE_HEADER = 'x-svc-webhook-signature';
 export const WEBHOOK_ID_HEADER = 'x-svc-webhook-id';
 export const WEBHOOK_TYPE_HEADER = 'x-svc-webhook-type';
 /** The most bytes of a receiver's answer read: its body is not used, only its status. */
 export const WEBHOOK_MAX_RESPONSE_BYTES = 64 * 1024;
-const MAX_ERROR_CHARS = 300;
 
 export interface WebhookSenderOptions {
   timeoutMs: number;
@@ -43,24 +45,39 @@ export interface WebhookSender {
   send(input: WebhookSend): Promise<WebhookSendResult>;
 }
 
-function describe(err: unknown): string {
+/**
+ * What a developer is told of a failed attempt: a category, never the error's text, which could
+ * name what an internal host name resolves to (an address check's message) or whether it exists.
+ */
+export function describe(err: unknown): string {
   const e = err as { name?: string; message?: string; code?: string };
-  if (e?.name === 'TimeoutError') return 'timeout';
-  return `${e?.code ?? e?.name ?? 'Error'}: ${e?.message ?? String(err)}`.slice(0, MAX_ERROR_CHARS);
+  if (e?.name === 'TimeoutError' || e?.name === 'AbortError') return 'timeout';
+  const code = e?.code ?? '';
+  if (err instanceof NotPublicAddressError) return /only https/.test(err.message) ? 'https_required' : 'address_not_allowed';
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return 'dns_failure';
+  if (code === 'ECONNREFUSED') return 'connection_refused';
+  if (code === 'ECONNRESET' || code === 'EPIPE') return 'connection_reset';
+  if (/^ERR_TLS|CERT|SSL/i.test(code) || /certificate|TLS/i.test(e?.message ?? '')) return 'tls_error';
+  if (/^response body over/.test(e?.message ?? '')) return 'response_too_large';
+  return 'connection_error';
 }
 
 export function createWebhookSender(options: WebhookSenderOptions): WebhookSender {
   const fetch = createPublicFetch({ ...options, maxBytes: WEBHOOK_MAX_RESPONSE_BYTES });
   return {
     async send(input) {
-      const { timestampHeader, signatureHeader } = signWebhookText({ secret: input.secret, text: input.body, timestampMs: input.now.getTime() });
+      const { timestampHeader, signatureHeader } = signWebhookText({
+        secret: outboundSigningKey(input.secret),
+        text: input.body,
+        timestampMs: input.now.getTime(),
+      });
       const started = performance.now();
       const headers = {
         'content-type': 'application/json',
         'content-length': String(Buffer.byteLength(input.body)),
         'user-agent': 'svc-webhooks/1',
-        [TIMESTAMP_HEADER]: timestampHeader,
-        [SIGNATURE_HEADER]: signatureHeader,
+        [WEBHOOK_TIMESTAMP_HEADER]: timestampHeader,
+        [WEBHOOK_SIGNATURE_HEADER]: signatureHeader,
         [WEBHOOK_ID_HEADER]: input.id,
         [WEBHOOK_TYPE_HEADER]: input.type,
       };

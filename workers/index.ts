@@ -1,6 +1,7 @@
 import type { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
+import { InvariantViolation } from '../domain/shared/errors.ts';
 import type { Config } from '../infra/config.ts';
 import { createMailer } from '../infra/mailer.ts';
 import { startMailWorker } from './mail.ts';
@@ -77,7 +78,9 @@ export async function startWorkers(deps: WorkerDeps, keyPrefix: string): Promise
     housekeeping.worker,
     webhooks.worker,
   ];
-  for (const w of workers) w.on('failed', (job, err) => deps.logger.warn({ err, queue: w.name, jobId: job?.id }, 'job failed'));
+  // an invariant broken inside a job is a bug that must page someone: error, not warn
+  for (const w of workers)
+    w.on('failed', (job, err) => deps.logger[err instanceof InvariantViolation ? 'error' : 'warn']({ err, queue: w.name, jobId: job?.id }, 'job failed'));
   const queues = [recovery.queue, reconciliation.queue, signals.queue, housekeeping.queue, webhooks.queue];
   for (const w of workers) w.on('error', logQueueErrors(deps.logger, w.name));
   for (const q of queues) q.on('error', logQueueErrors(deps.logger, q.name));

@@ -43,7 +43,8 @@ export interface WebhookWorkerDeps {
 export const WEBHOOKS_ACTOR = 'system:webhooks';
 const AGENT_DELETED = 'the agent was deleted';
 
-const JOB_OPTIONS = { removeOnComplete: true, removeOnFail: { age: 3600 } } as const;
+// a failed deliver job goes at once: its id (agent, event, attempts, lease) kept would make every sweep's re-add a no-op
+const JOB_OPTIONS = { removeOnComplete: true, removeOnFail: true } as const;
 
 /** A lease longer than any attempt: the time-out, and as long again for recording it. */
 const leaseMsOf = (deps: WebhookWorkerDeps) => 2 * deps.config.WEBHOOK_TIMEOUT_MS + 5_000;

@@ -44,7 +44,7 @@ export async function debitWallet({ data }: Step<'DebitWallet', { transfer: Tran
 /** An agent's fee account pays its developer (a claim): Debited with the amount it recorded (a retry finds the first one), or refused. */
 export async function debitFees({ data }: Step<'DebitFees', { transfer: TransferPlan }>, tools: Tools): Promise<TransferOutcome> {
   const { transfer } = data;
-  if (transfer.from.kind !== 'fees') throw refuse('VALIDATION_FAILED', `transfer ${transfer.transferId}: the source is not a fee account`);
+  invariant(transfer.from.kind === 'fees', `transfer ${transfer.transferId}: the source is not a fee account`);
   try {
     const { state } = await tools.execute(feeAccountDecider, transfer.from.agentId, { type: 'DebitFees', data: { transfer } });
     return { type: 'Debited', amountMicro: state.claims.get(transfer.transferId)!.amountMicro };

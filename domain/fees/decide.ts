@@ -5,7 +5,7 @@
 // never take the same micro-USD.
 import { MIN_WITHDRAWAL_MICRO } from '../pool/ledger.ts';
 import { assertNever, type Aggregate, type Command } from '../shared/decider.ts';
-import { refuse } from '../shared/errors.ts';
+import { invariant, refuse } from '../shared/errors.ts';
 import { microToUsd, type MicroUsd } from '../shared/money.ts';
 import { endpointKey, type TransferPlan } from '../transfer/plan.ts';
 import type { ClaimPart, FeeEvent } from './events.ts';
@@ -47,10 +47,12 @@ function partsOf(state: FeeAccountState, amountMicro: MicroUsd): ClaimPart[] {
 function debit({ data, metadata }: DebitFees, state: FeeAccountState): FeeEvent[] {
   const { transfer } = data;
   const { from, to } = transfer;
-  if (from.kind !== 'fees') throw refuse('VALIDATION_FAILED', `transfer ${transfer.transferId} is not paid by a fee account`);
-  if (to.kind !== 'wallet' || to.walletContext !== 'real' || to.userId !== from.developerId) {
-    throw refuse('VALIDATION_FAILED', `transfer ${transfer.transferId}: fees are paid to the developer's real wallet only`);
-  }
+  // the claim command builds the plan: another shape is a bug, never a client's input
+  invariant(from.kind === 'fees', `transfer ${transfer.transferId} is not paid by a fee account`);
+  invariant(
+    to.kind === 'wallet' && to.walletContext === 'real' && to.userId === from.developerId,
+    `transfer ${transfer.transferId}: fees are paid to the developer's real wallet only`,
+  );
   const known = state.claims.get(transfer.transferId);
   if (known) {
     // A retry of the same claim moves nothing; the same id for another destination never pays.

@@ -87,3 +87,16 @@ export function signWebhookText(input: { secret: string; text: string; timestamp
   const timestampHeader = String(Math.trunc(input.timestampMs));
   return { timestampHeader, signatureHeader: `sha256=${hmacOf(input.secret, timestampHeader, Buffer.from(input.text, 'utf8')).toString('hex')}` };
 }
+
+/** What the outbound signing key is derived under: a label no inbound signature uses. */
+const OUTBOUND_LABEL = 'svc-developer-webhooks/v1';
+
+/**
+ * The key developer webhooks (outbound) are signed with: HMAC-SHA256 of a fixed label under the
+ * agent's signing secret, hex. Outbound and inbound signatures never share a key, so a delivery
+ * seen by anyone (a receiver's logs, a request bin) is never a valid signal to the agent's webhook.
+ * A receiver derives it once from the secret its listing revealed.
+ */
+export function outboundSigningKey(secret: string): string {
+  return createHmac('sha256', secret).update(OUTBOUND_LABEL).digest('hex');
+}

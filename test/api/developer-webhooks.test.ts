@@ -11,7 +11,8 @@ import { poolId } from '../../domain/pool/state.ts';
 import { anonymizedSubscriberId } from '../../infra/anonymize.ts';
 import { WEBHOOK_API_VERSION } from '../../domain/webhook/delivery.ts';
 import { createWebhookSender, WEBHOOK_ID_HEADER } from '../../infra/webhook-sender.ts';
-import { readWebhookHeaders, signsBytes, SIGNATURE_HEADER, TIMESTAMP_HEADER } from '../../infra/signing/webhook.ts';
+import { outboundSigningKey, readWebhookHeaders, signsBytes } from '../../infra/signing/webhook.ts';
+import { WEBHOOK_SIGNATURE_HEADER, WEBHOOK_TIMESTAMP_HEADER } from '../../infra/webhook-sender.ts';
 import { api, dispatch, startTestApp } from '../support/app.ts';
 import { appendFacts, writeSignal } from '../support/facts.ts';
 import { oneTrade } from '../domain/pool/fixtures.ts';
@@ -60,20 +61,28 @@ t.test('developer webhooks', async (t) => {
     t.equal((await api(app, 'POST', SUBS, { token: user.accessToken, body: { agentId, allocationAmountUsd: 100 } })).status, 200);
   const deliveries = (agentId: string, token = dev.accessToken) => api(app, 'GET', `/api/v1/developers/agents/${agentId}/webhook-deliveries`, { token });
 
-  await t.test('a follower joining: one delivery, signed with the agent’s signing secret as inbound webhooks verify it', async (t) => {
+  await t.test('a follower joining: one delivery, signed under the key derived from the agent’s signing secret, never as an inbound signal', async (t) => {
     const url = receiver('/joined');
     const agent = await listedFollowableAgent(app, tokens, { name: 'Hooked', venue: 'SPOT_VENUE', webhookUrl: url });
     await follow(agent.agentId);
     const [delivery] = await until('the delivery', async () => received.get('/joined')!.length > 0 && received.get('/joined')!);
     const headers = readWebhookHeaders({
-      timestampHeader: delivery!.headers[TIMESTAMP_HEADER],
-      signatureHeader: delivery!.headers[SIGNATURE_HEADER],
+      timestampHeader: delivery!.headers[WEBHOOK_TIMESTAMP_HEADER],
+      signatureHeader: delivery!.headers[WEBHOOK_SIGNATURE_HEADER],
       nowMs: Date.now(),
     });
     t.ok(headers.ok, 'fresh, well-formed signature headers');
     if (!headers.ok) return;
-    t.ok(signsBytes(agent.secret, headers.signature, Buffer.from(delivery!.text)), 'the signature covers the body’s bytes under the agent’s secret');
-    t.notOk(signsBytes('whsec_other', headers.signature, Buffer.from(delivery!.text)), 'and no other secret');
+    t.ok(
+      signsBytes(outboundSigningKey(agent.secret), headers.signature, Buffer.from(delivery!.text)),
+      'the signature covers the body’s bytes under the derived key',
+    );
+    t.notOk(signsBytes(outboundSigningKey('whsec_other'), headers.signature, Buffer.from(delivery!.text)), 'and no other secret’s');
+    t.notOk(
+      signsBytes(agent.secret, headers.signature, Buffer.from(delivery!.text)),
+      'never under the secret itself: a delivery is no valid inbound signature',
+    );
+    t.equal(delivery!.headers['x-svc-signature'], undefined, 'nor does it carry the inbound header names');
     t.match(delivery!.body, {
       id: /^evt_[0-9a-f]{32}$/,
       type: 'follower.joined',
@@ -127,7 +136,7 @@ t.test('developer webhooks', async (t) => {
     );
     t.equal(new Set(got.slice(0, 3).map((r) => r.body.id)).size, 1, 'one id for the three attempts');
     t.not(got[3]!.body.id, got[0]!.body.id);
-    t.equal(new Set(got.slice(0, 3).map((r) => r.headers[SIGNATURE_HEADER])).size, 3, 'each attempt signed anew');
+    t.equal(new Set(got.slice(0, 3).map((r) => r.headers[WEBHOOK_SIGNATURE_HEADER])).size, 3, 'each attempt signed anew');
     const listed = await until('both delivered', async () => {
       const res = await deliveries(agent.agentId);
       return res.body.data.items.every((i: { status: string }) => i.status === 'delivered') && res.body.data;
@@ -226,7 +235,7 @@ t.test('developer webhooks', async (t) => {
       const res = await deliveries(agent.agentId);
       return res.body.data.items[0]?.attempts > 0 && res.body.data.items[0];
     });
-    t.match(item, { status: 'pending', lastStatusCode: null, lastError: /not a public address/, nextAttemptAt: String });
+    t.match(item, { status: 'pending', lastStatusCode: null, lastError: 'address_not_allowed', nextAttemptAt: String });
   });
 
   await t.test('the test ping: sent at once, signed; refused without a webhookUrl or to another user', async (t) => {
@@ -237,8 +246,12 @@ t.test('developer webhooks', async (t) => {
     t.match(ping.body.data, { type: 'ping', url, delivered: true, statusCode: 200, error: null });
     const [got] = received.get('/ping')!;
     t.equal(got?.body.id, ping.body.data.id, 'the receiver had it before the answer');
-    const headers = readWebhookHeaders({ timestampHeader: got!.headers[TIMESTAMP_HEADER], signatureHeader: got!.headers[SIGNATURE_HEADER], nowMs: Date.now() });
-    t.ok(headers.ok && signsBytes(agent.secret, headers.signature, Buffer.from(got!.text)));
+    const headers = readWebhookHeaders({
+      timestampHeader: got!.headers[WEBHOOK_TIMESTAMP_HEADER],
+      signatureHeader: got!.headers[WEBHOOK_SIGNATURE_HEADER],
+      nowMs: Date.now(),
+    });
+    t.ok(headers.ok && signsBytes(outboundSigningKey(agent.secret), headers.signature, Buffer.from(got!.text)));
     const other = await api(app, 'POST', `/api/v1/developers/agents/${agent.agentId}/webhook-deliveries/test`, { token: user.accessToken });
     t.equal(other.status, 403);
     const bare = await listedFollowableAgent(app, tokens, { name: 'Bare', venue: 'SPOT_VENUE' });
@@ -259,21 +272,21 @@ t.test('the sender refuses private, loopback, link-local and plain-http URLs wit
   const port = (listener.address() as AddressInfo).port;
   const sender = createWebhookSender({ timeoutMs: 2_000 });
   const urls: Array<[string, RegExp]> = [
-    [`https://127.0.0.1:${port}/hook`, /not a public address/],
-    [`https://localhost:${port}/hook`, /not a public address/],
-    [`https://2130706433:${port}/hook`, /not a public address/],
-    [`https://[::1]:${port}/hook`, /not a public address/],
-    [`https://[::ffff:127.0.0.1]:${port}/hook`, /not a public address/],
-    ['https://10.0.0.1/hook', /not a public address/],
-    ['https://172.16.5.4/hook', /not a public address/],
-    ['https://192.168.1.1/hook', /not a public address/],
-    ['https://169.254.169.254/latest/meta-data', /not a public address/],
-    ['https://100.64.0.1/hook', /not a public address/],
-    ['https://[fd00::1]/hook', /not a public address/],
-    ['https://[fe80::1]/hook', /not a public address/],
-    ['https://0.0.0.0/hook', /not a public address/],
-    [`http://127.0.0.1:${port}/hook`, /only https/],
-    ['http://example.com/hook', /only https/],
+    [`https://127.0.0.1:${port}/hook`, /^address_not_allowed$/],
+    [`https://localhost:${port}/hook`, /^address_not_allowed$/],
+    [`https://2130706433:${port}/hook`, /^address_not_allowed$/],
+    [`https://[::1]:${port}/hook`, /^address_not_allowed$/],
+    [`https://[::ffff:127.0.0.1]:${port}/hook`, /^address_not_allowed$/],
+    ['https://10.0.0.1/hook', /^address_not_allowed$/],
+    ['https://172.16.5.4/hook', /^address_not_allowed$/],
+    ['https://192.168.1.1/hook', /^address_not_allowed$/],
+    ['https://169.254.169.254/latest/meta-data', /^address_not_allowed$/],
+    ['https://100.64.0.1/hook', /^address_not_allowed$/],
+    ['https://[fd00::1]/hook', /^address_not_allowed$/],
+    ['https://[fe80::1]/hook', /^address_not_allowed$/],
+    ['https://0.0.0.0/hook', /^address_not_allowed$/],
+    [`http://127.0.0.1:${port}/hook`, /^https_required$/],
+    ['http://example.com/hook', /^https_required$/],
   ];
   for (const [url, why] of urls) {
     const sent = await sender.send({ url, secret: 'whsec_x', body: '{}', id: 'evt_x', type: 'ping', now: new Date() });

@@ -30,3 +30,9 @@ t.test('only infra/clock.ts reads the time', async (t) => {
 t.test('one bounded-parallel helper', async (t) => {
   t.same(linesMatching(/function inParallel\b|Array\.from\(\{ length: Math\.min\(/, ['infra/parallel.ts']), [], 'no copy of infra/parallel.ts');
 });
+
+t.test("a dispatcher's tools outside a command are for tests only", async (t) => {
+  // Dispatcher.tools lets the in-memory money properties run a transfer with the real runner; in
+  // production a transfer starts in a command, behind its checks.
+  t.same(linesMatching(/\.tools\(/, []), [], 'no production code takes a dispatcher’s tools');
+});

@@ -106,7 +106,7 @@ t.test('the webhook worker', async (t) => {
     t.equal(await deliverToAgent({ ...deps, clock: inFourDays }, agent.agentId), 0);
     const { rows } = await pool.query('SELECT type, status, attempts, last_error FROM webhook_deliveries WHERE agent_id = $1 ORDER BY seq', [agent.agentId]);
     t.match(rows, [
-      { type: 'follower.joined', status: 'failed', attempts: 1, last_error: /not a public address/ },
+      { type: 'follower.joined', status: 'failed', attempts: 1, last_error: 'address_not_allowed' },
       { type: 'follower.left', status: 'pending', attempts: 0 },
     ]);
     const disabled = await pool.query(`SELECT data, metadata->>'actor' AS actor FROM events WHERE stream_name = $1 AND event_type = 'AgentWebhookDisabled'`, [

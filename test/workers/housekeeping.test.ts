@@ -1,14 +1,27 @@
 // The housekeeping worker (workers/housekeeping.ts), started by the workers role as the service
-// starts it, deletes on its own schedule what is past its retention and nothing else: an expired
-// Idempotency-Key and an expired OAuth client with the token issued to it go, a live key and a
-// live client stay.
+// starts it: its purge is scheduled at HOUSEKEEPING_INTERVAL_MS, and a purge deletes what is past
+// its retention and nothing else: an expired Idempotency-Key and an expired OAuth client with the
+// token issued to it go, a live key and a live client stay. The purge is queued by the test (as the
+// scheduler queues it) rather than waited for: under the whole suite's load the scheduler's next
+// run came late enough to time the test out.
+import { Queue } from 'bullmq';
 import t from 'tap';
+import { HOUSEKEEPING_QUEUE } from '../../workers/housekeeping.ts';
+import { bullConnection, queuePrefix } from '../../workers/index.ts';
 import { startTestApp } from '../support/app.ts';
 import { until } from '../support/until.ts';
 
 t.test('the housekeeping purge runs on its own schedule and deletes only what expired', async (t) => {
-  const app = await startTestApp({ config: { HOUSEKEEPING_INTERVAL_MS: '200' } });
-  t.teardown(() => app.close());
+  const app = await startTestApp({ config: { HOUSEKEEPING_INTERVAL_MS: '123000' } });
+  const connection = bullConnection(app.deps.config.REDIS_URL);
+  const queue = new Queue(HOUSEKEEPING_QUEUE, { connection, prefix: queuePrefix(app.runtime.keyPrefix) });
+  t.teardown(async () => {
+    await queue.close();
+    connection.disconnect();
+    await app.close();
+  });
+  const schedulers = await queue.getJobSchedulers();
+  t.match(schedulers, [{ key: 'housekeeping-purge', every: 123000 }], 'the purge is scheduled at the configured interval');
   const { pool } = app.deps;
   const past = new Date(Date.now() - 60_000).toISOString();
   const future = new Date(Date.now() + 3_600_000).toISOString();
@@ -38,6 +51,7 @@ t.test('the housekeeping purge runs on its own schedule and deletes only what ex
     keys: (await pool.query<{ user_id: string }>('SELECT user_id FROM idempotency_keys ORDER BY user_id')).rows.map((r) => r.user_id),
     records: (await pool.query<{ id: string }>('SELECT id FROM oauth_records ORDER BY id')).rows.map((r) => r.id),
   });
+  await queue.add('purge', {});
   await until('the purge to run', async () => {
     const now = await left();
     return now.keys.length === 1 && now.records.length === 1;

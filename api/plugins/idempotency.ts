@@ -72,3 +72,12 @@ async function idempotencyPlugin(app: FastifyInstance): Promise<void> {
 }
 
 export default fp(idempotencyPlugin, { name: 'idempotency', dependencies: ['auth'] });
+
+/**
+ * A money move's own id from the request's Idempotency-Key (its hash, per user), so a repeat runs
+ * the same transfer; undefined without a key (the move takes a fresh id).
+ */
+export function keyedMoveId(request: FastifyRequest): string | undefined {
+  if (!request.idempotencyKey) return undefined;
+  return createHash('sha256').update(`${request.identity!.userId}:${request.idempotencyKey}`).digest('hex').slice(0, 32);
+}

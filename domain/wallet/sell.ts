@@ -2,7 +2,6 @@
 // (api/mcp/tools/trade-money.ts): selling the spend stablecoin (or naming no mint) is a withdrawal
 // of that many USD of the real wallet context to an address on chain; any other mint sells manual
 // lots. And the one transfer id of a manual buy, sell or withdrawal.
-import { createHash } from 'node:crypto';
 import { refuse } from '../shared/errors.ts';
 import { chainAddressSchema } from '../transfer/plan.ts';
 import type { WalletContext } from './context.ts';
@@ -29,11 +28,10 @@ export function ensureWithdrawable(walletContext: WalletContext): asserts wallet
 }
 
 /**
- * The transfer id of a manual buy, sell or withdrawal: of the move's own stable id (an MCP
- * confirmation's, or a fresh one), or derived from the user's Idempotency-Key, so a repeat finds
+ * The transfer id of a manual buy, sell or withdrawal, from the move's own stable id (an MCP
+ * confirmation's, one derived from the user's Idempotency-Key, or a fresh one), so a repeat finds
  * the transfer already made.
  */
-export function manualTransferId(of: { moveId: string } | { userId: string; idempotencyKey: string }): string {
-  if ('moveId' in of) return `manual-${of.moveId}`;
-  return `manual-${createHash('sha256').update(`${of.userId}:${of.idempotencyKey}`).digest('hex').slice(0, 32)}`;
+export function manualTransferId(moveId: string): string {
+  return `manual-${moveId}`;
 }

@@ -176,7 +176,7 @@ const traded = (ctx: McpToolContext, t: ManualTradeResult): MoneyResult => {
 /** What a buy and a sell send alike: the caller, a transfer id of the confirmation's, and the optional context and levels. */
 function manualTrade(ctx: McpToolContext, args: Parameters<typeof levelsOf>[0] & { walletContext?: WalletContext | undefined }, moveId: string) {
   const levels = levelsOf(args);
-  const transferId = manualTransferId({ moveId });
+  const transferId = manualTransferId(moveId);
   return { userId: ctx.identity.userId, transferId, ...(args.walletContext ? { walletContext: args.walletContext } : {}), ...(levels ? { levels } : {}) };
 }
 
@@ -206,7 +206,7 @@ export const tradeMoneyTools = [
       const { kind, mint } = sellMeaning(args.mint, ctx.deps.config.SPEND_STABLECOIN_MINT);
       if (kind === 'withdraw') {
         const destination = withdrawalDestination(args.destination);
-        const data = { userId: ctx.identity.userId, transferId: manualTransferId({ moveId }), mint, amountMicro: usdToMicro(args.amount), destination };
+        const data = { userId: ctx.identity.userId, transferId: manualTransferId(moveId), mint, amountMicro: usdToMicro(args.amount), destination };
         return traded(ctx, await ctx.dispatch('ManualWithdraw', { ...data, ...(args.walletContext ? { walletContext: args.walletContext } : {}) }));
       }
       return traded(ctx, await ctx.dispatch('ManualSell', { ...manualTrade(ctx, args, moveId), mint, units: Number(toUnits(args.amount, TOKEN_DECIMALS)) }));

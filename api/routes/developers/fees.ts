@@ -1,7 +1,7 @@
 // The developer claims the creator fees of their agent (docs/decisions.md, "Developer dashboard: fee
 // claims"): a transfer from the agent's fee account to the developer's real wallet.
-import { createHash } from 'node:crypto';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { keyedMoveId } from '../../plugins/idempotency.ts';
+import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { microToUsd, usdToMicro } from '../../../domain/shared/money.ts';
@@ -28,10 +28,6 @@ const idempotencyHeader = z.looseObject({
   'idempotency-key': z.string().optional().describe('1 to 255 visible ASCII characters; a repeat within 24 hours answers the first response'),
 });
 
-/** The claim's id: stable for an Idempotency-Key (per user), else none (the command takes a fresh one). */
-const moveIdOf = (request: FastifyRequest): string | undefined =>
-  !request.idempotencyKey ? undefined : createHash('sha256').update(`${request.identity!.userId}:${request.idempotencyKey}`).digest('hex').slice(0, 32);
-
 export default async function developerFeeRoutes(root: FastifyInstance): Promise<void> {
   const app = root.withTypeProvider<ZodTypeProvider>();
 
@@ -54,7 +50,7 @@ export default async function developerFeeRoutes(root: FastifyInstance): Promise
     async (request) => {
       const agentId = request.params.id;
       const usd = request.body?.amountUsd;
-      const moveId = moveIdOf(request);
+      const moveId = keyedMoveId(request);
       const claimed = await request.dispatch('ClaimFees', {
         agentId,
         developerId: request.identity!.userId,

@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { keyedMoveId } from '../../plugins/idempotency.ts';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { refuse } from '../../../domain/shared/errors.ts';
@@ -25,8 +26,7 @@ export async function walletOf(app: FastifyInstance, userId: string) {
 
 /** The transfer id of a manual trade: stable for an Idempotency-Key (per user), else fresh. */
 function manualTradeId(app: FastifyInstance, request: FastifyRequest): string {
-  const { idempotencyKey } = request;
-  return manualTransferId(idempotencyKey === null ? { moveId: app.deps.ids.uuid() } : { userId: request.identity!.userId, idempotencyKey });
+  return manualTransferId(keyedMoveId(request) ?? app.deps.ids.uuid());
 }
 
 /** The spec's sell result (a buy answers the same shape) from the wallet's record of the trade. */

@@ -1,3 +1,5 @@
+import type { FastifyRequest } from 'fastify';
+import { keyedMoveId } from '../../../api/plugins/idempotency.ts';
 // What a manual sell means (domain/wallet/sell.ts): the spend stablecoin, named or left out, is a
 // withdrawal to a chain address from the real context only; the transfer id is the move's or the key's.
 import t from 'tap';
@@ -22,9 +24,11 @@ t.test('a withdrawal needs a chain address and the real context', async (t) => {
 });
 
 t.test("the transfer id is the move's, or stable per user and Idempotency-Key", async (t) => {
-  t.equal(manualTransferId({ moveId: 'm-1' }), 'manual-m-1');
-  const a = manualTransferId({ userId: 'u1', idempotencyKey: 'k' });
+  t.equal(manualTransferId('m-1'), 'manual-m-1');
+  const keyed = (userId: string, idempotencyKey: string | null) => keyedMoveId({ identity: { userId }, idempotencyKey } as unknown as FastifyRequest);
+  const a = manualTransferId(keyed('u1', 'k')!);
   t.match(a, /^manual-[0-9a-f]{32}$/);
-  t.equal(manualTransferId({ userId: 'u1', idempotencyKey: 'k' }), a, 'a repeat finds the same transfer');
-  t.not(manualTransferId({ userId: 'u2', idempotencyKey: 'k' }), a, "another user's key is another transfer");
+  t.equal(manualTransferId(keyed('u1', 'k')!), a, 'a repeat finds the same transfer');
+  t.not(manualTransferId(keyed('u2', 'k')!), a, "another user's key is another transfer");
+  t.equal(keyed('u1', null), undefined, 'without a key, no stable id: the move takes a fresh one');
 });

@@ -3,6 +3,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { TestApp } from './app.ts';
 
+/** How long stop() waits for a graceful exit before SIGKILL. */
+const STOP_GRACE_MS = 15_000;
+
 export interface ServiceProcess {
   url: string;
   child: ChildProcess;
@@ -11,13 +14,22 @@ export interface ServiceProcess {
   stop(): Promise<void>;
 }
 
-export async function startServiceProcess(
+/** A process just spawned: `started` resolves with its URL once it has started (and rejects if it exits first). */
+export interface SpawnedProcess extends Omit<ServiceProcess, 'url'> {
+  started: Promise<string>;
+}
+
+/**
+ * Spawns the process without waiting for it to start: a test that kills it from a callback knows
+ * it at once (under load a worker can reach a peer before the test has read its start line).
+ */
+export function spawnServiceProcess(
   app: Pick<TestApp, 'databaseUrl' | 'deps' | 'redisKeyPrefix'>,
   role: 'all' | 'api' | 'workers',
   env: Record<string, string> = {},
   /** the entry point: main.ts, or a test's own (test/support/webhook-worker-process.ts) */
   entry = 'main.ts',
-): Promise<ServiceProcess> {
+): SpawnedProcess {
   const child = spawn(process.execPath, ['--import', 'tsx', entry, role], {
     env: {
       ...process.env,
@@ -40,7 +52,12 @@ export async function startServiceProcess(
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const url = await new Promise<string>((resolve, reject) => {
+  // Never outlive the test: a child left running (a test that failed or timed out before stopping
+  // it) would hold the test's inherited stderr open, and the runner would wait for it until its timeout.
+  const killOnExit = () => child.kill('SIGKILL');
+  process.once('exit', killOnExit);
+  void exited.then(() => process.off('exit', killOnExit));
+  const started = new Promise<string>((resolve, reject) => {
     let buffered = '';
     const onData = (chunk: Buffer) => {
       buffered += chunk.toString('utf8');
@@ -55,13 +72,30 @@ export async function startServiceProcess(
     child.stdout!.on('data', onData);
     void exited.then((code) => reject(new Error(`service process exited (${code}) before it started`)));
   });
+  // a process killed before it started is no unhandled rejection when no one awaits `started`
+  started.catch(() => {});
   return {
-    url,
+    started,
     child,
     exited,
     async stop() {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      // a graceful stop gets STOP_GRACE_MS; a process still closing then is killed
+      const grace = setTimeout(() => child.kill('SIGKILL'), STOP_GRACE_MS);
       await exited;
+      clearTimeout(grace);
     },
   };
+}
+
+export async function startServiceProcess(
+  app: Pick<TestApp, 'databaseUrl' | 'deps' | 'redisKeyPrefix'>,
+  role: 'all' | 'api' | 'workers',
+  env: Record<string, string> = {},
+  /** the entry point: main.ts, or a test's own (test/support/webhook-worker-process.ts) */
+  entry = 'main.ts',
+): Promise<ServiceProcess> {
+  const spawned = spawnServiceProcess(app, role, env, entry);
+  const { started, ...rest } = spawned;
+  return { ...rest, url: await started };
 }

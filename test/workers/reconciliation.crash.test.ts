@@ -10,7 +10,7 @@ import { serveVenues } from '../../infra/venues/remote.ts';
 import { api, startTestApp } from '../support/app.ts';
 import { followableAgent } from '../support/agents.ts';
 import { signIn } from '../support/auth.ts';
-import { startServiceProcess, type ServiceProcess } from '../support/process.ts';
+import { spawnServiceProcess, type SpawnedProcess } from '../support/process.ts';
 import { CHAIN_MS, simulated } from '../infra/venues/fixtures.ts';
 
 t.test('a worker killed between the venue call and the append: after restart, exactly one effect', async (t) => {
@@ -38,12 +38,14 @@ t.test('a worker killed between the venue call and the append: after restart, ex
     RECONCILIATION_INTERVAL_MS: '100',
     REDIS_PREFIX: `recon-${app.redisKeyPrefix.replace(/[^A-Za-z0-9]/g, '')}`,
   };
-  const startWorker = async (): Promise<ServiceProcess> => {
-    const p = await startServiceProcess(app, 'workers', env);
+  // The kill's target is the child as soon as it is spawned: under load a worker can reach the
+  // venue before the test has read its start line (or even be killed before it printed it), and a
+  // kill aimed at the previous (dead) process would let the call meant to kill it through.
+  const startWorker = (): SpawnedProcess => {
+    const p = spawnServiceProcess(app, 'workers', env);
     worker = p.child;
     return p;
   };
-
   const admin = await signIn(app, 'admin@example.test');
   const dev = await signIn(app, 'dev@example.test');
   const user = await signIn(app, 'crashed@example.test');
@@ -66,7 +68,7 @@ t.test('a worker killed between the venue call and the append: after restart, ex
 
   // 1. Killed right after the chain transfer was submitted: the venue has it, the ledger does not know.
   dieAfter = (c) => c.method === 'submit';
-  let p = await startWorker();
+  let p = startWorker();
   await p.exited;
   t.same(killed, ['submit → PENDING']);
   t.equal((await venues.spot.chain.status(addId))?.status, 'PENDING', 'the venue took the submission');
@@ -74,13 +76,13 @@ t.test('a worker killed between the venue call and the append: after restart, ex
   // 2. Restarted, then killed right after the venue answered CONFIRMED, before SettleTransfer.
   clock.advance(CHAIN_MS);
   dieAfter = (c) => c.method === 'status' && (c.result as { status?: string } | null)?.status === 'CONFIRMED';
-  p = await startWorker();
+  p = startWorker();
   await p.exited;
   t.same(killed.at(-1), 'status → CONFIRMED');
   t.same(await poolEvents('AllocationSettled'), [], 'killed before the append');
 
   // 3. Restarted without a kill: the add settles once, and the venue holds the deposit once.
-  p = await startWorker();
+  p = startWorker();
   t.teardown(() => p.stop());
   await until('the add settled', async () => (await poolEvents('AllocationSettled')).length > 0);
   const equity = (await venues.spot.account.poolFigures(id)).equityMicro;
@@ -99,10 +101,10 @@ t.test('a worker killed between the venue call and the append: after restart, ex
   await p.stop();
   clock.advance(CHAIN_MS);
   dieAfter = (c) => c.method === 'status' && (c.result as { status?: string } | null)?.status === 'CONFIRMED';
-  p = await startWorker();
+  p = startWorker();
   await p.exited;
   t.same(await walletEvents('WalletCredited'), [], 'killed before the credit');
-  p = await startWorker();
+  p = startWorker();
   await until('credited', async () => (await walletEvents('WalletCredited')).length > 0);
   await new Promise((r) => setTimeout(r, 500)); // later sweeps change nothing more
   t.equal((await walletEvents('WalletCredited')).length, 1, 'credited exactly once');

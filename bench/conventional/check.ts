@@ -1,4 +1,4 @@
-// node --import=tsx bench/conventional/check.ts: the baseline must be the same follow, the same
+// node --import=tsx bench/conventional/check.ts [--lean]: the baseline (either build) must be the same follow, the same
 // withdrawal and the same manual buy and sell, or the bench compares nothing. Sends one sequence of requests to our app and to the
 // conventional server, checks that both answer alike (timestamps aside), and checks the
 // conventional rows after each step.
@@ -11,6 +11,8 @@ import { signIn } from '../../test/support/auth.ts';
 import { startConventional } from './start.ts';
 
 const PATH = '/api/v1/users/me/subscriptions';
+/** `--lean`: check the lean build instead of the like-for-like one */
+const LEAN = process.argv.includes('--lean');
 const ADMIN = 'check-admin@example.test';
 const agentBody = (name: string, extra: Record<string, unknown> = {}) => ({
   name,
@@ -55,7 +57,7 @@ try {
   const setPrice = (priceUsd: number) => api(app, 'PUT', '/api/admin/market/prices', { token: admin.accessToken, body: { prices: { SOL: priceUsd } } });
   await setPrice(100);
 
-  const conv = await startConventional(app, { userIds: [u1.userId, u2.userId, trader.userId], agentIds: [live, perp, pendingId] }, 4);
+  const conv = await startConventional(app, { userIds: [u1.userId, u2.userId, trader.userId], agentIds: [live, perp, pendingId] }, 4, LEAN);
   try {
     const both = async (what: string, method: string, token: string | undefined, body?: unknown, path = PATH) => {
       const ours = await api(app, method, path, { token, body });
@@ -111,8 +113,13 @@ try {
     // Our pool's open trade locks margin; the baseline models no trades, its row's locked column stands for it.
     const lock = async (marginMicro: number) => {
       const id = poolId(u1.userId, live, 'virtual');
-      if (marginMicro > 0) await dispatch(app, 'RecordPoolFact', { poolId: id, fact: { type: 'OpenTrade', data: oneTrade('check-trade', marginMicro) } });
-      else await dispatch(app, 'RecordPoolFact', { poolId: id, fact: { type: 'CloseTrade', data: { tradeId: 'check-trade', realizedPnlMicro: 0 } } });
+      const fact =
+        marginMicro > 0
+          ? ({ type: 'OpenTrade', data: oneTrade('check-trade', marginMicro) } as const)
+          : ({ type: 'CloseTrade', data: { tradeId: 'check-trade', realizedPnlMicro: 0 } } as const);
+      const { pool } = (await dispatch(app, 'RecordPoolFact', { poolId: id, fact })).result;
+      const locked = pool.followed ? (pool.openTrades['check-trade']?.marginMicro ?? 0) : 0;
+      expect(locked === marginMicro, `our pool locks ${marginMicro} micro-USD in the trade`, { locked });
       await conv.db.query('UPDATE subscriptions SET locked_micro = $3 WHERE user_id = $1 AND agent_id = $2', [u1.userId, live, marginMicro]);
     };
 
@@ -126,6 +133,8 @@ try {
     await withdraw('withdraw 229.75 USD, above the 229.74 withdrawable', u1.accessToken, live, { amountUsd: 229.75 });
     expect((await wallet()) === before + 20_260_000 && (await withdrawals()) === 2, 'the refused withdrawal changed nothing (rolled back)');
 
+    // A trade opens only in a pool that trades (the follow above made it ALERTS_ONLY): both sides back to AUTO_TRADING first.
+    await both('back to AUTO_TRADING', 'POST', u1.accessToken, { agentId: live, tradeMode: 'AUTO_TRADING' });
     await lock(200_000_000);
     await withdraw('withdraw 50 USD while a trade locks 200 USD', u1.accessToken, live, { amountUsd: 50 });
     await withdraw('withdraw the 29.74 USD the trade leaves free', u1.accessToken, live, { amountUsd: 29.74 });
@@ -162,7 +171,7 @@ try {
     // Manual buys and sells (bench/wallet.ts): the same answers, and the lot rows move as our lots.
     const price = async (usd: number) => {
       await setPrice(usd);
-      await conv.db.query(`UPDATE market_prices SET price_micro = $1 WHERE symbol = 'SOL'`, [usd * 1e6]);
+      await conv.db.query(`UPDATE market_prices SET price = $1 WHERE symbol = 'SOL'`, [String(usd)]);
     };
     const trade = (what: string, side: 'buy' | 'sell', body: unknown, token: string | null = trader.accessToken) =>
       both(what, 'POST', token ?? undefined, body, `/api/v1/wallet/${side}`);

@@ -79,6 +79,12 @@ export const conventionalMigrations: Migration[] = [
   // Manual buys and sells (bench/conventional/trade.ts): lots and prices as ours keeps them, the
   // simulated venue's own swaps table, and a record of each trade written by its transaction.
   ...lotMigrations,
+  {
+    // Our read models' migrations reset their projector's checkpoint when they replay; this database
+    // has no projector, so an empty checkpoint table lets those migrations run unchanged.
+    id: 'conventional/002-checkpoints-stand-in',
+    sql: 'CREATE TABLE IF NOT EXISTS projection_checkpoints (name text PRIMARY KEY)',
+  },
   ...marketPricesProjector.migrations,
   ...simulatedSwapMigrations,
   {

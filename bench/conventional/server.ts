@@ -7,6 +7,8 @@ import { createReadModelPriceSource } from '../../projections/market/queries.ts'
 import { buildConventionalApp } from './app.ts';
 
 export interface ServerSpec {
+  /** the lean build (bench/conventional/app.ts) */
+  lean: boolean;
   databaseUrl: string;
   jwtSecret: string;
   poolSize: number;
@@ -26,6 +28,7 @@ const db = createPool(spec.databaseUrl, spec.poolSize);
 const venueDb = createPool(spec.databaseUrl, spec.venuePoolSize);
 const swaps = createSimulatedSwaps({ pool: venueDb, prices: createReadModelPriceSource(venueDb) });
 const app = await buildConventionalApp({
+  lean: spec.lean,
   db,
   jwtSecret: spec.jwtSecret,
   follow: { virtualStartMicro: usdToMicro(spec.virtualStartUsd), solPriceMicro: usdToMicro(spec.solPriceUsd) },

@@ -1,4 +1,4 @@
-// Starts the conventional baseline next to our app: its own durable database, seeded with our
+// Starts a conventional baseline (like-for-like or lean) next to our app: its own durable database, seeded with our
 // agents, users and sessions, and bench/conventional/server.ts as a child process.
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -17,12 +17,19 @@ export interface Conventional {
   stop(): Promise<void>;
 }
 
-export async function startConventional(app: Pick<TestApp, 'deps'>, ids: { userIds: string[]; agentIds: string[] }, poolSize: number): Promise<Conventional> {
-  const database = await freshDatabase('bench_conventional', { durable: true });
+export async function startConventional(
+  app: Pick<TestApp, 'deps'>,
+  ids: { userIds: string[]; agentIds: string[] },
+  poolSize: number,
+  /** the lean build (bench/conventional/app.ts), on a database of its own */
+  lean = false,
+): Promise<Conventional> {
+  const database = await freshDatabase(lean ? 'bench_lean' : 'bench_conventional', { durable: true });
   try {
     await seedConventional(app.deps, database.pool, ids);
     const { config } = app.deps;
     const server = await spawnServer({
+      lean,
       databaseUrl: database.url,
       jwtSecret: config.JWT_SECRET,
       poolSize,

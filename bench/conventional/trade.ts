@@ -97,6 +97,9 @@ export function buy(deps: TradeDeps, caller: Caller, input: { mint: string; amou
   };
   return inTransaction(deps.db, async (client) => {
     const { userId, walletContext, mint, now, transferId } = req;
+    // A mint the venue has no price for is refused before anything moves, as ours does.
+    const priced = await client.query({ name: 'conv-mint-priced', text: 'SELECT 1 FROM market_prices WHERE symbol = $1', values: [mint] });
+    if (priced.rowCount === 0) throw refuse('NO_MARK_PRICE', `the venue has no price for ${mint}: it cannot be bought until one is set`);
     const balance = await lockWallet(client, userId, walletContext, walletContext === 'virtual' ? deps.virtualStartMicro : 0, now);
     ensureFunds({ opened: true, balances: { virtual: 0, real: 0, [walletContext]: balance } }, walletContext, input.amountMicro, deps.virtualStartMicro);
     const swap = await finalSwap(deps.swaps, { swapId: transferId, userId, walletContext, side: 'buy', mint, amount: input.amountMicro });

@@ -123,6 +123,10 @@ async function startTestAppOn(db: TestDatabase, smtp: TestSmtpServer, peer: Esdb
     RECONCILIATION_INTERVAL_MS: '3600000',
     HOUSEKEEPING_INTERVAL_MS: '3600000',
     WEBHOOK_SWEEP_INTERVAL_MS: '3600000',
+    // A request waits for its own writes' projection up to 5 s in service; a test app on a loaded
+    // machine (the suite's parallel files, a bench's load) waits as long as it takes, up to 30 s, so
+    // its next request never reads before its own write (a session not yet projected answered 401).
+    READ_YOUR_WRITES_TIMEOUT_MS: '30000',
     ...options.config,
   });
   const logs: string[] = [];

@@ -5,10 +5,10 @@
 import type { MicroUsd } from '../shared/money.ts';
 import { balanceOf, evolve as evolveWallet, initialState as initialWallet, type WalletState } from '../wallet/state.ts';
 import { walletContexts, type WalletContext, type WalletEvent } from '../wallet/events.ts';
-import { eventsAsOf, replayHistory, type HistoryStep, type PoolHistoryEvent } from './history.ts';
+import { eventAmounts, eventsAsOf, figuresOf, type HistoryStep, type PoolHistoryEvent } from './history.ts';
 import { equityUsd, pendingSuccessFeeUsd, splitFee } from './ledger.ts';
 import { feeReceipts, type FeeReceipt } from './receipts.ts';
-import { initialState, type PoolState } from './state.ts';
+import { evolve, initialState, type PoolState } from './state.ts';
 
 export type GlobalPosition = NonNullable<PoolHistoryEvent['position']>;
 
@@ -48,25 +48,37 @@ function equityLine(before: PoolState, lines: HistoryStep[], from: string, at: s
   return points;
 }
 
+/** The history steps of `events[start..]` folded on from `state` (replayHistory's steps, from a state folded before them). */
+function stepsFrom(events: readonly PoolHistoryEvent[], start: number, state: PoolState): HistoryStep[] {
+  const steps: HistoryStep[] = [];
+  for (let index = start; index < events.length; index++) {
+    const recorded = events[index]!;
+    state = evolve(state, recorded.event);
+    steps.push({ ...recorded, index, amounts: eventAmounts(recorded.event), state, figures: figuresOf(state) });
+  }
+  return steps;
+}
+
 /**
  * The pool as it was at `at`, with what happened in [`from`, `at`]. `from` defaults to the pool's
  * first event. The pool's events must be its whole history, oldest first (receipts count high-water
- * marks from the first opening).
+ * marks from the first opening). Only the lines in the range are kept with their states: the events
+ * before `from` are folded without.
  */
 export function poolStatement(history: readonly PoolHistoryEvent[], at: Date, from: Date | null): PoolStatement {
   const upToAt = eventsAsOf(history, at);
-  const steps = replayHistory(upToAt);
-  const start = from ? steps.findIndex((s) => Date.parse(s.time) >= from.getTime()) : 0;
-  const lines = start < 0 ? [] : steps.slice(start);
-  const before = start > 0 ? steps[start - 1]!.state : start < 0 ? (steps.at(-1)?.state ?? initialState()) : initialState();
-  const all = feeReceipts(upToAt);
-  const receipts = new Map([...all].filter(([index]) => lines.length > 0 && index >= lines[0]!.index));
-  const state = steps.at(-1)?.state ?? initialState();
+  const first = from ? upToAt.findIndex((e) => Date.parse(e.time) >= from.getTime()) : 0;
+  const start = first < 0 ? upToAt.length : first;
+  let before = initialState();
+  for (let i = 0; i < start; i++) before = evolve(before, upToAt[i]!.event);
+  const lines = stepsFrom(upToAt, start, before);
+  const receipts = new Map([...feeReceipts(upToAt)].filter(([index]) => index >= start));
+  const state = lines.at(-1)?.state ?? before;
   const pending = state.followed ? splitFee(pendingSuccessFeeUsd(state.ledger, state.terms.successFeePercent)) : { platform: 0, creator: 0 };
   const atText = at.toISOString();
   return {
     state,
-    events: steps.length,
+    events: upToAt.length,
     position: upToAt.at(-1)?.position ?? null,
     lines,
     receipts,

@@ -79,7 +79,8 @@ async function poolsOf(deps: StatementDeps, userId: string): Promise<Array<{ age
     .sort((a, b) => (a.agentId === b.agentId ? a.walletContext.localeCompare(b.walletContext) : a.agentId < b.agentId ? -1 : 1));
 }
 
-function poolPart(history: PoolHistoryEvent[], agentId: string, walletContext: WalletContext, at: Date, from: Date | undefined) {
+/** One pool's part of a statement, from its whole history (the bench times it: bench/statement.ts). */
+export function poolPart(history: PoolHistoryEvent[], agentId: string, walletContext: WalletContext, at: Date, from: Date | undefined) {
   const part = poolStatement(history, at, from ?? null);
   return {
     agentId,

@@ -2,7 +2,11 @@
 // an auditor would (jose against the JWKS the service publishes, the payload being the statement's
 // RFC 8785 canonical JSON), refused when one figure is changed, in agreement with the ledger route at
 // the same instant, for administrators under the admin scope, and as a PDF read back with poppler.
+import { execFile } from 'node:child_process';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { promisify } from 'node:util';
 import canonicalize from 'canonicalize';
 import { compactVerify, createLocalJWKSet, flattenedVerify, type JSONWebKeySet } from 'jose';
 import t from 'tap';
@@ -167,6 +171,19 @@ t.test('signed statements: replayed from the events, verified against the JWKS, 
     const now = await get('/api/v1/users/me/statement');
     const wallet = (await get('/api/v1/wallet')).body.data;
     t.same(now.body.data.statement.wallet.wallets, wallet.wallets, "the wallet's balances as its read model has them now");
+  });
+
+  await t.test("the README's auditor snippet, run as written, verifies a statement", async (t) => {
+    const readme = readFileSync(join(process.cwd(), 'README.md'), 'utf8');
+    const snippet = /```js\n([\s\S]*?)```/.exec(readme.slice(readme.indexOf('## For auditors')))?.[1];
+    t.ok(snippet, 'the README has the snippet');
+    // under the worktree (tap's ignored folder), so that `jose` and `canonicalize` resolve as for a reader who installed them
+    const dir = join(process.cwd(), '.tap', `readme-snippet-${process.pid}`);
+    mkdirSync(dir, { recursive: true });
+    t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+    writeFileSync(join(dir, 'verify.mjs'), snippet!.replace("'http://127.0.0.1:3000'", `'${app.url}'`));
+    const { stdout } = await promisify(execFile)(process.execPath, [join(dir, 'verify.mjs')], { env: { ...process.env, TOKEN: user.accessToken } });
+    t.match(stdout, /^verified, signed by dev-/);
   });
 
   await t.test('as a PDF: the figures, the kid and the digest in its text; a drawn equity line on page 1', async (t) => {

@@ -69,7 +69,7 @@ const settings = (usd: number, isPaused = false): FollowSettings => ({
 });
 
 /** One pool's history of about `length` events, decided by the pool's decider from random commands. */
-function simulatedPool(n: number, length: number): { stream: string; events: Array<{ event: PoolEvent; at: Date }> } {
+export function simulatedPool(n: number, length: number): { stream: string; events: Array<{ event: PoolEvent; at: Date }> } {
   const rnd = seeded(n + 1);
   const userId = `bench-user-${Math.floor(n / 4)}`;
   const agentId = `bench-agent-${n % AGENTS}`;

@@ -1,4 +1,4 @@
-// npm run bench [-- --seconds N --events N --audit-events N --bridges N --pools N --wallets N --only eventstore|http|audit|reconciliation|signals|wallet|access|stalls|mcp]: every
+// npm run bench [-- --seconds N --events N --audit-events N --bridges N --pools N --wallets N --only eventstore|http|audit|reconciliation|signals|wallet|access|stalls|mcp|statement]: every
 // figure from one run on this machine, each compared with a baseline or target measured or stated in the same run.
 import { accessBench } from './access.ts';
 import { auditBench } from './audit.ts';
@@ -10,6 +10,7 @@ import { mcpBench } from './mcp.ts';
 import { reconciliationBench } from './reconciliation.ts';
 import { signalParseBench } from './signals.ts';
 import { stallsBench } from './stalls.ts';
+import { statementBench } from './statement.ts';
 import { walletBench, WALLETS } from './wallet.ts';
 
 function arg(name: string, fallback: number): number {
@@ -36,4 +37,5 @@ if (!only || only === 'wallet') await walletBench(seconds, arg('wallets', WALLET
 if (!only || only === 'access') await accessBench(seconds);
 if (!only || only === 'stalls') await stallsBench(seconds);
 if (!only || only === 'mcp') await mcpBench(seconds);
+if (!only || only === 'statement') await statementBench();
 process.exit(0);

@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
+import { statementSigningKeysSchema, statementSigningKeysText } from './statement-keys.ts';
 
 const DEV_JWT_SECRET = 'dev-only-jwt-secret-change-me-0123456789';
 
@@ -198,6 +199,8 @@ const schema = z.object({
   SOCIAL_LOGIN_DISABLED: booleanish.default(false),
   /** how long a social login's state waits for its verify */
   SOCIAL_STATE_TTL_SECONDS: z.coerce.number().int().positive().max(3600).default(600),
+  /** private JWKs (a JSON array, each with its kid) signing the statements, the signing key first; required in production (development: one derived from JWT_SECRET) */
+  STATEMENT_SIGNING_KEYS: z.preprocess((v) => (v === '' ? undefined : v), statementSigningKeysText.pipe(statementSigningKeysSchema).optional()),
   /** how long an mfaAccessToken may complete its login */
   MFA_TOKEN_TTL_SECONDS: z.coerce.number().int().positive().max(3600).default(300),
 });
@@ -261,6 +264,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       ['REDIS_URL', 'must be set in production'],
       ['PUBLIC_BASE_URL', 'must be set in production (the public address in generated URLs)'],
       ['KEY_ENCRYPTION_KEY', "must be set in production (it seals API keys' signing secrets)"],
+      ['STATEMENT_SIGNING_KEYS', 'must be set in production (the statements are signed with keys of your own, not the development key)'],
     ];
     for (const [name, message] of required) {
       if (!env[name]) throw new ConfigError(`configuration: ${name} ${message}`);

@@ -8,6 +8,7 @@
 // claims took of them, against the agent-figures read model, and each claim against the developer's
 // wallet (projections/agent-figures/audit.ts).
 // ledger: one pool's history as a table, replayed from its stream (up to --at).
+// statement: a signed statement, or --verify one (scripts/audit-statement.ts).
 // EVENT_STORE=esdb reads EventStoreDB, as the service does. Usage errors exit 2.
 import { parseArgs } from 'node:util';
 import cliProgress from 'cli-progress';
@@ -23,11 +24,14 @@ import { userIdForEmail } from '../infra/tokens.ts';
 import { auditFees } from '../projections/agent-figures/audit.ts';
 import { compareAll, POOL_STREAM_PREFIX, poolHistory, readModelSnapshot, replayLog, type PoolAudit } from '../projections/subscriptions/audit.ts';
 import { getUser } from '../projections/users/queries.ts';
+import { statementCommand } from './audit-statement.ts';
 
 class UsageError extends Error {}
 
 const USAGE = `usage: npm run audit -- verify [--progress]
-       npm run audit -- ledger --user <id or email> --agent <agentId> [--context virtual|real] [--at <ISO time>]`;
+       npm run audit -- ledger --user <id or email> --agent <agentId> [--context virtual|real] [--at <ISO time>]
+       npm run audit -- statement --user <id or email> [--agent <agentId>] [--wallet-context virtual|real] --at <ISO time> [--from <ISO time>]
+       npm run audit -- statement --verify <file>`;
 
 /** micro-USD as exact decimal text with 6 places (an auditor's table does not round). */
 function usd(micro: number): string {
@@ -148,7 +152,16 @@ function argsOf(args: string[]) {
   try {
     return parseArgs({
       args,
-      options: { progress: { type: 'boolean' }, user: { type: 'string' }, agent: { type: 'string' }, context: { type: 'string' }, at: { type: 'string' } },
+      options: {
+        progress: { type: 'boolean' },
+        user: { type: 'string' },
+        agent: { type: 'string' },
+        context: { type: 'string' },
+        at: { type: 'string' },
+        'wallet-context': { type: 'string' },
+        from: { type: 'string' },
+        verify: { type: 'string' },
+      },
       allowPositionals: true,
     });
   } catch (err) {
@@ -159,12 +172,13 @@ function argsOf(args: string[]) {
 async function main(): Promise<number> {
   const { values, positionals } = argsOf(process.argv.slice(2));
   const [command, ...rest] = positionals;
-  if ((command !== 'verify' && command !== 'ledger') || rest.length) throw new UsageError(USAGE);
+  if (!['verify', 'ledger', 'statement'].includes(command ?? '') || rest.length) throw new UsageError(USAGE);
   const config = loadConfig();
   const db = createPool(config.DATABASE_URL, 4);
   const store = createEventStore(config, db);
   try {
     if (command === 'verify') return await verify(store, db, Boolean(values.progress || process.stderr.isTTY));
+    if (command === 'statement') return await statementCommand({ store, pool: db, config }, values, (message) => new UsageError(message));
     return await ledger(store, db, values);
   } finally {
     await store.close();

@@ -6,6 +6,8 @@ import { type CatalogueEntry, errorCatalogue, type ErrorReason } from '../../dom
 /** Each reason's HTTP status; 409 is a business conflict only, never a lost race (that is BUSY, 503). */
 export const httpStatus = {
   VALIDATION_FAILED: 400,
+  STATEMENT_AT_IN_FUTURE: 400,
+  STATEMENT_FROM_AFTER_AT: 400,
   MALFORMED_REQUEST: 400,
   USERNAME_TAKEN: 400,
   INVALID_CODE: 400,

@@ -13,6 +13,8 @@ export interface CatalogueEntry {
 
 export const errorCatalogue = {
   VALIDATION_FAILED: { description: 'A field is missing, malformed or out of range; the message names each field.' },
+  STATEMENT_AT_IN_FUTURE: { description: 'A statement is of an instant that has passed: `at` is later than now.' },
+  STATEMENT_FROM_AFTER_AT: { description: "A statement's period runs forward: `from` is later than `at`." },
   MALFORMED_REQUEST: {
     description:
       'The body is not valid JSON or nests too deeply; or the body, query or path carries text that cannot be stored (the NUL character, an unpaired UTF-16 surrogate, a malformed percent-encoding), where `field` names the field and `in` the part of the request.',

@@ -1,6 +1,10 @@
 import { spawnSync } from 'node:child_process';
+import { generateKeyPairSync } from 'node:crypto';
 import t from 'tap';
 import { loadConfig, socialGoogleOf } from '../../infra/config.ts';
+
+/** A statement signing key of the production environments below (infra/statement-keys.ts). */
+const PRODUCTION_STATEMENT_KEYS = JSON.stringify([{ ...generateKeyPairSync('ed25519').privateKey.export({ format: 'jwk' }), kid: 'statements-2026-11' }]);
 
 t.test('development defaults work on a developer machine', async (t) => {
   const config = loadConfig({});
@@ -64,6 +68,7 @@ t.test('production refuses development defaults and missing secrets', async (t) 
     REDIS_URL: 'redis://cache:6379',
     PUBLIC_BASE_URL: 'https://api.example.com',
     KEY_ENCRYPTION_KEY: 'another-production-secret-for-api-keys',
+    STATEMENT_SIGNING_KEYS: PRODUCTION_STATEMENT_KEYS,
     SOCIAL_LOGIN_DISABLED: 'true',
   };
   t.ok(loadConfig(full), 'a complete production environment starts');
@@ -76,6 +81,7 @@ t.test('production refuses development defaults and missing secrets', async (t) 
     'REDIS_URL',
     'PUBLIC_BASE_URL',
     'KEY_ENCRYPTION_KEY',
+    'STATEMENT_SIGNING_KEYS',
   ] as const) {
     const env: Record<string, string> = { ...full };
     delete env[name];
@@ -115,6 +121,7 @@ t.test('social login: the provider’s three settings go together; production na
     PUBLIC_BASE_URL: 'https://api.example.com',
     KEY_ENCRYPTION_KEY: 'another-production-secret-for-api-keys',
     RECAPTCHA_SITE_KEY: 'site-key',
+    STATEMENT_SIGNING_KEYS: PRODUCTION_STATEMENT_KEYS,
   };
   t.throws(() => loadConfig(production), {
     message: 'configuration: SOCIAL_GOOGLE_ISSUER must be set in production (social login), or SOCIAL_LOGIN_DISABLED=true',

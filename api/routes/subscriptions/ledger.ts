@@ -34,7 +34,7 @@ const balances = z.object({
   allocationBalanceAudit: allocationBalanceAuditSchema,
 });
 
-const ledgerItem = z.object({
+export const ledgerItem = z.object({
   /** the event's place in the pool's history, from 1 */
   sequence: z.number(),
   eventId: z.string(),
@@ -60,7 +60,7 @@ export const ledgerPage = paginatedOf(ledgerItem).extend({
   }),
 });
 
-function itemOf(step: HistoryStep, receipt: FeeReceipt | undefined): z.infer<typeof ledgerItem> {
+export function itemOf(step: HistoryStep, receipt: FeeReceipt | undefined): z.infer<typeof ledgerItem> {
   const record = step.state.followed ? recordOf(viewOfPool(step.state)) : null;
   return {
     sequence: step.index + 1,

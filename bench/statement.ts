@@ -1,0 +1,86 @@
+// The statements' figure: one pool of 10,000 events replayed into its statement (target <= 50 ms).
+// The pool's history is decided by the pool's own decider from the auditors' bench's seeded random mix
+// (bench/audit.ts, simulatedPool), written to the PostgreSQL store in appends of 1,000 events. Timed,
+// as a statement of the pool is made (api/routes/statements/build.ts): the stream read, the fold to
+// `at`, the figures, the lines and fee receipts since `from` (the last hour), the equity line, and the
+// signature over the canonical JSON. Beside it, without a target: the read alone, the fold alone,
+// and the same statement with every one of the 10,000 lines (no `from`).
+import { poolPart } from '../api/routes/statements/build.ts';
+import { poolStatement } from '../domain/pool/statement.ts';
+import { createPool, migrate } from '../infra/db.ts';
+import { createPostgresEventStore } from '../infra/eventstore/postgres.ts';
+import { eventStoreMigrations } from '../infra/eventstore/postgres-schema.ts';
+import { signStatement, statementKeys } from '../infra/statement-keys.ts';
+import { poolHistory } from '../projections/subscriptions/audit.ts';
+import { freshDatabase } from '../test/support/db.ts';
+import { simulatedPool } from './audit.ts';
+import { fmt, percentile, report, verdict } from './measure.ts';
+
+const EVENTS = 10_000;
+const APPEND = 1_000;
+const RUNS = 30;
+const TARGET_MS = 50;
+
+async function timedMs(runs: number, op: () => Promise<unknown>): Promise<number[]> {
+  await op();
+  const ms: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const t0 = performance.now();
+    await op();
+    ms.push(performance.now() - t0);
+  }
+  return ms;
+}
+
+const spread = (ms: number[]) => `median ${fmt(percentile(ms, 50), 1)} ms, p95 ${fmt(percentile(ms, 95), 1)} ms over ${ms.length} runs`;
+
+export async function statementBench(events = EVENTS) {
+  const db = await freshDatabase('bench_statement');
+  const pool = createPool(db.url, 4);
+  const store = createPostgresEventStore({ pool });
+  try {
+    await migrate(pool, eventStoreMigrations);
+    const { stream, events: simulated } = simulatedPool(7, events);
+    const history = simulated.slice(0, events);
+    const w0 = performance.now();
+    for (let i = 0; i < history.length; i += APPEND) {
+      const batch = history.slice(i, i + APPEND).map(({ event, at }) => ({
+        type: event.type,
+        data: event.data,
+        metadata: { correlationId: stream, actor: 'bench', occurredAt: at.toISOString() },
+      }));
+      await store.append(stream, batch, { expectedRevision: i === 0 ? 'no_stream' : BigInt(i - 1) });
+    }
+    const writeMs = performance.now() - w0;
+    const poolId = stream.slice('pool-'.length);
+    const [userId, agentId, walletContext] = poolId.split('.') as [string, string, 'virtual' | 'real'];
+    const at = history.at(-1)!.at;
+    const from = new Date(at.getTime() - 3600_000);
+    const keys = statementKeys({ JWT_SECRET: 'bench-statement-secret-of-32-characters!' });
+    const statementOf = async (since: Date | undefined) => {
+      const part = poolPart(await poolHistory(store, poolId), agentId, walletContext, at, since);
+      return signStatement(keys, { userId, at: at.toISOString(), pools: [part] });
+    };
+    const loaded = await poolHistory(store, poolId);
+    const lines = poolStatement(loaded, at, from).lines.length;
+
+    const replay = await timedMs(RUNS, () => statementOf(from));
+    const read = await timedMs(RUNS, () => poolHistory(store, poolId));
+    const fold = await timedMs(RUNS, async () => poolStatement(loaded, at, from));
+    const whole = await timedMs(Math.ceil(RUNS / 3), () => statementOf(undefined));
+    const median = percentile(replay, 50);
+    console.log(`\nStatements (PostgreSQL store, one pool of ${fmt(loaded.length)} events, ${fmt(lines)} lines in the last hour)`);
+    report([
+      ['pool written', `${fmt(writeMs)} ms`, `appends of ${fmt(APPEND)} events`],
+      ['statement: read, replay, sign', `${fmt(median, 1)} ms`, `${spread(replay)}; target <= ${TARGET_MS} ms: ${verdict(median <= TARGET_MS)}`],
+      ['stream read and decoded alone', `${fmt(percentile(read, 50), 1)} ms`, spread(read)],
+      ['replay alone (fold, figures, lines)', `${fmt(percentile(fold, 50), 1)} ms`, spread(fold)],
+      ['statement with every line', `${fmt(percentile(whole, 50), 1)} ms`, `${spread(whole)}; ${fmt(loaded.length)} ledger lines rendered`],
+    ]);
+    return { medianMs: median };
+  } finally {
+    await store.close();
+    await pool.end();
+    await db.drop();
+  }
+}

@@ -1,0 +1,83 @@
+// npm run audit -- statement --user <id or email> [--agent <agentId>] [--wallet-context virtual|real] --at <ISO> [--from <ISO>]
+// npm run audit -- statement --verify <file>
+//
+// The first prints the signed statement (as the API answers it: { statement, signature }) replayed
+// from the events, with the keys of this configuration. The second checks a statement saved from the
+// API or from this command (the API's envelope is accepted as is) against this configuration's
+// published keys (infra/statement-keys.ts): exit 0 when it verifies, 1 when it does not.
+import { readFileSync } from 'node:fs';
+import { signedStatement, statementPeriod } from '../api/routes/statements/build.ts';
+import { signatureSchema } from '../api/routes/statements/schemas.ts';
+import { DomainError } from '../domain/shared/errors.ts';
+import { normalizeEmail } from '../domain/user/fields.ts';
+import { walletContextSchema } from '../domain/wallet/events.ts';
+import { systemClock } from '../infra/clock.ts';
+import type { Config } from '../infra/config.ts';
+import type { Pool } from '../infra/db.ts';
+import type { EventStore } from '../infra/eventstore/port.ts';
+import { statementKeys, verifyStatement } from '../infra/statement-keys.ts';
+import { userIdForEmail } from '../infra/tokens.ts';
+
+export interface StatementArgs {
+  user?: string | undefined;
+  agent?: string | undefined;
+  'wallet-context'?: string | undefined;
+  at?: string | undefined;
+  from?: string | undefined;
+  verify?: string | undefined;
+}
+
+const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/;
+
+/** A saved statement: `{ statement, signature }`, or the API's envelope around it. */
+function savedStatement(text: string): { statement: unknown; signature: { protected: string; signature: string; kid: string; digest: string } } | null {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  const body = (parsed as { data?: unknown })?.data ?? parsed;
+  const signature = signatureSchema.safeParse((body as { signature?: unknown })?.signature);
+  const statement = (body as { statement?: unknown })?.statement;
+  return signature.success && statement !== undefined ? { statement, signature: signature.data } : null;
+}
+
+async function verify(config: Config, file: string): Promise<number> {
+  const saved = savedStatement(readFileSync(file, 'utf8'));
+  if (!saved) {
+    console.log(`NOT VERIFIED ${file}: not a signed statement ({ statement, signature })`);
+    return 1;
+  }
+  const ok = await verifyStatement(statementKeys(config).jwks, saved.statement, saved.signature);
+  console.log(
+    ok ? `verified ${file}: signed by ${saved.signature.kid}` : `NOT VERIFIED ${file}: the signature does not match the statement under the published keys`,
+  );
+  return ok ? 0 : 1;
+}
+
+export async function statementCommand(
+  deps: { store: EventStore; pool: Pool; config: Config },
+  args: StatementArgs,
+  usage: (message: string) => Error,
+): Promise<number> {
+  if (args.verify) return verify(deps.config, args.verify);
+  if (!args.user || !args.at) throw usage('statement needs --user and --at (or --verify <file>)');
+  for (const name of ['at', 'from'] as const) {
+    const value = args[name];
+    if (value !== undefined && (!ISO.test(value) || Number.isNaN(Date.parse(value)))) throw usage(`--${name} is an ISO date-time, e.g. 2025-02-01T10:00:00Z`);
+  }
+  const context = args['wallet-context'] === undefined ? undefined : walletContextSchema.safeParse(args['wallet-context']);
+  if (context && !context.success) throw usage('--wallet-context is virtual or real');
+  const userId = args.user.includes('@') ? userIdForEmail(normalizeEmail(args.user)) : args.user;
+  try {
+    const period = statementPeriod({ at: args.at, from: args.from }, systemClock.now());
+    const signed = await signedStatement(deps, { userId, agentId: args.agent, walletContext: context?.data, ...period });
+    console.log(JSON.stringify(signed, null, 2));
+    return 0;
+  } catch (err) {
+    if (!(err instanceof DomainError)) throw err;
+    console.error(`${err.reason}: ${err.message}`);
+    return 1;
+  }
+}

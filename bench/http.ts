@@ -1,7 +1,8 @@
-// The first flow over HTTP, ours against a conventional peer (bench/conventional/: one transaction
-// per follow or withdrawal, same rules, schemas and auth work) driven by the same client loop:
-// follows per second, GET subscriptions, withdrawals per second, non-2xx answers, projector lag
-// during our follows; then rebuilding the subscription read model.
+// The first flow over HTTP, ours against two conventional peers (bench/conventional/: one
+// transaction per follow or withdrawal, same rules and auth work): the like-for-like build (the
+// same response schemas) and the lean one (answers not re-validated), driven by the same client
+// loop in the same rounds: follows per second, GET subscriptions, withdrawals per second, non-2xx
+// answers, projector lag during our follows; then rebuilding the subscription read model.
 import { allProjectors } from '../projections/index.ts';
 import { rebuild } from '../projections/rebuild.ts';
 import { api, startTestApp, type TestApp } from '../test/support/app.ts';
@@ -9,7 +10,8 @@ import { followableAgent } from '../test/support/agents.ts';
 import { signIn, type SignedIn } from '../test/support/auth.ts';
 import { startConventional, type Conventional } from './conventional/start.ts';
 import { fmt, percentile, report, verdict } from './measure.ts';
-import { cpuPer, failed, latency, measuredLoad, paired, ratioNote, ROUNDS, type LoadRun, type LoadSpec } from './paired.ts';
+import { availableParallelism, loadavg } from 'node:os';
+import { cpuPer, failed, latency, measuredLoad, pairedWith, ratioNote, ROUNDS, type LoadRun, type LoadSpec } from './paired.ts';
 
 export const CLIENTS = 16;
 export const AGENTS = 40;
@@ -88,6 +90,7 @@ export async function httpBench(seconds: number) {
     },
   });
   let conventional: Conventional | undefined;
+  let lean: Conventional | undefined;
   try {
     const admin = await signIn(app, ADMIN);
     const developer = await signIn(app, 'bench-dev@example.test');
@@ -100,29 +103,37 @@ export async function httpBench(seconds: number) {
     for (let i = 0; i < CLIENTS; i++) users.push(await signIn(app, `bench-user-${i}@example.test`));
     // Same agents, users and sessions (same ids), so the same tokens pass the same checks there.
     conventional = await startConventional(app, { userIds: users.map((u) => u.userId), agentIds }, POOL_SIZE);
+    lean = await startConventional(app, { userIds: users.map((u) => u.userId), agentIds }, POOL_SIZE, true);
+    const baselines = { conventional, lean };
 
     const part = Math.max(2, seconds / ROUNDS);
-    const urlOf = (side: 'ours' | 'conventional') => (side === 'ours' ? app.url : conventional!.url);
+    type Side = 'ours' | keyof typeof baselines;
+    const urlOf = (side: Side) => (side === 'ours' ? app.url : baselines[side].url);
     /** A load run with the CPU its side's server and database backends spent meanwhile. */
     const counted = (url: string, spec: Omit<LoadSpec, 'url'>): Promise<LoadRun> => {
-      const [pid, db] = url === app.url ? [process.pid, app.deps.pool] : [conventional!.pid, conventional!.db];
+      const peer = Object.values(baselines).find((b) => b.url === url);
+      const [pid, db] = peer ? [peer.pid, peer.db] : [process.pid, app.deps.pool];
       return measuredLoad(pid, db, { url, ...spec });
     };
+    const sides = ['conventional', 'lean'] as const;
     const load = (url: string, method: string, path: string, bodies?: unknown[], duration = part) =>
       counted(url, { seconds: duration, clients: users.map((u) => ({ method, path, token: u.accessToken, bodies })) });
 
-    const follows = await paired(async (side, round) => {
+    const allFollows = await pairedWith(sides, async (side, round) => {
       measuring = side === 'ours' && round >= 0;
       const run = await load(urlOf(side), 'POST', PATH, followBodies(agentIds, round));
       measuring = false;
       return run;
     });
-    const [follow, conventionalFollow] = [follows.ours, follows.conventional];
+    const follows = allFollows.conventional;
+    const [follow, conventionalFollow, leanFollow] = [follows.ours, follows.conventional, allFollows.lean.conventional];
 
     const rows = await followEveryAgent(app, app.deps.pool, users, agentIds);
     const conventionalRows = await followEveryAgent(conventional, conventional.db, users, agentIds);
-    const lists = await paired((side) => load(urlOf(side), 'GET', PATH));
-    const [list, conventionalList] = [lists.ours, lists.conventional];
+    const leanRows = await followEveryAgent(lean, lean.db, users, agentIds);
+    const allLists = await pairedWith(sides, (side) => load(urlOf(side), 'GET', PATH));
+    const lists = allLists.conventional;
+    const [list, conventionalList, leanList] = [lists.ours, lists.conventional, allLists.lean.conventional];
     // The stack's floor: the cheapest signed-in request (token check, identity lookup, one row).
     const me = await load(app.url, 'GET', '/api/v1/users/me', undefined, seconds);
 
@@ -131,13 +142,15 @@ export async function httpBench(seconds: number) {
     const withdrawAgent = (user: number) => agentIds[user % AGENTS]!;
     await fund(app, users, withdrawAgent);
     await fund(conventional, users, withdrawAgent);
+    await fund(lean, users, withdrawAgent);
     const withdrawLoad = (url: string) =>
       counted(url, {
         seconds: part,
         clients: users.map((u, i) => ({ method: 'POST', path: withdrawPath(withdrawAgent(i)), token: u.accessToken, bodies: [{ amountUsd: WITHDRAW_USD }] })),
       });
-    const withdrawals = await paired((side) => withdrawLoad(urlOf(side)));
-    const [withdraw, conventionalWithdraw] = [withdrawals.ours, withdrawals.conventional];
+    const allWithdrawals = await pairedWith(sides, (side) => withdrawLoad(urlOf(side)));
+    const withdrawals = allWithdrawals.conventional;
+    const [withdraw, conventionalWithdraw, leanWithdraw] = [withdrawals.ours, withdrawals.conventional, allWithdrawals.lean.conventional];
     // Every 2xx moved exactly WITHDRAW_USD on its side (ours: once the projector caught up).
     // Every 2xx of the measured rounds and of the warm-up.
     const expectedOut = (r: LoadRun, warm: LoadRun) => Math.round((r.count - r.failures + warm.count - warm.failures) * WITHDRAW_USD * 100) / 100;
@@ -147,6 +160,7 @@ export async function httpBench(seconds: number) {
       oursOut = await withdrawnUsd(app.deps.pool);
     }
     const conventionalOut = await withdrawnUsd(conventional.db);
+    const leanOut = await withdrawnUsd(lean.db);
 
     const projector = allProjectors.find((p) => p.name === 'subscriptions')!;
     const events = (await app.deps.pool.query<{ n: string }>('SELECT count(*) AS n FROM events')).rows[0]!.n;
@@ -156,29 +170,39 @@ export async function httpBench(seconds: number) {
 
     const ours = follow.failures + list.failures + me.failures + withdraw.failures;
     const conventionalFailures = conventionalFollow.failures + conventionalList.failures + conventionalWithdraw.failures;
+    const leanFailures = leanFollow.failures + leanList.failures + leanWithdraw.failures;
     const moneyOk =
-      oursOut === expectedOut(withdraw, withdrawals.warmup.ours) && conventionalOut === expectedOut(conventionalWithdraw, withdrawals.warmup.conventional);
+      oursOut === expectedOut(withdraw, withdrawals.warmup.ours) &&
+      conventionalOut === expectedOut(conventionalWithdraw, withdrawals.warmup.conventional) &&
+      leanOut === expectedOut(leanWithdraw, allWithdrawals.lean.warmup.conventional);
     const lagP99 = percentile(lagsMs, 99);
     const rowsNote =
-      rows.lo === rows.hi && conventionalRows.lo === conventionalRows.hi && rows.lo === conventionalRows.lo
-        ? `${rows.lo} rows per answer on both sides`
-        : `ROW COUNTS DIFFER: ours ${rows.lo}..${rows.hi}, conventional ${conventionalRows.lo}..${conventionalRows.hi}`;
+      [conventionalRows, leanRows].every((r) => r.lo === rows.lo && r.hi === rows.hi) && rows.lo === rows.hi
+        ? `${rows.lo} rows per answer on every side`
+        : `ROW COUNTS DIFFER: ours ${rows.lo}..${rows.hi}, conventional ${conventionalRows.lo}..${conventionalRows.hi}, lean ${leanRows.lo}..${leanRows.hi}`;
+    const load1 = loadavg()[0]!;
     console.log(
-      `\nThe first flow over HTTP: ours against the conventional peer (both durable commits, ${CLIENTS} concurrent users in a separate client process; ${ROUNDS} alternating rounds of ${fmt(Math.max(2, seconds / ROUNDS), 1)} s per side)`,
+      `\nThe first flow over HTTP: ours against the conventional peers, like-for-like and lean (durable commits, ${CLIENTS} concurrent users in a separate client process; ${ROUNDS} rounds of ${fmt(Math.max(2, seconds / ROUNDS), 1)} s per side, the order turning each round; load average ${fmt(load1, 2)} on ${availableParallelism()} cores)`,
     );
     report([
       ['follow (POST subscriptions), ours', `${fmt(follow.perSecond)} /s`, `${latency(follow)}; ${follow.count} calls`],
       ['follow, conventional', `${fmt(conventionalFollow.perSecond)} /s`, `${latency(conventionalFollow)}; ${conventionalFollow.count} calls`],
+      ['follow, lean', `${fmt(leanFollow.perSecond)} /s`, `${latency(leanFollow)}; ${leanFollow.count} calls`],
       ['follow, ours / conventional', fmt(follows.ratio, 2), ratioNote(follows, 0.6)],
+      ['follow, ours / lean', fmt(allFollows.lean.ratio, 2), ratioNote(allFollows.lean, 0.9)],
       ['GET subscriptions, ours', `${fmt(list.perSecond)} /s`, `${latency(list)}; ${rowsNote}`],
       ['GET subscriptions, conventional', `${fmt(conventionalList.perSecond)} /s`, latency(conventionalList)],
+      ['GET subscriptions, lean', `${fmt(leanList.perSecond)} /s`, latency(leanList)],
       ['GET subscriptions, ours / conventional', fmt(lists.ratio, 2), ratioNote(lists, 1.0)],
+      ['GET subscriptions, ours / lean', fmt(allLists.lean.ratio, 2), ratioNote(allLists.lean, 1.5)],
       ['withdraw (POST …/allocation/withdraw), ours', `${fmt(withdraw.perSecond)} /s`, `${latency(withdraw)}; ${withdraw.count} calls of ${WITHDRAW_USD} USD`],
       ['withdraw, conventional', `${fmt(conventionalWithdraw.perSecond)} /s`, `${latency(conventionalWithdraw)}; ${conventionalWithdraw.count} calls`],
+      ['withdraw, lean', `${fmt(leanWithdraw.perSecond)} /s`, `${latency(leanWithdraw)}; ${leanWithdraw.count} calls`],
       ['withdraw, ours / conventional', fmt(withdrawals.ratio, 2), ratioNote(withdrawals, 0.6)],
+      ['withdraw, ours / lean', fmt(allWithdrawals.lean.ratio, 2), ratioNote(allWithdrawals.lean, 0.9)],
       [
-        '    withdrawn, ours / conventional',
-        `${fmt(oursOut, 2)} / ${fmt(conventionalOut, 2)}`,
+        '    withdrawn, ours / conventional / lean',
+        `${fmt(oursOut, 2)} / ${fmt(conventionalOut, 2)} / ${fmt(leanOut, 2)}`,
         `USD paid out by the pool rows; ${WITHDRAW_USD} USD per 2xx on each side: ${moneyOk ? 'matches' : 'DIFFERS'}`,
       ],
       [
@@ -191,6 +215,7 @@ export async function httpBench(seconds: number) {
         String(conventionalFailures),
         `follow ${failed(conventionalFollow)}, GET ${failed(conventionalList)}, withdraw ${failed(conventionalWithdraw)}`,
       ],
+      ['non-2xx, lean', String(leanFailures), `follow ${failed(leanFollow)}, GET ${failed(leanList)}, withdraw ${failed(leanWithdraw)}`],
       ['projector lag during our follows', `${fmt(lagP99, 1)} ms`, `p99 (p50 ${fmt(percentile(lagsMs, 50), 1)} ms); target <= 50 ms: ${verdict(lagP99 <= 50)}`],
       [
         '    projector batches',
@@ -208,13 +233,14 @@ export async function httpBench(seconds: number) {
         `${fmt(withdraw.clientCpuMsPerRequest, 2)} ms`,
         `conventional run ${fmt(conventionalWithdraw.clientCpuMsPerRequest, 2)} ms`,
       ],
-      ['    server + database CPU per follow', cpuPer(follow), `conventional ${cpuPer(conventionalFollow)}`],
-      ['    server + database CPU per GET', cpuPer(list), `conventional ${cpuPer(conventionalList)}`],
-      ['    server + database CPU per withdrawal', cpuPer(withdraw), `conventional ${cpuPer(conventionalWithdraw)}`],
+      ['    server + database CPU per follow', cpuPer(follow), `conventional ${cpuPer(conventionalFollow)}, lean ${cpuPer(leanFollow)}`],
+      ['    server + database CPU per GET', cpuPer(list), `conventional ${cpuPer(conventionalList)}, lean ${cpuPer(leanList)}`],
+      ['    server + database CPU per withdrawal', cpuPer(withdraw), `conventional ${cpuPer(conventionalWithdraw)}, lean ${cpuPer(leanWithdraw)}`],
       ['rebuild subscriptions model', `${fmt(Number(events) / rebuildSeconds)} ev/s`, `${events} events in ${fmt(rebuildSeconds, 2)} s`],
     ]);
   } finally {
     await conventional?.stop();
+    await lean?.stop();
     await app.close();
   }
 }

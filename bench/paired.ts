@@ -122,6 +122,39 @@ export async function paired(run: (side: 'ours' | 'conventional', round: number)
   return { ours: merged(ours), conventional: merged(theirs), rounds, warmup, ratio: median(ratios), ratios };
 }
 
+/**
+ * Ours against several baselines in the same rounds: each round runs every side once, in an order
+ * that turns round by round (ours first, then last), so drift weighs on all alike; each baseline's
+ * ratio is the median over the rounds of ours / it, as `paired` gives for one.
+ */
+export async function pairedWith<B extends string>(
+  baselines: readonly B[],
+  run: (side: 'ours' | B, round: number) => Promise<LoadRun>,
+): Promise<Record<B, Paired>> {
+  const sides: Array<'ours' | B> = ['ours', ...baselines];
+  const warmup = new Map<'ours' | B, LoadRun>();
+  for (const side of sides) warmup.set(side, await run(side, -1));
+  const runs = new Map<'ours' | B, LoadRun[]>(sides.map((side) => [side, []]));
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const side of round % 2 === 0 ? sides : [...sides].reverse()) runs.get(side)!.push(await run(side, round));
+  }
+  const ours = runs.get('ours')!;
+  const result = {} as Record<B, Paired>;
+  for (const b of baselines) {
+    const theirs = runs.get(b)!;
+    const ratios = ours.map((o, i) => o.perSecond / theirs[i]!.perSecond);
+    result[b] = {
+      ours: merged(ours),
+      conventional: merged(theirs),
+      rounds: ours.map((o, i): [number, number] => [o.perSecond, theirs[i]!.perSecond]),
+      warmup: { ours: warmup.get('ours')!, conventional: warmup.get(b)! },
+      ratio: median(ratios),
+      ratios,
+    };
+  }
+  return result;
+}
+
 export const ratioNote = (p: Paired, target: number) =>
   `median of ${p.ratios.length} rounds (${p.ratios.map((r) => fmt(r, 2)).join(', ')}; /s ${p.rounds.map(([o, c]) => `${fmt(o)}:${fmt(c)}`).join(' ')}); target >= ${target}: ${verdict(p.ratio >= target)}`;
 

@@ -31,3 +31,15 @@ export type TransferStep =
   | { type: 'SettleSell'; data: { transfer: TransferPlan } }
   | { type: 'SendOut'; data: { transfer: TransferPlan } }
   | { type: 'DebitFees'; data: { transfer: TransferPlan } };
+
+export type StepType = TransferStep['type'];
+export type StepData<T extends StepType> = Extract<TransferStep, { type: T }>['data'];
+
+/**
+ * The steps that need the venue (its mark price, a swap, a chain transfer), or read more than one
+ * aggregate's state: each has a handler of its own (commands/transfers/steps-registry.ts). Every
+ * other step is one aggregate's decision, described by its leg (`AggregateStep`, legs/leg.ts) and
+ * run by the one generic executor (commands/transfers/aggregate-step.ts).
+ */
+export type PortStepType = 'CreditPool' | 'ReturnMargin' | 'OpenTradeEntry' | 'BuyLot' | 'SellLots' | 'SettleSell' | 'SendOut';
+export type AggregateStepType = Exclude<StepType, PortStepType>;

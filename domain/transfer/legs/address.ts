@@ -8,6 +8,7 @@ export const addressLeg: Leg<'address'> = {
   kind: 'address',
   credit: (plan) => ({ type: 'SendOut', data: carry(plan) }),
   ...endpointIdentity.address,
+  steps: {},
   facts: {
     WalletWithdrawn: { stream: 'wallet-', read: factById('completed') },
   },

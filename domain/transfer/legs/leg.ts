@@ -9,8 +9,10 @@
 // its refund ReleaseMargin and its credit (the trade paying back) ReturnMargin; a sell's proceeds
 // and the shrinking of its lots are one record, so the lots leg says the wallet's credit is
 // SettleSell. The process asks the other end's leg first, then the endpoint's own.
+import type { Aggregate, Command, CommandBody, DomainEvent } from '../../shared/decider.ts';
+import { invariant } from '../../shared/errors.ts';
 import type { Endpoint, TransferPlan } from '../plan.ts';
-import type { TransferStep } from '../steps.ts';
+import type { AggregateStepType, StepData, TransferOutcome, TransferStep } from '../steps.ts';
 import type { TransferProgress } from '../status.ts';
 
 export type EndpointKind = Endpoint['kind'];
@@ -40,6 +42,34 @@ export type Debit = (plan: TransferPlan) => TransferStep;
 export type Credit = (plan: TransferPlan, resumed: boolean) => TransferStep;
 export type Refund = (plan: TransferPlan, reason: string | undefined) => TransferStep;
 
+/** What a step's command takes from the runner's configuration. */
+export interface StepEnv {
+  virtualStartMicro: number;
+}
+
+/**
+ * A step that is one aggregate's decision, as data: the aggregate, which instance (`id`), the
+ * command to decide there (none: the step only reads the state, the decision was taken before),
+ * and what the aggregate's state then says happened to the transfer (`outcomeFor`, pure; a step
+ * repeated after a crash reads what the first run recorded). `refusable`: a refusal of the command
+ * is the debit refused (DebitRefused), not an error.
+ */
+export interface AggregateStep<T extends AggregateStepType = AggregateStepType, C extends Command = Command, S = unknown> {
+  aggregate: Aggregate<C, S, DomainEvent>;
+  id(data: StepData<T>): string;
+  command?(data: StepData<T>, env: StepEnv): CommandBody<C>;
+  outcomeFor(state: S, data: StepData<T>): TransferOutcome;
+  refusable?: true;
+}
+
+/** An aggregate step, its command and state types inferred from its aggregate. */
+export const aggregateStep = <T extends AggregateStepType, C extends Command, S, E extends DomainEvent>(
+  _type: T,
+  spec: { aggregate: Aggregate<C, S, E> } & Omit<AggregateStep<T, C, S>, 'aggregate'>,
+): AggregateStep<T> => spec as unknown as AggregateStep<T>;
+
+export type AggregateSteps = { readonly [T in AggregateStepType]?: AggregateStep<T> };
+
 export interface Leg<K extends EndpointKind = EndpointKind> {
   kind: K;
   /** the step that makes this endpoint pay; absent: it never pays */
@@ -56,6 +86,8 @@ export interface Leg<K extends EndpointKind = EndpointKind> {
   key(endpoint: EndpointOf<K>): string;
   /** the user whose money it moves */
   owner(endpoint: EndpointOf<K>): string;
+  /** its steps that are one aggregate's decision (its own, and its counterpart's), by step type */
+  steps: AggregateSteps;
   /** the facts its aggregate records, by event type */
   facts: Readonly<Record<string, FactReader>>;
 }
@@ -67,3 +99,10 @@ export const carry = (plan: TransferPlan) => ({ transfer: plan });
 export const factById =
   (status: TransferProgress, field = 'transferId') =>
   (data: unknown): TransferFact => ({ status, transferId: (data as Record<string, string>)[field]! });
+
+/** A plan's endpoint on one side, which must be of `kind` (a step of another kind's plan is a bug). */
+export function endpointAt<K extends EndpointKind>(plan: TransferPlan, side: 'from' | 'to', kind: K): EndpointOf<K> {
+  const endpoint = plan[side];
+  invariant(endpoint.kind === kind, `transfer ${plan.transferId}: the ${side} endpoint is not a ${kind}`);
+  return endpoint as EndpointOf<K>;
+}

@@ -19,6 +19,7 @@ export const lotsLeg: Leg<'lots'> = {
   credit: (plan) => ({ type: 'BuyLot', data: carry(plan) }),
   counterpart: { credit: (plan) => ({ type: 'SettleSell', data: carry(plan) }) },
   ...endpointIdentity.lots,
+  steps: {},
   facts: {
     LotOpened: { stream: 'wallet-', read: factById('completed') },
     SellRequested: {

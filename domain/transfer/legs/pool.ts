@@ -2,9 +2,18 @@
 // at the venue in the real context, Debited of 0 ends a close that found nothing) and takes a
 // wallet's credit (CreditPool, pending at the venue in the real context, or rejected: a pool that
 // is not open). Its margin for a trade is the trade leg's (trade.ts).
+import { poolDecider } from '../../pool/decide.ts';
 import { poolEventSchema } from '../../pool/events.ts';
-import { endpointIdentity } from '../plan.ts';
-import { carry, factById, type Leg } from './leg.ts';
+import { payoutOutcome } from '../../pool/queries.ts';
+import { poolId } from '../../pool/state.ts';
+import { endpointIdentity, type TransferPlan } from '../plan.ts';
+import { aggregateStep, carry, endpointAt, factById, type Leg } from './leg.ts';
+
+/** The id of the pool on one side of a plan. */
+export const poolOn = (plan: TransferPlan, side: 'from' | 'to'): string => {
+  const { userId, agentId, walletContext } = endpointAt(plan, side, 'pool');
+  return poolId(userId, agentId, walletContext);
+};
 
 const poolIdOf = (streamName: string) => streamName.slice('pool-'.length);
 
@@ -19,6 +28,16 @@ export const poolLeg: Leg<'pool'> = {
   credit: (plan, resumed) => ({ type: 'CreditPool', data: { transfer: plan, resumed } }),
   emptyDebitEnds: true,
   ...endpointIdentity.pool,
+  steps: {
+    // The payout: paid at once (virtual), pending at the venue (real), failed there, or refused.
+    DebitPool: aggregateStep('DebitPool', {
+      aggregate: poolDecider,
+      id: ({ transfer }) => poolOn(transfer, 'from'),
+      command: ({ transfer }) => ({ type: 'DebitPool' as const, data: { transfer } }),
+      outcomeFor: (state, { transfer }) => payoutOutcome(state, transfer.transferId),
+      refusable: true,
+    }),
+  },
   facts: {
     // The pool's payout (with the plan): paid out at once (virtual), or waiting for the venue.
     WithdrawalRequested: {

@@ -5,11 +5,16 @@
 // reports its settlement; TradeSettled carries what the plan needs; ReturnMargin closes it in the
 // pool). Those pool steps are this leg's `counterpart`: they exist only for a trade. The margin
 // moves under the trade's id (ids.ts).
+import { poolDecider } from '../../pool/decide.ts';
 import { poolEventSchema } from '../../pool/events.ts';
+import { refuse } from '../../shared/errors.ts';
+import { tradeDecider } from '../../trade/decide.ts';
 import { tradeEventSchema } from '../../trade/events.ts';
+import { marginFor } from '../../trade/maths.ts';
 import { transferIds } from '../ids.ts';
 import { endpointIdentity, tradeReturnPlan } from '../plan.ts';
-import { carry, type Leg } from './leg.ts';
+import { aggregateStep, carry, endpointAt, type Leg } from './leg.ts';
+import { poolOn } from './pool.ts';
 
 const planOfMargin = (event: { type: string; data: unknown }) => {
   const parsed = poolEventSchema.parse(event);
@@ -36,6 +41,48 @@ export const tradeLeg: Leg<'trade'> = {
     credit: (plan) => ({ type: 'ReturnMargin', data: carry(plan) }),
   },
   ...endpointIdentity.trade,
+  steps: {
+    // The pool's decision on the trade, taken for every trade of the signal together before their
+    // transfers run (both or neither: commands/signals/execute.ts): open (or closed since) is the
+    // margin it locked, refused is recorded for good.
+    LockMargin: aggregateStep('LockMargin', {
+      aggregate: poolDecider,
+      id: ({ transfer }) => poolOn(transfer, 'from'),
+      outcomeFor: (state, { transfer }) => {
+        const { tradeId } = endpointAt(transfer, 'to', 'trade');
+        switch (state.trades.get(tradeId)) {
+          case 'open':
+          case 'closed':
+            return { type: 'Debited', amountMicro: transfer.amountMicro };
+          case 'refused':
+            return { type: 'DebitRefused', error: refuse('TRADE_SKIPPED', `the pool refused trade ${tradeId}`) };
+          default:
+            throw refuse('TRANSFER_NOT_FOUND', `the pool has not decided trade ${tradeId}`);
+        }
+      },
+    }),
+    // The pool takes back the margin of a trade that could not open.
+    ReleaseMargin: aggregateStep('ReleaseMargin', {
+      aggregate: poolDecider,
+      id: ({ transfer }) => poolOn(transfer, 'from'),
+      command: ({ transfer }) => ({
+        type: 'CloseTrade' as const,
+        data: { tradeId: endpointAt(transfer, 'to', 'trade').tradeId, realizedPnlMicro: 0, released: true as const, transferId: transfer.transferId },
+      }),
+      outcomeFor: () => ({ type: 'Refunded' }),
+    }),
+    // What the trade recorded it pays back when it ended: its margin and the PnL it realized.
+    DebitTrade: aggregateStep('DebitTrade', {
+      aggregate: tradeDecider,
+      id: ({ transfer }) => endpointAt(transfer, 'from', 'trade').tradeId,
+      outcomeFor: (state, { transfer }) => {
+        if (state.status !== 'closed' && state.status !== 'cancelled' && state.status !== 'expired') {
+          throw refuse('TRANSFER_NOT_FOUND', `trade ${endpointAt(transfer, 'from', 'trade').tradeId} has not ended: it pays nothing back yet`);
+        }
+        return { type: 'Debited', amountMicro: marginFor(state.notionalMicro, state.leverage) + state.realizedPnlMicro };
+      },
+    }),
+  },
   facts: {
     // The pool's lock (the debit, with the plan); a trade the pool opened before plans were recorded is over.
     TradeOpened: {

@@ -9,14 +9,15 @@ import { initialState as initialPoolState } from '../../../domain/pool/state.ts'
 import { tradeReturnId } from '../../../domain/trade/state.ts';
 import { planIn, transferFactOf } from '../../../domain/transfer/facts.ts';
 import { transferIds } from '../../../domain/transfer/ids.ts';
-import { legs } from '../../../domain/transfer/legs/index.ts';
+import { aggregateSteps, legs } from '../../../domain/transfer/legs/index.ts';
 import { endpointKey, ownerOf, type Endpoint, type TransferPlan } from '../../../domain/transfer/plan.ts';
 import { planned, resumed } from '../../../domain/transfer/process.ts';
 import { statusOfProgress, transferProgress } from '../../../domain/transfer/status.ts';
 import type { TransferStep } from '../../../domain/transfer/steps.ts';
 import { exitTransferId } from '../../../domain/wallet/exits.ts';
+import { walletDecider, type WalletCommand } from '../../../domain/wallet/decide.ts';
 import { manualTransferId } from '../../../domain/wallet/sell.ts';
-import { givenTransfer } from '../../support/given-when-then.ts';
+import { at, givenTransfer, scenario } from '../../support/given-when-then.ts';
 
 const wallet: Endpoint = { kind: 'wallet', userId: 'u1', walletContext: 'real' };
 const pool: Endpoint = { kind: 'pool', userId: 'u1', agentId: 'a1', walletContext: 'real' };
@@ -104,6 +105,81 @@ t.test("each leg names its endpoint's key and owner", async (t) => {
     t.equal(leg.owner(endpoint), owner, `${endpoint.kind}: owner`);
     t.equal(ownerOf(endpoint), owner);
   }
+});
+
+// ---- aggregate steps: given the aggregate's events, when the leg's command is decided, then the outcome its state says ----
+
+const env = { virtualStartMicro: 1_000_000_000 };
+const NOW = at('2026-01-01T00:00:00.000Z');
+
+t.test('every step is one aggregate decision described by one leg, or has a handler of its own (the venue)', async (t) => {
+  t.same(Object.keys(aggregateSteps).sort(), [
+    'CreditWallet',
+    'DebitFees',
+    'DebitPool',
+    'DebitTrade',
+    'DebitWallet',
+    'LockMargin',
+    'RefundWallet',
+    'ReleaseMargin',
+  ]);
+});
+
+t.test(
+  "the wallet leg's steps: a debit reads what the wallet recorded (a retry the same, a refund as given back), a refusal is the debit refused",
+  async (t) => {
+    const step = aggregateSteps.DebitWallet;
+    const plan = planOf('p#add-1', { ...wallet, walletContext: 'virtual' } as Endpoint, { ...pool, walletContext: 'virtual' } as Endpoint);
+    const data = { transfer: plan };
+    t.equal(step.id(data), 'u1', "the owner's wallet");
+    t.ok(step.refusable, 'a wallet may refuse to pay');
+    const { given } = scenario(walletDecider);
+    const first = given([]).when({ ...step.command!(data, env), metadata: NOW } as WalletCommand);
+    t.same(step.outcomeFor(first.after(), data), { type: 'Debited', amountMicro: 5_000_000 });
+    const debited = first.events();
+    const again = given(debited).when({ ...step.command!(data, env), metadata: NOW } as WalletCommand);
+    t.same(step.outcomeFor(again.after(), data), { type: 'Debited', amountMicro: 5_000_000 }, 'a retry reads the first debit');
+    const refund = aggregateSteps.RefundWallet;
+    const back = { userId: 'u1', transferId: 'p#add-1', reason: 'closed' };
+    const refunded = given(debited).when({ ...refund.command!(back, env), metadata: NOW } as WalletCommand);
+    t.same(refund.outcomeFor(refunded.after(), back), { type: 'Refunded' });
+    t.same(step.outcomeFor(refunded.after(), data), { type: 'Refunded' }, 'a debit asked again after its refund reads the refund');
+    const real = { transfer: planOf('p#add-2', wallet, pool) };
+    given([])
+      .when({ ...step.command!(real, env), metadata: NOW } as WalletCommand)
+      .thenRefused(t, 'INSUFFICIENT_FUNDS');
+    const credit = aggregateSteps.CreditWallet;
+    const payout = { transfer: planOf('p#withdraw-1', pool, wallet) };
+    t.same(credit.command!(payout, env), {
+      type: 'CreditWallet',
+      data: { transferId: 'p#withdraw-1', walletContext: 'real', amountMicro: 5_000_000, from: 'pool:u1.a1.real', virtualStartMicro: env.virtualStartMicro },
+    });
+    t.throws(() => credit.id({ transfer: planOf('x', wallet, pool) }), /the to endpoint is not a wallet/, 'a step of another kind is a bug');
+  },
+);
+
+t.test("the trade leg's steps: the pool's decision on the trade is the margin's debit; a trade that has not ended pays nothing back yet", async (t) => {
+  const lock = aggregateSteps.LockMargin;
+  const data = { transfer: planOf('tr-1', pool, trade) };
+  t.equal(lock.id(data), 'u1.a1.real');
+  t.notOk(lock.command, 'a read: the pool decided the trades of the signal together, before');
+  const decided = (fate?: 'open' | 'closed' | 'refused') => ({ trades: new Map(fate ? [['tr-1', fate]] : []) }) as never;
+  t.same(lock.outcomeFor(decided('open'), data), { type: 'Debited', amountMicro: 5_000_000 });
+  t.same(lock.outcomeFor(decided('closed'), data), { type: 'Debited', amountMicro: 5_000_000 }, 'closed since: it was locked');
+  t.match(lock.outcomeFor(decided('refused'), data), { type: 'DebitRefused', error: { reason: 'TRADE_SKIPPED' } });
+  t.throws(() => lock.outcomeFor(decided(), data), /has not decided trade tr-1/, 'undecided: nothing to report yet');
+  const debit = aggregateSteps.DebitTrade;
+  const back = { transfer: planOf('tr-1.return', trade, pool) };
+  t.equal(debit.id(back), 'tr-1');
+  t.throws(() => debit.outcomeFor({ status: 'none' } as never, back), /trade tr-1 has not ended/);
+  t.same(debit.outcomeFor({ status: 'closed', notionalMicro: 40_000_000, leverage: 4, realizedPnlMicro: -2_000_000 } as never, back), {
+    type: 'Debited',
+    amountMicro: 8_000_000,
+  });
+  t.same(aggregateSteps.ReleaseMargin.command!(data, env), {
+    type: 'CloseTrade',
+    data: { tradeId: 'tr-1', realizedPnlMicro: 0, released: true, transferId: 'tr-1' },
+  });
 });
 
 // ---- facts: given what an aggregate recorded, then the fact ----

@@ -1,6 +1,7 @@
 // The one executor of the transfer steps that are one aggregate's decision (their descriptions are
 // the legs', domain/transfer/legs/): decide the step's command on the aggregate instance it names,
-// or only read its state, then read the transfer's outcome from that state. A refusal of a
+// or only read its state (and decide the command it calls for, if any), then read the transfer's
+// outcome from that state. A refusal of a
 // refusable command (a source saying no) is the debit refused. Idempotent by the transfer id: the
 // aggregate records a transfer once, and a repeat reads what it recorded.
 import { DomainError } from '../../domain/shared/errors.ts';
@@ -12,8 +13,13 @@ import type { Tools } from '../tools.ts';
 export async function runAggregateStep(spec: AggregateStep, data: TransferStep['data'], tools: Tools): Promise<TransferOutcome> {
   const step = spec as AggregateStep<never>;
   const id = step.id(data as never);
-  if (!step.command) return step.outcomeFor((await tools.load(step.aggregate, id)).state, data as never);
-  const command = step.command(data as never, { virtualStartMicro: usdToMicro(tools.deps.config.VIRTUAL_START_USD) });
+  let command: ReturnType<NonNullable<typeof step.command>> | null = null;
+  if (step.command) command = step.command(data as never, { virtualStartMicro: usdToMicro(tools.deps.config.VIRTUAL_START_USD) });
+  else {
+    const { state } = await tools.load(step.aggregate, id);
+    command = step.commandOn?.(state, data as never) ?? null;
+    if (!command) return step.outcomeFor(state, data as never);
+  }
   try {
     const { state } = await tools.execute(step.aggregate, id, command);
     return step.outcomeFor(state, data as never);

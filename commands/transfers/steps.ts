@@ -1,6 +1,6 @@
 // The transfer steps that are not one aggregate's decision alone (domain/transfer/steps.ts,
-// `PortStepType`): a pool's credit, whose rejection reason is read from the pool's stream; a trade's
-// entry, at the venue's mark price; a trade's return, decided on the pool's state. Each is
+// `PortStepType`): a pool's credit, whose rejection reason is read from the pool's stream, and a
+// trade's entry, at the venue's mark price. Each is
 // idempotent by the transfer id and reports the fact its endpoint holds for the transfer. The other
 // steps are data on the legs (domain/transfer/legs/), run by aggregate-step.ts.
 import { poolDecider } from '../../domain/pool/decide.ts';
@@ -68,19 +68,4 @@ export async function openTradeEntry({ data }: Step<'OpenTradeEntry', { transfer
     if (err instanceof DomainError) return rejected(err.reason, err.message);
     throw err;
   }
-}
-
-/** The pool releases the trade's margin and realizes its PnL: what came back minus the margin it locked. */
-export async function returnMargin({ data }: Step<'ReturnMargin', { transfer: TransferPlan }>, tools: Tools): Promise<TransferOutcome> {
-  const { transfer } = data;
-  const { tradeId } = endpointAt(transfer, 'from', 'trade');
-  const id = poolOn(transfer, 'to');
-  const { state } = await tools.load(poolDecider, id);
-  const open = state.followed ? state.openTrades[tradeId] : undefined;
-  if (!open) return { type: 'Credited' }; // closed by an earlier run of this step
-  await tools.execute(poolDecider, id, {
-    type: 'CloseTrade',
-    data: { tradeId, realizedPnlMicro: transfer.amountMicro - open.marginMicro, transferId: transfer.transferId },
-  });
-  return { type: 'Credited' };
 }

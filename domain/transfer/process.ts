@@ -1,9 +1,9 @@
 // The transfer process: a pure decider over one transfer's state. It asks for the next step (a
-// command for one endpoint's aggregate, chosen by that endpoint's leg: legs/) and folds what the
-// step reports. The runner
-// (commands/transfers/run.ts) executes the steps from its own registry; every step is idempotent
-// by the transfer id, so a step repeated after a crash, by the settlement or by the recovery
-// worker, reports what its endpoint recorded and changes nothing.
+// command for one endpoint's aggregate, chosen by the legs: legs/) and folds what the step
+// reports. The runner (commands/transfers/run.ts) executes the steps, from their legs'
+// descriptions or their own handlers; every step is idempotent by the transfer id, so a step
+// repeated after a crash, by the settlement or by the recovery worker, reports what its endpoint
+// recorded and changes nothing.
 //
 //   planned --Debited--> debited --Credited--> completed
 //      |                    |--CreditPending--> pending (the pool waits for the venue)

@@ -41,5 +41,5 @@ export type StepData<T extends StepType> = Extract<TransferStep, { type: T }>['d
  * other step is one aggregate's decision, described by its leg (`AggregateStep`, legs/leg.ts) and
  * run by the one generic executor (commands/transfers/aggregate-step.ts).
  */
-export type PortStepType = 'CreditPool' | 'ReturnMargin' | 'OpenTradeEntry' | 'BuyLot' | 'SellLots' | 'SettleSell' | 'SendOut';
+export type PortStepType = 'CreditPool' | 'OpenTradeEntry' | 'BuyLot' | 'SellLots' | 'SettleSell' | 'SendOut';
 export type AggregateStepType = Exclude<StepType, PortStepType>;

@@ -52,12 +52,15 @@ export interface StepEnv {
  * command to decide there (none: the step only reads the state, the decision was taken before),
  * and what the aggregate's state then says happened to the transfer (`outcomeFor`, pure; a step
  * repeated after a crash reads what the first run recorded). `refusable`: a refusal of the command
- * is the debit refused (DebitRefused), not an error.
+ * is the debit refused (DebitRefused), not an error. `commandOn`: a command that needs the state
+ * first (null: nothing left to decide, an earlier run did it); the command is decided on fresh
+ * state all the same.
  */
 export interface AggregateStep<T extends AggregateStepType = AggregateStepType, C extends Command = Command, S = unknown> {
   aggregate: Aggregate<C, S, DomainEvent>;
   id(data: StepData<T>): string;
   command?(data: StepData<T>, env: StepEnv): CommandBody<C>;
+  commandOn?(state: S, data: StepData<T>): CommandBody<C> | null;
   outcomeFor(state: S, data: StepData<T>): TransferOutcome;
   refusable?: true;
 }

@@ -71,6 +71,19 @@ export const tradeLeg: Leg<'trade'> = {
       }),
       outcomeFor: () => ({ type: 'Refunded' }),
     }),
+    // The pool releases the trade's margin and realizes its PnL: what came back minus the margin it
+    // locked; a trade no longer open there was closed by an earlier run of this step.
+    ReturnMargin: aggregateStep('ReturnMargin', {
+      aggregate: poolDecider,
+      id: ({ transfer }) => poolOn(transfer, 'to'),
+      commandOn: (state, { transfer }) => {
+        const { tradeId } = endpointAt(transfer, 'from', 'trade');
+        const open = state.followed ? state.openTrades[tradeId] : undefined;
+        if (!open) return null;
+        return { type: 'CloseTrade' as const, data: { tradeId, realizedPnlMicro: transfer.amountMicro - open.marginMicro, transferId: transfer.transferId } };
+      },
+      outcomeFor: () => ({ type: 'Credited' }),
+    }),
     // What the trade recorded it pays back when it ended: its margin and the PnL it realized.
     DebitTrade: aggregateStep('DebitTrade', {
       aggregate: tradeDecider,

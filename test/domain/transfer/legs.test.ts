@@ -122,6 +122,7 @@ t.test('every step is one aggregate decision described by one leg, or has a hand
     'LockMargin',
     'RefundWallet',
     'ReleaseMargin',
+    'ReturnMargin',
   ]);
 });
 
@@ -176,6 +177,19 @@ t.test("the trade leg's steps: the pool's decision on the trade is the margin's 
     type: 'Debited',
     amountMicro: 8_000_000,
   });
+  const ret = aggregateSteps.ReturnMargin;
+  t.equal(ret.id(back), 'u1.a1.real', 'the pool the trade pays back');
+  const withOpen = (marginMicro?: number) => ({ followed: true, openTrades: marginMicro ? { 'tr-1': { marginMicro } } : {} }) as never;
+  t.same(
+    ret.commandOn!(withOpen(6_000_000), back),
+    {
+      type: 'CloseTrade',
+      data: { tradeId: 'tr-1', realizedPnlMicro: -1_000_000, transferId: 'tr-1.return' },
+    },
+    'the PnL realized: what came back minus the margin locked',
+  );
+  t.equal(ret.commandOn!(withOpen(), back), null, 'a trade no longer open was closed by an earlier run: nothing to decide');
+  t.same(ret.outcomeFor(withOpen(), back), { type: 'Credited' });
   t.same(aggregateSteps.ReleaseMargin.command!(data, env), {
     type: 'CloseTrade',
     data: { tradeId: 'tr-1', realizedPnlMicro: 0, released: true, transferId: 'tr-1' },

@@ -95,7 +95,7 @@ export interface Leg<K extends EndpointKind = EndpointKind> {
   facts: Readonly<Record<string, FactReader>>;
 }
 
-/** A plan's transfer id as a step's data. */
+/** A plan as a step's data. */
 export const carry = (plan: TransferPlan) => ({ transfer: plan });
 
 /** A fact naming its transfer by a field of the event's data. */

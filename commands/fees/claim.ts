@@ -5,7 +5,7 @@
 // wallet's credit follows; the recovery worker finishes what a crash interrupted.
 import { agentDecider } from '../../domain/agent/index.ts';
 import { feeAccountDecider } from '../../domain/fees/decide.ts';
-import { claimableOf, feeAccountStream } from '../../domain/fees/state.ts';
+import { claimableOf } from '../../domain/fees/state.ts';
 import { feesSettledSchema } from '../../domain/pool/events.ts';
 import { poolStream } from '../../domain/pool/state.ts';
 import type { Command } from '../../domain/shared/decider.ts';
@@ -15,6 +15,7 @@ import { planned } from '../../domain/transfer/process.ts';
 import type { Tools } from '../tools.ts';
 import type { ClaimFeesData, ClaimFeesResult } from './commands.ts';
 import { runTransfer } from '../transfers/run.ts';
+import { transferIds } from '../../domain/transfer/ids.ts';
 
 /** The creator's share of every fee the pool stream settled, across its openings. */
 async function earnedBy(tools: Tools, poolId: string): Promise<{ poolId: string; earnedMicro: MicroUsd }> {
@@ -39,7 +40,7 @@ export async function claimFees({ data }: Command<'ClaimFees', ClaimFeesData>, t
   const transfer = await runTransfer(
     tools,
     planned({
-      transferId: `${feeAccountStream(agentId)}#claim-${data.moveId ?? tools.deps.ids.uuid()}`,
+      transferId: transferIds.claim(agentId, data.moveId ?? tools.deps.ids.uuid()),
       amountMicro: amountMicro ?? 0,
       from: { kind: 'fees', agentId, developerId, ...(amountMicro === undefined ? { all: true as const } : {}) },
       to: { kind: 'wallet', userId: developerId, walletContext: 'real' },

@@ -25,6 +25,7 @@ import { manageTrade } from '../trades/manage.ts';
 import { intentPrice } from '../../domain/signal/price.ts';
 import type { ExecuteSignalData } from './commands.ts';
 import { inParallel } from '../../infra/parallel.ts';
+import { transferIds } from '../../domain/transfer/ids.ts';
 
 /** Pools worked on at once by one run: each is a handful of appends on its own streams. */
 const POOL_CONCURRENCY = 16;
@@ -89,7 +90,7 @@ async function openTrades(tools: Tools, signal: Signal, pool: FollowedPool, open
         token: request.token,
         side: request.side,
         signalId: signal.received.signalId,
-        transfer: { transferId: tradeId, amountMicro: 0, from, to: { kind: 'trade' as const, tradeId, poolId, request } },
+        transfer: { transferId: transferIds.tradeMargin(tradeId), amountMicro: 0, from, to: { kind: 'trade' as const, tradeId, poolId, request } },
       })),
     },
   });

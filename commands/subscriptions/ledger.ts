@@ -13,6 +13,7 @@ import type { Tools } from '../tools.ts';
 import { runTransfer } from '../transfers/run.ts';
 import { currentWalletContext, PLAN_STALENESS_MS } from './planning.ts';
 import type { PoolRequest, PoolMoveResult, PoolFact } from './commands.ts';
+import { transferIds } from '../../domain/transfer/ids.ts';
 
 /** The request's context, else the user's current one. */
 const contextOf = (tools: Tools, req: PoolRequest): Promise<WalletContext> =>
@@ -43,7 +44,7 @@ export async function addAllocation({ data }: Command<'AddAllocation', PoolReque
   const transfer = await runTransfer(
     tools,
     planned({
-      transferId: `${id}#add-${data.moveId ?? tools.deps.ids.uuid()}`,
+      transferId: transferIds.add(id, data.moveId ?? tools.deps.ids.uuid()),
       amountMicro: data.amountMicro,
       from: { kind: 'wallet', userId: data.userId, walletContext },
       to: { kind: 'pool', userId: data.userId, agentId: data.agentId, walletContext },
@@ -66,7 +67,7 @@ export async function withdrawAllocation(
   const transfer = await runTransfer(
     tools,
     planned({
-      transferId: `${id}#withdraw-${data.moveId ?? tools.deps.ids.uuid()}`,
+      transferId: transferIds.withdraw(id, data.moveId ?? tools.deps.ids.uuid()),
       amountMicro: data.amountMicro,
       from: { kind: 'pool', userId: data.userId, agentId: data.agentId, walletContext },
       to: { kind: 'wallet', userId: data.userId, walletContext },
@@ -84,7 +85,7 @@ export async function stopFollowing({ data }: Command<'StopFollowing', PoolReque
   const transfer = await runTransfer(
     tools,
     planned({
-      transferId: `${id}#stop-${data.moveId ?? tools.deps.ids.uuid()}`,
+      transferId: transferIds.stop(id, data.moveId ?? tools.deps.ids.uuid()),
       amountMicro: 0,
       from: { kind: 'pool', userId: data.userId, agentId: data.agentId, walletContext, close: true },
       to: { kind: 'wallet', userId: data.userId, walletContext },

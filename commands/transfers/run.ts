@@ -1,9 +1,13 @@
 // The one transfer runner: asks the process decider for the next step, runs it, folds its outcome,
-// until the transfer is over. Requests start transfers; the recovery worker resumes them. The steps
-// are run from their own registry (steps-registry.ts), which nothing else reads.
+// until the transfer is over. Requests start transfers; the recovery worker resumes them. A step
+// that is one aggregate's decision is run from its leg's description (aggregate-step.ts); the
+// others from their own registry (steps-registry.ts), which nothing else reads.
 import type { Command } from '../../domain/shared/decider.ts';
+import { aggregateStepOf } from '../../domain/transfer/legs/index.ts';
 import { decide, evolve, type TransferOutcome, type TransferState, type TransferStep } from '../../domain/transfer/process.ts';
+import type { PortStepType } from '../../domain/transfer/steps.ts';
 import type { Tools } from '../tools.ts';
+import { runAggregateStep } from './aggregate-step.ts';
 import { stepHandlers } from './steps-registry.ts';
 
 /**
@@ -12,9 +16,14 @@ import { stepHandlers } from './steps-registry.ts';
  */
 const FINISH_MS = 30_000;
 
-/** Every step is run by the handler of its name, as a command with the transfer's metadata. */
+/**
+ * A step that is one aggregate's decision is run by the generic executor from its leg's
+ * description; any other by the handler of its name, as a command with the transfer's metadata.
+ */
 function perform(tools: Tools, step: TransferStep): Promise<TransferOutcome> {
-  const handler = stepHandlers[step.type] as (command: Command<string, TransferStep['data']>, tools: Tools) => Promise<TransferOutcome>;
+  const described = aggregateStepOf(step.type);
+  if (described) return runAggregateStep(described, step.data, tools);
+  const handler = stepHandlers[step.type as PortStepType] as (command: Command<string, TransferStep['data']>, tools: Tools) => Promise<TransferOutcome>;
   return handler({ ...step, metadata: tools.metadata }, tools);
 }
 

@@ -1,9 +1,10 @@
 // What commands and workers read of a pool's state: the open trades a follow-up can name, the id
 // of its next transfer, what it recorded for a transfer it pays, and the followed pool a command needs.
 import { refuse } from '../shared/errors.ts';
-import type { TransferOutcome } from '../transfer/process.ts';
+import type { TransferOutcome } from '../transfer/steps.ts';
 import type { Side } from '../trade/events.ts';
 import type { FollowedPool, PoolState } from './state.ts';
+import { transferIds } from '../transfer/ids.ts';
 
 /** An open trade as a follow-up looks for it (domain/signal/resolve.ts resolveTarget). */
 export interface PoolTradeRef {
@@ -33,7 +34,7 @@ export function openTradeRefs(pool: PoolState): PoolTradeRef[] {
  * between the debit and the credit finds the debit already made under this id and finishes it
  * instead of paying again; once the pool decided it, the next transfer gets a new id.
  */
-export const nextTransferId = (id: string, state: PoolState, kind: 'add' | 'withdraw' = 'add'): string => `${id}#${kind}-${state.transfers.size + 1}`;
+export const nextTransferId = (id: string, state: PoolState, kind: 'add' | 'withdraw' = 'add'): string => transferIds[kind](id, state.transfers.size + 1);
 
 /**
  * What the pool recorded for a transfer it pays, as the transfer process reads it: paid (how much),

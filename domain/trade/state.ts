@@ -4,11 +4,12 @@ import { priceText, storedPrice, type Price } from '../shared/price.ts';
 import { priceEntryOf, type PriceEntry } from './commands.ts';
 import { upcastTradeEvent, type Entry, type Side, type StopKind, type Target, type TradeEvent, type TradeEventOf } from './events.ts';
 import { grossPnl } from './maths.ts';
+import { transferIds } from '../transfer/ids.ts';
 
 export const tradeStream = (tradeId: string): string => `trade-${tradeId}`;
 
 /** The transfer that pays a trade's margin and PnL back to its pool once it is over. */
-export const tradeReturnId = (tradeId: string): string => `${tradeId}.return`;
+export const tradeReturnId = (tradeId: string): string => transferIds.tradeReturn(tradeId);
 
 export type TradeStatus = 'pending' | 'open' | 'closed' | 'cancelled' | 'expired';
 

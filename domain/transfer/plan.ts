@@ -119,29 +119,28 @@ export type LotsEndpoint = z.infer<typeof lotsEndpointSchema>;
 export type FeesEndpoint = z.infer<typeof feesEndpointSchema>;
 export type Endpoint = z.infer<typeof endpointSchema>;
 
-/** An endpoint as one string: a retried debit must name the same destination as the recorded one. */
-export function endpointKey(e: Endpoint): string {
-  switch (e.kind) {
-    case 'wallet':
-      return `wallet:${e.userId}.${e.walletContext}`;
-    case 'pool':
-      return `pool:${e.userId}.${e.agentId}.${e.walletContext}`;
-    case 'trade':
-      return `trade:${e.tradeId}`;
-    case 'lots':
-      return `lots:${e.userId}.${e.walletContext}.${e.mint}`;
-    case 'address':
-      return `address:${e.userId}.${e.destination}`;
-    case 'fees':
-      return `fees:${e.agentId}`;
-  }
-}
+type EndpointOfKind<K extends Endpoint['kind']> = Extract<Endpoint, { kind: K }>;
 
-/** The user whose money a transfer moves (a pool id starts with its user's id). */
-export function ownerOf(e: Endpoint): string {
-  if (e.kind === 'trade') return poolEndpointOf(e.poolId).userId;
-  return e.kind === 'fees' ? e.developerId : e.userId;
-}
+/**
+ * Each endpoint kind's identity, beside its schema (the aggregates' events record destination keys,
+ * so this sits below them; each leg, legs/, names its kind's): `key`, the endpoint as one string (a
+ * retried debit must name the same destination as the recorded one); `owner`, the user whose money
+ * a transfer moves (a pool id starts with its user's id).
+ */
+export const endpointIdentity: { [K in Endpoint['kind']]: { key(e: EndpointOfKind<K>): string; owner(e: EndpointOfKind<K>): string } } = {
+  wallet: { key: (e) => `wallet:${e.userId}.${e.walletContext}`, owner: (e) => e.userId },
+  pool: { key: (e) => `pool:${e.userId}.${e.agentId}.${e.walletContext}`, owner: (e) => e.userId },
+  trade: { key: (e) => `trade:${e.tradeId}`, owner: (e) => poolEndpointOf(e.poolId).userId },
+  lots: { key: (e) => `lots:${e.userId}.${e.walletContext}.${e.mint}`, owner: (e) => e.userId },
+  address: { key: (e) => `address:${e.userId}.${e.destination}`, owner: (e) => e.userId },
+  fees: { key: (e) => `fees:${e.agentId}`, owner: (e) => e.developerId },
+};
+
+/** An endpoint as one string: a retried debit must name the same destination as the recorded one. */
+export const endpointKey = (e: Endpoint): string => (endpointIdentity[e.kind].key as (e: Endpoint) => string)(e);
+
+/** The user whose money a transfer moves. */
+export const ownerOf = (e: Endpoint): string => (endpointIdentity[e.kind].owner as (e: Endpoint) => string)(e);
 
 /** A pool's endpoint from its id `{userId}.{agentId}.{walletContext}` (user ids hold no dot; the context is the last part). */
 export function poolEndpointOf(poolId: string): PoolEndpoint {

@@ -1,8 +1,9 @@
 // The transfer process: a pure decider over one transfer's state. It asks for the next step (a
-// command for one endpoint's aggregate) and folds what the step reports. The runner
-// (commands/transfers/run.ts) executes the steps from its own registry; every step is idempotent
-// by the transfer id, so a step repeated after a crash, by the settlement or by the recovery
-// worker, reports what its endpoint recorded and changes nothing.
+// command for one endpoint's aggregate, chosen by the legs: legs/) and folds what the step
+// reports. The runner (commands/transfers/run.ts) executes the steps, from their legs'
+// descriptions or their own handlers; every step is idempotent by the transfer id, so a step
+// repeated after a crash, by the settlement or by the recovery worker, reports what its endpoint
+// recorded and changes nothing.
 //
 //   planned --Debited--> debited --Credited--> completed
 //      |                    |--CreditPending--> pending (the pool waits for the venue)
@@ -13,6 +14,8 @@
 //
 // A pending transfer is resumed from `planned` once the reconciliation worker settles its pool's
 // leg: the steps then report Debited/Credited (confirmed) or DebitRefused/CreditRejected (failed).
+//
+// What each kind of endpoint does is its leg's (legs/<kind>.ts); in short:
 //
 // Trades: a pool pays a trade its margin (LockMargin reports the pool's decision on the trade,
 // taken for all the trades of a signal together; OpenTradeEntry requests the trade; a trade that
@@ -31,9 +34,13 @@
 // Fee claims: an agent's fee account pays its developer's real wallet context (DebitFees records the
 // claim on the account, CreditWallet credits it); a wallet never rejects a credit.
 import type { DomainError } from '../shared/errors.ts';
-import type { Endpoint, TransferPlan } from './plan.ts';
+import { legOf } from './legs/index.ts';
+import type { TransferPlan } from './plan.ts';
+import { isFinished as isOver, type TransferStatus } from './status.ts';
+import type { TransferOutcome, TransferStep } from './steps.ts';
 
-export type TransferStatus = 'planned' | 'debited' | 'pending' | 'rejected' | 'completed' | 'compensated' | 'failed';
+export type { TransferStatus } from './status.ts';
+export type { TransferOutcome, TransferStep } from './steps.ts';
 
 export interface TransferState {
   status: TransferStatus;
@@ -46,83 +53,34 @@ export interface TransferState {
   rejection?: string;
 }
 
-/** What a step reports: the fact its endpoint recorded for this transfer id, now or earlier. */
-export type TransferOutcome =
-  | { type: 'Debited'; amountMicro: number }
-  | { type: 'DebitPending' }
-  | { type: 'DebitRefused'; error: DomainError }
-  | { type: 'Credited' }
-  | { type: 'CreditPending' }
-  | { type: 'CreditRejected'; reason: string }
-  | { type: 'Refunded' };
-
-/** The commands the process asks for: debit the source, credit the destination, refund the source. */
-export type TransferStep =
-  | { type: 'DebitWallet'; data: { transfer: TransferPlan } }
-  | { type: 'DebitPool'; data: { transfer: TransferPlan } }
-  | { type: 'CreditPool'; data: { transfer: TransferPlan; resumed: boolean } }
-  | { type: 'CreditWallet'; data: { transfer: TransferPlan } }
-  | { type: 'RefundWallet'; data: { userId: string; transferId: string; reason?: string } }
-  | { type: 'LockMargin'; data: { transfer: TransferPlan } }
-  | { type: 'OpenTradeEntry'; data: { transfer: TransferPlan } }
-  | { type: 'ReleaseMargin'; data: { transfer: TransferPlan } }
-  | { type: 'DebitTrade'; data: { transfer: TransferPlan } }
-  | { type: 'ReturnMargin'; data: { transfer: TransferPlan } }
-  | { type: 'BuyLot'; data: { transfer: TransferPlan } }
-  | { type: 'SellLots'; data: { transfer: TransferPlan } }
-  | { type: 'SettleSell'; data: { transfer: TransferPlan } }
-  | { type: 'SendOut'; data: { transfer: TransferPlan } }
-  | { type: 'DebitFees'; data: { transfer: TransferPlan } };
-
 /** A new transfer, started by a request. */
 export const planned = (plan: TransferPlan): TransferState => ({ status: 'planned', plan, resumed: false });
 
 /** A transfer found unfinished, resumed by the settlement or the recovery worker: every step reports what it recorded. */
 export const resumed = (plan: TransferPlan): TransferState => ({ status: 'planned', plan, resumed: true });
 
-export const isFinished = (state: TransferState): boolean => state.status === 'completed' || state.status === 'compensated' || state.status === 'failed';
+export const isFinished = (state: TransferState): boolean => isOver(state.status);
+
+// The steps come from the legs (legs/): the other end's leg first, where its money decides the step
+// (a trade's margin, a sell's settlement), then the endpoint's own.
 
 function debitOf(plan: TransferPlan): TransferStep {
-  const transfer = { transfer: plan };
-  switch (plan.from.kind) {
-    case 'wallet':
-      return { type: 'DebitWallet', data: transfer };
-    case 'pool':
-      return plan.to.kind === 'trade' ? { type: 'LockMargin', data: transfer } : { type: 'DebitPool', data: transfer };
-    case 'trade':
-      return { type: 'DebitTrade', data: transfer };
-    case 'lots':
-      return { type: 'SellLots', data: transfer };
-    case 'fees':
-      return { type: 'DebitFees', data: transfer };
-    case 'address':
-      throw new Error(`transfer ${plan.transferId}: an address never pays`);
-  }
+  const debit = legOf(plan.to).counterpart?.debit ?? legOf(plan.from).debit;
+  if (!debit) throw new Error(`transfer ${plan.transferId}: a ${plan.from.kind} endpoint never pays`);
+  return debit(plan);
 }
 
 function creditOf(plan: TransferPlan, isResumed: boolean): TransferStep {
-  const transfer = { transfer: plan };
-  switch (plan.to.kind) {
-    case 'pool':
-      return plan.from.kind === 'trade' ? { type: 'ReturnMargin', data: transfer } : { type: 'CreditPool', data: { transfer: plan, resumed: isResumed } };
-    case 'wallet':
-      return plan.from.kind === 'lots' ? { type: 'SettleSell', data: transfer } : { type: 'CreditWallet', data: transfer };
-    case 'trade':
-      return { type: 'OpenTradeEntry', data: transfer };
-    case 'lots':
-      return { type: 'BuyLot', data: transfer };
-    case 'address':
-      return { type: 'SendOut', data: transfer };
-    case 'fees':
-      throw new Error(`transfer ${plan.transferId}: a fee account is paid by its pools' settlements, never by a transfer`);
-  }
+  const credit = legOf(plan.from).counterpart?.credit ?? legOf(plan.to).credit;
+  if (!credit) throw new Error(`transfer ${plan.transferId}: a ${plan.to.kind} endpoint takes no credit: it is paid by its own aggregate, never by a transfer`);
+  return credit(plan, isResumed);
 }
 
 /** A wallet takes back a refused credit, a pool a trade's margin; a pool never rejects what a trade pays back. */
-function refundOf(plan: TransferPlan, from: Endpoint, reason: string | undefined): TransferStep {
-  if (from.kind === 'wallet') return { type: 'RefundWallet', data: { userId: from.userId, transferId: plan.transferId, ...(reason ? { reason } : {}) } };
-  if (from.kind === 'pool' && plan.to.kind === 'trade') return { type: 'ReleaseMargin', data: { transfer: plan } };
-  throw new Error(`transfer ${plan.transferId}: no refund step for a ${from.kind} source`);
+function refundOf(plan: TransferPlan, reason: string | undefined): TransferStep {
+  const refund = legOf(plan.to).counterpart?.refund ?? legOf(plan.from).refund;
+  if (!refund) throw new Error(`transfer ${plan.transferId}: no refund step for a ${plan.from.kind} source`);
+  return refund(plan, reason);
 }
 
 /** The next step, or null when the transfer is over or waits for the venue. */
@@ -134,7 +92,7 @@ export function decide(state: TransferState): TransferStep | null {
     case 'debited':
       return creditOf(plan, state.resumed);
     case 'rejected':
-      return refundOf(plan, plan.from, state.rejection);
+      return refundOf(plan, state.rejection);
     case 'pending':
     case 'completed':
     case 'compensated':
@@ -163,7 +121,7 @@ export function evolve(state: TransferState, outcome: TransferOutcome): Transfer
       // The source's record is the truth: a retried request credits what was debited, not what it
       // planned; a pool's close that found nothing to pay out is over (a trade that lost its whole
       // margin still closes in its pool).
-      if (outcome.amountMicro === 0 && state.plan.from.kind === 'pool') return { ...state, status: 'completed', plan: { ...state.plan, amountMicro: 0 } };
+      if (outcome.amountMicro === 0 && legOf(state.plan.from).emptyDebitEnds) return { ...state, status: 'completed', plan: { ...state.plan, amountMicro: 0 } };
       return { ...state, status: 'debited', plan: { ...state.plan, amountMicro: outcome.amountMicro } };
     case 'DebitPending':
     case 'CreditPending':

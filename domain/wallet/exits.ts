@@ -4,6 +4,7 @@
 // stop keeps protecting the user while the venue refuses, without two events on every tick.
 import { levelReached, type Price } from '../shared/price.ts';
 import type { WalletState } from './state.ts';
+import { transferIds } from '../transfer/ids.ts';
 
 /** The level of a manual lot (a long) the mark crossed: its stop-loss first, then its take-profit; null for none. */
 export function crossedLevel(lot: { stopLoss?: Price | null; takeProfit?: Price | null }, price: Price): 'stop-loss' | 'take-profit' | null {
@@ -14,7 +15,7 @@ export function crossedLevel(lot: { stopLoss?: Price | null; takeProfit?: Price 
 
 export const EXIT_RETRY = { firstMs: 30_000, maxMs: 3_600_000 } as const;
 
-export const exitTransferId = (lotId: string, attempt: number): string => `${lotId}.exit.${attempt}`;
+export const exitTransferId = (lotId: string, attempt: number): string => transferIds.exit(lotId, attempt);
 
 /** The wait after `failures` failed tries in a row (none after none). */
 export const exitRetryWaitMs = (failures: number): number => (failures === 0 ? 0 : Math.min(EXIT_RETRY.firstMs * 2 ** (failures - 1), EXIT_RETRY.maxMs));

@@ -5,6 +5,7 @@
 import { refuse } from '../shared/errors.ts';
 import { chainAddressSchema } from '../transfer/plan.ts';
 import type { WalletContext } from './context.ts';
+import { transferIds } from '../transfer/ids.ts';
 
 export type SellMeaning = { kind: 'withdraw' | 'sell'; mint: string };
 
@@ -33,5 +34,5 @@ export function ensureWithdrawable(walletContext: WalletContext): asserts wallet
  * the transfer already made.
  */
 export function manualTransferId(moveId: string): string {
-  return `manual-${moveId}`;
+  return transferIds.manual(moveId);
 }

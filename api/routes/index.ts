@@ -10,6 +10,7 @@ import adminRoutes from './admin/index.ts';
 import subscriptionRoutes from './subscriptions/index.ts';
 import subscriptionLedgerRoutes from './subscriptions/ledger.ts';
 import subscriptionFeeReceiptRoutes from './subscriptions/fee-receipts.ts';
+import subscriptionLedgerExportRoutes from './subscriptions/export.ts';
 import walletRoutes from './wallet/index.ts';
 import signalRoutes from './signals/index.ts';
 import tradeRoutes from './trades/index.ts';
@@ -30,6 +31,7 @@ export const routeGroups: Array<(app: FastifyInstance) => Promise<void>> = [
   subscriptionRoutes,
   subscriptionLedgerRoutes,
   subscriptionFeeReceiptRoutes,
+  subscriptionLedgerExportRoutes,
   walletRoutes,
   signalRoutes,
   tradeRoutes,

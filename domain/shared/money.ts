@@ -79,11 +79,15 @@ export function microToUsd(micro: MicroUsd | bigint): number {
 
 /** The same conversion through the decimal text, for any integer. */
 export function microToUsdByText(micro: MicroUsd | bigint): number {
+  return Number(microToDecimal(micro));
+}
+
+/** micro-USD as exact decimal text with its 6 places, e.g. 12345678 → "12.345678" (files and tables, never rounded). */
+export function microToDecimal(micro: MicroUsd | bigint): string {
   const big = BigInt(micro);
   const negative = big < 0n;
   const abs = negative ? -big : big;
-  const text = `${negative ? '-' : ''}${abs / MICRO_BIG}.${(abs % MICRO_BIG).toString().padStart(6, '0')}`;
-  return Number(text);
+  return `${negative ? '-' : ''}${abs / MICRO_BIG}.${(abs % MICRO_BIG).toString().padStart(6, '0')}`;
 }
 
 /** floor(amount × numerator / denominator), exact. */

@@ -5,6 +5,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { allLedgerSource, transfersSource } from '../../../projections/exports/sources.ts';
 import { sendExport } from '../subscriptions/export.ts';
+import { exportFile } from '../subscriptions/schemas.ts';
 import { adminExportQuery } from './schemas.ts';
 
 export default async function adminExportRoutes(root: FastifyInstance): Promise<void> {
@@ -20,6 +21,7 @@ export default async function adminExportRoutes(root: FastifyInstance): Promise<
         tags,
         summary: "Every pool's ledger lines in the global log's order, as CSV or JSONL, streamed, with a trailer",
         querystring: adminExportQuery,
+        response: { 200: exportFile },
       },
     },
     async (request, reply) => {
@@ -36,6 +38,7 @@ export default async function adminExportRoutes(root: FastifyInstance): Promise<
         tags,
         summary: 'The transfer journal: every transfer fact (id, status, amount, endpoints), as CSV or JSONL, streamed',
         querystring: adminExportQuery,
+        response: { 200: exportFile },
       },
     },
     async (request, reply) => {

@@ -11,7 +11,7 @@ import { CONTENT_TYPES, exportStream, type ExportFormat, type ExportSource } fro
 import { poolLedgerSource } from '../../../projections/exports/sources.ts';
 import { getUser } from '../../../projections/users/queries.ts';
 import { ledgerParams } from './ledger.ts';
-import { ledgerExportQuery } from './schemas.ts';
+import { exportFile, ledgerExportQuery } from './schemas.ts';
 
 /** Answers with the export as an attachment: the stream's backpressure paces the store's reads. */
 export function sendExport<Row extends Record<string, ExportCell>>(reply: FastifyReply, source: ExportSource<Row>, format: ExportFormat, name: string) {
@@ -34,6 +34,7 @@ export default async function subscriptionLedgerExportRoutes(root: FastifyInstan
         summary: "The pool's ledger as a CSV or JSONL file, streamed: every line of GET …/ledger in [from, to), then a trailer (count, SHA-256)",
         params: ledgerParams,
         querystring: ledgerExportQuery,
+        response: { 200: exportFile },
       },
     },
     async (request, reply) => {

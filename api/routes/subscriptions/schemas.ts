@@ -77,6 +77,12 @@ export const exportRangeQuery = z.object({
   from: exportTime('from'),
   to: exportTime('to'),
 });
+/**
+ * An export's answer: the file's text (CSV or JSONL, as `format` asks), streamed; its errors are
+ * the envelope's, before the first byte.
+ */
+export const exportFile = z.string().describe('the CSV (text/csv) or JSONL (application/x-ndjson) file, ending with its trailer line');
+
 /** The query refused unless `from` is before `to` (when both are given). */
 export const fromBeforeTo = <S extends z.ZodType<{ from?: string | undefined; to?: string | undefined }>>(schema: S) =>
   schema.refine((q) => q.from === undefined || q.to === undefined || Date.parse(q.from) < Date.parse(q.to), {

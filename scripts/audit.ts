@@ -8,6 +8,7 @@
 // claims took of them, against the agent-figures read model, and each claim against the developer's
 // wallet (projections/agent-figures/audit.ts).
 // ledger: one pool's history as a table, replayed from its stream (up to --at).
+// export: a ledger or the transfer journal to a file, as the API's exports write it (scripts/audit-export.ts).
 // EVENT_STORE=esdb reads EventStoreDB, as the service does. Usage errors exit 2.
 import { parseArgs } from 'node:util';
 import cliProgress from 'cli-progress';
@@ -20,6 +21,7 @@ import { createPool, type Pool } from '../infra/db.ts';
 import { createEventStore } from '../infra/eventstore/index.ts';
 import type { EventStore } from '../infra/eventstore/port.ts';
 import { userIdForEmail } from '../infra/tokens.ts';
+import { EXPORT_USAGE, exportCommand } from './audit-export.ts';
 import { auditFees } from '../projections/agent-figures/audit.ts';
 import { compareAll, POOL_STREAM_PREFIX, poolHistory, readModelSnapshot, replayLog, type PoolAudit } from '../projections/subscriptions/audit.ts';
 import { getUser } from '../projections/users/queries.ts';
@@ -27,7 +29,8 @@ import { getUser } from '../projections/users/queries.ts';
 class UsageError extends Error {}
 
 const USAGE = `usage: npm run audit -- verify [--progress]
-       npm run audit -- ledger --user <id or email> --agent <agentId> [--context virtual|real] [--at <ISO time>]`;
+       npm run audit -- ledger --user <id or email> --agent <agentId> [--context virtual|real] [--at <ISO time>]
+${EXPORT_USAGE}`;
 
 /** micro-USD as exact decimal text with 6 places (an auditor's table does not round). */
 function usd(micro: number): string {
@@ -157,6 +160,7 @@ function argsOf(args: string[]) {
 }
 
 async function main(): Promise<number> {
+  if (process.argv[2] === 'export') return exportCommand(process.argv.slice(3));
   const { values, positionals } = argsOf(process.argv.slice(2));
   const [command, ...rest] = positionals;
   if ((command !== 'verify' && command !== 'ledger') || rest.length) throw new UsageError(USAGE);

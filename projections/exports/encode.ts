@@ -26,7 +26,8 @@ const NEEDS_QUOTES = /[",\r\n]/;
 /** One CSV field: empty for nothing, quoted (inner quotes doubled) when it must be. */
 export function csvField(cell: ExportCell): string {
   if (cell === null) return '';
-  const text = String(cell);
+  if (typeof cell !== 'string') return String(cell);
+  const text = cell;
   return NEEDS_QUOTES.test(text) || text.startsWith('#') ? `"${text.replaceAll('"', '""')}"` : text;
 }
 

@@ -1,6 +1,8 @@
 // Paged reads over the event-store port: the global log (each adapter's readAllPages is pagesOf
-// over its own page read) and one stream, a page at a time, with the next page read while the
-// consumer handles the current one, never further ahead.
+// over its own page read) and one stream, a page at a time, the next one read when the consumer
+// asks for it. Not ahead: a page read while the consumer handled the one before outlived the young
+// generation's collections, and an export of 1,000,000 events grew the RSS by 200 MB instead of 60
+// (test/projections/exports/memory.test.ts).
 import type { EventStore, Position, ReadPagesOptions, RecordedEvent } from './port.ts';
 import { START } from './port.ts';
 
@@ -23,12 +25,12 @@ export async function* pagesOf(
   { fromPosition = START, pageSize, streamPrefix }: ReadPagesOptions,
 ): AsyncGenerator<RecordedEvent[]> {
   const size = checkedPageSize(pageSize);
-  let next: Promise<RecordedEvent[]> | null = readPage(fromPosition, size, streamPrefix);
-  while (next) {
-    const page: RecordedEvent[] = await next;
-    // The next read runs while the consumer handles this page: one page ahead, no more.
-    next = page.length === size ? readPage(page.at(-1)!.position, size, streamPrefix) : null;
+  let after = fromPosition;
+  for (;;) {
+    const page = await readPage(after, size, streamPrefix);
     if (page.length) yield page;
+    if (page.length < size) return;
+    after = page.at(-1)!.position;
   }
 }
 

@@ -126,9 +126,9 @@ export interface EventStore {
    */
   readAllFacts(options: ReadAllFactsOptions): Promise<RecordedFact[]>;
   /**
-   * readAll's events in its order, one page at a time as the consumer asks for them (the next page
-   * is read while the consumer handles one, never more): a pass over the whole log that writes
-   * what it reads as it goes (the exports) holds at most two pages, whatever the log's length.
+   * readAll's events in its order, one page at a time as the consumer asks for them: a pass over
+   * the whole log that writes what it reads as it goes (the exports) holds one page, whatever the
+   * log's length.
    */
   readAllPages(options: ReadPagesOptions): AsyncIterable<RecordedEvent[]>;
   /** Catches up from `fromPosition`, then follows live appends, each event exactly once, in readAll order. */

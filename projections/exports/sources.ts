@@ -14,9 +14,9 @@ import { historyEventOf, POOL_STREAM_PREFIX, poolIdOfStream } from '../subscript
 import type { ExportSource } from './encode.ts';
 
 /**
- * Events an export reads per page: small enough that a page dies young (a page of 1000 outlived
- * the young generation's collections and grew the RSS by 90 MB over 1,000,000 events, one of 250
- * by under 50: test/projections/exports/memory.test.ts), large enough for few round trips.
+ * Events an export reads per page: small enough that a page dies young (pages of 1000 read ahead
+ * grew the RSS by 200 MB over 1,000,000 events, where pages of 250 read on demand stay flat after
+ * the first 200,000: test/projections/exports/memory.test.ts), large enough for few round trips.
  */
 export const EXPORT_PAGE_SIZE = 250;
 

@@ -47,27 +47,29 @@ interface Parsed {
   progress: boolean;
 }
 
-function parse(args: string[]): Parsed {
-  let values;
+const OPTIONS = {
+  user: { type: 'string' },
+  agent: { type: 'string' },
+  context: { type: 'string' },
+  'all-ledger': { type: 'boolean' },
+  transfers: { type: 'boolean' },
+  format: { type: 'string', default: 'csv' },
+  out: { type: 'string' },
+  from: { type: 'string' },
+  to: { type: 'string' },
+  progress: { type: 'boolean' },
+} as const;
+
+function valuesOf(args: string[]) {
   try {
-    ({ values } = parseArgs({
-      args,
-      options: {
-        user: { type: 'string' },
-        agent: { type: 'string' },
-        context: { type: 'string' },
-        'all-ledger': { type: 'boolean' },
-        transfers: { type: 'boolean' },
-        format: { type: 'string', default: 'csv' },
-        out: { type: 'string' },
-        from: { type: 'string' },
-        to: { type: 'string' },
-        progress: { type: 'boolean' },
-      },
-    }));
+    return parseArgs({ args, options: OPTIONS }).values;
   } catch (err) {
     throw new ExportUsageError((err as Error).message);
   }
+}
+
+function parse(args: string[]): Parsed {
+  const values = valuesOf(args);
   const pool = values.user !== undefined || values.agent !== undefined;
   if (Number(pool) + Number(Boolean(values['all-ledger'])) + Number(Boolean(values.transfers)) !== 1) {
     throw new ExportUsageError('export takes one of --user with --agent, --all-ledger, --transfers');

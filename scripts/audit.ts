@@ -9,6 +9,7 @@
 // wallet (projections/agent-figures/audit.ts).
 // ledger: one pool's history as a table, replayed from its stream (up to --at).
 // statement: a signed statement, or --verify one (scripts/audit-statement.ts).
+// export: a ledger or the transfer journal to a file, as the API's exports write it (scripts/audit-export.ts).
 // EVENT_STORE=esdb reads EventStoreDB, as the service does. Usage errors exit 2.
 import { parseArgs } from 'node:util';
 import cliProgress from 'cli-progress';
@@ -21,6 +22,7 @@ import { createPool, type Pool } from '../infra/db.ts';
 import { createEventStore } from '../infra/eventstore/index.ts';
 import type { EventStore } from '../infra/eventstore/port.ts';
 import { userIdForEmail } from '../infra/tokens.ts';
+import { EXPORT_USAGE, exportCommand } from './audit-export.ts';
 import { auditFees } from '../projections/agent-figures/audit.ts';
 import { compareAll, POOL_STREAM_PREFIX, poolHistory, readModelSnapshot, replayLog, type PoolAudit } from '../projections/subscriptions/audit.ts';
 import { getUser } from '../projections/users/queries.ts';
@@ -31,7 +33,8 @@ class UsageError extends Error {}
 const USAGE = `usage: npm run audit -- verify [--progress]
        npm run audit -- ledger --user <id or email> --agent <agentId> [--context virtual|real] [--at <ISO time>]
        npm run audit -- statement --user <id or email> [--agent <agentId>] [--wallet-context virtual|real] --at <ISO time> [--from <ISO time>]
-       npm run audit -- statement --verify <file>`;
+       npm run audit -- statement --verify <file>
+${EXPORT_USAGE}`;
 
 /** micro-USD as exact decimal text with 6 places (an auditor's table does not round). */
 function usd(micro: number): string {
@@ -170,6 +173,7 @@ function argsOf(args: string[]) {
 }
 
 async function main(): Promise<number> {
+  if (process.argv[2] === 'export') return exportCommand(process.argv.slice(3));
   const { values, positionals } = argsOf(process.argv.slice(2));
   const [command, ...rest] = positionals;
   if (!['verify', 'ledger', 'statement'].includes(command ?? '') || rest.length) throw new UsageError(USAGE);

@@ -11,6 +11,7 @@ import subscriptionRoutes from './subscriptions/index.ts';
 import subscriptionLedgerRoutes from './subscriptions/ledger.ts';
 import subscriptionFeeReceiptRoutes from './subscriptions/fee-receipts.ts';
 import statementRoutes from './statements/index.ts';
+import subscriptionLedgerExportRoutes from './subscriptions/export.ts';
 import walletRoutes from './wallet/index.ts';
 import signalRoutes from './signals/index.ts';
 import tradeRoutes from './trades/index.ts';
@@ -32,6 +33,7 @@ export const routeGroups: Array<(app: FastifyInstance) => Promise<void>> = [
   subscriptionLedgerRoutes,
   subscriptionFeeReceiptRoutes,
   statementRoutes,
+  subscriptionLedgerExportRoutes,
   walletRoutes,
   signalRoutes,
   tradeRoutes,

@@ -79,11 +79,21 @@ export function microToUsd(micro: MicroUsd | bigint): number {
 
 /** The same conversion through the decimal text, for any integer. */
 export function microToUsdByText(micro: MicroUsd | bigint): number {
+  return Number(microToDecimal(micro));
+}
+
+/** micro-USD as exact decimal text with its 6 places, e.g. 12345678 → "12.345678" (files and tables, never rounded). */
+export function microToDecimal(micro: MicroUsd | bigint): string {
+  if (typeof micro === 'number' && Number.isSafeInteger(micro)) {
+    // exact in doubles: a safe integer's quotient by 10^6, truncated, and its remainder
+    const abs = Math.abs(micro);
+    const fraction = abs % MICRO;
+    return `${micro < 0 ? '-' : ''}${(abs - fraction) / MICRO}.${fraction < 100_000 ? String(fraction).padStart(6, '0') : fraction}`;
+  }
   const big = BigInt(micro);
   const negative = big < 0n;
   const abs = negative ? -big : big;
-  const text = `${negative ? '-' : ''}${abs / MICRO_BIG}.${(abs % MICRO_BIG).toString().padStart(6, '0')}`;
-  return Number(text);
+  return `${negative ? '-' : ''}${abs / MICRO_BIG}.${(abs % MICRO_BIG).toString().padStart(6, '0')}`;
 }
 
 /** floor(amount × numerator / denominator), exact. */
@@ -95,7 +105,14 @@ export function mulDiv(amount: MicroUsd, numerator: bigint, denominator: bigint)
 }
 
 /** A percentage given as a number (e.g. 12.5) as an exact fraction [numerator, denominator] of 1. */
-export function percentFraction(percent: number): [bigint, bigint] {
-  const units = toUnits(percent, 6); // percent in millionths
-  return [units, 100n * MICRO_BIG];
+export function percentFraction(percent: number): readonly [bigint, bigint] {
+  let fraction = fractions.get(percent);
+  if (!fraction) {
+    fraction = [toUnits(percent, 6), 100n * MICRO_BIG]; // percent in millionths
+    // A few rates recur (every pool's figures ask for its fee rate): the decimal parse once each.
+    if (fractions.size >= 1024) fractions.clear();
+    fractions.set(percent, fraction);
+  }
+  return fraction;
 }
+const fractions = new Map<number, readonly [bigint, bigint]>();

@@ -36,6 +36,7 @@ import {
   type SubscribeOptions,
   type Subscription,
 } from './port.ts';
+import { pagesOf } from './paging.ts';
 
 /** How many $all events one readAll round trip asks for at least (system events are skipped client-side). */
 const MIN_ALL_BATCH = 64;
@@ -238,6 +239,12 @@ export function createEsdbEventStore(connectionString: string): EventStore {
     readStream: readStreamRaw,
     readAll,
     readAllFacts,
+    readAllPages: (options) =>
+      pagesOf(
+        (fromPosition, maxCount, prefix) =>
+          readAllOf({ fromPosition, maxCount }, prefix === undefined ? () => true : (e) => e.streamId.startsWith(prefix), toRecorded),
+        options,
+      ),
     subscribeAll,
     async ping() {
       const read = client.readAll({ fromPosition: END, direction: BACKWARDS, maxCount: 1 });

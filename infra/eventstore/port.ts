@@ -86,6 +86,16 @@ export interface ReadAllFactsOptions extends ReadAllOptions {
   streamPrefix?: string;
 }
 
+/** readAllPages: the global log in pages, from a position, optionally only some streams' events. */
+export interface ReadPagesOptions {
+  /** exclusive, like readAll */
+  fromPosition?: Position;
+  /** events per page, from 1 to MAX_PAGE_SIZE (paging.ts); the last page may hold fewer */
+  pageSize: number;
+  /** only the events of streams whose name starts with it */
+  streamPrefix?: string;
+}
+
 export interface Subscription extends AsyncIterable<RecordedEvent> {
   /** Stops the subscription; a pending iteration ends. */
   close(): Promise<void>;
@@ -115,6 +125,12 @@ export interface EventStore {
    * kind of stream (the auditors' replay) reads and decodes a fraction of what readAll would.
    */
   readAllFacts(options: ReadAllFactsOptions): Promise<RecordedFact[]>;
+  /**
+   * readAll's events in its order, one page at a time as the consumer asks for them: a pass over
+   * the whole log that writes what it reads as it goes (the exports) holds one page, whatever the
+   * log's length.
+   */
+  readAllPages(options: ReadPagesOptions): AsyncIterable<RecordedEvent[]>;
   /** Catches up from `fromPosition`, then follows live appends, each event exactly once, in readAll order. */
   subscribeAll(options?: SubscribeOptions): Subscription;
   /** Health probe. */

@@ -132,6 +132,14 @@ export const READ_ALL_SQL = `SELECT ${COLUMNS} FROM events
   ORDER BY events.transaction_id, events.position
   LIMIT $3`;
 
+/** readAllPages: the global read, with the stream prefix as a filter on the scan (null: every stream). */
+export const READ_ALL_PAGE_SQL = `SELECT ${COLUMNS} FROM events
+  WHERE (transaction_id, position) > ($1::xid8, $2::bigint)
+    AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
+    AND ($4::text IS NULL OR starts_with(stream_name, $4))
+  ORDER BY events.transaction_id, events.position
+  LIMIT $3`;
+
 /**
  * readAllFacts: the global read's scan and visibility, five columns of the nine (no id, revision,
  * creation time, nor metadata but its `occurredAt`), and the stream prefix as a filter on the scan.

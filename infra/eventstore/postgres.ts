@@ -8,6 +8,7 @@ import {
   type EventData,
   type EventStore,
   type ExpectedRevision,
+  type Position,
   type ReadAllFactsOptions,
   type ReadAllOptions,
   type ReadStreamOptions,
@@ -18,7 +19,8 @@ import {
 } from './port.ts';
 import { appendBatcher, appendResultOf, eventColumns, modeOf, type AppendRow } from './postgres-append.ts';
 import { coalescedNotifier, pollingSubscription, sharedListener } from './postgres-live.ts';
-import { COLUMNS, EVENT_TYPES, PlainFact, READ_ALL_FACTS_SQL, READ_ALL_SQL, readCoalescer, toRecorded } from './postgres-reads.ts';
+import { pagesOf } from './paging.ts';
+import { COLUMNS, EVENT_TYPES, PlainFact, READ_ALL_FACTS_SQL, READ_ALL_PAGE_SQL, READ_ALL_SQL, readCoalescer, toRecorded } from './postgres-reads.ts';
 
 export interface PostgresEventStoreOptions {
   pool: Pool;
@@ -92,6 +94,17 @@ export function createPostgresEventStore(options: PostgresEventStoreOptions): Ev
     return rows.map((row) => new PlainFact(row));
   }
 
+  async function readPage(after: Position, maxCount: number, streamPrefix: string | undefined): Promise<RecordedEvent[]> {
+    const { rows } = await pool.query<unknown[]>({
+      name: 'read-all-page',
+      text: READ_ALL_PAGE_SQL,
+      values: [after.commit < 0n ? '0' : after.commit.toString(), after.prepare.toString(), maxCount, streamPrefix ?? null],
+      rowMode: 'array',
+      types: EVENT_TYPES,
+    });
+    return rows.map((row) => toRecorded(row));
+  }
+
   return {
     kind: 'postgres',
 
@@ -128,6 +141,7 @@ export function createPostgresEventStore(options: PostgresEventStoreOptions): Ev
 
     readAll,
     readAllFacts,
+    readAllPages: (options) => pagesOf(readPage, options),
 
     subscribeAll({ fromPosition = START, ready }: SubscribeOptions = {}): Subscription {
       listener?.retain();

@@ -23,6 +23,7 @@ export function dyingStore(store: EventStore, diesAt: (streamName: string) => bo
     readStream: (name, options) => store.readStream(name, options),
     readAll: (options) => store.readAll(options),
     readAllFacts: (options) => store.readAllFacts(options),
+    readAllPages: (options) => store.readAllPages(options),
     subscribeAll: (options) => store.subscribeAll(options),
     ping: () => store.ping(),
     close: async () => undefined,

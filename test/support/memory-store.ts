@@ -63,6 +63,7 @@ export class MemoryLog {
       readStream: (name, options = {}) => around(`read ${name}`, () => this.read(name, options.fromRevision)),
       readAll: unsupported,
       readAllFacts: unsupported,
+      readAllPages: unsupported,
       subscribeAll: unsupported,
       ping: async () => undefined,
       close: async () => undefined,

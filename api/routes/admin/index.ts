@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import adminAuditRoutes from './audit.ts';
+import adminExportRoutes from './exports.ts';
 import developerAgentReviewRoutes from './developer-agents.ts';
 import adminMarketRoutes from './market.ts';
 import adminOperationsRoutes from './operations.ts';
@@ -14,4 +15,5 @@ export default async function adminRoutes(app: FastifyInstance): Promise<void> {
   await app.register(adminAuditRoutes);
   await app.register(adminUserRoutes);
   await app.register(adminOperationsRoutes);
+  await app.register(adminExportRoutes);
 }

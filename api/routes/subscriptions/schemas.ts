@@ -69,3 +69,24 @@ export function feeReceiptJson(r: FeeReceipt): z.infer<typeof feeReceiptSchema> 
     platformFeeUsd: microToUsd(r.platformFee),
   };
 }
+
+const exportTime = (name: string) => z.iso.datetime({ offset: true, message: `${name} must be an ISO 8601 date-time, e.g. 2025-02-01T10:00:00Z` }).optional();
+/** An export's format and time range (rows of events at `from` or later and before `to`); the admin exports take the same. */
+export const exportRangeQuery = z.object({
+  format: z.enum(['csv', 'jsonl'], { message: 'format is csv or jsonl' }).default('csv'),
+  from: exportTime('from'),
+  to: exportTime('to'),
+});
+/**
+ * An export's answer: the file's text (CSV or JSONL, as `format` asks), streamed; its errors are
+ * the envelope's, before the first byte.
+ */
+export const exportFile = z.string().describe('the CSV (text/csv) or JSONL (application/x-ndjson) file, ending with its trailer line');
+
+/** The query refused unless `from` is before `to` (when both are given). */
+export const fromBeforeTo = <S extends z.ZodType<{ from?: string | undefined; to?: string | undefined }>>(schema: S) =>
+  schema.refine((q) => q.from === undefined || q.to === undefined || Date.parse(q.from) < Date.parse(q.to), {
+    message: 'from must be before to',
+    path: ['to'],
+  });
+export const ledgerExportQuery = fromBeforeTo(exportRangeQuery.extend({ walletContext: walletContextSchema.optional() }));

@@ -1,5 +1,6 @@
 // The event-store contract of readAllFacts (registered by contract.ts, so every adapter passes it).
-import type { EventStore, Position, RecordedFact } from '../../../infra/eventstore/port.ts';
+import { MAX_PAGE_SIZE, streamPages } from '../../../infra/eventstore/paging.ts';
+import type { EventStore, Position, RecordedEvent, RecordedFact } from '../../../infra/eventstore/port.ts';
 import { ev, mark, readAllUntil, uniq, type TapTest } from './contract-helpers.ts';
 
 /** A fact as the contract compares it, whichever read gave it. */
@@ -42,5 +43,64 @@ export function readAllFactsContract(t: TapTest, store: EventStore): void {
 
     const unfiltered = await store.readAllFacts({ fromPosition: from, maxCount: all.length });
     t.same(unfiltered.map(asFact), all.map(asFact), 'without a prefix: every event readAll reads');
+  });
+}
+
+/** The contract of readAllPages and of the stream pages over readStream (infra/eventstore/paging.ts). */
+export function readAllPagesContract(t: TapTest, store: EventStore): void {
+  t.test("readAllPages: readAll's events in bounded pages, from a position, with a prefix or not", async (t) => {
+    const from = await mark(store);
+    const prefix = `${uniq('pages')}-`;
+    const [a, b, other] = [`${prefix}a`, `${prefix}b`, `${uniq('elsewhere')}`];
+    await store.append(a, [ev('A0'), ev('A1'), ev('A2')], { expectedRevision: 'no_stream' });
+    await store.append(other, [ev('O0')], { expectedRevision: 'no_stream' });
+    await store.append(b, [ev('B0'), ev('B1')], { expectedRevision: 'no_stream' });
+    await store.append(a, [ev('A3')], { expectedRevision: 2n });
+    const { all } = await readAllUntil(store, from, new Set([a, b, other]), 7);
+    const ids = (events: readonly RecordedEvent[]) => events.map((e) => e.id);
+
+    const pages: RecordedEvent[][] = [];
+    for await (const page of store.readAllPages({ fromPosition: from, pageSize: 2, streamPrefix: prefix })) pages.push(page);
+    t.same(
+      pages.map((p) => p.map((e) => e.type)),
+      [
+        ['A0', 'A1'],
+        ['A2', 'B0'],
+        ['B1', 'A3'],
+      ],
+      "the prefix's events in pages of pageSize, in readAll's order",
+    );
+    t.same(ids(pages.flat()), ids(all.filter((e) => e.streamName.startsWith(prefix))), 'whole events, at their ids');
+    t.same(pages.flat()[0], all[0], 'as readAll gives them');
+
+    const unfiltered: RecordedEvent[] = [];
+    for await (const page of store.readAllPages({ fromPosition: from, pageSize: 3 })) {
+      t.ok(page.length > 0 && page.length <= 3, 'no page larger than pageSize, none empty');
+      unfiltered.push(...page);
+    }
+    t.same(ids(unfiltered.slice(0, all.length)), ids(all), 'without a prefix: what readAll reads');
+
+    const later: RecordedEvent[] = [];
+    for await (const page of store.readAllPages({ fromPosition: all[4]!.position, pageSize: 10, streamPrefix: prefix })) later.push(...page);
+    t.same(
+      later.map((e) => e.type),
+      ['B1', 'A3'],
+      'fromPosition is exclusive',
+    );
+    await t.rejects(() => store.readAllPages({ pageSize: 0 })[Symbol.asyncIterator]().next(), RangeError);
+    await t.rejects(async () => {
+      for await (const _ of store.readAllPages({ pageSize: MAX_PAGE_SIZE + 1 })) void _;
+    }, RangeError);
+
+    const streamed: RecordedEvent[][] = [];
+    for await (const page of streamPages(store, a, 3)) streamed.push(page);
+    t.same(
+      streamed.map((p) => p.map((e) => e.type)),
+      [['A0', 'A1', 'A2'], ['A3']],
+      "a stream's pages",
+    );
+    const none: RecordedEvent[][] = [];
+    for await (const page of streamPages(store, uniq('absent'), 3)) none.push(page);
+    t.same(none, [], 'an absent stream has no page');
   });
 }

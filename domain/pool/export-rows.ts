@@ -1,0 +1,88 @@
+// The pool ledger's lines as an export writes them (projections/exports): one flat row per pool
+// event, its own money and the running figures after it, every amount exact decimal text of
+// micro-USD. Pure: the fold of the pool so far comes in, as the ledger route's replay makes it
+// (history.ts), so an exported line says what GET …/ledger says of the same event.
+import { microToDecimal } from '../shared/money.ts';
+import type { PoolEvent } from './events.ts';
+import { eventAmounts, eventOutcome, figuresOf, type EventAmounts } from './history.ts';
+import type { PoolState } from './state.ts';
+
+/** One cell: text, a count, a flag, or nothing (an empty CSV cell, a JSON null). */
+export type ExportCell = string | number | boolean | null;
+
+/** A recorded event's place and time, as every exported row carries them. */
+export interface ExportedEvent {
+  id: string;
+  /** its place in the store's global log (decimal strings) */
+  position: { commit: string; prepare: string };
+  /** ISO time of the command that decided it */
+  time: string;
+}
+
+const AMOUNT_COLUMNS = [
+  'amountUsd',
+  'marginUsd',
+  'unrealizedPnlUsd',
+  'realizedPnlUsd',
+  'feeUsd',
+  'platformFeeUsd',
+  'creatorFeeUsd',
+  'venueEquityUsd',
+  'venueFreeMarginUsd',
+  'venueGapUsd',
+] as const satisfies readonly (keyof EventAmounts)[];
+
+export const LEDGER_COLUMNS = [
+  'poolId',
+  'sequence',
+  'eventId',
+  'globalCommit',
+  'globalPrepare',
+  'time',
+  'type',
+  ...AMOUNT_COLUMNS,
+  'outcome',
+  'reason',
+  'followed',
+  'allocatedUsd',
+  'currentBalanceUsd',
+  'withdrawableUsd',
+  'pendingDeltaUsd',
+] as const;
+
+export type LedgerRow = Record<(typeof LEDGER_COLUMNS)[number], ExportCell>;
+
+const decimal = (micro: number | undefined): string | null => (micro === undefined ? null : microToDecimal(micro));
+
+/** The line of the pool's `index`-th event (0 for its first), with `after` the pool folded through it. */
+export function ledgerRowOf(poolId: string, index: number, recorded: ExportedEvent, event: PoolEvent, after: PoolState): LedgerRow {
+  const amounts = eventAmounts(event);
+  const { outcome, reason } = eventOutcome(event);
+  const figures = figuresOf(after);
+  return {
+    poolId,
+    sequence: index + 1,
+    eventId: recorded.id,
+    globalCommit: recorded.position.commit,
+    globalPrepare: recorded.position.prepare,
+    time: recorded.time,
+    type: event.type,
+    amountUsd: decimal(amounts.amountUsd),
+    marginUsd: decimal(amounts.marginUsd),
+    unrealizedPnlUsd: decimal(amounts.unrealizedPnlUsd),
+    realizedPnlUsd: decimal(amounts.realizedPnlUsd),
+    feeUsd: decimal(amounts.feeUsd),
+    platformFeeUsd: decimal(amounts.platformFeeUsd),
+    creatorFeeUsd: decimal(amounts.creatorFeeUsd),
+    venueEquityUsd: decimal(amounts.venueEquityUsd),
+    venueFreeMarginUsd: decimal(amounts.venueFreeMarginUsd),
+    venueGapUsd: decimal(amounts.venueGapUsd),
+    outcome: outcome ?? null,
+    reason: reason ?? null,
+    followed: after.followed,
+    allocatedUsd: decimal(figures?.allocatedUsd),
+    currentBalanceUsd: decimal(figures?.currentBalanceUsd),
+    withdrawableUsd: decimal(figures?.withdrawableUsd),
+    pendingDeltaUsd: decimal(figures?.pendingDeltaUsd),
+  };
+}

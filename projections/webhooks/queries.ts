@@ -222,3 +222,38 @@ export async function webhookUrlOf(pool: Pool, agentId: string): Promise<string 
   const { rows } = await pool.query<{ url: string }>('SELECT url FROM webhook_endpoints WHERE agent_id = $1 AND deleted_at IS NULL', [agentId]);
   return rows[0]?.url;
 }
+
+export const webhookStateSchema = z.object({
+  url: z.string(),
+  enabled: z.boolean(),
+  disabledAt: z.string().nullable(),
+  /** `failing`: disabled by the service after 3 days of failed deliveries; `developer`: by its developer */
+  disabledReason: z.enum(['failing', 'developer']).nullable(),
+  /** what the dashboard shows the developer when the service disabled the webhook */
+  notice: z.string().nullable(),
+});
+export type WebhookState = z.infer<typeof webhookStateSchema>;
+
+const noticeOf = (url: string, disabledAt: Date) =>
+  `Deliveries to ${url} failed for 3 days, so webhooks were disabled on ${disabledAt.toISOString()}; events since then are queued, not lost. ` +
+  'Fix the receiver (test it with POST …/webhook-deliveries/test), then enable webhooks (POST …/webhook-deliveries/enable): the queued events go first, in order.';
+
+/** The webhook state of each agent that has a webhookUrl (deleted agents left out), by agent id. */
+export async function webhookStatesOf(pool: Pool, agentIds: string[]): Promise<Map<string, WebhookState>> {
+  const { rows } = await pool.query<{ agent_id: string; url: string; disabled_at: Date | null; disabled_reason: 'failing' | 'developer' | null }>(
+    'SELECT agent_id, url, disabled_at, disabled_reason FROM webhook_endpoints WHERE agent_id = ANY($1::text[]) AND deleted_at IS NULL',
+    [agentIds],
+  );
+  return new Map(
+    rows.map((r) => [
+      r.agent_id,
+      {
+        url: r.url,
+        enabled: r.disabled_at === null,
+        disabledAt: iso(r.disabled_at),
+        disabledReason: r.disabled_at === null ? null : (r.disabled_reason ?? 'developer'),
+        notice: r.disabled_at !== null && r.disabled_reason === 'failing' ? noticeOf(r.url, r.disabled_at) : null,
+      },
+    ]),
+  );
+}

@@ -47,4 +47,9 @@ export const webhookMigrations: Migration[] = [
       PRIMARY KEY (agent_id, event_id, attempt)
     );`,
   },
+  {
+    // why the webhook is disabled, for the developer's dashboard: `failing` (the worker gave up an event after 3 days) or `developer`
+    id: 'webhooks/002-disabled-reason',
+    sql: 'ALTER TABLE webhook_endpoints ADD COLUMN disabled_reason text',
+  },
 ];

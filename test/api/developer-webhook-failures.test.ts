@@ -83,7 +83,9 @@ t.test('developer webhooks to failing receivers', async (t) => {
         else res.writeHead(200).end();
       });
     });
-    t.teardown(() => held.forEach((res) => res.destroy()));
+    t.teardown(() => {
+      for (const res of held) res.destroy();
+    });
     const agent = await listedFollowableAgent(app, tokens, { name: 'Slow', venue: 'SPOT_VENUE', webhookUrl: `${host.origin}/slow` });
     await follow(agent.agentId);
     const item = await delivered(agent.agentId);

@@ -3,6 +3,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { TestApp } from './app.ts';
 
+/** How long a process may take to say it started (a loaded machine runs the whole suite beside it). */
+const STARTUP_TIMEOUT_MS = 90_000;
+
 export interface ServiceProcess {
   url: string;
   child: ChildProcess;
@@ -47,6 +50,7 @@ export async function startServiceProcess(
       for (const line of buffered.split('\n')) {
         if (!line.includes('"started"')) continue;
         child.stdout!.off('data', onData);
+        clearTimeout(timer);
         child.stdout!.resume(); // keep draining: a full pipe would stall the process
         resolve(JSON.parse(line).url as string);
         return;
@@ -54,6 +58,9 @@ export async function startServiceProcess(
     };
     child.stdout!.on('data', onData);
     void exited.then((code) => reject(new Error(`service process exited (${code}) before it started`)));
+    // a process that never says it started is killed, not left running behind a failed test
+    const timer = setTimeout(() => child.kill('SIGKILL'), STARTUP_TIMEOUT_MS);
+    void exited.then(() => clearTimeout(timer));
   });
   return {
     url,

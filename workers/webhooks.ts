@@ -76,7 +76,8 @@ export async function deliverToAgent(deps: WebhookWorkerDeps, agentId: string): 
     const result = await attempt(deps, claimed);
     await deps.webhookOutbox.recordAttempt(claimed, result);
     if (!result.outcome.delivered) {
-      if (result.outcome.nextAttemptAt === null && result.error !== AGENT_DELETED) await disableFailing(deps, claimed);
+      // a redelivery the developer asked for (perhaps of an event days old) failing says nothing of the 3 days the webhook has been failing
+      if (result.outcome.nextAttemptAt === null && result.error !== AGENT_DELETED && !claimed.redelivered) await disableFailing(deps, claimed);
       break;
     }
     delivered++;

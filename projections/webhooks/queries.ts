@@ -19,6 +19,8 @@ export interface ClaimedDelivery {
   developerId: string;
   /** the agent was deleted: nothing more is sent */
   agentDeleted: boolean;
+  /** sent again at the developer's request (`redeliver`): given up, it does not disable the webhook */
+  redelivered: boolean;
 }
 
 /** An agent's head delivery as the sweep sees it; `leaseUntil`: the expired lease of an attempt that never reported (its worker died). */
@@ -59,13 +61,14 @@ export async function claimHead(pool: Pool, masterSecret: string, agentId: strin
     url: string;
     developer_id: string;
     deleted_at: Date | null;
+    redelivered: boolean;
   }>(
     `UPDATE webhook_deliveries d SET lease_until = $2::timestamptz + make_interval(secs => $3::double precision / 1000)
      FROM webhook_endpoints e
      WHERE d.agent_id = $1 AND e.agent_id = d.agent_id AND e.disabled_at IS NULL
        AND d.seq = (SELECT seq FROM webhook_deliveries WHERE agent_id = $1 AND status = 'pending' ORDER BY seq LIMIT 1 FOR UPDATE)
        AND d.next_attempt_at <= $2 AND (d.lease_until IS NULL OR d.lease_until <= $2)
-     RETURNING d.event_id, d.type, d.body, d.attempts, d.occurred_at, e.url, e.developer_id, e.deleted_at`,
+     RETURNING d.event_id, d.type, d.body, d.attempts, d.occurred_at, d.redelivered, e.url, e.developer_id, e.deleted_at`,
     [agentId, now, leaseMs],
   );
   const row = rows[0];
@@ -80,6 +83,7 @@ export async function claimHead(pool: Pool, masterSecret: string, agentId: strin
     url: row.url,
     developerId: row.developer_id,
     agentDeleted: row.deleted_at !== null,
+    redelivered: row.redelivered,
   };
 }
 
@@ -101,7 +105,8 @@ export async function recordAttempt(pool: Pool, claimed: ClaimedDelivery, result
   await inTransaction(pool, async (client) => {
     const updated = await client.query(
       `UPDATE webhook_deliveries SET attempts = $3, status = $4, next_attempt_at = COALESCE($5, next_attempt_at), lease_until = NULL,
-         last_attempt_at = $6, last_status_code = $7, last_error = $8, delivered_at = CASE WHEN $4 = 'delivered' THEN $6::timestamptz END
+         last_attempt_at = $6, last_status_code = $7, last_error = $8, delivered_at = CASE WHEN $4 = 'delivered' THEN $6::timestamptz END,
+         redelivered = redelivered AND $4 = 'pending'
        WHERE agent_id = $1 AND event_id = $2 AND attempts = $3 - 1 AND status = 'pending'`,
       [claimed.agentId, claimed.eventId, attempt, status, next, result.at, result.statusCode, result.error],
     );
@@ -200,12 +205,13 @@ export async function listDeliveries(
 /**
  * Sends a delivery again (`id`: the body's id, as listed): pending and due at `now`, its attempts
  * kept. Still the agent's events go in order: it goes before any later event still pending. A
- * delivery older than the window gets this one attempt (a failure gives it up again). Undefined:
- * the agent has no such delivery.
+ * delivery older than the window gets this one attempt (a failure gives it up again). Marked
+ * `redelivered` until it is delivered or given up: its failures never disable the webhook, which only
+ * the organic retry schedule decides (workers/webhooks.ts). Undefined: the agent has no such delivery.
  */
 export async function redeliver(pool: Pool, agentId: string, id: string, now: Date): Promise<WebhookDelivery | undefined> {
   const { rows } = await pool.query<{ event_id: string }>(
-    `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = $3, delivered_at = NULL
+    `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = $3, delivered_at = NULL, redelivered = true
      WHERE agent_id = $1 AND 'evt_' || replace(event_id, '-', '') = $2 RETURNING event_id`,
     [agentId, id, now],
   );

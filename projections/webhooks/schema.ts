@@ -52,4 +52,9 @@ export const webhookMigrations: Migration[] = [
     id: 'webhooks/002-disabled-reason',
     sql: 'ALTER TABLE webhook_endpoints ADD COLUMN disabled_reason text',
   },
+  {
+    // a delivery the developer asked to send again: its failure never disables the webhook (only the organic schedule decides that)
+    id: 'webhooks/003-redelivered',
+    sql: 'ALTER TABLE webhook_deliveries ADD COLUMN redelivered boolean NOT NULL DEFAULT false',
+  },
 ];

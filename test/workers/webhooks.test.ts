@@ -1,7 +1,8 @@
 // The webhook worker's promises, driven directly (the app's webhook sweep runs hourly, so nothing
 // else sends): one in flight per agent however many jobs run for it, in the log's order, each event
 // once when the receiver accepts it; a lease left by a worker that died mid-attempt expires and the
-// event is claimed again, as the same attempt; an event given up after 3 days disables the webhook.
+// event is claimed again, as the same attempt; an event given up after 3 days disables the webhook,
+// but a redelivery the developer asked for, of an event days old, failing does not.
 import t from 'tap';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { claimHead, dueAgents, recordAttempt } from '../../projections/webhooks/queries.ts';
@@ -116,5 +117,38 @@ t.test('the webhook worker', async (t) => {
     await until('the outbox sees it disabled', async () => !(await dueAgents(pool, inFourDays.now(), 10)).some((d) => d.agentId === agent.agentId));
     t.equal(await deliverToAgent({ ...deps, clock: inFourDays }, agent.agentId), 0, 'nothing sent while disabled');
     t.equal(await pending(agent.agentId), 1, 'the later event still queued');
+  });
+  await t.test('a redelivery of an event days old that fails: given up again, the webhook stays enabled', async (t) => {
+    const agent = await listedFollowableAgent(app, tokens, { name: 'Old event', venue: 'SPOT_VENUE', webhookUrl: 'https://10.0.0.1/hook' });
+    await followAndStop(agent.agentId, 1);
+    await until('two deliveries in the outbox', async () => (await pending(agent.agentId)) === 2);
+    const inFourDays = { now: () => new Date(app.deps.clock.now().getTime() + 4 * 24 * 3600_000) };
+    const disabledEvents = async () =>
+      Number(
+        (await pool.query(`SELECT count(*) AS n FROM events WHERE stream_name = $1 AND event_type = 'AgentWebhookDisabled'`, [`agent-${agent.agentId}`]))
+          .rows[0].n,
+      );
+    const path = `/api/v1/developers/agents/${agent.agentId}/webhook-deliveries`;
+    await deliverToAgent({ ...deps, clock: inFourDays }, agent.agentId);
+    t.equal(await disabledEvents(), 1, 'the organic schedule gave the head up: disabled');
+    t.equal((await api(app, 'POST', `${path}/enable`, { token: dev.accessToken })).status, 200);
+    await until('the outbox sees it enabled', async () => (await dueAgents(pool, inFourDays.now(), 10)).some((d) => d.agentId === agent.agentId));
+    await deliverToAgent({ ...deps, clock: inFourDays }, agent.agentId);
+    t.equal(await disabledEvents(), 2, 'the next event, as old, given up by its own schedule: disabled again');
+    t.equal((await api(app, 'POST', `${path}/enable`, { token: dev.accessToken })).status, 200);
+    await until(
+      'enabled again',
+      async () => (await pool.query('SELECT disabled_at FROM webhook_endpoints WHERE agent_id = $1', [agent.agentId])).rows[0].disabled_at === null,
+    );
+
+    const listed = (await api(app, 'GET', path, { token: dev.accessToken })).body.data.items as Array<{ id: string; type: string; status: string }>;
+    const joined = listed.find((d) => d.type === 'follower.joined')!;
+    t.equal(joined.status, 'failed');
+    t.equal((await api(app, 'POST', `${path}/${joined.id}/redeliver`, { token: dev.accessToken })).status, 200);
+    t.equal(await deliverToAgent({ ...deps, clock: inFourDays }, agent.agentId), 0);
+    const { rows } = await pool.query('SELECT type, status, attempts, redelivered FROM webhook_deliveries WHERE agent_id = $1 ORDER BY seq', [agent.agentId]);
+    t.match(rows[0], { type: 'follower.joined', status: 'failed', attempts: 2, redelivered: false }, 'the one attempt failed: given up again');
+    t.equal(await disabledEvents(), 2, 'no new AgentWebhookDisabled');
+    t.equal((await pool.query('SELECT disabled_at FROM webhook_endpoints WHERE agent_id = $1', [agent.agentId])).rows[0].disabled_at, null, 'still enabled');
   });
 });

@@ -126,6 +126,8 @@ const schema = z.object({
   WEBHOOK_RETRY_MAX_MS: z.coerce.number().int().positive().default(3_600_000),
   /** how long one delivery may take (resolution, connection, TLS, answer) before it counts as failed */
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().positive().max(60_000).default(10_000),
+  /** how long delivered and given-up webhook deliveries (and their attempts) are kept after their last attempt; the housekeeping purge deletes them */
+  WEBHOOK_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
   /** how often expired Idempotency-Keys and OAuth records are deleted (workers/housekeeping.ts) */
   HOUSEKEEPING_INTERVAL_MS: z.coerce.number().int().positive().default(30000),
   /** how long the simulated venue takes to make a swap final (a chain's confirmation); 0: at once */

@@ -31,16 +31,22 @@ export interface DueAgent {
   leaseUntil: Date | null;
 }
 
-/** Agents whose oldest undelivered event is due at `now` and not in flight, webhooks enabled: at most `limit`. */
+/**
+ * Agents whose oldest undelivered event is due at `now` and not in flight, webhooks enabled: at most `limit`.
+ * One probe of the pending index per endpoint for its head (LATERAL … ORDER BY seq LIMIT 1), so the
+ * sweep's cost follows the number of agents with a webhookUrl, not the backlog behind their heads
+ * (a receiver down for days, a disabled webhook's queue).
+ */
 export async function dueAgents(pool: Pool, now: Date, limit: number): Promise<DueAgent[]> {
   const { rows } = await pool.query<{ agent_id: string; event_id: string; attempts: number; lease_until: Date | null }>(
-    `SELECT agent_id, event_id, attempts, lease_until FROM (
-       SELECT DISTINCT ON (agent_id) agent_id, event_id, attempts, next_attempt_at, lease_until
-       FROM webhook_deliveries WHERE status = 'pending' ORDER BY agent_id, seq
+    `SELECT e.agent_id, head.event_id, head.attempts, head.lease_until
+     FROM webhook_endpoints e
+     CROSS JOIN LATERAL (
+       SELECT event_id, attempts, next_attempt_at, lease_until FROM webhook_deliveries d
+       WHERE d.agent_id = e.agent_id AND d.status = 'pending' ORDER BY d.seq LIMIT 1
      ) head
-     WHERE next_attempt_at <= $1 AND (lease_until IS NULL OR lease_until <= $1)
-       AND NOT EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.agent_id = head.agent_id AND e.disabled_at IS NOT NULL)
-     ORDER BY next_attempt_at LIMIT $2`,
+     WHERE e.disabled_at IS NULL AND head.next_attempt_at <= $1 AND (head.lease_until IS NULL OR head.lease_until <= $1)
+     ORDER BY head.next_attempt_at LIMIT $2`,
     [now, limit],
   );
   return rows.map((r) => ({ agentId: r.agent_id, eventId: r.event_id, attempts: r.attempts, leaseUntil: r.lease_until }));
@@ -262,4 +268,24 @@ export async function webhookStatesOf(pool: Pool, agentIds: string[]): Promise<M
       },
     ]),
   );
+}
+
+/**
+ * Deletes delivered and given-up deliveries whose last attempt was before `before`, with their
+ * attempts: at most `limit` a call (the housekeeping purge runs again soon). Pending rows are never
+ * deleted; one made pending again meanwhile (a redelivery) is kept.
+ */
+export async function purgeWebhookDeliveries(pool: Pool, before: Date, limit: number): Promise<number> {
+  const { rows } = await pool.query<{ n: number }>(
+    `WITH gone AS (
+       DELETE FROM webhook_deliveries WHERE status <> 'pending' AND (agent_id, event_id) IN (
+         SELECT agent_id, event_id FROM webhook_deliveries WHERE status <> 'pending' AND last_attempt_at < $1 ORDER BY last_attempt_at LIMIT $2
+       ) RETURNING agent_id, event_id
+     ), attempts AS (
+       DELETE FROM webhook_attempts a USING gone WHERE a.agent_id = gone.agent_id AND a.event_id = gone.event_id RETURNING 1
+     )
+     SELECT (SELECT count(*) FROM gone)::int + (SELECT count(*) FROM attempts)::int AS n`,
+    [before, limit],
+  );
+  return rows[0]!.n;
 }

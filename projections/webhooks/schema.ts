@@ -57,4 +57,9 @@ export const webhookMigrations: Migration[] = [
     id: 'webhooks/003-redelivered',
     sql: 'ALTER TABLE webhook_deliveries ADD COLUMN redelivered boolean NOT NULL DEFAULT false',
   },
+  {
+    // the housekeeping purge finds delivered and given-up rows past their retention by their last attempt (queries.ts `purgeWebhookDeliveries`)
+    id: 'webhooks/004-purge',
+    sql: "CREATE INDEX webhook_deliveries_done ON webhook_deliveries (last_attempt_at) WHERE status <> 'pending'",
+  },
 ];

@@ -181,6 +181,8 @@ const schema = z.object({
   /** signal webhook posts refused a minute (unsigned, badly signed, replayed, unknown agent) per client address, then 429 for all its posts; and per agent, then 429 for its unsigned posts */
   RATE_LIMIT_WEBHOOK_REFUSED_PER_ADDRESS_PER_MIN: z.coerce.number().int().positive().default(60),
   RATE_LIMIT_WEBHOOK_REFUSED_PER_AGENT_PER_MIN: z.coerce.number().int().positive().default(600),
+  /** developer webhook test pings a minute per caller and agent (POST …/webhook-deliveries/test sends a request to the developer's URL) */
+  RATE_LIMIT_WEBHOOK_TEST_PINGS_PER_MIN: z.coerce.number().int().positive().default(10),
   /** the Redis the limiter counts in (default REDIS_URL); a command slower than RATE_LIMIT_REDIS_TIMEOUT_MS lets the request through */
   RATE_LIMIT_REDIS_URL: z.string().optional(),
   RATE_LIMIT_REDIS_TIMEOUT_MS: z.coerce.number().int().positive().default(100),

@@ -175,7 +175,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
       ...(socialSettings ? { social: createSocialProvider(socialSettings) } : {}),
     }),
     signals,
-    webhooks: createWebhookSender({ timeoutMs: config.WEBHOOK_TIMEOUT_MS, ...options.webhookReceiver }),
+    webhooks: createWebhookSender({ timeoutMs: config.WEBHOOK_TIMEOUT_MS, allowLoopback: config.WEBHOOK_ALLOW_LOOPBACK, ...options.webhookReceiver }),
     readYourWrites,
     deferredWrites: createDeferredWrites({
       redis,

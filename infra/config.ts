@@ -126,6 +126,8 @@ const schema = z.object({
   WEBHOOK_RETRY_MAX_MS: z.coerce.number().int().positive().default(3_600_000),
   /** how long one delivery may take (resolution, connection, TLS, answer) before it counts as failed */
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().positive().max(60_000).default(10_000),
+  /** development and tests only (production refuses it): developer webhooks may go to loopback (127.0.0.0/8, ::1, localhost), over http too */
+  WEBHOOK_ALLOW_LOOPBACK: booleanish.default(false),
   /** how long delivered and given-up webhook deliveries (and their attempts) are kept after their last attempt; the housekeeping purge deletes them */
   WEBHOOK_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
   /** how often expired Idempotency-Keys and OAuth records are deleted (workers/housekeeping.ts) */
@@ -275,6 +277,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     if (config.TRUST_PROXY === true) {
       throw new ConfigError(
         'configuration: TRUST_PROXY=true believes every X-Forwarded-For hop, so clients choose their own address; set the number of proxies in front (e.g. 1) or their addresses',
+      );
+    }
+    if (config.WEBHOOK_ALLOW_LOOPBACK) {
+      throw new ConfigError(
+        'configuration: WEBHOOK_ALLOW_LOOPBACK is for development and tests; production sends developer webhooks to public https URLs only',
       );
     }
     if (config.KEY_ENCRYPTION_KEY === config.JWT_SECRET) {

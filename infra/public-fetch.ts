@@ -4,8 +4,10 @@
 // a rebinding DNS server could answer differently); an IP literal is checked as it is, in whatever
 // form the URL gave it (WHATWG URL parsing already turned 2130706433, 127.1 and 0x7f000001 into
 // 127.0.0.1). No redirect is followed; the whole exchange and the body are bounded. Developer
-// webhooks (infra/webhook-sender.ts) post through it as well: a body given as text is sent.
+// webhooks (infra/webhook-sender.ts) post through it as well: a body given as text is sent; where a
+// deployment allows loopback (development, tests), they may use plain http to a loopback address.
 import { lookup as dnsLookup } from 'node:dns/promises';
+import { request as httpRequest } from 'node:http';
 import { request, type RequestOptions } from 'node:https';
 import { BlockList, isIP, type LookupFunction } from 'node:net';
 
@@ -58,6 +60,8 @@ export interface PublicFetchOptions {
   allowLoopback?: boolean;
   /** tests only: the certificate authority to trust instead of Node's bundle */
   ca?: string;
+  /** development and tests only, with allowLoopback: plain http is fetched when every address is loopback */
+  loopbackHttp?: boolean;
 }
 
 type Address = { address: string; family: 4 | 6 };
@@ -118,8 +122,10 @@ function exchange(url: URL, init: RequestInit, addresses: Address[], options: Pu
     signal,
     ...(options.ca ? { ca: options.ca } : {}),
   };
+  const send = url.protocol === 'http:' ? httpRequest : request;
+  if (url.protocol === 'http:') requestOptions.port = url.port || 80;
   return new Promise<Response>((resolve, reject) => {
-    const req = request(requestOptions, async (res) => {
+    const req = send(requestOptions, async (res) => {
       try {
         const chunks: Buffer[] = [];
         let size = 0;
@@ -148,10 +154,14 @@ function exchange(url: URL, init: RequestInit, addresses: Address[], options: Pu
 export function createPublicFetch(options: PublicFetchOptions) {
   return async (input: string | URL, init: RequestInit = {}): Promise<Response> => {
     const url = new URL(String(input));
-    if (url.protocol !== 'https:') throw new NotPublicAddressError(`only https is fetched, not ${url.protocol}`);
+    const plainLoopback = url.protocol === 'http:' && options.allowLoopback === true && options.loopbackHttp === true;
+    if (url.protocol !== 'https:' && !plainLoopback) throw new NotPublicAddressError(`only https is fetched, not ${url.protocol}`);
     const bound = AbortSignal.timeout(options.timeoutMs);
     const signal = init.signal ? AbortSignal.any([init.signal, bound]) : bound;
     const addresses = await rejectOnAbort(publicAddresses(url.hostname, options.allowLoopback ?? false), signal);
+    if (plainLoopback && !addresses.every((a) => loopback.check(a.address, a.family === 6 ? 'ipv6' : 'ipv4'))) {
+      throw new NotPublicAddressError('only https is fetched from addresses other than loopback');
+    }
     return rejectOnAbort(exchange(url, init, addresses, options, signal), signal);
   };
 }

@@ -1,10 +1,11 @@
 // Developer webhooks against receivers that fail, through the real app and its worker (a sweep every
 // 100 ms, a 1 s time-out): a receiver that does not answer in time is tried again and gets the same
 // event; a receiver whose port is closed gets it once it listens; an answer longer than the cap is a
-// failed attempt (`response_too_large`) read only up to the cap; and a webhook the worker disabled
-// after 3 days of failures shows a notice in the developer's list of agents.
+// failed attempt (`response_too_large`) read only up to the cap; a webhook the worker disabled
+// after 3 days of failures shows a notice in the developer's list of agents; and WEBHOOK_ALLOW_LOOPBACK
+// (development and tests) lets a webhook go to plain http on loopback.
 import t from 'tap';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createServer, type AddressInfo } from 'node:net';
 import { claimHead, dueAgents, recordAttempt } from '../../projections/webhooks/queries.ts';
 import { deliverToAgent, type WebhookWorkerDeps } from '../../workers/webhooks.ts';
@@ -42,6 +43,7 @@ t.test('developer webhooks to failing receivers', async (t) => {
       WEBHOOK_RETRY_BASE_MS: '300',
       WEBHOOK_RETRY_MAX_MS: '1000',
       WEBHOOK_TIMEOUT_MS: String(TIMEOUT_MS),
+      WEBHOOK_ALLOW_LOOPBACK: 'true',
     },
     webhookReceiver: { ca: host.ca, allowLoopback: true },
   });
@@ -195,5 +197,32 @@ t.test('developer webhooks to failing receivers', async (t) => {
     t.equal((await mine()).find((a) => a.id === bare.agentId)?.webhook, undefined, 'no webhook state without a webhookUrl');
     t.equal((await api(app, 'POST', `/api/v1/developers/agents/${agent.agentId}/webhook-deliveries/enable`, { token: dev.accessToken })).status, 200);
     await until('the notice gone once enabled', async () => (await mine()).find((a) => a.id === agent.agentId && a.webhook?.enabled && !a.webhook.notice));
+  });
+  await t.test('WEBHOOK_ALLOW_LOOPBACK: a plain http receiver on loopback is listed and delivered to', async (t) => {
+    const bodies: string[] = [];
+    const plain = createHttpServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        bodies.push(Buffer.concat(chunks).toString('utf8'));
+        res.writeHead(200).end();
+      });
+    });
+    await new Promise<void>((resolve) => plain.listen(0, '127.0.0.1', resolve));
+    t.teardown(() => {
+      plain.closeAllConnections();
+      return new Promise<void>((resolve) => plain.close(() => resolve()));
+    });
+    const url = `http://127.0.0.1:${(plain.address() as AddressInfo).port}/hook`;
+    const agent = await listedFollowableAgent(app, tokens, { name: 'Plain', venue: 'SPOT_VENUE', webhookUrl: url });
+    await follow(agent.agentId);
+    const item = await delivered(agent.agentId);
+    t.equal(JSON.parse(bodies[0]!).id, item.id, 'delivered over plain http');
+    const refused = await api(app, 'POST', '/api/v1/developers/agents', {
+      token: dev.accessToken,
+      body: { name: 'Plain elsewhere', webhookUrl: 'http://dev.example.test/hook' },
+    });
+    t.equal(refused.status, 400, 'plain http elsewhere is still refused');
+    t.match(refused.body.error, { reason: 'VALIDATION_FAILED', message: /webhookUrl must be an https URL/ });
   });
 });

@@ -11,6 +11,7 @@ import { reconciliationBench } from './reconciliation.ts';
 import { signalParseBench } from './signals.ts';
 import { stallsBench } from './stalls.ts';
 import { walletBench, WALLETS } from './wallet.ts';
+import { webhookFanoutBench } from './webhook-fanout.ts';
 
 function arg(name: string, fallback: number): number {
   const i = process.argv.indexOf(`--${name}`);
@@ -36,4 +37,5 @@ if (!only || only === 'wallet') await walletBench(seconds, arg('wallets', WALLET
 if (!only || only === 'access') await accessBench(seconds);
 if (!only || only === 'stalls') await stallsBench(seconds);
 if (!only || only === 'mcp') await mcpBench(seconds);
+if (!only || only === 'webhook-fanout') await webhookFanoutBench(arg('pools', 1_000));
 process.exit(0);

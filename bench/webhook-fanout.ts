@@ -153,7 +153,11 @@ export async function webhookFanoutBench(pools = 1_000) {
       ['arrival to last trade.opened delivered', `${fmt(lastTradeAt - sent)} ms`, `${trades.length} trade.opened deliveries`],
       ['    signal webhook answer', `${fmt(answeredAt - sent)} ms`, `outcome ${answer.body?.data?.outcome}; the fan-out itself`],
       ['    arrival to first delivery', `${fmt(firstAt)} ms`, 'projection into the outbox, then the next sweep'],
-      ['    deliveries, one at a time per agent', `${fmt(perDelivery, 1)} ms each`, `${ordered.length} in ${fmt(span)} ms (in order: the outcome after every trade it opened)`],
+      [
+        '    deliveries, one at a time per agent',
+        `${fmt(perDelivery, 1)} ms each`,
+        `${ordered.length} in ${fmt(span)} ms (in order: the outcome after every trade it opened)`,
+      ],
       [
         '    of which the send',
         `${fmt(sendTotal / Math.max(1, sendMs.length), 1)} ms each`,

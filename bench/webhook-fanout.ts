@@ -86,7 +86,8 @@ export async function webhookFanoutBench(pools = 1_000) {
   });
   const app = await startTestApp({
     durable: true,
-    config: { ADMIN_EMAILS: ADMIN, DATABASE_POOL_SIZE: '24' },
+    // the deployment's webhook sweep (the test apps' runs hourly)
+    config: { ADMIN_EMAILS: ADMIN, DATABASE_POOL_SIZE: '24', WEBHOOK_SWEEP_INTERVAL_MS: '1000' },
     webhookReceiver: { ca: host.ca, allowLoopback: true },
   });
   try {

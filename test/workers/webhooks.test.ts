@@ -2,11 +2,14 @@
 // else sends): one in flight per agent however many jobs run for it, in the log's order, each event
 // once when the receiver accepts it; a lease left by a worker that died mid-attempt expires and the
 // event is claimed again, as the same attempt; an event given up after 3 days disables the webhook,
-// but a redelivery the developer asked for, of an event days old, failing does not.
+// but a redelivery the developer asked for, of an event days old, failing does not; a job that
+// delivered its full run queues the rest at once, without waiting for the next sweep.
 import t from 'tap';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { claimHead, dueAgents, recordAttempt } from '../../projections/webhooks/queries.ts';
-import { deliverToAgent, type WebhookWorkerDeps } from '../../workers/webhooks.ts';
+import { Queue } from 'bullmq';
+import { deliverToAgent, RUN_LENGTH, WEBHOOKS_QUEUE, type WebhookWorkerDeps } from '../../workers/webhooks.ts';
+import { bullConnection, queuePrefix } from '../../workers/index.ts';
 import { api, startTestApp } from '../support/app.ts';
 import { listedFollowableAgent } from '../support/agents.ts';
 import { signIn } from '../support/auth.ts';
@@ -150,5 +153,30 @@ t.test('the webhook worker', async (t) => {
     t.match(rows[0], { type: 'follower.joined', status: 'failed', attempts: 2, redelivered: false }, 'the one attempt failed: given up again');
     t.equal(await disabledEvents(), 2, 'no new AgentWebhookDisabled');
     t.equal((await pool.query('SELECT disabled_at FROM webhook_endpoints WHERE agent_id = $1', [agent.agentId])).rows[0].disabled_at, null, 'still enabled');
+  });
+  await t.test('a job that delivers a full run queues the rest at once: more than a run delivered with no sweep to come', async (t) => {
+    const got: string[] = [];
+    host.serve('/many', (req: IncomingMessage, res: ServerResponse) => {
+      req.resume();
+      req.on('end', () => {
+        got.push(String(req.headers['x-svc-webhook-id']));
+        res.writeHead(204).end();
+      });
+    });
+    const agent = await listedFollowableAgent(app, tokens, { name: 'Many', venue: 'SPOT_VENUE', webhookUrl: `${host.origin}/many` });
+    const events = RUN_LENGTH + 6;
+    await followAndStop(agent.agentId, events / 2);
+    await until('the events in the outbox', async () => (await pending(agent.agentId)) === events);
+    const connection = bullConnection(config.REDIS_URL);
+    const queue = new Queue(WEBHOOKS_QUEUE, { connection, prefix: queuePrefix(app.runtime.keyPrefix) });
+    t.teardown(async () => {
+      await queue.close();
+      connection.disconnect();
+    });
+    // one job, as a sweep queues it; the app's own sweep runs hourly, so only the first job's follow-up can send the rest
+    await queue.add('deliver', { agentId: agent.agentId }, { removeOnComplete: true, removeOnFail: true });
+    await until('every event delivered', async () => (await pending(agent.agentId)) === 0, 60_000);
+    t.equal(got.length, events, `${events} requests, more than one run of ${RUN_LENGTH}`);
+    t.equal(new Set(got).size, events, 'each event once');
   });
 });

@@ -165,9 +165,9 @@ export async function webhookFanoutBench(pools = 1_000) {
         `p50 ${fmt(percentile(sendMs, 50), 1)} ms, p99 ${fmt(percentile(sendMs, 99), 1)} ms: a new connection and TLS handshake each`,
       ],
       [
-        '    waits for the next sweep',
+        '    waits between jobs',
         `${fmt(stalls.reduce((a, b) => a + b, 0))} ms`,
-        `${stalls.length} gaps over 100 ms between deliveries (a job delivers at most 50, then the sweep queues the next)`,
+        `${stalls.length} gaps over 100 ms between deliveries (no job for the agent until a follow-up or the sweep queued one)`,
       ],
     ]);
     return { outcomeMs, lastTradeMs: lastTradeAt - sent };

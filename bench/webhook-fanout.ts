@@ -143,13 +143,16 @@ export async function webhookFanoutBench(pools = 1_000) {
     const outcomeIndex = ordered.indexOf(outcome);
 
     console.log(
-      `\nOne signal to ${fmt(pools)} follower pools of an agent with a webhookUrl (an https receiver in this process; API, projectors and workers in one process, durable commits; ${fmt(setupSeconds, 1)} s to follow and deliver the follows; sweep every ${fmt(config.WEBHOOK_SWEEP_INTERVAL_MS)} ms)`,
+      `\nOne signal to ${fmt(pools)} follower pools of an agent with a webhookUrl (an https receiver in this process; ` +
+        `API, projectors and workers in one process, durable commits; ${fmt(setupSeconds, 1)} s to follow and deliver the follows; ` +
+        `sweep every ${fmt(config.WEBHOOK_SWEEP_INTERVAL_MS)} ms)`,
     );
     report([
       [
         'arrival to signal.executed delivered',
         `${fmt(outcomeMs)} ms`,
-        `${outcome.results} per-pool results; delivery #${outcomeIndex + 1} of ${ordered.length} after the signal; target <= ${fmt(TARGET_MS)} ms: ${verdict(outcomeMs <= TARGET_MS)}`,
+        `${outcome.results} per-pool results; delivery #${outcomeIndex + 1} of ${ordered.length} after the signal; ` +
+          `target <= ${fmt(TARGET_MS)} ms: ${verdict(outcomeMs <= TARGET_MS)}`,
       ],
       ['arrival to last trade.opened delivered', `${fmt(lastTradeAt - sent)} ms`, `${trades.length} trade.opened deliveries`],
       ['    signal webhook answer', `${fmt(answeredAt - sent)} ms`, `outcome ${answer.body?.data?.outcome}; the fan-out itself`],

@@ -3,8 +3,9 @@
 // projector fills) and queues one `deliver` job per agent, its id derived from the fact (agent,
 // event, attempt, an expired lease) so a duplicate is a no-op. A job claims the agent's head (a
 // lease: one in flight per agent, in order), signs and sends it, records the attempt, and goes on
-// with the agent's next event while they are delivered (RUN_LENGTH a job, then a job for the rest); a failure schedules the head's next try (exponential backoff with
-// jitter, domain/webhook/delivery.ts), and the agent's later events wait behind it.
+// with the agent's next event while they are delivered (RUN_LENGTH a job, then a job for the rest); a
+// failure schedules the head's next try (exponential backoff with jitter, domain/webhook/delivery.ts),
+// and the agent's later events wait behind it.
 import { Queue, Worker, type ConnectionOptions, type Job } from 'bullmq';
 import { z } from 'zod';
 import { agentSigningSecret } from '../commands/signals/receive.ts';

@@ -248,7 +248,8 @@ export type WebhookState = z.infer<typeof webhookStateSchema>;
 
 const noticeOf = (url: string, disabledAt: Date) =>
   `Deliveries to ${url} failed for 3 days, so webhooks were disabled on ${disabledAt.toISOString()}; events since then are queued, not lost. ` +
-  'Fix the receiver (test it with POST …/webhook-deliveries/test), then enable webhooks (POST …/webhook-deliveries/enable): the queued events go first, in order.';
+  'Fix the receiver (test it with POST …/webhook-deliveries/test), then enable webhooks (POST …/webhook-deliveries/enable): ' +
+  'the queued events go first, in order.';
 
 /** The webhook state of each agent that has a webhookUrl (deleted agents left out), by agent id. */
 export async function webhookStatesOf(pool: Pool, agentIds: string[]): Promise<Map<string, WebhookState>> {

@@ -19,7 +19,10 @@ const tags = ['Developer'];
  */
 const listingBody = { bodyLimit: 1024 * 1024, jsonMembers: 4_096 } as const;
 
-/** In the caller's agents: the developer webhooks' state, with a notice when the service disabled them (docs/decisions.md, "Developer webhooks"). */
+/**
+ * In the caller's agents: the developer webhooks' state, with a notice when the service disabled them
+ * (docs/decisions.md, "Developer webhooks: failing receivers, retention, limits and the fan-out figure").
+ */
 const listedDeveloperAgent = developerAgentRecord.extend({ webhook: webhookStateSchema.optional() });
 
 export default async function developerRoutes(root: FastifyInstance): Promise<void> {

@@ -7,8 +7,8 @@
 // webhooks (infra/webhook-sender.ts) post through it as well: a body given as text is sent; where a
 // deployment allows loopback (development, tests), they may use plain http to a loopback address.
 import { lookup as dnsLookup } from 'node:dns/promises';
-import { request as httpRequest } from 'node:http';
-import { request, type RequestOptions } from 'node:https';
+import { Agent as HttpAgent, request as httpRequest } from 'node:http';
+import { Agent as HttpsAgent, request, type RequestOptions } from 'node:https';
 import { BlockList, isIP, type LookupFunction } from 'node:net';
 
 /** IANA special-purpose and non-public ranges: loopback, private, link-local, CGNAT, documentation, multicast, reserved. */
@@ -62,7 +62,17 @@ export interface PublicFetchOptions {
   ca?: string;
   /** development and tests only, with allowLoopback: plain http is fetched when every address is loopback */
   loopbackHttp?: boolean;
+  /**
+   * Connections kept open and reused for the next request to the same host, port and checked
+   * addresses (webhook deliveries, one after another to one receiver). Every request still resolves
+   * and checks the host first: a host that now resolves elsewhere gets a connection of its own.
+   */
+  keepAlive?: boolean;
 }
+
+/** The most hosts whose idle connections a keep-alive fetch holds; the oldest's are closed past it. */
+const KEPT_HOSTS = 256;
+const KEPT_IDLE_MS = 1_000;
 
 type Address = { address: string; family: 4 | 6 };
 
@@ -109,7 +119,37 @@ function rejectOnAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> 
 }
 
 /** The exchange over one connection to the checked addresses; the body read up to `maxBytes`. */
-function exchange(url: URL, init: RequestInit, addresses: Address[], options: PublicFetchOptions, signal: AbortSignal): Promise<Response> {
+type Agents = Map<string, HttpAgent>;
+
+/** The agent keeping connections to this host, port and set of checked addresses (a new one, the oldest closed past KEPT_HOSTS). */
+function agentFor(agents: Agents, url: URL, addresses: Address[]): HttpAgent {
+  const key = `${url.protocol}//${url.host}|${addresses.map((a) => a.address).join(',')}`;
+  const kept = agents.get(key);
+  if (kept) {
+    agents.delete(key);
+    agents.set(key, kept); // the most recently used last
+    return kept;
+  }
+  // an idle connection is closed after a second: a burst reuses it, and it is gone before a receiver's own idle time-out could race a request
+  const agentOptions = { keepAlive: true, maxSockets: 4, maxFreeSockets: 1, timeout: KEPT_IDLE_MS };
+  const agent = url.protocol === 'http:' ? new HttpAgent(agentOptions) : new HttpsAgent(agentOptions);
+  agents.set(key, agent);
+  if (agents.size > KEPT_HOSTS) {
+    const [oldest, old] = agents.entries().next().value!;
+    agents.delete(oldest);
+    old.destroy();
+  }
+  return agent;
+}
+
+function exchange(
+  url: URL,
+  init: RequestInit,
+  addresses: Address[],
+  options: PublicFetchOptions,
+  signal: AbortSignal,
+  agent: HttpAgent | false,
+): Promise<Response> {
   const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
   const requestOptions: RequestOptions = {
     host,
@@ -118,7 +158,7 @@ function exchange(url: URL, init: RequestInit, addresses: Address[], options: Pu
     method: init.method ?? 'GET',
     headers: Object.fromEntries(new Headers(init.headers)),
     lookup: pinnedLookup(addresses),
-    agent: false,
+    agent,
     signal,
     ...(options.ca ? { ca: options.ca } : {}),
   };
@@ -152,6 +192,7 @@ function exchange(url: URL, init: RequestInit, addresses: Address[], options: Pu
 
 /** A fetch (the subset oidc-provider and the webhook sender use: method, headers, signal, a text body) that reaches public https addresses only. */
 export function createPublicFetch(options: PublicFetchOptions) {
+  const agents: Agents = new Map();
   return async (input: string | URL, init: RequestInit = {}): Promise<Response> => {
     const url = new URL(String(input));
     const plainLoopback = url.protocol === 'http:' && options.allowLoopback === true && options.loopbackHttp === true;
@@ -162,6 +203,7 @@ export function createPublicFetch(options: PublicFetchOptions) {
     if (plainLoopback && !addresses.every((a) => loopback.check(a.address, a.family === 6 ? 'ipv6' : 'ipv4'))) {
       throw new NotPublicAddressError('only https is fetched from addresses other than loopback');
     }
-    return rejectOnAbort(exchange(url, init, addresses, options, signal), signal);
+    const agent = options.keepAlive ? agentFor(agents, url, addresses) : false;
+    return rejectOnAbort(exchange(url, init, addresses, options, signal, agent), signal);
   };
 }

@@ -63,7 +63,8 @@ export function describe(err: unknown): string {
 }
 
 export function createWebhookSender(options: WebhookSenderOptions): WebhookSender {
-  const fetch = createPublicFetch({ ...options, maxBytes: WEBHOOK_MAX_RESPONSE_BYTES, loopbackHttp: options.allowLoopback === true });
+  // connections kept open: an agent's deliveries go one after another to one receiver
+  const fetch = createPublicFetch({ ...options, maxBytes: WEBHOOK_MAX_RESPONSE_BYTES, loopbackHttp: options.allowLoopback === true, keepAlive: true });
   return {
     async send(input) {
       const { timestampHeader, signatureHeader } = signWebhookText({

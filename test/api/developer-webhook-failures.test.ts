@@ -8,6 +8,7 @@ import t from 'tap';
 import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createServer, type AddressInfo } from 'node:net';
 import { claimHead, dueAgents, recordAttempt } from '../../projections/webhooks/queries.ts';
+import { createWebhookSender } from '../../infra/webhook-sender.ts';
 import { deliverToAgent, type WebhookWorkerDeps } from '../../workers/webhooks.ts';
 import { api, startTestApp } from '../support/app.ts';
 import { listedFollowableAgent } from '../support/agents.ts';
@@ -224,5 +225,20 @@ t.test('developer webhooks to failing receivers', async (t) => {
     });
     t.equal(refused.status, 400, 'plain http elsewhere is still refused');
     t.match(refused.body.error, { reason: 'VALIDATION_FAILED', message: /webhookUrl must be an https URL/ });
+  });
+  await t.test('deliveries one after another to one receiver reuse one connection', async (t) => {
+    const ports: number[] = [];
+    host.serve('/kept', (req: IncomingMessage, res: ServerResponse) => {
+      ports.push(req.socket.remotePort!);
+      req.resume();
+      req.on('end', () => res.writeHead(204).end());
+    });
+    const sender = createWebhookSender({ timeoutMs: TIMEOUT_MS, allowLoopback: true, ca: host.ca });
+    for (let i = 0; i < 3; i++) {
+      const sent = await sender.send({ url: `${host.origin}/kept`, secret: 'whsec_x', body: '{}', id: `evt_${i}`, type: 'ping', now: new Date() });
+      t.equal(sent.statusCode, 204);
+    }
+    t.equal(ports.length, 3);
+    t.equal(new Set(ports).size, 1, 'one connection for the three');
   });
 });

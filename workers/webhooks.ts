@@ -30,7 +30,8 @@ const deliverJob = z.object({ agentId: z.string().min(1) });
 export interface WebhookOutbox {
   dueAgents(now: Date, limit: number): Promise<DueAgent[]>;
   claimHead(agentId: string, now: Date, leaseMs: number): Promise<ClaimedDelivery | undefined>;
-  recordAttempt(claimed: ClaimedDelivery, attempt: AttemptResult): Promise<void>;
+  /** false: another attempt at the event was recorded first (this one's lease had run out) */
+  recordAttempt(claimed: ClaimedDelivery, attempt: AttemptResult): Promise<boolean>;
 }
 
 export interface WebhookWorkerDeps {
@@ -77,7 +78,8 @@ export async function deliverToAgent(deps: WebhookWorkerDeps, agentId: string): 
     const claimed = await deps.webhookOutbox.claimHead(agentId, deps.clock.now(), leaseMsOf(deps));
     if (!claimed) break;
     const result = await attempt(deps, claimed);
-    await deps.webhookOutbox.recordAttempt(claimed, result);
+    // a late report (this attempt's lease ran out and another was recorded first) decides nothing: not even disabling
+    if (!(await deps.webhookOutbox.recordAttempt(claimed, result))) break;
     if (!result.outcome.delivered) {
       // a redelivery the developer asked for (perhaps of an event days old) failing says nothing of the 3 days the webhook has been failing
       if (result.outcome.nextAttemptAt === null && result.error !== AGENT_DELETED && !claimed.redelivered) await disableFailing(deps, claimed);

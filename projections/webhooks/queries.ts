@@ -3,7 +3,7 @@
 // (docs/decisions.md, "Developer webhooks: outbox, order and retries").
 import { z } from 'zod';
 import { deliveryIdOf, webhookEventTypeSchema, type WebhookEventType } from '../../domain/webhook/delivery.ts';
-import { inTransaction, type Pool } from '../../infra/db.ts';
+import type { Pool } from '../../infra/db.ts';
 import { renderWebhookBody } from './render.ts';
 
 /** The head of an agent's queue, claimed for one attempt; its body as sent (render.ts). */
@@ -102,31 +102,29 @@ export interface AttemptResult {
   outcome: { delivered: true } | { delivered: false; nextAttemptAt: Date | null };
 }
 
-/** Records attempt `attempts + 1` of a claimed delivery and releases its lease; a second report of the same attempt changes nothing. */
-export async function recordAttempt(pool: Pool, claimed: ClaimedDelivery, result: AttemptResult): Promise<void> {
+/**
+ * Records attempt `attempts + 1` of a claimed delivery and releases its lease; a second report of the
+ * same attempt changes nothing. Whether it was recorded: false when another attempt was recorded first.
+ */
+export async function recordAttempt(pool: Pool, claimed: ClaimedDelivery, result: AttemptResult): Promise<boolean> {
   const attempt = claimed.attempts + 1;
   const { outcome } = result;
   const status = outcome.delivered ? 'delivered' : outcome.nextAttemptAt ? 'pending' : 'failed';
   const next = outcome.delivered ? null : outcome.nextAttemptAt;
-  await inTransaction(pool, async (client) => {
-    const updated = await client.query(
-      `UPDATE webhook_deliveries SET attempts = $3, status = $4, next_attempt_at = COALESCE($5, next_attempt_at), lease_until = NULL,
+  // one statement, so one round trip and atomic: the attempt's row only when the delivery's row took it
+  const inserted = await pool.query(
+    `WITH recorded AS (
+       UPDATE webhook_deliveries SET attempts = $3, status = $4, next_attempt_at = COALESCE($5, next_attempt_at), lease_until = NULL,
          last_attempt_at = $6, last_status_code = $7, last_error = $8, delivered_at = CASE WHEN $4 = 'delivered' THEN $6::timestamptz END,
          redelivered = redelivered AND $4 = 'pending'
-       WHERE agent_id = $1 AND event_id = $2 AND attempts = $3 - 1 AND status = 'pending'`,
-      [claimed.agentId, claimed.eventId, attempt, status, next, result.at, result.statusCode, result.error],
-    );
-    if (updated.rowCount === 0) return;
-    await client.query(`INSERT INTO webhook_attempts (agent_id, event_id, attempt, at, status_code, error, duration_ms) VALUES ($1, $2, $3, $4, $5, $6, $7)`, [
-      claimed.agentId,
-      claimed.eventId,
-      attempt,
-      result.at,
-      result.statusCode,
-      result.error,
-      result.durationMs,
-    ]);
-  });
+       WHERE agent_id = $1 AND event_id = $2 AND attempts = $3 - 1 AND status = 'pending'
+       RETURNING agent_id, event_id
+     )
+     INSERT INTO webhook_attempts (agent_id, event_id, attempt, at, status_code, error, duration_ms)
+     SELECT agent_id, event_id, $3, $6, $7, $8, $9 FROM recorded`,
+    [claimed.agentId, claimed.eventId, attempt, status, next, result.at, result.statusCode, result.error, result.durationMs],
+  );
+  return inserted.rowCount === 1;
 }
 
 export const webhookAttemptSchema = z.object({

@@ -95,8 +95,15 @@ t.test('the webhook worker', async (t) => {
     const later = new Date(now.getTime() + 6_000);
     const again = await claimHead(pool, config.JWT_SECRET, agent.agentId, later, 5_000);
     t.match(again, { eventId: first!.eventId, attempts: 0, body: first!.body }, 'after the lease: the same event, the same bytes');
-    await recordAttempt(pool, again!, { at: later, statusCode: 204, error: null, durationMs: 1, outcome: { delivered: true } });
-    await recordAttempt(pool, first!, { at: later, statusCode: 204, error: null, durationMs: 1, outcome: { delivered: true } });
+    t.equal(await recordAttempt(pool, again!, { at: later, statusCode: 204, error: null, durationMs: 1, outcome: { delivered: true } }), true);
+    const late = await recordAttempt(pool, first!, {
+      at: later,
+      statusCode: 204,
+      error: null,
+      durationMs: 1,
+      outcome: { delivered: false, nextAttemptAt: null },
+    });
+    t.equal(late, false, 'the dead worker’s late report is not recorded, so its worker decides nothing on it (no disabling)');
     const { rows } = await pool.query('SELECT attempt FROM webhook_attempts WHERE agent_id = $1 AND event_id = $2', [agent.agentId, first!.eventId]);
     t.same(rows, [{ attempt: 1 }], 'the late report of the dead worker’s attempt changes nothing');
     t.equal(await pending(agent.agentId), 1, 'the next event is due now');

@@ -35,7 +35,7 @@ import { bullConnection, logQueueErrors, queuePrefix, startWorkers, type Workers
 import { createQueuedMailer } from './workers/mail.ts';
 import { createSignalQueue } from './workers/signals.ts';
 import { createWebhookSender } from './infra/webhook-sender.ts';
-import { claimHead, dueAgents, recordAttempt } from './projections/webhooks/queries.ts';
+import { claimHead, dueAgents, purgeWebhookDeliveries, recordAttempt } from './projections/webhooks/queries.ts';
 
 export interface Roles {
   api: boolean;
@@ -75,6 +75,9 @@ export interface RuntimeOptions {
   /** tests only: developer webhooks may reach a receiver on 127.0.0.1 whose certificate this authority signed */
   webhookReceiver?: { ca: string; allowLoopback: true };
 }
+
+/** the most webhook deliveries one housekeeping run deletes (it runs every HOUSEKEEPING_INTERVAL_MS) */
+const WEBHOOK_PURGE_BATCH = 10_000;
 
 /**
  * The venues the workers call: the one served at VENUE_URL, else the simulation with its books in
@@ -172,7 +175,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
       ...(socialSettings ? { social: createSocialProvider(socialSettings) } : {}),
     }),
     signals,
-    webhooks: createWebhookSender({ timeoutMs: config.WEBHOOK_TIMEOUT_MS, ...options.webhookReceiver }),
+    webhooks: createWebhookSender({ timeoutMs: config.WEBHOOK_TIMEOUT_MS, allowLoopback: config.WEBHOOK_ALLOW_LOOPBACK, ...options.webhookReceiver }),
     readYourWrites,
     deferredWrites: createDeferredWrites({
       redis,
@@ -188,8 +191,13 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     transfersInFlight: (before: Date, limit: number) => transfersInFlight(pool, before, limit),
     unfollowedSeats: (before: Date, limit: number) => unfollowedSeats(pool, before, limit),
   };
-  // Idempotency-Keys and OAuth records past their retention (codes, tokens, sessions, grants; clients with what was issued to them).
-  const purgeExpired = async (now: Date) => (await idempotencyKeys.purge(now)) + (await purgeOAuthRecords(pool, now));
+  // Idempotency-Keys and OAuth records past their retention (codes, tokens, sessions, grants; clients with what was issued to them);
+  // webhook deliveries done (delivered or given up) for WEBHOOK_RETENTION_DAYS, a bounded batch a run.
+  const webhooksDoneBefore = (now: Date) => new Date(now.getTime() - config.WEBHOOK_RETENTION_DAYS * 24 * 3600_000);
+  const purgeExpired = async (now: Date) =>
+    (await idempotencyKeys.purge(now)) +
+    (await purgeOAuthRecords(pool, now)) +
+    (await purgeWebhookDeliveries(pool, webhooksDoneBefore(now), WEBHOOK_PURGE_BATCH));
   const workers = roles.workers
     ? await startWorkers(
         {

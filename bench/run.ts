@@ -1,5 +1,5 @@
 // npm run bench [-- --seconds N --events N --audit-events N --bridges N --pools N --wallets N --export-events N
-//   --only eventstore|http|audit|reconciliation|signals|wallet|access|stalls|mcp|statement|export]: every
+//   --only eventstore|http|audit|reconciliation|signals|wallet|access|stalls|mcp|statement|export|webhook-fanout]: every
 // figure from one run on this machine, each compared with a baseline or target measured or stated in the same run.
 import { accessBench } from './access.ts';
 import { auditBench } from './audit.ts';
@@ -14,6 +14,7 @@ import { signalParseBench } from './signals.ts';
 import { stallsBench } from './stalls.ts';
 import { statementBench } from './statement.ts';
 import { walletBench, WALLETS } from './wallet.ts';
+import { webhookFanoutBench } from './webhook-fanout.ts';
 
 function arg(name: string, fallback: number): number {
   const i = process.argv.indexOf(`--${name}`);
@@ -41,4 +42,5 @@ if (!only || only === 'stalls') await stallsBench(seconds);
 if (!only || only === 'mcp') await mcpBench(seconds);
 if (!only || only === 'statement') await statementBench();
 if (!only || only === 'export') await exportBench(arg('export-events', 200_000));
+if (!only || only === 'webhook-fanout') await webhookFanoutBench(arg('pools', 1_000));
 process.exit(0);

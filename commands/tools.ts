@@ -38,6 +38,7 @@ export interface CommandDeps {
     | 'REFRESH_TOKEN_TTL_DAYS'
     | 'SOCIAL_STATE_TTL_SECONDS'
     | 'MFA_TOKEN_TTL_SECONDS'
+    | 'WEBHOOK_ALLOW_LOOPBACK'
     | 'ADMIN_EMAILS'
     | 'VIRTUAL_START_USD'
     | 'SOL_PRICE_USD'

@@ -127,6 +127,10 @@ const schema = z.object({
   WEBHOOK_RETRY_MAX_MS: z.coerce.number().int().positive().default(3_600_000),
   /** how long one delivery may take (resolution, connection, TLS, answer) before it counts as failed */
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().positive().max(60_000).default(10_000),
+  /** development and tests only (production refuses it): developer webhooks may go to loopback (127.0.0.0/8, ::1, localhost), over http too */
+  WEBHOOK_ALLOW_LOOPBACK: booleanish.default(false),
+  /** how long delivered and given-up webhook deliveries (and their attempts) are kept after their last attempt; the housekeeping purge deletes them */
+  WEBHOOK_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
   /** how often expired Idempotency-Keys and OAuth records are deleted (workers/housekeeping.ts) */
   HOUSEKEEPING_INTERVAL_MS: z.coerce.number().int().positive().default(30000),
   /** how long the simulated venue takes to make a swap final (a chain's confirmation); 0: at once */
@@ -180,6 +184,8 @@ const schema = z.object({
   /** signal webhook posts refused a minute (unsigned, badly signed, replayed, unknown agent) per client address, then 429 for all its posts; and per agent, then 429 for its unsigned posts */
   RATE_LIMIT_WEBHOOK_REFUSED_PER_ADDRESS_PER_MIN: z.coerce.number().int().positive().default(60),
   RATE_LIMIT_WEBHOOK_REFUSED_PER_AGENT_PER_MIN: z.coerce.number().int().positive().default(600),
+  /** developer webhook test pings a minute per caller and agent (POST …/webhook-deliveries/test sends a request to the developer's URL) */
+  RATE_LIMIT_WEBHOOK_TEST_PINGS_PER_MIN: z.coerce.number().int().positive().default(10),
   /** the Redis the limiter counts in (default REDIS_URL); a command slower than RATE_LIMIT_REDIS_TIMEOUT_MS lets the request through */
   RATE_LIMIT_REDIS_URL: z.string().optional(),
   RATE_LIMIT_REDIS_TIMEOUT_MS: z.coerce.number().int().positive().default(100),
@@ -275,6 +281,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     if (config.TRUST_PROXY === true) {
       throw new ConfigError(
         'configuration: TRUST_PROXY=true believes every X-Forwarded-For hop, so clients choose their own address; set the number of proxies in front (e.g. 1) or their addresses',
+      );
+    }
+    if (config.WEBHOOK_ALLOW_LOOPBACK) {
+      throw new ConfigError(
+        'configuration: WEBHOOK_ALLOW_LOOPBACK is for development and tests; production sends developer webhooks to public https URLs only',
       );
     }
     if (config.KEY_ENCRYPTION_KEY === config.JWT_SECRET) {

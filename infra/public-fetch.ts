@@ -4,9 +4,11 @@
 // a rebinding DNS server could answer differently); an IP literal is checked as it is, in whatever
 // form the URL gave it (WHATWG URL parsing already turned 2130706433, 127.1 and 0x7f000001 into
 // 127.0.0.1). No redirect is followed; the whole exchange and the body are bounded. Developer
-// webhooks (infra/webhook-sender.ts) post through it as well: a body given as text is sent.
+// webhooks (infra/webhook-sender.ts) post through it as well: a body given as text is sent; where a
+// deployment allows loopback (development, tests), they may use plain http to a loopback address.
 import { lookup as dnsLookup } from 'node:dns/promises';
-import { request, type RequestOptions } from 'node:https';
+import { Agent as HttpAgent, request as httpRequest } from 'node:http';
+import { Agent as HttpsAgent, request, type RequestOptions } from 'node:https';
 import { BlockList, isIP, type LookupFunction } from 'node:net';
 
 /** IANA special-purpose and non-public ranges: loopback, private, link-local, CGNAT, documentation, multicast, reserved. */
@@ -58,7 +60,19 @@ export interface PublicFetchOptions {
   allowLoopback?: boolean;
   /** tests only: the certificate authority to trust instead of Node's bundle */
   ca?: string;
+  /** development and tests only, with allowLoopback: plain http is fetched when every address is loopback */
+  loopbackHttp?: boolean;
+  /**
+   * Connections kept open and reused for the next request to the same host, port and checked
+   * addresses (webhook deliveries, one after another to one receiver). Every request still resolves
+   * and checks the host first: a host that now resolves elsewhere gets a connection of its own.
+   */
+  keepAlive?: boolean;
 }
+
+/** The most hosts whose idle connections a keep-alive fetch holds; the oldest's are closed past it. */
+const KEPT_HOSTS = 256;
+const KEPT_IDLE_MS = 1_000;
 
 type Address = { address: string; family: 4 | 6 };
 
@@ -105,7 +119,37 @@ function rejectOnAbort<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> 
 }
 
 /** The exchange over one connection to the checked addresses; the body read up to `maxBytes`. */
-function exchange(url: URL, init: RequestInit, addresses: Address[], options: PublicFetchOptions, signal: AbortSignal): Promise<Response> {
+type Agents = Map<string, HttpAgent>;
+
+/** The agent keeping connections to this host, port and set of checked addresses (a new one, the oldest closed past KEPT_HOSTS). */
+function agentFor(agents: Agents, url: URL, addresses: Address[]): HttpAgent {
+  const key = `${url.protocol}//${url.host}|${addresses.map((a) => a.address).join(',')}`;
+  const kept = agents.get(key);
+  if (kept) {
+    agents.delete(key);
+    agents.set(key, kept); // the most recently used last
+    return kept;
+  }
+  // an idle connection is closed after a second: a burst reuses it, and it is gone before a receiver's own idle time-out could race a request
+  const agentOptions = { keepAlive: true, maxSockets: 4, maxFreeSockets: 1, timeout: KEPT_IDLE_MS };
+  const agent = url.protocol === 'http:' ? new HttpAgent(agentOptions) : new HttpsAgent(agentOptions);
+  agents.set(key, agent);
+  if (agents.size > KEPT_HOSTS) {
+    const [oldest, old] = agents.entries().next().value!;
+    agents.delete(oldest);
+    old.destroy();
+  }
+  return agent;
+}
+
+function exchange(
+  url: URL,
+  init: RequestInit,
+  addresses: Address[],
+  options: PublicFetchOptions,
+  signal: AbortSignal,
+  agent: HttpAgent | false,
+): Promise<Response> {
   const host = url.hostname.replace(/^\[(.*)\]$/, '$1');
   const requestOptions: RequestOptions = {
     host,
@@ -114,12 +158,14 @@ function exchange(url: URL, init: RequestInit, addresses: Address[], options: Pu
     method: init.method ?? 'GET',
     headers: Object.fromEntries(new Headers(init.headers)),
     lookup: pinnedLookup(addresses),
-    agent: false,
+    agent,
     signal,
     ...(options.ca ? { ca: options.ca } : {}),
   };
+  const send = url.protocol === 'http:' ? httpRequest : request;
+  if (url.protocol === 'http:') requestOptions.port = url.port || 80;
   return new Promise<Response>((resolve, reject) => {
-    const req = request(requestOptions, async (res) => {
+    const req = send(requestOptions, async (res) => {
       try {
         const chunks: Buffer[] = [];
         let size = 0;
@@ -146,12 +192,18 @@ function exchange(url: URL, init: RequestInit, addresses: Address[], options: Pu
 
 /** A fetch (the subset oidc-provider and the webhook sender use: method, headers, signal, a text body) that reaches public https addresses only. */
 export function createPublicFetch(options: PublicFetchOptions) {
+  const agents: Agents = new Map();
   return async (input: string | URL, init: RequestInit = {}): Promise<Response> => {
     const url = new URL(String(input));
-    if (url.protocol !== 'https:') throw new NotPublicAddressError(`only https is fetched, not ${url.protocol}`);
+    const plainLoopback = url.protocol === 'http:' && options.allowLoopback === true && options.loopbackHttp === true;
+    if (url.protocol !== 'https:' && !plainLoopback) throw new NotPublicAddressError(`only https is fetched, not ${url.protocol}`);
     const bound = AbortSignal.timeout(options.timeoutMs);
     const signal = init.signal ? AbortSignal.any([init.signal, bound]) : bound;
     const addresses = await rejectOnAbort(publicAddresses(url.hostname, options.allowLoopback ?? false), signal);
-    return rejectOnAbort(exchange(url, init, addresses, options, signal), signal);
+    if (plainLoopback && !addresses.every((a) => loopback.check(a.address, a.family === 6 ? 'ipv6' : 'ipv4'))) {
+      throw new NotPublicAddressError('only https is fetched from addresses other than loopback');
+    }
+    const agent = options.keepAlive ? agentFor(agents, url, addresses) : false;
+    return rejectOnAbort(exchange(url, init, addresses, options, signal, agent), signal);
   };
 }

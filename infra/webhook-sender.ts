@@ -17,7 +17,7 @@ export const WEBHOOK_MAX_RESPONSE_BYTES = 64 * 1024;
 
 export interface WebhookSenderOptions {
   timeoutMs: number;
-  /** tests only: a receiver on 127.0.0.1 counts as public */
+  /** development and tests only (WEBHOOK_ALLOW_LOOPBACK, or a test's receiver): a receiver on loopback counts as public, over http too */
   allowLoopback?: boolean;
   /** tests only: the certificate authority the receiver's certificate is trusted by */
   ca?: string;
@@ -63,7 +63,8 @@ export function describe(err: unknown): string {
 }
 
 export function createWebhookSender(options: WebhookSenderOptions): WebhookSender {
-  const fetch = createPublicFetch({ ...options, maxBytes: WEBHOOK_MAX_RESPONSE_BYTES });
+  // connections kept open: an agent's deliveries go one after another to one receiver
+  const fetch = createPublicFetch({ ...options, maxBytes: WEBHOOK_MAX_RESPONSE_BYTES, loopbackHttp: options.allowLoopback === true, keepAlive: true });
   return {
     async send(input) {
       const { timestampHeader, signatureHeader } = signWebhookText({

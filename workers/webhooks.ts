@@ -3,8 +3,9 @@
 // projector fills) and queues one `deliver` job per agent, its id derived from the fact (agent,
 // event, attempt, an expired lease) so a duplicate is a no-op. A job claims the agent's head (a
 // lease: one in flight per agent, in order), signs and sends it, records the attempt, and goes on
-// with the agent's next event while they are delivered; a failure schedules the head's next try (exponential backoff with
-// jitter, domain/webhook/delivery.ts), and the agent's later events wait behind it.
+// with the agent's next event while they are delivered (RUN_LENGTH a job, then a job for the rest); a
+// failure schedules the head's next try (exponential backoff with jitter, domain/webhook/delivery.ts),
+// and the agent's later events wait behind it.
 import { Queue, Worker, type ConnectionOptions, type Job } from 'bullmq';
 import { z } from 'zod';
 import { agentSigningSecret } from '../commands/signals/receive.ts';
@@ -18,8 +19,10 @@ import type { AttemptResult, ClaimedDelivery, DueAgent } from '../projections/we
 export const WEBHOOKS_QUEUE = 'webhooks';
 const SWEEP_SCHEDULER = 'webhooks-sweep';
 const SWEEP_BATCH = 200;
-/** the most events one job delivers to one agent before it lets the next sweep queue the rest */
-const RUN_LENGTH = 50;
+/** the most events one job delivers to one agent before it queues a job for the rest, behind the other agents' jobs */
+export const RUN_LENGTH = 50;
+/** after a run that delivered some and found no more due: how soon the agent's outbox is looked at again */
+const FOLLOW_UP_DELAY_MS = 100;
 
 const deliverJob = z.object({ agentId: z.string().min(1) });
 
@@ -27,7 +30,8 @@ const deliverJob = z.object({ agentId: z.string().min(1) });
 export interface WebhookOutbox {
   dueAgents(now: Date, limit: number): Promise<DueAgent[]>;
   claimHead(agentId: string, now: Date, leaseMs: number): Promise<ClaimedDelivery | undefined>;
-  recordAttempt(claimed: ClaimedDelivery, attempt: AttemptResult): Promise<void>;
+  /** false: another attempt at the event was recorded first (this one's lease had run out) */
+  recordAttempt(claimed: ClaimedDelivery, attempt: AttemptResult): Promise<boolean>;
 }
 
 export interface WebhookWorkerDeps {
@@ -74,9 +78,11 @@ export async function deliverToAgent(deps: WebhookWorkerDeps, agentId: string): 
     const claimed = await deps.webhookOutbox.claimHead(agentId, deps.clock.now(), leaseMsOf(deps));
     if (!claimed) break;
     const result = await attempt(deps, claimed);
-    await deps.webhookOutbox.recordAttempt(claimed, result);
+    // a late report (this attempt's lease ran out and another was recorded first) decides nothing: not even disabling
+    if (!(await deps.webhookOutbox.recordAttempt(claimed, result))) break;
     if (!result.outcome.delivered) {
-      if (result.outcome.nextAttemptAt === null && result.error !== AGENT_DELETED) await disableFailing(deps, claimed);
+      // a redelivery the developer asked for (perhaps of an event days old) failing says nothing of the 3 days the webhook has been failing
+      if (result.outcome.nextAttemptAt === null && result.error !== AGENT_DELETED && !claimed.redelivered) await disableFailing(deps, claimed);
       break;
     }
     delivered++;
@@ -106,7 +112,16 @@ const deliverJobId = (d: DueAgent) => `deliver-${encodeURIComponent(d.agentId)}-
 
 function processor(deps: WebhookWorkerDeps, queue: Queue) {
   return async (job: Job): Promise<number> => {
-    if (job.name === 'deliver') return deliverToAgent(deps, deliverJob.parse(job.data).agentId);
+    if (job.name === 'deliver') {
+      const { agentId } = deliverJob.parse(job.data);
+      const delivered = await deliverToAgent(deps, agentId);
+      // The agent is busy: a job for what follows is queued now rather than left to the next sweep (up to
+      // WEBHOOK_SWEEP_INTERVAL_MS later, for every run of a burst): at once after a full run (behind the
+      // other agents' jobs), else shortly, for the events the projector is still writing (a signal's
+      // trades). A follow-up that delivers nothing queues none.
+      if (delivered > 0) await queue.add('deliver', { agentId }, { ...JOB_OPTIONS, delay: delivered === RUN_LENGTH ? 0 : FOLLOW_UP_DELAY_MS });
+      return delivered;
+    }
     if (job.name !== 'sweep') throw new Error(`unknown ${WEBHOOKS_QUEUE} job ${job.name}`);
     const due = await deps.webhookOutbox.dueAgents(deps.clock.now(), SWEEP_BATCH);
     await queue.addBulk(

@@ -1,6 +1,8 @@
 import { agentDecider } from '../../domain/agent/index.ts';
 import { usdToMicro } from '../../domain/shared/money.ts';
 import type { Command } from '../../domain/shared/decider.ts';
+import { refuse } from '../../domain/shared/errors.ts';
+import { webhookUrlRefusal } from '../../domain/webhook/delivery.ts';
 import { AGENT_SIGNING_SECRET, encryptSecret } from '../../infra/secrets.ts';
 import type { Tools } from '../tools.ts';
 import type { ListAgentInput, ListedAgentResult } from './commands.ts';
@@ -14,6 +16,8 @@ import type { ListAgentInput, ListedAgentResult } from './commands.ts';
 export async function listAgent({ data }: Command<'ListAgent', { developerId: string; input: ListAgentInput }>, tools: Tools): Promise<ListedAgentResult> {
   const { ids, config } = tools.deps;
   const { developerId, input } = data;
+  const webhookUrlProblem = input.webhookUrl === undefined ? undefined : webhookUrlRefusal(input.webhookUrl, config.WEBHOOK_ALLOW_LOOPBACK);
+  if (webhookUrlProblem) throw refuse('VALIDATION_FAILED', webhookUrlProblem);
   const agentId = ids.uuid();
   const signingSecret = `whsec_${ids.token(32)}`;
   const { minAllocationUsd, minTradeUsd, monthlyPrice, ...rest } = input;

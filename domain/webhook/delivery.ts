@@ -63,3 +63,19 @@ export function nextAttemptAt(input: { occurredAt: Date; now: Date; attempts: nu
 
 /** An answer that counts as delivered. */
 export const isDelivered = (statusCode: number): boolean => statusCode >= 200 && statusCode < 300;
+
+/** A loopback host as the WHATWG URL parser writes it: 127.0.0.0/8, [::1], localhost. */
+const isLoopbackHost = (hostname: string): boolean => /^127(\.\d{1,3}){3}$/.test(hostname) || hostname === '[::1]' || hostname === 'localhost';
+
+/**
+ * Why a developer's `webhookUrl` is refused, or undefined when it is accepted: https only; plain
+ * http only to loopback, and only where the deployment allows loopback (WEBHOOK_ALLOW_LOOPBACK,
+ * development and tests). Where it points is checked again at each delivery (infra/public-fetch.ts).
+ */
+export function webhookUrlRefusal(url: string, allowLoopback: boolean): string | undefined {
+  const parsed = URL.parse(url);
+  if (!parsed) return 'webhookUrl must be a valid URL';
+  if (parsed.protocol === 'https:') return undefined;
+  if (parsed.protocol === 'http:' && allowLoopback && isLoopbackHost(parsed.hostname)) return undefined;
+  return 'webhookUrl must be an https URL';
+}

@@ -100,8 +100,12 @@ async function applyAgent(client: PoolClient, recorded: RecordedEvent): Promise<
       event.data.webhookUrl,
     ]);
   } else if (event.type === 'AgentWebhookDisabled' || event.type === 'AgentWebhookEnabled') {
-    const disabledAt = event.type === 'AgentWebhookDisabled' ? event.data.disabledAt : null;
-    await client.query('UPDATE webhook_endpoints SET disabled_at = $2 WHERE agent_id = $1', [recorded.streamName.slice('agent-'.length), disabledAt]);
+    const disabled = event.type === 'AgentWebhookDisabled' ? event.data : undefined;
+    await client.query('UPDATE webhook_endpoints SET disabled_at = $2, disabled_reason = $3 WHERE agent_id = $1', [
+      recorded.streamName.slice('agent-'.length),
+      disabled?.disabledAt ?? null,
+      disabled ? (disabled.reason ?? 'developer') : null,
+    ]);
   } else if (event.type === 'AgentDeleted') {
     await client.query('UPDATE webhook_endpoints SET deleted_at = $2 WHERE agent_id = $1', [recorded.streamName.slice('agent-'.length), event.data.deletedAt]);
   }

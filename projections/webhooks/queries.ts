@@ -3,7 +3,7 @@
 // (docs/decisions.md, "Developer webhooks: outbox, order and retries").
 import { z } from 'zod';
 import { deliveryIdOf, webhookEventTypeSchema, type WebhookEventType } from '../../domain/webhook/delivery.ts';
-import { inTransaction, type Pool } from '../../infra/db.ts';
+import type { Pool } from '../../infra/db.ts';
 import { renderWebhookBody } from './render.ts';
 
 /** The head of an agent's queue, claimed for one attempt; its body as sent (render.ts). */
@@ -19,6 +19,8 @@ export interface ClaimedDelivery {
   developerId: string;
   /** the agent was deleted: nothing more is sent */
   agentDeleted: boolean;
+  /** sent again at the developer's request (`redeliver`): given up, it does not disable the webhook */
+  redelivered: boolean;
 }
 
 /** An agent's head delivery as the sweep sees it; `leaseUntil`: the expired lease of an attempt that never reported (its worker died). */
@@ -29,16 +31,22 @@ export interface DueAgent {
   leaseUntil: Date | null;
 }
 
-/** Agents whose oldest undelivered event is due at `now` and not in flight, webhooks enabled: at most `limit`. */
+/**
+ * Agents whose oldest undelivered event is due at `now` and not in flight, webhooks enabled: at most `limit`.
+ * One probe of the pending index per endpoint for its head (LATERAL … ORDER BY seq LIMIT 1), so the
+ * sweep's cost follows the number of agents with a webhookUrl, not the backlog behind their heads
+ * (a receiver down for days, a disabled webhook's queue).
+ */
 export async function dueAgents(pool: Pool, now: Date, limit: number): Promise<DueAgent[]> {
   const { rows } = await pool.query<{ agent_id: string; event_id: string; attempts: number; lease_until: Date | null }>(
-    `SELECT agent_id, event_id, attempts, lease_until FROM (
-       SELECT DISTINCT ON (agent_id) agent_id, event_id, attempts, next_attempt_at, lease_until
-       FROM webhook_deliveries WHERE status = 'pending' ORDER BY agent_id, seq
+    `SELECT e.agent_id, head.event_id, head.attempts, head.lease_until
+     FROM webhook_endpoints e
+     CROSS JOIN LATERAL (
+       SELECT event_id, attempts, next_attempt_at, lease_until FROM webhook_deliveries d
+       WHERE d.agent_id = e.agent_id AND d.status = 'pending' ORDER BY d.seq LIMIT 1
      ) head
-     WHERE next_attempt_at <= $1 AND (lease_until IS NULL OR lease_until <= $1)
-       AND NOT EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.agent_id = head.agent_id AND e.disabled_at IS NOT NULL)
-     ORDER BY next_attempt_at LIMIT $2`,
+     WHERE e.disabled_at IS NULL AND head.next_attempt_at <= $1 AND (head.lease_until IS NULL OR head.lease_until <= $1)
+     ORDER BY head.next_attempt_at LIMIT $2`,
     [now, limit],
   );
   return rows.map((r) => ({ agentId: r.agent_id, eventId: r.event_id, attempts: r.attempts, leaseUntil: r.lease_until }));
@@ -59,13 +67,14 @@ export async function claimHead(pool: Pool, masterSecret: string, agentId: strin
     url: string;
     developer_id: string;
     deleted_at: Date | null;
+    redelivered: boolean;
   }>(
     `UPDATE webhook_deliveries d SET lease_until = $2::timestamptz + make_interval(secs => $3::double precision / 1000)
      FROM webhook_endpoints e
      WHERE d.agent_id = $1 AND e.agent_id = d.agent_id AND e.disabled_at IS NULL
        AND d.seq = (SELECT seq FROM webhook_deliveries WHERE agent_id = $1 AND status = 'pending' ORDER BY seq LIMIT 1 FOR UPDATE)
        AND d.next_attempt_at <= $2 AND (d.lease_until IS NULL OR d.lease_until <= $2)
-     RETURNING d.event_id, d.type, d.body, d.attempts, d.occurred_at, e.url, e.developer_id, e.deleted_at`,
+     RETURNING d.event_id, d.type, d.body, d.attempts, d.occurred_at, d.redelivered, e.url, e.developer_id, e.deleted_at`,
     [agentId, now, leaseMs],
   );
   const row = rows[0];
@@ -80,6 +89,7 @@ export async function claimHead(pool: Pool, masterSecret: string, agentId: strin
     url: row.url,
     developerId: row.developer_id,
     agentDeleted: row.deleted_at !== null,
+    redelivered: row.redelivered,
   };
 }
 
@@ -92,30 +102,29 @@ export interface AttemptResult {
   outcome: { delivered: true } | { delivered: false; nextAttemptAt: Date | null };
 }
 
-/** Records attempt `attempts + 1` of a claimed delivery and releases its lease; a second report of the same attempt changes nothing. */
-export async function recordAttempt(pool: Pool, claimed: ClaimedDelivery, result: AttemptResult): Promise<void> {
+/**
+ * Records attempt `attempts + 1` of a claimed delivery and releases its lease; a second report of the
+ * same attempt changes nothing. Whether it was recorded: false when another attempt was recorded first.
+ */
+export async function recordAttempt(pool: Pool, claimed: ClaimedDelivery, result: AttemptResult): Promise<boolean> {
   const attempt = claimed.attempts + 1;
   const { outcome } = result;
   const status = outcome.delivered ? 'delivered' : outcome.nextAttemptAt ? 'pending' : 'failed';
   const next = outcome.delivered ? null : outcome.nextAttemptAt;
-  await inTransaction(pool, async (client) => {
-    const updated = await client.query(
-      `UPDATE webhook_deliveries SET attempts = $3, status = $4, next_attempt_at = COALESCE($5, next_attempt_at), lease_until = NULL,
-         last_attempt_at = $6, last_status_code = $7, last_error = $8, delivered_at = CASE WHEN $4 = 'delivered' THEN $6::timestamptz END
-       WHERE agent_id = $1 AND event_id = $2 AND attempts = $3 - 1 AND status = 'pending'`,
-      [claimed.agentId, claimed.eventId, attempt, status, next, result.at, result.statusCode, result.error],
-    );
-    if (updated.rowCount === 0) return;
-    await client.query(`INSERT INTO webhook_attempts (agent_id, event_id, attempt, at, status_code, error, duration_ms) VALUES ($1, $2, $3, $4, $5, $6, $7)`, [
-      claimed.agentId,
-      claimed.eventId,
-      attempt,
-      result.at,
-      result.statusCode,
-      result.error,
-      result.durationMs,
-    ]);
-  });
+  // one statement, so one round trip and atomic: the attempt's row only when the delivery's row took it
+  const inserted = await pool.query(
+    `WITH recorded AS (
+       UPDATE webhook_deliveries SET attempts = $3, status = $4, next_attempt_at = COALESCE($5, next_attempt_at), lease_until = NULL,
+         last_attempt_at = $6, last_status_code = $7, last_error = $8, delivered_at = CASE WHEN $4 = 'delivered' THEN $6::timestamptz END,
+         redelivered = redelivered AND $4 = 'pending'
+       WHERE agent_id = $1 AND event_id = $2 AND attempts = $3 - 1 AND status = 'pending'
+       RETURNING agent_id, event_id
+     )
+     INSERT INTO webhook_attempts (agent_id, event_id, attempt, at, status_code, error, duration_ms)
+     SELECT agent_id, event_id, $3, $6, $7, $8, $9 FROM recorded`,
+    [claimed.agentId, claimed.eventId, attempt, status, next, result.at, result.statusCode, result.error, result.durationMs],
+  );
+  return inserted.rowCount === 1;
 }
 
 export const webhookAttemptSchema = z.object({
@@ -200,12 +209,13 @@ export async function listDeliveries(
 /**
  * Sends a delivery again (`id`: the body's id, as listed): pending and due at `now`, its attempts
  * kept. Still the agent's events go in order: it goes before any later event still pending. A
- * delivery older than the window gets this one attempt (a failure gives it up again). Undefined:
- * the agent has no such delivery.
+ * delivery older than the window gets this one attempt (a failure gives it up again). Marked
+ * `redelivered` until it is delivered or given up: its failures never disable the webhook, which only
+ * the organic retry schedule decides (workers/webhooks.ts). Undefined: the agent has no such delivery.
  */
 export async function redeliver(pool: Pool, agentId: string, id: string, now: Date): Promise<WebhookDelivery | undefined> {
   const { rows } = await pool.query<{ event_id: string }>(
-    `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = $3, delivered_at = NULL
+    `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = $3, delivered_at = NULL, redelivered = true
      WHERE agent_id = $1 AND 'evt_' || replace(event_id, '-', '') = $2 RETURNING event_id`,
     [agentId, id, now],
   );
@@ -221,4 +231,60 @@ export async function redeliver(pool: Pool, agentId: string, id: string, now: Da
 export async function webhookUrlOf(pool: Pool, agentId: string): Promise<string | undefined> {
   const { rows } = await pool.query<{ url: string }>('SELECT url FROM webhook_endpoints WHERE agent_id = $1 AND deleted_at IS NULL', [agentId]);
   return rows[0]?.url;
+}
+
+export const webhookStateSchema = z.object({
+  url: z.string(),
+  enabled: z.boolean(),
+  disabledAt: z.string().nullable(),
+  /** `failing`: disabled by the service after 3 days of failed deliveries; `developer`: by its developer */
+  disabledReason: z.enum(['failing', 'developer']).nullable(),
+  /** what the dashboard shows the developer when the service disabled the webhook */
+  notice: z.string().nullable(),
+});
+export type WebhookState = z.infer<typeof webhookStateSchema>;
+
+const noticeOf = (url: string, disabledAt: Date) =>
+  `Deliveries to ${url} failed for 3 days, so webhooks were disabled on ${disabledAt.toISOString()}; events since then are queued, not lost. ` +
+  'Fix the receiver (test it with POST …/webhook-deliveries/test), then enable webhooks (POST …/webhook-deliveries/enable): ' +
+  'the queued events go first, in order.';
+
+/** The webhook state of each agent that has a webhookUrl (deleted agents left out), by agent id. */
+export async function webhookStatesOf(pool: Pool, agentIds: string[]): Promise<Map<string, WebhookState>> {
+  const { rows } = await pool.query<{ agent_id: string; url: string; disabled_at: Date | null; disabled_reason: 'failing' | 'developer' | null }>(
+    'SELECT agent_id, url, disabled_at, disabled_reason FROM webhook_endpoints WHERE agent_id = ANY($1::text[]) AND deleted_at IS NULL',
+    [agentIds],
+  );
+  return new Map(
+    rows.map((r) => [
+      r.agent_id,
+      {
+        url: r.url,
+        enabled: r.disabled_at === null,
+        disabledAt: iso(r.disabled_at),
+        disabledReason: r.disabled_at === null ? null : (r.disabled_reason ?? 'developer'),
+        notice: r.disabled_at !== null && r.disabled_reason === 'failing' ? noticeOf(r.url, r.disabled_at) : null,
+      },
+    ]),
+  );
+}
+
+/**
+ * Deletes delivered and given-up deliveries whose last attempt was before `before`, with their
+ * attempts: at most `limit` a call (the housekeeping purge runs again soon). Pending rows are never
+ * deleted; one made pending again meanwhile (a redelivery) is kept.
+ */
+export async function purgeWebhookDeliveries(pool: Pool, before: Date, limit: number): Promise<number> {
+  const { rows } = await pool.query<{ n: number }>(
+    `WITH gone AS (
+       DELETE FROM webhook_deliveries WHERE status <> 'pending' AND (agent_id, event_id) IN (
+         SELECT agent_id, event_id FROM webhook_deliveries WHERE status <> 'pending' AND last_attempt_at < $1 ORDER BY last_attempt_at LIMIT $2
+       ) RETURNING agent_id, event_id
+     ), attempts AS (
+       DELETE FROM webhook_attempts a USING gone WHERE a.agent_id = gone.agent_id AND a.event_id = gone.event_id RETURNING 1
+     )
+     SELECT (SELECT count(*) FROM gone)::int + (SELECT count(*) FROM attempts)::int AS n`,
+    [before, limit],
+  );
+  return rows[0]!.n;
 }

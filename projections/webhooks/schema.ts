@@ -47,4 +47,19 @@ export const webhookMigrations: Migration[] = [
       PRIMARY KEY (agent_id, event_id, attempt)
     );`,
   },
+  {
+    // why the webhook is disabled, for the developer's dashboard: `failing` (the worker gave up an event after 3 days) or `developer`
+    id: 'webhooks/002-disabled-reason',
+    sql: 'ALTER TABLE webhook_endpoints ADD COLUMN disabled_reason text',
+  },
+  {
+    // a delivery the developer asked to send again: its failure never disables the webhook (only the organic schedule decides that)
+    id: 'webhooks/003-redelivered',
+    sql: 'ALTER TABLE webhook_deliveries ADD COLUMN redelivered boolean NOT NULL DEFAULT false',
+  },
+  {
+    // the housekeeping purge finds delivered and given-up rows past their retention by their last attempt (queries.ts `purgeWebhookDeliveries`)
+    id: 'webhooks/004-purge',
+    sql: "CREATE INDEX webhook_deliveries_done ON webhook_deliveries (last_attempt_at) WHERE status <> 'pending'",
+  },
 ];

@@ -49,7 +49,13 @@ t.test('developer webhooks', async (t) => {
   };
 
   const app = await startTestApp({
-    config: { ADMIN_EMAILS: 'admin@example.test', WEBHOOK_SWEEP_INTERVAL_MS: '100', WEBHOOK_RETRY_BASE_MS: '300', WEBHOOK_RETRY_MAX_MS: '1000' },
+    config: {
+      ADMIN_EMAILS: 'admin@example.test',
+      WEBHOOK_SWEEP_INTERVAL_MS: '100',
+      WEBHOOK_RETRY_BASE_MS: '300',
+      WEBHOOK_RETRY_MAX_MS: '1000',
+      RATE_LIMIT_WEBHOOK_TEST_PINGS_PER_MIN: '2',
+    },
     webhookReceiver: { ca: host.ca, allowLoopback: true },
   });
   t.teardown(() => app.close());
@@ -252,6 +258,16 @@ t.test('developer webhooks', async (t) => {
       nowMs: Date.now(),
     });
     t.ok(headers.ok && signsBytes(outboundSigningKey(agent.secret), headers.signature, Buffer.from(got!.text)));
+    const pingPath = `/api/v1/developers/agents/${agent.agentId}/webhook-deliveries/test`;
+    t.equal((await api(app, 'POST', pingPath, { token: dev.accessToken })).status, 200, 'a second ping within the minute');
+    const limited = await api(app, 'POST', pingPath, { token: dev.accessToken });
+    t.equal(limited.status, 429, 'the third: over the 2 pings a minute for this agent');
+    t.match(limited.body.error, { reason: 'RATE_LIMITED', retryAfterSeconds: Number });
+    t.equal(received.get('/ping')!.length, 2, 'the refused ping sent nothing');
+    const sibling = await listedFollowableAgent(app, tokens, { name: 'Pinged too', venue: 'SPOT_VENUE', webhookUrl: url });
+    const siblingPing = await api(app, 'POST', `/api/v1/developers/agents/${sibling.agentId}/webhook-deliveries/test`, { token: dev.accessToken });
+    t.equal(siblingPing.status, 200, 'another agent has a budget of its own');
+    t.equal((await api(app, 'GET', '/api/v1/developers/agents', { token: dev.accessToken })).status, 200, 'and the developer’s other requests go on');
     const other = await api(app, 'POST', `/api/v1/developers/agents/${agent.agentId}/webhook-deliveries/test`, { token: user.accessToken });
     t.equal(other.status, 403);
     const bare = await listedFollowableAgent(app, tokens, { name: 'Bare', venue: 'SPOT_VENUE' });

@@ -94,6 +94,8 @@ t.test('production refuses development defaults and missing secrets', async (t) 
   t.throws(() => loadConfig({ ...full, KEY_ENCRYPTION_KEY: full.JWT_SECRET }), { message: /KEY_ENCRYPTION_KEY must differ from JWT_SECRET/ });
   t.throws(() => loadConfig({ ...full, TRUST_PROXY: 'true' }), { message: /^configuration: TRUST_PROXY=true believes every X-Forwarded-For hop/ });
   t.equal(loadConfig({ ...full, TRUST_PROXY: '1' }).TRUST_PROXY, 1, 'a number of proxies is fine');
+  t.throws(() => loadConfig({ ...full, WEBHOOK_ALLOW_LOOPBACK: 'true' }), { message: /^configuration: WEBHOOK_ALLOW_LOOPBACK is for development and tests/ });
+  t.equal(loadConfig({ WEBHOOK_ALLOW_LOOPBACK: 'true' }).WEBHOOK_ALLOW_LOOPBACK, true, 'allowed outside production');
 });
 
 t.test('social login: the provider’s three settings go together; production names a provider or turns it off', async (t) => {

@@ -167,8 +167,18 @@ export interface ClientMetadataHost {
   close(): Promise<void>;
 }
 
-/** A certificate for 127.0.0.1 and localhost valid a day, made by openssl (the README's walk-through needs it too). */
+let certificate: { key: string; cert: string } | undefined;
+
+/**
+ * A certificate for 127.0.0.1 and localhost valid a day, made by openssl (the README's walk-through needs it too);
+ * one per test process, so a host started again on the same port is trusted by the same authority.
+ */
 function loopbackCertificate(): { key: string; cert: string } {
+  certificate ??= newLoopbackCertificate();
+  return certificate;
+}
+
+function newLoopbackCertificate(): { key: string; cert: string } {
   const dir = mkdtempSync(join(tmpdir(), 'cimd-'));
   try {
     execFileSync(
@@ -200,7 +210,8 @@ function loopbackCertificate(): { key: string; cert: string } {
   }
 }
 
-export async function startClientMetadataHost(): Promise<ClientMetadataHost> {
+/** `port`: 0 for any free one; a given port, to start a receiver again where a test's agent already points. */
+export async function startClientMetadataHost(port = 0): Promise<ClientMetadataHost> {
   const { key, cert } = loopbackCertificate();
   const answers = new Map<string, object | ((req: IncomingMessage, res: ServerResponse) => void)>();
   const requests: string[] = [];
@@ -211,7 +222,7 @@ export async function startClientMetadataHost(): Promise<ClientMetadataHost> {
     if (!answer) return void res.writeHead(404).end();
     res.writeHead(200, { 'content-type': 'application/json', 'cache-control': 'max-age=60' }).end(JSON.stringify(answer));
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
   return {
     origin: `https://127.0.0.1:${(server.address() as AddressInfo).port}`,
     ca: cert,

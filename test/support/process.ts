@@ -5,6 +5,8 @@ import type { TestApp } from './app.ts';
 
 /** How long stop() waits for a graceful exit before SIGKILL. */
 const STOP_GRACE_MS = 15_000;
+/** How long a process may take to say it started (a loaded machine runs the whole suite beside it). */
+const STARTUP_TIMEOUT_MS = 90_000;
 
 export interface ServiceProcess {
   url: string;
@@ -64,6 +66,7 @@ export function spawnServiceProcess(
       for (const line of buffered.split('\n')) {
         if (!line.includes('"started"')) continue;
         child.stdout!.off('data', onData);
+        clearTimeout(timer);
         child.stdout!.resume(); // keep draining: a full pipe would stall the process
         resolve(JSON.parse(line).url as string);
         return;
@@ -71,6 +74,9 @@ export function spawnServiceProcess(
     };
     child.stdout!.on('data', onData);
     void exited.then((code) => reject(new Error(`service process exited (${code}) before it started`)));
+    // a process that never says it started is killed, not left running behind a failed test
+    const timer = setTimeout(() => child.kill('SIGKILL'), STARTUP_TIMEOUT_MS);
+    void exited.then(() => clearTimeout(timer));
   });
   // a process killed before it started is no unhandled rejection when no one awaits `started`
   started.catch(() => {});

@@ -1,7 +1,8 @@
 // The housekeeping worker (workers/housekeeping.ts), started by the workers role as the service
 // starts it: its purge is scheduled at HOUSEKEEPING_INTERVAL_MS, and a purge deletes what is past
 // its retention and nothing else: an expired Idempotency-Key and an expired OAuth client with the
-// token issued to it go, a live key and a live client stay. The purge is queued by the test (as the
+// token issued to it go, a live key and a live client stay; webhook deliveries delivered or given up
+// more than WEBHOOK_RETENTION_DAYS ago go with their attempts, recent and pending ones stay. The purge is queued by the test (as the
 // scheduler queues it) rather than waited for: under the whole suite's load the scheduler's next
 // run came late enough to time the test out.
 import { Queue } from 'bullmq';
@@ -42,6 +43,23 @@ t.test('the housekeeping purge runs on its own schedule and deletes only what ex
     await record('Client', 'old-client', 'old-client', past);
     await record('AccessToken', 'old-token', 'old-client', future); // its own expiry later: goes with its client
     await record('Client', 'live-client', 'live-client', future);
+    const days = (n: number) => new Date(Date.now() - n * 24 * 3600_000).toISOString();
+    const delivery = (eventId: string, status: string, lastAttemptAt: string | null) =>
+      client.query(
+        `INSERT INTO webhook_deliveries (agent_id, event_id, type, body, occurred_at, next_attempt_at, status, attempts, last_attempt_at)
+         VALUES ('hook-agent', $1, 'follower.joined', '{}', $2, $2, $3, $4, $2)`,
+        [eventId, lastAttemptAt ?? days(40), status, lastAttemptAt ? 1 : 0],
+      );
+    await delivery('delivered-long-ago', 'delivered', days(31));
+    await delivery('failed-long-ago', 'failed', days(35));
+    await delivery('delivered-lately', 'delivered', days(29));
+    await delivery('pending-long-ago', 'pending', null); // never purged: still to be sent
+    for (const eventId of ['delivered-long-ago', 'delivered-lately']) {
+      await client.query(
+        `INSERT INTO webhook_attempts (agent_id, event_id, attempt, at, status_code, duration_ms) VALUES ('hook-agent', $1, 1, now(), 200, 1)`,
+        [eventId],
+      );
+    }
     await client.query('COMMIT');
   } finally {
     client.release();
@@ -50,11 +68,17 @@ t.test('the housekeeping purge runs on its own schedule and deletes only what ex
   const left = async () => ({
     keys: (await pool.query<{ user_id: string }>('SELECT user_id FROM idempotency_keys ORDER BY user_id')).rows.map((r) => r.user_id),
     records: (await pool.query<{ id: string }>('SELECT id FROM oauth_records ORDER BY id')).rows.map((r) => r.id),
+    deliveries: (await pool.query<{ event_id: string }>('SELECT event_id FROM webhook_deliveries ORDER BY event_id')).rows.map((r) => r.event_id),
+    attempts: (await pool.query<{ event_id: string }>('SELECT event_id FROM webhook_attempts ORDER BY event_id')).rows.map((r) => r.event_id),
   });
   await queue.add('purge', {});
   await until('the purge to run', async () => {
     const now = await left();
-    return now.keys.length === 1 && now.records.length === 1;
+    return now.keys.length === 1 && now.records.length === 1 && now.deliveries.length === 2;
   });
-  t.same(await left(), { keys: ['live-user'], records: ['live-client'] }, 'only the live key and the live client are left');
+  t.same(
+    await left(),
+    { keys: ['live-user'], records: ['live-client'], deliveries: ['delivered-lately', 'pending-long-ago'], attempts: ['delivered-lately'] },
+    'only the live key and client, and the recent and pending deliveries, are left',
+  );
 });

@@ -1,11 +1,15 @@
 // The webhook worker's promises, driven directly (the app's webhook sweep runs hourly, so nothing
 // else sends): one in flight per agent however many jobs run for it, in the log's order, each event
 // once when the receiver accepts it; a lease left by a worker that died mid-attempt expires and the
-// event is claimed again, as the same attempt; an event given up after 3 days disables the webhook.
+// event is claimed again, as the same attempt; an event given up after 3 days disables the webhook,
+// but a redelivery the developer asked for, of an event days old, failing does not; a job that
+// delivered its full run queues the rest at once, without waiting for the next sweep.
 import t from 'tap';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { claimHead, dueAgents, recordAttempt } from '../../projections/webhooks/queries.ts';
-import { deliverToAgent, type WebhookWorkerDeps } from '../../workers/webhooks.ts';
+import { Queue } from 'bullmq';
+import { deliverToAgent, RUN_LENGTH, WEBHOOKS_QUEUE, type WebhookWorkerDeps } from '../../workers/webhooks.ts';
+import { bullConnection, queuePrefix } from '../../workers/index.ts';
 import { api, startTestApp } from '../support/app.ts';
 import { listedFollowableAgent } from '../support/agents.ts';
 import { signIn } from '../support/auth.ts';
@@ -91,8 +95,15 @@ t.test('the webhook worker', async (t) => {
     const later = new Date(now.getTime() + 6_000);
     const again = await claimHead(pool, config.JWT_SECRET, agent.agentId, later, 5_000);
     t.match(again, { eventId: first!.eventId, attempts: 0, body: first!.body }, 'after the lease: the same event, the same bytes');
-    await recordAttempt(pool, again!, { at: later, statusCode: 204, error: null, durationMs: 1, outcome: { delivered: true } });
-    await recordAttempt(pool, first!, { at: later, statusCode: 204, error: null, durationMs: 1, outcome: { delivered: true } });
+    t.equal(await recordAttempt(pool, again!, { at: later, statusCode: 204, error: null, durationMs: 1, outcome: { delivered: true } }), true);
+    const late = await recordAttempt(pool, first!, {
+      at: later,
+      statusCode: 204,
+      error: null,
+      durationMs: 1,
+      outcome: { delivered: false, nextAttemptAt: null },
+    });
+    t.equal(late, false, 'the dead worker’s late report is not recorded, so its worker decides nothing on it (no disabling)');
     const { rows } = await pool.query('SELECT attempt FROM webhook_attempts WHERE agent_id = $1 AND event_id = $2', [agent.agentId, first!.eventId]);
     t.same(rows, [{ attempt: 1 }], 'the late report of the dead worker’s attempt changes nothing');
     t.equal(await pending(agent.agentId), 1, 'the next event is due now');
@@ -116,5 +127,63 @@ t.test('the webhook worker', async (t) => {
     await until('the outbox sees it disabled', async () => !(await dueAgents(pool, inFourDays.now(), 10)).some((d) => d.agentId === agent.agentId));
     t.equal(await deliverToAgent({ ...deps, clock: inFourDays }, agent.agentId), 0, 'nothing sent while disabled');
     t.equal(await pending(agent.agentId), 1, 'the later event still queued');
+  });
+  await t.test('a redelivery of an event days old that fails: given up again, the webhook stays enabled', async (t) => {
+    const agent = await listedFollowableAgent(app, tokens, { name: 'Old event', venue: 'SPOT_VENUE', webhookUrl: 'https://10.0.0.1/hook' });
+    await followAndStop(agent.agentId, 1);
+    await until('two deliveries in the outbox', async () => (await pending(agent.agentId)) === 2);
+    const inFourDays = { now: () => new Date(app.deps.clock.now().getTime() + 4 * 24 * 3600_000) };
+    const disabledEvents = async () =>
+      Number(
+        (await pool.query(`SELECT count(*) AS n FROM events WHERE stream_name = $1 AND event_type = 'AgentWebhookDisabled'`, [`agent-${agent.agentId}`]))
+          .rows[0].n,
+      );
+    const path = `/api/v1/developers/agents/${agent.agentId}/webhook-deliveries`;
+    await deliverToAgent({ ...deps, clock: inFourDays }, agent.agentId);
+    t.equal(await disabledEvents(), 1, 'the organic schedule gave the head up: disabled');
+    t.equal((await api(app, 'POST', `${path}/enable`, { token: dev.accessToken })).status, 200);
+    await until('the outbox sees it enabled', async () => (await dueAgents(pool, inFourDays.now(), 10)).some((d) => d.agentId === agent.agentId));
+    await deliverToAgent({ ...deps, clock: inFourDays }, agent.agentId);
+    t.equal(await disabledEvents(), 2, 'the next event, as old, given up by its own schedule: disabled again');
+    t.equal((await api(app, 'POST', `${path}/enable`, { token: dev.accessToken })).status, 200);
+    await until(
+      'enabled again',
+      async () => (await pool.query('SELECT disabled_at FROM webhook_endpoints WHERE agent_id = $1', [agent.agentId])).rows[0].disabled_at === null,
+    );
+
+    const listed = (await api(app, 'GET', path, { token: dev.accessToken })).body.data.items as Array<{ id: string; type: string; status: string }>;
+    const joined = listed.find((d) => d.type === 'follower.joined')!;
+    t.equal(joined.status, 'failed');
+    t.equal((await api(app, 'POST', `${path}/${joined.id}/redeliver`, { token: dev.accessToken })).status, 200);
+    t.equal(await deliverToAgent({ ...deps, clock: inFourDays }, agent.agentId), 0);
+    const { rows } = await pool.query('SELECT type, status, attempts, redelivered FROM webhook_deliveries WHERE agent_id = $1 ORDER BY seq', [agent.agentId]);
+    t.match(rows[0], { type: 'follower.joined', status: 'failed', attempts: 2, redelivered: false }, 'the one attempt failed: given up again');
+    t.equal(await disabledEvents(), 2, 'no new AgentWebhookDisabled');
+    t.equal((await pool.query('SELECT disabled_at FROM webhook_endpoints WHERE agent_id = $1', [agent.agentId])).rows[0].disabled_at, null, 'still enabled');
+  });
+  await t.test('a job that delivers a full run queues the rest at once: more than a run delivered with no sweep to come', async (t) => {
+    const got: string[] = [];
+    host.serve('/many', (req: IncomingMessage, res: ServerResponse) => {
+      req.resume();
+      req.on('end', () => {
+        got.push(String(req.headers['x-svc-webhook-id']));
+        res.writeHead(204).end();
+      });
+    });
+    const agent = await listedFollowableAgent(app, tokens, { name: 'Many', venue: 'SPOT_VENUE', webhookUrl: `${host.origin}/many` });
+    const events = RUN_LENGTH + 6;
+    await followAndStop(agent.agentId, events / 2);
+    await until('the events in the outbox', async () => (await pending(agent.agentId)) === events);
+    const connection = bullConnection(config.REDIS_URL);
+    const queue = new Queue(WEBHOOKS_QUEUE, { connection, prefix: queuePrefix(app.runtime.keyPrefix) });
+    t.teardown(async () => {
+      await queue.close();
+      connection.disconnect();
+    });
+    // one job, as a sweep queues it; the app's own sweep runs hourly, so only the first job's follow-up can send the rest
+    await queue.add('deliver', { agentId: agent.agentId }, { removeOnComplete: true, removeOnFail: true });
+    await until('every event delivered', async () => (await pending(agent.agentId)) === 0, 60_000);
+    t.equal(got.length, events, `${events} requests, more than one run of ${RUN_LENGTH}`);
+    t.equal(new Set(got).size, events, 'each event once');
   });
 });

@@ -4,6 +4,7 @@ import { refuse } from '../../../domain/shared/errors.ts';
 import { agentRowOf, developerAgentRecord, getAgentRow, listDeveloperAgents, toDeveloperAgentRecord } from '../../../projections/agents/queries.ts';
 import { listSubscribers, subscriberItem, toSubscriberItem } from '../../../projections/agent-figures/queries.ts';
 import { listReviews, reviewItem } from '../../../projections/reviews/queries.ts';
+import { webhookStateSchema, webhookStatesOf } from '../../../projections/webhooks/queries.ts';
 import { envelopeOf, ok, paginated, paginationQuery } from '../../envelope.ts';
 import { agentIdParams, paginatedOf, publicBaseUrl } from './record.ts';
 import { listAgentInput, updateAgentInput } from '../../../commands/agents/commands.ts';
@@ -17,6 +18,12 @@ const tags = ['Developer'];
  * 1 MiB every route took before, and 4,096 members.
  */
 const listingBody = { bodyLimit: 1024 * 1024, jsonMembers: 4_096 } as const;
+
+/**
+ * In the caller's agents: the developer webhooks' state, with a notice when the service disabled them
+ * (docs/decisions.md, "Developer webhooks: failing receivers, retention, limits and the fan-out figure").
+ */
+const listedDeveloperAgent = developerAgentRecord.extend({ webhook: webhookStateSchema.optional() });
 
 export default async function developerRoutes(root: FastifyInstance): Promise<void> {
   const app = root.withTypeProvider<ZodTypeProvider>();
@@ -53,13 +60,23 @@ export default async function developerRoutes(root: FastifyInstance): Promise<vo
     '/api/v1/developers/agents',
     {
       config: { access: { scope: 'developer:read' } },
-      schema: { tags, summary: 'The caller’s agents', querystring: paginationQuery, response: { 200: paginatedOf(developerAgentRecord) } },
+      schema: {
+        tags,
+        summary:
+          'The caller’s agents; `webhook`: whether its developer webhooks are sent, and a notice when the service disabled them after 3 days of failures',
+        querystring: paginationQuery,
+        response: { 200: paginatedOf(listedDeveloperAgent) },
+      },
     },
     async (request) => {
       const { rows, total } = await listDeveloperAgents(app.deps.pool, request.identity!.userId, request.query);
       const base = publicBaseUrl(app);
+      const webhooks = await webhookStatesOf(
+        app.deps.pool,
+        rows.map((row) => row.id),
+      );
       return paginated(
-        rows.map((row) => toDeveloperAgentRecord(row, base)),
+        rows.map((row) => ({ ...toDeveloperAgentRecord(row, base), ...(webhooks.has(row.id) ? { webhook: webhooks.get(row.id)! } : {}) })),
         total,
         request.query,
       );

@@ -56,7 +56,15 @@ export default async function developerWebhookRoutes(root: FastifyInstance): Pro
   app.post(
     '/api/v1/developers/agents/:id/webhook-deliveries/test',
     {
-      config: { access: { scope: 'developer:write' }, refusals: ['AGENT_NOT_FOUND', 'NOT_AGENT_OWNER', 'NO_WEBHOOK_URL'] },
+      config: {
+        access: { scope: 'developer:write' },
+        refusals: ['AGENT_NOT_FOUND', 'NOT_AGENT_OWNER', 'NO_WEBHOOK_URL'],
+        // a budget of its own, per caller and agent, instead of the tier's: each ping is a request to the developer's URL
+        rateLimit: {
+          max: app.deps.config.RATE_LIMIT_WEBHOOK_TEST_PINGS_PER_MIN,
+          keyGenerator: (request: FastifyRequest) => `webhook-ping:${request.identity?.userId}:${(request.params as { id: string }).id}`,
+        },
+      },
       schema: {
         tags,
         summary: 'Send a signed `ping` to the agent’s webhookUrl now and answer what the receiver did (not queued, not retried)',

@@ -1,5 +1,5 @@
 import t from 'tap';
-import { DELIVERY_WINDOW_MS, deliveryIdOf, nextAttemptAt, retryDelayMs } from '../../../domain/webhook/delivery.ts';
+import { DELIVERY_WINDOW_MS, deliveryIdOf, nextAttemptAt, retryDelayMs, webhookUrlRefusal } from '../../../domain/webhook/delivery.ts';
 
 const schedule = { baseMs: 10_000, maxMs: 3_600_000 };
 
@@ -28,4 +28,19 @@ t.test('a delivery is tried for 3 days after its event, then given up', async (t
 
 t.test('the delivery id is stable per event', async (t) => {
   t.equal(deliveryIdOf('0b9e1a52-6a0c-4a3c-9a51-8b1d7e2f4c10'), 'evt_0b9e1a526a0c4a3c9a518b1d7e2f4c10');
+});
+
+t.test('a webhookUrl is https; plain http only to loopback, and only where loopback is allowed', async (t) => {
+  for (const url of ['https://dev.example.test/hook', 'https://127.0.0.1:8443/hook']) {
+    t.equal(webhookUrlRefusal(url, false), undefined, url);
+    t.equal(webhookUrlRefusal(url, true), undefined, url);
+  }
+  for (const url of ['http://127.0.0.1:8080/hook', 'http://127.1.2.3/hook', 'http://[::1]:8080/hook', 'http://localhost:8080/hook']) {
+    t.equal(webhookUrlRefusal(url, false), 'webhookUrl must be an https URL', `${url} refused without the setting`);
+    t.equal(webhookUrlRefusal(url, true), undefined, `${url} allowed with it`);
+  }
+  for (const url of ['http://dev.example.test/hook', 'http://10.0.0.1/hook', 'http://127.0.0.1.example.test/hook', 'ftp://127.0.0.1/x', 'ws://localhost/x']) {
+    t.equal(webhookUrlRefusal(url, true), 'webhookUrl must be an https URL', `${url} refused even with the setting`);
+  }
+  t.equal(webhookUrlRefusal('not a url', true), 'webhookUrl must be a valid URL');
 });

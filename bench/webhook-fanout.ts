@@ -1,0 +1,181 @@
+// The developer webhook fan-out figure (`--only webhook-fanout`): one signed open signal to the
+// 1,000 follower pools of a perp agent whose webhookUrl is an https receiver in this process, the
+// service as `npm start` runs it (API, projectors and workers in one process, durable commits, the
+// default webhook settings). Measured from the signal's arrival (the request's start) to the receiver
+// having the signal's outcome (`signal.executed` with its 1,000 per-pool results; target <= 2 s) and
+// the last `trade.opened`. Where the time goes: each delivery's send (connection, TLS, answer) as the
+// sender saw it, the rest of each delivery (claim, signing secret, record), and the waits between
+// deliveries longer than 100 ms (a job's run ended and the next sweep had not come yet).
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { signWebhookBody } from '../infra/signing/webhook.ts';
+import type { WebhookSender } from '../infra/webhook-sender.ts';
+import { api, startTestApp, type TestApp } from '../test/support/app.ts';
+import { manyUsers, signIn } from '../test/support/auth.ts';
+import { listedFollowableAgent, type ListedAgent } from '../test/support/agents.ts';
+import { startClientMetadataHost } from '../test/support/oauth.ts';
+import { fmt, percentile, report, verdict } from './measure.ts';
+
+const ADMIN = 'webhook-fanout-admin@example.test';
+const FOLLOW_LANES = 16;
+const TARGET_MS = 2_000;
+
+interface Arrival {
+  type: string;
+  at: number;
+  results: number;
+}
+
+/** `count` users each following the agent with 1,000 USD, through the real route, FOLLOW_LANES at a time. */
+async function followers(app: TestApp, agentId: string, count: number): Promise<void> {
+  const users = await manyUsers(app, 'webhook-fanout', count);
+  let next = 0;
+  const lane = async () => {
+    while (next < users.length) {
+      const user = users[next++]!;
+      const res = await api(app, 'POST', '/api/v1/users/me/subscriptions', { token: user.accessToken, body: { agentId, allocationAmountUsd: 1000 } });
+      if (res.status !== 200) throw new Error(`follow: ${res.status} ${JSON.stringify(res.body)}`);
+    }
+  };
+  await Promise.all(Array.from({ length: FOLLOW_LANES }, lane));
+}
+
+function deliver(app: TestApp, agent: ListedAgent, signalId: string) {
+  const body = { signalId, action: 'open', side: 'long', token: 'BTC', leverage: 5, sizePercent: 10, stopLoss: 48_000, takeProfit: [52_000, 54_000] };
+  const signed = signWebhookBody({ secret: agent.secret, body, timestampMs: Date.now() });
+  return api(app, 'POST', `/api/v1/signals/${agent.agentId}`, {
+    body,
+    headers: { 'x-svc-timestamp': signed.timestampHeader, 'x-svc-signature': signed.signatureHeader },
+  });
+}
+
+async function waitFor<T>(what: string, probe: () => T | undefined, timeoutMs: number): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`webhook fan-out bench: timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+/** Times every send of the app's webhook sender (the worker holds the same object). */
+function timeSends(sender: WebhookSender): number[] {
+  const sendMs: number[] = [];
+  const send = sender.send.bind(sender);
+  sender.send = async (input) => {
+    const t0 = performance.now();
+    const result = await send(input);
+    sendMs.push(performance.now() - t0);
+    return result;
+  };
+  return sendMs;
+}
+
+export async function webhookFanoutBench(pools = 1_000) {
+  const host = await startClientMetadataHost();
+  const arrivals: Arrival[] = [];
+  host.serve('/hook', (req: IncomingMessage, res: ServerResponse) => {
+    const at = Date.now();
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { type: string; data: { executionResults?: unknown[] } };
+      arrivals.push({ type: body.type, at, results: body.data.executionResults?.length ?? 0 });
+      res.writeHead(204).end();
+    });
+  });
+  const app = await startTestApp({
+    durable: true,
+    // the deployment's webhook sweep (the test apps' runs hourly)
+    config: { ADMIN_EMAILS: ADMIN, DATABASE_POOL_SIZE: '24', WEBHOOK_SWEEP_INTERVAL_MS: '1000' },
+    webhookReceiver: { ca: host.ca, allowLoopback: true },
+  });
+  try {
+    const { config } = app.deps;
+    const admin = await signIn(app, ADMIN);
+    const developer = await signIn(app, 'webhook-fanout-dev@example.test');
+    const tokens = { developer: developer.accessToken, admin: admin.accessToken };
+    const priced = await api(app, 'PUT', '/api/admin/market/prices', { token: admin.accessToken, body: { prices: { BTC: 50_000 } } });
+    if (priced.status !== 200) throw new Error(`prices: ${priced.status}`);
+    const agent = await listedFollowableAgent(
+      app,
+      tokens,
+      {
+        name: 'Webhook fan-out',
+        venue: 'PERP_VENUE',
+        maxLeverage: 10,
+        minTradeUsd: 1,
+        recommendedPerTradePercent: 10,
+        maxConcurrentPositions: 5,
+        webhookUrl: `${host.origin}/hook`,
+      },
+      { live: true },
+    );
+    const s0 = performance.now();
+    await followers(app, agent.agentId, pools);
+    // the follows' deliveries drain first (they also warm the worker, the sender and the receiver)
+    await waitFor('the follows delivered', () => (arrivals.filter((a) => a.type === 'follower.joined').length >= pools ? true : undefined), 600_000);
+    const setupSeconds = (performance.now() - s0) / 1000;
+    arrivals.length = 0;
+    const sendMs = timeSends(app.deps.webhooks);
+
+    const sent = Date.now();
+    const answer = await deliver(app, agent, 'webhook-fanout-1');
+    const answeredAt = Date.now();
+    const outcome = await waitFor('signal.executed at the receiver', () => arrivals.find((a) => a.type === 'signal.executed'), 600_000);
+    const trades = await waitFor(
+      'every trade.opened at the receiver',
+      () => {
+        const opened = arrivals.filter((a) => a.type === 'trade.opened');
+        return opened.length >= pools ? opened : undefined;
+      },
+      600_000,
+    );
+    const lastTradeAt = Math.max(...trades.map((a) => a.at));
+    const outcomeMs = outcome.at - sent;
+    const ordered = [...arrivals].sort((a, b) => a.at - b.at);
+    const gaps = ordered.slice(1).map((a, i) => a.at - ordered[i]!.at);
+    const stalls = gaps.filter((g) => g > 100);
+    const span = ordered.at(-1)!.at - ordered[0]!.at;
+    const perDelivery = span / Math.max(1, ordered.length - 1);
+    const sendTotal = sendMs.reduce((a, b) => a + b, 0);
+    const firstAt = ordered[0]!.at - sent;
+    const outcomeIndex = ordered.indexOf(outcome);
+
+    console.log(
+      `\nOne signal to ${fmt(pools)} follower pools of an agent with a webhookUrl (an https receiver in this process; ` +
+        `API, projectors and workers in one process, durable commits; ${fmt(setupSeconds, 1)} s to follow and deliver the follows; ` +
+        `sweep every ${fmt(config.WEBHOOK_SWEEP_INTERVAL_MS)} ms)`,
+    );
+    report([
+      [
+        'arrival to signal.executed delivered',
+        `${fmt(outcomeMs)} ms`,
+        `${outcome.results} per-pool results; delivery #${outcomeIndex + 1} of ${ordered.length} after the signal; ` +
+          `target <= ${fmt(TARGET_MS)} ms: ${verdict(outcomeMs <= TARGET_MS)}`,
+      ],
+      ['arrival to last trade.opened delivered', `${fmt(lastTradeAt - sent)} ms`, `${trades.length} trade.opened deliveries`],
+      ['    signal webhook answer', `${fmt(answeredAt - sent)} ms`, `outcome ${answer.body?.data?.outcome}; the fan-out itself`],
+      ['    arrival to first delivery', `${fmt(firstAt)} ms`, 'projection into the outbox, then the next sweep'],
+      [
+        '    deliveries, one at a time per agent',
+        `${fmt(perDelivery, 1)} ms each`,
+        `${ordered.length} in ${fmt(span)} ms (in order: the outcome after every trade it opened)`,
+      ],
+      [
+        '    of which the send',
+        `${fmt(sendTotal / Math.max(1, sendMs.length), 1)} ms each`,
+        `p50 ${fmt(percentile(sendMs, 50), 1)} ms, p99 ${fmt(percentile(sendMs, 99), 1)} ms: over kept connections (a handshake only for a new one)`,
+      ],
+      [
+        '    waits between jobs',
+        `${fmt(stalls.reduce((a, b) => a + b, 0))} ms`,
+        `${stalls.length} gaps over 100 ms between deliveries (no job for the agent until a follow-up or the sweep queued one)`,
+      ],
+    ]);
+    return { outcomeMs, lastTradeMs: lastTradeAt - sent };
+  } finally {
+    await app.close();
+    await host.close();
+  }
+}

@@ -1,6 +1,6 @@
-// `npm run bench:profile [-- --seconds N --flow follow|withdraw|sell|replay|wallet|mcp --save file.cpuprofile]`: where a follow's (a
+// `npm run bench:profile [-- --seconds N --flow follow|withdraw|sell|replay|wallet|mcp|me --save file.cpuprofile]`: where a follow's (a
 // withdrawal's, a manual sell's, an Idempotency-Key replay's, a GET /api/v1/wallet's, an MCP tools/call
-// get_wallet's as bench/mcp.ts sends it) time goes. Runs the real app with durable commits, drives the flow from a separate
+// get_wallet's as bench/mcp.ts sends it, a GET /api/v1/users/me's) time goes. Runs the real app with durable commits, drives the flow from a separate
 // client process at 16 concurrent users,
 // and prints (1) the server's CPU profile top entries by self time, taken with the inspector only
 // while the load runs, and (2) the SQL statements per request, counted at the pg driver.
@@ -18,7 +18,7 @@ const secondsAt = process.argv.indexOf('--seconds');
 const seconds = secondsAt > 0 ? Number(process.argv[secondsAt + 1]) : 6;
 const flowAt = process.argv.indexOf('--flow');
 const flow = flowAt > 0 ? process.argv[flowAt + 1] : 'follow';
-const FLOWS = ['follow', 'withdraw', 'sell', 'replay', 'wallet', 'mcp'];
+const FLOWS = ['follow', 'withdraw', 'sell', 'replay', 'wallet', 'mcp', 'me'];
 if (!FLOWS.includes(flow!)) throw new Error(`--flow ${FLOWS.join('|')}, not ${flow}`);
 const saveAt = process.argv.indexOf('--save');
 /** where the raw profile goes (a .cpuprofile Chrome's DevTools open), if asked */

@@ -1,10 +1,11 @@
-// npm run bench [-- --seconds N --events N --audit-events N --bridges N --pools N --wallets N --only eventstore|http|audit|reconciliation|signals|wallet|access|stalls|mcp|statement]: every
+// npm run bench [-- --seconds N --events N --audit-events N --bridges N --pools N --wallets N --only eventstore|http|audit|reconciliation|signals|wallet|access|stalls|mcp|statement|floor]: every
 // figure from one run on this machine, each compared with a baseline or target measured or stated in the same run.
 import { accessBench } from './access.ts';
 import { auditBench } from './audit.ts';
 import { chatterBench } from './chatter.ts';
 import { eventStoreBench } from './eventstore.ts';
 import { fanoutBench } from './fanout.ts';
+import { floorBench } from './floor.ts';
 import { httpBench } from './http.ts';
 import { mcpBench } from './mcp.ts';
 import { reconciliationBench } from './reconciliation.ts';
@@ -38,4 +39,5 @@ if (!only || only === 'access') await accessBench(seconds);
 if (!only || only === 'stalls') await stallsBench(seconds);
 if (!only || only === 'mcp') await mcpBench(seconds);
 if (!only || only === 'statement') await statementBench();
+if (!only || only === 'floor') await floorBench(seconds);
 process.exit(0);

@@ -182,23 +182,25 @@ try {
   }
   const sellBody = { mint: 'SOL', amount: 0.1 };
   const clients = users.map((u, i) =>
-    flow === 'withdraw'
-      ? { method: 'POST', path: `${PATH}/${agents[i % AGENTS]}/allocation/withdraw`, token: u.accessToken, bodies: [{ amountUsd: 0.25 }] }
-      : flow === 'sell'
-        ? { method: 'POST', path: '/api/v1/wallet/sell', token: u.accessToken, bodies: [sellBody] }
-        : flow === 'replay'
-          ? { method: 'POST', path: '/api/v1/wallet/sell', token: u.accessToken, bodies: [sellBody], headers: { 'idempotency-key': `profiled-${i}` } }
-          : flow === 'wallet'
-            ? { method: 'GET', path: '/api/v1/wallet', token: u.accessToken }
-            : flow === 'mcp'
-              ? {
-                  method: 'POST',
-                  path: '/mcp',
-                  token: u.accessToken,
-                  bodies: Array.from({ length: 64 }, (_, i) => callWallet(i + 1)),
-                  headers: modernHeaders('tools/call', 'get_wallet'),
-                }
-              : { method: 'POST', path: PATH, token: u.accessToken, bodies },
+    flow === 'me'
+      ? { method: 'GET', path: '/api/v1/users/me', token: u.accessToken }
+      : flow === 'withdraw'
+        ? { method: 'POST', path: `${PATH}/${agents[i % AGENTS]}/allocation/withdraw`, token: u.accessToken, bodies: [{ amountUsd: 0.25 }] }
+        : flow === 'sell'
+          ? { method: 'POST', path: '/api/v1/wallet/sell', token: u.accessToken, bodies: [sellBody] }
+          : flow === 'replay'
+            ? { method: 'POST', path: '/api/v1/wallet/sell', token: u.accessToken, bodies: [sellBody], headers: { 'idempotency-key': `profiled-${i}` } }
+            : flow === 'wallet'
+              ? { method: 'GET', path: '/api/v1/wallet', token: u.accessToken }
+              : flow === 'mcp'
+                ? {
+                    method: 'POST',
+                    path: '/mcp',
+                    token: u.accessToken,
+                    bodies: Array.from({ length: 64 }, (_, i) => callWallet(i + 1)),
+                    headers: modernHeaders('tools/call', 'get_wallet'),
+                  }
+                : { method: 'POST', path: PATH, token: u.accessToken, bodies },
   );
 
   // Statements per request: every query the server's pg clients send, by its first words.

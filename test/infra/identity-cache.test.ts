@@ -32,7 +32,10 @@ async function twoProcesses(t: Test, ttlMs = 2_000) {
   for (const { cache } of made) {
     await until('the subscriber ready', async () => {
       let loads = 0;
-      const load = async () => (loads++, { tier: 'probe' });
+      const load = async () => {
+        loads++;
+        return { tier: 'probe' };
+      };
       await cache.get('probe', 'probe', load);
       await cache.get('probe', 'probe', load);
       return loads === 1;

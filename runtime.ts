@@ -30,6 +30,9 @@ import { createIdempotencyKeys } from './infra/idempotency.ts';
 import { purgeOAuthRecords } from './infra/oauth-store.ts';
 import type { SwapRequest, Venues } from './infra/venues/port.ts';
 import { createDeferredWrites, createReadYourWrites } from './projections/wait.ts';
+import { createIdentityCache } from './infra/identity-cache.ts';
+import type { SessionIdentity } from './projections/users/queries.ts';
+import { userStream } from './domain/user/fields.ts';
 import { closeEach } from './infra/close-each.ts';
 import { bullConnection, logQueueErrors, queuePrefix, startWorkers, type Workers } from './workers/index.ts';
 import { createQueuedMailer } from './workers/mail.ts';
@@ -94,6 +97,9 @@ function venuesOf(config: Config, clock: Clock, pool: ReturnType<typeof createPo
   });
 }
 
+/** Every stream of a user's own events starts with this (domain/user/fields.ts). */
+const USER_STREAM = userStream('');
+
 /** The composition root: `npm start` runs all three roles in one process, or one role each. */
 export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   const { config, roles } = options;
@@ -114,6 +120,11 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   // The connection retries by itself; meanwhile the requests that need it answer 503.
   redis.on('error', (err) => logger.warn({ err }, 'Redis connection failed; retrying'));
 
+  const identities = createIdentityCache<SessionIdentity>({
+    redis,
+    ttlMs: roles.api ? config.IDENTITY_CACHE_TTL_MS : 0,
+    onerror: (err) => logger.warn({ err }, 'identity change notices failed; remembered identities are dropped meanwhile'),
+  });
   const runner = roles.projections
     ? new ProjectionRunner(store, pool, allProjectors, {
         onError: (stage, err, projector) =>
@@ -124,6 +135,8 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
         // MCP clients watching a pool or agent hear of its change once the read models show it.
         onCommitted: (events, at) => {
           notifyChanged(redis, config.MCP_SESSION_TTL_SECONDS, events).catch((err) => logger.warn({ err }, 'MCP resource change notice failed'));
+          // Remembered identities of the users the batch changed go, here and in every API process.
+          identities.changed(events.filter((e) => e.streamName.startsWith(USER_STREAM)).map((e) => e.streamName.slice(USER_STREAM.length)));
           options.runnerOptions?.onCommitted?.(events, at);
         },
       })
@@ -177,6 +190,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     signals,
     webhooks: createWebhookSender({ timeoutMs: config.WEBHOOK_TIMEOUT_MS, allowLoopback: config.WEBHOOK_ALLOW_LOOPBACK, ...options.webhookReceiver }),
     readYourWrites,
+    identities,
     deferredWrites: createDeferredWrites({
       redis,
       settle: readYourWrites,
@@ -245,6 +259,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
         ['the signal queue', () => signals.close()],
         ['the queue connection', () => queueConnection.disconnect()],
         ['the event store', () => store.close()],
+        ['the identity notices', () => identities.close()],
         ['Redis', () => redis.disconnect()],
         ['PostgreSQL', () => pool.end()],
       ]),

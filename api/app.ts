@@ -4,10 +4,11 @@ import fastifyHelmet from '@fastify/helmet';
 import fastifyCors from '@fastify/cors';
 import fastifySwagger from '@fastify/swagger';
 import fastifySwaggerUi from '@fastify/swagger-ui';
-import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import { validatorCompiler } from 'fastify-type-provider-zod';
 import type { AppDeps } from './deps.ts';
 import { errorEnvelopeSchema, registerErrorHandling } from './plugins/errors.ts';
 import { openapiTransform } from './plugins/openapi.ts';
+import { responseSerializer } from './plugins/serializer.ts';
 import { refuseUnstorableUrlText } from './plugins/unstorable-text.ts';
 import authPlugin from './plugins/auth.ts';
 import oauthPlugin from './plugins/oauth.ts';
@@ -66,7 +67,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     clientErrorHandler: clientErrorHandler(deps.logger as FastifyBaseLogger),
   });
   app.setValidatorCompiler(validatorCompiler);
-  app.setSerializerCompiler(serializerCompiler);
+  // zod encodes answers, except hot routes' precompiled ones (checked against zod's encoding in tests)
+  app.setSerializerCompiler(responseSerializer(deps.config.NODE_ENV === 'test'));
   app.decorate('deps', deps);
   app.decorateRequest('identity', null);
   registerErrorHandling(app);

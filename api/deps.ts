@@ -6,9 +6,11 @@ import type { Clock } from '../infra/clock.ts';
 import type { Config } from '../infra/config.ts';
 import type { Pool } from '../infra/db.ts';
 import type { EventStore, Position } from '../infra/eventstore/port.ts';
+import type { IdentityCache } from '../infra/identity-cache.ts';
 import type { Ids } from '../infra/ids.ts';
 import type { Swaps } from '../infra/venues/port.ts';
 import type { WebhookSender } from '../infra/webhook-sender.ts';
+import type { SessionIdentity } from '../projections/users/queries.ts';
 import type { DeferredWrites } from '../projections/wait.ts';
 import type { SignalQueue } from '../workers/signals.ts';
 
@@ -31,6 +33,8 @@ export interface AppDeps {
   readYourWrites(position: Position | undefined): Promise<boolean>;
   /** A user's writes whose answer needed no read model: their next read waits for them instead. */
   deferredWrites: DeferredWrites;
+  /** JWT sessions' identities remembered by this process (api/plugins/auth.ts), dropped when the read models change a user */
+  identities: IdentityCache<SessionIdentity>;
   /** the signal worker's queue: the webhook waits there for a signal's execution (absent: it answers `accepted`) */
   signals?: Pick<SignalQueue, 'waitFor'>;
   /** sends developer webhooks (the worker's deliveries, the test ping) */

@@ -1,6 +1,6 @@
-// `npm run bench:profile [-- --seconds N --flow follow|withdraw|sell|replay|wallet|mcp --save file.cpuprofile]`: where a follow's (a
+// `npm run bench:profile [-- --seconds N --flow follow|withdraw|sell|replay|wallet|mcp|me --save file.cpuprofile]`: where a follow's (a
 // withdrawal's, a manual sell's, an Idempotency-Key replay's, a GET /api/v1/wallet's, an MCP tools/call
-// get_wallet's as bench/mcp.ts sends it) time goes. Runs the real app with durable commits, drives the flow from a separate
+// get_wallet's as bench/mcp.ts sends it, a GET /api/v1/users/me's) time goes. Runs the real app with durable commits, drives the flow from a separate
 // client process at 16 concurrent users,
 // and prints (1) the server's CPU profile top entries by self time, taken with the inspector only
 // while the load runs, and (2) the SQL statements per request, counted at the pg driver.
@@ -18,7 +18,7 @@ const secondsAt = process.argv.indexOf('--seconds');
 const seconds = secondsAt > 0 ? Number(process.argv[secondsAt + 1]) : 6;
 const flowAt = process.argv.indexOf('--flow');
 const flow = flowAt > 0 ? process.argv[flowAt + 1] : 'follow';
-const FLOWS = ['follow', 'withdraw', 'sell', 'replay', 'wallet', 'mcp'];
+const FLOWS = ['follow', 'withdraw', 'sell', 'replay', 'wallet', 'mcp', 'me'];
 if (!FLOWS.includes(flow!)) throw new Error(`--flow ${FLOWS.join('|')}, not ${flow}`);
 const saveAt = process.argv.indexOf('--save');
 /** where the raw profile goes (a .cpuprofile Chrome's DevTools open), if asked */
@@ -135,7 +135,8 @@ function top(profile: Profile, n: number) {
     .map(([k, v]) => `${((v / total) * 100).toFixed(1).padStart(5)}%  ${k}`);
 }
 
-const app = await startTestApp({ durable: true, config: { ADMIN_EMAILS: 'profile-admin@example.test', DATABASE_POOL_SIZE: '24' } });
+// As in service: precompiled answers (GET users/me) are not compared with zod's encoding, a check for tests (api/plugins/serializer.ts).
+const app = await startTestApp({ durable: true, config: { NODE_ENV: 'development', ADMIN_EMAILS: 'profile-admin@example.test', DATABASE_POOL_SIZE: '24' } });
 try {
   const admin = await signIn(app, 'profile-admin@example.test');
   const dev = await signIn(app, 'profile-dev@example.test');
@@ -182,23 +183,25 @@ try {
   }
   const sellBody = { mint: 'SOL', amount: 0.1 };
   const clients = users.map((u, i) =>
-    flow === 'withdraw'
-      ? { method: 'POST', path: `${PATH}/${agents[i % AGENTS]}/allocation/withdraw`, token: u.accessToken, bodies: [{ amountUsd: 0.25 }] }
-      : flow === 'sell'
-        ? { method: 'POST', path: '/api/v1/wallet/sell', token: u.accessToken, bodies: [sellBody] }
-        : flow === 'replay'
-          ? { method: 'POST', path: '/api/v1/wallet/sell', token: u.accessToken, bodies: [sellBody], headers: { 'idempotency-key': `profiled-${i}` } }
-          : flow === 'wallet'
-            ? { method: 'GET', path: '/api/v1/wallet', token: u.accessToken }
-            : flow === 'mcp'
-              ? {
-                  method: 'POST',
-                  path: '/mcp',
-                  token: u.accessToken,
-                  bodies: Array.from({ length: 64 }, (_, i) => callWallet(i + 1)),
-                  headers: modernHeaders('tools/call', 'get_wallet'),
-                }
-              : { method: 'POST', path: PATH, token: u.accessToken, bodies },
+    flow === 'me'
+      ? { method: 'GET', path: '/api/v1/users/me', token: u.accessToken }
+      : flow === 'withdraw'
+        ? { method: 'POST', path: `${PATH}/${agents[i % AGENTS]}/allocation/withdraw`, token: u.accessToken, bodies: [{ amountUsd: 0.25 }] }
+        : flow === 'sell'
+          ? { method: 'POST', path: '/api/v1/wallet/sell', token: u.accessToken, bodies: [sellBody] }
+          : flow === 'replay'
+            ? { method: 'POST', path: '/api/v1/wallet/sell', token: u.accessToken, bodies: [sellBody], headers: { 'idempotency-key': `profiled-${i}` } }
+            : flow === 'wallet'
+              ? { method: 'GET', path: '/api/v1/wallet', token: u.accessToken }
+              : flow === 'mcp'
+                ? {
+                    method: 'POST',
+                    path: '/mcp',
+                    token: u.accessToken,
+                    bodies: Array.from({ length: 64 }, (_, i) => callWallet(i + 1)),
+                    headers: modernHeaders('tools/call', 'get_wallet'),
+                  }
+                : { method: 'POST', path: PATH, token: u.accessToken, bodies },
   );
 
   // Statements per request: every query the server's pg clients send, by its first words.

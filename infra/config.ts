@@ -104,6 +104,8 @@ const schema = z.object({
   READ_YOUR_WRITES_TIMEOUT_MS: z.coerce.number().int().positive().default(5000),
   /** a write answered from its own state answers at once while this process's projections are at most this far behind; else it waits (backpressure) */
   READ_YOUR_WRITES_DEFER_LAG_MS: z.coerce.number().int().positive().default(25),
+  /** how long a JWT session's identity is remembered per API process: the bound on how stale it may be when a change's notice is lost (0: query each request) */
+  IDENTITY_CACHE_TTL_MS: z.coerce.number().int().min(0).max(2_000).default(2_000),
   ACCESS_TOKEN_TTL_SECONDS: z.coerce.number().int().positive().default(900),
   REFRESH_TOKEN_TTL_DAYS: z.coerce.number().int().positive().default(30),
   LOGIN_CODE_TTL_SECONDS: z.coerce.number().int().positive().default(600),

@@ -32,7 +32,8 @@ async function authPlugin(app: FastifyInstance): Promise<void> {
       return;
     }
     if (typeof payload.sub !== 'string' || typeof payload.sid !== 'string') return;
-    const found = await findIdentity(app.deps.pool, payload.sub, payload.sid);
+    const { sub, sid } = payload;
+    const found = await app.deps.identities.get(sub, sid, () => findIdentity(app.deps.pool, sub, sid));
     request.identity = found && { ...found, mode: 'jwt', scopes: scopesOfRole(found.role) };
   });
 }

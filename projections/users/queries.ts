@@ -89,15 +89,20 @@ export async function usernameExists(pool: Pool, username: string): Promise<bool
   return (rowCount ?? 0) > 0;
 }
 
+/** A live JWT session's caller, as findIdentity reads it. */
+export interface SessionIdentity {
+  userId: string;
+  email: string;
+  role: UserDocument['role'];
+  tier: string;
+  sessionId: string;
+}
+
 /**
  * The caller behind an access token: its user and a session that has not ended. Null when the
  * user is unknown or the session was signed out (or ended for a reused refresh token).
  */
-export async function findIdentity(
-  pool: Pool,
-  userId: string,
-  sessionId: string,
-): Promise<{ userId: string; email: string; role: UserDocument['role']; tier: string; sessionId: string } | null> {
+export async function findIdentity(pool: Pool, userId: string, sessionId: string): Promise<SessionIdentity | null> {
   const { rows } = await pool.query<{ id: string; email: string; role: UserDocument['role']; tier: string }>({
     name: 'find-identity',
     text: `SELECT u.id, u.email, u.role, u.tier FROM users u

@@ -5,6 +5,7 @@ import { refuse } from '../../../domain/shared/errors.ts';
 import { getFollowableAgentRow, toPublicAgentRecord } from '../../../projections/agents/queries.ts';
 import { getSocialStatus, getUser, listActiveSessions, sessionDocument, socialStatus, userDocument } from '../../../projections/users/queries.ts';
 import { envelopeOf, ok } from '../../envelope.ts';
+import { precompiled } from '../../plugins/serializer.ts';
 import { mfaCodeBody } from '../auth/schemas.ts';
 import { guideAgentAnswer, guideAgentBody, interestsBody, mfaConfirmed, mfaEnrolment, mfaStatus, profilePatch, recoveryCodes } from './schemas.ts';
 
@@ -24,7 +25,10 @@ export default async function userRoutes(root: FastifyInstance): Promise<void> {
 
   app.get(
     '/api/v1/users/me',
-    { config: { access: { scope: 'profile:read' } }, schema: { tags, summary: 'The caller’s user document', response: { 200: envelopeOf(userDocument) } } },
+    {
+      config: { access: { scope: 'profile:read' } },
+      schema: { tags, summary: 'The caller’s user document', response: { 200: precompiled(envelopeOf(userDocument)) } },
+    },
     async (request) => ok(await me(request.identity!.userId)),
   );
 

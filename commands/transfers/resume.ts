@@ -6,11 +6,13 @@ import { poolStream } from '../../domain/pool/state.ts';
 import type { Command } from '../../domain/shared/decider.ts';
 import { refuse } from '../../domain/shared/errors.ts';
 import { planIn } from '../../domain/transfer/facts.ts';
+import { groupResumed } from '../../domain/transfer/group.ts';
+import { marginGroupIn } from '../../domain/transfer/legs/trade.ts';
 import { poolEndpointOf, type TransferPlan } from '../../domain/transfer/plan.ts';
 import { resumed, type TransferStatus } from '../../domain/transfer/process.ts';
 import { walletStream } from '../../domain/wallet/state.ts';
 import type { Tools } from '../tools.ts';
-import { runTransfer } from './run.ts';
+import { runGroup, runTransfer } from './run.ts';
 import type { ResumeTransferData, SettleTransferData } from './commands.ts';
 
 /** The plan of `transferId` from the first of `streams` that recorded its debit (the legs' debit events, domain/transfer/facts.ts). */
@@ -25,7 +27,21 @@ async function planOf(tools: Tools, transferId: string, streams: string[]): Prom
 
 export async function resumeTransfer({ data }: Command<'ResumeTransfer', ResumeTransferData>, tools: Tools): Promise<{ status: TransferStatus }> {
   const plan = await planOf(tools, data.transferId, [data.sourceStream]);
+  if (plan.from.kind === 'pool' && plan.to.kind === 'trade') return resumeGroup(tools, plan.transferId, data.sourceStream);
   return { status: (await runTransfer(tools, resumed(plan))).status };
+}
+
+/**
+ * A trade's margin is a member of its signal's group in the pool (both or neither): the whole
+ * group is resumed, so that a crash mid-group ends with every trade open or none
+ * (domain/transfer/group.ts); the status answered is this member's own.
+ */
+async function resumeGroup(tools: Tools, transferId: string, poolStreamName: string): Promise<{ status: TransferStatus }> {
+  const plans = marginGroupIn(await tools.deps.store.readStream(poolStreamName), transferId);
+  if (!plans) throw refuse('TRANSFER_NOT_FOUND', `no trade margin ${transferId} was debited by ${poolStreamName}`);
+  const group = await runGroup(tools, groupResumed(plans));
+  const member = group.members.find((m) => m.transfer.plan.transferId === transferId)!;
+  return { status: member.transfer.status === 'completed' && member.undo !== undefined ? 'compensated' : member.transfer.status };
 }
 
 /**

@@ -43,7 +43,7 @@ export const tradeLeg: Leg<'trade'> = {
   ...endpointIdentity.trade,
   steps: {
     // The pool's decision on the trade, taken for every trade of the signal together before their
-    // transfers run (both or neither: commands/signals/execute.ts): open (or closed since) is the
+    // transfers run (both or neither: the group transfer, domain/transfer/group.ts): open (or closed since) is the
     // margin it locked, refused is recorded for good.
     LockMargin: aggregateStep('LockMargin', {
       aggregate: poolDecider,

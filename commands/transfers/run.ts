@@ -5,12 +5,13 @@
 // others from their own registry (steps-registry.ts), which nothing else reads.
 import type { Command } from '../../domain/shared/decider.ts';
 import { aggregateStepOf } from '../../domain/transfer/legs/index.ts';
-import { decide as decideGroup, evolve as evolveGroup, type GroupState } from '../../domain/transfer/group.ts';
+import { decide as decideGroup, evolve as evolveGroup, type GroupState, type UndoTradeStep } from '../../domain/transfer/group.ts';
 import { decide, evolve, type TransferOutcome, type TransferState, type TransferStep } from '../../domain/transfer/process.ts';
 import type { PortStepType } from '../../domain/transfer/steps.ts';
 import type { Tools } from '../tools.ts';
 import { runAggregateStep } from './aggregate-step.ts';
 import { stepHandlers } from './steps-registry.ts';
+import { undoTrade } from './steps.ts';
 
 /**
  * Past its debit a transfer is finished, not abandoned: its later steps get this long whatever
@@ -33,7 +34,7 @@ function perform(tools: Tools, step: TransferStep): Promise<TransferOutcome> {
  * Wraps each step's run (tests: a step sent twice, a process dying after a step); it must call
  * `run` for the step to happen, and answers what the step reported.
  */
-export type AroundStep = (step: TransferStep, run: () => Promise<TransferOutcome>) => Promise<TransferOutcome>;
+export type AroundStep = (step: TransferStep | UndoTradeStep, run: () => Promise<TransferOutcome>) => Promise<TransferOutcome>;
 
 export async function runTransfer(tools: Tools, start: TransferState, around: AroundStep = (_step, run) => run()): Promise<TransferState> {
   let state = start;
@@ -55,7 +56,11 @@ export async function runGroup(tools: Tools, start: GroupState, around: AroundSt
   for (let steps = decideGroup(state); steps.length > 0; steps = decideGroup(state)) {
     const debiting = state.members.some((m) => m.transfer.status === 'planned');
     const stepTools = debiting ? tools : tools.until(Math.max(tools.deadline, tools.deadlineClock.nowMs() + FINISH_MS));
-    const outcomes = await Promise.all(steps.map(({ step }) => around(step, () => perform(stepTools, step))));
+    const outcomes = await Promise.all(
+      steps.map(({ step }) =>
+        around(step, () => (step.type === 'UndoTrade' ? undoTrade({ ...step, metadata: tools.metadata }, stepTools) : perform(stepTools, step))),
+      ),
+    );
     state = steps.reduce((s, { member }, i) => evolveGroup(s, member, outcomes[i]!), state);
   }
   return state;

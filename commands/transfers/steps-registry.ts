@@ -8,7 +8,7 @@ import type { PortStepType, StepData, TransferOutcome } from '../../domain/trans
 
 export type { StepType } from '../../domain/transfer/steps.ts';
 import type { Tools } from '../tools.ts';
-import { creditPool, openTradeEntry, undoTrade } from './steps.ts';
+import { creditPool, openTradeEntry } from './steps.ts';
 import { buyLot, sellLots, sendOut, settleSell } from './swap-steps.ts';
 
 type StepHandlers = {
@@ -18,7 +18,6 @@ type StepHandlers = {
 export const stepHandlers: StepHandlers = {
   CreditPool: creditPool,
   OpenTradeEntry: openTradeEntry,
-  UndoTrade: undoTrade,
   BuyLot: buyLot,
   SellLots: sellLots,
   SettleSell: settleSell,

@@ -73,7 +73,8 @@ export async function openTradeEntry({ data }: Step<'OpenTradeEntry', { transfer
 /**
  * A group's compensation (domain/transfer/group.ts): the trade its member opened ends at once at the
  * venue's mark, as a signal's close would end it; the group then runs the trade's return transfer.
- * A trade that ended already (an earlier run, its own stop) is undone as it is.
+ * A trade that ended already (an earlier run, its own stop) is undone as it is. The group's own step,
+ * no transfer's: the runner calls it directly (run.ts `runGroup`), it is not in the steps registry.
  */
 export async function undoTrade({ data }: Step<'UndoTrade', { transfer: TransferPlan }>, tools: Tools): Promise<TransferOutcome> {
   const { tradeId } = endpointAt(data.transfer, 'to', 'trade');

@@ -32,10 +32,20 @@ export interface GroupState {
   members: GroupMember[];
 }
 
+/**
+ * The group's own step, no transfer's (a single transfer never undoes): the trade a completed member
+ * opened ends at the venue's mark; it reports Refunded once the trade ended. The runner runs it
+ * (commands/transfers/run.ts), its handler beside the trade steps (commands/transfers/steps.ts).
+ */
+export interface UndoTradeStep {
+  type: 'UndoTrade';
+  data: { transfer: TransferPlan };
+}
+
 /** A step of one member, named by the member's transfer id. */
 export interface GroupStep {
   member: string;
-  step: TransferStep;
+  step: TransferStep | UndoTradeStep;
 }
 
 export type GroupStatus = 'running' | 'pending' | 'completed' | 'compensated' | 'failed';
@@ -73,7 +83,7 @@ function returnOf(plan: TransferPlan): TransferState {
   return planned(tradeReturnPlan({ tradeId, poolId, transferId: transferIds.tradeReturn(tradeId), returnedMicro: 0 }));
 }
 
-const stepsOf = (members: GroupMember[], stepOf: (m: GroupMember) => TransferStep | null): GroupStep[] =>
+const stepsOf = (members: GroupMember[], stepOf: (m: GroupMember) => GroupStep['step'] | null): GroupStep[] =>
   members.flatMap((m) => {
     const step = stepOf(m);
     return step ? [{ member: idOf(m), step }] : [];

@@ -30,9 +30,7 @@ export type TransferStep =
   | { type: 'SellLots'; data: { transfer: TransferPlan } }
   | { type: 'SettleSell'; data: { transfer: TransferPlan } }
   | { type: 'SendOut'; data: { transfer: TransferPlan } }
-  | { type: 'DebitFees'; data: { transfer: TransferPlan } }
-  /** a group's compensation (group.ts): the trade its member opened ends at the mark (Refunded once it ended) */
-  | { type: 'UndoTrade'; data: { transfer: TransferPlan } };
+  | { type: 'DebitFees'; data: { transfer: TransferPlan } };
 
 export type StepType = TransferStep['type'];
 export type StepData<T extends StepType> = Extract<TransferStep, { type: T }>['data'];
@@ -43,5 +41,5 @@ export type StepData<T extends StepType> = Extract<TransferStep, { type: T }>['d
  * other step is one aggregate's decision, described by its leg (`AggregateStep`, legs/leg.ts) and
  * run by the one generic executor (commands/transfers/aggregate-step.ts).
  */
-export type PortStepType = 'CreditPool' | 'OpenTradeEntry' | 'UndoTrade' | 'BuyLot' | 'SellLots' | 'SettleSell' | 'SendOut';
+export type PortStepType = 'CreditPool' | 'OpenTradeEntry' | 'BuyLot' | 'SellLots' | 'SettleSell' | 'SendOut';
 export type AggregateStepType = Exclude<StepType, PortStepType>;

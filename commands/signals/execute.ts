@@ -16,11 +16,11 @@ import { tradeOrderOf } from '../../domain/signal/execution.ts';
 import { resolveTarget, type FollowUpIntent, type Intent, type OpenIntent } from '../../domain/signal/index.ts';
 import { tradeDecider, type TradeCommand } from '../../domain/trade/decide.ts';
 import { poolEndpointOf, type TransferPlan, type TradeRequest } from '../../domain/transfer/plan.ts';
-import { evolve, planned } from '../../domain/transfer/process.ts';
+import { groupDebited, groupReason, groupStatus } from '../../domain/transfer/group.ts';
 import type { CommandBody, Command } from '../../domain/shared/decider.ts';
 import type { Tools } from '../tools.ts';
 import { markPriceOf } from '../market/mark-price.ts';
-import { runTransfer } from '../transfers/run.ts';
+import { runGroup } from '../transfers/run.ts';
 import { manageTrade } from '../trades/manage.ts';
 import { intentPrice } from '../../domain/signal/price.ts';
 import type { ExecuteSignalData } from './commands.ts';
@@ -61,13 +61,6 @@ const failed = (poolId: string, tag: string, errorMessage: string, tradeIds: str
   errorTags: [tag],
 });
 
-/** Ends a trade that opened while another of its signal could not (both or neither), and pays its pool back. */
-async function undo(tools: Tools, tradeId: string, token: string): Promise<void> {
-  const price = await markPriceOf(tools, token);
-  if (price === null) throw refuse('VALIDATION_FAILED', `no mark price for ${token}`);
-  await manageTrade(tools, tradeId, { type: 'ClosePosition', data: { closePercent: 100, price, reason: 'SIGNAL' } });
-}
-
 async function openTrades(tools: Tools, signal: Signal, pool: FollowedPool, opens: Array<{ intent: OpenIntent; index: number }>): Promise<PoolResult> {
   const { poolId } = pool;
   const now = tools.metadata.now;
@@ -98,15 +91,14 @@ async function openTrades(tools: Tools, signal: Signal, pool: FollowedPool, open
   const decision = decisionOf(events.length > 0 ? events : await tools.deps.store.readStream(poolStream(poolId)), tradeIds);
   if ('refused' in decision) return skipped(poolId, decision.refused.reason, decision.refused.message);
   if ('simulated' in decision) return { poolId, status: 'simulated', tradeIds };
-  // The pool's lock is each transfer's debit, and this run holds it already (the event carries the
-  // amount the pool decided): the transfers go on from it, without reading the pool again for LockMargin.
-  const debited = (plan: TransferPlan) => evolve(planned(plan), { type: 'Debited', amountMicro: plan.amountMicro });
-  const finished = await Promise.all(decision.plans.map((plan) => runTransfer(tools, debited(plan))));
-  const rejected = finished.find((f) => f.status !== 'completed');
-  if (!rejected) return { poolId, status: 'executed', tradeIds };
-  // Both or neither: the trades that opened end at once, their margin back in the pool.
-  for (const f of finished) if (f.status === 'completed' && f.plan.to.kind === 'trade') await undo(tools, f.plan.to.tradeId, f.plan.to.request!.token);
-  const reason = rejected.rejection ?? rejected.refusal?.reason ?? rejected.status;
+  // The pool's decision is the group's debit, taken for all its trades at once by this run (each
+  // TradeOpened carries the margin decided): the group goes on from the credits, and gives back
+  // everything itself when one trade cannot open (domain/transfer/group.ts).
+  if (decision.plans.length === 0) return { poolId, status: 'executed', tradeIds };
+  const group = await runGroup(tools, groupDebited(decision.plans));
+  const status = groupStatus(group);
+  if (status === 'completed') return { poolId, status: 'executed', tradeIds };
+  const reason = groupReason(group) ?? status;
   if (reason === 'INVALID_LEVELS') return skipped(poolId, 'INVALID_LEVELS', "the levels contradict the side at the venue's price");
   return failed(poolId, reason, `the trade could not open: ${reason}`);
 }

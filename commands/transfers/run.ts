@@ -1,14 +1,17 @@
 // The one transfer runner: asks the process decider for the next step, runs it, folds its outcome,
-// until the transfer is over. Requests start transfers; the recovery worker resumes them. A step
+// until the transfer is over; a group transfer (domain/transfer/group.ts) the same way, its
+// members' steps side by side (runGroup). Requests start transfers; the recovery worker resumes them. A step
 // that is one aggregate's decision is run from its leg's description (aggregate-step.ts); the
 // others from their own registry (steps-registry.ts), which nothing else reads.
 import type { Command } from '../../domain/shared/decider.ts';
 import { aggregateStepOf } from '../../domain/transfer/legs/index.ts';
+import { decide as decideGroup, evolve as evolveGroup, type GroupState, type UndoTradeStep } from '../../domain/transfer/group.ts';
 import { decide, evolve, type TransferOutcome, type TransferState, type TransferStep } from '../../domain/transfer/process.ts';
 import type { PortStepType } from '../../domain/transfer/steps.ts';
 import type { Tools } from '../tools.ts';
 import { runAggregateStep } from './aggregate-step.ts';
 import { stepHandlers } from './steps-registry.ts';
+import { undoTrade } from './steps.ts';
 
 /**
  * Past its debit a transfer is finished, not abandoned: its later steps get this long whatever
@@ -31,7 +34,7 @@ function perform(tools: Tools, step: TransferStep): Promise<TransferOutcome> {
  * Wraps each step's run (tests: a step sent twice, a process dying after a step); it must call
  * `run` for the step to happen, and answers what the step reported.
  */
-export type AroundStep = (step: TransferStep, run: () => Promise<TransferOutcome>) => Promise<TransferOutcome>;
+export type AroundStep = (step: TransferStep | UndoTradeStep, run: () => Promise<TransferOutcome>) => Promise<TransferOutcome>;
 
 export async function runTransfer(tools: Tools, start: TransferState, around: AroundStep = (_step, run) => run()): Promise<TransferState> {
   let state = start;
@@ -39,6 +42,26 @@ export async function runTransfer(tools: Tools, start: TransferState, around: Ar
     const stepTools = state.status === 'planned' ? tools : tools.until(Math.max(tools.deadline, tools.deadlineClock.nowMs() + FINISH_MS));
     const next = step;
     state = evolve(state, await around(next, () => perform(stepTools, next)));
+  }
+  return state;
+}
+
+/**
+ * A group transfer: the steps the group decides are run side by side (each on its own member's
+ * streams), their outcomes folded, until the group is over. Past the debits (a group debited at
+ * once by its pool's decision starts there) its steps get the same finishing time as a transfer's.
+ */
+export async function runGroup(tools: Tools, start: GroupState, around: AroundStep = (_step, run) => run()): Promise<GroupState> {
+  let state = start;
+  for (let steps = decideGroup(state); steps.length > 0; steps = decideGroup(state)) {
+    const debiting = state.members.some((m) => m.transfer.status === 'planned');
+    const stepTools = debiting ? tools : tools.until(Math.max(tools.deadline, tools.deadlineClock.nowMs() + FINISH_MS));
+    const outcomes = await Promise.all(
+      steps.map(({ step }) =>
+        around(step, () => (step.type === 'UndoTrade' ? undoTrade({ ...step, metadata: tools.metadata }, stepTools) : perform(stepTools, step))),
+      ),
+    );
+    state = steps.reduce((s, { member }, i) => evolveGroup(s, member, outcomes[i]!), state);
   }
   return state;
 }

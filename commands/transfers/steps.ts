@@ -7,7 +7,7 @@ import { poolDecider } from '../../domain/pool/decide.ts';
 import type { PoolEvent } from '../../domain/pool/events.ts';
 import { poolStream } from '../../domain/pool/state.ts';
 import type { Command } from '../../domain/shared/decider.ts';
-import { DomainError, invariant } from '../../domain/shared/errors.ts';
+import { DomainError, invariant, refuse } from '../../domain/shared/errors.ts';
 import { endpointAt } from '../../domain/transfer/legs/leg.ts';
 import { poolOn } from '../../domain/transfer/legs/pool.ts';
 import type { TransferPlan } from '../../domain/transfer/plan.ts';
@@ -68,4 +68,23 @@ export async function openTradeEntry({ data }: Step<'OpenTradeEntry', { transfer
     if (err instanceof DomainError) return rejected(err.reason, err.message);
     throw err;
   }
+}
+
+/**
+ * A group's compensation (domain/transfer/group.ts): the trade its member opened ends at once at the
+ * venue's mark, as a signal's close would end it; the group then runs the trade's return transfer.
+ * A trade that ended already (an earlier run, its own stop) is undone as it is. The group's own step,
+ * no transfer's: the runner calls it directly (run.ts `runGroup`), it is not in the steps registry.
+ */
+export async function undoTrade({ data }: Step<'UndoTrade', { transfer: TransferPlan }>, tools: Tools): Promise<TransferOutcome> {
+  const { tradeId } = endpointAt(data.transfer, 'to', 'trade');
+  const { state } = await tools.load(tradeDecider, tradeId);
+  if (state.status === 'none' || state.status === 'rejected')
+    throw refuse('TRADE_NOT_FOUND', `transfer ${data.transfer.transferId}: no trade ${tradeId} to undo`);
+  if (state.status === 'open' || state.status === 'pending') {
+    const price = await markPriceOf(tools, state.token);
+    if (price === null) throw refuse('VALIDATION_FAILED', `no mark price for ${state.token}`);
+    await tools.execute(tradeDecider, tradeId, { type: 'ClosePosition', data: { closePercent: 100, price, reason: 'SIGNAL' } });
+  }
+  return { type: 'Refunded' };
 }

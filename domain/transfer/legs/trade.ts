@@ -12,7 +12,7 @@ import { tradeDecider } from '../../trade/decide.ts';
 import { tradeEventSchema } from '../../trade/events.ts';
 import { marginFor } from '../../trade/maths.ts';
 import { transferIds } from '../ids.ts';
-import { endpointIdentity, tradeReturnPlan } from '../plan.ts';
+import { endpointIdentity, tradeReturnPlan, type TransferPlan } from '../plan.ts';
 import { aggregateStep, carry, endpointAt, type Leg } from './leg.ts';
 import { poolOn } from './pool.ts';
 
@@ -43,7 +43,7 @@ export const tradeLeg: Leg<'trade'> = {
   ...endpointIdentity.trade,
   steps: {
     // The pool's decision on the trade, taken for every trade of the signal together before their
-    // transfers run (both or neither: commands/signals/execute.ts): open (or closed since) is the
+    // transfers run (both or neither: the group transfer, domain/transfer/group.ts): open (or closed since) is the
     // margin it locked, refused is recorded for good.
     LockMargin: aggregateStep('LockMargin', {
       aggregate: poolDecider,
@@ -126,3 +126,21 @@ export const tradeLeg: Leg<'trade'> = {
     },
   },
 };
+
+/**
+ * The group a trade's margin transfer belongs to (domain/transfer/group.ts): the plans of every
+ * trade its pool opened for the same signal, in the order recorded (one OpenTrade decided them
+ * together), from the pool's events; a trade opened without a signal is a group of its own. Null
+ * when `transferId` is no margin transfer recorded there.
+ */
+export function marginGroupIn(events: ReadonlyArray<{ type: string; data: unknown }>, transferId: string): TransferPlan[] | null {
+  const opened = events.flatMap((e) => {
+    if (e.type !== 'TradeOpened') return [];
+    const parsed = poolEventSchema.parse(e);
+    return parsed.type === 'TradeOpened' && parsed.data.transfer ? [{ signalId: parsed.data.signalId ?? null, plan: parsed.data.transfer }] : [];
+  });
+  const own = opened.find((o) => o.plan.transferId === transferId);
+  if (!own) return null;
+  if (own.signalId === null) return [own.plan];
+  return opened.filter((o) => o.signalId === own.signalId).map((o) => o.plan);
+}

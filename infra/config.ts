@@ -188,6 +188,8 @@ const schema = z.object({
   RATE_LIMIT_WEBHOOK_REFUSED_PER_AGENT_PER_MIN: z.coerce.number().int().positive().default(600),
   /** developer webhook test pings a minute per caller and agent (POST …/webhook-deliveries/test sends a request to the developer's URL) */
   RATE_LIMIT_WEBHOOK_TEST_PINGS_PER_MIN: z.coerce.number().int().positive().default(10),
+  /** signed statements a minute per caller (each replays the caller's pools and wallet from the events, and signs) */
+  RATE_LIMIT_STATEMENTS_PER_MIN: z.coerce.number().int().positive().default(20),
   /** the Redis the limiter counts in (default REDIS_URL); a command slower than RATE_LIMIT_REDIS_TIMEOUT_MS lets the request through */
   RATE_LIMIT_REDIS_URL: z.string().optional(),
   RATE_LIMIT_REDIS_TIMEOUT_MS: z.coerce.number().int().positive().default(100),

@@ -220,3 +220,17 @@ t.test('signed statements: replayed from the events, verified against the JWKS, 
     t.ok(span > page.width * 0.6, `it runs across the chart (${span} of ${page.width} pixels)`);
   });
 });
+
+t.test('statements have a budget of their own per caller: the third in a minute is 429, another caller still served', async (t) => {
+  const app = await startTestApp({ config: { RATE_LIMIT_STATEMENTS_PER_MIN: '2' } });
+  t.teardown(() => app.close());
+  const [first, second] = [await signIn(app, 'budget-1@example.test'), await signIn(app, 'budget-2@example.test')];
+  const at = encodeURIComponent(new Date().toISOString());
+  const statement = (token: string) => api(app, 'GET', `/api/v1/users/me/statement?at=${at}`, { token });
+  t.equal((await statement(first.accessToken)).status, 200);
+  t.equal((await statement(first.accessToken)).status, 200);
+  const refused = await statement(first.accessToken);
+  t.equal(refused.status, 429);
+  t.equal(refused.body.error?.reason, 'RATE_LIMITED');
+  t.equal((await statement(second.accessToken)).status, 200, 'another caller has a budget of its own');
+});

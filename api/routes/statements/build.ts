@@ -4,7 +4,7 @@
 // the subscription record's fields, parsed with its schema, then signed (infra/statement-keys.ts).
 // Shared by the user's and the administrators' routes and by `npm run audit -- statement`.
 import { everFollowed, eventsAsOf, type PoolHistoryEvent } from '../../../domain/pool/history.ts';
-import { poolId, poolStream } from '../../../domain/pool/state.ts';
+import { poolId } from '../../../domain/pool/state.ts';
 import { latestPosition, poolStatement, walletStatement, type WalletHistoryEvent } from '../../../domain/pool/statement.ts';
 import { refuse } from '../../../domain/shared/errors.ts';
 import { microToUsd, usdToMicro } from '../../../domain/shared/money.ts';
@@ -14,7 +14,6 @@ import { walletStream } from '../../../domain/wallet/state.ts';
 import type { Config } from '../../../infra/config.ts';
 import type { Pool } from '../../../infra/db.ts';
 import type { EventStore, RecordedEvent } from '../../../infra/eventstore/port.ts';
-import { streamNames } from '../../../infra/eventstore/streams.ts';
 import { signStatement, statementKeys, type StatementSignature } from '../../../infra/statement-keys.ts';
 import { poolHistory } from '../../../projections/subscriptions/audit.ts';
 import { recordOf } from '../../../projections/subscriptions/record.ts';
@@ -64,19 +63,21 @@ function walletHistoryEventOf(recorded: RecordedEvent): WalletHistoryEvent | nul
   };
 }
 
-/** The user's pools (agent and context) from the pool streams' names: `pool-{userId}.{agentId}.{context}`. */
+/**
+ * The user's pools (agent and context): which pools exist comes from the subscriptions read model
+ * (one row per pool ever followed, kept after a stop), found by the user's key; what each holds is
+ * replayed from its events. A pool followed within the projector's lag is not listed yet.
+ */
 async function poolsOf(deps: StatementDeps, userId: string): Promise<Array<{ agentId: string; walletContext: WalletContext }>> {
-  const prefix = poolStream(`${userId}.`);
-  const names = await streamNames(deps.store, deps.pool, prefix);
-  return names
-    .map((name) => {
-      const rest = name.slice(prefix.length);
-      const dot = rest.lastIndexOf('.');
-      const context = walletContextSchema.safeParse(rest.slice(dot + 1));
-      return context.success && dot > 0 ? { agentId: rest.slice(0, dot), walletContext: context.data } : null;
-    })
-    .filter((p) => p !== null)
-    .sort((a, b) => (a.agentId === b.agentId ? a.walletContext.localeCompare(b.walletContext) : a.agentId < b.agentId ? -1 : 1));
+  const { rows } = await deps.pool.query<{ agent_id: string; wallet_context: string }>({
+    name: 'statement-pools-of-user',
+    text: 'SELECT agent_id, wallet_context FROM subscriptions WHERE user_id = $1 ORDER BY agent_id COLLATE "C", wallet_context COLLATE "C"',
+    values: [userId],
+  });
+  return rows.flatMap((r) => {
+    const context = walletContextSchema.safeParse(r.wallet_context);
+    return context.success ? [{ agentId: r.agent_id, walletContext: context.data }] : [];
+  });
 }
 
 /** One pool's part of a statement, from its whole history (the bench times it: bench/statement.ts). */

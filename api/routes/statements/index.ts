@@ -30,12 +30,17 @@ const produces = { description: 'The signed statement; with `Accept: application
 
 export default async function statementRoutes(root: FastifyInstance): Promise<void> {
   const app = root.withTypeProvider<ZodTypeProvider>();
+  /** A budget of its own per caller, beside the tier's: a statement replays every pool and the wallet from the events. */
+  const budget = {
+    max: app.deps.config.RATE_LIMIT_STATEMENTS_PER_MIN,
+    keyGenerator: (request: FastifyRequest) => `statements:${request.identity?.userId}`,
+  };
   const response = { 200: envelopeOf(signedStatementSchema).describe(produces.description) };
 
   app.get(
     '/api/v1/users/me/subscriptions/:agentId/statement',
     {
-      config: { access: { scope: 'subscriptions:read' }, refusals: [...refusals] },
+      config: { access: { scope: 'subscriptions:read' }, refusals: [...refusals], rateLimit: budget },
       schema: {
         tags: ['User'],
         summary: "A signed statement of one pool at `at`, replayed from its events: the record's figures, the wallet, ledger lines and fees since `from`",
@@ -50,7 +55,7 @@ export default async function statementRoutes(root: FastifyInstance): Promise<vo
   app.get(
     '/api/v1/users/me/statement',
     {
-      config: { access: { scope: 'subscriptions:read' }, refusals: [...refusals] },
+      config: { access: { scope: 'subscriptions:read' }, refusals: [...refusals], rateLimit: budget },
       schema: {
         tags: ['User'],
         summary: 'A signed statement of every pool of the caller and the wallet at `at`, replayed from the events',

@@ -34,8 +34,12 @@ function equityChart(doc: Doc, points: PoolPart['equity']): void {
   const times = points.map((p) => Date.parse(p.time));
   const values = points.map((p) => p.equityUsd);
   if (points.length > 0) {
-    const [tMin, tMax] = [Math.min(...times), Math.max(...times)];
-    const [vMin, vMax] = [Math.min(...values), Math.max(...values)];
+    // a loop, not Math.min(...times): a long period's series would overflow the call's arguments
+    let [tMin, tMax, vMin, vMax] = [Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY, Number.POSITIVE_INFINITY, Number.NEGATIVE_INFINITY];
+    for (let i = 0; i < points.length; i++) {
+      [tMin, tMax] = [Math.min(tMin, times[i]!), Math.max(tMax, times[i]!)];
+      [vMin, vMax] = [Math.min(vMin, values[i]!), Math.max(vMax, values[i]!)];
+    }
     const xOf = (t: number) => x0 + 6 + (tMax === tMin ? 0 : ((t - tMin) / (tMax - tMin)) * (CHART.width - 12));
     const yOf = (v: number) => y0 + CHART.height / 2 - (vMax === vMin ? 0 : ((v - (vMin + vMax) / 2) / (vMax - vMin)) * (CHART.height - 20));
     doc.lineWidth(2).strokeColor(EQUITY_COLOUR);

@@ -62,4 +62,20 @@ export const webhookMigrations: Migration[] = [
     id: 'webhooks/004-purge',
     sql: "CREATE INDEX webhook_deliveries_done ON webhook_deliveries (last_attempt_at) WHERE status <> 'pending'",
   },
+  {
+    // Endpoints disabled before 002 kept disabled_reason NULL (shown as the developer's, without the
+    // notice): their reason from the agent's last AgentWebhookDisabled event. Where the events live
+    // in EventStoreDB there is no events table here: a rebuild of this projector sets it.
+    id: 'webhooks/005-disabled-reason-backfill',
+    sql: `DO $$
+    BEGIN
+      IF to_regclass('events') IS NOT NULL THEN
+        UPDATE webhook_endpoints e SET disabled_reason = coalesce((
+          SELECT d.data->>'reason' FROM events d
+           WHERE d.stream_name = 'agent-' || e.agent_id AND d.event_type = 'AgentWebhookDisabled'
+           ORDER BY d.revision DESC LIMIT 1), 'developer')
+         WHERE e.disabled_at IS NOT NULL AND e.disabled_reason IS NULL;
+      END IF;
+    END $$;`,
+  },
 ];

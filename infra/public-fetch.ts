@@ -135,9 +135,9 @@ function agentFor(agents: Agents, url: URL, addresses: Address[]): HttpAgent {
   const agent = url.protocol === 'http:' ? new HttpAgent(agentOptions) : new HttpsAgent(agentOptions);
   agents.set(key, agent);
   if (agents.size > KEPT_HOSTS) {
-    const [oldest, old] = agents.entries().next().value!;
+    const [oldest] = agents.entries().next().value!;
+    // forgotten, not destroyed: a request in flight on it finishes, and its idle sockets close after KEPT_IDLE_MS
     agents.delete(oldest);
-    old.destroy();
   }
   return agent;
 }

@@ -23,12 +23,21 @@ export interface ExportSource<Row extends Record<string, ExportCell> = Record<st
 
 const NEEDS_QUOTES = /[",\r\n]/;
 
-/** One CSV field: empty for nothing, quoted (inner quotes doubled) when it must be. */
+/** What a spreadsheet would run as a formula when the file is opened; a plain (negative) number is not one. */
+const FORMULA_START = /^[=+\-@\t\r]/;
+const PLAIN_NUMBER = /^-?\d+(\.\d+)?$/;
+
+/**
+ * One CSV field: empty for nothing, quoted (inner quotes doubled) when it must be. A text that a
+ * spreadsheet would take for a formula (a venue's reason starting with `=`, say) is written with a
+ * leading `'` and quoted, so opening an export never runs it; amounts are plain numbers and stay as they are.
+ */
 export function csvField(cell: ExportCell): string {
   if (cell === null) return '';
   if (typeof cell !== 'string') return String(cell);
-  const text = cell;
-  return NEEDS_QUOTES.test(text) || text.startsWith('#') ? `"${text.replaceAll('"', '""')}"` : text;
+  const formula = FORMULA_START.test(cell) && !PLAIN_NUMBER.test(cell);
+  const text = formula ? `'${cell}` : cell;
+  return formula || NEEDS_QUOTES.test(text) || text.startsWith('#') ? `"${text.replaceAll('"', '""')}"` : text;
 }
 
 export const csvLine = (cells: readonly ExportCell[]): string => `${cells.map(csvField).join(',')}\r\n`;

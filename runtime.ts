@@ -6,7 +6,8 @@ import { notifyChanged } from './api/mcp/resource-watch.ts';
 import { createDispatcher } from './commands/dispatch.ts';
 import { createCaptcha } from './infra/captcha.ts';
 import { systemClock, type Clock } from './infra/clock.ts';
-import { socialGoogleOf, type Config } from './infra/config.ts';
+import { ConfigError, socialGoogleOf, type Config } from './infra/config.ts';
+import { statementKeys } from './infra/statement-keys.ts';
 import { createPool, ensureDatabase } from './infra/db.ts';
 import { createEventStore } from './infra/eventstore/index.ts';
 import type { EventStore } from './infra/eventstore/port.ts';
@@ -97,12 +98,26 @@ function venuesOf(config: Config, clock: Clock, pool: ReturnType<typeof createPo
   });
 }
 
+/**
+ * The statement keys made into keys at start, not at the first statement: a key of the right shape
+ * that cannot be used (a wrong `d`, a curve mismatch) stops the start instead of answering 500 later.
+ * The error names the setting, never its value.
+ */
+function usableStatementKeys(config: Config): void {
+  try {
+    statementKeys(config);
+  } catch {
+    throw new ConfigError('configuration: STATEMENT_SIGNING_KEYS holds a key that cannot be used to sign');
+  }
+}
+
 /** Every stream of a user's own events starts with this (domain/user/fields.ts). */
 const USER_STREAM = userStream('');
 
 /** The composition root: `npm start` runs all three roles in one process, or one role each. */
 export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   const { config, roles } = options;
+  usableStatementKeys(config);
   const logger = createLogger(config, options.logDestination);
   if (config.VENUE === 'external') {
     logger.warn(

@@ -4,6 +4,7 @@
 import { generateKeyPairSync } from 'node:crypto';
 import t from 'tap';
 import { loadConfig } from '../../infra/config.ts';
+import { startRuntime } from '../../runtime.ts';
 import { signStatement, statementDigest, statementKeys, verifyStatement } from '../../infra/statement-keys.ts';
 
 const ed25519 = (kid: string) => ({ ...generateKeyPairSync('ed25519').privateKey.export({ format: 'jwk' }), kid });
@@ -47,4 +48,13 @@ t.test('signatures verify under the published keys, the signing one first; the J
   t.notOk(await verifyStatement(keys.jwks, { ...statement, figure: 1.6 }, signature), 'a changed figure');
   const rotatedOut = statementKeys(loadConfig({ STATEMENT_SIGNING_KEYS: JSON.stringify([ed25519('newer')]) }));
   t.notOk(await verifyStatement(rotatedOut.jwks, statement, signature), 'a key no longer published verifies nothing');
+});
+
+t.test('a key of the right shape that cannot sign stops the start, naming the setting and not the key', async (t) => {
+  const key = { ...ed25519('broken'), d: 'AAAA' };
+  const config = loadConfig({ STATEMENT_SIGNING_KEYS: JSON.stringify([key]) });
+  await t.rejects(startRuntime({ config, roles: { api: true, projections: false, workers: false } }), {
+    name: 'ConfigError',
+    message: 'configuration: STATEMENT_SIGNING_KEYS holds a key that cannot be used to sign',
+  });
 });

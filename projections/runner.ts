@@ -240,22 +240,25 @@ export class ProjectionRunner {
       if (!st || st.retryAt > epochMs() || !this.applied) continue;
       const target = this.applied;
       let at: Position;
+      let applied: RecordedEvent[] = [];
       try {
-        at = await inTransaction(this.pool, async (client) => {
+        ({ at, applied } = await inTransaction(this.pool, async (client) => {
           await client.query('SELECT pg_advisory_xact_lock($1)', [lockKey(projector.name)]);
           const from = (await readCheckpoints(client, [projector.name])).get(projector.name)!;
-          if (comparePositions(from, target) >= 0) return from;
+          if (comparePositions(from, target) >= 0) return { at: from, applied: [] };
           const events = (await this.store.readAll({ fromPosition: from, maxCount: MAX_BATCH })).filter((e) => comparePositions(e.position, target) <= 0);
-          if (events.length === 0) return from;
+          if (events.length === 0) return { at: from, applied: [] };
           await applyAll(projector, client, events);
           const last = events[events.length - 1]!.position;
           await writeCheckpoints(client, new Map([[projector.name, last]]));
-          return last;
-        });
+          return { at: last, applied: events };
+        }));
       } catch (err) {
         this.hold(projector.name, err);
         continue;
       }
+      // what the catch-up applied is committed news too (the identity cache forgets the users it changed)
+      if (applied.length > 0) this.options.onCommitted?.(applied, epochMs());
       this.learn([[projector.name, at]]);
       const rejoined = comparePositions(at, target) >= 0;
       if (rejoined) {

@@ -129,8 +129,10 @@ t.test('an event one projector cannot apply holds back that projector only; fixe
       (await db.pool.query<{ event_type: string; n: string }>('SELECT event_type, n FROM type_counts')).rows.map((r) => [r.event_type, Number(r.n)]),
     );
   const errors: Array<[string, string | undefined]> = [];
+  const committed: string[] = [];
   const runner = new ProjectionRunner(store, db.pool, [statsProjector, typeCounts], {
     onError: (stage, _err, name) => errors.push([stage, name]),
+    onCommitted: (events) => committed.push(...events.map((e) => e.type)),
     stalledRetryMs: 50,
   });
   await runner.start();
@@ -167,8 +169,13 @@ t.test('an event one projector cannot apply holds back that projector only; fixe
   t.equal(await runner.waitFor(after, 5000), false, 'read-your-writes does not wait for a held-back projector');
   t.ok(Date.now() - t0 < 1000, 'it answers at once, not at its time-out');
 
+  const committedBeforeFix = committed.length;
   poisoned = false; // the fix is deployed
   await eventually(t, 'the held-back projector catches up and rejoins', () => runner.stalledProjectors().length === 0);
+  t.ok(
+    committed.slice(committedBeforeFix).includes('Poison'),
+    'what the catch-up applied is reported as committed (the identity cache forgets the users it changed)',
+  );
   t.equal(await runner.waitFor(after, 5000), true);
   t.same(await counts(), { N: 22, Poison: 1 }, 'every event once');
   const more = await appendMany(store, 1, 3);

@@ -33,22 +33,38 @@ export function createIdentityCache<T>(options: {
   const channel = `${redis.options.keyPrefix ?? ''}${CHANNEL}`;
   /** per user, per session: what was loaded and until when it is used (users in the order they were remembered) */
   const users = new Map<string, Map<string, { value: T; until: number }>>();
-  /** Bumped by every change: a load that began before one is not remembered (it may have read the old rows). */
-  let generation = 0;
+  /**
+   * A load that began before a change of its user is not remembered (it may have read the old rows):
+   * per user a count of changes, and an epoch bumped when everything is dropped (or the counts are
+   * trimmed), so one user's change does not stop every other user's load from being remembered.
+   */
+  let epoch = 0;
+  const changes = new Map<string, number>();
   const forget = (userIds: Iterable<string>) => {
-    generation++;
-    for (const userId of userIds) users.delete(userId);
+    for (const userId of userIds) {
+      users.delete(userId);
+      changes.set(userId, (changes.get(userId) ?? 0) + 1);
+    }
+    if (changes.size > MAX_USERS) {
+      changes.clear();
+      epoch++;
+    }
   };
   const forgetAll = () => {
-    generation++;
+    epoch++;
+    changes.clear();
     users.clear();
   };
 
   let subscriber: Redis | undefined;
+  /** true once Redis confirmed the subscription: before that a notice could be missed, so nothing is remembered */
+  let subscribed = false;
   if (ttlMs > 0) {
-    subscriber = redis.duplicate({ keyPrefix: undefined, commandTimeout: undefined });
-    subscriber.on('error', onerror);
-    subscriber.on('message', (_channel: string, raw: string) => {
+    // subscribed again by hand on every (re)connection, so `subscribed` follows Redis's own confirmation
+    subscriber = redis.duplicate({ keyPrefix: undefined, commandTimeout: undefined, autoResubscribe: false });
+    const listener = subscriber;
+    listener.on('error', onerror);
+    listener.on('message', (_channel: string, raw: string) => {
       try {
         forget(JSON.parse(raw) as string[]);
       } catch {
@@ -56,24 +72,32 @@ export function createIdentityCache<T>(options: {
       }
     });
     // Notices sent while the connection was down are lost: whatever was remembered then is dropped.
-    subscriber.on('ready', forgetAll);
-    subscriber.on('close', forgetAll);
-    subscriber.subscribe(channel).catch(onerror);
+    listener.on('ready', () => {
+      forgetAll();
+      listener.subscribe(channel).then(() => {
+        forgetAll();
+        subscribed = true;
+      }, onerror);
+    });
+    listener.on('close', () => {
+      subscribed = false;
+      forgetAll();
+    });
   }
 
   return {
     async get(userId, sessionId, load) {
-      if (ttlMs <= 0 || subscriber?.status !== 'ready') return load();
+      if (ttlMs <= 0 || !subscribed) return load();
       const now = performance.now();
       const hit = users.get(userId)?.get(sessionId);
       if (hit && hit.until > now) return hit.value;
-      const at = generation;
+      const [atEpoch, atChange] = [epoch, changes.get(userId)];
       const value = await load();
       if (value === null) {
         users.get(userId)?.delete(sessionId);
         return null;
       }
-      if (at === generation) {
+      if (subscribed && atEpoch === epoch && atChange === changes.get(userId)) {
         let sessions = users.get(userId);
         if (!sessions) {
           users.set(userId, (sessions = new Map()));

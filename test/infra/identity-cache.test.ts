@@ -119,6 +119,22 @@ t.test('a load a change overtook is answered but not remembered (it may have rea
   t.equal(row.loads, 1);
 });
 
+t.test('a change of another user does not stop a load in flight from being remembered', async (t) => {
+  const [here] = await twoProcesses(t);
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  const slow = here.get('u4', 's4', async () => {
+    await gate;
+    return { tier: 'free' };
+  });
+  here.changed(['someone-else']);
+  release();
+  t.same(await slow, { tier: 'free' });
+  const row = source('premium');
+  t.same(await here.get('u4', 's4', row.load), { tier: 'free' }, 'remembered: the change was not of this user');
+  t.equal(row.loads, 0);
+});
+
 t.test('TTL 0: every get loads', async (t) => {
   const redis = createRedis(REDIS_URL, `test:${randomBytes(6).toString('hex')}:`);
   const cache = createIdentityCache<Who>({ redis, ttlMs: 0, onerror: (err) => t.fail(String(err)) });

@@ -1,10 +1,12 @@
 // npm run audit -- statement --user <id or email> [--agent <agentId>] [--wallet-context virtual|real] --at <ISO> [--from <ISO>]
-// npm run audit -- statement --verify <file>
+// npm run audit -- statement --verify <file> [--jwks <file or https URL>]
 //
 // The first prints the signed statement (as the API answers it: { statement, signature }) replayed
 // from the events, with the keys of this configuration. The second checks a statement saved from the
-// API or from this command (the API's envelope is accepted as is) against this configuration's
-// published keys (infra/statement-keys.ts): exit 0 when it verifies, 1 when it does not.
+// API or from this command (the API's envelope is accepted as is) against the public keys of `--jwks`
+// (a file, or the service's /.well-known/jwks.json), else this configuration's published keys
+// (infra/statement-keys.ts); the digest printed with it must be the signed bytes' own: exit 0 when
+// it verifies, 1 when it does not.
 import { readFileSync } from 'node:fs';
 import { signedStatement, statementPeriod } from '../api/routes/statements/build.ts';
 import { signatureSchema } from '../api/routes/statements/schemas.ts';
@@ -15,7 +17,8 @@ import { systemClock } from '../infra/clock.ts';
 import type { Config } from '../infra/config.ts';
 import type { Pool } from '../infra/db.ts';
 import type { EventStore } from '../infra/eventstore/port.ts';
-import { statementKeys, verifyStatement } from '../infra/statement-keys.ts';
+import { statementDigest, statementKeys, verifyStatement } from '../infra/statement-keys.ts';
+import type { JWK } from 'jose';
 import { userIdForEmail } from '../infra/tokens.ts';
 
 export interface StatementArgs {
@@ -25,6 +28,7 @@ export interface StatementArgs {
   at?: string | undefined;
   from?: string | undefined;
   verify?: string | undefined;
+  jwks?: string | undefined;
 }
 
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/;
@@ -43,15 +47,46 @@ function savedStatement(text: string): { statement: unknown; signature: { protec
   return signature.success && statement !== undefined ? { statement, signature: signature.data } : null;
 }
 
-async function verify(config: Config, file: string): Promise<number> {
+/** Public keys only: a JWKS file, or fetched from an https (or loopback http) URL. */
+async function publishedKeys(source: string, usage: (message: string) => Error): Promise<{ keys: JWK[] }> {
+  let text: string;
+  if (/^https?:\/\//.test(source)) {
+    const res = await fetch(source, { redirect: 'error' });
+    if (!res.ok) throw usage(`--jwks ${source} answered ${res.status}`);
+    text = await res.text();
+  } else {
+    text = readFileSync(source, 'utf8');
+  }
+  const jwks = JSON.parse(text) as { keys?: unknown };
+  if (!Array.isArray(jwks.keys)) throw usage(`--jwks ${source} is not a JWK set ({ "keys": [...] })`);
+  // a private part is never needed to verify, and is not trusted from a file either
+  return { keys: (jwks.keys as JWK[]).map(({ d: _private, ...pub }) => pub) };
+}
+
+/** The kid the signature's protected header names (the wrapper's `kid` is not signed). */
+function signedKid(protectedHeader: string): string | undefined {
+  try {
+    return (JSON.parse(Buffer.from(protectedHeader, 'base64url').toString('utf8')) as { kid?: string }).kid;
+  } catch {
+    return undefined;
+  }
+}
+
+async function verify(keys: { keys: JWK[] }, file: string): Promise<number> {
   const saved = savedStatement(readFileSync(file, 'utf8'));
   if (!saved) {
     console.log(`NOT VERIFIED ${file}: not a signed statement ({ statement, signature })`);
     return 1;
   }
-  const ok = await verifyStatement(statementKeys(config).jwks, saved.statement, saved.signature);
+  if (statementDigest(saved.statement) !== saved.signature.digest) {
+    console.log(`NOT VERIFIED ${file}: the digest printed with it is not the statement's`);
+    return 1;
+  }
+  const ok = await verifyStatement(keys, saved.statement, saved.signature);
   console.log(
-    ok ? `verified ${file}: signed by ${saved.signature.kid}` : `NOT VERIFIED ${file}: the signature does not match the statement under the published keys`,
+    ok
+      ? `verified ${file}: signed by ${signedKid(saved.signature.protected)}`
+      : `NOT VERIFIED ${file}: the signature does not match the statement under the published keys`,
   );
   return ok ? 0 : 1;
 }
@@ -61,7 +96,7 @@ export async function statementCommand(
   args: StatementArgs,
   usage: (message: string) => Error,
 ): Promise<number> {
-  if (args.verify) return verify(deps.config, args.verify);
+  if (args.verify) return verify(args.jwks ? await publishedKeys(args.jwks, usage) : statementKeys(deps.config).jwks, args.verify);
   if (!args.user || !args.at) throw usage('statement needs --user and --at (or --verify <file>)');
   for (const name of ['at', 'from'] as const) {
     const value = args[name];

@@ -33,7 +33,7 @@ class UsageError extends Error {}
 const USAGE = `usage: npm run audit -- verify [--progress]
        npm run audit -- ledger --user <id or email> --agent <agentId> [--context virtual|real] [--at <ISO time>]
        npm run audit -- statement --user <id or email> [--agent <agentId>] [--wallet-context virtual|real] --at <ISO time> [--from <ISO time>]
-       npm run audit -- statement --verify <file>
+       npm run audit -- statement --verify <file> [--jwks <file or URL>]
 ${EXPORT_USAGE}`;
 
 /** micro-USD as exact decimal text with 6 places (an auditor's table does not round). */
@@ -164,6 +164,7 @@ function argsOf(args: string[]) {
         'wallet-context': { type: 'string' },
         from: { type: 'string' },
         verify: { type: 'string' },
+        jwks: { type: 'string' },
       },
       allowPositionals: true,
     });

@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { generateKeyPairSync } from 'node:crypto';
 import t from 'tap';
 import { api, startTestApp, type TestApp } from '../support/app.ts';
 import { followableAgent } from '../support/agents.ts';
@@ -57,6 +58,24 @@ t.test('npm run audit -- statement: the API’s statement, and --verify', async 
   const verified = await audit(app, 'statement', '--verify', saved);
   t.equal(verified.status, 0, verified.stdout + verified.stderr);
   t.match(verified.stdout, /^verified .*: signed by dev-/);
+
+  // an auditor without the service's keys: the published JWKS only, saved to a file or fetched from the service
+  const jwksFile = join(dir, 'jwks.json');
+  writeFileSync(jwksFile, JSON.stringify((await api(app, 'GET', '/.well-known/jwks.json')).body));
+  for (const source of [jwksFile, `${app.url}/.well-known/jwks.json`]) {
+    const byJwks = await audit(app, 'statement', '--verify', saved, '--jwks', source);
+    t.equal(byJwks.status, 0, byJwks.stdout + byJwks.stderr);
+    t.match(byJwks.stdout, /^verified .*: signed by dev-/);
+  }
+  const otherKeys = join(dir, 'other-jwks.json');
+  const other = generateKeyPairSync('ed25519').publicKey.export({ format: 'jwk' });
+  writeFileSync(otherKeys, JSON.stringify({ keys: [{ ...other, kid: printed.signature.kid, alg: 'EdDSA' }] }));
+  t.equal((await audit(app, 'statement', '--verify', saved, '--jwks', otherKeys)).status, 1, 'another key under the same kid does not verify');
+  const wrongDigest = join(dir, 'wrong-digest.json');
+  writeFileSync(wrongDigest, JSON.stringify({ ...printed, signature: { ...printed.signature, digest: '0'.repeat(64) } }));
+  const digestRefused = await audit(app, 'statement', '--verify', wrongDigest);
+  t.equal(digestRefused.status, 1);
+  t.match(digestRefused.stdout, /digest/);
 
   const tampered = join(dir, 'tampered.json');
   printed.statement.pools[0].subscription.allocatedUsd = 43;

@@ -5,6 +5,7 @@
 // file: the same bytes, from the same module (projections/exports), streamed from the event store as
 // it is read. A progress bar (events read) goes to stderr when it is a terminal, or with --progress.
 // Usage errors exit 2; a pool never followed exits 1.
+import { isIsoDateTime } from '../domain/shared/time.ts';
 import { createWriteStream } from 'node:fs';
 import { pipeline } from 'node:stream/promises';
 import { parseArgs } from 'node:util';
@@ -31,7 +32,7 @@ export const EXPORT_USAGE = `       npm run audit -- export (--user <id or email
 class ExportUsageError extends Error {}
 
 const isoTime = (name: string, value: string | undefined): string | undefined => {
-  if (value !== undefined && Number.isNaN(Date.parse(value))) throw new ExportUsageError(`--${name} is an ISO date-time, e.g. 2025-02-01T10:00:00Z`);
+  if (value !== undefined && !isIsoDateTime(value)) throw new ExportUsageError(`--${name} is an ISO date-time, e.g. 2025-02-01T10:00:00Z`);
   return value === undefined ? undefined : new Date(value).toISOString();
 };
 

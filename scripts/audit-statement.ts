@@ -11,6 +11,7 @@ import { readFileSync } from 'node:fs';
 import { signedStatement, statementPeriod } from '../api/routes/statements/build.ts';
 import { signatureSchema } from '../api/routes/statements/schemas.ts';
 import { DomainError } from '../domain/shared/errors.ts';
+import { isIsoDateTime } from '../domain/shared/time.ts';
 import { normalizeEmail } from '../domain/user/fields.ts';
 import { walletContextSchema } from '../domain/wallet/events.ts';
 import { systemClock } from '../infra/clock.ts';
@@ -30,8 +31,6 @@ export interface StatementArgs {
   verify?: string | undefined;
   jwks?: string | undefined;
 }
-
-const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/;
 
 /** A saved statement: `{ statement, signature }`, or the API's envelope around it. */
 function savedStatement(text: string): { statement: unknown; signature: { protected: string; signature: string; kid: string; digest: string } } | null {
@@ -100,7 +99,7 @@ export async function statementCommand(
   if (!args.user || !args.at) throw usage('statement needs --user and --at (or --verify <file>)');
   for (const name of ['at', 'from'] as const) {
     const value = args[name];
-    if (value !== undefined && (!ISO.test(value) || Number.isNaN(Date.parse(value)))) throw usage(`--${name} is an ISO date-time, e.g. 2025-02-01T10:00:00Z`);
+    if (value !== undefined && !isIsoDateTime(value)) throw usage(`--${name} is an ISO date-time, e.g. 2025-02-01T10:00:00Z`);
   }
   const context = args['wallet-context'] === undefined ? undefined : walletContextSchema.safeParse(args['wallet-context']);
   if (context && !context.success) throw usage('--wallet-context is virtual or real');

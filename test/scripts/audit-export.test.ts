@@ -89,6 +89,9 @@ t.test('npm run audit -- export', async (t) => {
       audit(app, 'export', '--all-ledger'),
       audit(app, 'export', '--all-ledger', '--format', 'xml', '--out', out),
       audit(app, 'export', '--all-ledger', '--from', 'soon', '--out', out),
+      // a date the API would refuse is refused here too (Date.parse alone took a bare year)
+      audit(app, 'export', '--all-ledger', '--from', '2025', '--out', out),
+      audit(app, 'export', '--all-ledger', '--to', '1 March 2026', '--out', out),
       audit(app, 'export', '--all-ledger', '--from', '2026-02-01T00:00:00Z', '--to', '2026-01-01T00:00:00Z', '--out', out),
       audit(app, 'export', '--user', user.userId, '--agent', spotAgent, '--context', 'paper', '--out', out),
     ]);

@@ -2,18 +2,17 @@
 // The statement is parsed with its schema before it is signed, so the JSON answered is exactly the
 // JSON signed: a field the schema does not know would be dropped by the answer's serializer.
 import { z } from 'zod';
+import { isoDateTime } from '../../../domain/shared/time.ts';
 import { walletContextSchema } from '../../../domain/wallet/events.ts';
 import { subscriptionRecordSchema } from '../../../projections/subscriptions/record-schema.ts';
 import { ledgerItem } from '../subscriptions/ledger.ts';
 import { agentParams, feeReceiptSchema } from '../subscriptions/schemas.ts';
 
-const isoTime = (name: string) => z.iso.datetime({ offset: true, message: `${name} must be an ISO 8601 date-time, e.g. 2025-02-01T10:00:00Z` });
-
 export const statementQuery = z.object({
   /** the instant the statement is of; now when absent */
-  at: isoTime('at').optional(),
+  at: isoDateTime('at').optional(),
   /** the ledger lines and fee receipts from this instant on; the pool's first event when absent */
-  from: isoTime('from').optional(),
+  from: isoDateTime('from').optional(),
   walletContext: walletContextSchema.optional(),
   /** `pdf`: the statement as a PDF (as `Accept: application/pdf`) */
   format: z.enum(['json', 'pdf']).optional(),

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { isoDateTime } from '../../../domain/shared/time.ts';
 import { eventOutcome, everFollowed, eventsAsOf, replayHistory, type HistoryStep, type PoolHistoryEvent } from '../../../domain/pool/history.ts';
 import { feeReceipts, type FeeReceipt } from '../../../domain/pool/receipts.ts';
 import { poolId } from '../../../domain/pool/state.ts';
@@ -22,7 +23,7 @@ import { feeReceiptJson, feeReceiptSchema } from './schemas.ts';
 const usd = z.number();
 export const ledgerQuery = paginationQuery.extend({
   walletContext: walletContextSchema.optional(),
-  at: z.iso.datetime({ offset: true, message: 'at must be an ISO 8601 date-time, e.g. 2025-02-01T10:00:00Z' }).optional(),
+  at: isoDateTime('at').optional(),
 });
 
 /** The running figures after an event: the record's headline figures and its allocationBalanceAudit. */

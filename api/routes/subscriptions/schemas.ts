@@ -1,6 +1,7 @@
 // The pool routes' params and bodies, in one place: our routes and the conventional baseline
 // (bench/conventional/app.ts) declare the same ones.
 import { z } from 'zod';
+import { isoDateTime } from '../../../domain/shared/time.ts';
 import { microToUsd, usdToMicro } from '../../../domain/shared/money.ts';
 import type { FeeReceipt } from '../../../domain/pool/receipts.ts';
 import { walletContextSchema } from '../../../domain/wallet/events.ts';
@@ -70,7 +71,7 @@ export function feeReceiptJson(r: FeeReceipt): z.infer<typeof feeReceiptSchema> 
   };
 }
 
-const exportTime = (name: string) => z.iso.datetime({ offset: true, message: `${name} must be an ISO 8601 date-time, e.g. 2025-02-01T10:00:00Z` }).optional();
+const exportTime = (name: string) => isoDateTime(name).optional();
 /** An export's format and time range (rows of events at `from` or later and before `to`); the admin exports take the same. */
 export const exportRangeQuery = z.object({
   format: z.enum(['csv', 'jsonl'], { message: 'format is csv or jsonl' }).default('csv'),

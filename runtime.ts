@@ -33,7 +33,7 @@ import type { SwapRequest, Venues } from './infra/venues/port.ts';
 import { createDeferredWrites, createReadYourWrites } from './projections/wait.ts';
 import { createIdentityCache } from './infra/identity-cache.ts';
 import type { SessionIdentity } from './projections/users/queries.ts';
-import { userStream } from './domain/user/fields.ts';
+import { userIdOfStream } from './domain/user/fields.ts';
 import { closeEach } from './infra/close-each.ts';
 import { bullConnection, logQueueErrors, queuePrefix, startWorkers, type Workers } from './workers/index.ts';
 import { createQueuedMailer } from './workers/mail.ts';
@@ -111,9 +111,6 @@ function usableStatementKeys(config: Config): void {
   }
 }
 
-/** Every stream of a user's own events starts with this (domain/user/fields.ts). */
-const USER_STREAM = userStream('');
-
 /** The composition root: `npm start` runs all three roles in one process, or one role each. */
 export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   const { config, roles } = options;
@@ -151,7 +148,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
         onCommitted: (events, at) => {
           notifyChanged(redis, config.MCP_SESSION_TTL_SECONDS, events).catch((err) => logger.warn({ err }, 'MCP resource change notice failed'));
           // Remembered identities of the users the batch changed go, here and in every API process.
-          identities.changed(events.filter((e) => e.streamName.startsWith(USER_STREAM)).map((e) => e.streamName.slice(USER_STREAM.length)));
+          identities.changed(events.flatMap((e) => userIdOfStream(e.streamName) ?? []));
           options.runnerOptions?.onCommitted?.(events, at);
         },
       })

@@ -32,5 +32,11 @@ export const usernameKey = (username: string) => username.toLowerCase();
 export const usernameStream = (username: string) => `username-${usernameKey(username)}`;
 export const userStream = (userId: string) => `user-${userId}`;
 
+const USER_STREAM_PREFIX = userStream('');
+
+/** The user a stream of a user's own events belongs to, or null for any other stream. */
+export const userIdOfStream = (streamName: string): string | null =>
+  streamName.startsWith(USER_STREAM_PREFIX) ? streamName.slice(USER_STREAM_PREFIX.length) : null;
+
 /** Emails are compared trimmed and lower-cased. */
 export const normalizeEmail = (email: string) => email.trim().toLowerCase();

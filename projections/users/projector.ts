@@ -1,6 +1,6 @@
 import { assertNever } from '../../domain/shared/decider.ts';
 import { userEventTypes, type UserEvent } from '../../domain/user/events.ts';
-import { usernameKey } from '../../domain/user/fields.ts';
+import { usernameKey, userIdOfStream } from '../../domain/user/fields.ts';
 import type { PoolClient } from '../../infra/db.ts';
 import type { Projector } from '../projector.ts';
 import { usersMigrations } from './schema.ts';
@@ -12,7 +12,7 @@ export const usersProjector: Projector = {
   migrations: usersMigrations,
   tables: ['users', 'user_sessions', 'user_social_accounts'],
   async apply(client, event) {
-    if (!handled.has(event.type) || !event.streamName.startsWith('user-')) return;
+    if (!handled.has(event.type) || userIdOfStream(event.streamName) === null) return;
     await applyUserEvent(client, { type: event.type, data: event.data } as UserEvent);
   },
 };

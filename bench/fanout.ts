@@ -23,7 +23,7 @@ const listedAgent = (app: TestApp, tokens: { developer: string; admin: string },
   );
 
 /** `count` users each following the agent with 1,000 USD, through the real route, FOLLOW_LANES at a time. */
-async function followers(app: TestApp, agentId: string, prefix: string, count: number): Promise<void> {
+export async function followers(app: TestApp, agentId: string, prefix: string, count: number): Promise<void> {
   const users = await manyUsers(app, prefix, count);
   let next = 0;
   const lane = async () => {
@@ -36,7 +36,8 @@ async function followers(app: TestApp, agentId: string, prefix: string, count: n
   await Promise.all(Array.from({ length: FOLLOW_LANES }, lane));
 }
 
-function deliver(app: TestApp, agent: ListedAgent, signalId: string) {
+/** One signed signal webhook opening a BTC long (the fan-out benches' signal). */
+export function deliver(app: TestApp, agent: ListedAgent, signalId: string) {
   const body = { signalId, action: 'open', side: 'long', token: 'BTC', leverage: 5, sizePercent: 10, stopLoss: 48_000, takeProfit: [52_000, 54_000] };
   const signed = signWebhookBody({ secret: agent.secret, body, timestampMs: Date.now() });
   return api(app, 'POST', `/api/v1/signals/${agent.agentId}`, {

@@ -2,11 +2,11 @@
 // the plugin chain, the answer written) against Fastify's hello-world in a process of its own
 // (bench/floor/hello.ts), both loaded by the same client process (bench/load.ts) at 16 clients in
 // paired ABBA rounds (bench/paired.ts). Target: ours at least 0.35 of hello-world's rate.
-import { spawn } from 'node:child_process';
 import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { startTestApp } from '../test/support/app.ts';
 import { manyUsers } from '../test/support/auth.ts';
+import { spawnBenchServer } from './conventional/start.ts';
 import { processCpuMs } from './cpu.ts';
 import { fmt, report } from './measure.ts';
 import { cpuPer, externalLoad, failed, latency, measuredLoad, paired, ratioNote, ROUNDS, type LoadRun } from './paired.ts';
@@ -16,29 +16,7 @@ const TARGET = 0.35;
 const ME = '/api/v1/users/me';
 
 /** bench/floor/hello.ts in a process of its own; resolves once it prints its URL. */
-function startHello(): Promise<{ url: string; pid: number; stop(): Promise<void> }> {
-  const entry = fileURLToPath(new URL('./floor/hello.ts', import.meta.url));
-  const child = spawn(process.execPath, ['--import=tsx', entry], { stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const stop = async () => {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
-    await exited;
-  };
-  return new Promise((resolve, reject) => {
-    let out = '';
-    const onData = (d: Buffer) => {
-      out += d.toString('utf8');
-      const line = out.indexOf('\n');
-      if (line < 0) return;
-      child.stdout!.off('data', onData);
-      child.stdout!.resume();
-      resolve({ url: (JSON.parse(out.slice(0, line)) as { url: string }).url, pid: child.pid!, stop });
-    };
-    child.stdout!.on('data', onData);
-    child.once('exit', (code) => reject(new Error(`hello-world exited ${code} before listening`)));
-    child.once('error', reject);
-  });
-}
+const startHello = () => spawnBenchServer(fileURLToPath(new URL('./floor/hello.ts', import.meta.url)));
 
 export async function floorBench(seconds: number) {
   // As in service: precompiled answers are not compared with zod's encoding (that check is for tests, api/plugins/serializer.ts).

@@ -7,45 +7,21 @@
 // sender saw it, the rest of each delivery (claim, signing secret, record), and the waits between
 // deliveries longer than 100 ms (a job's run ended and the next sweep had not come yet).
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { signWebhookBody } from '../infra/signing/webhook.ts';
 import type { WebhookSender } from '../infra/webhook-sender.ts';
-import { api, startTestApp, type TestApp } from '../test/support/app.ts';
-import { manyUsers, signIn } from '../test/support/auth.ts';
-import { listedFollowableAgent, type ListedAgent } from '../test/support/agents.ts';
+import { api, startTestApp } from '../test/support/app.ts';
+import { signIn } from '../test/support/auth.ts';
+import { listedFollowableAgent } from '../test/support/agents.ts';
 import { startClientMetadataHost } from '../test/support/oauth.ts';
+import { deliver, followers } from './fanout.ts';
 import { fmt, percentile, report, verdict } from './measure.ts';
 
 const ADMIN = 'webhook-fanout-admin@example.test';
-const FOLLOW_LANES = 16;
 const TARGET_MS = 2_000;
 
 interface Arrival {
   type: string;
   at: number;
   results: number;
-}
-
-/** `count` users each following the agent with 1,000 USD, through the real route, FOLLOW_LANES at a time. */
-async function followers(app: TestApp, agentId: string, count: number): Promise<void> {
-  const users = await manyUsers(app, 'webhook-fanout', count);
-  let next = 0;
-  const lane = async () => {
-    while (next < users.length) {
-      const user = users[next++]!;
-      const res = await api(app, 'POST', '/api/v1/users/me/subscriptions', { token: user.accessToken, body: { agentId, allocationAmountUsd: 1000 } });
-      if (res.status !== 200) throw new Error(`follow: ${res.status} ${JSON.stringify(res.body)}`);
-    }
-  };
-  await Promise.all(Array.from({ length: FOLLOW_LANES }, lane));
-}
-
-function deliver(app: TestApp, agent: ListedAgent, signalId: string) {
-  const body = { signalId, action: 'open', side: 'long', token: 'BTC', leverage: 5, sizePercent: 10, stopLoss: 48_000, takeProfit: [52_000, 54_000] };
-  const signed = signWebhookBody({ secret: agent.secret, body, timestampMs: Date.now() });
-  return api(app, 'POST', `/api/v1/signals/${agent.agentId}`, {
-    body,
-    headers: { 'x-svc-timestamp': signed.timestampHeader, 'x-svc-signature': signed.signatureHeader },
-  });
 }
 
 async function waitFor<T>(what: string, probe: () => T | undefined, timeoutMs: number): Promise<T> {
@@ -112,7 +88,7 @@ export async function webhookFanoutBench(pools = 1_000) {
       { live: true },
     );
     const s0 = performance.now();
-    await followers(app, agent.agentId, pools);
+    await followers(app, agent.agentId, 'webhook-fanout', pools);
     // the follows' deliveries drain first (they also warm the worker, the sender and the receiver)
     await waitFor('the follows delivered', () => (arrivals.filter((a) => a.type === 'follower.joined').length >= pools ? true : undefined), 600_000);
     const setupSeconds = (performance.now() - s0) / 1000;

@@ -55,9 +55,14 @@ export async function startConventional(
 }
 
 /** Runs server.ts in a process of its own and waits for the URL it prints. */
-function spawnServer(spec: ServerSpec): Promise<{ url: string; pid: number; stop(): Promise<void> }> {
-  const entry = fileURLToPath(new URL('./server.ts', import.meta.url));
-  // The IPC channel closes when this process dies, however it dies: the server then stops too.
+const spawnServer = (spec: ServerSpec) => spawnBenchServer(fileURLToPath(new URL('./server.ts', import.meta.url)), spec);
+
+/**
+ * A bench server in a process of its own (a baseline, the floor's hello-world): `spec` goes to its
+ * stdin as JSON, the URL it prints as its first stdout line comes back. The IPC channel closes when
+ * this process dies, however it dies: the server then stops too.
+ */
+export function spawnBenchServer(entry: string, spec: unknown = {}): Promise<{ url: string; pid: number; stop(): Promise<void> }> {
   const child = spawn(process.execPath, ['--import=tsx', entry], { stdio: ['pipe', 'pipe', 'inherit', 'ipc'] });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const stop = async () => {
@@ -76,7 +81,7 @@ function spawnServer(spec: ServerSpec): Promise<{ url: string; pid: number; stop
       stdout.resume();
       resolve({ url: (JSON.parse(out.slice(0, line)) as { url: string }).url, pid: child.pid!, stop });
     };
-    const onEarlyExit = (code: number | null) => reject(new Error(`conventional server exited ${code} before listening`));
+    const onEarlyExit = (code: number | null) => reject(new Error(`${entry} exited ${code} before listening`));
     stdout.on('data', onData);
     child.once('exit', onEarlyExit);
     child.once('error', reject);

@@ -1,6 +1,7 @@
 // Follow an agent (POST /api/v1/users/me/subscriptions): plan on the pool and wallet as they are,
-// claim a beta seat for a pool it opens, then move the capital as a transfer (wallet → pool) whose
-// credit opens the pool or applies the new settings. Nothing to add: the settings alone. The credit
+// then move the capital as a transfer (wallet → pool) whose credit opens the pool or applies the
+// new settings; for a pool of a beta agent it opens, the transfer's first step takes a seat claim
+// (domain/transfer/legs/pool.ts). Nothing to add: the settings alone. The credit
 // lands only on the pool as the follow found it (domain/pool/follow.ts): a pool stopped or opened
 // meanwhile rejects it, the money goes back, and the follow plans again on fresh state.
 import { agentDecider, isFollowable, seatClaimId, type ListedAgent } from '../../domain/agent/index.ts';
@@ -16,8 +17,7 @@ import { planned } from '../../domain/transfer/process.ts';
 import { requestedWalletContext, type WalletContext } from '../../domain/wallet/context.ts';
 import { walletDecider } from '../../domain/wallet/decide.ts';
 import type { Tools } from '../tools.ts';
-import { runTransfer } from '../transfers/run.ts';
-import { takeSeatClaim } from './beta-seats.ts';
+import { runReserved, runTransfer } from '../transfers/run.ts';
 import { currentWalletContext, PLAN_STALENESS_MS } from './planning.ts';
 import { choicesOf, type SubscribeInput } from './subscribe-input.ts';
 import type { FollowAgentData, FollowAgentResult } from './commands.ts';
@@ -84,44 +84,23 @@ async function follow({ userId, input }: FollowAgentData, tools: Tools, maxStale
     const { VIRTUAL_START_USD, SOL_PRICE_USD } = tools.deps.config;
     return { pool: pool.state, plan: planFollow({ ...facts, virtualStartMicro: usdToMicro(VIRTUAL_START_USD), solPriceMicro: usdToMicro(SOL_PRICE_USD) }) };
   };
-  /** The claims this request took: each opening of a beta agent's pool holds one of its own. */
-  const claims: string[] = [];
-  const moveOf = async (state: PoolState, plan: FollowPlan): Promise<FollowMove> => {
+  // An opening of a beta agent's pool names a seat claim of its own (after the transfer that opens
+  // it); the transfer takes it before the wallet pays and gives it back unless the pool opened with it.
+  const moveOf = (state: PoolState, plan: FollowPlan): FollowMove => {
     if (state.followed) return { ...plan, topsUp: state.openings ?? 0 };
     if (agent.betaStatus !== 'beta') return plan;
-    const seatClaim = seatClaimId(nextTransferId(id, state), tools.deps.ids.uuid());
-    await takeSeatClaim(tools, agent, userId, seatClaim);
-    claims.push(seatClaim);
-    return { ...plan, seatClaim };
+    return { ...plan, seatClaim: seatClaimId(nextTransferId(id, state), tools.deps.ids.uuid()) };
   };
   const first = await planOnce();
-  let pool: PoolState;
-  try {
-    const endpoint = { userId, agentId: agent.id, walletContext };
-    await rounds(
-      first,
-      () => planOnce(true),
-      async (round) => apply(tools, id, endpoint, round.pool, await moveOf(round.pool, round.plan)),
-    );
-    ({ state: pool } = await tools.load(poolDecider, id, { answer: true }));
-  } catch (err) {
-    // A claim this request took goes back unless a pool opened with it or a debit waits to open one.
-    await giveBack(tools, agent.id, userId, claims);
-    throw err;
-  }
-  // Another request opened the pool first: the claims it did not open with go back.
-  if (claims.some((c) => !pool.followed || c !== pool.seatClaim)) await giveBack(tools, agent.id, userId, claims);
+  const endpoint = { userId, agentId: agent.id, walletContext };
+  await rounds(
+    first,
+    () => planOnce(true),
+    (round) => apply(tools, id, endpoint, round.pool, moveOf(round.pool, round.plan)),
+  );
+  const { state: pool } = await tools.load(poolDecider, id, { answer: true });
   return { agentId: agent.id, walletContext, terms: first.plan.terms, created: !first.pool.followed, pool };
 }
-
-/** A failed release leaves the claims to the recovery's sweep (after its grace period). */
-const giveBack = (tools: Tools, agentId: string, userId: string, claims: string[]): Promise<void> =>
-  claims.length === 0
-    ? Promise.resolve()
-    : tools.dispatch('ReleaseOrphanSeat', { agentId, userId, claims }).then(
-        () => undefined,
-        () => undefined,
-      );
 
 /** A round's plan and how it found the pool: it tops up the opening it found, or opens a pool not followed (with a seat claim for a beta agent). */
 type FollowMove = FollowPlan & { topsUp?: number; seatClaim?: string };
@@ -135,21 +114,22 @@ async function apply(
   { settings, terms, topUpMicro, topsUp, seatClaim }: FollowMove,
 ): Promise<number> {
   const follow = { settings, terms, ...(topsUp !== undefined ? { topsUp } : {}), ...(seatClaim !== undefined ? { seatClaim } : {}) };
+  const plan = {
+    transferId: nextTransferId(id, state),
+    amountMicro: topUpMicro,
+    from: { kind: 'wallet' as const, userId: pool.userId, walletContext: pool.walletContext },
+    to: { kind: 'pool' as const, ...pool, follow },
+  };
   if (topUpMicro === 0) {
-    await tools.execute(poolDecider, id, { type: 'FollowAgent', data: { ...pool, ...follow } }).catch((err: unknown) => {
-      throw err instanceof DomainError && lostOpeningRace(err.message) ? new LostOpeningRace(err.message) : err;
-    });
+    // Nothing to move: the settings alone, or a pool opened empty (its seat reserved all the same).
+    await runReserved(tools, plan, () =>
+      tools.execute(poolDecider, id, { type: 'FollowAgent', data: { ...pool, ...follow } }).catch((err: unknown) => {
+        throw err instanceof DomainError && lostOpeningRace(err.message) ? new LostOpeningRace(err.message) : err;
+      }),
+    );
     return 0;
   }
-  const transfer = await runTransfer(
-    tools,
-    planned({
-      transferId: nextTransferId(id, state),
-      amountMicro: topUpMicro,
-      from: { kind: 'wallet', userId: pool.userId, walletContext: pool.walletContext },
-      to: { kind: 'pool', ...pool, follow },
-    }),
-  );
+  const transfer = await runTransfer(tools, planned(plan));
   if (transfer.status === 'failed') throw transfer.refusal!;
   // Real context: the credit waits for the venue (pending); the capital is on its way.
   if (transfer.status === 'compensated' && lostOpeningRace(transfer.rejection ?? '')) throw new LostOpeningRace(transfer.rejection);

@@ -16,11 +16,19 @@ import { claimsHeld, releaseClaims } from './beta-seats.ts';
 import type { ReleaseOrphanSeatData } from './commands.ts';
 
 export async function releaseOrphanSeat({ data }: Command<'ReleaseOrphanSeat', ReleaseOrphanSeatData>, tools: Tools): Promise<{ released: boolean }> {
-  const { agentId, userId } = data;
+  return { released: await releaseUnheldClaims(tools, data.agentId, data.userId, data.claims ?? []) };
+}
+
+/**
+ * Gives back the user's claims on the agent that no pool holds and none will, `own` among them
+ * (claims the caller took and no longer uses); whether any went back. The follow's transfer runs
+ * it as its seat's release step (commands/transfers/seat-steps.ts).
+ */
+export async function releaseUnheldClaims(tools: Tools, agentId: string, userId: string, own: readonly string[]): Promise<boolean> {
   const { state: agent } = await tools.load(agentDecider, agentId);
-  if (!agent.exists) return { released: false };
+  if (!agent.exists) return false;
   const held = await claimsHeld(tools, agent, userId);
-  if (held.length === 0) return { released: false };
+  if (held.length === 0) return false;
   const [pools, { state: wallet }] = await Promise.all([
     Promise.all(
       walletContexts.map(async (walletContext) => ({
@@ -31,12 +39,12 @@ export async function releaseOrphanSeat({ data }: Command<'ReleaseOrphanSeat', R
     tools.load(walletDecider, userId),
   ]);
   const graceEndsBefore = tools.metadata.now.getTime() - tools.deps.config.TRANSFER_RECOVERY_GRACE_MS;
-  const facts = { pools, wallet, own: data.claims ?? [], graceEndsBefore };
+  const facts = { pools, wallet, own, graceEndsBefore };
   let released = false;
   for (const { k, claims } of held) {
     const going = claimsToRelease(claims, facts);
     await releaseClaims(tools, agentId, userId, k, going);
     released ||= going.length > 0;
   }
-  return { released };
+  return released;
 }

@@ -4,9 +4,10 @@
 // that is one aggregate's decision is run from its leg's description (aggregate-step.ts); the
 // others from their own registry (steps-registry.ts), which nothing else reads.
 import type { Command } from '../../domain/shared/decider.ts';
-import { aggregateStepOf } from '../../domain/transfer/legs/index.ts';
+import { aggregateStepOf, legOf } from '../../domain/transfer/legs/index.ts';
+import type { TransferPlan } from '../../domain/transfer/plan.ts';
 import { decide as decideGroup, evolve as evolveGroup, type GroupState, type UndoTradeStep } from '../../domain/transfer/group.ts';
-import { decide, evolve, type TransferOutcome, type TransferState, type TransferStep } from '../../domain/transfer/process.ts';
+import { decide, evolve, releaseOnError, type TransferOutcome, type TransferState, type TransferStep } from '../../domain/transfer/process.ts';
 import type { PortStepType } from '../../domain/transfer/steps.ts';
 import type { Tools } from '../tools.ts';
 import { runAggregateStep } from './aggregate-step.ts';
@@ -36,14 +37,44 @@ function perform(tools: Tools, step: TransferStep): Promise<TransferOutcome> {
  */
 export type AroundStep = (step: TransferStep | UndoTradeStep, run: () => Promise<TransferOutcome>) => Promise<TransferOutcome>;
 
+/**
+ * A transfer stopped by an error (a lost race past the deadline, the store down) gives back what
+ * its destination reserved, unless the destination keeps it (the release decides on the streams:
+ * a debit that landed before the error keeps its seat claim); a release that fails too is left to
+ * the recovery's sweep, after its grace period.
+ */
 export async function runTransfer(tools: Tools, start: TransferState, around: AroundStep = (_step, run) => run()): Promise<TransferState> {
   let state = start;
-  for (let step = decide(state); step; step = decide(state)) {
-    const stepTools = state.status === 'planned' ? tools : tools.until(Math.max(tools.deadline, tools.deadlineClock.nowMs() + FINISH_MS));
-    const next = step;
-    state = evolve(state, await around(next, () => perform(stepTools, next)));
+  try {
+    for (let step = decide(state); step; step = decide(state)) {
+      const stepTools = state.status === 'planned' ? tools : tools.until(Math.max(tools.deadline, tools.deadlineClock.nowMs() + FINISH_MS));
+      const next = step;
+      state = evolve(state, await around(next, () => perform(stepTools, next)));
+    }
+    return state;
+  } catch (err) {
+    const release = releaseOnError(state);
+    if (release) await perform(tools.until(tools.deadlineClock.nowMs() + FINISH_MS), release).catch(() => undefined);
+    throw err;
   }
-  return state;
+}
+
+/**
+ * A destination's change that moves no money (a follow opening a pool empty): the destination's
+ * reservation, as a transfer of `plan` would take it (legs/ `reservation`), held around `effect`
+ * and given back after it unless kept. Refused reservation: its refusal is thrown.
+ */
+export async function runReserved<T>(tools: Tools, plan: TransferPlan, effect: () => Promise<T>): Promise<T> {
+  const reservation = legOf(plan.to).reservation;
+  const reserve = reservation?.reserve(plan);
+  if (!reservation || !reserve) return effect();
+  const taken = await perform(tools, reserve);
+  if (taken.type === 'ReserveRefused') throw taken.error;
+  try {
+    return await effect();
+  } finally {
+    await perform(tools.until(tools.deadlineClock.nowMs() + FINISH_MS), reservation.release(plan)).catch(() => undefined);
+  }
 }
 
 /**

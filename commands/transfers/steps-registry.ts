@@ -8,6 +8,7 @@ import type { PortStepType, StepData, TransferOutcome } from '../../domain/trans
 
 export type { StepType } from '../../domain/transfer/steps.ts';
 import type { Tools } from '../tools.ts';
+import { releaseSeat, takeSeat } from './seat-steps.ts';
 import { creditPool, openTradeEntry } from './steps.ts';
 import { buyLot, sellLots, sendOut, settleSell } from './swap-steps.ts';
 
@@ -22,4 +23,6 @@ export const stepHandlers: StepHandlers = {
   SellLots: sellLots,
   SettleSell: settleSell,
   SendOut: sendOut,
+  TakeSeat: takeSeat,
+  ReleaseSeat: releaseSeat,
 };

@@ -5,12 +5,19 @@
 // repeated after a crash, by the settlement or by the recovery worker, reports what its endpoint
 // recorded and changes nothing.
 //
+//   planned --Reserved--> planned, the destination's reservation held (a beta seat; only where its leg
+//      |                  asks for one, and never when resumed: a recorded debit took it before)
+//      |--ReserveRefused--> failed (nothing moved: the beta is full)
 //   planned --Debited--> debited --Credited--> completed
 //      |                    |--CreditPending--> pending (the pool waits for the venue)
 //      |                    `--CreditRejected--> rejected --Refunded--> compensated
 //      |--DebitPending--> pending (the pool reserved it; the venue has not paid it out yet)
 //      |--DebitRefused--> failed (nothing moved: refused, or the venue failed the payout)
 //      `--Refunded--> compensated (a retry of a transfer given back already)
+//
+// A reservation held is given back once the transfer is over (completed, compensated, failed) or
+// stopped by an error (`releaseOnError`): the release keeps what the destination holds or will (a
+// pool opened with the seat claim, a debit waiting to open one), so it may run in every case.
 //
 // A pending transfer is resumed from `planned` once the reconciliation worker settles its pool's
 // leg: the steps then report Debited/Credited (confirmed) or DebitRefused/CreditRejected (failed).
@@ -51,6 +58,8 @@ export interface TransferState {
   refusal?: DomainError;
   /** why the destination rejected the credit (rejected, compensated) */
   rejection?: string;
+  /** the destination's reservation (legs/leg.ts `reservation`): held once reserved, released at the end */
+  reservation?: 'held' | 'released';
 }
 
 /** A new transfer, started by a request. */
@@ -83,40 +92,62 @@ function refundOf(plan: TransferPlan, reason: string | undefined): TransferStep 
   return refund(plan, reason);
 }
 
-/** The next step, or null when the transfer is over or waits for the venue. */
+/** What the destination reserves before the debit: only a request's own transfer, and only once. */
+function reserveOf(state: TransferState): TransferStep | null {
+  if (state.resumed || state.reservation !== undefined) return null;
+  return legOf(state.plan.to).reservation?.reserve(state.plan) ?? null;
+}
+
+/** The step that gives back a reservation still held; null: none is. */
+export function releaseOnError(state: TransferState): TransferStep | null {
+  return state.reservation === 'held' ? legOf(state.plan.to).reservation!.release(state.plan) : null;
+}
+
+/** The next step, or null when the transfer is over (its reservation given back) or waits for the venue. */
 export function decide(state: TransferState): TransferStep | null {
   const { plan } = state;
   switch (state.status) {
     case 'planned':
-      return debitOf(plan);
+      return reserveOf(state) ?? debitOf(plan);
     case 'debited':
       return creditOf(plan, state.resumed);
     case 'rejected':
       return refundOf(plan, state.rejection);
     case 'pending':
+      return null;
     case 'completed':
     case 'compensated':
     case 'failed':
-      return null;
+      return releaseOnError(state);
   }
 }
 
 const allowed: Record<TransferStatus, ReadonlyArray<TransferOutcome['type']>> = {
-  planned: ['Debited', 'DebitPending', 'DebitRefused', 'Refunded'],
+  planned: ['Reserved', 'ReserveRefused', 'Debited', 'DebitPending', 'DebitRefused', 'Refunded'],
   debited: ['Credited', 'CreditPending', 'CreditRejected'],
   rejected: ['Refunded'],
   pending: [],
-  completed: [],
-  compensated: [],
-  failed: [],
+  completed: ['Released'],
+  compensated: ['Released'],
+  failed: ['Released'],
 };
 
 /** Folds a step's outcome. An outcome the state does not expect is a bug, never silently taken. */
 export function evolve(state: TransferState, outcome: TransferOutcome): TransferState {
-  if (!allowed[state.status].includes(outcome.type)) {
+  const reservationFits =
+    outcome.type === 'Reserved' || outcome.type === 'ReserveRefused'
+      ? state.reservation === undefined
+      : outcome.type !== 'Released' || state.reservation === 'held';
+  if (!allowed[state.status].includes(outcome.type) || !reservationFits) {
     throw new Error(`transfer ${state.plan.transferId}: ${outcome.type} cannot follow ${state.status}`);
   }
   switch (outcome.type) {
+    case 'Reserved':
+      return { ...state, reservation: 'held' };
+    case 'ReserveRefused':
+      return { ...state, status: 'failed', refusal: outcome.error };
+    case 'Released':
+      return { ...state, reservation: 'released' };
     case 'Debited':
       // The source's record is the truth: a retried request credits what was debited, not what it
       // planned; a pool's close that found nothing to pay out is over (a trade that lost its whole

@@ -12,10 +12,20 @@ export type TransferOutcome =
   | { type: 'Credited' }
   | { type: 'CreditPending' }
   | { type: 'CreditRejected'; reason: string }
-  | { type: 'Refunded' };
+  | { type: 'Refunded' }
+  /** the destination's reservation before the debit (a beta seat for the pool a follow opens): held, refused, given back */
+  | { type: 'Reserved' }
+  | { type: 'ReserveRefused'; error: DomainError }
+  | { type: 'Released' };
 
-/** The commands the process asks for: debit the source, credit the destination, refund the source. */
+/**
+ * The commands the process asks for: debit the source, credit the destination, refund the source;
+ * and, for a destination that must hold something before any money moves (a beta seat), reserve it
+ * first and give it back once the transfer ends without keeping it.
+ */
 export type TransferStep =
+  | { type: 'TakeSeat'; data: { transfer: TransferPlan } }
+  | { type: 'ReleaseSeat'; data: { transfer: TransferPlan } }
   | { type: 'DebitWallet'; data: { transfer: TransferPlan } }
   | { type: 'DebitPool'; data: { transfer: TransferPlan } }
   | { type: 'CreditPool'; data: { transfer: TransferPlan; resumed: boolean } }
@@ -37,9 +47,9 @@ export type StepData<T extends StepType> = Extract<TransferStep, { type: T }>['d
 
 /**
  * The steps that need the venue (its mark price, a swap, a chain transfer), or read more than one
- * aggregate's state: each has a handler of its own (commands/transfers/steps-registry.ts). Every
+ * aggregate's state (a beta seat among the agent's seat shards, given back on the user's pools and wallet): each has a handler of its own (commands/transfers/steps-registry.ts). Every
  * other step is one aggregate's decision, described by its leg (`AggregateStep`, legs/leg.ts) and
  * run by the one generic executor (commands/transfers/aggregate-step.ts).
  */
-export type PortStepType = 'CreditPool' | 'OpenTradeEntry' | 'BuyLot' | 'SellLots' | 'SettleSell' | 'SendOut';
+export type PortStepType = 'CreditPool' | 'OpenTradeEntry' | 'BuyLot' | 'SellLots' | 'SettleSell' | 'SendOut' | 'TakeSeat' | 'ReleaseSeat';
 export type AggregateStepType = Exclude<StepType, PortStepType>;

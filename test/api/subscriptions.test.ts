@@ -1,7 +1,7 @@
 import t from 'tap';
 import { walletDecider } from '../../domain/wallet/decide.ts';
 import { api, loadState, startTestApp, type TestApp } from '../support/app.ts';
-import { followableAgent } from '../support/agents.ts';
+import { followableAgent, seatHolders } from '../support/agents.ts';
 import { signIn, type SignedIn } from '../support/auth.ts';
 
 const PATH = '/api/v1/users/me/subscriptions';
@@ -333,6 +333,22 @@ t.test('following an agent with a capital pool', async (t) => {
     t.match(full.body.error.message, /beta seats/);
     t.equal(await virtualBalance(app, second), 0, 'the refused follower paid nothing');
     t.equal((await follow(first, { agentId, allocationAmountUsd: 60 })).status, 200);
+  });
+
+  await t.test('a beta pool opened with nothing to move holds its seat all the same', async (t) => {
+    const agentId = await followable({ maxBetaUsers: 1, minAllocationUsd: 0 });
+    const first = await newUser();
+    const second = await newUser();
+    const opened = await follow(first, { agentId });
+    t.equal(opened.status, 200, 'the agent asks for no capital: the pool opens empty');
+    t.equal(opened.body.data.allocatedUsd ?? 0, 0);
+    t.same(await seatHolders(app, agentId), [first.userId], 'the opening took the seat');
+    const full = await follow(second, { agentId });
+    t.equal(full.status, 409, 'the only seat is held');
+    t.equal(full.body.error.reason, 'BETA_FULL');
+    t.same(await seatHolders(app, agentId), [first.userId], 'the refused follow took nothing');
+    t.equal((await follow(first, { agentId, tradeMode: 'ALERTS_ONLY' })).status, 200, 'the holder changes its settings');
+    t.same(await seatHolders(app, agentId), [first.userId], 'with one seat still');
   });
 
   await t.test('concurrent follows of different agents never spend the same dollar', async (t) => {

@@ -81,6 +81,14 @@ export interface Leg<K extends EndpointKind = EndpointKind> {
   credit?: Credit;
   /** the step that gives this endpoint back what the destination rejected; absent: no destination rejects it */
   refund?: Refund;
+  /**
+   * As the destination: what it must hold before any money moves (a pool a follow opens for a beta
+   * agent holds a seat claim), reserved before the debit (null: nothing to hold for this plan), and
+   * the step that gives it back once the transfer ends (completed, compensated, failed, or stopped
+   * by an error); that step keeps what the destination still holds or will (a pool open with the
+   * claim, a debit waiting to open one).
+   */
+  reservation?: { reserve(plan: TransferPlan): TransferStep | null; release(plan: TransferPlan): TransferStep };
   /** the other end's steps, when this endpoint's money decides them (see above) */
   counterpart?: { debit?: Debit; credit?: Credit; refund?: Refund };
   /** a debit of nothing ends the transfer (a pool's close found nothing to pay out) */

@@ -26,6 +26,13 @@ export const poolLeg: Leg<'pool'> = {
   kind: 'pool',
   debit: (plan) => ({ type: 'DebitPool', data: carry(plan) }),
   credit: (plan, resumed) => ({ type: 'CreditPool', data: { transfer: plan, resumed } }),
+  // A follow that opens a pool of a beta agent names a seat claim: the seat is taken before the
+  // wallet pays (BETA_FULL refuses the transfer with nothing moved), and given back at the end
+  // unless the pool opened with it or a debit still waits to open one.
+  reservation: {
+    reserve: (plan) => (endpointAt(plan, 'to', 'pool').follow?.seatClaim === undefined ? null : { type: 'TakeSeat', data: carry(plan) }),
+    release: (plan) => ({ type: 'ReleaseSeat', data: carry(plan) }),
+  },
   emptyDebitEnds: true,
   ...endpointIdentity.pool,
   steps: {

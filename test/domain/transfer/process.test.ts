@@ -165,3 +165,42 @@ t.test('an outcome that cannot follow the state is a bug, never taken silently',
   t.throws(() => givenTransfer(planned(plan), { type: 'Debited', amountMicro: 1 }, { type: 'Debited', amountMicro: 1 }), /cannot follow debited/);
   t.throws(() => givenTransfer(planned(plan), { type: 'Debited', amountMicro: 1 }, { type: 'Credited' }, { type: 'Refunded' }), /cannot follow completed/);
 });
+
+const opening: TransferPlan = {
+  ...plan,
+  to: {
+    ...(plan.to as Extract<TransferPlan['to'], { kind: 'pool' }>),
+    follow: { settings: {} as never, terms: {} as never, seatClaim: `${plan.transferId}@n1` },
+  },
+};
+
+t.test('a follow opening a beta pool takes its seat claim before the wallet pays', async (t) => {
+  givenTransfer(planned(opening)).thenStep(t, { type: 'TakeSeat', data: { transfer: opening } }, 'the seat first');
+  givenTransfer(planned(opening), { type: 'Reserved' }).thenStep(t, { type: 'DebitWallet', data: { transfer: opening } }, 'then the debit');
+  givenTransfer(planned(plan)).thenStep(t, { type: 'DebitWallet', data: { transfer: plan } }, 'a pool opened without a claim reserves nothing');
+  givenTransfer(resumed(opening)).thenStep(t, { type: 'DebitWallet', data: { transfer: opening } }, 'a resumed transfer took its seat before its debit');
+});
+
+t.test('a full beta refuses the transfer with nothing moved and nothing to give back', async (t) => {
+  const full = givenTransfer(planned(opening), { type: 'ReserveRefused', error: refuse('BETA_FULL', 'all seats taken') });
+  full.thenStep(t, null);
+  t.equal(full.state.status, 'failed');
+  t.equal(full.state.refusal?.reason, 'BETA_FULL');
+});
+
+t.test('the seat is given back (unless kept) once the transfer ends, however it ends', async (t) => {
+  const reserved = [{ type: 'Reserved' }, { type: 'Debited', amountMicro: opening.amountMicro }] as const;
+  const release = { type: 'ReleaseSeat', data: { transfer: opening } } as const;
+  const completed = givenTransfer(planned(opening), ...reserved, { type: 'Credited' });
+  completed.thenStep(t, release, 'completed: the release keeps the claim the pool opened with');
+  const compensated = givenTransfer(planned(opening), ...reserved, { type: 'CreditRejected', reason: 'closed' }, { type: 'Refunded' });
+  compensated.thenStep(t, release, 'compensated');
+  const refused = givenTransfer(planned(opening), { type: 'Reserved' }, { type: 'DebitRefused', error: refuse('INSUFFICIENT_FUNDS', 'no') });
+  refused.thenStep(t, release, 'the debit refused');
+  const released = givenTransfer(completed.state, { type: 'Released' });
+  released.thenStep(t, null, 'once released, nothing more');
+  t.equal(released.state.status, 'completed', 'the release does not change how the transfer ended');
+  givenTransfer(planned(opening), ...reserved, { type: 'CreditPending' }).thenStep(t, null, 'pending: the seat stays with the pool waiting for the venue');
+  t.throws(() => givenTransfer(released.state, { type: 'Released' }), /cannot follow/, 'released once');
+  t.throws(() => givenTransfer(planned(opening), { type: 'Reserved' }, { type: 'Reserved' }), /cannot follow/, 'reserved once');
+});

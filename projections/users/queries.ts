@@ -79,8 +79,9 @@ const toDocument = (r: UserRow): UserDocument => ({
   updatedAt: r.updated_at.toISOString(),
 });
 
+/** A prepared statement (named): GET /api/v1/users/me, the cheapest signed-in read, runs it on every call. */
 export async function getUser(pool: Pool, userId: string): Promise<UserDocument | null> {
-  const { rows } = await pool.query<UserRow>('SELECT * FROM users WHERE id = $1', [userId]);
+  const { rows } = await pool.query<UserRow>({ name: 'get-user', text: 'SELECT * FROM users WHERE id = $1', values: [userId] });
   return rows[0] ? toDocument(rows[0]) : null;
 }
 

@@ -65,8 +65,16 @@ export async function webhookFanoutBench(pools = 1_000) {
       res.writeHead(204).end();
     });
   });
+  // when the projections committed the signal's outcome (SignalExecuted of the measured agent), epoch ms
+  let outcomeStream = '';
+  let outcomeProjectedAt = 0;
   const app = await startTestApp({
     durable: true,
+    runnerOptions: {
+      onCommitted: (events, committedAt) => {
+        if (outcomeStream && events.some((e) => e.type === 'SignalExecuted' && e.streamName.startsWith(outcomeStream))) outcomeProjectedAt = committedAt;
+      },
+    },
     // the deployment's webhook sweep and start on projection (the test apps' sweep runs hourly, without the start)
     config: { ADMIN_EMAILS: ADMIN, DATABASE_POOL_SIZE: '24', WEBHOOK_SWEEP_INTERVAL_MS: '1000', WEBHOOK_DELIVER_ON_PROJECTION: 'true' },
     webhookReceiver: { ca: host.ca, allowLoopback: true },
@@ -102,6 +110,7 @@ export async function webhookFanoutBench(pools = 1_000) {
     const sendMs = timeSends(app.deps.webhooks);
     const load0 = loadavg()[0]!;
 
+    outcomeStream = `signal-${agent.agentId}.`;
     const sent = Date.now();
     const answer = await deliver(app, agent, 'webhook-fanout-1');
     const answeredAt = Date.now();
@@ -141,6 +150,7 @@ export async function webhookFanoutBench(pools = 1_000) {
       ],
       ['arrival to the last delivery', `${fmt(lastAt - sent)} ms`, `${ordered.length} deliveries; the last trade.opened at ${fmt(lastTradeAt - sent)} ms`],
       ['    signal webhook answer', `${fmt(answeredAt - sent)} ms`, `outcome ${answer.body?.data?.outcome}; the fan-out itself`],
+      ['    outcome projected into the outbox', `${fmt(outcomeProjectedAt - sent)} ms`, 'from arrival; then the notice, a free slot, the send'],
       ['    arrival to first delivery', `${fmt(firstAt)} ms`, 'projection into the outbox, then the notice to the worker'],
       [
         '    deliveries, lanes side by side',

@@ -39,7 +39,10 @@ import { bullConnection, logQueueErrors, queuePrefix, startWorkers, type Workers
 import { createQueuedMailer } from './workers/mail.ts';
 import { createSignalQueue } from './workers/signals.ts';
 import { createWebhookSender } from './infra/webhook-sender.ts';
-import { claimHead, dueAgents, purgeWebhookDeliveries, recordAttempt } from './projections/webhooks/queries.ts';
+import { webhookAgentsOf } from './projections/webhooks/projector.ts';
+import { purgeWebhookDeliveries } from './projections/webhooks/queries.ts';
+import { publishWebhookNotice } from './infra/webhook-notices.ts';
+import { createWebhookOutbox } from './workers/webhook-outbox.ts';
 
 export interface Roles {
   api: boolean;
@@ -149,6 +152,8 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
           notifyChanged(redis, config.MCP_SESSION_TTL_SECONDS, events).catch((err) => logger.warn({ err }, 'MCP resource change notice failed'));
           // Remembered identities of the users the batch changed go, here and in every API process.
           identities.changed(events.flatMap((e) => userIdOfStream(e.streamName) ?? []));
+          // Workers start delivering what the batch queued for developer webhooks, not at the next sweep.
+          publishWebhookNotice(redis, webhookAgentsOf(events), (err) => logger.warn({ err }, 'webhook outbox notice failed'));
           options.runnerOptions?.onCommitted?.(events, at);
         },
       })
@@ -230,11 +235,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
           ...deps,
           queries,
           purgeExpired,
-          webhookOutbox: {
-            dueAgents: (now, limit) => dueAgents(pool, now, limit),
-            claimHead: (agentId, now, leaseMs) => claimHead(pool, config.JWT_SECRET, agentId, now, leaseMs),
-            recordAttempt: (claimed, attempt) => recordAttempt(pool, claimed, attempt),
-          },
+          webhookOutbox: createWebhookOutbox(pool, config.JWT_SECRET),
           venues: options.venues ?? venuesOf(config, clock, pool),
           reconciliationQueries: { legsAtVenue: (after, limit) => legsAtVenue(pool, after, limit), realPools: (after, limit) => realPools(pool, after, limit) },
           signalQueries: {

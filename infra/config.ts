@@ -123,6 +123,8 @@ const schema = z.object({
   TRANSFER_RECOVERY_GRACE_MS: z.coerce.number().int().positive().default(10000),
   /** how often the webhook worker looks for agents whose next delivery is due (workers/webhooks.ts) */
   WEBHOOK_SWEEP_INTERVAL_MS: z.coerce.number().int().positive().default(1_000),
+  /** a workers process starts delivering what a projections batch queued at once (their notices, infra/webhook-notices.ts); false: at the next sweep only */
+  WEBHOOK_DELIVER_ON_PROJECTION: booleanish.default(true),
   /** the wait after a delivery's first failed attempt; doubled after each further one (with jitter), up to WEBHOOK_RETRY_MAX_MS, for 3 days */
   WEBHOOK_RETRY_BASE_MS: z.coerce.number().int().positive().default(10_000),
   /** the longest wait between two attempts of one delivery */

@@ -64,7 +64,7 @@ export interface PublicFetchOptions {
   loopbackHttp?: boolean;
   /**
    * Connections kept open and reused for the next request to the same host, port and checked
-   * addresses (webhook deliveries, one after another to one receiver). Every request still resolves
+   * addresses (webhook deliveries to one receiver). Every request still resolves
    * and checks the host first: a host that now resolves elsewhere gets a connection of its own.
    */
   keepAlive?: boolean;
@@ -73,6 +73,8 @@ export interface PublicFetchOptions {
 /** The most hosts whose idle connections a keep-alive fetch holds; the oldest's are closed past it. */
 const KEPT_HOSTS = 256;
 const KEPT_IDLE_MS = 1_000;
+/** connections kept per host: as many as one agent's webhook deliveries may be in flight */
+const KEPT_PER_HOST = 8;
 
 type Address = { address: string; family: 4 | 6 };
 
@@ -130,8 +132,9 @@ function agentFor(agents: Agents, url: URL, addresses: Address[]): HttpAgent {
     agents.set(key, kept); // the most recently used last
     return kept;
   }
-  // an idle connection is closed after a second: a burst reuses it, and it is gone before a receiver's own idle time-out could race a request
-  const agentOptions = { keepAlive: true, maxSockets: 4, maxFreeSockets: 1, timeout: KEPT_IDLE_MS };
+  // an idle connection is closed after a second: a burst reuses it, and it is gone before a receiver's own idle time-out could race a request;
+  // as many kept as one agent's deliveries may be in flight (IN_FLIGHT_PER_AGENT, domain/webhook/delivery.ts), so its lanes side by side reuse theirs
+  const agentOptions = { keepAlive: true, maxSockets: KEPT_PER_HOST, maxFreeSockets: KEPT_PER_HOST, timeout: KEPT_IDLE_MS };
   const agent = url.protocol === 'http:' ? new HttpAgent(agentOptions) : new HttpsAgent(agentOptions);
   agents.set(key, agent);
   if (agents.size > KEPT_HOSTS) {

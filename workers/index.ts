@@ -69,7 +69,7 @@ export async function startWorkers(deps: WorkerDeps, keyPrefix: string): Promise
     },
     { lockDurationMs: deps.config.SIGNAL_JOB_LOCK_MS },
   );
-  const webhooks = await startWebhookWorker(connection, prefix, deps);
+  const webhooks = await startWebhookWorker(connection, prefix, deps, keyPrefix);
   const workers: Worker[] = [
     startMailWorker(connection, prefix, createMailer(deps.config, deps.logger), deps.config.JWT_SECRET),
     recovery.worker,
@@ -87,6 +87,7 @@ export async function startWorkers(deps: WorkerDeps, keyPrefix: string): Promise
   return {
     parts: [...workers, ...queues],
     async close() {
+      await webhooks.close();
       await Promise.all(workers.map((w) => w.close()));
       for (const q of queues) await q.close();
       connection.disconnect();

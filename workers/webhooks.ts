@@ -1,32 +1,37 @@
-// Developer webhooks (docs/decisions.md, "Developer webhooks: outbox, order and retries"): a
-// repeatable `sweep` finds agents whose oldest undelivered event is due (the outbox the webhooks
-// projector fills) and queues one `deliver` job per agent, its id derived from the fact (agent,
-// event, attempt, an expired lease) so a duplicate is a no-op. A job claims the agent's head (a
-// lease: one in flight per agent, in order), signs and sends it, records the attempt, and goes on
-// with the agent's next event while they are delivered (RUN_LENGTH a job, then a job for the rest); a
-// failure schedules the head's next try (exponential backoff with jitter, domain/webhook/delivery.ts),
-// and the agent's later events wait behind it.
-import { Queue, Worker, type ConnectionOptions, type Job } from 'bullmq';
+// Developer webhooks (docs/decisions.md, "Developer webhooks: outbox, order and retries" and
+// "Developer webhooks: lanes"): a repeatable `sweep` finds agents with a delivery free to go (the
+// outbox the webhooks projector fills) and queues one `deliver` job per agent, its id derived from the
+// fact (agent, event, attempt, an expired lease) so a duplicate is a no-op; the projections' notices
+// (infra/webhook-notices.ts) start an agent's deliveries at once, without a job. A run sends an
+// agent's deliveries in its lanes' order, up to IN_FLIGHT_PER_AGENT side by side (a lease each, no two
+// of one lane), each signed, sent and its attempt recorded, until none is free or RUN_LENGTH went (then
+// a job for the rest); a failure schedules that delivery's next try (exponential backoff with jitter,
+// domain/webhook/delivery.ts), and its lanes' later deliveries wait behind it.
+import { Queue, Worker, type Job } from 'bullmq';
+import type { Redis } from 'ioredis';
 import { z } from 'zod';
 import { agentSigningSecret } from '../commands/signals/receive.ts';
 import type { Dispatcher } from '../commands/dispatch.ts';
-import { deliveryIdOf, isDelivered, nextAttemptAt } from '../domain/webhook/delivery.ts';
+import { deliveryIdOf, IN_FLIGHT_PER_AGENT, isDelivered, nextAttemptAt } from '../domain/webhook/delivery.ts';
+import type { CommandRoom } from '../commands/handle.ts';
+import type { Logger } from 'pino';
 import type { Clock } from '../infra/clock.ts';
 import type { Config } from '../infra/config.ts';
+import { subscribeWebhookNotices } from '../infra/webhook-notices.ts';
 import type { WebhookSender } from '../infra/webhook-sender.ts';
 import type { AttemptResult, ClaimedDelivery, DueAgent } from '../projections/webhooks/queries.ts';
 
 export const WEBHOOKS_QUEUE = 'webhooks';
 const SWEEP_SCHEDULER = 'webhooks-sweep';
 const SWEEP_BATCH = 200;
-/** the most events one job delivers to one agent before it queues a job for the rest, behind the other agents' jobs */
+/** about the most events one run delivers to one agent before a job for the rest is queued, behind the other agents' jobs */
 export const RUN_LENGTH = 50;
 /** after a run that delivered some and found no more due: how soon the agent's outbox is looked at again */
 const FOLLOW_UP_DELAY_MS = 100;
 
 const deliverJob = z.object({ agentId: z.string().min(1) });
 
-/** The outbox (implemented by projections/webhooks/queries.ts). */
+/** The outbox: projections/webhooks/queries.ts, batched in the service (workers/webhook-outbox.ts). */
 export interface WebhookOutbox {
   dueAgents(now: Date, limit: number): Promise<DueAgent[]>;
   claimHead(agentId: string, now: Date, leaseMs: number): Promise<ClaimedDelivery | undefined>;
@@ -53,10 +58,32 @@ const JOB_OPTIONS = { removeOnComplete: true, removeOnFail: true } as const;
 /** A lease longer than any attempt: the time-out, and as long again for recording it. */
 const leaseMsOf = (deps: WebhookWorkerDeps) => 2 * deps.config.WEBHOOK_TIMEOUT_MS + 5_000;
 
-/** One attempt at the claimed head: what the receiver answered, and when it is tried next. */
+/** How long a decrypted signing secret is used before the agent's stream is read again. */
+const SECRET_TTL_MS = 30_000;
+/** beyond this many agents remembered, all are forgotten (memory stays bounded) */
+const MAX_SECRETS = 10_000;
+/** per command room (one per process): agent → its signing secret, until when */
+const secretsByRoom = new WeakMap<CommandRoom, Map<string, { secret: string; until: number }>>();
+
+/** The agent's signing secret, remembered a short while (a read of its stream and a decryption each time otherwise). */
+async function signingSecret(deps: WebhookWorkerDeps, agentId: string): Promise<string | undefined> {
+  const { room } = deps.dispatch;
+  let secrets = secretsByRoom.get(room);
+  if (!secrets) secretsByRoom.set(room, (secrets = new Map()));
+  const now = performance.now();
+  const known = secrets.get(agentId);
+  if (known && known.until > now) return known.secret;
+  const secret = await agentSigningSecret({ room, config: deps.config }, agentId);
+  if (secrets.size >= MAX_SECRETS) secrets.clear();
+  if (secret === undefined) secrets.delete(agentId);
+  else secrets.set(agentId, { secret, until: now + SECRET_TTL_MS });
+  return secret;
+}
+
+/** One attempt at a claimed delivery: what the receiver answered, and when it is tried next. */
 async function attempt(deps: WebhookWorkerDeps, claimed: ClaimedDelivery): Promise<AttemptResult> {
   const now = deps.clock.now();
-  const secret = claimed.agentDeleted ? undefined : await agentSigningSecret({ room: deps.dispatch.room, config: deps.config }, claimed.agentId);
+  const secret = claimed.agentDeleted ? undefined : await signingSecret(deps, claimed.agentId);
   if (secret === undefined) return { at: now, statusCode: null, error: AGENT_DELETED, durationMs: 0, outcome: { delivered: false, nextAttemptAt: null } };
   const sent = await deps.webhooks.send({ url: claimed.url, secret, body: claimed.body, id: deliveryIdOf(claimed.eventId), type: claimed.type, now });
   if (sent.statusCode !== null && isDelivered(sent.statusCode)) return { at: now, ...sent, outcome: { delivered: true } };
@@ -71,27 +98,85 @@ async function attempt(deps: WebhookWorkerDeps, claimed: ClaimedDelivery): Promi
   return { at: now, ...sent, outcome: { delivered: false, nextAttemptAt: next } };
 }
 
-/** Delivers the agent's due events in order, one at a time, until one fails or none is due; how many were delivered. */
-export async function deliverToAgent(deps: WebhookWorkerDeps, agentId: string): Promise<number> {
-  let delivered = 0;
-  for (let i = 0; i < RUN_LENGTH; i++) {
-    const claimed = await deps.webhookOutbox.claimHead(agentId, deps.clock.now(), leaseMsOf(deps));
-    if (!claimed) break;
-    const result = await attempt(deps, claimed);
-    // a late report (this attempt's lease ran out and another was recorded first) decides nothing: not even disabling
-    if (!(await deps.webhookOutbox.recordAttempt(claimed, result))) break;
-    if (!result.outcome.delivered) {
-      // a redelivery the developer asked for (perhaps of an event days old) failing says nothing of the 3 days the webhook has been failing
-      if (result.outcome.nextAttemptAt === null && result.error !== AGENT_DELETED && !claimed.redelivered) await disableFailing(deps, claimed);
-      break;
-    }
-    delivered++;
-  }
-  return delivered;
+/** A run of deliveries to one agent: `wake` starts again the slots that stopped (something new may be free). */
+interface AgentRun {
+  wake(): void;
+  /** no slot is left: a wake does nothing */
+  readonly over: boolean;
+  /** how many were delivered, once no slot is left */
+  readonly delivered: Promise<number>;
 }
 
 /**
- * The head was given up: the receiver failed for 3 days (the agent's later events waited behind it).
+ * Delivers the agent's deliveries free to go, IN_FLIGHT_PER_AGENT side by side: each slot claims one,
+ * sends it, records it and goes on, until none is free, one of its deliveries fails, or RUN_LENGTH
+ * were delivered. The claims and records of slots running together go as one statement where the
+ * outbox batches them (workers/webhook-outbox.ts).
+ */
+function startRun(deps: WebhookWorkerDeps, agentId: string): AgentRun {
+  let alive = 0;
+  let delivered = 0;
+  let disabled = false;
+  let over = false;
+  let failure: { err: unknown } | undefined;
+  let resolve: (delivered: number) => void = () => {};
+  let reject: (err: unknown) => void = () => {};
+  const promise = new Promise<number>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  const deliverSome = async () => {
+    while (!disabled && delivered < RUN_LENGTH) {
+      const claimed = await deps.webhookOutbox.claimHead(agentId, deps.clock.now(), leaseMsOf(deps));
+      if (!claimed) return;
+      // another slot gave a delivery up and disables the webhook: this one is not sent (its lease runs out, and it waits for enabling)
+      if (disabled) return;
+      const result = await attempt(deps, claimed);
+      // a redelivery the developer asked for (perhaps of an event days old) failing says nothing of the 3 days the webhook has been failing
+      const givenUp = !result.outcome.delivered && result.outcome.nextAttemptAt === null && result.error !== AGENT_DELETED && !claimed.redelivered;
+      if (givenUp) disabled = true;
+      // a late report (this attempt's lease ran out and another was recorded first) decides nothing: not even disabling
+      if (!(await deps.webhookOutbox.recordAttempt(claimed, result))) return;
+      if (!result.outcome.delivered) {
+        if (givenUp) await disableFailing(deps, claimed);
+        return;
+      }
+      delivered++;
+    }
+  };
+  const slot = async () => {
+    alive++;
+    try {
+      await deliverSome();
+    } catch (err) {
+      failure ??= { err };
+    } finally {
+      if (--alive === 0) {
+        over = true;
+        if (failure) reject(failure.err);
+        else resolve(delivered);
+      }
+    }
+  };
+  const wake = () => {
+    if (over || disabled || delivered >= RUN_LENGTH) return;
+    while (alive < IN_FLIGHT_PER_AGENT) void slot();
+  };
+  wake();
+  return {
+    wake,
+    get over() {
+      return over;
+    },
+    delivered: promise,
+  };
+}
+
+/** Delivers the agent's deliveries free to go (startRun); how many were delivered. */
+export const deliverToAgent = (deps: WebhookWorkerDeps, agentId: string): Promise<number> => startRun(deps, agentId).delivered;
+
+/**
+ * A delivery was given up: the receiver failed it for 3 days (its lanes' later events waited behind it).
  * Sending stops (for the developer, as if they disabled it) and the later events queue until the
  * developer enables it again, rather than each being tried and given up in turn.
  */
@@ -119,7 +204,7 @@ function processor(deps: WebhookWorkerDeps, queue: Queue) {
       // WEBHOOK_SWEEP_INTERVAL_MS later, for every run of a burst): at once after a full run (behind the
       // other agents' jobs), else shortly, for the events the projector is still writing (a signal's
       // trades). A follow-up that delivers nothing queues none.
-      if (delivered > 0) await queue.add('deliver', { agentId }, { ...JOB_OPTIONS, delay: delivered === RUN_LENGTH ? 0 : FOLLOW_UP_DELAY_MS });
+      if (delivered > 0) await queue.add('deliver', { agentId }, { ...JOB_OPTIONS, delay: delivered >= RUN_LENGTH ? 0 : FOLLOW_UP_DELAY_MS });
       return delivered;
     }
     if (job.name !== 'sweep') throw new Error(`unknown ${WEBHOOKS_QUEUE} job ${job.name}`);
@@ -135,15 +220,77 @@ function processor(deps: WebhookWorkerDeps, queue: Queue) {
   };
 }
 
-/** The queue, its repeatable sweep (every WEBHOOK_SWEEP_INTERVAL_MS; one scheduler whatever the number of processes) and the worker. */
-export async function startWebhookWorker(connection: ConnectionOptions, prefix: string, deps: WebhookWorkerDeps) {
+/**
+ * Runs started by the projections' notices: one run per agent in this process; a notice during it
+ * wakes its slots that stopped (a delivery just projected may be free), so nothing new waits for the
+ * sweep behind a slow delivery still in flight. A run that stopped at RUN_LENGTH is followed by
+ * another. Other processes' runs and the sweep's jobs go beside these: the claim bounds what is in
+ * flight per agent.
+ */
+function noticedRuns(deps: WebhookWorkerDeps, logger: Logger) {
+  const runs = new Map<string, AgentRun>();
+  const finishing = new Set<Promise<void>>();
+  let closed = false;
+  const start = (agentId: string) => {
+    const run = startRun(deps, agentId);
+    runs.set(agentId, run);
+    const finished = run.delivered.then(
+      (delivered) => {
+        if (runs.get(agentId) === run) runs.delete(agentId);
+        if (delivered >= RUN_LENGTH && !closed) start(agentId);
+      },
+      (err) => {
+        if (runs.get(agentId) === run) runs.delete(agentId);
+        logger.warn({ err, agentId }, 'webhook deliveries failed; the sweep tries again');
+      },
+    );
+    finishing.add(finished);
+    void finished.finally(() => finishing.delete(finished));
+  };
+  return {
+    kick(agentIds: string[]) {
+      for (const agentId of agentIds) {
+        if (closed) return;
+        const run = runs.get(agentId);
+        if (run && !run.over) run.wake();
+        else start(agentId);
+      }
+    },
+    async close() {
+      closed = true;
+      while (finishing.size > 0) await Promise.all(finishing);
+    },
+  };
+}
+
+/**
+ * The queue, its repeatable sweep (every WEBHOOK_SWEEP_INTERVAL_MS; one scheduler whatever the number
+ * of processes), the worker, and the runs the projections' notices start (`keyPrefix`: the deployment's).
+ */
+export async function startWebhookWorker(
+  connection: Redis,
+  prefix: string,
+  deps: WebhookWorkerDeps & { logger: Logger; config: Pick<Config, 'WEBHOOK_DELIVER_ON_PROJECTION'> },
+  keyPrefix: string,
+) {
   const queue = new Queue(WEBHOOKS_QUEUE, { connection, prefix });
   await queue.upsertJobScheduler(
     SWEEP_SCHEDULER,
     { every: deps.config.WEBHOOK_SWEEP_INTERVAL_MS },
     { name: 'sweep', opts: { removeOnComplete: true, removeOnFail: { count: 100 } } },
   );
-  // agents are served in parallel; one agent's events never are (the outbox's lease)
+  // agents are served in parallel; one agent's lanes each one delivery at a time (the outbox's leases)
   const worker = new Worker(WEBHOOKS_QUEUE, processor(deps, queue), { connection, prefix, concurrency: 8 });
-  return { queue, worker };
+  const runs = noticedRuns(deps, deps.logger);
+  const notices = deps.config.WEBHOOK_DELIVER_ON_PROJECTION
+    ? subscribeWebhookNotices(connection, keyPrefix, runs.kick, (err) => deps.logger.warn({ err }, 'webhook outbox notices failed'))
+    : undefined;
+  return {
+    queue,
+    worker,
+    async close() {
+      notices?.close();
+      await runs.close();
+    },
+  };
 }

@@ -38,6 +38,23 @@ export function webhookBody(input: { eventId: string; type: WebhookEventType; cr
   return { id: deliveryIdOf(input.eventId), type: input.type, createdAt: input.createdAt, apiVersion: WEBHOOK_API_VERSION, data: input.data };
 }
 
+/** How many deliveries to one agent's webhookUrl may be in flight at once, whichever worker sends them. */
+export const IN_FLIGHT_PER_AGENT = 8;
+
+/**
+ * Where a delivery queues (docs/decisions.md, "Developer webhooks: lanes"): an agent's deliveries go in
+ * the log's order per follower pool, its lanes, each waiting for the earlier deliveries of every pool it
+ * names (a trade's opened before its closed, a follower's joined before left, a signal's outcome after
+ * whatever its pools heard before); a delivery naming no pool waits for none. `signalKey`: a signal's
+ * outcome does not wait for the trades that signal opened (both carry the signal's id).
+ */
+export function deliveryLanes(type: WebhookEventType, data: Record<string, unknown>): { lanes: string[]; signalKey: string | null } {
+  const named = (list: unknown) => (Array.isArray(list) ? list.map((item) => (item as { poolId?: unknown }).poolId) : []);
+  const pools = [data.poolId, ...named(data.results), ...named(data.parts)].filter((id): id is string => typeof id === 'string');
+  const opensOrOutcome = type === 'trade.opened' || type === 'signal.executed';
+  return { lanes: [...new Set(pools)], signalKey: opensOrOutcome && typeof data.signalId === 'string' ? data.signalId : null };
+}
+
 export interface RetrySchedule {
   /** the wait after the first failed attempt */
   baseMs: number;

@@ -6,7 +6,7 @@ import { agentEventSchema, agentEventTypes } from '../../domain/agent/index.ts';
 import { feeEventSchema } from '../../domain/fees/events.ts';
 import { poolEventSchema, poolEventTypes, type PoolEvent } from '../../domain/pool/events.ts';
 import { signalEventSchema, signalEventTypes, type SignalEvent } from '../../domain/signal/events.ts';
-import { DELIVERY_WINDOW_MS, webhookBody, type WebhookEventType } from '../../domain/webhook/delivery.ts';
+import { DELIVERY_WINDOW_MS, deliveryLanes, webhookBody, type WebhookEventType } from '../../domain/webhook/delivery.ts';
 import type { PoolClient } from '../../infra/db.ts';
 import type { RecordedEvent } from '../../infra/eventstore/port.ts';
 import type { Projector } from '../projector.ts';
@@ -18,15 +18,21 @@ interface Outgoing {
   data: Record<string, unknown>;
 }
 
+/** The delivery and its lanes (domain/webhook/delivery.ts `deliveryLanes`), once per (agent, event). */
 async function enqueue(client: PoolClient, recorded: RecordedEvent, out: Outgoing): Promise<void> {
   const createdAt = recorded.metadata.occurredAt;
   const body = JSON.stringify(webhookBody({ eventId: recorded.id, type: out.type, createdAt, data: out.data }));
+  const { lanes, signalKey } = deliveryLanes(out.type, out.data);
   await client.query(
-    `INSERT INTO webhook_deliveries (agent_id, event_id, type, body, occurred_at, next_attempt_at)
-     SELECT agent_id, $2, $3, $4, $5, $5 FROM webhook_endpoints
-     WHERE agent_id = $1 AND deleted_at IS NULL AND $5::timestamptz > now() - make_interval(secs => $6::double precision / 1000)
-     ON CONFLICT (agent_id, event_id) DO NOTHING`,
-    [out.agentId, recorded.id, out.type, body, createdAt, DELIVERY_WINDOW_MS],
+    `WITH queued AS (
+       INSERT INTO webhook_deliveries (agent_id, event_id, type, body, occurred_at, next_attempt_at)
+       SELECT agent_id, $2, $3, $4, $5, $5 FROM webhook_endpoints
+       WHERE agent_id = $1 AND deleted_at IS NULL AND $5::timestamptz > now() - make_interval(secs => $6::double precision / 1000)
+       ON CONFLICT (agent_id, event_id) DO NOTHING
+       RETURNING agent_id, seq
+     )
+     INSERT INTO webhook_lanes (agent_id, lane, seq, signal_key) SELECT queued.agent_id, lane, queued.seq, $8 FROM queued, unnest($7::text[]) lane`,
+    [out.agentId, recorded.id, out.type, body, createdAt, DELIVERY_WINDOW_MS, lanes, signalKey],
   );
 }
 
@@ -121,6 +127,26 @@ async function applyFees(client: PoolClient, recorded: RecordedEvent): Promise<v
     type: 'fees.claimed',
     data: { claimId: transfer.transferId, amountMicro: transfer.amountMicro, parts, claimedAt: at },
   });
+}
+
+/** The pool, signal and fee account facts that queue a delivery (pool events by type; a signal's outcome; a fee claim). */
+const queuing = new Set(['AgentFollowed', 'PoolClosed', 'TradeOpened', 'TradeClosed', 'FeesSettled', 'SignalExecuted', 'FeesClaimed']);
+
+/**
+ * The agents whose outbox these events may have grown, from their streams' names (`pool-{userId}.{agentId}.{context}`,
+ * `signal-{agentId}.{key}`, `fees-{agentId}`): named in the projections' notices (infra/webhook-notices.ts).
+ */
+export function webhookAgentsOf(events: readonly RecordedEvent[]): string[] {
+  const agents = new Set<string>();
+  for (const { streamName, type } of events) {
+    if (!queuing.has(type)) continue;
+    if (streamName.startsWith('pool-')) {
+      const poolId = streamName.slice('pool-'.length);
+      agents.add(poolId.slice(poolId.indexOf('.') + 1, poolId.lastIndexOf('.')));
+    } else if (streamName.startsWith('signal-')) agents.add(streamName.slice('signal-'.length).split('.')[0]!);
+    else if (streamName.startsWith('fees-')) agents.add(streamName.slice('fees-'.length));
+  }
+  return [...agents];
 }
 
 export const webhooksProjector: Projector = {

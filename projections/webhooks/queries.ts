@@ -2,8 +2,8 @@
 // progress (attempts, status, next try) is written here by the worker, not as events
 // (docs/decisions.md, "Developer webhooks: outbox, order and retries").
 import { z } from 'zod';
-import { deliveryIdOf, webhookEventTypeSchema, type WebhookEventType } from '../../domain/webhook/delivery.ts';
-import type { Pool } from '../../infra/db.ts';
+import { deliveryIdOf, deliveryLanes, IN_FLIGHT_PER_AGENT, webhookEventTypeSchema, type WebhookEventType } from '../../domain/webhook/delivery.ts';
+import { inTransaction, type Pool } from '../../infra/db.ts';
 import { renderWebhookBody } from './render.ts';
 
 /** The head of an agent's queue, claimed for one attempt; its body as sent (render.ts). */
@@ -32,20 +32,50 @@ export interface DueAgent {
 }
 
 /**
- * Agents whose oldest undelivered event is due at `now` and not in flight, webhooks enabled: at most `limit`.
- * One probe of the pending index per endpoint for its head (LATERAL … ORDER BY seq LIMIT 1), so the
- * sweep's cost follows the number of agents with a webhookUrl, not the backlog behind their heads
- * (a receiver down for days, a disabled webhook's queue).
+ * How far into an agent's pending deliveries (oldest first) a later lane may overtake one waiting or
+ * failing: the claim's and the sweep's cost is bounded by it, not by the backlog behind a receiver
+ * that is down (docs/decisions.md, "Developer webhooks: lanes").
+ */
+const LOOKAHEAD = 2_000;
+
+/** A pending delivery `d` is free to go: no earlier pending delivery shares one of its lanes (a signal's outcome and the trades it opened excepted). */
+const UNBLOCKED = `NOT EXISTS (
+  SELECT 1 FROM webhook_lanes mine JOIN webhook_lanes earlier
+    ON earlier.agent_id = mine.agent_id AND earlier.lane = mine.lane AND earlier.seq < mine.seq
+  WHERE mine.seq = d.seq AND mine.agent_id = d.agent_id AND (mine.signal_key IS NULL OR earlier.signal_key IS DISTINCT FROM mine.signal_key))`;
+
+/** The agent's pending deliveries a claim looks at, oldest first: its lookahead. */
+const WINDOW = (agent: string) =>
+  `(SELECT * FROM webhook_deliveries w WHERE w.agent_id = ${agent} AND w.status = 'pending' ORDER BY w.seq LIMIT ${LOOKAHEAD}) d`;
+
+/** `d` is due at `now` (a parameter) and not in flight. */
+const DUE = (now: string) => `d.next_attempt_at <= ${now} AND (d.lease_until IS NULL OR d.lease_until <= ${now})`;
+
+/**
+ * The agent's deliveries free to go at `now`, in the order they are claimed, at most `limit`: a signal's
+ * outcome first (the answer its sender waits for; it waits for none of the trades it opened), then
+ * the others oldest first, within the lookahead. Outcomes are few: found by their own index.
+ */
+const FREE = (agent: string, now: string, limit: string) => `(
+  SELECT seq FROM (
+    (SELECT d.seq, 0 AS rank FROM webhook_deliveries d WHERE d.agent_id = ${agent} AND d.status = 'pending' AND d.type = 'signal.executed'
+       AND ${DUE(now)} AND ${UNBLOCKED} ORDER BY d.seq LIMIT ${limit})
+    UNION ALL
+    (SELECT d.seq, 1 AS rank FROM ${WINDOW(agent)} WHERE d.type <> 'signal.executed' AND ${DUE(now)} AND ${UNBLOCKED} ORDER BY d.seq LIMIT ${limit})
+  ) candidates ORDER BY rank, seq LIMIT ${limit})`;
+
+/**
+ * Agents with a delivery free to go at `now` (due, not in flight, first in its lanes), webhooks
+ * enabled: at most `limit`, each with the one it would claim first. One probe per endpoint, within its lookahead.
  */
 export async function dueAgents(pool: Pool, now: Date, limit: number): Promise<DueAgent[]> {
   const { rows } = await pool.query<{ agent_id: string; event_id: string; attempts: number; lease_until: Date | null }>(
     `SELECT e.agent_id, head.event_id, head.attempts, head.lease_until
      FROM webhook_endpoints e
      CROSS JOIN LATERAL (
-       SELECT event_id, attempts, next_attempt_at, lease_until FROM webhook_deliveries d
-       WHERE d.agent_id = e.agent_id AND d.status = 'pending' ORDER BY d.seq LIMIT 1
+       SELECT d.event_id, d.attempts, d.next_attempt_at, d.lease_until FROM webhook_deliveries d WHERE d.seq IN ${FREE('e.agent_id', '$1', '1')}
      ) head
-     WHERE e.disabled_at IS NULL AND head.next_attempt_at <= $1 AND (head.lease_until IS NULL OR head.lease_until <= $1)
+     WHERE e.disabled_at IS NULL
      ORDER BY head.next_attempt_at LIMIT $2`,
     [now, limit],
   );
@@ -53,33 +83,52 @@ export async function dueAgents(pool: Pool, now: Date, limit: number): Promise<D
 }
 
 /**
- * Claims the agent's oldest pending delivery when it is due and not leased: one in flight per
- * agent, in the log's order (a later event waits behind one being retried). The lease outlives
- * one attempt; a worker that died mid-attempt leaves it to expire, and the event is sent again.
+ * The worker's progress (leases, attempts) commits without waiting for the disk: a crash loses at most
+ * the last few, and a lost lease or record only sends an event again (at least once; a receiver
+ * de-duplicates on its id). The log is written in order, so a claim never outlives the record before
+ * it: a delivery lost back to pending takes its lanes back, and what followed it in them waits again.
  */
-export async function claimHead(pool: Pool, masterSecret: string, agentId: string, now: Date, leaseMs: number): Promise<ClaimedDelivery | undefined> {
-  const { rows } = await pool.query<{
-    event_id: string;
-    type: WebhookEventType;
-    body: string;
-    attempts: number;
-    occurred_at: Date;
-    url: string;
-    developer_id: string;
-    deleted_at: Date | null;
-    redelivered: boolean;
-  }>(
-    `UPDATE webhook_deliveries d SET lease_until = $2::timestamptz + make_interval(secs => $3::double precision / 1000)
-     FROM webhook_endpoints e
-     WHERE d.agent_id = $1 AND e.agent_id = d.agent_id AND e.disabled_at IS NULL
-       AND d.seq = (SELECT seq FROM webhook_deliveries WHERE agent_id = $1 AND status = 'pending' ORDER BY seq LIMIT 1 FOR UPDATE)
-       AND d.next_attempt_at <= $2 AND (d.lease_until IS NULL OR d.lease_until <= $2)
-     RETURNING d.event_id, d.type, d.body, d.attempts, d.occurred_at, d.redelivered, e.url, e.developer_id, e.deleted_at`,
-    [agentId, now, leaseMs],
-  );
-  const row = rows[0];
-  if (!row) return undefined;
-  return {
+const PROGRESS_COMMITS = 'SET LOCAL synchronous_commit = off';
+
+/**
+ * Claims up to `limit` of the agent's deliveries free to go (oldest first), each with a lease: never
+ * two of one lane at once, never more than IN_FLIGHT_PER_AGENT of the agent in flight whoever claims
+ * (the endpoint's row is locked while counting). The lease outlives one attempt; a worker that died
+ * mid-attempt leaves it to expire, and the event is sent again.
+ */
+export async function claimHeads(pool: Pool, masterSecret: string, agentId: string, now: Date, leaseMs: number, limit: number): Promise<ClaimedDelivery[]> {
+  const rows = await inTransaction(pool, async (client) => {
+    await client.query(PROGRESS_COMMITS);
+    const endpoint = await client.query<{ url: string; developer_id: string; deleted_at: Date | null }>(
+      'SELECT url, developer_id, deleted_at FROM webhook_endpoints WHERE agent_id = $1 AND disabled_at IS NULL FOR UPDATE',
+      [agentId],
+    );
+    const e = endpoint.rows[0];
+    if (!e) return [];
+    const claimed = await client.query<{
+      event_id: string;
+      type: WebhookEventType;
+      body: string;
+      attempts: number;
+      occurred_at: Date;
+      redelivered: boolean;
+      seq: string;
+    }>(
+      `WITH free AS (
+         SELECT GREATEST(0, $4::int - count(*)::int) AS n FROM webhook_deliveries
+         WHERE agent_id = $1 AND status = 'pending' AND lease_until IS NOT NULL AND lease_until > $2
+       ), heads AS (
+         SELECT seq FROM ${FREE('$1', '$2', 'LEAST($5::int, (SELECT n FROM free))')} heads
+       )
+       UPDATE webhook_deliveries d SET lease_until = $2::timestamptz + make_interval(secs => $3::double precision / 1000)
+       FROM heads WHERE d.seq = heads.seq AND d.status = 'pending' AND ${DUE('$2')}
+       RETURNING d.event_id, d.type, d.body, d.attempts, d.occurred_at, d.redelivered, d.seq`,
+      [agentId, now, leaseMs, IN_FLIGHT_PER_AGENT, limit],
+    );
+    // oldest first: the slots start their sends in the log's order
+    return claimed.rows.sort((a, b) => Number(BigInt(a.seq) - BigInt(b.seq))).map((row) => ({ ...row, ...e }));
+  });
+  return rows.map((row) => ({
     agentId,
     eventId: row.event_id,
     type: row.type,
@@ -90,7 +139,12 @@ export async function claimHead(pool: Pool, masterSecret: string, agentId: strin
     developerId: row.developer_id,
     agentDeleted: row.deleted_at !== null,
     redelivered: row.redelivered,
-  };
+  }));
+}
+
+/** One delivery of the agent free to go (claimHeads), or undefined. */
+export async function claimHead(pool: Pool, masterSecret: string, agentId: string, now: Date, leaseMs: number): Promise<ClaimedDelivery | undefined> {
+  return (await claimHeads(pool, masterSecret, agentId, now, leaseMs, 1))[0];
 }
 
 export interface AttemptResult {
@@ -103,28 +157,54 @@ export interface AttemptResult {
 }
 
 /**
- * Records attempt `attempts + 1` of a claimed delivery and releases its lease; a second report of the
- * same attempt changes nothing. Whether it was recorded: false when another attempt was recorded first.
+ * Records attempt `attempts + 1` of each claimed delivery and releases its lease; a delivery delivered
+ * or given up leaves its lanes (the next of each may go). A second report of the same attempt changes
+ * nothing. Whether each was recorded: false when another attempt at it was recorded first. One
+ * statement for all, so one commit, each delivery's row and its attempt's together.
  */
-export async function recordAttempt(pool: Pool, claimed: ClaimedDelivery, result: AttemptResult): Promise<boolean> {
-  const attempt = claimed.attempts + 1;
-  const { outcome } = result;
-  const status = outcome.delivered ? 'delivered' : outcome.nextAttemptAt ? 'pending' : 'failed';
-  const next = outcome.delivered ? null : outcome.nextAttemptAt;
-  // one statement, so one round trip and atomic: the attempt's row only when the delivery's row took it
-  const inserted = await pool.query(
-    `WITH recorded AS (
-       UPDATE webhook_deliveries SET attempts = $3, status = $4, next_attempt_at = COALESCE($5, next_attempt_at), lease_until = NULL,
-         last_attempt_at = $6, last_status_code = $7, last_error = $8, delivered_at = CASE WHEN $4 = 'delivered' THEN $6::timestamptz END,
-         redelivered = redelivered AND $4 = 'pending'
-       WHERE agent_id = $1 AND event_id = $2 AND attempts = $3 - 1 AND status = 'pending'
-       RETURNING agent_id, event_id
+export async function recordAttempts(pool: Pool, reports: Array<{ claimed: ClaimedDelivery; result: AttemptResult }>): Promise<boolean[]> {
+  const column = <T>(of: (r: { claimed: ClaimedDelivery; result: AttemptResult }) => T) => reports.map(of);
+  const statusOf = ({ outcome }: AttemptResult) => (outcome.delivered ? 'delivered' : outcome.nextAttemptAt ? 'pending' : 'failed');
+  const { rows } = await inTransaction(pool, async (client) => {
+    await client.query(PROGRESS_COMMITS);
+    return client.query<{ agent_id: string; event_id: string }>(
+      `WITH report AS (
+       SELECT * FROM unnest($1::text[], $2::text[], $3::int[], $4::text[], $5::timestamptz[], $6::timestamptz[], $7::int[], $8::text[], $9::int[])
+         AS r(agent_id, event_id, attempt, status, next, at, status_code, error, duration_ms)
+     ), recorded AS (
+       UPDATE webhook_deliveries d SET attempts = r.attempt, status = r.status, next_attempt_at = COALESCE(r.next, d.next_attempt_at), lease_until = NULL,
+         last_attempt_at = r.at, last_status_code = r.status_code, last_error = r.error,
+         delivered_at = CASE WHEN r.status = 'delivered' THEN r.at END, redelivered = d.redelivered AND r.status = 'pending'
+       FROM report r
+       WHERE d.agent_id = r.agent_id AND d.event_id = r.event_id AND d.attempts = r.attempt - 1 AND d.status = 'pending'
+       RETURNING d.agent_id, d.event_id, d.seq, d.status, r.attempt, r.at, r.status_code, r.error, r.duration_ms
+     ), attempts AS (
+       INSERT INTO webhook_attempts (agent_id, event_id, attempt, at, status_code, error, duration_ms)
+       SELECT agent_id, event_id, attempt, at, status_code, error, duration_ms FROM recorded
+     ), done AS (
+       DELETE FROM webhook_lanes l USING recorded WHERE recorded.status <> 'pending' AND l.agent_id = recorded.agent_id AND l.seq = recorded.seq
      )
-     INSERT INTO webhook_attempts (agent_id, event_id, attempt, at, status_code, error, duration_ms)
-     SELECT agent_id, event_id, $3, $6, $7, $8, $9 FROM recorded`,
-    [claimed.agentId, claimed.eventId, attempt, status, next, result.at, result.statusCode, result.error, result.durationMs],
-  );
-  return inserted.rowCount === 1;
+     SELECT agent_id, event_id FROM recorded`,
+      [
+        column((r) => r.claimed.agentId),
+        column((r) => r.claimed.eventId),
+        column((r) => r.claimed.attempts + 1),
+        column((r) => statusOf(r.result)),
+        column((r) => (r.result.outcome.delivered ? null : r.result.outcome.nextAttemptAt)),
+        column((r) => r.result.at),
+        column((r) => r.result.statusCode),
+        column((r) => r.result.error),
+        column((r) => r.result.durationMs),
+      ],
+    );
+  });
+  const taken = new Set(rows.map((r) => `${r.agent_id}/${r.event_id}`));
+  return reports.map((r) => taken.has(`${r.claimed.agentId}/${r.claimed.eventId}`));
+}
+
+/** Records one attempt (recordAttempts); false when another attempt at it was recorded first. */
+export async function recordAttempt(pool: Pool, claimed: ClaimedDelivery, result: AttemptResult): Promise<boolean> {
+  return (await recordAttempts(pool, [{ claimed, result }]))[0]!;
 }
 
 export const webhookAttemptSchema = z.object({
@@ -208,21 +288,32 @@ export async function listDeliveries(
 
 /**
  * Sends a delivery again (`id`: the body's id, as listed): pending and due at `now`, its attempts
- * kept. Still the agent's events go in order: it goes before any later event still pending. A
+ * kept. Still its lanes go in order: it goes before their later deliveries still pending. A
  * delivery older than the window gets this one attempt (a failure gives it up again). Marked
  * `redelivered` until it is delivered or given up: its failures never disable the webhook, which only
  * the organic retry schedule decides (workers/webhooks.ts). Undefined: the agent has no such delivery.
  */
 export async function redeliver(pool: Pool, agentId: string, id: string, now: Date): Promise<WebhookDelivery | undefined> {
-  const { rows } = await pool.query<{ event_id: string }>(
-    `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = $3, delivered_at = NULL, redelivered = true
-     WHERE agent_id = $1 AND 'evt_' || replace(event_id, '-', '') = $2 RETURNING event_id`,
-    [agentId, id, now],
-  );
-  if (!rows[0]) return undefined;
+  const eventId = await inTransaction(pool, async (client) => {
+    const { rows } = await client.query<{ event_id: string; seq: string; type: WebhookEventType; body: string }>(
+      `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = $3, delivered_at = NULL, redelivered = true
+       WHERE agent_id = $1 AND 'evt_' || replace(event_id, '-', '') = $2 RETURNING event_id, seq, type, body`,
+      [agentId, id, now],
+    );
+    const row = rows[0];
+    if (!row) return undefined;
+    // back in its lanes at its own place: the lanes' later deliveries not yet in flight wait for it
+    const { lanes, signalKey } = deliveryLanes(row.type, (JSON.parse(row.body) as { data: Record<string, unknown> }).data);
+    await client.query(
+      'INSERT INTO webhook_lanes (agent_id, lane, seq, signal_key) SELECT $1, lane, $2, $4 FROM unnest($3::text[]) lane ON CONFLICT DO NOTHING',
+      [agentId, row.seq, lanes, signalKey],
+    );
+    return row.event_id;
+  });
+  if (eventId === undefined) return undefined;
   const found = await pool.query<DeliveryRow>(`SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries d WHERE d.agent_id = $1 AND d.event_id = $2`, [
     agentId,
-    rows[0].event_id,
+    eventId,
   ]);
   return deliveryOf(found.rows[0]!);
 }

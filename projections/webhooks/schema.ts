@@ -2,7 +2,8 @@
 // Rebuilt from the log: the agents that have a webhookUrl, which agent a pool follows, which
 // signal id a signal stream holds. Kept by a rebuild: the outbox (one row per agent and event,
 // with the worker's progress) and its attempts, since they record deliveries that happened; the
-// projector only ever inserts into the outbox once per (agent, event).
+// projector only ever inserts into the outbox once per (agent, event). The lanes of the pending
+// deliveries (006) are kept with them.
 import type { Migration } from '../../infra/db.ts';
 
 export const webhookMigrations: Migration[] = [
@@ -77,5 +78,32 @@ export const webhookMigrations: Migration[] = [
          WHERE e.disabled_at IS NOT NULL AND e.disabled_reason IS NULL;
       END IF;
     END $$;`,
+  },
+  {
+    // Lanes (domain/webhook/delivery.ts `deliveryLanes`): one row per pending delivery and follower pool it
+    // names, gone when the delivery is delivered or given up; a delivery is sent once no earlier row of its
+    // lanes is left (queries.ts `UNBLOCKED`). Pending rows queued before lanes get theirs from their body.
+    id: 'webhooks/006-lanes',
+    sql: `CREATE TABLE webhook_lanes (
+      agent_id text NOT NULL,
+      lane text NOT NULL,
+      seq bigint NOT NULL,
+      signal_key text,
+      PRIMARY KEY (agent_id, lane, seq)
+    );
+    CREATE INDEX webhook_lanes_seq ON webhook_lanes (seq);
+    CREATE INDEX webhook_deliveries_leased ON webhook_deliveries (agent_id) WHERE status = 'pending' AND lease_until IS NOT NULL;
+    CREATE INDEX webhook_deliveries_outcomes ON webhook_deliveries (agent_id, seq) WHERE status = 'pending' AND type = 'signal.executed';
+    INSERT INTO webhook_lanes (agent_id, lane, seq, signal_key)
+    SELECT d.agent_id, l.lane, d.seq, CASE WHEN d.type IN ('trade.opened', 'signal.executed') THEN j.b->'data'->>'signalId' END
+    FROM webhook_deliveries d
+    CROSS JOIN LATERAL (SELECT d.body::jsonb AS b) j
+    CROSS JOIN LATERAL (
+      SELECT j.b->'data'->>'poolId' AS lane
+      UNION SELECT r->>'poolId' FROM jsonb_array_elements(CASE WHEN jsonb_typeof(j.b->'data'->'results') = 'array' THEN j.b->'data'->'results' ELSE '[]' END) r
+      UNION SELECT p->>'poolId' FROM jsonb_array_elements(CASE WHEN jsonb_typeof(j.b->'data'->'parts') = 'array' THEN j.b->'data'->'parts' ELSE '[]' END) p
+    ) l
+    WHERE d.status = 'pending' AND l.lane IS NOT NULL
+    ON CONFLICT DO NOTHING;`,
   },
 ];

@@ -124,6 +124,8 @@ async function startTestAppOn(db: TestDatabase, smtp: TestSmtpServer, peer: Esdb
     RECONCILIATION_INTERVAL_MS: '3600000',
     HOUSEKEEPING_INTERVAL_MS: '3600000',
     WEBHOOK_SWEEP_INTERVAL_MS: '3600000',
+    // and deliveries start at the sweep only, not as soon as projected: a test that exercises that sets it
+    WEBHOOK_DELIVER_ON_PROJECTION: 'false',
     // A request waits for its own writes' projection up to 5 s in service; a test app on a loaded
     // machine (the suite's parallel files, a bench's load) waits as long as it takes, up to 30 s, so
     // its next request never reads before its own write (a session not yet projected answered 401).

@@ -1,15 +1,8 @@
 import { ConfigError, loadConfig } from './infra/config.ts';
-import { startRuntime, type Roles } from './runtime.ts';
-
-const ROLES: Record<string, Roles> = {
-  all: { api: true, projections: true, workers: true },
-  api: { api: true, projections: false, workers: false },
-  projections: { api: false, projections: true, workers: false },
-  workers: { api: false, projections: false, workers: true },
-};
+import { rolesOf, startRuntime } from './runtime.ts';
 
 async function main() {
-  const roles = ROLES[process.argv[2] ?? 'all'];
+  const roles = rolesOf(process.argv[2] ?? 'all');
   if (!roles) throw new ConfigError(`unknown role ${process.argv[2]}; use all, api, projections or workers`);
   const config = loadConfig();
   const runtime = await startRuntime({ config, roles });

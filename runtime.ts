@@ -50,6 +50,19 @@ export interface Roles {
   workers: boolean;
 }
 
+/** What `main.ts <role>` runs: `npm start` is `all`, `start:api`, `start:projections` and `start:workers` one role each. */
+export const ROLES = {
+  all: { api: true, projections: true, workers: true },
+  api: { api: true, projections: false, workers: false },
+  projections: { api: false, projections: true, workers: false },
+  workers: { api: false, projections: false, workers: true },
+} satisfies Record<string, Roles>;
+
+export type RoleName = keyof typeof ROLES;
+
+/** The roles of a role's name, or undefined for a name that is none. */
+export const rolesOf = (name: string): Roles | undefined => (Object.hasOwn(ROLES, name) ? ROLES[name as RoleName] : undefined);
+
 export interface Runtime {
   deps: AppDeps;
   app?: FastifyInstance;

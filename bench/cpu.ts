@@ -42,9 +42,32 @@ export interface CpuSpent {
 
 /** CPU the server process and the database's backends spent while `work` ran. */
 export async function cpuDuring<T>(serverPid: number, db: Pool, work: () => Promise<T>): Promise<{ result: T; cpu: CpuSpent }> {
+  const { result, cpu } = await cpuOfEachDuring([serverPid], db, work);
+  return { result, cpu: { serverMs: cpu.serverMs, databaseMs: cpu.databaseMs } };
+}
+
+/** CpuSpent of several server processes (a layout's roles): `serverMs` is their sum, `processesMs` each one's, in the order given. */
+export interface CpuOfEach extends CpuSpent {
+  processesMs: number[];
+}
+
+/** CPU each of the server processes `pids` and the database's backends spent while `work` ran. */
+export async function cpuOfEachDuring<T>(pids: number[], db: Pool, work: () => Promise<T>): Promise<{ result: T; cpu: CpuOfEach }> {
   const before = await backendsCpuMs(db);
-  const server0 = processCpuMs(serverPid);
+  const servers0 = pids.map(processCpuMs);
   const result = await work();
-  const serverMs = processCpuMs(serverPid) - server0;
-  return { result, cpu: { serverMs, databaseMs: await backendsCpuSinceMs(db, before) } };
+  const processesMs = pids.map((pid, i) => processCpuMs(pid) - servers0[i]!);
+  const serverMs = processesMs.reduce((a, b) => a + b, 0);
+  return { result, cpu: { serverMs, processesMs, databaseMs: await backendsCpuSinceMs(db, before) } };
+}
+
+/** A process's resident memory now and at its peak (VmRSS, VmHWM), in MB; 0 once it has gone. */
+export function processRssMb(pid: number): { now: number; peak: number } {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+    const kb = (field: string) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? 0);
+    return { now: kb('VmRSS') / 1024, peak: kb('VmHWM') / 1024 };
+  } catch {
+    return { now: 0, peak: 0 };
+  }
 }

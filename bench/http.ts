@@ -16,12 +16,12 @@ import { cpuPer, failed, latency, measuredLoad, pairedWith, ratioNote, ROUNDS, t
 export const CLIENTS = 16;
 export const AGENTS = 40;
 export const POOL_SIZE = 24;
-const ADMIN = 'bench-admin@example.test';
+export const ADMIN = 'bench-admin@example.test';
 export const PATH = '/api/v1/users/me/subscriptions';
 /** Each user's pool for the withdraw run holds this much, so every withdrawal succeeds all run long. */
 const FUND_USD = 5000;
-const WITHDRAW_USD = 0.25;
-const withdrawPath = (agentId: string) => `${PATH}/${agentId}/allocation/withdraw`;
+export const WITHDRAW_USD = 0.25;
+export const withdrawPath = (agentId: string) => `${PATH}/${agentId}/allocation/withdraw`;
 
 /**
  * A follow run's bodies: each call follows an agent or follows it again with a larger allocation,
@@ -38,7 +38,7 @@ export const followBodies = (agentIds: string[], round: number) =>
  * GET must read as many rows on both sides: whichever agents a user's follow run did not reach are
  * followed now, through each side's own route. Returns the rows per user, lowest and highest.
  */
-async function followEveryAgent(server: { url: string }, db: TestApp['deps']['pool'], users: SignedIn[], agentIds: string[]) {
+export async function followEveryAgent(server: { url: string }, db: TestApp['deps']['pool'], users: SignedIn[], agentIds: string[]) {
   const { rows } = await db.query<{ user_id: string; agent_id: string }>('SELECT user_id, agent_id FROM subscriptions');
   const followed = new Set(rows.map((r) => `${r.user_id} ${r.agent_id}`));
   await Promise.all(
@@ -56,7 +56,7 @@ async function followEveryAgent(server: { url: string }, db: TestApp['deps']['po
 }
 
 /** Tops every user's withdraw pool up to FUND_USD through the side's own follow route. */
-async function fund(server: { url: string }, users: SignedIn[], agentOf: (user: number) => string) {
+export async function fund(server: { url: string }, users: SignedIn[], agentOf: (user: number) => string) {
   await Promise.all(
     users.map(async (u, i) => {
       const res = await api(server, 'POST', PATH, {
@@ -69,9 +69,26 @@ async function fund(server: { url: string }, users: SignedIn[], agentOf: (user: 
 }
 
 /** USD the side's pool rows paid out: every withdrawal answered 2xx must be there, and nothing else. */
-async function withdrawnUsd(db: TestApp['deps']['pool']): Promise<number> {
+export async function withdrawnUsd(db: TestApp['deps']['pool']): Promise<number> {
   const { rows } = await db.query<{ out: string }>('SELECT coalesce(sum(confirmed_out_micro), 0) AS out FROM subscriptions');
   return Number(rows[0]!.out) / 1e6;
+}
+
+/**
+ * The flow's agents and users, through the real routes of `app` (whose config names ADMIN among
+ * ADMIN_EMAILS): AGENTS live agents, spot and perp by turns, and CLIENTS signed-in users.
+ */
+export async function seedFlow(app: Pick<TestApp, 'url' | 'deps' | 'waitForMail'>): Promise<{ agentIds: string[]; users: SignedIn[] }> {
+  const admin = await signIn(app, ADMIN);
+  const developer = await signIn(app, 'bench-dev@example.test');
+  const agentIds: string[] = [];
+  for (let i = 0; i < AGENTS; i++) {
+    const body = { name: `Bench ${i}`, venue: i % 2 ? 'PERP_VENUE' : 'SPOT_VENUE', ...(i % 2 ? { maxLeverage: 10 } : {}) };
+    agentIds.push(await followableAgent(app, { developer: developer.accessToken, admin: admin.accessToken }, body, { live: true }));
+  }
+  const users: SignedIn[] = [];
+  for (let i = 0; i < CLIENTS; i++) users.push(await signIn(app, `bench-user-${i}@example.test`));
+  return { agentIds, users };
 }
 
 export async function httpBench(seconds: number) {
@@ -92,15 +109,7 @@ export async function httpBench(seconds: number) {
   let conventional: Conventional | undefined;
   let lean: Conventional | undefined;
   try {
-    const admin = await signIn(app, ADMIN);
-    const developer = await signIn(app, 'bench-dev@example.test');
-    const agentIds: string[] = [];
-    for (let i = 0; i < AGENTS; i++) {
-      const body = { name: `Bench ${i}`, venue: i % 2 ? 'PERP_VENUE' : 'SPOT_VENUE', ...(i % 2 ? { maxLeverage: 10 } : {}) };
-      agentIds.push(await followableAgent(app, { developer: developer.accessToken, admin: admin.accessToken }, body, { live: true }));
-    }
-    const users: SignedIn[] = [];
-    for (let i = 0; i < CLIENTS; i++) users.push(await signIn(app, `bench-user-${i}@example.test`));
+    const { agentIds, users } = await seedFlow(app);
     // Same agents, users and sessions (same ids), so the same tokens pass the same checks there.
     conventional = await startConventional(app, { userIds: users.map((u) => u.userId), agentIds }, POOL_SIZE);
     lean = await startConventional(app, { userIds: users.map((u) => u.userId), agentIds }, POOL_SIZE, true);

@@ -12,7 +12,8 @@ import type { LoadClient, LoadSpec, SigningCost } from './paired.ts';
 const chunks: Buffer[] = [];
 for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
 const spec = JSON.parse(Buffer.concat(chunks).toString('utf8')) as LoadSpec;
-const url = new URL(spec.url);
+/** each client's server: its own `url`, else the spec's */
+const urls = spec.clients.map((c) => new URL(c.url ?? spec.url));
 const agent = new http.Agent({ keepAlive: true, maxSockets: spec.clients.length });
 
 /** Each signature is spent once by the webhook: every signed request gets a timestamp of its own. */
@@ -68,7 +69,7 @@ function credentialsOf(c: number, client: LoadClient, body: unknown, text: strin
 }
 
 function request(c: number, body: unknown): Promise<number> {
-  const client = spec.clients[c]!;
+  const [client, url] = [spec.clients[c]!, urls[c]!];
   const { method, path } = client;
   const text = body === undefined ? undefined : JSON.stringify(body);
   return new Promise((resolve, reject) => {

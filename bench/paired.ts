@@ -9,6 +9,8 @@ export type LoadRun = Run & { failures: number; statuses: Record<string, number>
 
 /** One concurrent client: what it sends, cycling through `bodies`; a webhook client signs each body anew instead of sending a token. */
 export interface LoadClient {
+  /** the server this client calls, when not the spec's `url` (the split layout's clients alternate between its API processes) */
+  url?: string;
   method: string;
   path: string;
   token?: string;
@@ -155,8 +157,11 @@ export async function pairedWith<B extends string>(
   return result;
 }
 
-export const ratioNote = (p: Paired, target: number) =>
-  `median of ${p.ratios.length} rounds (${p.ratios.map((r) => fmt(r, 2)).join(', ')}; /s ${p.rounds.map(([o, c]) => `${fmt(o)}:${fmt(c)}`).join(' ')}); target >= ${target}: ${verdict(p.ratio >= target)}`;
+/** The rounds behind a paired ratio, and the verdict against `target` when there is one. */
+export const ratioNote = (p: Paired, target?: number) =>
+  `median of ${p.ratios.length} rounds (${p.ratios.map((r) => fmt(r, 2)).join(', ')}; /s ${p.rounds.map(([o, c]) => `${fmt(o)}:${fmt(c)}`).join(' ')})${
+    target === undefined ? '' : `; target >= ${target}: ${verdict(p.ratio >= target)}`
+  }`;
 
 /** A load run with the CPU the server process `serverPid` and `db`'s backends spent meanwhile. */
 export async function measuredLoad(serverPid: number, db: Pool, spec: LoadSpec): Promise<LoadRun> {

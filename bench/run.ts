@@ -1,5 +1,5 @@
 // npm run bench [-- --seconds N --events N --audit-events N --bridges N --pools N --wallets N --export-events N
-//   --only eventstore|http|floor|audit|reconciliation|signals|wallet|access|stalls|mcp|statement|export|webhook-fanout]: every
+//   --only eventstore|http|floor|layout|audit|reconciliation|signals|wallet|access|stalls|mcp|statement|export|webhook-fanout]: every
 // figure from one run on this machine, each compared with a baseline or target measured or stated in the same run.
 import { accessBench } from './access.ts';
 import { auditBench } from './audit.ts';
@@ -9,6 +9,7 @@ import { exportBench } from './export.ts';
 import { fanoutBench } from './fanout.ts';
 import { floorBench } from './floor.ts';
 import { httpBench } from './http.ts';
+import { layoutBench } from './layout.ts';
 import { mcpBench } from './mcp.ts';
 import { reconciliationBench } from './reconciliation.ts';
 import { signalParseBench } from './signals.ts';
@@ -45,4 +46,5 @@ if (!only || only === 'statement') await statementBench();
 if (!only || only === 'export') await exportBench(arg('export-events', 200_000));
 if (!only || only === 'webhook-fanout') await webhookFanoutBench(arg('pools', 1_000));
 if (!only || only === 'floor') await floorBench(seconds);
+if (!only || only === 'layout') await layoutBench(seconds);
 process.exit(0);

@@ -1,6 +1,7 @@
 // The service as a separate OS process (`main.ts <role>`) on a test app's database and Redis: a
-// second API process, or a process to kill with SIGKILL.
+// second API process, a process to kill with SIGKILL, or one role of the split layout.
 import { spawn, type ChildProcess } from 'node:child_process';
+import type { RoleName } from '../../runtime.ts';
 import type { TestApp } from './app.ts';
 
 /** How long stop() waits for a graceful exit before SIGKILL. */
@@ -27,7 +28,7 @@ export interface SpawnedProcess extends Omit<ServiceProcess, 'url'> {
  */
 export function spawnServiceProcess(
   app: Pick<TestApp, 'databaseUrl' | 'deps' | 'redisKeyPrefix'>,
-  role: 'all' | 'api' | 'workers',
+  role: RoleName,
   env: Record<string, string> = {},
   /** the entry point: main.ts, or a test's own (test/support/webhook-worker-process.ts) */
   entry = 'main.ts',
@@ -96,7 +97,7 @@ export function spawnServiceProcess(
 
 export async function startServiceProcess(
   app: Pick<TestApp, 'databaseUrl' | 'deps' | 'redisKeyPrefix'>,
-  role: 'all' | 'api' | 'workers',
+  role: RoleName,
   env: Record<string, string> = {},
   /** the entry point: main.ts, or a test's own (test/support/webhook-worker-process.ts) */
   entry = 'main.ts',

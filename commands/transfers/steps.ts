@@ -12,7 +12,7 @@ import { endpointAt } from '../../domain/transfer/legs/leg.ts';
 import { poolOn } from '../../domain/transfer/legs/pool.ts';
 import type { TransferPlan } from '../../domain/transfer/plan.ts';
 import type { TransferOutcome } from '../../domain/transfer/steps.ts';
-import { requestOfStored } from '../../domain/trade/commands.ts';
+import { requestOf } from '../../domain/trade/commands.ts';
 import { tradeDecider } from '../../domain/trade/decide.ts';
 import { markPriceOf } from '../market/mark-price.ts';
 import type { Tools } from '../tools.ts';
@@ -67,7 +67,7 @@ export async function openTradeEntry({ data }: Step<'OpenTradeEntry', { transfer
       tradeId,
       {
         type: 'RequestTrade',
-        data: { ...requestOfStored(request), tradeId, poolId: pool, notionalMicro: transfer.amountMicro * request.leverage, markPrice },
+        data: { ...requestOf(request), tradeId, poolId: pool, notionalMicro: transfer.amountMicro * request.leverage, markPrice },
       },
       { likelyNew: true },
     );

@@ -1,20 +1,25 @@
 // The fan-out figure: one signed open signal to the 1,000 follower pools of a perp agent,
 // the service as `npm start` runs it (API, projectors and the signal worker in one process, durable
-// commits). Measured: the webhook's answer (it waits for the fan-out), the time from that answer to
-// the last trade projected in the trades read model (target <= 1 s), and the fan-out's trades per
-// second (from the signal's arrival to its recorded outcome, in the event log).
+// commits). Measured from the request's arrival (the client's send): the last trade recorded (its
+// fill committed in the event store; target <= 1 s), the last trade projected in the trades read
+// model, and the webhook's answer (it waits for the fan-out); the load average beside them.
+import { loadavg } from 'node:os';
+import type { EventStore } from '../infra/eventstore/port.ts';
 import { signWebhookBody } from '../infra/signing/webhook.ts';
 import { api, startTestApp, type TestApp } from '../test/support/app.ts';
 import { manyUsers, signIn } from '../test/support/auth.ts';
 import { listedFollowableAgent, type ListedAgent } from '../test/support/agents.ts';
+import { backendsCpuMs, backendsCpuSinceMs, processCpuMs } from './cpu.ts';
 import { fmt, report, verdict } from './measure.ts';
 
 const ADMIN = 'fanout-admin@example.test';
 /** A first, unmeasured signal to this many pools of another agent: JIT, connections, caches. */
 const WARM_UP_POOLS = 32;
 const FOLLOW_LANES = 16;
+const TARGET_MS = 1_000;
 
-const listedAgent = (app: TestApp, tokens: { developer: string; admin: string }, name: string) =>
+/** A perp agent whose followers the fan-out benches trade for. */
+export const fanoutAgent = (app: TestApp, tokens: { developer: string; admin: string }, name: string) =>
   listedFollowableAgent(
     app,
     tokens,
@@ -68,6 +73,28 @@ function projectedTrades() {
   };
 }
 
+/**
+ * When the store confirmed the append of the `count`-th trade fill since `expect` (epoch ms): the
+ * appends the command room makes go through the store's `append`, wrapped here.
+ */
+function recordedTrades(store: EventStore) {
+  let filled = 0;
+  let target = Infinity;
+  let reached: (at: number) => void = () => {};
+  const append = store.append.bind(store);
+  (store as { append: EventStore['append'] }).append = async (streamName, events, options) => {
+    const result = await append(streamName, events, options);
+    if (streamName.startsWith('trade-') && events.some((e) => e.type === 'TradeFilled') && ++filled === target) reached(Date.now());
+    return result;
+  };
+  return {
+    expect(count: number): Promise<number> {
+      [filled, target] = [0, count];
+      return new Promise((resolve) => (reached = resolve));
+    },
+  };
+}
+
 /** The signal's span in the event log: from its arrival to its recorded outcome, in ms. */
 async function executionMs(app: TestApp, agentId: string): Promise<number> {
   const { rows } = await app.deps.pool.query<{ ms: number }>(
@@ -92,8 +119,8 @@ export async function fanoutBench(pools = 1_000) {
     const tokens = { developer: developer.accessToken, admin: admin.accessToken };
     const priced = await api(app, 'PUT', '/api/admin/market/prices', { token: admin.accessToken, body: { prices: { BTC: 50_000 } } });
     if (priced.status !== 200) throw new Error(`prices: ${priced.status}`);
-    const warm = await listedAgent(app, tokens, 'Fan-out warm-up');
-    const agent = await listedAgent(app, tokens, 'Fan-out');
+    const warm = await fanoutAgent(app, tokens, 'Fan-out warm-up');
+    const agent = await fanoutAgent(app, tokens, 'Fan-out');
     const s0 = performance.now();
     await followers(app, warm.agentId, 'fanout-warm', WARM_UP_POOLS);
     await followers(app, agent.agentId, 'fanout', pools);
@@ -104,36 +131,45 @@ export async function fanoutBench(pools = 1_000) {
     if (warmAnswer.body?.data?.outcome !== 'executed') throw new Error(`warm-up: ${warmAnswer.status} ${JSON.stringify(warmAnswer.body)}`);
     await warmed;
 
-    const last = projected.expect(pools);
+    const recorded = recordedTrades(app.deps.store);
+    const lastRecorded = recorded.expect(pools);
+    const lastProjected = projected.expect(pools);
+    const loadBefore = loadavg()[0]!;
+    const [process0, backends0] = [processCpuMs(process.pid), await backendsCpuMs(app.deps.pool)];
     const sent = Date.now();
     const answer = await deliver(app, agent, 'fanout-1');
     const answeredAt = Date.now();
-    const lastProjectedAt = await last;
+    const lastRecordedAt = await lastRecorded;
+    // CPU until the last trade recorded (this process: API, worker, projectors; the database's backends): the figure a busy machine changes least.
+    const cpu = { processMs: processCpuMs(process.pid) - process0, databaseMs: await backendsCpuSinceMs(app.deps.pool, backends0) };
+    const lastProjectedAt = await lastProjected;
+    const loadAfter = loadavg()[0]!;
     const { outcome, executionResults } = answer.body.data as { outcome: string; executionResults: Array<{ executionResult: { status: string } }> };
     const executed = executionResults.filter((r) => r.executionResult.status === 'executed').length;
     const { rows } = await app.deps.pool.query<{ n: number }>(`SELECT count(*)::int AS n FROM trades WHERE agent_id = $1 AND status = 'open'`, [agent.agentId]);
     const spanMs = await executionMs(app, agent.agentId);
     const answerMs = answeredAt - sent;
-    const afterAnswerMs = lastProjectedAt - answeredAt;
+    const recordedMs = lastRecordedAt - sent;
 
     console.log(
-      `\nOne signal to ${fmt(pools)} follower pools (perp, 10% of free capital each; API, projectors and signal worker in one process, durable commits; ${fmt(setupSeconds, 1)} s to follow)`,
+      `\nOne signal to ${fmt(pools)} follower pools (perp, 10% of free capital each; API, projectors and signal worker in one process, durable commits; ${fmt(setupSeconds, 1)} s to follow; load average ${loadBefore.toFixed(2)} before, ${loadAfter.toFixed(2)} after)`,
     );
     report([
       [
-        'answer to last trade projected',
-        `${fmt(afterAnswerMs)} ms`,
-        `${afterAnswerMs <= 0 ? 'the trades read model had them all before the answer arrived; ' : ''}target <= 1,000 ms: ${verdict(afterAnswerMs <= 1_000)}`,
+        'arrival to last trade recorded',
+        `${fmt(recordedMs)} ms`,
+        `${fmt((pools / recordedMs) * 1000)} trades/s; from the client's send to the last fill committed in the event store; target <= ${fmt(TARGET_MS)} ms: ${verdict(recordedMs <= TARGET_MS)}`,
       ],
+      ['    arrival to last trade projected', `${fmt(lastProjectedAt - sent)} ms`, `${rows[0]!.n} open trades in the trades read model`],
       [
-        'webhook answer latency',
+        '    webhook answer latency',
         `${fmt(answerMs)} ms`,
         `outcome ${outcome}, ${executed} of ${executionResults.length} pools executed; it waits for the fan-out`,
       ],
-      ['fan-out', `${fmt((pools / spanMs) * 1000)} trades/s`, `${fmt(spanMs)} ms from the signal's arrival to its recorded outcome (event log)`],
-      ['    delivery to last trade projected', `${fmt(lastProjectedAt - sent)} ms`, `${rows[0]!.n} open trades in the read model`],
+      ['    signal received to outcome recorded', `${fmt(spanMs)} ms`, 'in the event log'],
+      ['    CPU to the last trade recorded', `${fmt(cpu.processMs)} ms`, `the service's process; the database's backends ${fmt(cpu.databaseMs)} ms`],
     ]);
-    return { afterAnswerMs, answerMs, tradesPerSecond: (pools / spanMs) * 1000 };
+    return { recordedMs, answerMs, tradesPerSecond: (pools / recordedMs) * 1000 };
   } finally {
     await app.close();
   }

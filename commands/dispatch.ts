@@ -74,6 +74,7 @@ export function createDispatcher(deps: CommandDeps, room: CommandRoom = createCo
           metadata,
           ids,
           deadline: options?.deadline ?? deadline,
+          ...(options?.likelyNew ? { likelyNew: true } : {}),
         });
         seen(decided.position);
         return decided;

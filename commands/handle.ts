@@ -35,6 +35,12 @@ export interface HandleOptions {
   ids: Ids;
   /** epoch ms: a decision still losing races then is refused as BUSY */
   deadline: number;
+  /**
+   * The stream is most likely new (its id was just derived, e.g. a trade's): a first decision with
+   * nothing cached is taken on the initial state without a read, appended as `no_stream`; a stream
+   * that exists after all fails that append and is decided again on a fresh load.
+   */
+  likelyNew?: boolean;
 }
 
 export function eventMetadataOf(metadata: CommandMetadata): EventMetadata {
@@ -196,12 +202,14 @@ export function createCommandRoom(store: EventStore, options: { clock?: Deadline
     streamName: string,
     folder: Folder<State, Event>,
     decide: (state: State, revision: bigint) => Event[],
-    { metadata, ids, deadline }: HandleOptions,
+    { metadata, ids, deadline, likelyNew }: HandleOptions,
   ): Promise<Decided<State, Event>> {
-    // The first attempt may decide on the cached state without a read: an append made on a stale
-    // state fails its expected revision and is decided again on a fresh load. A refusal or a no-op
-    // is only ever answered from a fresh load, since a stale state could refuse wrongly (or look impossible).
-    let unverified = cache.get<State>(folder, streamName);
+    // The first attempt may decide on the cached state without a read (or on the initial state, for a
+    // stream most likely new): an append made on a stale state fails its expected revision and is decided
+    // again on a fresh load. A refusal or a no-op is only ever answered from a fresh load, since a stale
+    // state could refuse wrongly (or look impossible).
+    let unverified: Loaded<State> | undefined =
+      cache.get<State>(folder, streamName) ?? (likelyNew ? { state: folder.initialState(), revision: -1n } : undefined);
     for (let conflicts = 0; ; ) {
       const loaded = unverified ?? (await load(streamName, folder));
       const fromCache = unverified !== undefined;

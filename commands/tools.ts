@@ -69,12 +69,15 @@ export interface Tools {
     id: string,
     options?: { answer?: boolean; maxStaleMs?: number },
   ): Promise<Loaded<S>>;
-  /** Decides `command` on one instance, as its stream's single writer; appends what it decides. */
+  /**
+   * Decides `command` on one instance, as its stream's single writer; appends what it decides.
+   * `likelyNew`: the instance's id was just derived, so its first decision skips the read (handle.ts).
+   */
   execute<C extends Command, S, E extends DomainEvent>(
     aggregate: Aggregate<C, S, E>,
     id: string,
     command: CommandBody<C>,
-    options?: { deadline?: number },
+    options?: { deadline?: number; likelyNew?: boolean },
   ): Promise<Decided<S, E>>;
   /**
    * What `execute` would append, decided on the stream's current state, appending nothing: its

@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto';
 import { agentDecider, type ListedAgent } from '../../domain/agent/index.ts';
 import { poolDecider } from '../../domain/pool/decide.ts';
-import { poolEventSchema } from '../../domain/pool/events.ts';
+import { poolEventSchema, type PoolEvent } from '../../domain/pool/events.ts';
 import { tradeLimitsOf, type TradeSize } from '../../domain/pool/limits.ts';
 import { openTradeRefs } from '../../domain/pool/queries.ts';
 import { poolStream, type FollowedPool } from '../../domain/pool/state.ts';
@@ -27,8 +27,12 @@ import type { ExecuteSignalData } from './commands.ts';
 import { inParallel } from '../../infra/parallel.ts';
 import { transferIds } from '../../domain/transfer/ids.ts';
 
-/** Pools worked on at once by one run: each is a handful of appends on its own streams. */
-const POOL_CONCURRENCY = 16;
+/**
+ * Pools worked on at once by one run: each is a handful of appends on its own streams, independent
+ * of the others', so many at once make the store's group commit and coalesced reads carry many pools
+ * per statement and commit (infra/eventstore/postgres-append.ts, postgres-reads.ts).
+ */
+const POOL_CONCURRENCY = 128;
 
 interface Signal {
   key: string;
@@ -88,7 +92,7 @@ async function openTrades(tools: Tools, signal: Signal, pool: FollowedPool, open
     },
   });
   const tradeIds = orders.map((o) => o.tradeId);
-  const decision = decisionOf(events.length > 0 ? events : await tools.deps.store.readStream(poolStream(poolId)), tradeIds);
+  const decision = decisionOf(events.length > 0 ? events : recordedDecisions(await tools.deps.store.readStream(poolStream(poolId))), tradeIds);
   if ('refused' in decision) return skipped(poolId, decision.refused.reason, decision.refused.message);
   if ('simulated' in decision) return { poolId, status: 'simulated', tradeIds };
   // The pool's decision is the group's debit, taken for all its trades at once by this run (each
@@ -105,13 +109,20 @@ async function openTrades(tools: Tools, signal: Signal, pool: FollowedPool, open
 
 type Decision = { plans: TransferPlan[] } | { refused: { reason: string; message: string } } | { simulated: true };
 
-/** The pool's decision on a group of trades, from its events (the group's own, or its whole stream): the plans it locked margin for, why it refused, or that it executed them on paper. */
-function decisionOf(events: ReadonlyArray<{ type: string; data: unknown }>, tradeIds: string[]): Decision {
+const DECISIONS: ReadonlySet<string> = new Set(['TradeOpened', 'TradeRefused', 'TradeSimulated']);
+
+/** The decisions on trades a pool's stream recorded, read back through the pool's event schema. */
+const recordedDecisions = (events: ReadonlyArray<{ type: string; data: unknown }>): PoolEvent[] =>
+  events.filter((e) => DECISIONS.has(e.type)).map((e) => poolEventSchema.parse(e));
+
+/**
+ * The pool's decision on a group of trades, from its events (the group's own as decided, or its
+ * stream's read back): the plans it locked margin for, why it refused, or that it executed them on paper.
+ */
+function decisionOf(events: readonly PoolEvent[], tradeIds: string[]): Decision {
   const ids = new Set(tradeIds);
   const plans: TransferPlan[] = [];
-  for (const event of events) {
-    if (event.type !== 'TradeOpened' && event.type !== 'TradeRefused' && event.type !== 'TradeSimulated') continue;
-    const e = poolEventSchema.parse(event);
+  for (const e of events) {
     if (e.type === 'TradeRefused' && ids.has(e.data.tradeId)) return { refused: e.data };
     if (e.type === 'TradeSimulated' && ids.has(e.data.tradeId)) return { simulated: true };
     if (e.type === 'TradeOpened' && ids.has(e.data.tradeId) && e.data.transfer) plans.push(e.data.transfer);

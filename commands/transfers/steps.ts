@@ -12,7 +12,7 @@ import { endpointAt } from '../../domain/transfer/legs/leg.ts';
 import { poolOn } from '../../domain/transfer/legs/pool.ts';
 import type { TransferPlan } from '../../domain/transfer/plan.ts';
 import type { TransferOutcome } from '../../domain/transfer/steps.ts';
-import { requestOfStored } from '../../domain/trade/commands.ts';
+import { requestOf } from '../../domain/trade/commands.ts';
 import { tradeDecider } from '../../domain/trade/decide.ts';
 import { markPriceOf } from '../market/mark-price.ts';
 import type { Tools } from '../tools.ts';
@@ -47,22 +47,30 @@ async function rejectionOf(tools: Tools, id: string, transferId: string, decided
 
 // ---- trades: a pool pays a trade its margin; a trade that ended pays its pool back ----
 
-/** The trade opens with the margin (notional = margin × leverage) at the venue's mark, or records why it cannot. */
+/**
+ * The trade opens with the margin (notional = margin × leverage) at the venue's mark, or records why it
+ * cannot. The trade's stream is new but after a crash: its first decision skips the read (`likelyNew`).
+ */
 export async function openTradeEntry({ data }: Step<'OpenTradeEntry', { transfer: TransferPlan }>, tools: Tools): Promise<TransferOutcome> {
   const { transfer } = data;
   const { tradeId, poolId: pool, request } = endpointAt(transfer, 'to', 'trade');
   invariant(request, `transfer ${transfer.transferId}: the trade has no request`);
   const rejected = async (reason: string, message: string) => {
-    const { state } = await tools.execute(tradeDecider, tradeId, { type: 'RejectTrade', data: { tradeId, reason, message } });
+    const { state } = await tools.execute(tradeDecider, tradeId, { type: 'RejectTrade', data: { tradeId, reason, message } }, { likelyNew: true });
     return state.status === 'rejected' ? ({ type: 'CreditRejected', reason: state.reason } as const) : ({ type: 'Credited' } as const);
   };
   const markPrice = await markPriceOf(tools, request.token);
   if (markPrice === null) return rejected('NO_MARK_PRICE', `the venue has no price for ${request.token}`);
   try {
-    const { state } = await tools.execute(tradeDecider, tradeId, {
-      type: 'RequestTrade',
-      data: { ...requestOfStored(request), tradeId, poolId: pool, notionalMicro: transfer.amountMicro * request.leverage, markPrice },
-    });
+    const { state } = await tools.execute(
+      tradeDecider,
+      tradeId,
+      {
+        type: 'RequestTrade',
+        data: { ...requestOf(request), tradeId, poolId: pool, notionalMicro: transfer.amountMicro * request.leverage, markPrice },
+      },
+      { likelyNew: true },
+    );
     return state.status === 'rejected' ? { type: 'CreditRejected', reason: state.reason } : { type: 'Credited' };
   } catch (err) {
     if (err instanceof DomainError) return rejected(err.reason, err.message);

@@ -63,9 +63,16 @@ export const priceEntryOf = (entry: Entry): PriceEntry => {
   return entry;
 };
 
+type RequestOfStored = Omit<z.infer<typeof requestTradeDataSchema>, 'tradeId' | 'poolId' | 'notionalMicro' | 'markPrice'>;
+
 /** A stored request (old or new) as RequestTrade's data, its prices bigints again. */
-export function requestOfStored(raw: unknown): Omit<z.infer<typeof requestTradeDataSchema>, 'tradeId' | 'poolId' | 'notionalMicro' | 'markPrice'> {
-  const stored = parsed(storedTradeRequestSchema, raw);
+export const requestOfStored = (raw: unknown): RequestOfStored => requestOf(parsed(storedTradeRequestSchema, raw));
+
+/**
+ * A request its schema read already (a plan parsed from its event, or decided by the pool on a parsed
+ * command) as RequestTrade's data: the conversion alone, since RequestTrade parses its data again.
+ */
+export function requestOf(stored: StoredTradeRequest): RequestOfStored {
   const { entry, stopLoss, takeProfits, ...rest } = stored;
   return {
     ...rest,

@@ -94,11 +94,25 @@ export function unrealizedPnlMicro(state: TradeState, price: Price): MicroUsd {
   return Math.max(marked, -state.marginMicro - state.realizedPnlMicro);
 }
 
-/** The trade a request starts: pending, nothing filled. */
+/**
+ * The trade a request starts: pending, nothing filled. Its fields named one by one: the event's data
+ * copied by an object rest then spread with the state's fields took about 80 us a call against under
+ * 1 us (7% of a fan-out's process time, bench/fanout-profile.ts); the state is folded twice per trade.
+ */
 export function tradeRequested({ data }: TradeEventOf<'TradeRequested'>): Trade {
-  const { at: _at, stopLoss, trailing, entry, targets, ...rest } = data;
+  const { stopLoss, trailing, entry, targets } = data;
   return {
-    ...rest,
+    tradeId: data.tradeId,
+    poolId: data.poolId,
+    token: data.token,
+    decimals: data.decimals,
+    side: data.side,
+    leverage: data.leverage,
+    notionalMicro: data.notionalMicro,
+    breakevenOnTarget: data.breakevenOnTarget,
+    slippageBps: data.slippageBps,
+    feeBps: data.feeBps,
+    expiresAt: data.expiresAt,
     status: 'pending',
     entry: priceEntryOf(entry),
     targets: targets.map(targetOfEvent),

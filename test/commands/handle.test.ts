@@ -173,6 +173,34 @@ t.test('the command state cache', async (t) => {
     t.same(await a.store.readStream('counter-7'), [], 'nothing appended');
   });
 
+  await t.test('a stream most likely new is decided without a read; one that exists after all is decided again on its fresh state', async (t) => {
+    let reads = 0;
+    const store = a.store;
+    const counted: EventStore = {
+      ...store,
+      readStream: (name, o) => {
+        reads++;
+        return store.readStream(name, o);
+      },
+    };
+    const room = createCommandRoom(counted);
+    // "add 1 once": a repeat on the stream's real state decides nothing.
+    const once = (r: CommandRoom, stream: string) =>
+      r.handle(stream, counterFolder, (s) => (s.events === 0 ? [{ type: 'Added', data: { n: 1 } }] : []), { ...options(), likelyNew: true });
+    const created = await once(room, `counter-new-${randomIds.uuid()}`);
+    t.equal(reads, 0, 'a new stream: appended as no_stream without a read');
+    t.same(created.state, { total: 1, events: 1 });
+    const existing = `counter-new-${randomIds.uuid()}`;
+    await once(b, existing); // another process created it
+    const repeated = await once(room, existing);
+    t.ok(reads > 0, 'the append as no_stream failed: the stream was read');
+    t.same(repeated.events, [], 'decided again on the fresh state: nothing twice');
+    t.same(
+      (await store.readStream(existing)).map((e) => e.revision),
+      [0n],
+    );
+  });
+
   await t.test('a planning load takes a state verified within its bound without a read, and reads once it is older', async (t) => {
     const stream = `counter-stale-${randomIds.uuid()}`;
     await add(a, stream, 1);

@@ -22,6 +22,7 @@ import {
 import {
   comparePositions,
   ConcurrencyError,
+  entryOf,
   type AppendResult,
   type EventData,
   type EventMetadata,
@@ -237,6 +238,7 @@ export function createEsdbEventStore(connectionString: string): EventStore {
     kind: 'esdb',
     append,
     readStream: readStreamRaw,
+    readStreamEntries: async (streamName) => (await readStreamRaw(streamName)).map(entryOf),
     readAll,
     readAllFacts,
     readAllPages: (options) =>

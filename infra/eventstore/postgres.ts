@@ -20,7 +20,18 @@ import {
 import { appendBatcher, appendResultOf, eventColumns, modeOf, type AppendRow } from './postgres-append.ts';
 import { coalescedNotifier, pollingSubscription, sharedListener } from './postgres-live.ts';
 import { pagesOf } from './paging.ts';
-import { COLUMNS, EVENT_TYPES, PlainFact, READ_ALL_FACTS_SQL, READ_ALL_PAGE_SQL, READ_ALL_SQL, readCoalescer, toRecorded } from './postgres-reads.ts';
+import {
+  COLUMNS,
+  EVENT_TYPES,
+  PlainEntry,
+  PlainFact,
+  READ_ALL_FACTS_SQL,
+  READ_ALL_PAGE_SQL,
+  READ_ALL_SQL,
+  READ_STREAM_ENTRIES_SQL,
+  readCoalescer,
+  toRecorded,
+} from './postgres-reads.ts';
 
 export interface PostgresEventStoreOptions {
   pool: Pool;
@@ -137,6 +148,17 @@ export function createPostgresEventStore(options: PostgresEventStoreOptions): Ev
         types: EVENT_TYPES,
       });
       return rows.map((row) => toRecorded(row));
+    },
+
+    async readStreamEntries(streamName: string) {
+      const { rows } = await pool.query<unknown[]>({
+        name: 'read-stream-entries',
+        text: READ_STREAM_ENTRIES_SQL,
+        values: [streamName],
+        rowMode: 'array',
+        types: EVENT_TYPES,
+      });
+      return rows.map((row) => new PlainEntry(row, streamName));
     },
 
     readAll,

@@ -9,7 +9,7 @@ import { replayStep, startReplay, type Replayed } from '../../domain/pool/histor
 import { TRANSFER_COLUMNS, transferRowOf, type TransferRow } from '../../domain/transfer/export-rows.ts';
 import { transferFactOf } from '../../domain/transfer/facts.ts';
 import { streamPages } from '../../infra/eventstore/paging.ts';
-import type { EventStore, RecordedEvent } from '../../infra/eventstore/port.ts';
+import { entryOf, type EventStore, type RecordedEvent } from '../../infra/eventstore/port.ts';
 import { historyEventOf, POOL_STREAM_PREFIX, poolIdOfStream } from '../subscriptions/audit.ts';
 import type { ExportSource } from './encode.ts';
 
@@ -54,7 +54,7 @@ async function* ledgerPages(pages: AsyncIterable<RecordedEvent[]>, options: Expo
   for await (const page of pages) {
     const rows: LedgerRow[] = [];
     for (const recorded of page) {
-      const history = historyEventOf(recorded);
+      const history = historyEventOf(entryOf(recorded));
       if (!history) continue;
       const stream = recorded.streamName;
       const replayed = replayStep(pools.get(stream) ?? startReplay(), history.event);

@@ -4,7 +4,7 @@
 // model's checkpoint, so a projector that is merely behind (or a live service) shows no difference.
 import { replayStep, startReplay, type PoolHistoryEvent, type Replayed } from '../../domain/pool/history.ts';
 import type { Pool } from '../../infra/db.ts';
-import { comparePositions, START, type EventStore, type Position, type RecordedEvent, type RecordedFact } from '../../infra/eventstore/port.ts';
+import { comparePositions, START, type EventStore, type Position, type RecordedEntry, type RecordedFact } from '../../infra/eventstore/port.ts';
 import { readCheckpoint } from '../checkpoints.ts';
 import { poolEventOf } from './projector.ts';
 import { RECORD_COLUMNS } from './queries.ts';
@@ -15,16 +15,16 @@ export const POOL_STREAM_PREFIX = 'pool-';
 export const poolIdOfStream = (streamName: string): string => streamName.slice(POOL_STREAM_PREFIX.length);
 
 /** A recorded pool event as the replay takes it (null for any other event); its time is the command's. */
-export function historyEventOf(recorded: RecordedEvent): PoolHistoryEvent | null {
+export function historyEventOf(recorded: RecordedEntry): PoolHistoryEvent | null {
   const event = poolEventOf(recorded);
   if (!event) return null;
   const position = { commit: String(recorded.position.commit), prepare: String(recorded.position.prepare) };
-  return { id: recorded.id, time: recorded.metadata.occurredAt ?? recorded.createdAt.toISOString(), event, position };
+  return { id: recorded.id, time: recorded.time, event, position };
 }
 
-/** One pool's history from its stream, oldest first; with `until`, only what the log held at that position. */
-export async function poolHistory(store: EventStore, poolId: string, until?: Position): Promise<PoolHistoryEvent[]> {
-  const recorded = await store.readStream(`${POOL_STREAM_PREFIX}${poolId}`);
+/** One pool's history from its stream (readStreamEntries), oldest first; with `until`, only what the log held at that position. */
+export async function poolHistory(store: Pick<EventStore, 'readStreamEntries'>, poolId: string, until?: Position): Promise<PoolHistoryEvent[]> {
+  const recorded = await store.readStreamEntries(`${POOL_STREAM_PREFIX}${poolId}`);
   const events: PoolHistoryEvent[] = [];
   for (const r of recorded) {
     if (until && comparePositions(r.position, until) > 0) break;

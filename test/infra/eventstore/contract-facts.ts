@@ -1,6 +1,6 @@
-// The event-store contract of readAllFacts (registered by contract.ts, so every adapter passes it).
+// The event-store contract of readAllFacts, readAllPages and readStreamEntries (registered by contract.ts, so every adapter passes it).
 import { MAX_PAGE_SIZE, streamPages } from '../../../infra/eventstore/paging.ts';
-import type { EventStore, Position, RecordedEvent, RecordedFact } from '../../../infra/eventstore/port.ts';
+import { entryOf, type EventStore, type Position, type RecordedEvent, type RecordedFact } from '../../../infra/eventstore/port.ts';
 import { ev, mark, readAllUntil, uniq, type TapTest } from './contract-helpers.ts';
 
 /** A fact as the contract compares it, whichever read gave it. */
@@ -102,5 +102,37 @@ export function readAllPagesContract(t: TapTest, store: EventStore): void {
     const none: RecordedEvent[][] = [];
     for await (const page of streamPages(store, uniq('absent'), 3)) none.push(page);
     t.same(none, [], 'an absent stream has no page');
+  });
+}
+
+/** The contract of readStreamEntries: readStream's events, each with only its entry's fields. */
+export function readStreamEntriesContract(t: TapTest, store: EventStore): void {
+  t.test("readStreamEntries: readStream's events with id, position, type, data and time", async (t) => {
+    const [a, other] = [uniq('entries'), uniq('entries-other')];
+    const occurredAt = '2025-03-01T10:00:00.123Z';
+    await store.append(
+      a,
+      [ev('E0', { n: 0 }), ev('E1', { nested: { list: [1, 'two'] } }, { metadata: { correlationId: 'c', actor: 'system:contract', occurredAt } })],
+      {
+        expectedRevision: 'no_stream',
+      },
+    );
+    await store.append(other, [ev('O0')], { expectedRevision: 'no_stream' });
+    // an event whose metadata says no time: its entry's time is the one the store recorded
+    const untimed = { correlationId: 'c', actor: 'system:contract' } as unknown as RecordedEvent['metadata'];
+    await store.append(a, [ev('E2', { n: 2 }, { metadata: untimed })], { expectedRevision: 1n });
+    const events = await store.readStream(a);
+    const entries = await store.readStreamEntries(a);
+    t.same(entries, events.map(entryOf), "readStream's events, in its order, each as entryOf makes it");
+    t.same(
+      entries.map((e) => e.type),
+      ['E0', 'E1', 'E2'],
+      "the stream's own events only",
+    );
+    t.equal(entries[1]?.time, occurredAt, 'the time it happened (metadata.occurredAt)');
+    t.equal(entries[2]?.metadata.occurredAt, undefined, 'no occurredAt where the metadata has none');
+    t.equal(entries[2]?.time, events[2]?.createdAt.toISOString(), 'and then the time the store recorded it, in ISO');
+    t.same(Object.keys(entries[0] ?? {}).sort(), ['data', 'id', 'metadata', 'position', 'streamName', 'time', 'type'], 'and nothing else');
+    t.same(await store.readStreamEntries(uniq('absent')), [], 'an absent stream has none');
   });
 }

@@ -244,7 +244,7 @@ export function createEsdbEventStore(connectionString: string): EventStore {
     readAllPages: (options) =>
       pagesOf(
         (fromPosition, maxCount, prefix) =>
-          readAllOf({ fromPosition, maxCount }, prefix === undefined ? () => true : (e) => e.streamId.startsWith(prefix), toRecorded),
+          readAllOf({ fromPosition, maxCount }, prefix === undefined ? () => true : (e) => e.streamId.startsWith(prefix), (e) => entryOf(toRecorded(e))),
         options,
       ),
     subscribeAll,

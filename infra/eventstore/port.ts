@@ -158,9 +158,9 @@ export interface EventStore {
   /**
    * readAll's events in its order, one page at a time as the consumer asks for them: a pass over
    * the whole log that writes what it reads as it goes (the exports) holds one page, whatever the
-   * log's length.
+   * log's length. Each event as an entry (readStreamEntries' fields): what an exported row says.
    */
-  readAllPages(options: ReadPagesOptions): AsyncIterable<RecordedEvent[]>;
+  readAllPages(options: ReadPagesOptions): AsyncIterable<RecordedEntry[]>;
   /** Catches up from `fromPosition`, then follows live appends, each event exactly once, in readAll order. */
   subscribeAll(options?: SubscribeOptions): Subscription;
   /** Health probe. */

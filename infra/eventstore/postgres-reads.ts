@@ -160,8 +160,10 @@ export const READ_ALL_SQL = `SELECT ${COLUMNS} FROM events
   ORDER BY events.transaction_id, events.position
   LIMIT $3`;
 
-/** readAllPages: the global read, with the stream prefix as a filter on the scan (null: every stream). */
-export const READ_ALL_PAGE_SQL = `SELECT ${COLUMNS} FROM events
+/** readAllPages: the global read, with the stream prefix as a filter on the scan (null: every stream), as entries (PlainEntry, the stream's name last). */
+export const READ_ALL_PAGE_SQL = `SELECT position, transaction_id, event_id, event_type, data, metadata->>'occurredAt',
+    CASE WHEN metadata->>'occurredAt' IS NULL THEN to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') END, stream_name
+  FROM events
   WHERE (transaction_id, position) > ($1::xid8, $2::bigint)
     AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())
     AND ($4::text IS NULL OR starts_with(stream_name, $4))

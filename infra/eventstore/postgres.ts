@@ -12,6 +12,7 @@ import {
   type ReadAllFactsOptions,
   type ReadAllOptions,
   type ReadStreamOptions,
+  type RecordedEntry,
   type RecordedEvent,
   type RecordedFact,
   type SubscribeOptions,
@@ -105,7 +106,7 @@ export function createPostgresEventStore(options: PostgresEventStoreOptions): Ev
     return rows.map((row) => new PlainFact(row));
   }
 
-  async function readPage(after: Position, maxCount: number, streamPrefix: string | undefined): Promise<RecordedEvent[]> {
+  async function readPage(after: Position, maxCount: number, streamPrefix: string | undefined): Promise<RecordedEntry[]> {
     const { rows } = await pool.query<unknown[]>({
       name: 'read-all-page',
       text: READ_ALL_PAGE_SQL,
@@ -113,7 +114,7 @@ export function createPostgresEventStore(options: PostgresEventStoreOptions): Ev
       rowMode: 'array',
       types: EVENT_TYPES,
     });
-    return rows.map((row) => toRecorded(row));
+    return rows.map((row) => new PlainEntry(row, row[7] as string));
   }
 
   return {

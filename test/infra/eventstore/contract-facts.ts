@@ -1,6 +1,6 @@
 // The event-store contract of readAllFacts, readAllPages and readStreamEntries (registered by contract.ts, so every adapter passes it).
 import { MAX_PAGE_SIZE, streamPages } from '../../../infra/eventstore/paging.ts';
-import { entryOf, type EventStore, type Position, type RecordedEvent, type RecordedFact } from '../../../infra/eventstore/port.ts';
+import { entryOf, type EventStore, type Position, type RecordedEntry, type RecordedEvent, type RecordedFact } from '../../../infra/eventstore/port.ts';
 import { ev, mark, readAllUntil, uniq, type TapTest } from './contract-helpers.ts';
 
 /** A fact as the contract compares it, whichever read gave it. */
@@ -57,9 +57,9 @@ export function readAllPagesContract(t: TapTest, store: EventStore): void {
     await store.append(b, [ev('B0'), ev('B1')], { expectedRevision: 'no_stream' });
     await store.append(a, [ev('A3')], { expectedRevision: 2n });
     const { all } = await readAllUntil(store, from, new Set([a, b, other]), 7);
-    const ids = (events: readonly RecordedEvent[]) => events.map((e) => e.id);
+    const ids = (events: ReadonlyArray<RecordedEvent | RecordedEntry>) => events.map((e) => e.id);
 
-    const pages: RecordedEvent[][] = [];
+    const pages: RecordedEntry[][] = [];
     for await (const page of store.readAllPages({ fromPosition: from, pageSize: 2, streamPrefix: prefix })) pages.push(page);
     t.same(
       pages.map((p) => p.map((e) => e.type)),
@@ -71,16 +71,17 @@ export function readAllPagesContract(t: TapTest, store: EventStore): void {
       "the prefix's events in pages of pageSize, in readAll's order",
     );
     t.same(ids(pages.flat()), ids(all.filter((e) => e.streamName.startsWith(prefix))), 'whole events, at their ids');
-    t.same(pages.flat()[0], all[0], 'as readAll gives them');
+    t.same(pages.flat()[0], entryOf(all[0]!), "readAll's event as entryOf makes it");
+    t.same(pages.flat(), all.filter((e) => e.streamName.startsWith(prefix)).map(entryOf), 'every one of them');
 
-    const unfiltered: RecordedEvent[] = [];
+    const unfiltered: RecordedEntry[] = [];
     for await (const page of store.readAllPages({ fromPosition: from, pageSize: 3 })) {
       t.ok(page.length > 0 && page.length <= 3, 'no page larger than pageSize, none empty');
       unfiltered.push(...page);
     }
     t.same(ids(unfiltered.slice(0, all.length)), ids(all), 'without a prefix: what readAll reads');
 
-    const later: RecordedEvent[] = [];
+    const later: RecordedEntry[] = [];
     for await (const page of store.readAllPages({ fromPosition: all[4]!.position, pageSize: 10, streamPrefix: prefix })) later.push(...page);
     t.same(
       later.map((e) => e.type),

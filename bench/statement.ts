@@ -1,18 +1,20 @@
 // The statements' figure: one pool of 10,000 events replayed into its statement (target <= 50 ms).
 // The pool's history is decided by the pool's own decider from the auditors' bench's seeded random mix
-// (bench/audit.ts, simulatedPool), written to the PostgreSQL store in appends of 1,000 events. Timed,
-// as a statement of the pool is made (api/routes/statements/build.ts): the stream read, the fold to
-// `at`, the figures, the lines and fee receipts since `from` (the last hour), the equity line, and the
-// signature over the canonical JSON. Beside it, without a target: the read alone, the fold alone,
+// (bench/audit.ts, simulatedPool), written to the service's PostgreSQL store in appends of 1,000
+// events, under a signed-in user's pool stream. Timed, as a statement of the pool is made
+// (api/routes/statements/build.ts): the stream read, the fold to `at`, the figures, the lines and fee
+// receipts since `from` (the last hour), the equity line, and the signature over the canonical JSON.
+// Beside it, without a target: the same statement through HTTP (GET …/subscriptions/:agentId/statement,
+// from the request to the whole answer read: what a user waits for), the read alone, the fold alone,
 // and the same statement with every one of the 10,000 lines (no `from`).
 import { poolPart } from '../api/routes/statements/build.ts';
 import { poolStatement } from '../domain/pool/statement.ts';
-import { createPool, migrate } from '../infra/db.ts';
-import { createPostgresEventStore } from '../infra/eventstore/postgres.ts';
-import { eventStoreMigrations } from '../infra/eventstore/postgres-schema.ts';
+import { poolId as poolIdOf } from '../domain/pool/state.ts';
+import type { AppendResult } from '../infra/eventstore/port.ts';
 import { signStatement, statementKeys } from '../infra/statement-keys.ts';
 import { poolHistory } from '../projections/subscriptions/audit.ts';
-import { freshDatabase } from '../test/support/db.ts';
+import { startTestApp } from '../test/support/app.ts';
+import { signIn } from '../test/support/auth.ts';
 import { simulatedPool } from './audit.ts';
 import { fmt, percentile, report, verdict } from './measure.ts';
 
@@ -35,36 +37,48 @@ async function timedMs(runs: number, op: () => Promise<unknown>): Promise<number
 const spread = (ms: number[]) => `median ${fmt(percentile(ms, 50), 1)} ms, p95 ${fmt(percentile(ms, 95), 1)} ms over ${ms.length} runs`;
 
 export async function statementBench(events = EVENTS) {
-  const db = await freshDatabase('bench_statement');
-  const pool = createPool(db.url, 4);
-  const store = createPostgresEventStore({ pool });
+  // NODE_ENV development: answers are not also encoded by zod and compared, as under test (api/plugins/serializer.ts).
+  const app = await startTestApp({ config: { NODE_ENV: 'development' } });
   try {
-    await migrate(pool, eventStoreMigrations);
-    const { stream, events: simulated } = simulatedPool(7, events);
+    const user = await signIn(app, 'statement-bench@example.test');
+    const { stream: simulatedStream, events: simulated } = simulatedPool(7, events);
     const history = simulated.slice(0, events);
+    const [, agentId, walletContext] = simulatedStream.slice('pool-'.length).split('.') as [string, string, 'virtual' | 'real'];
+    const poolId = poolIdOf(user.userId, agentId, walletContext);
+    const { store } = app.deps;
     const w0 = performance.now();
+    let last: AppendResult | undefined;
     for (let i = 0; i < history.length; i += APPEND) {
       const batch = history.slice(i, i + APPEND).map(({ event, at }) => ({
         type: event.type,
         data: event.data,
-        metadata: { correlationId: stream, actor: 'bench', occurredAt: at.toISOString() },
+        metadata: { correlationId: poolId, actor: 'bench', occurredAt: at.toISOString() },
       }));
-      await store.append(stream, batch, { expectedRevision: i === 0 ? 'no_stream' : BigInt(i - 1) });
+      last = await store.append(`pool-${poolId}`, batch, { expectedRevision: i === 0 ? 'no_stream' : BigInt(i - 1) });
     }
     const writeMs = performance.now() - w0;
-    const poolId = stream.slice('pool-'.length);
-    const [userId, agentId, walletContext] = poolId.split('.') as [string, string, 'virtual' | 'real'];
+    // the projectors have folded the pool before anything is timed
+    await app.deps.readYourWrites(last?.position);
     const at = history.at(-1)!.at;
     const from = new Date(at.getTime() - 3600_000);
     const keys = statementKeys({ JWT_SECRET: 'bench-statement-secret-of-32-characters!' });
     const statementOf = async (since: Date | undefined) => {
       const part = poolPart(await poolHistory(store, poolId), agentId, walletContext, at, since);
-      return signStatement(keys, { userId, at: at.toISOString(), pools: [part] });
+      return signStatement(keys, { userId: user.userId, at: at.toISOString(), pools: [part] });
+    };
+    const path = `/api/v1/users/me/subscriptions/${agentId}/statement?walletContext=${walletContext}&at=${encodeURIComponent(at.toISOString())}&from=${encodeURIComponent(from.toISOString())}`;
+    let bytes = 0;
+    const overHttp = async () => {
+      const res = await fetch(`${app.url}${path}`, { headers: { authorization: `Bearer ${user.accessToken}` } });
+      const body = await res.text();
+      if (res.status !== 200) throw new Error(`statement over HTTP: ${res.status} ${body.slice(0, 300)}`);
+      bytes = body.length;
     };
     const loaded = await poolHistory(store, poolId);
     const lines = poolStatement(loaded, at, from).lines.length;
 
     const replay = await timedMs(RUNS, () => statementOf(from));
+    const http = await timedMs(RUNS, overHttp);
     const read = await timedMs(RUNS, () => poolHistory(store, poolId));
     const fold = await timedMs(RUNS, async () => poolStatement(loaded, at, from));
     const whole = await timedMs(Math.ceil(RUNS / 3), () => statementOf(undefined));
@@ -73,14 +87,13 @@ export async function statementBench(events = EVENTS) {
     report([
       ['pool written', `${fmt(writeMs)} ms`, `appends of ${fmt(APPEND)} events`],
       ['statement: read, replay, sign', `${fmt(median, 1)} ms`, `${spread(replay)}; target <= ${TARGET_MS} ms: ${verdict(median <= TARGET_MS)}`],
+      ['the same through HTTP', `${fmt(percentile(http, 50), 1)} ms`, `${spread(http)}; request to the whole answer (${fmt(bytes / 1024)} KB), one client`],
       ['stream read and decoded alone', `${fmt(percentile(read, 50), 1)} ms`, spread(read)],
       ['replay alone (fold, figures, lines)', `${fmt(percentile(fold, 50), 1)} ms`, spread(fold)],
       ['statement with every line', `${fmt(percentile(whole, 50), 1)} ms`, `${spread(whole)}; ${fmt(loaded.length)} ledger lines rendered`],
     ]);
-    return { medianMs: median };
+    return { medianMs: median, httpMedianMs: percentile(http, 50) };
   } finally {
-    await store.close();
-    await pool.end();
-    await db.drop();
+    await app.close();
   }
 }

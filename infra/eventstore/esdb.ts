@@ -22,6 +22,7 @@ import {
 import {
   comparePositions,
   ConcurrencyError,
+  entryOf,
   type AppendResult,
   type EventData,
   type EventMetadata,
@@ -237,12 +238,13 @@ export function createEsdbEventStore(connectionString: string): EventStore {
     kind: 'esdb',
     append,
     readStream: readStreamRaw,
+    readStreamEntries: async (streamName) => (await readStreamRaw(streamName)).map(entryOf),
     readAll,
     readAllFacts,
     readAllPages: (options) =>
       pagesOf(
         (fromPosition, maxCount, prefix) =>
-          readAllOf({ fromPosition, maxCount }, prefix === undefined ? () => true : (e) => e.streamId.startsWith(prefix), toRecorded),
+          readAllOf({ fromPosition, maxCount }, prefix === undefined ? () => true : (e) => e.streamId.startsWith(prefix), (e) => entryOf(toRecorded(e))),
         options,
       ),
     subscribeAll,

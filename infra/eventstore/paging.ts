@@ -3,7 +3,7 @@
 // asks for it. Not ahead: a page read while the consumer handled the one before outlived the young
 // generation's collections, and an export of 1,000,000 events grew the RSS by 200 MB instead of 60
 // (test/projections/exports/memory.test.ts).
-import type { EventStore, Position, ReadPagesOptions, RecordedEvent } from './port.ts';
+import type { EventStore, Position, ReadPagesOptions, RecordedEntry, RecordedEvent } from './port.ts';
 import { START } from './port.ts';
 
 /** The largest page a paged read asks for. */
@@ -21,9 +21,9 @@ function checkedPageSize(pageSize: number): number {
  * `after`, in global order; a short page is the end of the log.
  */
 export async function* pagesOf(
-  readPage: (after: Position, count: number, streamPrefix: string | undefined) => Promise<RecordedEvent[]>,
+  readPage: (after: Position, count: number, streamPrefix: string | undefined) => Promise<RecordedEntry[]>,
   { fromPosition = START, pageSize, streamPrefix }: ReadPagesOptions,
-): AsyncGenerator<RecordedEvent[]> {
+): AsyncGenerator<RecordedEntry[]> {
   const size = checkedPageSize(pageSize);
   let after = fromPosition;
   for (;;) {

@@ -12,6 +12,7 @@ import {
   type ReadAllFactsOptions,
   type ReadAllOptions,
   type ReadStreamOptions,
+  type RecordedEntry,
   type RecordedEvent,
   type RecordedFact,
   type SubscribeOptions,
@@ -20,7 +21,18 @@ import {
 import { appendBatcher, appendResultOf, eventColumns, modeOf, type AppendRow } from './postgres-append.ts';
 import { coalescedNotifier, pollingSubscription, sharedListener } from './postgres-live.ts';
 import { pagesOf } from './paging.ts';
-import { COLUMNS, EVENT_TYPES, PlainFact, READ_ALL_FACTS_SQL, READ_ALL_PAGE_SQL, READ_ALL_SQL, readCoalescer, toRecorded } from './postgres-reads.ts';
+import {
+  COLUMNS,
+  EVENT_TYPES,
+  PlainEntry,
+  PlainFact,
+  READ_ALL_FACTS_SQL,
+  READ_ALL_PAGE_SQL,
+  READ_ALL_SQL,
+  READ_STREAM_ENTRIES_SQL,
+  readCoalescer,
+  toRecorded,
+} from './postgres-reads.ts';
 
 export interface PostgresEventStoreOptions {
   pool: Pool;
@@ -94,7 +106,7 @@ export function createPostgresEventStore(options: PostgresEventStoreOptions): Ev
     return rows.map((row) => new PlainFact(row));
   }
 
-  async function readPage(after: Position, maxCount: number, streamPrefix: string | undefined): Promise<RecordedEvent[]> {
+  async function readPage(after: Position, maxCount: number, streamPrefix: string | undefined): Promise<RecordedEntry[]> {
     const { rows } = await pool.query<unknown[]>({
       name: 'read-all-page',
       text: READ_ALL_PAGE_SQL,
@@ -102,7 +114,7 @@ export function createPostgresEventStore(options: PostgresEventStoreOptions): Ev
       rowMode: 'array',
       types: EVENT_TYPES,
     });
-    return rows.map((row) => toRecorded(row));
+    return rows.map((row) => new PlainEntry(row, row[7] as string));
   }
 
   return {
@@ -137,6 +149,17 @@ export function createPostgresEventStore(options: PostgresEventStoreOptions): Ev
         types: EVENT_TYPES,
       });
       return rows.map((row) => toRecorded(row));
+    },
+
+    async readStreamEntries(streamName: string) {
+      const { rows } = await pool.query<unknown[]>({
+        name: 'read-stream-entries',
+        text: READ_STREAM_ENTRIES_SQL,
+        values: [streamName],
+        rowMode: 'array',
+        types: EVENT_TYPES,
+      });
+      return rows.map((row) => new PlainEntry(row, streamName));
     },
 
     readAll,

@@ -23,24 +23,38 @@ export interface ExportSource<Row extends Record<string, ExportCell> = Record<st
 
 const NEEDS_QUOTES = /[",\r\n]/;
 
-/** What a spreadsheet would run as a formula when the file is opened; a plain (negative) number is not one. */
-const FORMULA_START = /^[=+\-@\t\r]/;
+/** What a spreadsheet would run as a formula when the file is opened (a first character of `=+-@\t\r`); a plain (negative) number is not one. */
+const FORMULA_START: ReadonlySet<number> = new Set([...'=+-@\t\r'].map((c) => c.charCodeAt(0)));
 const PLAIN_NUMBER = /^-?\d+(\.\d+)?$/;
+const HASH = 35;
 
 /**
  * One CSV field: empty for nothing, quoted (inner quotes doubled) when it must be. A text that a
  * spreadsheet would take for a formula (a venue's reason starting with `=`, say) is written with a
  * leading `'` and quoted, so opening an export never runs it; amounts are plain numbers and stay as they are.
+ * The first character is looked at once: most cells (ids, times, amounts) need neither.
  */
 export function csvField(cell: ExportCell): string {
   if (cell === null) return '';
   if (typeof cell !== 'string') return String(cell);
-  const formula = FORMULA_START.test(cell) && !PLAIN_NUMBER.test(cell);
-  const text = formula ? `'${cell}` : cell;
-  return formula || NEEDS_QUOTES.test(text) || text.startsWith('#') ? `"${text.replaceAll('"', '""')}"` : text;
+  const first = cell.charCodeAt(0);
+  if (FORMULA_START.has(first) && !PLAIN_NUMBER.test(cell)) return `"'${cell.replaceAll('"', '""')}"`;
+  return first === HASH || NEEDS_QUOTES.test(cell) ? `"${cell.replaceAll('"', '""')}"` : cell;
 }
 
-export const csvLine = (cells: readonly ExportCell[]): string => `${cells.map(csvField).join(',')}\r\n`;
+/** One CSV line of `cells`, CRLF-ended. */
+export function csvLine(cells: readonly ExportCell[]): string {
+  let line = csvField(cells[0] ?? null);
+  for (let i = 1; i < cells.length; i++) line += `,${csvField(cells[i]!)}`;
+  return `${line}\r\n`;
+}
+
+/** One row's CSV line, its cells in the order of `columns` (a cell it lacks is empty). */
+function csvRow<Row extends Record<string, ExportCell>>(columns: readonly (keyof Row & string)[], row: Row): string {
+  let line = csvField(row[columns[0]!] ?? null);
+  for (let i = 1; i < columns.length; i++) line += `,${csvField(row[columns[i]!] ?? null)}`;
+  return `${line}\r\n`;
+}
 
 /** The last line: `#trailer count=N sha256=HEX` in CSV (a comment row), `{"trailer":{…}}` in JSONL. */
 export function trailerLine(format: ExportFormat, count: number, sha256: string): string {
@@ -69,7 +83,7 @@ export async function* exportChunks<Row extends Record<string, ExportCell>>(
   for await (const page of source.pages) {
     if (page.length === 0) continue;
     let text = '';
-    if (format === 'csv') for (const row of page) text += csvLine(columns.map((c) => row[c] ?? null));
+    if (format === 'csv') for (const row of page) text += csvRow(columns, row);
     else for (const row of page) text += `${JSON.stringify(row)}\n`;
     count += page.length;
     yield emit(text);

@@ -9,7 +9,7 @@ import { replayStep, startReplay, type Replayed } from '../../domain/pool/histor
 import { TRANSFER_COLUMNS, transferRowOf, type TransferRow } from '../../domain/transfer/export-rows.ts';
 import { transferFactOf } from '../../domain/transfer/facts.ts';
 import { streamPages } from '../../infra/eventstore/paging.ts';
-import type { EventStore, RecordedEvent } from '../../infra/eventstore/port.ts';
+import { entryOf, type EventStore, type RecordedEntry } from '../../infra/eventstore/port.ts';
 import { historyEventOf, POOL_STREAM_PREFIX, poolIdOfStream } from '../subscriptions/audit.ts';
 import type { ExportSource } from './encode.ts';
 
@@ -43,11 +43,10 @@ function inRangeOf({ from, to }: ExportRange): (time: string) => boolean {
   };
 }
 
-const recordedTime = (r: RecordedEvent): string => r.metadata.occurredAt ?? r.createdAt.toISOString();
-const positionText = (r: RecordedEvent) => ({ commit: String(r.position.commit), prepare: String(r.position.prepare) });
+const positionText = (r: RecordedEntry) => ({ commit: String(r.position.commit), prepare: String(r.position.prepare) });
 
 /** Pool events folded per stream as they come, each line written with the pool after it. */
-async function* ledgerPages(pages: AsyncIterable<RecordedEvent[]>, options: ExportOptions): AsyncGenerator<LedgerRow[]> {
+async function* ledgerPages(pages: AsyncIterable<RecordedEntry[]>, options: ExportOptions): AsyncGenerator<LedgerRow[]> {
   const inRange = inRangeOf(options);
   const pools = new Map<string, Replayed>();
   let read = 0;
@@ -85,9 +84,9 @@ export async function poolLedgerSource(
     await pages.return(undefined);
     return null;
   }
-  async function* all(): AsyncGenerator<RecordedEvent[]> {
-    yield first.value as RecordedEvent[];
-    yield* pages;
+  async function* all(): AsyncGenerator<RecordedEntry[]> {
+    yield first.value.map(entryOf);
+    for await (const page of pages) yield page.map(entryOf);
   }
   return { columns: LEDGER_COLUMNS, pages: ledgerPages(all(), options) };
 }
@@ -108,8 +107,7 @@ export function transfersSource(store: Pick<EventStore, 'readAllPages'>, options
       for (const recorded of page) {
         const fact = transferFactOf(recorded);
         if (!fact) continue;
-        const time = recordedTime(recorded);
-        if (inRange(time)) rows.push(transferRowOf(fact, { ...recorded, time, position: positionText(recorded) }));
+        if (inRange(recorded.time)) rows.push(transferRowOf(fact, { ...recorded, position: positionText(recorded) }));
       }
       read += page.length;
       options.onEvents?.(read);

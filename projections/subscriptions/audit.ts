@@ -2,9 +2,10 @@
 // with the domain's own replay (domain/pool/history.ts), compared with its row column by column.
 // Store-agnostic: it reads through the event-store port only. Both sides are taken at the read
 // model's checkpoint, so a projector that is merely behind (or a live service) shows no difference.
+import { poolEventTypes, type PoolEvent } from '../../domain/pool/events.ts';
 import { replayStep, startReplay, type PoolHistoryEvent, type Replayed } from '../../domain/pool/history.ts';
 import type { Pool } from '../../infra/db.ts';
-import { comparePositions, START, type EventStore, type Position, type RecordedEvent, type RecordedFact } from '../../infra/eventstore/port.ts';
+import { comparePositions, START, type EventStore, type Position, type RecordedEntry, type RecordedFact } from '../../infra/eventstore/port.ts';
 import { readCheckpoint } from '../checkpoints.ts';
 import { poolEventOf } from './projector.ts';
 import { RECORD_COLUMNS } from './queries.ts';
@@ -14,17 +15,26 @@ import { viewOfPool, viewOfRow, type PoolView, type SubscriptionRow } from './vi
 export const POOL_STREAM_PREFIX = 'pool-';
 export const poolIdOfStream = (streamName: string): string => streamName.slice(POOL_STREAM_PREFIX.length);
 
-/** A recorded pool event as the replay takes it (null for any other event); its time is the command's. */
-export function historyEventOf(recorded: RecordedEvent): PoolHistoryEvent | null {
-  const event = poolEventOf(recorded);
-  if (!event) return null;
+/**
+ * A recorded pool event as the replay takes it (null for any other event); its time is the command's.
+ * Folded as recorded, without poolEventOf's parse: the pool decider wrote it, and the command room
+ * folds the same events unparsed to decide on them (commands/handle.ts), so a statement, the ledger
+ * and its exports say what a decision saw. The parse was a third of a 10,000-event statement's read
+ * and doubled what the read keeps alive (docs/decisions.md, "Statement and export reads"). An
+ * AllocationAdded written before it carried its time takes the event's, as poolEventOf gives it.
+ */
+export function historyEventOf(recorded: RecordedEntry): PoolHistoryEvent | null {
+  if (!recorded.streamName.startsWith(POOL_STREAM_PREFIX) || !poolEventTypes.has(recorded.type)) return null;
+  const event = { type: recorded.type, data: recorded.data } as PoolEvent;
   const position = { commit: String(recorded.position.commit), prepare: String(recorded.position.prepare) };
-  return { id: recorded.id, time: recorded.metadata.occurredAt ?? recorded.createdAt.toISOString(), event, position };
+  const dated =
+    event.type === 'AllocationAdded' && event.data.at === undefined ? { ...event, data: { ...event.data, at: recorded.metadata.occurredAt } } : event;
+  return { id: recorded.id, time: recorded.time, event: dated, position };
 }
 
-/** One pool's history from its stream, oldest first; with `until`, only what the log held at that position. */
-export async function poolHistory(store: EventStore, poolId: string, until?: Position): Promise<PoolHistoryEvent[]> {
-  const recorded = await store.readStream(`${POOL_STREAM_PREFIX}${poolId}`);
+/** One pool's history from its stream (readStreamEntries), oldest first; with `until`, only what the log held at that position. */
+export async function poolHistory(store: Pick<EventStore, 'readStreamEntries'>, poolId: string, until?: Position): Promise<PoolHistoryEvent[]> {
+  const recorded = await store.readStreamEntries(`${POOL_STREAM_PREFIX}${poolId}`);
   const events: PoolHistoryEvent[] = [];
   for (const r of recorded) {
     if (until && comparePositions(r.position, until) > 0) break;

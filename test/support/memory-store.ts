@@ -5,7 +5,7 @@
 // one service process. `around`
 // wraps every read and append of a view (a scheduler decides when it happens and when its caller
 // sees the result; a dying process throws).
-import { ConcurrencyError, type EventData, type EventStore, type RecordedEvent } from '../../infra/eventstore/port.ts';
+import { ConcurrencyError, entryOf, type EventData, type EventStore, type RecordedEvent } from '../../infra/eventstore/port.ts';
 
 export class MemoryLog {
   private readonly streams = new Map<string, RecordedEvent[]>();
@@ -61,6 +61,7 @@ export class MemoryLog {
       kind: 'postgres',
       append: (name, events, { expectedRevision }) => around(`append ${name}`, () => this.append(name, events, expectedRevision)),
       readStream: (name, options = {}) => around(`read ${name}`, () => this.read(name, options.fromRevision)),
+      readStreamEntries: (name) => around(`read ${name}`, () => this.read(name).map(entryOf)),
       readAll: unsupported,
       readAllFacts: unsupported,
       readAllPages: unsupported,

@@ -1,6 +1,6 @@
-// The event-store contract of readAllFacts (registered by contract.ts, so every adapter passes it).
+// The event-store contract of readAllFacts, readAllPages and readStreamEntries (registered by contract.ts, so every adapter passes it).
 import { MAX_PAGE_SIZE, streamPages } from '../../../infra/eventstore/paging.ts';
-import type { EventStore, Position, RecordedEvent, RecordedFact } from '../../../infra/eventstore/port.ts';
+import { entryOf, type EventStore, type Position, type RecordedEntry, type RecordedEvent, type RecordedFact } from '../../../infra/eventstore/port.ts';
 import { ev, mark, readAllUntil, uniq, type TapTest } from './contract-helpers.ts';
 
 /** A fact as the contract compares it, whichever read gave it. */
@@ -57,9 +57,9 @@ export function readAllPagesContract(t: TapTest, store: EventStore): void {
     await store.append(b, [ev('B0'), ev('B1')], { expectedRevision: 'no_stream' });
     await store.append(a, [ev('A3')], { expectedRevision: 2n });
     const { all } = await readAllUntil(store, from, new Set([a, b, other]), 7);
-    const ids = (events: readonly RecordedEvent[]) => events.map((e) => e.id);
+    const ids = (events: ReadonlyArray<RecordedEvent | RecordedEntry>) => events.map((e) => e.id);
 
-    const pages: RecordedEvent[][] = [];
+    const pages: RecordedEntry[][] = [];
     for await (const page of store.readAllPages({ fromPosition: from, pageSize: 2, streamPrefix: prefix })) pages.push(page);
     t.same(
       pages.map((p) => p.map((e) => e.type)),
@@ -71,16 +71,17 @@ export function readAllPagesContract(t: TapTest, store: EventStore): void {
       "the prefix's events in pages of pageSize, in readAll's order",
     );
     t.same(ids(pages.flat()), ids(all.filter((e) => e.streamName.startsWith(prefix))), 'whole events, at their ids');
-    t.same(pages.flat()[0], all[0], 'as readAll gives them');
+    t.same(pages.flat()[0], entryOf(all[0]!), "readAll's event as entryOf makes it");
+    t.same(pages.flat(), all.filter((e) => e.streamName.startsWith(prefix)).map(entryOf), 'every one of them');
 
-    const unfiltered: RecordedEvent[] = [];
+    const unfiltered: RecordedEntry[] = [];
     for await (const page of store.readAllPages({ fromPosition: from, pageSize: 3 })) {
       t.ok(page.length > 0 && page.length <= 3, 'no page larger than pageSize, none empty');
       unfiltered.push(...page);
     }
     t.same(ids(unfiltered.slice(0, all.length)), ids(all), 'without a prefix: what readAll reads');
 
-    const later: RecordedEvent[] = [];
+    const later: RecordedEntry[] = [];
     for await (const page of store.readAllPages({ fromPosition: all[4]!.position, pageSize: 10, streamPrefix: prefix })) later.push(...page);
     t.same(
       later.map((e) => e.type),
@@ -102,5 +103,37 @@ export function readAllPagesContract(t: TapTest, store: EventStore): void {
     const none: RecordedEvent[][] = [];
     for await (const page of streamPages(store, uniq('absent'), 3)) none.push(page);
     t.same(none, [], 'an absent stream has no page');
+  });
+}
+
+/** The contract of readStreamEntries: readStream's events, each with only its entry's fields. */
+export function readStreamEntriesContract(t: TapTest, store: EventStore): void {
+  t.test("readStreamEntries: readStream's events with id, position, type, data and time", async (t) => {
+    const [a, other] = [uniq('entries'), uniq('entries-other')];
+    const occurredAt = '2025-03-01T10:00:00.123Z';
+    await store.append(
+      a,
+      [ev('E0', { n: 0 }), ev('E1', { nested: { list: [1, 'two'] } }, { metadata: { correlationId: 'c', actor: 'system:contract', occurredAt } })],
+      {
+        expectedRevision: 'no_stream',
+      },
+    );
+    await store.append(other, [ev('O0')], { expectedRevision: 'no_stream' });
+    // an event whose metadata says no time: its entry's time is the one the store recorded
+    const untimed = { correlationId: 'c', actor: 'system:contract' } as unknown as RecordedEvent['metadata'];
+    await store.append(a, [ev('E2', { n: 2 }, { metadata: untimed })], { expectedRevision: 1n });
+    const events = await store.readStream(a);
+    const entries = await store.readStreamEntries(a);
+    t.same(entries, events.map(entryOf), "readStream's events, in its order, each as entryOf makes it");
+    t.same(
+      entries.map((e) => e.type),
+      ['E0', 'E1', 'E2'],
+      "the stream's own events only",
+    );
+    t.equal(entries[1]?.time, occurredAt, 'the time it happened (metadata.occurredAt)');
+    t.equal(entries[2]?.metadata.occurredAt, undefined, 'no occurredAt where the metadata has none');
+    t.equal(entries[2]?.time, events[2]?.createdAt.toISOString(), 'and then the time the store recorded it, in ISO');
+    t.same(Object.keys(entries[0] ?? {}).sort(), ['data', 'id', 'metadata', 'position', 'streamName', 'time', 'type'], 'and nothing else');
+    t.same(await store.readStreamEntries(uniq('absent')), [], 'an absent stream has none');
   });
 }

@@ -16,7 +16,7 @@ import {
   withTimeout,
   type TapTest,
 } from './contract-helpers.ts';
-import { readAllFactsContract, readAllPagesContract } from './contract-facts.ts';
+import { readAllFactsContract, readAllPagesContract, readStreamEntriesContract } from './contract-facts.ts';
 
 export type { TapTest } from './contract-helpers.ts';
 
@@ -255,6 +255,7 @@ export function eventStoreContract(t: TapTest, name: string, makeStore: () => Pr
 
     readAllFactsContract(t, store);
     readAllPagesContract(t, store);
+    readStreamEntriesContract(t, store);
 
     t.test('subscribeAll catches up from START, then follows live appends in readAll order', async (t) => {
       const from = await mark(store);

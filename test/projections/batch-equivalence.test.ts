@@ -18,7 +18,8 @@ t.test('projectors with applyBatch apply a batch exactly as they apply its event
   const dev = await signIn(app, 'dev@example.test');
   const agents: string[] = [];
   for (const venue of ['SPOT_VENUE', 'PERP_VENUE']) {
-    const body = { name: `Batch ${venue}`, venue, ...(venue === 'PERP_VENUE' ? { maxLeverage: 5 } : {}) };
+    // the spot agent has a webhook endpoint: its follows queue deliveries (projections/webhooks/projector.ts)
+    const body = { name: `Batch ${venue}`, venue, ...(venue === 'PERP_VENUE' ? { maxLeverage: 5 } : { webhookUrl: 'https://hooks.example.test/batch' }) };
     agents.push(await followableAgent(app, { developer: dev.accessToken, admin: admin.accessToken }, body));
   }
   // Follows, follows again with new settings and larger allocations: all three event kinds,
@@ -75,22 +76,34 @@ t.test('projectors with applyBatch apply a batch exactly as they apply its event
   const db = await freshDatabase('batcheq');
   t.teardown(() => db.drop());
   const batched = allProjectors.filter((p) => p.applyBatch);
-  t.same(batched.map((p) => p.name).sort(), ['agent-figures', 'subscriptions', 'trades', 'transfers', 'wallets'], 'the projectors with a batch path');
+  t.same(
+    batched.map((p) => p.name).sort(),
+    ['agent-figures', 'subscriptions', 'trades', 'transfers', 'wallets', 'webhooks'],
+    'the projectors with a batch path',
+  );
   await migrate(db.pool, [...checkpointMigrations, ...batched.flatMap((p) => p.migrations)]);
+  // The webhook outbox is no rebuilt table: its deliveries compared in their log order (seq), without the numbers themselves.
+  const outbox = `SELECT d.agent_id, d.event_id, d.type, d.body, d.occurred_at, d.next_attempt_at,
+    (SELECT array_agg(l.lane || ' ' || coalesce(l.signal_key, '-') ORDER BY l.lane) FROM webhook_lanes l WHERE l.agent_id = d.agent_id AND l.seq = d.seq) lanes
+    FROM webhook_deliveries d ORDER BY d.seq`;
   for (const projector of batched) {
+    const hooks = projector.name === 'webhooks';
     const snapshot = async () => {
       const rows: string[] = [];
       for (const table of projector.tables) {
         rows.push(...(await db.pool.query(`SELECT * FROM ${table}`)).rows.map((r) => JSON.stringify(r)).sort());
       }
+      if (hooks) rows.push(...(await db.pool.query(outbox)).rows.map((r) => JSON.stringify(r)));
       return rows;
     };
-    const clear = () => Promise.all(projector.tables.map((table) => db.pool.query(`DELETE FROM ${table}`)));
+    const tables = hooks ? [...projector.tables, 'webhook_deliveries', 'webhook_lanes'] : projector.tables;
+    const clear = () => Promise.all(tables.map((table) => db.pool.query(`DELETE FROM ${table}`)));
     await inTransaction(db.pool, async (c) => {
       for (const e of events) await projector.apply(c, e);
     });
     const oneByOne = await snapshot();
     t.ok(oneByOne.length >= 2, `${projector.name}: rows to compare`);
+    if (hooks) t.ok((await db.pool.query('SELECT 1 FROM webhook_deliveries')).rowCount! >= 2, 'webhooks: deliveries to compare');
     for (const size of [events.length, 7, 3]) {
       await clear();
       await inTransaction(db.pool, async (c) => {

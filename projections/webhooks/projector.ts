@@ -7,6 +7,7 @@ import { feeEventSchema } from '../../domain/fees/events.ts';
 import { poolEventSchema, poolEventTypes, type PoolEvent } from '../../domain/pool/events.ts';
 import { signalEventSchema, signalEventTypes, type SignalEvent } from '../../domain/signal/events.ts';
 import { DELIVERY_WINDOW_MS, webhookBody, type WebhookEventType } from '../../domain/webhook/delivery.ts';
+import { parseEvent } from '../../domain/shared/parse-once.ts';
 import type { PoolClient } from '../../infra/db.ts';
 import type { RecordedEvent } from '../../infra/eventstore/port.ts';
 import type { Projector } from '../projector.ts';
@@ -59,7 +60,7 @@ function poolOutgoing(poolId: string, event: PoolEvent): Omit<Outgoing, 'agentId
 
 async function applyPool(client: PoolClient, recorded: RecordedEvent): Promise<void> {
   const poolId = recorded.streamName.slice('pool-'.length);
-  const event = poolEventSchema.parse({ type: recorded.type, data: recorded.data });
+  const event = parseEvent(poolEventSchema, recorded.type, recorded.data);
   if (event.type === 'AgentFollowed') {
     await client.query('INSERT INTO webhook_pools (pool_id, agent_id) VALUES ($1, $2) ON CONFLICT (pool_id) DO NOTHING', [poolId, event.data.agentId]);
   }

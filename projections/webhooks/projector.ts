@@ -66,7 +66,8 @@ async function applyPool(client: PoolClient, recorded: RecordedEvent): Promise<v
   }
   const out = poolOutgoing(poolId, event);
   if (!out) return;
-  const agentId = await agentOfPool(client, poolId);
+  // A follow names its agent: no read of the row it has just written.
+  const agentId = event.type === 'AgentFollowed' ? event.data.agentId : await agentOfPool(client, poolId);
   if (agentId) await enqueue(client, recorded, { agentId, ...out });
 }
 

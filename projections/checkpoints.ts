@@ -44,3 +44,38 @@ export async function writeCheckpoints(client: PoolClient, positions: ReadonlyMa
     [entries.map(([n]) => n), entries.map(([, p]) => p.commit.toString()), entries.map(([, p]) => p.prepare.toString())],
   );
 }
+
+/** A checkpoint row as the simple protocol returns it (text columns). */
+type CheckpointRow = { name: string; commit_position: string; prepare_position: string };
+
+const literal = (text: string) => `'${text.replace(/'/g, "''")}'`;
+
+/**
+ * A projection batch's opening in one round trip: BEGIN, the projectors' advisory locks (in key
+ * order, so two runners never deadlock) and their checkpoints. Sent as one simple query: each of its
+ * statements takes its own snapshot (READ COMMITTED), so the checkpoints are read after the locks are
+ * held, as three round trips read them. Keys are integers and names the projectors' own, as literals.
+ */
+export async function openBatch(client: PoolClient, keys: readonly number[], names: readonly string[]): Promise<Map<string, Position>> {
+  const results = (await client.query(
+    `BEGIN; SELECT pg_advisory_xact_lock(k) FROM unnest('{${keys.map((k) => String(Math.trunc(k))).join(',')}}'::int[]) AS k ORDER BY k;
+     SELECT name, commit_position, prepare_position FROM projection_checkpoints WHERE name IN (${names.length ? names.map(literal).join(', ') : 'NULL'})`,
+  )) as unknown as Array<{ rows: CheckpointRow[] }>;
+  const found = new Map(results[2]!.rows.map((r) => [r.name, { commit: BigInt(r.commit_position), prepare: BigInt(r.prepare_position) }]));
+  return new Map(names.map((n) => [n, found.get(n) ?? START]));
+}
+
+/** A projection batch's end in one round trip: the checkpoints it reached, then COMMIT. */
+export async function closeBatch(client: PoolClient, positions: ReadonlyMap<string, Position>): Promise<void> {
+  if (positions.size === 0) {
+    await client.query('COMMIT');
+    return;
+  }
+  const values = [...positions].map(([n, p]) => `(${literal(n)}, ${p.commit.toString()}, ${p.prepare.toString()}, now())`);
+  await client.query(
+    `INSERT INTO projection_checkpoints (name, commit_position, prepare_position, updated_at) VALUES ${values.join(', ')}
+     ON CONFLICT (name) DO UPDATE SET commit_position = excluded.commit_position,
+       prepare_position = excluded.prepare_position, updated_at = now();
+     COMMIT`,
+  );
+}

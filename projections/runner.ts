@@ -1,8 +1,8 @@
 import { EventEmitter } from 'node:events';
-import { inTransaction, type Pool } from '../infra/db.ts';
+import { inTransaction, type Pool, type PoolClient } from '../infra/db.ts';
 import { comparePositions, type EventStore, type Position, type RecordedEvent } from '../infra/eventstore/port.ts';
 import { projectorLagEvents, projectorLagMs, projectorLagSeconds, projectorStalled } from '../infra/metrics.ts';
-import { lockKey, readCheckpoints, writeCheckpoints } from './checkpoints.ts';
+import { closeBatch, openBatch, lockKey, readCheckpoints, writeCheckpoints } from './checkpoints.ts';
 import { applyAll, type Projector } from './projector.ts';
 import { MAX_BATCH, Pump } from './pump.ts';
 import { epochMs, systemClock } from '../infra/clock.ts';
@@ -24,6 +24,22 @@ interface Stalled {
   since: Date;
   retryAt: number;
   delayMs: number;
+}
+
+/**
+ * A batch's transaction: `run` opens it (openBatch) and ends it (closeBatch) itself, so each end is
+ * one round trip with the statements beside it; a failure rolls it back.
+ */
+async function batchTransaction<T>(pool: Pool, run: (client: PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    return await run(client);
+  } catch (err) {
+    await client.query('ROLLBACK').catch(() => {});
+    throw err;
+  } finally {
+    client.release();
+  }
 }
 
 /**
@@ -180,10 +196,10 @@ export class ProjectionRunner {
   private async applyBatch(batch: RecordedEvent[], isolate: boolean): Promise<void> {
     const active = this.projectors.filter((p) => !this.stalled.has(p.name));
     const failed: Array<[string, unknown]> = [];
-    const learned = await inTransaction(this.pool, async (client) => {
-      await client.query('SELECT pg_advisory_xact_lock(k) FROM unnest($1::int[]) AS k ORDER BY k', [this.keys]);
-      const stored = await readCheckpoints(
+    const learned = await batchTransaction(this.pool, async (client) => {
+      const stored = await openBatch(
         client,
+        this.keys,
         active.map((p) => p.name),
       );
       const reached = new Map<string, Position>();
@@ -206,7 +222,7 @@ export class ProjectionRunner {
         }
         reached.set(projector.name, fresh[fresh.length - 1]!.position);
       }
-      await writeCheckpoints(client, reached);
+      await closeBatch(client, reached);
       return [...stored, ...reached];
     });
     this.learn(learned);

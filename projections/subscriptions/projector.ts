@@ -11,6 +11,7 @@ import { withoutBookkeeping } from '../../domain/pool/history.ts';
 import { evolve, initialState, type FollowedPool, type PoolState } from '../../domain/pool/state.ts';
 import type { Migration, PoolClient } from '../../infra/db.ts';
 import type { RecordedEvent, RecordedFact } from '../../infra/eventstore/port.ts';
+import { parseEvent } from '../../domain/shared/parse-once.ts';
 import type { Projector } from '../projector.ts';
 import { renderedRecord } from './record.ts';
 
@@ -133,7 +134,7 @@ const poolIdOf = (event: RecordedEvent): string => event.streamName.slice('pool-
  */
 export function poolEventOf(event: RecordedFact): PoolEvent | null {
   if (!event.streamName.startsWith('pool-') || !poolEventTypes.has(event.type)) return null;
-  const parsed = poolEventSchema.parse({ type: event.type, data: event.data });
+  const parsed = parseEvent(poolEventSchema, event.type, event.data);
   if (parsed.type === 'AllocationAdded' && parsed.data.at === undefined) return { ...parsed, data: { ...parsed.data, at: event.metadata.occurredAt } };
   return parsed;
 }
@@ -192,9 +193,8 @@ const COLUMNS = [
   'record_json',
 ] as const;
 
-/** The row of a pool that was followed at least once (a closed one keeps its last figures, `followed` false). */
-function rowOf(state: PoolState, previous: Record<string, unknown> | undefined): Record<string, unknown> | null {
-  if (!state.followed) return previous ? { ...previous, followed: false } : null;
+/** The row of a followed pool (a closed one keeps its last figures, `followed` false: foldPool). */
+function rowOf(state: FollowedPool): Record<string, unknown> {
   const { terms: t, settings: s, ledger: l } = state;
   return {
     user_id: state.userId,
@@ -243,10 +243,62 @@ function rowOf(state: PoolState, previous: Record<string, unknown> | undefined):
   };
 }
 
+/** The stored row, where a pool not followed after the batch keeps its figures (read only then). */
+const STORED: unique symbol = Symbol('the stored row, followed false');
+
+interface PoolFold {
+  state: PoolState;
+  /** the row after the batch: laid out from a followed state, the stored one (STORED), or none */
+  row: Record<string, unknown> | typeof STORED | undefined;
+  lastFollowed: FollowedPool | null;
+}
+
 /**
- * A batch in three statements: the stored states (and rows) of every pool it touches, then one
- * upsert of their states and one of their rows, each folded with the domain's evolve in event
- * order. Equal to applying the events one by one (test/projections/batch-equivalence.test.ts).
+ * A pool's events of the batch folded event by event, as applying them one at a time would: a pool
+ * followed and stopped within one batch still leaves its row (followed false, its last figures).
+ * The stored state is JSON: its (always empty) bookkeeping maps are made anew.
+ */
+function foldPool(storedState: PoolState | undefined, events: PoolEvent[]): PoolFold {
+  let state = storedState ? kept(storedState) : initialState();
+  let row: PoolFold['row'] = storedState ? STORED : undefined;
+  let lastFollowed: FollowedPool | null = null;
+  for (const event of events) {
+    state = evolve(state, event);
+    if (state.followed) {
+      row = rowOf(state);
+      lastFollowed = state;
+    } else if (typeof row === 'object') {
+      const laidOut: Record<string, unknown> = row;
+      row = { ...laidOut, followed: false };
+    }
+  }
+  return { state, row, lastFollowed };
+}
+
+async function storedRowsOf(client: PoolClient, poolIds: string[]): Promise<Map<string, Record<string, unknown>>> {
+  const { rows } = await client.query<{ pool_id: string; row: Record<string, unknown> }>({
+    name: 'subscriptions-stored-rows',
+    text: 'SELECT pool_id, to_jsonb(s) AS row FROM subscriptions s WHERE pool_id = ANY($1::text[])',
+    values: [poolIds],
+  });
+  return new Map(rows.map((r) => [r.pool_id, r.row]));
+}
+
+const STATES_UPSERT = `INSERT INTO subscription_states (pool_id, state) SELECT pool_id, state FROM jsonb_to_recordset($1::jsonb) AS v(pool_id text, state jsonb)
+  ON CONFLICT (pool_id) DO UPDATE SET state = EXCLUDED.state`;
+
+/** The states and the rows in one statement (one round trip): the rows' upsert reads no state. */
+const STATES_AND_ROWS_UPSERT = `WITH states AS (${STATES_UPSERT})
+  INSERT INTO subscriptions (${COLUMNS.join(', ')})
+  SELECT ${COLUMNS.join(', ')} FROM jsonb_populate_recordset(NULL::subscriptions, $2::jsonb)
+  ON CONFLICT (user_id, agent_id, wallet_context) DO UPDATE SET ${COLUMNS.filter((c) => !['user_id', 'agent_id', 'wallet_context'].includes(c))
+    .map((c) => `${c} = EXCLUDED.${c}`)
+    .join(', ')}`;
+
+/**
+ * A batch in two statements: the stored states of every pool it touches, then one upsert of their
+ * states and rows, each folded with the domain's evolve in event order (a third reads the rows of
+ * pools it leaves not followed). Equal to applying the events one by one (test/projections/batch-equivalence.test.ts).
  */
 async function applyBatch(client: PoolClient, events: RecordedEvent[]): Promise<void> {
   const byPool = new Map<string, PoolEvent[]>();
@@ -259,47 +311,33 @@ async function applyBatch(client: PoolClient, events: RecordedEvent[]): Promise<
     else byPool.set(id, [event]);
   }
   if (byPool.size === 0) return;
-  const { rows } = await client.query<{ pool_id: string; state: PoolState; row: Record<string, unknown> | null }>({
-    name: 'subscriptions-states',
-    text: `SELECT st.pool_id, st.state, to_jsonb(s) AS row FROM subscription_states st
-      LEFT JOIN subscriptions s ON s.pool_id = st.pool_id WHERE st.pool_id = ANY($1::text[])`,
+  const { rows } = await client.query<{ pool_id: string; state: PoolState }>({
+    name: 'subscriptions-states-only',
+    text: 'SELECT pool_id, state FROM subscription_states WHERE pool_id = ANY($1::text[])',
     values: [[...byPool.keys()]],
   });
-  const stored = new Map(rows.map((r) => [r.pool_id, r]));
+  const stored = new Map(rows.map((r) => [r.pool_id, r.state]));
+  const folds = [...byPool].map(([id, poolEvents]) => ({ id, ...foldPool(stored.get(id), poolEvents) }));
+  // A pool not followed after the batch keeps its stored row's figures (followed false): those rows
+  // alone are read, a second statement in the batches that stop a pool.
+  const unfollowed = folds.filter((f) => f.row === STORED).map((f) => f.id);
+  const storedRows = unfollowed.length === 0 ? new Map<string, Record<string, unknown>>() : await storedRowsOf(client, unfollowed);
   const states: Array<{ pool_id: string; state: PoolState }> = [];
   const upserts: Array<Record<string, unknown>> = [];
-  for (const [id, poolEvents] of byPool) {
-    const previous = stored.get(id);
-    // Event by event, as applying them one at a time would: a pool followed and stopped within one
-    // batch still leaves its row (followed false, its last figures).
-    // The stored state is JSON: its (always empty) bookkeeping maps are made anew.
-    let state = previous ? kept(previous.state) : initialState();
-    let row = previous?.row ?? undefined;
-    let lastFollowed: FollowedPool | null = null;
-    for (const event of poolEvents) {
-      state = evolve(state, event);
-      row = rowOf(state, row) ?? row;
-      if (state.followed) lastFollowed = state;
-    }
+  for (const { id, state, row: folded, lastFollowed } of folds) {
     states.push({ pool_id: id, state: kept(state) });
+    const previous = storedRows.get(id);
+    const row = folded === STORED ? (previous ? { ...previous, followed: false } : undefined) : folded;
     // Rendered once per pool and batch, from the state the row's columns were last laid out from.
     if (row) upserts.push(lastFollowed ? { ...row, record_json: renderedRecord(lastFollowed) } : row);
   }
-  await client.query({
-    name: 'subscription-states-upsert',
-    text: `INSERT INTO subscription_states (pool_id, state) SELECT pool_id, state FROM jsonb_to_recordset($1::jsonb) AS v(pool_id text, state jsonb)
-      ON CONFLICT (pool_id) DO UPDATE SET state = EXCLUDED.state`,
-    values: [JSON.stringify(states)],
-  });
-  if (upserts.length === 0) return;
-  const assignments = COLUMNS.filter((c) => !['user_id', 'agent_id', 'wallet_context'].includes(c)).map((c) => `${c} = EXCLUDED.${c}`);
-  await client.query({
-    name: 'subscriptions-upsert',
-    text: `INSERT INTO subscriptions (${COLUMNS.join(', ')})
-      SELECT ${COLUMNS.join(', ')} FROM jsonb_populate_recordset(NULL::subscriptions, $1::jsonb)
-      ON CONFLICT (user_id, agent_id, wallet_context) DO UPDATE SET ${assignments.join(', ')}`,
-    values: [JSON.stringify(upserts)],
-  });
+  if (upserts.length === 0) await client.query({ name: 'subscription-states-upsert', text: STATES_UPSERT, values: [JSON.stringify(states)] });
+  else
+    await client.query({
+      name: 'subscription-states-and-rows-upsert',
+      text: STATES_AND_ROWS_UPSERT,
+      values: [JSON.stringify(states), JSON.stringify(upserts)],
+    });
 }
 
 export const subscriptionsProjector: Projector = {

@@ -5,6 +5,7 @@
 import { tradeEventSchema, tradeEventTypes, type TradeEvent } from '../../domain/trade/events.ts';
 import { evolve, initialState, type Trade, type TradeState } from '../../domain/trade/state.ts';
 import { poolEndpointOf } from '../../domain/transfer/plan.ts';
+import { parseEvent } from '../../domain/shared/parse-once.ts';
 import type { Migration, PoolClient } from '../../infra/db.ts';
 import type { Position, RecordedEvent } from '../../infra/eventstore/port.ts';
 import type { Projector } from '../projector.ts';
@@ -50,7 +51,7 @@ const migrations: Migration[] = [
 /** A trade event as the domain folds it; null for any other event. */
 export function tradeEventOf(event: RecordedEvent): TradeEvent | null {
   if (!event.streamName.startsWith('trade-') || !tradeEventTypes.has(event.type)) return null;
-  return tradeEventSchema.parse({ type: event.type, data: event.data });
+  return parseEvent(tradeEventSchema, event.type, event.data);
 }
 
 /** The fold and what the record needs besides it: the times of the trade's events, where it was requested. */

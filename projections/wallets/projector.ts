@@ -3,6 +3,7 @@
 import { assertNever } from '../../domain/shared/decider.ts';
 import type { WalletContext } from '../../domain/wallet/context.ts';
 import { walletEventSchema, walletEventTypes, type WalletEvent } from '../../domain/wallet/events.ts';
+import { parseEvent } from '../../domain/shared/parse-once.ts';
 import type { Migration, PoolClient } from '../../infra/db.ts';
 import type { RecordedEvent } from '../../infra/eventstore/port.ts';
 import type { Projector } from '../projector.ts';
@@ -27,7 +28,7 @@ const PREFIX = 'wallet-';
 
 function parse(event: RecordedEvent): WalletEvent | null {
   if (!event.streamName.startsWith(PREFIX) || !walletEventTypes.has(event.type)) return null;
-  return walletEventSchema.parse({ type: event.type, data: event.data });
+  return parseEvent(walletEventSchema, event.type, event.data);
 }
 
 /** What an event moves, in micro-USD, in which context; null for the opening, a freeze, a lot opening, a sell asked or failed. */

@@ -6,6 +6,7 @@ import { poolDecider } from '../../pool/decide.ts';
 import { poolEventSchema } from '../../pool/events.ts';
 import { payoutOutcome } from '../../pool/queries.ts';
 import { poolId } from '../../pool/state.ts';
+import { parseEvent } from '../../shared/parse-once.ts';
 import { endpointIdentity, type TransferPlan } from '../plan.ts';
 import { aggregateStep, carry, endpointAt, factById, type Leg } from './leg.ts';
 
@@ -18,7 +19,7 @@ export const poolOn = (plan: TransferPlan, side: 'from' | 'to'): string => {
 const poolIdOf = (streamName: string) => streamName.slice('pool-'.length);
 
 const planOfWithdrawal = (event: { type: string; data: unknown }) => {
-  const parsed = poolEventSchema.parse(event);
+  const parsed = parseEvent(poolEventSchema, event.type, event.data);
   return parsed.type === 'WithdrawalRequested' ? parsed.data.transfer : null;
 };
 
@@ -51,7 +52,7 @@ export const poolLeg: Leg<'pool'> = {
       stream: 'pool-',
       plan: planOfWithdrawal,
       read: (data, stream) => {
-        const e = poolEventSchema.parse({ type: 'WithdrawalRequested', data });
+        const e = parseEvent(poolEventSchema, 'WithdrawalRequested', data);
         if (e.type !== 'WithdrawalRequested') throw new Error('unreachable');
         const { transfer, pending } = e.data;
         if (!pending) return { status: 'paid-out', transfer };
@@ -71,7 +72,7 @@ export const poolLeg: Leg<'pool'> = {
     AllocationSettled: {
       stream: 'pool-',
       read: (data) => {
-        const e = poolEventSchema.parse({ type: 'AllocationSettled', data });
+        const e = parseEvent(poolEventSchema, 'AllocationSettled', data);
         if (e.type !== 'AllocationSettled') throw new Error('unreachable');
         const { transferId, direction, outcome } = e.data;
         const confirmed = outcome === 'confirmed';

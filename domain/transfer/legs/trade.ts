@@ -8,6 +8,7 @@
 import { poolDecider } from '../../pool/decide.ts';
 import { poolEventSchema } from '../../pool/events.ts';
 import { refuse } from '../../shared/errors.ts';
+import { parseEvent } from '../../shared/parse-once.ts';
 import { tradeDecider } from '../../trade/decide.ts';
 import { tradeEventSchema } from '../../trade/events.ts';
 import { marginFor } from '../../trade/maths.ts';
@@ -17,12 +18,12 @@ import { aggregateStep, carry, endpointAt, type Leg } from './leg.ts';
 import { poolOn } from './pool.ts';
 
 const planOfMargin = (event: { type: string; data: unknown }) => {
-  const parsed = poolEventSchema.parse(event);
+  const parsed = parseEvent(poolEventSchema, event.type, event.data);
   return parsed.type === 'TradeOpened' ? (parsed.data.transfer ?? null) : null;
 };
 
 const planOfReturn = (event: { type: string; data: unknown }) => {
-  const parsed = tradeEventSchema.parse(event);
+  const parsed = parseEvent(tradeEventSchema, event.type, event.data);
   return parsed.type === 'TradeSettled' ? tradeReturnPlan(parsed.data) : null;
 };
 
@@ -118,7 +119,7 @@ export const tradeLeg: Leg<'trade'> = {
     TradeClosed: {
       stream: 'pool-',
       read: (data) => {
-        const e = poolEventSchema.parse({ type: 'TradeClosed', data });
+        const e = parseEvent(poolEventSchema, 'TradeClosed', data);
         if (e.type !== 'TradeClosed') throw new Error('unreachable');
         const { transferId, released, tradeId } = e.data;
         return { status: released ? 'compensated' : 'completed', transferId: transferId ?? transferIds.tradeMargin(tradeId) };
@@ -136,7 +137,7 @@ export const tradeLeg: Leg<'trade'> = {
 export function marginGroupIn(events: ReadonlyArray<{ type: string; data: unknown }>, transferId: string): TransferPlan[] | null {
   const opened = events.flatMap((e) => {
     if (e.type !== 'TradeOpened') return [];
-    const parsed = poolEventSchema.parse(e);
+    const parsed = parseEvent(poolEventSchema, e.type, e.data);
     return parsed.type === 'TradeOpened' && parsed.data.transfer ? [{ signalId: parsed.data.signalId ?? null, plan: parsed.data.transfer }] : [];
   });
   const own = opened.find((o) => o.plan.transferId === transferId);

@@ -3,12 +3,13 @@
 // fee claim; a wallet never rejects one) and takes back a credit its destination rejected
 // (RefundWallet, saying why).
 import { walletDecider } from '../../wallet/decide.ts';
+import { parseEvent } from '../../shared/parse-once.ts';
 import { walletEventSchema } from '../../wallet/events.ts';
 import { endpointIdentity, endpointKey } from '../plan.ts';
 import { aggregateStep, carry, endpointAt, factById, type Leg } from './leg.ts';
 
 const planOfDebit = (event: { type: string; data: unknown }) => {
-  const parsed = walletEventSchema.parse(event);
+  const parsed = parseEvent(walletEventSchema, event.type, event.data);
   return parsed.type === 'WalletDebited' ? parsed.data.transfer : null;
 };
 

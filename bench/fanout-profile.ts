@@ -5,12 +5,12 @@
 import { writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { Session } from 'node:inspector/promises';
-import pg from 'pg';
 import type { EventData } from '../infra/eventstore/port.ts';
 import { api, startTestApp } from '../test/support/app.ts';
 import { signIn } from '../test/support/auth.ts';
 import { cpuDuring } from './cpu.ts';
 import { deliver, fanoutAgent, followers } from './fanout.ts';
+import { countStatements } from './statements.ts';
 
 const arg = (name: string) => {
   const at = process.argv.indexOf(`--${name}`);
@@ -82,14 +82,7 @@ try {
     kinds.set(kind, { count: k.count + 1, first: k.first, last: at, ms: k.ms + performance.now() - t0 });
     return result;
   };
-  const statements = new Map<string, number>();
-  const query = pg.Client.prototype.query;
-  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-    const text = typeof args[0] === 'string' ? args[0] : ((args[0] as { name?: string; text?: string }).name ?? (args[0] as { text?: string }).text ?? '?');
-    const key = text.replace(/\s+/g, ' ').slice(0, 70);
-    statements.set(key, (statements.get(key) ?? 0) + 1);
-    return (query as (...a: unknown[]) => unknown).apply(this, args);
-  } as typeof query;
+  const { statements, stop: stopCounting } = countStatements();
 
   const session = new Session();
   session.connect();
@@ -102,7 +95,7 @@ try {
   const answerMs = performance.now() - sent;
   const { profile } = await session.post('Profiler.stop');
   session.disconnect();
-  pg.Client.prototype.query = query;
+  stopCounting();
   if (savePath) writeFileSync(savePath, JSON.stringify(profile));
 
   console.log(

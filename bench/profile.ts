@@ -7,11 +7,11 @@
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
-import pg from 'pg';
 import { followableAgent } from '../test/support/agents.ts';
 import { api, startTestApp } from '../test/support/app.ts';
 import { manyUsers, signIn } from '../test/support/auth.ts';
 import { cpuDuring } from './cpu.ts';
+import { countStatements } from './statements.ts';
 import { callWallet, modernHeaders } from './mcp.ts';
 
 const secondsAt = process.argv.indexOf('--seconds');
@@ -205,17 +205,8 @@ try {
   );
 
   // Statements per request: every query the server's pg clients send, by its first words.
-  const statements = new Map<string, number>();
-  const query = pg.Client.prototype.query;
   let counting = false;
-  pg.Client.prototype.query = function (this: pg.Client, ...args: unknown[]) {
-    if (counting) {
-      const text = typeof args[0] === 'string' ? args[0] : ((args[0] as { name?: string; text?: string }).name ?? (args[0] as { text?: string }).text ?? '?');
-      const key = text.replace(/\s+/g, ' ').slice(0, 70);
-      statements.set(key, (statements.get(key) ?? 0) + 1);
-    }
-    return (query as (...a: unknown[]) => unknown).apply(this, args);
-  } as typeof query;
+  const { statements, stop: stopCounting } = countStatements(() => counting);
 
   const session = new Session();
   session.connect();
@@ -228,7 +219,7 @@ try {
   const { profile } = await session.post('Profiler.stop');
   session.disconnect();
   if (savePath) writeFileSync(savePath, JSON.stringify(profile));
-  pg.Client.prototype.query = query;
+  stopCounting();
 
   console.log(`\n${flow}: ${run.perSecond.toFixed(0)} /s, ${run.count} calls, ${run.failures} non-2xx`);
   const per = (ms: number) => (ms / Math.max(1, run.count)).toFixed(2);

@@ -4,10 +4,11 @@
 // that is one aggregate's decision is run from its leg's description (aggregate-step.ts); the
 // others from their own registry (steps-registry.ts), which nothing else reads.
 import type { Command } from '../../domain/shared/decider.ts';
+import { DomainError } from '../../domain/shared/errors.ts';
 import { aggregateStepOf, legOf } from '../../domain/transfer/legs/index.ts';
 import type { TransferPlan } from '../../domain/transfer/plan.ts';
 import { decide as decideGroup, evolve as evolveGroup, type GroupState, type UndoTradeStep } from '../../domain/transfer/group.ts';
-import { decide, evolve, releaseOnError, type TransferOutcome, type TransferState, type TransferStep } from '../../domain/transfer/process.ts';
+import { decide, evolve, isFinished, releaseOnError, type TransferOutcome, type TransferState, type TransferStep } from '../../domain/transfer/process.ts';
 import type { PortStepType } from '../../domain/transfer/steps.ts';
 import type { Tools } from '../tools.ts';
 import { runAggregateStep } from './aggregate-step.ts';
@@ -38,10 +39,12 @@ function perform(tools: Tools, step: TransferStep): Promise<TransferOutcome> {
 export type AroundStep = (step: TransferStep | UndoTradeStep, run: () => Promise<TransferOutcome>) => Promise<TransferOutcome>;
 
 /**
- * A transfer stopped by an error (a lost race past the deadline, the store down) gives back what
- * its destination reserved, unless the destination keeps it (the release decides on the streams:
- * a debit that landed before the error keeps its seat claim); a release that fails too is left to
- * the recovery's sweep, after its grace period.
+ * A transfer refused on the way (a lost race past the deadline: a DomainError, nothing appended)
+ * gives back what its destination reserved, unless the destination keeps it (the release decides
+ * on the streams). Any other error may hide a debit that landed (a connection lost around its
+ * commit): the reservation then stays for the recovery's sweep, which decides after its grace
+ * period, as does a release that fails. The release at the end of a transfer whose money is over
+ * is best effort for the same reason: its failure never turns a transfer that moved into an error.
  */
 export async function runTransfer(tools: Tools, start: TransferState, around: AroundStep = (_step, run) => run()): Promise<TransferState> {
   let state = start;
@@ -49,11 +52,12 @@ export async function runTransfer(tools: Tools, start: TransferState, around: Ar
     for (let step = decide(state); step; step = decide(state)) {
       const stepTools = state.status === 'planned' ? tools : tools.until(Math.max(tools.deadline, tools.deadlineClock.nowMs() + FINISH_MS));
       const next = step;
-      state = evolve(state, await around(next, () => perform(stepTools, next)));
+      const outcome = around(next, () => perform(stepTools, next));
+      state = evolve(state, await (isFinished(state) ? outcome.catch((): TransferOutcome => ({ type: 'Released' })) : outcome));
     }
     return state;
   } catch (err) {
-    const release = releaseOnError(state);
+    const release = err instanceof DomainError ? releaseOnError(state) : null;
     if (release) await perform(tools.until(tools.deadlineClock.nowMs() + FINISH_MS), release).catch(() => undefined);
     throw err;
   }

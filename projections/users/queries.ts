@@ -79,9 +79,13 @@ const toDocument = (r: UserRow): UserDocument => ({
   updatedAt: r.updated_at.toISOString(),
 });
 
+/** UserRow's columns, named: a prepared statement's result must keep its shape when a migration adds a column. */
+const USER_COLUMNS =
+  'id, email, username, role, tier, virtual_wallet_mode, language_code, avatar_filename, receive_marketing_offers, agreed_to_terms, mfa_enabled, mfa_recovery_codes_left, guide_agent_id, interests, pinned_agent_ids, created_at, updated_at';
+
 /** A prepared statement (named): GET /api/v1/users/me, the cheapest signed-in read, runs it on every call. */
 export async function getUser(pool: Pool, userId: string): Promise<UserDocument | null> {
-  const { rows } = await pool.query<UserRow>({ name: 'get-user', text: 'SELECT * FROM users WHERE id = $1', values: [userId] });
+  const { rows } = await pool.query<UserRow>({ name: 'get-user', text: `SELECT ${USER_COLUMNS} FROM users WHERE id = $1`, values: [userId] });
   return rows[0] ? toDocument(rows[0]) : null;
 }
 

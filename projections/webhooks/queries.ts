@@ -38,10 +38,14 @@ export interface DueAgent {
  */
 const LOOKAHEAD = 2_000;
 
-/** A pending delivery `d` is free to go: no earlier pending delivery shares one of its lanes (a signal's outcome and the trades it opened excepted). */
+/**
+ * A pending delivery `d` is free to go: no earlier pending delivery shares one of its lanes (a signal's outcome and the trades it opened excepted).
+ * A lane row whose delivery is no longer pending (a process of an older version recorded it) never holds a lane.
+ */
 const UNBLOCKED = `NOT EXISTS (
   SELECT 1 FROM webhook_lanes mine JOIN webhook_lanes earlier
     ON earlier.agent_id = mine.agent_id AND earlier.lane = mine.lane AND earlier.seq < mine.seq
+  JOIN webhook_deliveries held ON held.agent_id = earlier.agent_id AND held.seq = earlier.seq AND held.status = 'pending'
   WHERE mine.seq = d.seq AND mine.agent_id = d.agent_id AND (mine.signal_key IS NULL OR earlier.signal_key IS DISTINCT FROM mine.signal_key))`;
 
 /** The agent's pending deliveries a claim looks at, oldest first: its lookahead. */

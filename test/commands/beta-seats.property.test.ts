@@ -32,6 +32,7 @@ import { walletDecider } from '../../domain/wallet/decide.ts';
 import { balanceOf, walletStream } from '../../domain/wallet/state.ts';
 import { loadConfig } from '../../infra/config.ts';
 import type { EventStore } from '../../infra/eventstore/port.ts';
+import { betaAgentEvents } from '../support/agent-events.ts';
 import { MemoryLog } from '../support/memory-store.ts';
 
 const AGENT = 'a1';
@@ -93,33 +94,7 @@ const amountMicro = (u: number) => (20 + u) * 1_000_000;
 const seatedMicro = (u: number) => amountMicro(u) - 5_000_000;
 
 function agentEvents(cap: number): AgentEvent[] {
-  const at = T0.toISOString();
-  return [
-    {
-      type: 'AgentListed',
-      data: {
-        agentId: AGENT,
-        developerId: 'dev',
-        name: 'Beta',
-        tags: [],
-        monthlyPriceMicroUsd: 0,
-        successFeePercent: 10,
-        maxBetaUsers: cap,
-        connectedChannels: [],
-        membershipGated: false,
-        venue: 'SPOT_VENUE',
-        minAllocationMicroUsd: 1_000_000,
-        minTradeMicroUsd: 0,
-        minPerTradePercent: 0,
-        recommendedPerTradePercent: 10,
-        maxConcurrentPositions: 10,
-        maxEntriesPerTrade: 3,
-        signingSecretCiphertext: 'v1.x.y.z',
-        listedAt: at,
-      },
-    },
-    { type: 'AgentApproved', data: { review: { id: 'r1', status: 'approve', reviewedAt: at, notes: '' }, betaStartDate: at } },
-  ];
+  return betaAgentEvents(T0.toISOString(), { agentId: AGENT, developerId: 'dev', name: 'Beta', maxBetaUsers: cap, minAllocationMicroUsd: 1_000_000 });
 }
 
 /** The world of one schedule: the log, its processes, and what it folds of them. */

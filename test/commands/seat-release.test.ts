@@ -13,6 +13,7 @@ import { planned } from '../../domain/transfer/process.ts';
 import { walletDecider } from '../../domain/wallet/decide.ts';
 import { balanceOf } from '../../domain/wallet/state.ts';
 import { settings, terms } from '../domain/pool/fixtures.ts';
+import { betaAgentEvents } from '../support/agent-events.ts';
 import { MemoryService } from '../support/memory-service.ts';
 
 const NOW = new Date('2025-01-02T03:04:05.000Z');
@@ -21,33 +22,8 @@ const AGENT = 'beta-agent';
 
 function world() {
   const service = new MemoryService({ virtualStartMicro: START, now: NOW });
-  const at = NOW.toISOString();
-  service.given(agentStream(AGENT), [
-    {
-      type: 'AgentListed',
-      data: {
-        agentId: AGENT,
-        developerId: 'dev',
-        name: 'Beta',
-        tags: [],
-        monthlyPriceMicroUsd: 0,
-        successFeePercent: 20,
-        connectedChannels: [],
-        membershipGated: false,
-        venue: 'SPOT_VENUE',
-        minAllocationMicroUsd: 0,
-        minTradeMicroUsd: 0,
-        minPerTradePercent: 0,
-        recommendedPerTradePercent: 10,
-        maxConcurrentPositions: 4,
-        maxEntriesPerTrade: 3,
-        maxBetaUsers: 1,
-        signingSecretCiphertext: 'v1.x.y.z',
-        listedAt: at,
-      },
-    },
-    { type: 'AgentApproved', data: { betaStartDate: at, review: { reviewedAt: at } } },
-  ]);
+  const listing = { agentId: AGENT, developerId: 'dev', name: 'Beta', successFeePercent: 20, maxConcurrentPositions: 4, maxBetaUsers: 1 };
+  service.given(agentStream(AGENT), betaAgentEvents(NOW.toISOString(), listing));
   return service;
 }
 

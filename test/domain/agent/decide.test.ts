@@ -1,31 +1,12 @@
 import t from 'tap';
 import { agentDecider, isFollowable, type AgentCommand, type AgentEvent, type AgentListed } from '../../../domain/agent/index.ts';
+import { agentListing } from '../../support/agent-events.ts';
 import { at, scenario } from '../../support/given-when-then.ts';
 
 const now = new Date('2025-03-01T10:00:00.000Z');
 const later = new Date('2025-03-02T10:00:00.000Z');
 
-function listing(overrides: Partial<AgentListed> = {}): Omit<AgentListed, 'listedAt'> {
-  return {
-    agentId: 'a1',
-    developerId: 'dev1',
-    name: 'Momentum',
-    tags: [],
-    monthlyPriceMicroUsd: 0,
-    successFeePercent: 10,
-    connectedChannels: [],
-    membershipGated: false,
-    venue: 'SPOT_VENUE',
-    minAllocationMicroUsd: 0,
-    minTradeMicroUsd: 0,
-    minPerTradePercent: 0,
-    recommendedPerTradePercent: 10,
-    maxConcurrentPositions: 10,
-    maxEntriesPerTrade: 3,
-    signingSecretCiphertext: 'v1.x.y.z',
-    ...overrides,
-  };
-}
+const listing = agentListing;
 
 const listed = (o: Partial<AgentListed> = {}): AgentEvent => ({
   type: 'AgentListed',

@@ -144,8 +144,6 @@ export function evolve(state: TransferState, outcome: TransferOutcome): Transfer
   switch (outcome.type) {
     case 'Reserved':
       return { ...state, reservation: 'held' };
-    case 'ReserveRefused':
-      return { ...state, status: 'failed', refusal: outcome.error };
     case 'Released':
       return { ...state, reservation: 'released' };
     case 'Debited':
@@ -157,6 +155,7 @@ export function evolve(state: TransferState, outcome: TransferOutcome): Transfer
     case 'DebitPending':
     case 'CreditPending':
       return { ...state, status: 'pending' };
+    case 'ReserveRefused':
     case 'DebitRefused':
       return { ...state, status: 'failed', refusal: outcome.error };
     case 'Credited':

@@ -41,6 +41,19 @@ const add = (room: CommandRoom, stream: string, n: number, cap = Infinity) =>
     options(),
   );
 
+/** The store, counting its stream reads: whether a load read or trusted what it held. */
+function countingReads(store: EventStore): { counted: EventStore; reads: () => number } {
+  let n = 0;
+  const counted: EventStore = {
+    ...store,
+    readStream: (name, o) => {
+      n++;
+      return store.readStream(name, o);
+    },
+  };
+  return { counted, reads: () => n };
+}
+
 t.test('the command state cache', async (t) => {
   const db = await freshDatabase('cmd');
   t.teardown(() => db.drop());
@@ -174,26 +187,19 @@ t.test('the command state cache', async (t) => {
   });
 
   await t.test('a stream most likely new is decided without a read; one that exists after all is decided again on its fresh state', async (t) => {
-    let reads = 0;
     const store = a.store;
-    const counted: EventStore = {
-      ...store,
-      readStream: (name, o) => {
-        reads++;
-        return store.readStream(name, o);
-      },
-    };
+    const { counted, reads } = countingReads(store);
     const room = createCommandRoom(counted);
     // "add 1 once": a repeat on the stream's real state decides nothing.
     const once = (r: CommandRoom, stream: string) =>
       r.handle(stream, counterFolder, (s) => (s.events === 0 ? [{ type: 'Added', data: { n: 1 } }] : []), { ...options(), likelyNew: true });
     const created = await once(room, `counter-new-${randomIds.uuid()}`);
-    t.equal(reads, 0, 'a new stream: appended as no_stream without a read');
+    t.equal(reads(), 0, 'a new stream: appended as no_stream without a read');
     t.same(created.state, { total: 1, events: 1 });
     const existing = `counter-new-${randomIds.uuid()}`;
     await once(b, existing); // another process created it
     const repeated = await once(room, existing);
-    t.ok(reads > 0, 'the append as no_stream failed: the stream was read');
+    t.ok(reads() > 0, 'the append as no_stream failed: the stream was read');
     t.same(repeated.events, [], 'decided again on the fresh state: nothing twice');
     t.same(
       (await store.readStream(existing)).map((e) => e.revision),
@@ -204,20 +210,13 @@ t.test('the command state cache', async (t) => {
   await t.test('a planning load takes a state verified within its bound without a read, and reads once it is older', async (t) => {
     const stream = `counter-stale-${randomIds.uuid()}`;
     await add(a, stream, 1);
-    let reads = 0;
     const store = a.store;
-    const counted: EventStore = {
-      ...store,
-      readStream: (name, o) => {
-        reads++;
-        return store.readStream(name, o);
-      },
-    };
+    const { counted, reads } = countingReads(store);
     const fresh = await a.load(stream, counterFolder, { maxStaleMs: 60_000 });
     t.equal(fresh.state.total, 1, 'the state a appended is cached and verified');
-    const before = reads;
+    const before = reads();
     await createCommandRoom(counted).load(stream, counterFolder, { maxStaleMs: 60_000 });
-    t.ok(reads > before, 'another room has no cache of its own to trust');
+    t.ok(reads() > before, 'another room has no cache of its own to trust');
     await add(b, stream, 5); // another process
     const stale = await a.load(stream, counterFolder, { maxStaleMs: 60_000 });
     t.equal(stale.state.total, 1, 'within the bound: the verified state, not a read (it may be stale)');

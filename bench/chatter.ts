@@ -55,15 +55,19 @@ export async function chatterBench(seconds: number) {
       const agent = agents[i % AGENTS]!;
       return { method: 'POST', path: `/api/v1/signals/${agent.agentId}`, webhookSecret: agent.secret, bodies: [CHATTER] };
     });
-    const runs = await paired((side, round) =>
-      side === 'ours'
-        ? measuredLoad(process.pid, app.deps.pool, { url: app.url, seconds: part, clients: chatterClients })
-        : measuredLoad(baseline.pid, baseline.db, {
-            url: baseline.url,
-            seconds: part,
-            clients: users.map((u) => ({ method: 'POST', path: PATH, token: u.accessToken, bodies: followBodies(agentIds, round) })),
-          }),
-    );
+    let timestampsAfterMs = 0;
+    const runs = await paired(async (side, round) => {
+      if (side === 'ours') {
+        const run = await measuredLoad(process.pid, app.deps.pool, { url: app.url, seconds: part, clients: chatterClients, timestampsAfterMs });
+        timestampsAfterMs = run.signing?.lastTimestampMs ?? timestampsAfterMs;
+        return run;
+      }
+      return measuredLoad(baseline.pid, baseline.db, {
+        url: baseline.url,
+        seconds: part,
+        clients: users.map((u) => ({ method: 'POST', path: PATH, token: u.accessToken, bodies: followBodies(agentIds, round) })),
+      });
+    });
     const { ours: chatter, conventional: follow } = runs;
     const signals = await recorded(app);
     const expected = answered(chatter) + answered(runs.warmup.ours);

@@ -23,7 +23,7 @@ export interface LoadClient {
   apiKey?: { key: string; secret: string };
 }
 
-/** What signing API-key requests cost the load generator (bench/load.ts). */
+/** What signing requests (API keys, webhooks) cost the load generator (bench/load.ts). */
 export interface SigningCost {
   /** signatures made before the clock started (outside the measured window), and during the run once those ran out */
   presigned: number;
@@ -43,7 +43,7 @@ export interface LoadSpec {
   ratePerSecond?: number;
   /** API-key clients: this many signatures per client are made before the clock starts, their cost timed apart */
   presign?: number;
-  /** API-key clients: x-timestamp values start after this (epoch ms) */
+  /** signing clients (API keys, webhooks): timestamps start after this (epoch ms), the previous run's signing.lastTimestampMs */
   timestampsAfterMs?: number;
 }
 

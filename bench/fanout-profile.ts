@@ -6,10 +6,9 @@ import { writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { Session } from 'node:inspector/promises';
 import type { EventData } from '../infra/eventstore/port.ts';
-import { api, startTestApp } from '../test/support/app.ts';
-import { signIn } from '../test/support/auth.ts';
+import { startTestApp } from '../test/support/app.ts';
 import { cpuDuring } from './cpu.ts';
-import { deliver, fanoutAgent, followers } from './fanout.ts';
+import { deliver, fanoutSetting } from './fanout.ts';
 import { countStatements } from './statements.ts';
 
 const arg = (name: string) => {
@@ -55,15 +54,7 @@ function byCaller(profile: { nodes: Node[]; samples: number[]; timeDeltas: numbe
 
 const app = await startTestApp({ durable: true, config: { ADMIN_EMAILS: ADMIN, DATABASE_POOL_SIZE: '24' } });
 try {
-  const admin = await signIn(app, ADMIN);
-  const developer = await signIn(app, 'fanout-profile-dev@example.test');
-  const tokens = { developer: developer.accessToken, admin: admin.accessToken };
-  const priced = await api(app, 'PUT', '/api/admin/market/prices', { token: admin.accessToken, body: { prices: { BTC: 50_000 } } });
-  if (priced.status !== 200) throw new Error(`prices: ${priced.status}`);
-  const warm = await fanoutAgent(app, tokens, 'Profile warm-up');
-  const agent = await fanoutAgent(app, tokens, 'Profile');
-  await followers(app, warm.agentId, 'fanout-profile-warm', 32);
-  await followers(app, agent.agentId, 'fanout-profile', pools);
+  const { warm, agent } = await fanoutSetting(app, { admin: ADMIN, prefix: 'fanout-profile', name: 'Profile', pools });
   const warmAnswer = await deliver(app, warm, 'warm-up');
   if (warmAnswer.body?.data?.outcome !== 'executed') throw new Error(`warm-up: ${JSON.stringify(warmAnswer.body)}`);
   await new Promise((r) => setTimeout(r, 2_000));

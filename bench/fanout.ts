@@ -41,6 +41,24 @@ export async function followers(app: TestApp, agentId: string, prefix: string, c
   await Promise.all(Array.from({ length: FOLLOW_LANES }, lane));
 }
 
+/**
+ * The fan-out benches' setting: `admin` and `${prefix}-dev` signed in, BTC priced at 50,000, a warm-up agent followed by
+ * WARM_UP_POOLS users and the measured agent `name` by `pools`; `setupSeconds` is the time the follows took.
+ */
+export async function fanoutSetting(app: TestApp, setting: { admin: string; prefix: string; name: string; pools: number }) {
+  const admin = await signIn(app, setting.admin);
+  const developer = await signIn(app, `${setting.prefix}-dev@example.test`);
+  const tokens = { developer: developer.accessToken, admin: admin.accessToken };
+  const priced = await api(app, 'PUT', '/api/admin/market/prices', { token: admin.accessToken, body: { prices: { BTC: 50_000 } } });
+  if (priced.status !== 200) throw new Error(`prices: ${priced.status}`);
+  const warm = await fanoutAgent(app, tokens, `${setting.name} warm-up`);
+  const agent = await fanoutAgent(app, tokens, setting.name);
+  const s0 = performance.now();
+  await followers(app, warm.agentId, `${setting.prefix}-warm`, WARM_UP_POOLS);
+  await followers(app, agent.agentId, setting.prefix, setting.pools);
+  return { warm, agent, setupSeconds: (performance.now() - s0) / 1000 };
+}
+
 /** One signed signal webhook opening a BTC long (the fan-out benches' signal). */
 export function deliver(app: TestApp, agent: ListedAgent, signalId: string) {
   const body = { signalId, action: 'open', side: 'long', token: 'BTC', leverage: 5, sizePercent: 10, stopLoss: 48_000, takeProfit: [52_000, 54_000] };
@@ -114,17 +132,7 @@ export async function fanoutBench(pools = 1_000) {
     runnerOptions: { onCommitted: (events, committedAt) => projected.onCommitted(events, committedAt) },
   });
   try {
-    const admin = await signIn(app, ADMIN);
-    const developer = await signIn(app, 'fanout-dev@example.test');
-    const tokens = { developer: developer.accessToken, admin: admin.accessToken };
-    const priced = await api(app, 'PUT', '/api/admin/market/prices', { token: admin.accessToken, body: { prices: { BTC: 50_000 } } });
-    if (priced.status !== 200) throw new Error(`prices: ${priced.status}`);
-    const warm = await fanoutAgent(app, tokens, 'Fan-out warm-up');
-    const agent = await fanoutAgent(app, tokens, 'Fan-out');
-    const s0 = performance.now();
-    await followers(app, warm.agentId, 'fanout-warm', WARM_UP_POOLS);
-    await followers(app, agent.agentId, 'fanout', pools);
-    const setupSeconds = (performance.now() - s0) / 1000;
+    const { warm, agent, setupSeconds } = await fanoutSetting(app, { admin: ADMIN, prefix: 'fanout', name: 'Fan-out', pools });
 
     const warmed = projected.expect(WARM_UP_POOLS);
     const warmAnswer = await deliver(app, warm, 'warm-up');

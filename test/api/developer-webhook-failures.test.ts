@@ -10,11 +10,12 @@ import { createServer, type AddressInfo } from 'node:net';
 import { claimHead, dueAgents, recordAttempt } from '../../projections/webhooks/queries.ts';
 import { createWebhookSender } from '../../infra/webhook-sender.ts';
 import { deliverToAgent, type WebhookWorkerDeps } from '../../workers/webhooks.ts';
-import { api, startTestApp } from '../support/app.ts';
+import { api } from '../support/app.ts';
 import { listedFollowableAgent } from '../support/agents.ts';
 import { signIn } from '../support/auth.ts';
 import { startClientMetadataHost } from '../support/oauth.ts';
 import { until } from '../support/until.ts';
+import { webhookTestApp } from '../support/webhooks.ts';
 
 const SUBS = '/api/v1/users/me/subscriptions';
 const TIMEOUT_MS = 1_000;
@@ -35,24 +36,9 @@ async function closedPort(): Promise<number> {
 }
 
 t.test('developer webhooks to failing receivers', async (t) => {
-  const host = await startClientMetadataHost();
-  t.teardown(() => host.close());
-  const app = await startTestApp({
-    config: {
-      ADMIN_EMAILS: 'admin@example.test',
-      WEBHOOK_SWEEP_INTERVAL_MS: '100',
-      WEBHOOK_RETRY_BASE_MS: '300',
-      WEBHOOK_RETRY_MAX_MS: '1000',
-      WEBHOOK_TIMEOUT_MS: String(TIMEOUT_MS),
-      WEBHOOK_ALLOW_LOOPBACK: 'true',
-    },
-    webhookReceiver: { ca: host.ca, allowLoopback: true },
-  });
-  t.teardown(() => app.close());
-  const admin = await signIn(app, 'admin@example.test');
-  const dev = await signIn(app, 'failing-dev@example.test');
+  const config = { WEBHOOK_TIMEOUT_MS: String(TIMEOUT_MS), WEBHOOK_ALLOW_LOOPBACK: 'true' };
+  const { app, host, developer: dev, tokens } = await webhookTestApp(t, 'failing-dev@example.test', { config });
   const user = await signIn(app, 'failing-user@example.test');
-  const tokens = { developer: dev.accessToken, admin: admin.accessToken };
   const follow = async (agentId: string) =>
     t.equal((await api(app, 'POST', SUBS, { token: user.accessToken, body: { agentId, allocationAmountUsd: 100 } })).status, 200);
   const deliveries = async (agentId: string) =>

@@ -6,12 +6,12 @@ import t from 'tap';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { poolId } from '../../domain/pool/state.ts';
 import { anonymizedSubscriberId } from '../../infra/anonymize.ts';
-import { api, dispatch, startTestApp } from '../support/app.ts';
+import { api, dispatch } from '../support/app.ts';
 import { oneTrade } from '../domain/pool/fixtures.ts';
 import { listedFollowableAgent } from '../support/agents.ts';
 import { signIn } from '../support/auth.ts';
-import { startClientMetadataHost } from '../support/oauth.ts';
 import { until } from '../support/until.ts';
+import { webhookTestApp } from '../support/webhooks.ts';
 
 interface Seen {
   id: string;
@@ -26,30 +26,14 @@ interface Seen {
 const SLOW_MS = 5_000;
 
 t.test('a slow lane holds only itself; in another, a trade’s closed only after its opened was delivered', async (t) => {
-  const host = await startClientMetadataHost();
-  t.teardown(() => host.close());
   const seen: Seen[] = [];
-  const app = await startTestApp({
-    config: {
-      ADMIN_EMAILS: 'admin@example.test',
-      WEBHOOK_SWEEP_INTERVAL_MS: '100',
-      WEBHOOK_RETRY_BASE_MS: '300',
-      WEBHOOK_RETRY_MAX_MS: '1000',
-      // deliveries start as projected, as in service: a run with the slow delivery in flight is woken for the other lane
-      WEBHOOK_DELIVER_ON_PROJECTION: 'true',
-    },
-    webhookReceiver: { ca: host.ca, allowLoopback: true },
+  const { app, host, tokens } = await webhookTestApp(t, 'lanes-dev@example.test', {
+    // deliveries start as projected, as in service: a run with the slow delivery in flight is woken for the other lane
+    config: { WEBHOOK_DELIVER_ON_PROJECTION: 'true' },
   });
-  t.teardown(() => app.close());
-  const admin = await signIn(app, 'admin@example.test');
-  const dev = await signIn(app, 'lanes-dev@example.test');
   const slowUser = await signIn(app, 'lanes-slow@example.test');
   const quickUser = await signIn(app, 'lanes-quick@example.test');
-  const agent = await listedFollowableAgent(
-    app,
-    { developer: dev.accessToken, admin: admin.accessToken },
-    { name: 'Lanes', venue: 'SPOT_VENUE', webhookUrl: `${host.origin}/lanes` },
-  );
+  const agent = await listedFollowableAgent(app, tokens, { name: 'Lanes', venue: 'SPOT_VENUE', webhookUrl: `${host.origin}/lanes` });
   const slow = anonymizedSubscriberId(app.deps.config.JWT_SECRET, agent.agentId, slowUser.userId);
   const quick = anonymizedSubscriberId(app.deps.config.JWT_SECRET, agent.agentId, quickUser.userId);
   let refusedOnce = false;

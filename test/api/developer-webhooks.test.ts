@@ -13,13 +13,13 @@ import { WEBHOOK_API_VERSION } from '../../domain/webhook/delivery.ts';
 import { createWebhookSender, WEBHOOK_ID_HEADER } from '../../infra/webhook-sender.ts';
 import { outboundSigningKey, readWebhookHeaders, signsBytes } from '../../infra/signing/webhook.ts';
 import { WEBHOOK_SIGNATURE_HEADER, WEBHOOK_TIMESTAMP_HEADER } from '../../infra/webhook-sender.ts';
-import { api, dispatch, startTestApp } from '../support/app.ts';
+import { api, dispatch } from '../support/app.ts';
 import { appendFacts, writeSignal } from '../support/facts.ts';
 import { oneTrade } from '../domain/pool/fixtures.ts';
 import { listedFollowableAgent } from '../support/agents.ts';
 import { signIn } from '../support/auth.ts';
-import { startClientMetadataHost } from '../support/oauth.ts';
 import { until } from '../support/until.ts';
+import { webhookTestApp } from '../support/webhooks.ts';
 
 interface Received {
   headers: IncomingMessage['headers'];
@@ -30,8 +30,7 @@ interface Received {
 const SUBS = '/api/v1/users/me/subscriptions';
 
 t.test('developer webhooks', async (t) => {
-  const host = await startClientMetadataHost();
-  t.teardown(() => host.close());
+  const { app, host, developer: dev, tokens } = await webhookTestApp(t, 'hooks-dev@example.test', { config: { RATE_LIMIT_WEBHOOK_TEST_PINGS_PER_MIN: '2' } });
   const received = new Map<string, Received[]>();
   /** `path` records what arrives and answers the statuses given in turn (200 once they run out). */
   const receiver = (path: string, statuses: number[] = []) => {
@@ -48,21 +47,7 @@ t.test('developer webhooks', async (t) => {
     return `${host.origin}${path}`;
   };
 
-  const app = await startTestApp({
-    config: {
-      ADMIN_EMAILS: 'admin@example.test',
-      WEBHOOK_SWEEP_INTERVAL_MS: '100',
-      WEBHOOK_RETRY_BASE_MS: '300',
-      WEBHOOK_RETRY_MAX_MS: '1000',
-      RATE_LIMIT_WEBHOOK_TEST_PINGS_PER_MIN: '2',
-    },
-    webhookReceiver: { ca: host.ca, allowLoopback: true },
-  });
-  t.teardown(() => app.close());
-  const admin = await signIn(app, 'admin@example.test');
-  const dev = await signIn(app, 'hooks-dev@example.test');
   const user = await signIn(app, 'hooks-user@example.test');
-  const tokens = { developer: dev.accessToken, admin: admin.accessToken };
   const follow = async (agentId: string) =>
     t.equal((await api(app, 'POST', SUBS, { token: user.accessToken, body: { agentId, allocationAmountUsd: 100 } })).status, 200);
   const deliveries = (agentId: string, token = dev.accessToken) => api(app, 'GET', `/api/v1/developers/agents/${agentId}/webhook-deliveries`, { token });

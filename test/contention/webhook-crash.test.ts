@@ -9,17 +9,17 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { api, startTestApp } from '../support/app.ts';
+import { api } from '../support/app.ts';
 import { listedFollowableAgent } from '../support/agents.ts';
 import { signIn } from '../support/auth.ts';
-import { startClientMetadataHost } from '../support/oauth.ts';
 import { startServiceProcess, type ServiceProcess } from '../support/process.ts';
 import { until } from '../support/until.ts';
+import { QUICK_WEBHOOK_RETRIES, webhookTestApp } from '../support/webhooks.ts';
 
 const TIMEOUT_MS = 2_000; // the lease: 2 × 2 s + 5 s
 
 t.test('SIGKILL mid-delivery: the same event is sent again once the lease expires, and recorded once', async (t) => {
-  const host = await startClientMetadataHost();
+  const { app, host, developer: dev, tokens } = await webhookTestApp(t, 'crash-dev@example.test', { workers: 'child' });
   const dir = mkdtempSync(join(tmpdir(), 'webhook-ca-'));
   writeFileSync(join(dir, 'ca.pem'), host.ca);
   const held: ServerResponse[] = [];
@@ -35,22 +35,20 @@ t.test('SIGKILL mid-delivery: the same event is sent again once the lease expire
       else res.writeHead(200).end();
     });
   });
-  const app = await startTestApp({ config: { ADMIN_EMAILS: 'admin@example.test' } });
   const children: ServiceProcess[] = [];
+  // tap runs teardowns last in, first out: the children are killed before the bed closes the app and the receiver
   t.teardown(async () => {
     for (const res of held) res.destroy();
     for (const c of children) {
       c.child.kill('SIGKILL'); // no graceful stop: it could wait on a held request
       await c.exited;
     }
-    await app.close();
-    await host.close();
     rmSync(dir, { recursive: true, force: true });
   });
   const workers = async () => {
     const env = {
       REDIS_PREFIX: `webhookcrash-${app.redisKeyPrefix.replace(/[^A-Za-z0-9]/g, '')}`,
-      WEBHOOK_SWEEP_INTERVAL_MS: '100',
+      ...QUICK_WEBHOOK_RETRIES,
       WEBHOOK_TIMEOUT_MS: String(TIMEOUT_MS),
       TEST_WEBHOOK_CA: join(dir, 'ca.pem'),
     };
@@ -58,14 +56,8 @@ t.test('SIGKILL mid-delivery: the same event is sent again once the lease expire
     children.push(child);
     return child;
   };
-  const admin = await signIn(app, 'admin@example.test');
-  const dev = await signIn(app, 'crash-dev@example.test');
   const user = await signIn(app, 'crash-user@example.test');
-  const agent = await listedFollowableAgent(
-    app,
-    { developer: dev.accessToken, admin: admin.accessToken },
-    { name: 'Crash', venue: 'SPOT_VENUE', webhookUrl: `${host.origin}/crash` },
-  );
+  const agent = await listedFollowableAgent(app, tokens, { name: 'Crash', venue: 'SPOT_VENUE', webhookUrl: `${host.origin}/crash` });
   t.equal(
     (await api(app, 'POST', '/api/v1/users/me/subscriptions', { token: user.accessToken, body: { agentId: agent.agentId, allocationAmountUsd: 100 } })).status,
     200,

@@ -4,7 +4,7 @@
 // commits (docs/decisions.md, "Developer webhooks: lanes"). Calls made while a statement runs go
 // together in the next one.
 import type { Pool } from '../infra/db.ts';
-import { claimHeads, dueAgents, recordAttempts, type AttemptResult, type ClaimedDelivery } from '../projections/webhooks/queries.ts';
+import { claimHeads, dueAgents, recordAttempts, type AttemptReport, type ClaimedDelivery } from '../projections/webhooks/queries.ts';
 import type { WebhookOutbox } from './webhooks.ts';
 
 /** Calls of one key made in one turn of the event loop, or while the key's last batch ran, go as one batch. */
@@ -50,7 +50,7 @@ export function createWebhookOutbox(pool: Pool, masterSecret: string): WebhookOu
     const claimed = await claimHeads(pool, masterSecret, agentId, now, leaseMs, inputs.length);
     return inputs.map((_, i) => claimed[i]);
   });
-  const record = batched<{ claimed: ClaimedDelivery; result: AttemptResult }, boolean>((_key, reports) => recordAttempts(pool, reports));
+  const record = batched<AttemptReport, boolean>((_key, reports) => recordAttempts(pool, reports));
   return {
     dueAgents: (now, limit) => dueAgents(pool, now, limit),
     claimHead: (agentId, now, leaseMs) => claim(agentId, { now, leaseMs }),

@@ -116,7 +116,11 @@ interface AgentRun {
 function startRun(deps: WebhookWorkerDeps, agentId: string): AgentRun {
   let alive = 0;
   let delivered = 0;
+  /** the webhook was disabled: a give-up was recorded */
   let disabled = false;
+  /** give-ups being recorded: the other slots send nothing meanwhile (the webhook may be about to be disabled) */
+  let givingUp = 0;
+  const stopped = () => disabled || givingUp > 0;
   let over = false;
   let failure: { err: unknown } | undefined;
   let resolve: (delivered: number) => void = () => {};
@@ -126,19 +130,29 @@ function startRun(deps: WebhookWorkerDeps, agentId: string): AgentRun {
     reject = rej;
   });
   const deliverSome = async () => {
-    while (!disabled && delivered < RUN_LENGTH) {
+    while (!stopped() && delivered < RUN_LENGTH) {
       const claimed = await deps.webhookOutbox.claimHead(agentId, deps.clock.now(), leaseMsOf(deps));
       if (!claimed) return;
       // another slot gave a delivery up and disables the webhook: this one is not sent (its lease runs out, and it waits for enabling)
-      if (disabled) return;
+      if (stopped()) return;
       const result = await attempt(deps, claimed);
       // a redelivery the developer asked for (perhaps of an event days old) failing says nothing of the 3 days the webhook has been failing
       const givenUp = !result.outcome.delivered && result.outcome.nextAttemptAt === null && result.error !== AGENT_DELETED && !claimed.redelivered;
-      if (givenUp) disabled = true;
-      // a late report (this attempt's lease ran out and another was recorded first) decides nothing: not even disabling
-      if (!(await deps.webhookOutbox.recordAttempt(claimed, result))) return;
+      if (givenUp) givingUp++;
+      let recorded: boolean;
+      try {
+        recorded = await deps.webhookOutbox.recordAttempt(claimed, result);
+      } finally {
+        if (givenUp) givingUp--;
+      }
+      // a late report (this attempt's lease ran out and another was recorded first, or another report of it kept) decides nothing: not even disabling
+      if (!recorded) return;
       if (!result.outcome.delivered) {
-        if (givenUp) await disableFailing(deps, claimed);
+        if (givenUp) {
+          // disabled only once the give-up is recorded
+          disabled = true;
+          await disableFailing(deps, claimed);
+        }
         return;
       }
       delivered++;
@@ -159,7 +173,7 @@ function startRun(deps: WebhookWorkerDeps, agentId: string): AgentRun {
     }
   };
   const wake = () => {
-    if (over || disabled || delivered >= RUN_LENGTH) return;
+    if (over || stopped() || delivered >= RUN_LENGTH) return;
     while (alive < IN_FLIGHT_PER_AGENT) void slot();
   };
   wake();

@@ -160,14 +160,38 @@ export interface AttemptResult {
   outcome: { delivered: true } | { delivered: false; nextAttemptAt: Date | null };
 }
 
+/** One claimed delivery's attempt, as the worker reports it. */
+export interface AttemptReport {
+  claimed: ClaimedDelivery;
+  result: AttemptResult;
+}
+
+const reportKey = (r: AttemptReport) => `${r.claimed.agentId}/${r.claimed.eventId}`;
+
+/**
+ * One report per delivery (agent, event), the delivered one first, else the earliest: two reports of
+ * one delivery in one statement would update its row with either (PostgreSQL's UPDATE ... FROM
+ * takes one matching row, unspecified which) and both would read as recorded.
+ */
+function onePerDelivery(reports: AttemptReport[]): Map<string, AttemptReport> {
+  const kept = new Map<string, AttemptReport>();
+  for (const r of reports) {
+    const before = kept.get(reportKey(r));
+    if (!before || (r.result.outcome.delivered && !before.result.outcome.delivered)) kept.set(reportKey(r), r);
+  }
+  return kept;
+}
+
 /**
  * Records attempt `attempts + 1` of each claimed delivery and releases its lease; a delivery delivered
  * or given up leaves its lanes (the next of each may go). A second report of the same attempt changes
- * nothing. Whether each was recorded: false when another attempt at it was recorded first. One
- * statement for all, so one commit, each delivery's row and its attempt's together.
+ * nothing, in a later statement or in the same (onePerDelivery: the delivered report is kept). Whether
+ * each was recorded: false when another attempt at it was recorded first, or another report of it kept.
+ * One statement for all, so one commit, each delivery's row and its attempt's together.
  */
-export async function recordAttempts(pool: Pool, reports: Array<{ claimed: ClaimedDelivery; result: AttemptResult }>): Promise<boolean[]> {
-  const column = <T>(of: (r: { claimed: ClaimedDelivery; result: AttemptResult }) => T) => reports.map(of);
+export async function recordAttempts(pool: Pool, reports: AttemptReport[]): Promise<boolean[]> {
+  const kept = onePerDelivery(reports);
+  const column = <T>(of: (r: AttemptReport) => T) => [...kept.values()].map(of);
   const statusOf = ({ outcome }: AttemptResult) => (outcome.delivered ? 'delivered' : outcome.nextAttemptAt ? 'pending' : 'failed');
   const { rows } = await inTransaction(pool, async (client) => {
     await client.query(PROGRESS_COMMITS);
@@ -203,7 +227,7 @@ export async function recordAttempts(pool: Pool, reports: Array<{ claimed: Claim
     );
   });
   const taken = new Set(rows.map((r) => `${r.agent_id}/${r.event_id}`));
-  return reports.map((r) => taken.has(`${r.claimed.agentId}/${r.claimed.eventId}`));
+  return reports.map((r) => kept.get(reportKey(r)) === r && taken.has(reportKey(r)));
 }
 
 /** Records one attempt (recordAttempts); false when another attempt at it was recorded first. */

@@ -3,12 +3,14 @@
 // once when the receiver accepts it; a lease left by a worker that died mid-attempt expires and the
 // event is claimed again, as the same attempt; an event given up after 3 days disables the webhook,
 // but a redelivery the developer asked for, of an event days old, failing does not; a job that
-// delivered its full run queues the rest at once, without waiting for the next sweep.
+// delivered its full run queues the rest at once, without waiting for the next sweep; two reports of
+// one delivery in one batched statement record the delivered one only, and a give-up not recorded disables nothing.
 import t from 'tap';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { claimHead, dueAgents, recordAttempt } from '../../projections/webhooks/queries.ts';
+import { claimHead, dueAgents, recordAttempt, recordAttempts } from '../../projections/webhooks/queries.ts';
 import { Queue } from 'bullmq';
-import { deliverToAgent, RUN_LENGTH, WEBHOOKS_QUEUE, type WebhookWorkerDeps } from '../../workers/webhooks.ts';
+import { deliverToAgent, RUN_LENGTH, WEBHOOKS_QUEUE, type WebhookOutbox, type WebhookWorkerDeps } from '../../workers/webhooks.ts';
+import { createWebhookOutbox } from '../../workers/webhook-outbox.ts';
 import { bullConnection, queuePrefix } from '../../workers/index.ts';
 import { api, startTestApp } from '../support/app.ts';
 import { listedFollowableAgent } from '../support/agents.ts';
@@ -161,6 +163,63 @@ t.test('the webhook worker', async (t) => {
     t.equal(await disabledEvents(), 2, 'no new AgentWebhookDisabled');
     t.equal((await pool.query('SELECT disabled_at FROM webhook_endpoints WHERE agent_id = $1', [agent.agentId])).rows[0].disabled_at, null, 'still enabled');
   });
+  await t.test('two reports of one delivery in one statement: the delivered one is recorded, the other is not', async (t) => {
+    const agent = await listedFollowableAgent(app, tokens, { name: 'Reported twice', venue: 'SPOT_VENUE', webhookUrl: `${host.origin}/slow` });
+    await followAndStop(agent.agentId, 1);
+    await until('two deliveries in the outbox', async () => (await pending(agent.agentId)) === 2);
+    const now = app.deps.clock.now();
+    const later = new Date(now.getTime() + 6_000);
+    const gaveUp = { at: later, statusCode: 500, error: null, durationMs: 1, outcome: { delivered: false, nextAttemptAt: null } } as const;
+    const retry = { ...gaveUp, outcome: { delivered: false, nextAttemptAt: new Date(later.getTime() + 60_000) } } as const;
+    const ok = { at: later, statusCode: 204, error: null, durationMs: 2, outcome: { delivered: true } } as const;
+    const rowOf = async (eventId: string) => ({
+      delivery: (await pool.query('SELECT status, attempts FROM webhook_deliveries WHERE agent_id = $1 AND event_id = $2', [agent.agentId, eventId])).rows,
+      attempts: (await pool.query('SELECT attempt, status_code FROM webhook_attempts WHERE agent_id = $1 AND event_id = $2', [agent.agentId, eventId])).rows,
+    });
+
+    const first = await claimHead(pool, config.JWT_SECRET, agent.agentId, now, 5_000);
+    const again = await claimHead(pool, config.JWT_SECRET, agent.agentId, later, 5_000);
+    t.equal(again?.eventId, first!.eventId, 'the same delivery, claimed again after its lease');
+    const reports = [
+      { claimed: first!, result: gaveUp },
+      { claimed: again!, result: ok },
+    ];
+    t.same(await recordAttempts(pool, reports), [false, true], 'the given-up report, first in the batch, is not recorded');
+    t.same(await rowOf(first!.eventId), { delivery: [{ status: 'delivered', attempts: 1 }], attempts: [{ attempt: 1, status_code: 204 }] });
+
+    const next = await claimHead(pool, config.JWT_SECRET, agent.agentId, later, 5_000);
+    t.not(next?.eventId, first!.eventId, 'the next event');
+    const twice = [
+      { claimed: next!, result: ok },
+      { claimed: next!, result: retry },
+      { claimed: next!, result: ok },
+    ];
+    t.same(await recordAttempts(pool, twice), [true, false, false], 'the first delivered report, and only it');
+    t.same(await rowOf(next!.eventId), { delivery: [{ status: 'delivered', attempts: 1 }], attempts: [{ attempt: 1, status_code: 204 }] });
+  });
+
+  await t.test('a give-up batched with a delivered report of the same delivery disables nothing', async (t) => {
+    const agent = await listedFollowableAgent(app, tokens, { name: 'Given up twice', venue: 'SPOT_VENUE', webhookUrl: 'https://10.0.0.1/hook' });
+    await followAndStop(agent.agentId, 1);
+    await until('two deliveries in the outbox', async () => (await pending(agent.agentId)) === 2);
+    const inFourDays = { now: () => new Date(app.deps.clock.now().getTime() + 4 * 24 * 3600_000) };
+    const outbox = createWebhookOutbox(pool, config.JWT_SECRET);
+    // another worker whose lease the claim outlived reports the same delivery delivered, in the same batch (the outbox's one statement)
+    const recordBeside: WebhookOutbox['recordAttempt'] = async (claimed, result) => {
+      const delivered = { at: result.at, statusCode: 204, error: null, durationMs: 1, outcome: { delivered: true } } as const;
+      const [, mine] = await Promise.all([outbox.recordAttempt(claimed, delivered), outbox.recordAttempt(claimed, result)]);
+      return mine;
+    };
+    t.equal(await deliverToAgent({ ...deps, clock: inFourDays, webhookOutbox: { ...outbox, recordAttempt: recordBeside } }, agent.agentId), 0);
+    const { rows } = await pool.query('SELECT type, status, attempts FROM webhook_deliveries WHERE agent_id = $1 ORDER BY seq', [agent.agentId]);
+    t.match(rows, [
+      { type: 'follower.joined', status: 'delivered', attempts: 1 },
+      { type: 'follower.left', status: 'pending', attempts: 0 },
+    ]);
+    const disabled = await pool.query(`SELECT 1 FROM events WHERE stream_name = $1 AND event_type = 'AgentWebhookDisabled'`, [`agent-${agent.agentId}`]);
+    t.equal(disabled.rowCount, 0, 'the give-up was not recorded: the webhook stays enabled');
+  });
+
   await t.test('a job that delivers a full run queues the rest at once: more than a run delivered with no sweep to come', async (t) => {
     const got: string[] = [];
     host.serve('/many', (req: IncomingMessage, res: ServerResponse) => {

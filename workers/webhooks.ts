@@ -65,11 +65,20 @@ const MAX_SECRETS = 10_000;
 /** per command room (one per process): agent → its signing secret, until when */
 const secretsByRoom = new WeakMap<CommandRoom, Map<string, { secret: string; until: number }>>();
 
-/** The agent's signing secret, remembered a short while (a read of its stream and a decryption each time otherwise). */
-async function signingSecret(deps: WebhookWorkerDeps, agentId: string): Promise<string | undefined> {
-  const { room } = deps.dispatch;
+function secretsOf(room: CommandRoom): Map<string, { secret: string; until: number }> {
   let secrets = secretsByRoom.get(room);
   if (!secrets) secretsByRoom.set(room, (secrets = new Map()));
+  return secrets;
+}
+
+/**
+ * The agent's signing secret, remembered a short while (a read of its stream and a decryption each time otherwise).
+ * Asked only for a delivery whose claim found the agent not deleted (the projected endpoint, read in the claim's
+ * transaction), so the cache never outlives a deletion the claim sees; a claim that sees it drops the entry.
+ */
+async function signingSecret(deps: WebhookWorkerDeps, agentId: string): Promise<string | undefined> {
+  const { room } = deps.dispatch;
+  const secrets = secretsOf(room);
   const now = performance.now();
   const known = secrets.get(agentId);
   if (known && known.until > now) return known.secret;
@@ -83,6 +92,7 @@ async function signingSecret(deps: WebhookWorkerDeps, agentId: string): Promise<
 /** One attempt at a claimed delivery: what the receiver answered, and when it is tried next. */
 async function attempt(deps: WebhookWorkerDeps, claimed: ClaimedDelivery): Promise<AttemptResult> {
   const now = deps.clock.now();
+  if (claimed.agentDeleted) secretsOf(deps.dispatch.room).delete(claimed.agentId);
   const secret = claimed.agentDeleted ? undefined : await signingSecret(deps, claimed.agentId);
   if (secret === undefined) return { at: now, statusCode: null, error: AGENT_DELETED, durationMs: 0, outcome: { delivered: false, nextAttemptAt: null } };
   const sent = await deps.webhooks.send({ url: claimed.url, secret, body: claimed.body, id: deliveryIdOf(claimed.eventId), type: claimed.type, now });

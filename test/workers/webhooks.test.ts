@@ -220,6 +220,38 @@ t.test('the webhook worker', async (t) => {
     t.equal(disabled.rowCount, 0, 'the give-up was not recorded: the webhook stays enabled');
   });
 
+  await t.test('an agent deleted just after a delivery (its signing secret remembered): nothing more is sent once its deletion is projected', async (t) => {
+    const got: string[] = [];
+    host.serve('/deleted', (req: IncomingMessage, res: ServerResponse) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        got.push(JSON.parse(Buffer.concat(chunks).toString('utf8')).type);
+        res.writeHead(204).end();
+      });
+    });
+    const agent = await listedFollowableAgent(app, tokens, { name: 'Deleted', venue: 'SPOT_VENUE', webhookUrl: `${host.origin}/deleted` });
+    t.equal((await api(app, 'POST', SUBS, { token: user.accessToken, body: { agentId: agent.agentId, allocationAmountUsd: 100 } })).status, 200);
+    await until('the follow in the outbox', async () => (await pending(agent.agentId)) === 1);
+    t.equal(await deliverToAgent(deps, agent.agentId), 1, 'delivered: the worker read the signing secret and remembers it for 30 s');
+    t.equal((await api(app, 'DELETE', `${SUBS}/${agent.agentId}`, { token: user.accessToken })).status, 200);
+    await until('the leave in the outbox', async () => (await pending(agent.agentId)) === 1);
+    t.equal((await api(app, 'DELETE', `/api/v1/agents/${agent.agentId}`, { token: dev.accessToken })).status, 200);
+    await until(
+      'the deletion projected',
+      async () => (await pool.query('SELECT deleted_at FROM webhook_endpoints WHERE agent_id = $1', [agent.agentId])).rows[0].deleted_at !== null,
+    );
+    t.equal(await deliverToAgent(deps, agent.agentId), 0);
+    t.same(got, ['follower.joined'], 'the leave was not sent');
+    const { rows } = await pool.query('SELECT type, status, attempts, last_error FROM webhook_deliveries WHERE agent_id = $1 ORDER BY seq', [agent.agentId]);
+    t.match(rows, [
+      { type: 'follower.joined', status: 'delivered' },
+      { type: 'follower.left', status: 'failed', attempts: 1, last_error: 'the agent was deleted' },
+    ]);
+    const disabled = await pool.query(`SELECT 1 FROM events WHERE stream_name = $1 AND event_type = 'AgentWebhookDisabled'`, [`agent-${agent.agentId}`]);
+    t.equal(disabled.rowCount, 0, 'a deletion is no failure of the webhook: not disabled');
+  });
+
   await t.test('a job that delivers a full run queues the rest at once: more than a run delivered with no sweep to come', async (t) => {
     const got: string[] = [];
     host.serve('/many', (req: IncomingMessage, res: ServerResponse) => {

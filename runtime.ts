@@ -41,6 +41,7 @@ import { createSignalQueue } from './workers/signals.ts';
 import { createWebhookSender } from './infra/webhook-sender.ts';
 import { webhookAgentsOf } from './projections/webhooks/projector.ts';
 import { purgeWebhookDeliveries } from './projections/webhooks/queries.ts';
+import { createStrategyCounts } from './projections/subscriptions/strategy-counts.ts';
 import { publishWebhookNotice } from './infra/webhook-notices.ts';
 import { createWebhookOutbox } from './workers/webhook-outbox.ts';
 
@@ -153,6 +154,8 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     ttlMs: roles.api ? config.IDENTITY_CACHE_TTL_MS : 0,
     onerror: (err) => logger.warn({ err }, 'identity change notices failed; remembered identities are dropped meanwhile'),
   });
+  // strategyCount remembered only where this process's runner applies what its API reads (docs/decisions.md, "Speed: writes, NOTIFY and strategyCount")
+  const strategyCounts = createStrategyCounts({ pool, remember: Boolean(roles.api && roles.projections) });
   const runner = roles.projections
     ? new ProjectionRunner(store, pool, allProjectors, {
         onError: (stage, err, projector) =>
@@ -165,6 +168,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
           notifyChanged(redis, config.MCP_SESSION_TTL_SECONDS, events).catch((err) => logger.warn({ err }, 'MCP resource change notice failed'));
           // Remembered identities of the users the batch changed go, here and in every API process.
           identities.changed(events.flatMap((e) => userIdOfStream(e.streamName) ?? []));
+          strategyCounts.committed(events);
           // Workers start delivering what the batch queued for developer webhooks, not at the next sweep.
           publishWebhookNotice(redis, webhookAgentsOf(events), (err) => logger.warn({ err }, 'webhook outbox notice failed'));
           options.runnerOptions?.onCommitted?.(events, at);
@@ -221,6 +225,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     webhooks: createWebhookSender({ timeoutMs: config.WEBHOOK_TIMEOUT_MS, allowLoopback: config.WEBHOOK_ALLOW_LOOPBACK, ...options.webhookReceiver }),
     readYourWrites,
     identities,
+    strategyCounts,
     deferredWrites: createDeferredWrites({
       redis,
       settle: readYourWrites,

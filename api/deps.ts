@@ -11,6 +11,7 @@ import type { Ids } from '../infra/ids.ts';
 import type { Swaps } from '../infra/venues/port.ts';
 import type { WebhookSender } from '../infra/webhook-sender.ts';
 import type { SessionIdentity } from '../projections/users/queries.ts';
+import type { StrategyCounts } from '../projections/subscriptions/strategy-counts.ts';
 import type { DeferredWrites } from '../projections/wait.ts';
 import type { SignalQueue } from '../workers/signals.ts';
 
@@ -35,6 +36,8 @@ export interface AppDeps {
   deferredWrites: DeferredWrites;
   /** JWT sessions' identities remembered by this process (api/plugins/auth.ts), dropped when the read models change a user */
   identities: IdentityCache<SessionIdentity>;
+  /** the subscription action result's strategyCount: followed agents per user and wallet context, remembered where this process projects */
+  strategyCounts: StrategyCounts;
   /** the signal worker's queue: the webhook waits there for a signal's execution (absent: it answers `accepted`) */
   signals?: Pick<SignalQueue, 'waitFor'>;
   /** sends developer webhooks (the worker's deliveries, the test ping) */

@@ -49,10 +49,20 @@ export async function followEveryAgent(server: { url: string }, db: TestApp['dep
       }
     }),
   );
-  const counts = await db.query<{ lo: number; hi: number }>(
-    'SELECT min(n)::int AS lo, max(n)::int AS hi FROM (SELECT count(*) AS n FROM subscriptions GROUP BY user_id) c',
-  );
-  return counts.rows[0]!;
+  // Our follows are answered before their rows are projected (read-your-writes waits in the reader,
+  // docs/decisions.md): the rows are counted once they are all there, or after 5 s as they are.
+  const count = async () =>
+    (
+      await db.query<{ lo: number; hi: number }>(
+        'SELECT min(n)::int AS lo, max(n)::int AS hi FROM (SELECT count(*) AS n FROM subscriptions GROUP BY user_id) c',
+      )
+    ).rows[0]!;
+  let counts = await count();
+  for (const until = Date.now() + 5000; (counts.lo !== agentIds.length || counts.hi !== agentIds.length) && Date.now() < until; ) {
+    await new Promise((r) => setTimeout(r, 50));
+    counts = await count();
+  }
+  return counts;
 }
 
 /** Tops every user's withdraw pool up to FUND_USD through the side's own follow route. */

@@ -11,7 +11,11 @@ const STALLED_RETRY_FIRST_MS = 1000;
 const STALLED_RETRY_MAX_MS = 60_000;
 
 export interface RunnerOptions {
-  /** called after each committed batch, e.g. by tests and the bench to observe lag */
+  /**
+   * called after each committed batch, e.g. by tests and the bench to observe lag; before any
+   * `waitFor` or `hasApplied` sees the batch, so what an observer remembers of it is there when a
+   * read waiting for it goes on (projections/subscriptions/strategy-counts.ts)
+   */
   onCommitted?: (events: RecordedEvent[], committedAt: number) => void;
   /** `projector` names the read model held back when one projector fails on its own */
   onError?: (stage: 'read' | 'apply', err: unknown, projector?: string) => void;
@@ -166,7 +170,7 @@ export class ProjectionRunner {
     return this.applyBatch(batch, false).catch(() => this.applyBatch(batch, true));
   }
 
-  /** After a committed batch: the catch-up target moves on, lag is reported, observers are told. */
+  /** After a committed batch (its observers were told in applyBatch): the catch-up target moves on, lag is reported. */
   private committed(batch: RecordedEvent[], buffer: readonly RecordedEvent[]) {
     this.applied = batch[batch.length - 1]!.position;
     const committedAt = epochMs();
@@ -174,8 +178,11 @@ export class ProjectionRunner {
       for (const e of batch) projectorLagSeconds.observe({ projector: p.name }, Math.max(0, committedAt - e.createdAt.getTime()) / 1000);
     }
     this.setLag(buffer);
+  }
+
+  private tellCommitted(batch: RecordedEvent[]) {
     try {
-      this.options.onCommitted?.(batch, committedAt);
+      this.options.onCommitted?.(batch, epochMs());
     } catch {
       // an observer's failure must not stop the projections
     }
@@ -225,6 +232,7 @@ export class ProjectionRunner {
       await closeBatch(client, reached);
       return [...stored, ...reached];
     });
+    this.tellCommitted(batch);
     this.learn(learned);
     for (const [name, err] of failed) this.hold(name, err);
     this.emitter.emit('committed');

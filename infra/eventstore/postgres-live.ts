@@ -1,5 +1,6 @@
 // Live reads from PostgreSQL: NOTIFY after commits (coalesced), one LISTEN connection per store,
 // and the polling subscription that catches up and then follows the log.
+import { randomUUID } from 'node:crypto';
 import type { EventEmitter } from 'node:events';
 import pg from 'pg';
 import type { Pool } from '../db.ts';
@@ -11,31 +12,71 @@ const FAST_RETRY_WINDOW_MS = 1000;
 const SUBSCRIPTION_BATCH = 1000;
 
 /**
+ * A store's LISTEN connection names itself `events_listen:<token>` (its application_name), so an
+ * appending process can tell from pg_stat_activity whether any other store of the database listens.
+ * What it saw is used for LISTENERS_REFRESH_MS; a store that starts listening meanwhile is not told
+ * for up to that long, so its subscriptions poll every NEWCOMER_POLL_MS until then (and a margin).
+ */
+const LISTENER_NAME_PREFIX = 'events_listen:';
+export const LISTENERS_REFRESH_MS = 1000;
+const NEWCOMER_WINDOW_MS = LISTENERS_REFRESH_MS + 500;
+const NEWCOMER_POLL_MS = 20;
+
+/** A store's own LISTEN connection name (one per store). */
+export const listenerName = (): string => `${LISTENER_NAME_PREFIX}${randomUUID()}`;
+
+/**
  * NOTIFY after a commit, outside the appending transaction: a NOTIFY inside it would hold a
  * database-wide lock through the commit and serialise the commits of every process. At most one
  * in flight per store, and at most one every NOTIFY_GAP_MS: appends that land meanwhile share the
  * next one, whose payload is the highest transaction id among them. Subscribers in this process are
  * woken at once (locally); those of other processes at most NOTIFY_GAP_MS later, for one statement
  * per gap instead of one per append under load.
+ *
+ * Only while a store other than this one (`ownListener`, its LISTEN connection's name) listens on the
+ * database: a single process (`npm start`) wakes its subscribers locally, and a NOTIFY nobody hears
+ * was a transaction of its own, 0.3 to 0.4 statements per write. Who listens is looked up at most
+ * every LISTENERS_REFRESH_MS (one statement); a failed look-up counts as someone listening.
  */
 const NOTIFY_GAP_MS = 10;
 
-export function coalescedNotifier(pool: Pool) {
+export function coalescedNotifier(pool: Pool, ownListener: string) {
   let inFlight: Promise<void> | null = null;
   let pending: bigint | null = null;
   let lastSent = 0;
+  let othersListen = true;
+  let lookedAt = Number.NEGATIVE_INFINITY;
   const pause = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+  const anotherListens = async (): Promise<boolean> => {
+    if (performance.now() - lookedAt < LISTENERS_REFRESH_MS) return othersListen;
+    othersListen = await pool
+      .query<{ others: boolean }>({
+        name: 'events-listeners',
+        text: `SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE datname = current_database()
+                 AND starts_with(application_name, $1) AND application_name <> $2) AS others`,
+        values: [LISTENER_NAME_PREFIX, ownListener],
+      })
+      .then(
+        ({ rows }) => rows[0]!.others,
+        () => true,
+      );
+    lookedAt = performance.now();
+    return othersListen;
+  };
   const send = async (xid: bigint): Promise<void> => {
     const wait = lastSent + NOTIFY_GAP_MS - performance.now();
     if (wait > 0) await pause(wait);
+    const heard = await anotherListens();
     // What landed while this one waited goes with it.
     if (pending !== null && pending > xid) xid = pending;
     pending = null;
-    lastSent = performance.now();
-    await pool.query('SELECT pg_notify($1, $2)', [CHANNEL, xid.toString()]).then(
-      () => undefined,
-      () => undefined, // subscribers fall back to polling
-    );
+    if (heard) {
+      lastSent = performance.now();
+      await pool.query('SELECT pg_notify($1, $2)', [CHANNEL, xid.toString()]).then(
+        () => undefined,
+        () => undefined, // subscribers fall back to polling
+      );
+    }
     if (pending !== null) {
       const next: bigint = pending;
       pending = null;
@@ -60,13 +101,19 @@ function transactionIdOf(payload: string | undefined): bigint | undefined {
   return payload && /^[0-9]+$/.test(payload) ? BigInt(payload) : undefined;
 }
 
-/** One LISTEN connection per store, opened while at least one subscription is live. */
-export function sharedListener(connectionString: string, local: EventEmitter) {
+/**
+ * One LISTEN connection per store, opened while at least one subscription is live, named `name`
+ * (see LISTENER_NAME_PREFIX). `pollMs` is the subscriptions' fallback poll: short for the first
+ * NEWCOMER_WINDOW_MS after the connection opens, while other stores may still think nobody listens.
+ */
+export function sharedListener(connectionString: string, local: EventEmitter, name: string) {
   let users = 0;
   let client: pg.Client | null = null;
+  let openedAt = Number.NEGATIVE_INFINITY;
   const open = () => {
-    const c = new pg.Client({ connectionString });
+    const c = new pg.Client({ connectionString, application_name: name });
     client = c;
+    openedAt = performance.now();
     c.on('notification', (message) => local.emit('appended', transactionIdOf(message.payload)));
     c.on('error', () => {
       if (client === c) client = null;
@@ -92,6 +139,7 @@ export function sharedListener(connectionString: string, local: EventEmitter) {
       if (users === 0) void closeClient();
     },
     close: closeClient,
+    pollMs: () => (performance.now() - openedAt < NEWCOMER_WINDOW_MS ? NEWCOMER_POLL_MS : FALLBACK_POLL_MS),
   };
 }
 
@@ -107,6 +155,7 @@ export function pollingSubscription(
   fromPosition: Position,
   onClose: () => void,
   ready: () => Promise<void> = () => Promise.resolve(),
+  pollMs: () => number = () => FALLBACK_POLL_MS,
 ): Subscription {
   let closed = false;
   let wake: (() => void) | null = null;
@@ -165,7 +214,7 @@ export function pollingSubscription(
         continue;
       }
       retryDelay = 0;
-      await sleep(FALLBACK_POLL_MS);
+      await sleep(pollMs());
     }
   }
 

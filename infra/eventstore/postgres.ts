@@ -19,7 +19,7 @@ import {
   type Subscription,
 } from './port.ts';
 import { appendBatcher, appendResultOf, eventColumns, modeOf, type AppendRow } from './postgres-append.ts';
-import { coalescedNotifier, pollingSubscription, sharedListener } from './postgres-live.ts';
+import { coalescedNotifier, listenerName, pollingSubscription, sharedListener } from './postgres-live.ts';
 import { pagesOf } from './paging.ts';
 import {
   COLUMNS,
@@ -48,8 +48,9 @@ export function createPostgresEventStore(options: PostgresEventStoreOptions): Ev
   const { pool } = options;
   const local = new EventEmitter();
   local.setMaxListeners(0);
-  const notifier = coalescedNotifier(pool);
-  const listener = options.connectionString ? sharedListener(options.connectionString, local) : undefined;
+  const ownListener = listenerName();
+  const notifier = coalescedNotifier(pool, ownListener);
+  const listener = options.connectionString ? sharedListener(options.connectionString, local, ownListener) : undefined;
 
   async function currentRevision(streamName: string): Promise<bigint> {
     const { rows } = await pool.query<{ revision: string }>('SELECT revision FROM events WHERE stream_name = $1 ORDER BY revision DESC LIMIT 1', [streamName]);
@@ -168,7 +169,7 @@ export function createPostgresEventStore(options: PostgresEventStoreOptions): Ev
 
     subscribeAll({ fromPosition = START, ready }: SubscribeOptions = {}): Subscription {
       listener?.retain();
-      return pollingSubscription(readAll, local, fromPosition, () => listener?.release(), ready);
+      return pollingSubscription(readAll, local, fromPosition, () => listener?.release(), ready, listener?.pollMs);
     },
 
     async ping() {

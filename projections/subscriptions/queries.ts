@@ -83,13 +83,3 @@ export async function followerPools(db: Pool, agentId: string): Promise<string[]
   });
   return rows.map((r) => r.pool_id);
 }
-
-/** How many agents a user follows in a wallet context, leaving one out (the one an action concerns, whose state the command knows). */
-export async function followedAgentsBesides(db: Pool, userId: string, walletContext: WalletContext, agentId: string): Promise<number> {
-  const { rows } = await db.query<{ n: number }>({
-    name: 'followed-agents-besides',
-    text: 'SELECT count(*)::int AS n FROM subscriptions WHERE user_id = $1 AND wallet_context = $2 AND followed AND agent_id <> $3',
-    values: [userId, walletContext, agentId],
-  });
-  return rows[0]!.n;
-}

@@ -2,7 +2,7 @@
 // action's wallet context once it is done (docs/decisions.md, "Subscriptions: strategyCount"),
 // through every action that answers it: follow, follow again, add, withdraw, stop following.
 import t from 'tap';
-import { api, startTestApp } from '../support/app.ts';
+import { api, dispatch, startTestApp } from '../support/app.ts';
 import { followableAgent } from '../support/agents.ts';
 import { signIn } from '../support/auth.ts';
 
@@ -53,4 +53,49 @@ t.test('strategyCount counts the agents the caller follows in the wallet context
   t.equal(await count('DELETE', `${PATH}/${beta}`), 1, 'stopping leaves the others');
   t.equal(await count('DELETE', `${PATH}/${alpha}`), 0, 'nothing followed any more in the virtual context');
   t.equal(await follow(beta), 1, 'following again after stopping');
+});
+
+t.test('a remembered count follows changes made outside the routes, and a warm user costs no query', async (t) => {
+  const app = await startTestApp({ config: { ADMIN_EMAILS: 'admin@example.test' } });
+  t.teardown(() => app.close());
+  const admin = await signIn(app, 'admin@example.test');
+  const dev = await signIn(app, 'dev@example.test');
+  const user = await signIn(app, 'remembered@example.test');
+  const tokens = { developer: dev.accessToken, admin: admin.accessToken };
+  const [alpha, beta, gamma] = [
+    await followableAgent(app, tokens, agentBody('Alpha')),
+    await followableAgent(app, tokens, agentBody('Beta')),
+    await followableAgent(app, tokens, agentBody('Gamma')),
+  ];
+  let loads = 0;
+  const query = app.deps.pool.query.bind(app.deps.pool) as (...args: unknown[]) => Promise<unknown>;
+  (app.deps.pool as unknown as { query: (...args: unknown[]) => Promise<unknown> }).query = (...args: unknown[]) => {
+    if ((args[0] as { name?: string })?.name === 'followed-agents-of-user') loads++;
+    return query(...args);
+  };
+  t.teardown(() => {
+    (app.deps.pool as unknown as { query: unknown }).query = query;
+  });
+  const count = async (path: string, body: Record<string, unknown>) => {
+    const res = await api(app, 'POST', path, { token: user.accessToken, body });
+    t.equal(res.status, 200, `${path}: ${JSON.stringify(res.body.error ?? '')}`);
+    return res.body.data.strategyCount as number;
+  };
+  const follow = (agentId: string) => count(PATH, { agentId, allocationMode: 'USD_AMOUNT', allocationAmountUsd: 100 });
+  const add = (agentId: string) => count(`${PATH}/${agentId}/allocation/add`, { amountUsd: 1 });
+
+  t.equal(await follow(alpha), 1);
+  t.equal(await follow(beta), 2);
+  const before = loads;
+  t.equal(await add(alpha), 2, 'add');
+  t.equal(await add(beta), 2, 'add again');
+  t.equal(loads, before, 'a user remembered needs no query for the count');
+
+  const input = { agentId: gamma, allocationMode: 'USD_AMOUNT' as const, allocationAmountUsd: 100 };
+  await dispatch(app, 'FollowAgent', { userId: user.userId, input });
+  t.equal(await add(alpha), 3, 'a follow dispatched outside the routes is counted');
+  await dispatch(app, 'StopFollowing', { userId: user.userId, agentId: beta });
+  t.equal(await add(alpha), 2, 'a stop dispatched outside the routes is counted');
+  await dispatch(app, 'StopFollowing', { userId: user.userId, agentId: alpha });
+  t.equal(await add(gamma), 1, 'the remaining one');
 });

@@ -3,7 +3,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { subscribeInput } from '../../../commands/subscriptions/subscribe-input.ts';
 import { microToUsd, usdToMicro } from '../../../domain/shared/money.ts';
-import { followedAgentsBesides, subscriptionListJson } from '../../../projections/subscriptions/queries.ts';
+import { subscriptionListJson } from '../../../projections/subscriptions/queries.ts';
 import { subscriptionRecordOfPool } from '../../../projections/subscriptions/record.ts';
 import { subscriptionActionResultSchema, subscriptionRecordSchema } from '../../../projections/subscriptions/record-schema.ts';
 import { envelopeOf, ok, okRendered } from '../../envelope.ts';
@@ -23,7 +23,7 @@ async function withStrategyCount<R extends Pick<PoolMoveResult, 'agentId' | 'wal
   const earlierWrites = deps.deferredWrites.beforeRead(userId).catch(() => undefined);
   const result = await act();
   await earlierWrites;
-  const others = await followedAgentsBesides(deps.pool, userId, result.walletContext, result.agentId);
+  const others = await deps.strategyCounts.besides(userId, result.walletContext, result.agentId);
   return { result, strategyCount: others + (result.pool.followed ? 1 : 0) };
 }
 

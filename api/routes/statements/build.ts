@@ -3,6 +3,7 @@
 // (domain/pool/statement.ts), never from the read models; rendered with the ledger route's lines and
 // the subscription record's fields, parsed with its schema, then signed (infra/statement-keys.ts).
 // Shared by the user's and the administrators' routes and by `npm run audit -- statement`.
+import type { PoolFoldSnapshot } from '../../../domain/pool/fold-snapshot.ts';
 import { everFollowed, eventsAsOf, type PoolHistoryEvent } from '../../../domain/pool/history.ts';
 import { poolId } from '../../../domain/pool/state.ts';
 import { latestPosition, poolStatement, walletStatement, type WalletHistoryEvent } from '../../../domain/pool/statement.ts';
@@ -80,9 +81,19 @@ async function poolsOf(deps: StatementDeps, userId: string): Promise<Array<{ age
   });
 }
 
-/** One pool's part of a statement, from its whole history (the bench times it: bench/statement.ts). */
-export function poolPart(history: PoolHistoryEvent[], agentId: string, walletContext: WalletContext, at: Date, from: Date | undefined) {
-  const part = poolStatement(history, at, from ?? null);
+/**
+ * One pool's part of a statement, from its whole history, or from a snapshot of its fold and the
+ * history after it (poolStatement); the bench times it: bench/statement.ts.
+ */
+export function poolPart(
+  history: PoolHistoryEvent[],
+  agentId: string,
+  walletContext: WalletContext,
+  at: Date,
+  from: Date | undefined,
+  snapshot?: PoolFoldSnapshot,
+) {
+  const part = poolStatement(history, at, from ?? null, snapshot);
   return {
     agentId,
     walletContext,

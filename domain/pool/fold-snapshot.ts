@@ -85,6 +85,16 @@ export function foldSnapshots(history: readonly PoolHistoryEvent[], after: PoolF
   return out;
 }
 
+/**
+ * The snapshot at `revision` replayed from the history's first event (the audit's check of a stored
+ * one); null where none can be taken (the command goes on after it, or the history is too short).
+ */
+export function snapshotAt(history: readonly PoolHistoryEvent[], revision: number): PoolFoldSnapshot | null {
+  // the one snapshot due at `revision` exactly, with the event after it known
+  const [snapshot] = foldSnapshots(history.slice(0, revision + 2), null, revision + 1);
+  return snapshot?.revision === revision ? snapshot : null;
+}
+
 /** Whether `snapshot` can start a statement of [from, at]: every event it folded happened before `from`. */
 export const servesPeriod = (snapshot: PoolFoldSnapshot, from: Date | null): boolean => from !== null && snapshot.latestMs < from.getTime();
 

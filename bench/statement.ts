@@ -72,7 +72,7 @@ export async function statementBench(events = EVENTS) {
     const snapshotDeps = { store, pool: app.deps.pool };
     const sign = (part: ReturnType<typeof poolPart>) => signStatement(keys, { userId: user.userId, at: at.toISOString(), pools: [part] });
     const statementOf = async (since: Date | undefined) => {
-      const { history, snapshot } = await statementHistory(snapshotDeps, poolId, since);
+      const { history, snapshot } = await statementHistory(snapshotDeps, poolId, at, since);
       return sign(poolPart(history, agentId, walletContext, at, since, snapshot));
     };
     const wholeStatementOf = async (since: Date | undefined) => sign(poolPart(await poolHistory(store, poolId), agentId, walletContext, at, since));
@@ -90,9 +90,9 @@ export async function statementBench(events = EVENTS) {
 
     const cold = await timedMs(Math.ceil(RUNS / 3), () => statementOf(from), dropSnapshots);
     const replay = await timedMs(RUNS, () => statementOf(from));
-    const resumed = await statementHistory(snapshotDeps, poolId, from);
+    const resumed = await statementHistory(snapshotDeps, poolId, at, from);
     const http = await timedMs(RUNS, overHttp);
-    const tailRead = await timedMs(RUNS, () => statementHistory(snapshotDeps, poolId, from));
+    const tailRead = await timedMs(RUNS, () => statementHistory(snapshotDeps, poolId, at, from));
     const tailFold = await timedMs(RUNS, async () => poolStatement(resumed.history, at, from, resumed.snapshot));
     const whole = await timedMs(RUNS, () => wholeStatementOf(from));
     const read = await timedMs(RUNS, () => poolHistory(store, poolId));

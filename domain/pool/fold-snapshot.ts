@@ -95,8 +95,14 @@ export function snapshotAt(history: readonly PoolHistoryEvent[], revision: numbe
   return snapshot?.revision === revision ? snapshot : null;
 }
 
-/** Whether `snapshot` can start a statement of [from, at]: every event it folded happened before `from`. */
-export const servesPeriod = (snapshot: PoolFoldSnapshot, from: Date | null): boolean => from !== null && snapshot.latestMs < from.getTime();
+/** The bound a snapshot's latest time must be below to start a statement of [from, at] (servesPeriod); null without `from`. */
+export const periodBound = (at: Date, from: Date | null): number | null => (from === null ? null : Math.min(from.getTime(), at.getTime() + 1));
+
+/** Whether `snapshot` can start a statement of [from, at]: every event it folded happened before `from`, and by `at`. */
+export const servesPeriod = (snapshot: PoolFoldSnapshot, at: Date, from: Date | null): boolean => {
+  const bound = periodBound(at, from);
+  return bound !== null && snapshot.latestMs < bound;
+};
 
 /** The bookkeeping maps a snapshot's state holds (always empty: withoutBookkeeping). */
 const MAPS = ['transfers', 'trades', 'payouts'] as const;

@@ -68,7 +68,7 @@ function stepsFrom(events: readonly PoolHistoryEvent[], start: number, state: Po
  * same. Only the lines in the range are kept with their states: the events before `from` are folded without.
  */
 export function poolStatement(history: readonly PoolHistoryEvent[], at: Date, from: Date | null, snapshot?: PoolFoldSnapshot): PoolStatement {
-  if (snapshot && !servesPeriod(snapshot, from))
+  if (snapshot && !servesPeriod(snapshot, at, from))
     throw new Error(`a snapshot at revision ${snapshot.revision} does not serve a statement from ${from?.toISOString()}`);
   const offset = snapshot ? snapshot.revision + 1 : 0;
   const upToAt = eventsAsOf(history, at);

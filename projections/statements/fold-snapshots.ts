@@ -8,6 +8,7 @@ import {
   decodeSnapshot,
   encodeSnapshot,
   foldSnapshots,
+  periodBound,
   POOL_FOLD_VERSION,
   snapshotAt,
   SNAPSHOT_EVERY,
@@ -33,13 +34,13 @@ export const poolFoldMigrations: Migration[] = [
   },
 ];
 
-/** The latest snapshot of this fold version whose events all happened before `from`. */
-async function latestSnapshot(db: Pool, streamName: string, from: Date): Promise<PoolFoldSnapshot | null> {
+/** The latest snapshot of this fold version whose events all happened before `bound` (periodBound). */
+async function latestSnapshot(db: Pool, streamName: string, bound: number): Promise<PoolFoldSnapshot | null> {
   const { rows } = await db.query<{ body: string }>({
     name: 'pool-fold-snapshot-latest',
     text: `SELECT body FROM pool_fold_snapshots WHERE stream_name = $1 AND fold_version = $2 AND latest_ms < $3
       ORDER BY revision DESC LIMIT 1`,
-    values: [streamName, POOL_FOLD_VERSION, from.getTime()],
+    values: [streamName, POOL_FOLD_VERSION, bound],
   });
   return rows[0] ? decodeSnapshot(rows[0].body) : null;
 }
@@ -92,10 +93,12 @@ export interface StatementHistory {
 export async function statementHistory(
   deps: { store: Pick<EventStore, 'readStreamEntries'>; pool: Pool },
   poolId: string,
+  at: Date,
   from: Date | undefined,
 ): Promise<StatementHistory> {
   const streamName = `${POOL_STREAM_PREFIX}${poolId}`;
-  let snapshot = from ? await latestSnapshot(deps.pool, streamName, from) : null;
+  const bound = periodBound(at, from ?? null);
+  let snapshot = bound === null ? null : await latestSnapshot(deps.pool, streamName, bound);
   let read = snapshot ? await historyFrom(deps.store, streamName, snapshot.revision) : null;
   if (snapshot && read?.events[0]?.id !== snapshot.eventId) {
     await deps.pool.query('DELETE FROM pool_fold_snapshots WHERE stream_name = $1 AND revision >= $2', [streamName, snapshot.revision]);

@@ -50,7 +50,7 @@ t.test('statements resume from fold snapshots and say the same', async (t) => {
     'of this fold version',
   );
 
-  const resumed = await statementHistory(deps, poolId, from);
+  const resumed = await statementHistory(deps, poolId, at, from);
   t.equal(resumed.snapshot?.revision, Number(written.at(-1)!.revision), 'the next one resumes from the latest snapshot');
   t.equal(resumed.history.length, events.length - resumed.snapshot!.revision - 1, 'and reads only the events after it');
   t.same(await buildStatement(deps, request), cold, 'and says exactly the same');
@@ -69,7 +69,7 @@ t.test('statements resume from fold snapshots and say the same', async (t) => {
 
   // another fold version: ignored, then replaced by this version's
   await app.deps.pool.query('UPDATE pool_fold_snapshots SET fold_version = fold_version + 1000 WHERE stream_name = $1', [streamName]);
-  t.equal((await statementHistory(deps, poolId, from)).snapshot, undefined, "another fold version's snapshots are ignored");
+  t.equal((await statementHistory(deps, poolId, at, from)).snapshot, undefined, "another fold version's snapshots are ignored");
   t.same(await buildStatement(deps, request), cold, 'the statement is the same');
   t.same(
     (await rows()).map((r) => r.fold_version),
@@ -84,7 +84,7 @@ t.test('statements resume from fold snapshots and say the same', async (t) => {
       WHERE stream_name = $1 AND revision = $2`,
     [streamName, latest],
   );
-  const mismatched = await statementHistory(deps, poolId, from);
+  const mismatched = await statementHistory(deps, poolId, at, from);
   t.equal(mismatched.snapshot, undefined, 'a snapshot whose event the stream does not hold at its revision is ignored');
   t.equal(mismatched.history.length, events.length, 'the whole stream is read');
   t.same(await buildStatement(deps, request), cold, 'the statement is the same');

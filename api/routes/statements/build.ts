@@ -118,7 +118,7 @@ export async function buildStatement(deps: StatementDeps, request: StatementRequ
     : (await poolsOf(deps, userId)).filter((p) => !request.walletContext || p.walletContext === request.walletContext);
   const pools = [];
   for (const { agentId: agent, walletContext } of wanted) {
-    const { history, snapshot } = await statementHistory(deps, poolId(userId, agent, walletContext), from);
+    const { history, snapshot } = await statementHistory(deps, poolId(userId, agent, walletContext), at, from);
     if (!snapshot?.followedOnce && !everFollowed(eventsAsOf(history, at))) {
       if (agentId) throw refuse('SUBSCRIPTION_NOT_FOUND', `you had not followed this agent in the ${walletContext} context by ${at.toISOString()}`);
       continue;

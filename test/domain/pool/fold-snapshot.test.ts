@@ -25,7 +25,8 @@ function historyOf(seed: number, length: number, jitter: number[] = []): PoolHis
 /** A share of a range, evenly (fc.double leans to its ends). */
 const share = fc.integer({ min: 0, max: 1000 }).map((n) => n / 1000);
 
-const latestServing = (snapshots: PoolFoldSnapshot[], from: Date): PoolFoldSnapshot | undefined => snapshots.filter((s) => servesPeriod(s, from)).at(-1);
+const latestServing = (snapshots: PoolFoldSnapshot[], at: Date, from: Date): PoolFoldSnapshot | undefined =>
+  snapshots.filter((s) => servesPeriod(s, at, from)).at(-1);
 
 const render = (history: PoolHistoryEvent[], at: Date, from: Date, snapshot?: PoolFoldSnapshot) =>
   canonicalJson(poolPart(history, 'a', 'virtual', at, from, snapshot));
@@ -50,7 +51,7 @@ t.test('a statement resumed from a snapshot equals the one replayed from the fir
         // written by an earlier statement, which read the stream when it was shorter
         const written = foldSnapshots(history.slice(0, Math.max(1, Math.round(history.length * writtenShare))), null, every);
         const snapshots = written.map((s) => decodeSnapshot(encodeSnapshot(s)));
-        const snapshot = latestServing(snapshots, from);
+        const snapshot = latestServing(snapshots, at, from);
         if (!snapshot) return;
         resumed += 1;
         const expected = render(history, at, from);

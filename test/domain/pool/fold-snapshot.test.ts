@@ -8,7 +8,16 @@ import fc from 'fast-check';
 import t from 'tap';
 import { poolPart } from '../../../api/routes/statements/build.ts';
 import { simulatedPool } from '../../../bench/audit.ts';
-import { decodeSnapshot, encodeSnapshot, foldSnapshots, POOL_FOLD_VERSION, servesPeriod, type PoolFoldSnapshot } from '../../../domain/pool/fold-snapshot.ts';
+import {
+  decodeSnapshot,
+  encodeSnapshot,
+  foldSnapshots,
+  POOL_FOLD_VERSION,
+  servesPeriod,
+  snapshotAt,
+  type PoolFoldSnapshot,
+} from '../../../domain/pool/fold-snapshot.ts';
+import { timeOf } from '../../../domain/pool/events.ts';
 import type { PoolHistoryEvent } from '../../../domain/pool/history.ts';
 import { canonicalJson } from '../../../domain/shared/canonical-json.ts';
 
@@ -20,6 +29,25 @@ function historyOf(seed: number, length: number, jitter: number[] = []): PoolHis
     event,
     position: { commit: String(1000 + i), prepare: String(i) },
   }));
+}
+
+/** Two simulated lives one after the other (the second follow opens the ledger anew: the receipts' mark starts again), ids kept apart. */
+function twoLives(seed: number, length: number, jitter?: number[]): PoolHistoryEvent[] {
+  const first = historyOf(seed, length, jitter);
+  const second = historyOf(seed + 100, length, jitter);
+  const shift = Date.parse(first.at(-1)!.time) - Date.parse(second[0]!.time) + 60_000;
+  const later = (iso: string) => new Date(Date.parse(iso) + shift).toISOString();
+  return [
+    ...first,
+    ...second.map((e, i) => ({
+      ...e,
+      id: `second-${e.id}`,
+      time: later(e.time),
+      // the event's own time too: receipts read a command's neighbours by it
+      event: JSON.parse(JSON.stringify(e.event).replaceAll(/"(\d{4}-\d\d-\d\dT[^"]+Z)"/g, (_, t: string) => `"${later(t)}"`)) as PoolHistoryEvent['event'],
+      position: { commit: String(5000 + i), prepare: String(i) },
+    })),
+  ];
 }
 
 /** A share of a range, evenly (fc.double leans to its ends). */
@@ -42,8 +70,9 @@ t.test('a statement resumed from a snapshot equals the one replayed from the fir
       share,
       share,
       fc.option(fc.array(fc.integer({ min: -120_000, max: 120_000 }), { minLength: 1, maxLength: 7 }), { nil: undefined }),
-      (seed, length, every, atShare, fromShare, writtenShare, jitter) => {
-        const history = historyOf(seed, length, jitter);
+      fc.boolean(),
+      (seed, length, every, atShare, fromShare, writtenShare, jitter, twice) => {
+        const history = twice ? twoLives(seed, length, jitter) : historyOf(seed, length, jitter);
         const times = history.map((e) => Date.parse(e.time));
         const [first, last] = [Math.min(...times), Math.max(...times)];
         const at = new Date(Math.round(first + (last - first) * atShare));
@@ -62,6 +91,21 @@ t.test('a statement resumed from a snapshot equals the one replayed from the fir
     { numRuns: 200 },
   );
   t.ok(resumed > 30, `many runs resumed from a snapshot (${resumed})`);
+  t.end();
+});
+
+t.test("no snapshot ends inside a command: a receipt reads its trigger from the command's other events", (t) => {
+  const history = historyOf(7, 3000);
+  const settlement = history.findIndex((e, i) => e.event.type === 'FeesSettled' && i > 0 && timeOf(history[i - 1]!.event) === timeOf(e.event));
+  t.ok(settlement > 0, 'a settlement after another event of its command');
+  t.equal(snapshotAt(history, settlement - 1), null, 'none between it and that event');
+  const command = timeOf(history[settlement]!.event);
+  const revisions = foldSnapshots(history.slice(0, settlement + 50), null, 1).map((s) => s.revision);
+  t.ok(revisions.length > settlement / 2, 'with one due at every revision, most revisions have one');
+  t.notOk(
+    revisions.some((r) => timeOf(history[r]!.event) === command && timeOf(history[r + 1]!.event) === command),
+    'but none inside the command',
+  );
   t.end();
 });
 

@@ -4,6 +4,10 @@
 // events, under a signed-in user's pool stream. Timed, as a statement of the pool is made
 // (api/routes/statements/build.ts): the stream read, the fold to `at`, the figures, the lines and fee
 // receipts since `from` (the last hour), the equity line, and the signature over the canonical JSON.
+// The pool's replay resumes from the latest snapshot of its fold that serves the period
+// (projections/statements/fold-snapshots.ts), as the routes' does: the figure with snapshots, and the
+// cold one (the first statement: no snapshot, the whole stream read and the snapshots written), and
+// the statement from the whole stream without snapshots (the figure before them).
 // Beside it, without a target: the same statement through HTTP (GET …/subscriptions/:agentId/statement,
 // from the request to the whole answer read: what a user waits for), the read alone, the fold alone,
 // and the same statement with every one of the 10,000 lines (no `from`).
@@ -12,6 +16,7 @@ import { poolStatement } from '../domain/pool/statement.ts';
 import { poolId as poolIdOf } from '../domain/pool/state.ts';
 import type { AppendResult } from '../infra/eventstore/port.ts';
 import { signStatement, statementKeys } from '../infra/statement-keys.ts';
+import { statementHistory } from '../projections/statements/fold-snapshots.ts';
 import { poolHistory } from '../projections/subscriptions/audit.ts';
 import { startTestApp } from '../test/support/app.ts';
 import { signIn } from '../test/support/auth.ts';
@@ -23,10 +28,12 @@ const APPEND = 1_000;
 const RUNS = 30;
 const TARGET_MS = 50;
 
-async function timedMs(runs: number, op: () => Promise<unknown>): Promise<number[]> {
+async function timedMs(runs: number, op: () => Promise<unknown>, setup?: () => Promise<unknown>): Promise<number[]> {
+  await setup?.();
   await op();
   const ms: number[] = [];
   for (let i = 0; i < runs; i++) {
+    await setup?.();
     const t0 = performance.now();
     await op();
     ms.push(performance.now() - t0);
@@ -62,10 +69,14 @@ export async function statementBench(events = EVENTS) {
     const at = history.at(-1)!.at;
     const from = new Date(at.getTime() - 3600_000);
     const keys = statementKeys({ JWT_SECRET: 'bench-statement-secret-of-32-characters!' });
+    const snapshotDeps = { store, pool: app.deps.pool };
+    const sign = (part: ReturnType<typeof poolPart>) => signStatement(keys, { userId: user.userId, at: at.toISOString(), pools: [part] });
     const statementOf = async (since: Date | undefined) => {
-      const part = poolPart(await poolHistory(store, poolId), agentId, walletContext, at, since);
-      return signStatement(keys, { userId: user.userId, at: at.toISOString(), pools: [part] });
+      const { history, snapshot } = await statementHistory(snapshotDeps, poolId, at, since);
+      return sign(poolPart(history, agentId, walletContext, at, since, snapshot));
     };
+    const wholeStatementOf = async (since: Date | undefined) => sign(poolPart(await poolHistory(store, poolId), agentId, walletContext, at, since));
+    const dropSnapshots = () => app.deps.pool.query('DELETE FROM pool_fold_snapshots WHERE stream_name = $1', [`pool-${poolId}`]);
     const path = `/api/v1/users/me/subscriptions/${agentId}/statement?walletContext=${walletContext}&at=${encodeURIComponent(at.toISOString())}&from=${encodeURIComponent(from.toISOString())}`;
     let bytes = 0;
     const overHttp = async () => {
@@ -77,20 +88,36 @@ export async function statementBench(events = EVENTS) {
     const loaded = await poolHistory(store, poolId);
     const lines = poolStatement(loaded, at, from).lines.length;
 
+    const cold = await timedMs(Math.ceil(RUNS / 3), () => statementOf(from), dropSnapshots);
     const replay = await timedMs(RUNS, () => statementOf(from));
+    const resumed = await statementHistory(snapshotDeps, poolId, at, from);
     const http = await timedMs(RUNS, overHttp);
+    const tailRead = await timedMs(RUNS, () => statementHistory(snapshotDeps, poolId, at, from));
+    const tailFold = await timedMs(RUNS, async () => poolStatement(resumed.history, at, from, resumed.snapshot));
+    const whole = await timedMs(RUNS, () => wholeStatementOf(from));
     const read = await timedMs(RUNS, () => poolHistory(store, poolId));
     const fold = await timedMs(RUNS, async () => poolStatement(loaded, at, from));
-    const whole = await timedMs(Math.ceil(RUNS / 3), () => statementOf(undefined));
+    const everyLine = await timedMs(Math.ceil(RUNS / 3), () => statementOf(undefined));
     const median = percentile(replay, 50);
+    const after = resumed.snapshot
+      ? `the ${fmt(resumed.history.length)} events after the snapshot at revision ${fmt(resumed.snapshot.revision)}`
+      : 'no snapshot';
     console.log(`\nStatements (PostgreSQL store, one pool of ${fmt(loaded.length)} events, ${fmt(lines)} lines in the last hour)`);
     report([
       ['pool written', `${fmt(writeMs)} ms`, `appends of ${fmt(APPEND)} events`],
-      ['statement: read, replay, sign', `${fmt(median, 1)} ms`, `${spread(replay)}; target <= ${TARGET_MS} ms: ${verdict(median <= TARGET_MS)}`],
+      [
+        'statement: read, replay, sign',
+        `${fmt(median, 1)} ms`,
+        `${spread(replay)}; with snapshots (${after}); target <= ${TARGET_MS} ms: ${verdict(median <= TARGET_MS)}`,
+      ],
+      ['the first one (cold)', `${fmt(percentile(cold, 50), 1)} ms`, `${spread(cold)}; no snapshot: the whole stream read, the snapshots written`],
       ['the same through HTTP', `${fmt(percentile(http, 50), 1)} ms`, `${spread(http)}; request to the whole answer (${fmt(bytes / 1024)} KB), one client`],
-      ['stream read and decoded alone', `${fmt(percentile(read, 50), 1)} ms`, spread(read)],
-      ['replay alone (fold, figures, lines)', `${fmt(percentile(fold, 50), 1)} ms`, spread(fold)],
-      ['statement with every line', `${fmt(percentile(whole, 50), 1)} ms`, `${spread(whole)}; ${fmt(loaded.length)} ledger lines rendered`],
+      ['snapshot and stream read alone', `${fmt(percentile(tailRead, 50), 1)} ms`, spread(tailRead)],
+      ['replay alone from the snapshot', `${fmt(percentile(tailFold, 50), 1)} ms`, spread(tailFold)],
+      ['statement from the whole stream', `${fmt(percentile(whole, 50), 1)} ms`, `${spread(whole)}; without snapshots (the figure before them)`],
+      ['whole stream read and decoded alone', `${fmt(percentile(read, 50), 1)} ms`, spread(read)],
+      ['replay alone from the first event', `${fmt(percentile(fold, 50), 1)} ms`, spread(fold)],
+      ['statement with every line', `${fmt(percentile(everyLine, 50), 1)} ms`, `${spread(everyLine)}; ${fmt(loaded.length)} ledger lines rendered`],
     ]);
     return { medianMs: median, httpMedianMs: percentile(http, 50) };
   } finally {

@@ -9,6 +9,7 @@ import { oauthMigrations } from '../infra/oauth-store.ts';
 import { simulatedBookMigrations } from '../infra/venues/stored-books.ts';
 import { simulatedSwapMigrations } from '../infra/venues/swaps.ts';
 import type { Projector } from './projector.ts';
+import { poolFoldMigrations } from './statements/fold-snapshots.ts';
 
 /** Every migration of the schema: the event store (PostgreSQL mode), checkpoints, the infra tables, read models. */
 export function schemaMigrations(config: Pick<Config, 'EVENT_STORE'>, projectors: Projector[]): Migration[] {
@@ -19,6 +20,7 @@ export function schemaMigrations(config: Pick<Config, 'EVENT_STORE'>, projectors
     ...simulatedBookMigrations,
     ...idempotencyMigrations,
     ...oauthMigrations,
+    ...poolFoldMigrations,
     ...projectors.flatMap((p) => p.migrations),
   ];
 }

@@ -6,7 +6,8 @@
 // difference; exits 1 on any, 0 when every pool matches. A progress bar goes to stderr when it is a
 // terminal, or with --progress. Then the developers' fees: each pool's creator fees and what fee
 // claims took of them, against the agent-figures read model, and each claim against the developer's
-// wallet (projections/agent-figures/audit.ts).
+// wallet (projections/agent-figures/audit.ts). Then the statements' fold snapshots, each against a
+// replay of its stream (projections/statements/fold-snapshots.ts).
 // ledger: one pool's history as a table, replayed from its stream (up to --at).
 // statement: a signed statement, or --verify one (scripts/audit-statement.ts).
 // export: a ledger or the transfer journal to a file, as the API's exports write it (scripts/audit-export.ts).
@@ -25,6 +26,7 @@ import { userIdForEmail } from '../infra/tokens.ts';
 import { EXPORT_USAGE, exportCommand } from './audit-export.ts';
 import { auditFees } from '../projections/agent-figures/audit.ts';
 import { compareAll, POOL_STREAM_PREFIX, poolHistory, readModelSnapshot, replayLog, type PoolAudit } from '../projections/subscriptions/audit.ts';
+import { auditSnapshots } from '../projections/statements/fold-snapshots.ts';
 import { getUser } from '../projections/users/queries.ts';
 import { statementCommand } from './audit-statement.ts';
 
@@ -79,7 +81,23 @@ async function verify(store: EventStore, db: Pool, progress: boolean): Promise<n
       `${count('MATCH')} match, ${count('DIFFERENT')} different, ${count('MISSING_ROW')} missing rows, ${count('ORPHAN_ROW')} orphan rows`,
   );
   const fees = await verifyFees(store, db);
-  return audits.every((a) => a.status === 'MATCH') && fees ? 0 : 1;
+  const snapshots = await verifySnapshots(store, db);
+  return audits.every((a) => a.status === 'MATCH') && fees && snapshots ? 0 : 1;
+}
+
+/**
+ * The statements' fold snapshots, each against a replay of its stream (projections/statements/fold-snapshots.ts),
+ * reported when there are any; true when all agree.
+ */
+async function verifySnapshots(store: EventStore, db: Pool): Promise<boolean> {
+  const audit = await auditSnapshots(store, db);
+  if (audit.match + audit.different.length + audit.otherVersions === 0) return true;
+  for (const d of audit.different) console.log(`DIFFERENT fold snapshot ${d.streamName} at revision ${d.revision}`);
+  console.log(
+    `verified ${audit.match + audit.different.length} statement fold snapshots: ${audit.match} match, ${audit.different.length} different, ` +
+      `${audit.otherVersions} of other fold versions (ignored)`,
+  );
+  return audit.different.length === 0;
 }
 
 /** The fees' replay: prints each pool or claim that does not agree; true when all do (a claim in flight does). */

@@ -58,13 +58,19 @@ function triggerOf(events: readonly PoolHistoryEvent[], index: number, at: strin
  * profit the pool's fees were last brought fully up to date at. The mark rises only with a
  * settlement that paid all that was due; one that took less (less was free) leaves it.
  */
-function receiptOf(events: readonly PoolHistoryEvent[], index: number, data: Extract<PoolEvent, { type: 'FeesSettled' }>['data'], hwm: MicroUsd): FeeReceipt {
+function receiptOf(
+  events: readonly PoolHistoryEvent[],
+  index: number,
+  data: Extract<PoolEvent, { type: 'FeesSettled' }>['data'],
+  hwm: MicroUsd,
+  offset: number,
+): FeeReceipt {
   const { realizedMicro: realized, unrealizedMicro: unrealized, feesChargedBeforeMicro: feesCharged, successFeePercent } = data;
   const chargeableProfit = chargeableProfitUsd({ realized, unrealized });
   const feeDue = pendingSuccessFeeUsd({ ...emptyLedger(), realized, unrealized, feesCharged }, successFeePercent);
   const recorded = events[index]!;
   return {
-    sequence: index + 1,
+    sequence: offset + index + 1,
     eventId: recorded.id,
     position: recorded.position ?? null,
     settlementId: data.settlementId,
@@ -85,17 +91,37 @@ function receiptOf(events: readonly PoolHistoryEvent[], index: number, data: Ext
   };
 }
 
-/** Every settlement of the pool's history, oldest first, keyed by the event's place in it. */
-export function feeReceipts(events: readonly PoolHistoryEvent[]): Map<number, FeeReceipt> {
+/** Where a fold of the receipts resumes: the history's events before it, and the high-water mark after them (fold-snapshot.ts). */
+export interface ReceiptsStart {
+  /** the events folded before the first one given */
+  offset: number;
+  highWaterMark: MicroUsd;
+}
+
+/** The high-water mark after `event` (a follow opens the ledger anew: no mark; a settlement may raise it). */
+export function nextHighWaterMark(hwm: MicroUsd, event: PoolEvent): MicroUsd {
+  if (event.type === 'AgentFollowed') return 0;
+  if (event.type !== 'FeesSettled') return hwm;
+  const { realizedMicro: realized, unrealizedMicro: unrealized, feesChargedBeforeMicro: feesCharged, successFeePercent } = event.data;
+  const feeDue = pendingSuccessFeeUsd({ ...emptyLedger(), realized, unrealized, feesCharged }, successFeePercent);
+  return event.data.feeMicro >= feeDue ? Math.max(hwm, chargeableProfitUsd({ realized, unrealized })) : hwm;
+}
+
+/**
+ * Every settlement of the pool's history, oldest first, keyed by the event's place in it. From a
+ * `start`, `events` are the history after its `offset` events (keys and sequences count from the
+ * history's first event); a settlement's trigger is read from its neighbours among `events` only.
+ */
+export function feeReceipts(events: readonly PoolHistoryEvent[], start: ReceiptsStart = { offset: 0, highWaterMark: 0 }): Map<number, FeeReceipt> {
   const receipts = new Map<number, FeeReceipt>();
-  let hwm: MicroUsd = 0;
+  let hwm: MicroUsd = start.highWaterMark;
   for (const [index, { event }] of events.entries()) {
     // A follow opens the ledger anew (openings.ts): nothing charged yet, so no mark.
     if (event.type === 'AgentFollowed') hwm = 0;
     if (event.type !== 'FeesSettled') continue;
-    const receipt = receiptOf(events, index, event.data, hwm);
+    const receipt = receiptOf(events, index, event.data, hwm, start.offset);
     hwm = receipt.highWaterMarkAfter;
-    receipts.set(index, receipt);
+    receipts.set(start.offset + index, receipt);
   }
   return receipts;
 }

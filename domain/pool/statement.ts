@@ -7,6 +7,7 @@ import { balanceOf, evolve as evolveWallet, initialState as initialWallet, type 
 import { walletContexts, type WalletContext, type WalletEvent } from '../wallet/events.ts';
 import { eventAmounts, eventsAsOf, figuresOf, type HistoryStep, type PoolHistoryEvent } from './history.ts';
 import { equityUsd, pendingSuccessFeeUsd, splitFee } from './ledger.ts';
+import { servesPeriod, type PoolFoldSnapshot } from './fold-snapshot.ts';
 import { feeReceipts, type FeeReceipt } from './receipts.ts';
 import { evolve, initialState, type PoolState } from './state.ts';
 
@@ -48,13 +49,13 @@ function equityLine(before: PoolState, lines: HistoryStep[], from: string, at: s
   return points;
 }
 
-/** The history steps of `events[start..]` folded on from `state` (replayHistory's steps, from a state folded before them). */
-function stepsFrom(events: readonly PoolHistoryEvent[], start: number, state: PoolState): HistoryStep[] {
+/** The history steps of `events[start..]` folded on from `state` (replayHistory's steps, from a state folded before them), indexed from `offset`. */
+function stepsFrom(events: readonly PoolHistoryEvent[], start: number, state: PoolState, offset: number): HistoryStep[] {
   const steps: HistoryStep[] = [];
   for (let index = start; index < events.length; index++) {
     const recorded = events[index]!;
     state = evolve(state, recorded.event);
-    steps.push({ ...recorded, index, amounts: eventAmounts(recorded.event), state, figures: figuresOf(state) });
+    steps.push({ ...recorded, index: offset + index, amounts: eventAmounts(recorded.event), state, figures: figuresOf(state) });
   }
   return steps;
 }
@@ -62,24 +63,29 @@ function stepsFrom(events: readonly PoolHistoryEvent[], start: number, state: Po
 /**
  * The pool as it was at `at`, with what happened in [`from`, `at`]. `from` defaults to the pool's
  * first event. The pool's events must be its whole history, oldest first (receipts count high-water
- * marks from the first opening). Only the lines in the range are kept with their states: the events
- * before `from` are folded without.
+ * marks from the first opening), or, resumed from a `snapshot` that serves the period
+ * (fold-snapshot.ts servesPeriod), the history after the snapshot's event: the statement is the
+ * same. Only the lines in the range are kept with their states: the events before `from` are folded without.
  */
-export function poolStatement(history: readonly PoolHistoryEvent[], at: Date, from: Date | null): PoolStatement {
+export function poolStatement(history: readonly PoolHistoryEvent[], at: Date, from: Date | null, snapshot?: PoolFoldSnapshot): PoolStatement {
+  if (snapshot && !servesPeriod(snapshot, at, from))
+    throw new Error(`a snapshot at revision ${snapshot.revision} does not serve a statement from ${from?.toISOString()}`);
+  const offset = snapshot ? snapshot.revision + 1 : 0;
   const upToAt = eventsAsOf(history, at);
   const first = from ? upToAt.findIndex((e) => Date.parse(e.time) >= from.getTime()) : 0;
   const start = first < 0 ? upToAt.length : first;
-  let before = initialState();
+  let before = snapshot?.state ?? initialState();
   for (let i = 0; i < start; i++) before = evolve(before, upToAt[i]!.event);
-  const lines = stepsFrom(upToAt, start, before);
-  const receipts = new Map([...feeReceipts(upToAt)].filter(([index]) => index >= start));
+  const lines = stepsFrom(upToAt, start, before, offset);
+  const receiptsStart = { offset, highWaterMark: snapshot?.highWaterMark ?? 0 };
+  const receipts = new Map([...feeReceipts(upToAt, receiptsStart)].filter(([index]) => index >= offset + start));
   const state = lines.at(-1)?.state ?? before;
   const pending = state.followed ? splitFee(pendingSuccessFeeUsd(state.ledger, state.terms.successFeePercent)) : { platform: 0, creator: 0 };
   const atText = at.toISOString();
   return {
     state,
-    events: upToAt.length,
-    position: upToAt.at(-1)?.position ?? null,
+    events: offset + upToAt.length,
+    position: upToAt.at(-1)?.position ?? snapshot?.position ?? null,
     lines,
     receipts,
     fees: { charged: [...receipts.values()].reduce((sum, r) => sum + r.fee, 0), pending: pending.platform + pending.creator },

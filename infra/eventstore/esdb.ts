@@ -238,7 +238,7 @@ export function createEsdbEventStore(connectionString: string): EventStore {
     kind: 'esdb',
     append,
     readStream: readStreamRaw,
-    readStreamEntries: async (streamName) => (await readStreamRaw(streamName)).map(entryOf),
+    readStreamEntries: async (streamName, options = {}) => (await readStreamRaw(streamName, { fromRevision: options.fromRevision })).map(entryOf),
     readAll,
     readAllFacts,
     readAllPages: (options) =>

@@ -144,9 +144,10 @@ export interface EventStore {
    * The whole stream, oldest first, as readStream reads it, with only what folding its history
    * needs (readStream's events as entryOf makes them): a statement's replay of a pool of 10,000
    * events reads and decodes a fraction of what readStream would (no revision, creation time nor
-   * metadata but its `occurredAt`). Empty array when the stream does not exist.
+   * metadata but its `occurredAt`). Empty array when the stream does not exist. With `fromRevision`,
+   * the events from that revision on (inclusive): a statement resumed from a snapshot of its fold.
    */
-  readStreamEntries(streamName: string): Promise<RecordedEntry[]>;
+  readStreamEntries(streamName: string, options?: { fromRevision?: bigint }): Promise<RecordedEntry[]>;
   /** Global order; never skips an event that commits late. */
   readAll(options: ReadAllOptions): Promise<RecordedEvent[]>;
   /**

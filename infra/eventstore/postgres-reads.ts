@@ -151,7 +151,7 @@ PlainEntry.prototype = Object.prototype;
  */
 export const READ_STREAM_ENTRIES_SQL = `SELECT position, transaction_id, event_id, event_type, data, metadata->>'occurredAt',
     CASE WHEN metadata->>'occurredAt' IS NULL THEN to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') END
-  FROM events WHERE stream_name = $1 ORDER BY revision`;
+  FROM events WHERE stream_name = $1 AND revision >= $2::bigint ORDER BY revision`;
 
 /** The global read: an index range scan on the primary key (transaction_id, position). */
 export const READ_ALL_SQL = `SELECT ${COLUMNS} FROM events

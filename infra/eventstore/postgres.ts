@@ -152,11 +152,11 @@ export function createPostgresEventStore(options: PostgresEventStoreOptions): Ev
       return rows.map((row) => toRecorded(row));
     },
 
-    async readStreamEntries(streamName: string) {
+    async readStreamEntries(streamName: string, { fromRevision = 0n }: { fromRevision?: bigint } = {}) {
       const { rows } = await pool.query<unknown[]>({
         name: 'read-stream-entries',
         text: READ_STREAM_ENTRIES_SQL,
-        values: [streamName],
+        values: [streamName, fromRevision.toString()],
         rowMode: 'array',
         types: EVENT_TYPES,
       });

@@ -21,7 +21,7 @@ export function dyingStore(store: EventStore, diesAt: (streamName: string) => bo
       return store.append(streamName, events, options);
     },
     readStream: (name, options) => store.readStream(name, options),
-    readStreamEntries: (name) => store.readStreamEntries(name),
+    readStreamEntries: (name, options) => store.readStreamEntries(name, options),
     readAll: (options) => store.readAll(options),
     readAllFacts: (options) => store.readAllFacts(options),
     readAllPages: (options) => store.readAllPages(options),

@@ -61,7 +61,7 @@ export class MemoryLog {
       kind: 'postgres',
       append: (name, events, { expectedRevision }) => around(`append ${name}`, () => this.append(name, events, expectedRevision)),
       readStream: (name, options = {}) => around(`read ${name}`, () => this.read(name, options.fromRevision)),
-      readStreamEntries: (name) => around(`read ${name}`, () => this.read(name).map(entryOf)),
+      readStreamEntries: (name, options = {}) => around(`read ${name}`, () => this.read(name, options.fromRevision).map(entryOf)),
       readAll: unsupported,
       readAllFacts: unsupported,
       readAllPages: unsupported,

@@ -1,8 +1,10 @@
 // A statement built from the events (docs/decisions.md, "Signed statements"): each pool's stream and
 // the wallet's stream read through the event-store port and replayed with the domain's folds
-// (domain/pool/statement.ts), never from the read models; rendered with the ledger route's lines and
+// (domain/pool/statement.ts), never from the read models (a pool's replay may resume from a snapshot
+// of its own fold: projections/statements/fold-snapshots.ts); rendered with the ledger route's lines and
 // the subscription record's fields, parsed with its schema, then signed (infra/statement-keys.ts).
 // Shared by the user's and the administrators' routes and by `npm run audit -- statement`.
+import type { PoolFoldSnapshot } from '../../../domain/pool/fold-snapshot.ts';
 import { everFollowed, eventsAsOf, type PoolHistoryEvent } from '../../../domain/pool/history.ts';
 import { poolId } from '../../../domain/pool/state.ts';
 import { latestPosition, poolStatement, walletStatement, type WalletHistoryEvent } from '../../../domain/pool/statement.ts';
@@ -15,7 +17,7 @@ import type { Config } from '../../../infra/config.ts';
 import type { Pool } from '../../../infra/db.ts';
 import type { EventStore, RecordedEvent } from '../../../infra/eventstore/port.ts';
 import { signStatement, statementKeys, type StatementSignature } from '../../../infra/statement-keys.ts';
-import { poolHistory } from '../../../projections/subscriptions/audit.ts';
+import { statementHistory } from '../../../projections/statements/fold-snapshots.ts';
 import { recordOf } from '../../../projections/subscriptions/record.ts';
 import { viewOfPool } from '../../../projections/subscriptions/view.ts';
 import { getUser } from '../../../projections/users/queries.ts';
@@ -80,9 +82,19 @@ async function poolsOf(deps: StatementDeps, userId: string): Promise<Array<{ age
   });
 }
 
-/** One pool's part of a statement, from its whole history (the bench times it: bench/statement.ts). */
-export function poolPart(history: PoolHistoryEvent[], agentId: string, walletContext: WalletContext, at: Date, from: Date | undefined) {
-  const part = poolStatement(history, at, from ?? null);
+/**
+ * One pool's part of a statement, from its whole history, or from a snapshot of its fold and the
+ * history after it (poolStatement); the bench times it: bench/statement.ts.
+ */
+export function poolPart(
+  history: PoolHistoryEvent[],
+  agentId: string,
+  walletContext: WalletContext,
+  at: Date,
+  from: Date | undefined,
+  snapshot?: PoolFoldSnapshot,
+) {
+  const part = poolStatement(history, at, from ?? null, snapshot);
   return {
     agentId,
     walletContext,
@@ -106,12 +118,12 @@ export async function buildStatement(deps: StatementDeps, request: StatementRequ
     : (await poolsOf(deps, userId)).filter((p) => !request.walletContext || p.walletContext === request.walletContext);
   const pools = [];
   for (const { agentId: agent, walletContext } of wanted) {
-    const history = await poolHistory(deps.store, poolId(userId, agent, walletContext));
-    if (!everFollowed(eventsAsOf(history, at))) {
+    const { history, snapshot } = await statementHistory(deps, poolId(userId, agent, walletContext), at, from);
+    if (!snapshot?.followedOnce && !everFollowed(eventsAsOf(history, at))) {
       if (agentId) throw refuse('SUBSCRIPTION_NOT_FOUND', `you had not followed this agent in the ${walletContext} context by ${at.toISOString()}`);
       continue;
     }
-    pools.push(poolPart(history, agent, walletContext, at, from));
+    pools.push(poolPart(history, agent, walletContext, at, from, snapshot));
   }
   const walletEvents = (await deps.store.readStream(walletStream(userId))).map(walletHistoryEventOf).filter((e) => e !== null);
   const wallet = walletStatement(walletEvents, at, usdToMicro(deps.config.VIRTUAL_START_USD));

@@ -135,5 +135,7 @@ export function readStreamEntriesContract(t: TapTest, store: EventStore): void {
     t.equal(entries[2]?.time, events[2]?.createdAt.toISOString(), 'and then the time the store recorded it, in ISO');
     t.same(Object.keys(entries[0] ?? {}).sort(), ['data', 'id', 'metadata', 'position', 'streamName', 'time', 'type'], 'and nothing else');
     t.same(await store.readStreamEntries(uniq('absent')), [], 'an absent stream has none');
+    t.same(await store.readStreamEntries(a, { fromRevision: 1n }), events.slice(1).map(entryOf), 'from a revision: that event and those after it');
+    t.same(await store.readStreamEntries(a, { fromRevision: 3n }), [], 'from past the last revision: none');
   });
 }

@@ -1,0 +1,153 @@
+// Where a statement's fold snapshots live (docs/decisions.md, "Statement fold snapshots"): the table
+// `pool_fold_snapshots` beside the read models, written lazily by the statement builder itself (never
+// by a projector) about every SNAPSHOT_EVERY events of a pool, read back by the next statement whose
+// `from` is later than every event one folded. A cache of the events, never a source: a snapshot of
+// another fold version, or whose event at its revision is not the stream's, is ignored; the audit
+// (`npm run audit -- verify`) checks each one against a replay of its stream.
+import {
+  decodeSnapshot,
+  encodeSnapshot,
+  foldSnapshots,
+  periodBound,
+  POOL_FOLD_VERSION,
+  snapshotAt,
+  SNAPSHOT_EVERY,
+  type PoolFoldSnapshot,
+} from '../../domain/pool/fold-snapshot.ts';
+import type { PoolHistoryEvent } from '../../domain/pool/history.ts';
+import type { Migration, Pool } from '../../infra/db.ts';
+import type { EventStore } from '../../infra/eventstore/port.ts';
+import { historyEventOf, POOL_STREAM_PREFIX } from '../subscriptions/audit.ts';
+
+export const poolFoldMigrations: Migration[] = [
+  {
+    id: 'statements/001-pool-fold-snapshots',
+    sql: `CREATE TABLE IF NOT EXISTS pool_fold_snapshots (
+      stream_name text NOT NULL,
+      fold_version integer NOT NULL,
+      revision bigint NOT NULL,
+      event_id text NOT NULL,
+      latest_ms bigint NOT NULL,
+      body text NOT NULL,
+      written_at timestamptz NOT NULL DEFAULT now(),
+      PRIMARY KEY (stream_name, fold_version, revision))`,
+  },
+];
+
+/** The latest snapshot of this fold version whose events all happened before `bound` (periodBound). */
+async function latestSnapshot(db: Pool, streamName: string, bound: number): Promise<PoolFoldSnapshot | null> {
+  const { rows } = await db.query<{ body: string }>({
+    name: 'pool-fold-snapshot-latest',
+    text: `SELECT body FROM pool_fold_snapshots WHERE stream_name = $1 AND fold_version = $2 AND latest_ms < $3
+      ORDER BY revision DESC LIMIT 1`,
+    values: [streamName, POOL_FOLD_VERSION, bound],
+  });
+  return rows[0] ? decodeSnapshot(rows[0].body) : null;
+}
+
+/** Writes `snapshots` (a snapshot already there is kept: a stream's prefix never changes) and drops the stream's snapshots of other fold versions. */
+async function saveSnapshots(db: Pool, streamName: string, snapshots: PoolFoldSnapshot[]): Promise<void> {
+  await db.query({
+    name: 'pool-fold-snapshot-save',
+    text: `INSERT INTO pool_fold_snapshots (stream_name, fold_version, revision, event_id, latest_ms, body)
+      SELECT $1, $2, * FROM unnest($3::bigint[], $4::text[], $5::bigint[], $6::text[])
+      ON CONFLICT DO NOTHING`,
+    values: [
+      streamName,
+      POOL_FOLD_VERSION,
+      snapshots.map((s) => s.revision),
+      snapshots.map((s) => s.eventId),
+      snapshots.map((s) => s.latestMs),
+      snapshots.map(encodeSnapshot),
+    ],
+  });
+  await db.query('DELETE FROM pool_fold_snapshots WHERE stream_name = $1 AND fold_version <> $2', [streamName, POOL_FOLD_VERSION]);
+}
+
+/** The pool events among a stream's entries; null when another event is among them (no snapshot is taken of such a stream). */
+async function historyFrom(store: Pick<EventStore, 'readStreamEntries'>, streamName: string, fromRevision: number) {
+  const entries = await store.readStreamEntries(streamName, { fromRevision: BigInt(fromRevision) });
+  const events: PoolHistoryEvent[] = [];
+  for (const entry of entries) {
+    const event = historyEventOf(entry);
+    if (event) events.push(event);
+  }
+  return { events, onlyPoolEvents: events.length === entries.length };
+}
+
+export interface StatementHistory {
+  /** the pool's history after `snapshot`'s event, or the whole of it when there is none */
+  history: PoolHistoryEvent[];
+  snapshot?: PoolFoldSnapshot;
+  /** snapshots this read wrote */
+  written: number;
+}
+
+/**
+ * What one pool's statement of [from, at] replays: the latest snapshot that serves the period (its
+ * event is checked to be the stream's, else the stream's snapshots from it on are dropped and the
+ * whole stream read), and the events after it. Then, when the events read reach past where the next
+ * snapshot is due, those snapshots are written (a failed write leaves the statement as it is: the
+ * snapshots are a cache).
+ */
+export async function statementHistory(
+  deps: { store: Pick<EventStore, 'readStreamEntries'>; pool: Pool },
+  poolId: string,
+  at: Date,
+  from: Date | undefined,
+): Promise<StatementHistory> {
+  const streamName = `${POOL_STREAM_PREFIX}${poolId}`;
+  const bound = periodBound(at, from ?? null);
+  let snapshot = bound === null ? null : await latestSnapshot(deps.pool, streamName, bound);
+  let read = snapshot ? await historyFrom(deps.store, streamName, snapshot.revision) : null;
+  if (snapshot && read?.events[0]?.id !== snapshot.eventId) {
+    await deps.pool.query('DELETE FROM pool_fold_snapshots WHERE stream_name = $1 AND revision >= $2', [streamName, snapshot.revision]);
+    snapshot = null;
+  }
+  if (!snapshot || !read) read = await historyFrom(deps.store, streamName, 0);
+  const history = snapshot ? read.events.slice(1) : read.events;
+  let written = 0;
+  if (read.onlyPoolEvents && history.length > SNAPSHOT_EVERY) {
+    // foldSnapshots indexes the whole history: the events after the snapshot, placed after it
+    const whole = snapshot ? new Array<PoolHistoryEvent>(snapshot.revision + 1).concat(history) : history;
+    const due = foldSnapshots(whole, snapshot);
+    try {
+      if (due.length) await saveSnapshots(deps.pool, streamName, due);
+      written = due.length;
+    } catch {
+      // a cache not written: the next statement reads the stream again
+    }
+  }
+  return { history, ...(snapshot ? { snapshot } : {}), written };
+}
+
+export interface SnapshotAudit {
+  /** snapshots of this fold version equal to a replay of their stream up to their revision */
+  match: number;
+  /** those that are not (each listed) */
+  different: Array<{ streamName: string; revision: number }>;
+  /** snapshots of other fold versions (ignored by statements) */
+  otherVersions: number;
+}
+
+/** Every stored snapshot of this fold version against a replay of its stream from the first event. */
+export async function auditSnapshots(store: Pick<EventStore, 'readStreamEntries'>, db: Pool): Promise<SnapshotAudit> {
+  const { rows } = await db.query<{ stream_name: string; fold_version: number; revision: string; body: string }>(
+    'SELECT stream_name, fold_version, revision, body FROM pool_fold_snapshots ORDER BY stream_name, revision',
+  );
+  const audit: SnapshotAudit = { match: 0, different: [], otherVersions: 0 };
+  const current = rows.filter((r) => r.fold_version === POOL_FOLD_VERSION);
+  audit.otherVersions = rows.length - current.length;
+  let streamName: string | null = null;
+  let events: PoolHistoryEvent[] = [];
+  for (const row of current) {
+    if (streamName !== row.stream_name) {
+      streamName = row.stream_name;
+      events = (await historyFrom(store, streamName, 0)).events;
+    }
+    const replayed = snapshotAt(events, Number(row.revision));
+    if (replayed && encodeSnapshot(replayed) === row.body) audit.match += 1;
+    else audit.different.push({ streamName: row.stream_name, revision: Number(row.revision) });
+  }
+  return audit;
+}

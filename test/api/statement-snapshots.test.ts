@@ -1,0 +1,100 @@
+// A statement's fold snapshots (projections/statements/fold-snapshots.ts) on the service's store: the
+// first statement of a long pool reads the whole stream and writes snapshots, the next one resumes
+// from the latest that serves its period and says exactly the same; a snapshot of another fold
+// version is ignored, one whose event is not the stream's at its revision is ignored and dropped,
+// and the audit finds a snapshot that differs from a replay of its stream.
+import t from 'tap';
+import { buildStatement, type StatementDeps } from '../../api/routes/statements/build.ts';
+import { simulatedPool } from '../../bench/audit.ts';
+import { POOL_FOLD_VERSION } from '../../domain/pool/fold-snapshot.ts';
+import { poolId as poolIdOf } from '../../domain/pool/state.ts';
+import { auditSnapshots, statementHistory } from '../../projections/statements/fold-snapshots.ts';
+import { startTestApp } from '../support/app.ts';
+import { signIn } from '../support/auth.ts';
+
+const EVENTS = 2_600;
+
+t.test('statements resume from fold snapshots and say the same', async (t) => {
+  const app = await startTestApp();
+  t.teardown(() => app.close());
+  const user = await signIn(app, 'snapshot-user@example.test');
+  const { stream, events } = simulatedPool(2, EVENTS);
+  const [, agentId, walletContext] = stream.slice('pool-'.length).split('.') as [string, string, 'virtual' | 'real'];
+  const poolId = poolIdOf(user.userId, agentId, walletContext);
+  const streamName = `pool-${poolId}`;
+  for (let i = 0; i < events.length; i += 1000) {
+    const batch = events.slice(i, i + 1000).map(({ event, at }) => ({
+      type: event.type,
+      data: event.data,
+      metadata: { correlationId: poolId, actor: 'test', occurredAt: at.toISOString() },
+    }));
+    await app.deps.store.append(streamName, batch, { expectedRevision: i === 0 ? 'no_stream' : BigInt(i - 1) });
+  }
+  const deps: StatementDeps = { store: app.deps.store, pool: app.deps.pool, config: app.deps.config };
+  const at = events.at(-1)!.at;
+  const from = new Date(at.getTime() - 3600_000);
+  const request = { userId: user.userId, agentId, walletContext, at, from };
+  const rows = async () =>
+    (
+      await app.deps.pool.query<{ revision: string; fold_version: number }>(
+        'SELECT revision, fold_version FROM pool_fold_snapshots WHERE stream_name = $1 ORDER BY revision',
+        [streamName],
+      )
+    ).rows;
+
+  const cold = await buildStatement(deps, request);
+  const written = await rows();
+  t.equal(written.length, 2, `the first statement wrote a snapshot about every 1,000 events (${written.map((r) => r.revision).join(', ')})`);
+  t.ok(
+    written.every((r) => r.fold_version === POOL_FOLD_VERSION),
+    'of this fold version',
+  );
+
+  const resumed = await statementHistory(deps, poolId, at, from);
+  t.equal(resumed.snapshot?.revision, Number(written.at(-1)!.revision), 'the next one resumes from the latest snapshot');
+  t.equal(resumed.history.length, events.length - resumed.snapshot!.revision - 1, 'and reads only the events after it');
+  t.same(await buildStatement(deps, request), cold, 'and says exactly the same');
+  // other periods: the statement with the snapshots the same as the one without any
+  const dropAll = () => app.deps.pool.query('DELETE FROM pool_fold_snapshots WHERE stream_name = $1', [streamName]);
+  const times = events.map((e) => e.at.getTime());
+  for (const since of [new Date(times[1000]! + 1), new Date(times[1500]!), new Date(times[2001]!), undefined]) {
+    await dropAll();
+    const whole = await buildStatement(deps, { ...request, from: since });
+    const again = await buildStatement(deps, { ...request, from: since });
+    t.same(again, whole, `from ${since?.toISOString() ?? 'the first event'}: the same with the snapshots as without`);
+  }
+
+  let audit = await auditSnapshots(app.deps.store, app.deps.pool);
+  t.same(audit, { match: 2, different: [], otherVersions: 0 }, 'the audit finds each snapshot equal to a replay of its stream');
+
+  // another fold version: ignored, then replaced by this version's
+  await app.deps.pool.query('UPDATE pool_fold_snapshots SET fold_version = fold_version + 1000 WHERE stream_name = $1', [streamName]);
+  t.equal((await statementHistory(deps, poolId, at, from)).snapshot, undefined, "another fold version's snapshots are ignored");
+  t.same(await buildStatement(deps, request), cold, 'the statement is the same');
+  t.same(
+    (await rows()).map((r) => r.fold_version),
+    [POOL_FOLD_VERSION, POOL_FOLD_VERSION],
+    "written again at this version, the other version's dropped",
+  );
+
+  // a snapshot whose event is not the stream's at its revision
+  const latest = written.at(-1)!.revision;
+  await app.deps.pool.query(
+    `UPDATE pool_fold_snapshots SET event_id = 'another-event', body = regexp_replace(body, '"eventId":"[^"]*"', '"eventId":"another-event"')
+      WHERE stream_name = $1 AND revision = $2`,
+    [streamName, latest],
+  );
+  const mismatched = await statementHistory(deps, poolId, at, from);
+  t.equal(mismatched.snapshot, undefined, 'a snapshot whose event the stream does not hold at its revision is ignored');
+  t.equal(mismatched.history.length, events.length, 'the whole stream is read');
+  t.same(await buildStatement(deps, request), cold, 'the statement is the same');
+  t.equal((await rows()).length, 2, 'it was dropped and written again from the stream');
+
+  // the audit finds a snapshot that differs from the replay
+  await app.deps.pool.query(
+    `UPDATE pool_fold_snapshots SET body = replace(body, '"highWaterMark":', '"highWaterMark":1') WHERE stream_name = $1 AND revision = $2`,
+    [streamName, latest],
+  );
+  audit = await auditSnapshots(app.deps.store, app.deps.pool);
+  t.same(audit.different, [{ streamName, revision: Number(latest) }], 'the audit lists a snapshot that differs from the replay');
+});

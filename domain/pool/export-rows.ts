@@ -1,8 +1,7 @@
 // The pool ledger's lines as an export writes them (projections/exports): one flat row per pool
-// event, its own money and the running figures after it, every amount exact decimal text of
-// micro-USD. Pure: the fold of the pool so far comes in, as the ledger route's replay makes it
+// event, its own money and the running figures after it, every amount micro-USD that the file
+// writes as exact decimal text (LEDGER_MICRO_COLUMNS). Pure: the fold of the pool so far comes in, as the ledger route's replay makes it
 // (history.ts), so an exported line says what GET …/ledger says of the same event.
-import { microToDecimal } from '../shared/money.ts';
 import type { PoolEvent } from './events.ts';
 import { eventAmounts, eventOutcome, figuresOf, type EventAmounts } from './history.ts';
 import type { PoolState } from './state.ts';
@@ -52,7 +51,20 @@ export const LEDGER_COLUMNS = [
 
 export type LedgerRow = Record<(typeof LEDGER_COLUMNS)[number], ExportCell>;
 
-const decimal = (micro: number | undefined): string | null => (micro === undefined ? null : microToDecimal(micro));
+/**
+ * The columns holding micro-USD (integers, or null), which an export writes as exact decimal text
+ * (microToDecimal): the row keeps the number, and the encoder writes its digits, so a line makes no
+ * amount's text (projections/exports/encode.ts).
+ */
+export const LEDGER_MICRO_COLUMNS: ReadonlySet<(typeof LEDGER_COLUMNS)[number]> = new Set([
+  ...AMOUNT_COLUMNS,
+  'allocatedUsd',
+  'currentBalanceUsd',
+  'withdrawableUsd',
+  'pendingDeltaUsd',
+]);
+
+const decimal = (micro: number | undefined): number | null => micro ?? null;
 
 /** The line of the pool's `index`-th event (0 for its first), with `after` the pool folded through it. */
 export function ledgerRowOf(poolId: string, index: number, recorded: ExportedEvent, event: PoolEvent, after: PoolState): LedgerRow {

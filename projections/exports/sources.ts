@@ -4,9 +4,9 @@
 // ledger route's replay (domain/pool/history.ts), so an exported line and the route's item of the
 // same event agree. Memory: a page or two of events, plus one folded pool per pool met (the
 // every-pool export), never the events themselves.
-import { ledgerRowOf, LEDGER_COLUMNS, type LedgerRow } from '../../domain/pool/export-rows.ts';
+import { ledgerRowOf, LEDGER_COLUMNS, LEDGER_MICRO_COLUMNS, type LedgerRow } from '../../domain/pool/export-rows.ts';
 import { replayStep, startReplay, type Replayed } from '../../domain/pool/history.ts';
-import { TRANSFER_COLUMNS, transferRowOf, type TransferRow } from '../../domain/transfer/export-rows.ts';
+import { TRANSFER_COLUMNS, TRANSFER_MICRO_COLUMNS, transferRowOf, type TransferRow } from '../../domain/transfer/export-rows.ts';
 import { transferFactOf } from '../../domain/transfer/facts.ts';
 import { streamPages } from '../../infra/eventstore/paging.ts';
 import { entryOf, type EventStore, type RecordedEntry } from '../../infra/eventstore/port.ts';
@@ -88,12 +88,13 @@ export async function poolLedgerSource(
     yield first.value.map(entryOf);
     for await (const page of pages) yield page.map(entryOf);
   }
-  return { columns: LEDGER_COLUMNS, pages: ledgerPages(all(), options) };
+  return { columns: LEDGER_COLUMNS, micro: LEDGER_MICRO_COLUMNS, pages: ledgerPages(all(), options) };
 }
 
 /** Every pool's ledger lines, in the global log's order. */
 export const allLedgerSource = (store: Pick<EventStore, 'readAllPages'>, options: ExportOptions = {}): ExportSource<LedgerRow> => ({
   columns: LEDGER_COLUMNS,
+  micro: LEDGER_MICRO_COLUMNS,
   pages: ledgerPages(store.readAllPages({ pageSize: options.pageSize ?? EXPORT_PAGE_SIZE, streamPrefix: POOL_STREAM_PREFIX }), options),
 });
 
@@ -114,5 +115,5 @@ export function transfersSource(store: Pick<EventStore, 'readAllPages'>, options
       yield rows;
     }
   }
-  return { columns: TRANSFER_COLUMNS, pages: pages() };
+  return { columns: TRANSFER_COLUMNS, micro: TRANSFER_MICRO_COLUMNS, pages: pages() };
 }

@@ -16,7 +16,11 @@ export const CONTENT_TYPES: Record<ExportFormat, string> = {
   jsonl: 'application/x-ndjson; charset=utf-8',
 };
 
-/** What an export writes: its columns, in order, and its rows as pages (one row an object with those keys, in that order). */
+/**
+ * What an export writes: its columns, in order, and its rows as pages (one row an object with those
+ * keys, in that order). A page may make its rows as they are taken, even into one object: the
+ * encoder writes each row before it takes the next, and takes every row of a page before the next page.
+ */
 export interface ExportSource<Row extends Record<string, ExportCell> = Record<string, ExportCell>> {
   columns: readonly (keyof Row & string)[];
   /**
@@ -24,7 +28,7 @@ export interface ExportSource<Row extends Record<string, ExportCell> = Record<st
    * places (microToDecimal, the same text in CSV and JSONL): the row carries the number, not the text.
    */
   micro?: ReadonlySet<keyof Row & string>;
-  pages: AsyncIterable<Row[]>;
+  pages: AsyncIterable<Iterable<Row>>;
 }
 
 const NEEDS_QUOTES = /[",\r\n]/;
@@ -193,14 +197,19 @@ export async function* exportChunks<Row extends Record<string, ExportCell>>(
     yield header;
   }
   for await (const page of source.pages) {
-    if (page.length === 0) continue;
-    if (format === 'csv') for (const row of page) writer.csvRow(columns, micro, row);
+    const before = count;
+    if (format === 'csv')
+      for (const row of page) {
+        writer.csvRow(columns, micro, row);
+        count++;
+      }
     else
       for (const row of page) {
         writer.text(JSON.stringify(row, replacer));
         writer.byte(LF);
+        count++;
       }
-    count += page.length;
+    if (count === before) continue;
     const chunk = writer.take();
     hash.update(chunk);
     yield chunk;

@@ -45,26 +45,31 @@ function inRangeOf({ from, to }: ExportRange): (time: string) => boolean {
 
 const positionText = (r: RecordedEntry) => ({ commit: String(r.position.commit), prepare: String(r.position.prepare) });
 
-/** Pool events folded per stream as they come, each line written with the pool after it. */
-async function* ledgerPages(pages: AsyncIterable<RecordedEntry[]>, options: ExportOptions): AsyncGenerator<LedgerRow[]> {
+/**
+ * Pool events folded per stream as they come, each line written with the pool after it. A page's
+ * lines are made as the encoder takes them, into one row object (it writes each line before it takes
+ * the next): a page's rows are never alive together, and a line leaves only what its fold made.
+ */
+async function* ledgerPages(pages: AsyncIterable<RecordedEntry[]>, options: ExportOptions): AsyncGenerator<Iterable<LedgerRow>> {
   const inRange = inRangeOf(options);
-  const pools = new Map<string, Replayed>();
+  const pools = new Map<string, { poolId: string; replayed: Replayed }>();
+  const row = {} as LedgerRow;
   let read = 0;
-  for await (const page of pages) {
-    const rows: LedgerRow[] = [];
+  function* linesOf(page: RecordedEntry[]): Generator<LedgerRow> {
     for (const recorded of page) {
       const history = historyEventOf(recorded);
       if (!history) continue;
       const stream = recorded.streamName;
-      const replayed = replayStep(pools.get(stream) ?? startReplay(), history.event);
-      pools.set(stream, replayed);
-      if (inRange(history.time))
-        rows.push(ledgerRowOf(poolIdOfStream(stream), replayed.events - 1, history as Required<typeof history>, history.event, replayed.state));
+      let pool = pools.get(stream);
+      if (!pool) pools.set(stream, (pool = { poolId: poolIdOfStream(stream), replayed: startReplay() }));
+      const replayed = replayStep(pool.replayed, history.event);
+      pool.replayed = replayed;
+      if (inRange(history.time)) yield ledgerRowOf(pool.poolId, replayed.events - 1, history as Required<typeof history>, history.event, replayed.state, row);
     }
     read += page.length;
     options.onEvents?.(read);
-    yield rows;
   }
+  for await (const page of pages) yield linesOf(page);
 }
 
 /**

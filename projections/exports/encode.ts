@@ -65,6 +65,9 @@ const LF = 10;
 const DOT = 46;
 const MINUS = 45;
 const QUOTE = 34;
+const BACKSLASH = 92;
+const LBRACE = 123;
+const RBRACE = 125;
 const MICRO = 1_000_000;
 
 /**
@@ -109,9 +112,8 @@ class PageWriter {
   }
 
   /** A micro-USD amount as microToDecimal writes it. */
-  micro(cell: ExportCell): void {
-    if (cell === null) return;
-    if (typeof cell !== 'number' || !Number.isSafeInteger(cell)) return this.text(microToDecimal(cell as number));
+  micro(cell: number): void {
+    if (!Number.isSafeInteger(cell)) return this.text(microToDecimal(cell));
     if (cell < 0) this.byte(MINUS);
     const abs = Math.abs(cell);
     const fraction = abs % MICRO;
@@ -143,16 +145,73 @@ class PageWriter {
     this.at = start + n;
   }
 
-  /** One row's CSV line, its cells in the order of `columns` (a cell it lacks is empty). */
-  csvRow<Row extends Record<string, ExportCell>>(columns: readonly (keyof Row & string)[], micro: ReadonlySet<string> | undefined, row: Row): void {
+  /** One row's CSV line, its cells in the order of the columns (a cell it lacks is empty). */
+  csvRow<Row extends Record<string, ExportCell>>(layout: Layout, row: Row): void {
+    const { columns, micro } = layout;
     for (let i = 0; i < columns.length; i++) {
       if (i > 0) this.byte(COMMA);
-      const column = columns[i]!;
-      const cell = row[column] ?? null;
-      if (micro?.has(column)) this.micro(cell);
+      const cell = row[columns[i]!] ?? null;
+      if (micro[i] && typeof cell === 'number') this.micro(cell);
       else this.field(cell);
     }
     this.byte(CR);
+    this.byte(LF);
+  }
+
+  /** A JSON string of ASCII text with nothing to escape as it is, any other as JSON.stringify writes it. */
+  private jsonString(text: string): void {
+    const n = text.length;
+    this.room(n + 2);
+    const { buf } = this;
+    const start = this.at;
+    buf[start] = QUOTE;
+    for (let i = 0; i < n; i++) {
+      const c = text.charCodeAt(i);
+      if (c < 0x20 || c >= 0x7f || c === QUOTE || c === BACKSLASH) {
+        this.at = start;
+        return this.text(JSON.stringify(text));
+      }
+      buf[start + 1 + i] = c;
+    }
+    buf[start + 1 + n] = QUOTE;
+    this.at = start + n + 2;
+  }
+
+  /** Text known to be ASCII (a layout's keys). */
+  private ascii(text: string): void {
+    const n = text.length;
+    this.room(n);
+    const { buf } = this;
+    for (let i = 0; i < n; i++) buf[this.at + i] = text.charCodeAt(i);
+    this.at += n;
+  }
+
+  /**
+   * One row's JSONL line, the bytes of JSON.stringify(row) with the `micro` cells (numbers) as their
+   * decimal text: the row's keys are the columns, in their order (ExportSource); a cell that is
+   * undefined is left out, as JSON.stringify leaves it.
+   */
+  jsonRow<Row extends Record<string, ExportCell>>(layout: Layout, row: Row): void {
+    const { columns, keys, micro } = layout;
+    this.byte(LBRACE);
+    let first = true;
+    for (let i = 0; i < columns.length; i++) {
+      const cell = row[columns[i]!] as ExportCell | undefined;
+      if (cell === undefined) continue;
+      if (!first) this.byte(COMMA);
+      first = false;
+      this.ascii(keys[i]!);
+      if (cell === null) this.ascii('null');
+      else if (typeof cell === 'string') this.jsonString(cell);
+      else if (typeof cell !== 'number') this.ascii(cell ? 'true' : 'false');
+      else if (micro[i]) {
+        this.byte(QUOTE);
+        this.micro(cell);
+        this.byte(QUOTE);
+      } else if (Number.isSafeInteger(cell) && cell >= 0) this.digits(cell);
+      else this.ascii(JSON.stringify(cell));
+    }
+    this.byte(RBRACE);
     this.byte(LF);
   }
 
@@ -165,11 +224,18 @@ class PageWriter {
   }
 }
 
-/** JSON.stringify's replacer writing the `micro` columns' amounts as their decimal text. */
-const microReplacer =
-  (micro: ReadonlySet<string>) =>
-  (key: string, value: unknown): unknown =>
-    typeof value === 'number' && micro.has(key) ? microToDecimal(value) : value;
+/** An export's columns as the page writer reads them: names, JSON keys (`"name":`) and which hold micro-USD. */
+interface Layout {
+  columns: readonly string[];
+  keys: readonly string[];
+  micro: readonly boolean[];
+}
+
+const layoutOf = (columns: readonly string[], micro: ReadonlySet<string> | undefined): Layout => ({
+  columns,
+  keys: columns.map((c) => `${JSON.stringify(c)}:`),
+  micro: columns.map((c) => micro?.has(c) === true),
+});
 
 /** The last line: `#trailer count=N sha256=HEX` in CSV (a comment row), `{"trailer":{…}}` in JSONL. */
 export function trailerLine(format: ExportFormat, count: number, sha256: string): string {
@@ -188,7 +254,7 @@ export async function* exportChunks<Row extends Record<string, ExportCell>>(
 ): AsyncGenerator<Buffer> {
   const hash = createHash('sha256');
   const { columns, micro } = source;
-  const replacer = micro ? microReplacer(micro) : undefined;
+  const layout = layoutOf(columns, micro);
   const writer = new PageWriter();
   let count = 0;
   if (format === 'csv') {
@@ -200,13 +266,12 @@ export async function* exportChunks<Row extends Record<string, ExportCell>>(
     const before = count;
     if (format === 'csv')
       for (const row of page) {
-        writer.csvRow(columns, micro, row);
+        writer.csvRow(layout, row);
         count++;
       }
     else
       for (const row of page) {
-        writer.text(JSON.stringify(row, replacer));
-        writer.byte(LF);
+        writer.jsonRow(layout, row);
         count++;
       }
     if (count === before) continue;

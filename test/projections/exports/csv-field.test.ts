@@ -45,13 +45,24 @@ t.test("a page's bytes are those of csvField and JSON.stringify, the micro colum
     '🙂',
     '\ud800',
     'x#',
+    'back\\slash',
+    'tab\tinside',
+    '\u0001',
+    '\u007f',
+    'ü"',
   ];
   const numbers = [0, -0, 7, 12345678901, -3, 1.5, Number.MAX_SAFE_INTEGER, 2 ** 60, Number.NaN];
   const amounts = [0, -0, 1, -1, 999_999, 1_000_000, -1_234_567, 100_000, 99_999, Number.MAX_SAFE_INTEGER, -Number.MAX_SAFE_INTEGER, 2 ** 60, null];
   type Row = Record<'text' | 'number' | 'flag' | 'amount' | 'none', ExportCell>;
   const rows: Row[] = [];
   for (let i = 0; i < 200; i++) {
-    rows.push({ text: texts[i % texts.length]!, number: numbers[i % numbers.length]!, flag: i % 3 === 0, amount: amounts[i % amounts.length]!, none: null });
+    rows.push({
+      text: texts[i % texts.length]!,
+      number: numbers[i % numbers.length]!,
+      flag: i % 3 === 0,
+      amount: amounts[i % amounts.length]!,
+      none: i % 4 === 0 ? (undefined as unknown as null) : null,
+    });
   }
   const columns = ['text', 'number', 'flag', 'amount', 'none'] as const;
   const micro: ReadonlySet<keyof Row> = new Set(['amount'] as const);
@@ -66,7 +77,7 @@ t.test("a page's bytes are those of csvField and JSON.stringify, the micro colum
     for await (const chunk of exportChunks({ columns, micro, pages: pages() }, format)) chunks.push(chunk);
     return Buffer.concat(chunks.slice(0, -1)).toString('utf8');
   };
-  const csv = csvLine(columns) + rows.map((row) => csvLine(columns.map((c) => decimalRow(row)[c]))).join('');
+  const csv = csvLine(columns) + rows.map((row) => csvLine(columns.map((c) => decimalRow(row)[c] ?? null))).join('');
   // compared as the text of the bytes: a lone surrogate is written as U+FFFD by both
   const utf8 = (text: string) => Buffer.from(text, 'utf8').toString('utf8');
   t.equal(await bytes('csv'), utf8(csv));

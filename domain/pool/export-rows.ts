@@ -1,8 +1,7 @@
 // The pool ledger's lines as an export writes them (projections/exports): one flat row per pool
-// event, its own money and the running figures after it, every amount exact decimal text of
-// micro-USD. Pure: the fold of the pool so far comes in, as the ledger route's replay makes it
+// event, its own money and the running figures after it, every amount micro-USD that the file
+// writes as exact decimal text (LEDGER_MICRO_COLUMNS). Pure: the fold of the pool so far comes in, as the ledger route's replay makes it
 // (history.ts), so an exported line says what GET …/ledger says of the same event.
-import { microToDecimal } from '../shared/money.ts';
 import type { PoolEvent } from './events.ts';
 import { eventAmounts, eventOutcome, figuresOf, type EventAmounts } from './history.ts';
 import type { PoolState } from './state.ts';
@@ -52,37 +51,54 @@ export const LEDGER_COLUMNS = [
 
 export type LedgerRow = Record<(typeof LEDGER_COLUMNS)[number], ExportCell>;
 
-const decimal = (micro: number | undefined): string | null => (micro === undefined ? null : microToDecimal(micro));
+/**
+ * The columns holding micro-USD (integers, or null), which an export writes as exact decimal text
+ * (microToDecimal): the row keeps the number, and the encoder writes its digits, so a line makes no
+ * amount's text (projections/exports/encode.ts).
+ */
+export const LEDGER_MICRO_COLUMNS: ReadonlySet<(typeof LEDGER_COLUMNS)[number]> = new Set([
+  ...AMOUNT_COLUMNS,
+  'allocatedUsd',
+  'currentBalanceUsd',
+  'withdrawableUsd',
+  'pendingDeltaUsd',
+]);
 
-/** The line of the pool's `index`-th event (0 for its first), with `after` the pool folded through it. */
-export function ledgerRowOf(poolId: string, index: number, recorded: ExportedEvent, event: PoolEvent, after: PoolState): LedgerRow {
+const decimal = (micro: number | undefined): number | null => micro ?? null;
+
+/**
+ * The line of the pool's `index`-th event (0 for its first), with `after` the pool folded through it;
+ * written into `into` when given (an export writes each line before it makes the next, so one row
+ * object serves them all), its cells set in the columns' order.
+ */
+export function ledgerRowOf(poolId: string, index: number, recorded: ExportedEvent, event: PoolEvent, after: PoolState, into?: LedgerRow): LedgerRow {
   const amounts = eventAmounts(event);
   const { outcome, reason } = eventOutcome(event);
   const figures = figuresOf(after);
-  return {
-    poolId,
-    sequence: index + 1,
-    eventId: recorded.id,
-    globalCommit: recorded.position.commit,
-    globalPrepare: recorded.position.prepare,
-    time: recorded.time,
-    type: event.type,
-    amountUsd: decimal(amounts.amountUsd),
-    marginUsd: decimal(amounts.marginUsd),
-    unrealizedPnlUsd: decimal(amounts.unrealizedPnlUsd),
-    realizedPnlUsd: decimal(amounts.realizedPnlUsd),
-    feeUsd: decimal(amounts.feeUsd),
-    platformFeeUsd: decimal(amounts.platformFeeUsd),
-    creatorFeeUsd: decimal(amounts.creatorFeeUsd),
-    venueEquityUsd: decimal(amounts.venueEquityUsd),
-    venueFreeMarginUsd: decimal(amounts.venueFreeMarginUsd),
-    venueGapUsd: decimal(amounts.venueGapUsd),
-    outcome: outcome ?? null,
-    reason: reason ?? null,
-    followed: after.followed,
-    allocatedUsd: decimal(figures?.allocatedUsd),
-    currentBalanceUsd: decimal(figures?.currentBalanceUsd),
-    withdrawableUsd: decimal(figures?.withdrawableUsd),
-    pendingDeltaUsd: decimal(figures?.pendingDeltaUsd),
-  };
+  const row = into ?? ({} as LedgerRow);
+  row.poolId = poolId;
+  row.sequence = index + 1;
+  row.eventId = recorded.id;
+  row.globalCommit = recorded.position.commit;
+  row.globalPrepare = recorded.position.prepare;
+  row.time = recorded.time;
+  row.type = event.type;
+  row.amountUsd = decimal(amounts.amountUsd);
+  row.marginUsd = decimal(amounts.marginUsd);
+  row.unrealizedPnlUsd = decimal(amounts.unrealizedPnlUsd);
+  row.realizedPnlUsd = decimal(amounts.realizedPnlUsd);
+  row.feeUsd = decimal(amounts.feeUsd);
+  row.platformFeeUsd = decimal(amounts.platformFeeUsd);
+  row.creatorFeeUsd = decimal(amounts.creatorFeeUsd);
+  row.venueEquityUsd = decimal(amounts.venueEquityUsd);
+  row.venueFreeMarginUsd = decimal(amounts.venueFreeMarginUsd);
+  row.venueGapUsd = decimal(amounts.venueGapUsd);
+  row.outcome = outcome ?? null;
+  row.reason = reason ?? null;
+  row.followed = after.followed;
+  row.allocatedUsd = decimal(figures?.allocatedUsd);
+  row.currentBalanceUsd = decimal(figures?.currentBalanceUsd);
+  row.withdrawableUsd = decimal(figures?.withdrawableUsd);
+  row.pendingDeltaUsd = decimal(figures?.pendingDeltaUsd);
+  return row;
 }

@@ -3,7 +3,6 @@
 // holds the plan (the source's debit) or a pending leg; a fact naming only the transfer id leaves
 // them empty, and its transfer's debit row, with the same transferId, has them.
 import type { ExportCell, ExportedEvent } from '../pool/export-rows.ts';
-import { microToDecimal } from '../shared/money.ts';
 import type { TransferFact } from './facts.ts';
 import { endpointKey, type Endpoint } from './plan.ts';
 import { transferIdOf } from './facts.ts';
@@ -24,6 +23,9 @@ export const TRANSFER_COLUMNS = [
 
 export type TransferRow = Record<(typeof TRANSFER_COLUMNS)[number], ExportCell>;
 
+/** The column holding micro-USD, written as exact decimal text by the export (as the ledger's, LEDGER_MICRO_COLUMNS). */
+export const TRANSFER_MICRO_COLUMNS: ReadonlySet<(typeof TRANSFER_COLUMNS)[number]> = new Set(['amountUsd']);
+
 const endpoint = (e: Endpoint | undefined): string | null => (e ? endpointKey(e) : null);
 
 export function transferRowOf(fact: TransferFact, recorded: ExportedEvent & { streamName: string; type: string }): TransferRow {
@@ -32,7 +34,7 @@ export function transferRowOf(fact: TransferFact, recorded: ExportedEvent & { st
   return {
     transferId: transferIdOf(fact),
     status: fact.status,
-    amountUsd: amountMicro === undefined ? null : microToDecimal(amountMicro),
+    amountUsd: amountMicro ?? null,
     from: endpoint(plan?.from),
     to: endpoint(plan?.to),
     streamName: recorded.streamName,

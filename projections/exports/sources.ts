@@ -4,9 +4,9 @@
 // ledger route's replay (domain/pool/history.ts), so an exported line and the route's item of the
 // same event agree. Memory: a page or two of events, plus one folded pool per pool met (the
 // every-pool export), never the events themselves.
-import { ledgerRowOf, LEDGER_COLUMNS, type LedgerRow } from '../../domain/pool/export-rows.ts';
+import { ledgerRowOf, LEDGER_COLUMNS, LEDGER_MICRO_COLUMNS, type LedgerRow } from '../../domain/pool/export-rows.ts';
 import { replayStep, startReplay, type Replayed } from '../../domain/pool/history.ts';
-import { TRANSFER_COLUMNS, transferRowOf, type TransferRow } from '../../domain/transfer/export-rows.ts';
+import { TRANSFER_COLUMNS, TRANSFER_MICRO_COLUMNS, transferRowOf, type TransferRow } from '../../domain/transfer/export-rows.ts';
 import { transferFactOf } from '../../domain/transfer/facts.ts';
 import { streamPages } from '../../infra/eventstore/paging.ts';
 import { entryOf, type EventStore, type RecordedEntry } from '../../infra/eventstore/port.ts';
@@ -45,26 +45,31 @@ function inRangeOf({ from, to }: ExportRange): (time: string) => boolean {
 
 const positionText = (r: RecordedEntry) => ({ commit: String(r.position.commit), prepare: String(r.position.prepare) });
 
-/** Pool events folded per stream as they come, each line written with the pool after it. */
-async function* ledgerPages(pages: AsyncIterable<RecordedEntry[]>, options: ExportOptions): AsyncGenerator<LedgerRow[]> {
+/**
+ * Pool events folded per stream as they come, each line written with the pool after it. A page's
+ * lines are made as the encoder takes them, into one row object (it writes each line before it takes
+ * the next): a page's rows are never alive together, and a line leaves only what its fold made.
+ */
+async function* ledgerPages(pages: AsyncIterable<RecordedEntry[]>, options: ExportOptions): AsyncGenerator<Iterable<LedgerRow>> {
   const inRange = inRangeOf(options);
-  const pools = new Map<string, Replayed>();
+  const pools = new Map<string, { poolId: string; replayed: Replayed }>();
+  const row = {} as LedgerRow;
   let read = 0;
-  for await (const page of pages) {
-    const rows: LedgerRow[] = [];
+  function* linesOf(page: RecordedEntry[]): Generator<LedgerRow> {
     for (const recorded of page) {
       const history = historyEventOf(recorded);
       if (!history) continue;
       const stream = recorded.streamName;
-      const replayed = replayStep(pools.get(stream) ?? startReplay(), history.event);
-      pools.set(stream, replayed);
-      if (inRange(history.time))
-        rows.push(ledgerRowOf(poolIdOfStream(stream), replayed.events - 1, history as Required<typeof history>, history.event, replayed.state));
+      let pool = pools.get(stream);
+      if (!pool) pools.set(stream, (pool = { poolId: poolIdOfStream(stream), replayed: startReplay() }));
+      const replayed = replayStep(pool.replayed, history.event);
+      pool.replayed = replayed;
+      if (inRange(history.time)) yield ledgerRowOf(pool.poolId, replayed.events - 1, history as Required<typeof history>, history.event, replayed.state, row);
     }
     read += page.length;
     options.onEvents?.(read);
-    yield rows;
   }
+  for await (const page of pages) yield linesOf(page);
 }
 
 /**
@@ -88,12 +93,13 @@ export async function poolLedgerSource(
     yield first.value.map(entryOf);
     for await (const page of pages) yield page.map(entryOf);
   }
-  return { columns: LEDGER_COLUMNS, pages: ledgerPages(all(), options) };
+  return { columns: LEDGER_COLUMNS, micro: LEDGER_MICRO_COLUMNS, pages: ledgerPages(all(), options) };
 }
 
 /** Every pool's ledger lines, in the global log's order. */
 export const allLedgerSource = (store: Pick<EventStore, 'readAllPages'>, options: ExportOptions = {}): ExportSource<LedgerRow> => ({
   columns: LEDGER_COLUMNS,
+  micro: LEDGER_MICRO_COLUMNS,
   pages: ledgerPages(store.readAllPages({ pageSize: options.pageSize ?? EXPORT_PAGE_SIZE, streamPrefix: POOL_STREAM_PREFIX }), options),
 });
 
@@ -114,5 +120,5 @@ export function transfersSource(store: Pick<EventStore, 'readAllPages'>, options
       yield rows;
     }
   }
-  return { columns: TRANSFER_COLUMNS, pages: pages() };
+  return { columns: TRANSFER_COLUMNS, micro: TRANSFER_MICRO_COLUMNS, pages: pages() };
 }

@@ -2,10 +2,10 @@
 // into a test database's events table in the shape the PostgreSQL store reads
 // (test/support/seed-pool-events.ts), exported as CSV by the shared module the routes and the CLI
 // use (projections/exports), through a byte stream into a sink that hashes what it gets. The RSS
-// is sampled during the export: its peak over the second half is no higher than over the first
-// (what grows is the heap's young generation sizing itself, then it stays flat), and the whole
-// growth is far below the file's size; the file must be whole (every line, the trailer's count
-// and digest).
+// is sampled during the export: it grows by less than 50 MB in all (the acceptance of ledger
+// exports; docs/decisions.md, "Export memory: garbage per line"), its peak over the second half no
+// higher than over the first by more than a little, and the file must be whole (every line, the
+// trailer's count and digest). No V8 flag: the process runs as `npm start` and the CLI run.
 import { createHash } from 'node:crypto';
 import { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -84,7 +84,7 @@ t.test(`exporting ${EVENTS.toLocaleString('en')} events runs in memory that does
   t.equal(Number(trailer?.[1]), EVENTS);
   t.equal(trailer?.[2], hash.digest('hex'), 'the digest of every byte before the trailer');
   t.ok(bytes > EVENTS * 100, 'a line of a hundred bytes or more per event');
-  // The file is 178 MB: an export that held its lines, or its events, would grow by more than that.
-  t.ok(Math.max(first, second) < 128, `RSS grew ${Math.max(first, second).toFixed(1)} MB in all (< 128, far below the file's size)`);
+  // The file is 179 MB: an export that held its lines, or its events, would grow by more than that.
+  t.ok(Math.max(first, second) < 50, `RSS grew ${Math.max(first, second).toFixed(1)} MB in all (< 50, the acceptance)`);
   t.ok(second - first < 30, `the second half grew the peak by ${(second - first).toFixed(1)} MB (< 30): memory does not grow with the log`);
 });

@@ -33,7 +33,7 @@ export interface AppDeps {
   readYourWrites(position: Position | undefined): Promise<boolean>;
   /** A user's writes whose answer needed no read model: their next read waits for them instead. */
   deferredWrites: DeferredWrites;
-  /** JWT sessions' identities remembered by this process (api/plugins/auth.ts), dropped when the read models change a user */
+  /** JWT sessions' identities and active API keys remembered by this process (api/plugins/auth.ts, api-key.ts), dropped when the read models change a user or a key */
   identities: IdentityCache<SessionIdentity>;
   /** the signal worker's queue: the webhook waits there for a signal's execution (absent: it answers `accepted`) */
   signals?: Pick<SignalQueue, 'waitFor'>;

@@ -11,7 +11,10 @@ import '../types.ts';
 const MAX_DRIFT_MS = 5 * 60_000;
 const TIMESTAMP = /^\d{1,16}$/;
 
-/** An active key as remembered per process: its caller, with its signing secret opened once (never logged nor answered). */
+/**
+ * An active key as remembered per process: its caller, its scopes already cut to what the owner's
+ * role holds (a role change drops the entry), and its signing secret opened once (never logged nor answered).
+ */
 type ActiveKey = Omit<KeyCaller, 'sealedSecret'> & { signingSecret: string };
 
 /**
@@ -36,7 +39,8 @@ async function apiKeyPlugin(app: FastifyInstance): Promise<void> {
     const found = await findActiveKey(pool, keyHash, clock.now());
     if (!found) return null;
     const { sealedSecret, ...caller } = found;
-    return { ...caller, signingSecret: openSigningSecret(sealedSecret, kek) };
+    const held = new Set(scopesOfRole(caller.role));
+    return { ...caller, scopes: caller.scopes.filter((s) => held.has(s)), signingSecret: openSigningSecret(sealedSecret, kek) };
   };
   const activeKey = async (given: string): Promise<ActiveKey | null> => {
     const keyHash = hashApiKey(given, kek);
@@ -58,13 +62,12 @@ async function apiKeyPlugin(app: FastifyInstance): Promise<void> {
     const key = typeof given === 'string' ? await activeKey(given) : null;
     if (!key && open) return;
     if (!key) throw refuse('AUTHENTICATION_REQUIRED', 'the API key is unknown, revoked or expired');
-    const held = new Set(scopesOfRole(key.role));
     request.identity = {
       userId: key.ownerId,
       email: key.email,
       role: key.role,
       mode: 'apiKey',
-      scopes: key.scopes.filter((s) => held.has(s)),
+      scopes: key.scopes,
       tier: key.tier,
       keyId: key.keyId,
     };

@@ -34,6 +34,7 @@ import { createDeferredWrites, createReadYourWrites } from './projections/wait.t
 import { createIdentityCache } from './infra/identity-cache.ts';
 import type { SessionIdentity } from './projections/users/queries.ts';
 import { userIdOfStream } from './domain/user/fields.ts';
+import { apiKeyStream } from './domain/apikey/decide.ts';
 import { closeEach } from './infra/close-each.ts';
 import { bullConnection, logQueueErrors, queuePrefix, startWorkers, type Workers } from './workers/index.ts';
 import { createQueuedMailer } from './workers/mail.ts';
@@ -128,6 +129,9 @@ function usableStatementKeys(config: Config): void {
   }
 }
 
+/** The prefix of an API key's stream: its events' stream name is the group its remembered entry is dropped by (api/plugins/api-key.ts). */
+const API_KEY_STREAM = apiKeyStream('');
+
 /** The composition root: `npm start` runs all three roles in one process, or one role each. */
 export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   const { config, roles } = options;
@@ -166,8 +170,8 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
         // MCP clients watching a pool or agent hear of its change once the read models show it.
         onCommitted: (events, at) => {
           notifyChanged(redis, config.MCP_SESSION_TTL_SECONDS, events).catch((err) => logger.warn({ err }, 'MCP resource change notice failed'));
-          // Remembered identities of the users the batch changed go, here and in every API process.
-          identities.changed(events.flatMap((e) => userIdOfStream(e.streamName) ?? []));
+          // Remembered identities of the users and API keys the batch changed go, here and in every API process.
+          identities.changed(events.flatMap((e) => userIdOfStream(e.streamName) ?? (e.streamName.startsWith(API_KEY_STREAM) ? e.streamName : [])));
           strategyCounts.committed(events);
           // Workers start delivering what the batch queued for developer webhooks, not at the next sweep.
           publishWebhookNotice(redis, webhookAgentsOf(events), (err) => logger.warn({ err }, 'webhook outbox notice failed'));

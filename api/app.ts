@@ -24,6 +24,9 @@ import { routeGroups } from './routes/index.ts';
 import healthRoutes from './routes/health/index.ts';
 import './types.ts';
 
+/** Verified access tokens remembered per process (fast-jwt's LRU). */
+const JWT_VERIFIED_CACHE_SIZE = 10_000;
+
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
 /** The origins a browser may call from: CORS_ORIGINS, else the portal's (PORTAL_ORIGIN, else PUBLIC_BASE_URL's); none in a bare development setup. */
@@ -97,7 +100,13 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
   await app.register(fastifyCors, { origin: corsOrigins(deps.config), credentials: false, maxAge: 600 });
   // Access tokens are HS256: verification accepts that algorithm only, not HS384 or HS512 under the same secret.
-  await app.register(fastifyJwt, { secret: deps.config.JWT_SECRET, sign: { algorithm: 'HS256' }, verify: { algorithms: ['HS256'] } });
+  // A verified token is remembered (fast-jwt's LRU, keyed by the token's hash, never past its `exp`): the
+  // signature check and claims parse are then skipped on a client's next request (docs/decisions.md, "API keys remembered per process").
+  await app.register(fastifyJwt, {
+    secret: deps.config.JWT_SECRET,
+    sign: { algorithm: 'HS256' },
+    verify: { algorithms: ['HS256'], cache: JWT_VERIFIED_CACHE_SIZE },
+  });
   const documentedBaseUrl = (deps.config.PUBLIC_BASE_URL ?? `http://${deps.config.HOST}:${deps.config.PORT}`).replace(/\/+$/, '');
   await app.register(fastifySwagger, {
     openapi: {

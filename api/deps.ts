@@ -34,7 +34,7 @@ export interface AppDeps {
   readYourWrites(position: Position | undefined): Promise<boolean>;
   /** A user's writes whose answer needed no read model: their next read waits for them instead. */
   deferredWrites: DeferredWrites;
-  /** JWT sessions' identities remembered by this process (api/plugins/auth.ts), dropped when the read models change a user */
+  /** JWT sessions' identities and active API keys remembered by this process (api/plugins/auth.ts, api-key.ts), dropped when the read models change a user or a key */
   identities: IdentityCache<SessionIdentity>;
   /** the subscription action result's strategyCount: followed agents per user and wallet context, remembered where this process projects */
   strategyCounts: StrategyCounts;

@@ -86,7 +86,7 @@ declare module 'fastify' {
     identity: Identity | null;
     /** the body as received (JSON requests), for request signatures */
     rawBody?: string;
-    /** the sealed signing secret of the API key the request came with; null otherwise */
+    /** the signing secret (opened) of the API key the request came with; null otherwise. Never logged nor answered. */
     apiKeySecret: string | null;
     /** the caller's Idempotency-Key (its hash) claimed for this request; null without one */
     idempotencyKey: string | null;

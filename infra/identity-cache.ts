@@ -1,26 +1,38 @@
 import type { Redis } from 'ioredis';
 
 /**
- * What a signed-in request costs in identity checks: a per-process memory of (user, session) →
- * identity, so a JWT request needs no query while its session is known live. A user's entries are
- * dropped when the read models change anything of that user (a session ended by sign-out, an
- * administrator's revoke or a reused refresh token; a role or tier changed): in the process that
- * applied the change at once, in every other process by Redis pub/sub. An entry lives at most
- * `ttlMs` either way, the bound on how stale it can be if a notice is lost (docs/decisions.md,
- * "The floor of a signed-in request").
+ * What a signed-in request costs in identity checks: a per-process memory of who a credential names
+ * (a JWT's (user, session), an API key's hash), so a request needs no query while its credential is
+ * known live. An entry belongs to groups (its user; an API key's stream too), and is dropped when the
+ * read models change anything of one of them (a session ended by sign-out, an administrator's revoke
+ * or a reused refresh token; a role or tier changed; a key revoked): in the process that applied the
+ * change at once, in every other process by Redis pub/sub. An entry lives at most `ttlMs` either way,
+ * the bound on how stale it can be if a notice is lost (docs/decisions.md, "The floor of a signed-in
+ * request" and "API keys remembered per process").
  */
 export interface IdentityCache<T> {
-  /** The identity of (user, session), from memory or `load` (null: none; never remembered). */
+  /** The identity of (user, session), from memory or `load` (null: none; never remembered); dropped with the user. */
   get(userId: string, sessionId: string, load: () => Promise<T | null>): Promise<T | null>;
-  /** These users' entries are gone here at once, and in every process once the notice reaches it. */
-  changed(userIds: Iterable<string>): void;
+  /**
+   * The value of `key`, from memory or `load` (null: none; never remembered); dropped when one of `groupsOf(value)` changes.
+   * A key starts with its kind (`apikey:`), so one kind's values are never answered for another's.
+   */
+  lookup<V>(key: string, load: () => Promise<V | null>, groupsOf: (value: V) => readonly string[]): Promise<V | null>;
+  /** These groups' entries are gone here at once, and in every process once the notice reaches it. */
+  changed(groups: Iterable<string>): void;
   close(): void;
 }
 
 /** The pub/sub channel (under the Redis key prefix: two deployments or test runs sharing a Redis never hear each other). */
 const CHANNEL = 'identity-changed';
-/** Beyond this many users the one remembered first goes (memory stays bounded whatever the callers). */
-const MAX_USERS = 50_000;
+/** Beyond this many entries the one remembered first goes (memory stays bounded whatever the callers). */
+const MAX_ENTRIES = 100_000;
+
+interface Entry {
+  value: unknown;
+  until: number;
+  groups: readonly string[];
+}
 
 export function createIdentityCache<T>(options: {
   /** the runtime's client: publishes go through it; the subscriber is a connection of its own */
@@ -31,34 +43,74 @@ export function createIdentityCache<T>(options: {
 }): IdentityCache<T> {
   const { redis, ttlMs, onerror } = options;
   const channel = `${redis.options.keyPrefix ?? ''}${CHANNEL}`;
-  /** per user, per session: what was loaded and until when it is used (users in the order they were remembered) */
-  const users = new Map<string, Map<string, { value: T; until: number }>>();
-  /**
-   * A load that began before a change of its user is not remembered (it may have read the old rows):
-   * per user a count of changes, and an epoch bumped when everything is dropped (or the counts are
-   * trimmed), so one user's change does not stop every other user's load from being remembered.
-   */
-  let epoch = 0;
-  const changes = new Map<string, number>();
-  const forget = (userIds: Iterable<string>) => {
-    for (const userId of userIds) {
-      users.delete(userId);
-      changes.set(userId, (changes.get(userId) ?? 0) + 1);
-    }
-    if (changes.size > MAX_USERS) {
-      changes.clear();
-      epoch++;
-    }
-  };
-  const forgetAll = () => {
-    epoch++;
-    changes.clear();
-    users.clear();
-  };
-
+  /** what was loaded and until when it is used, in the order remembered; and each group's entries */
+  const entries = new Map<string, Entry>();
+  const members = new Map<string, Set<string>>();
   let subscriber: Redis | undefined;
   /** true once Redis confirmed the subscription: before that a notice could be missed, so nothing is remembered */
   let subscribed = false;
+  /**
+   * A load that began before a change of one of its groups is not remembered (it may have read the
+   * old rows). Every change takes the next number; each group keeps the number of its last change,
+   * and `floor` the number below which no load is remembered (everything dropped, or the groups'
+   * numbers trimmed), so one user's change does not stop every other user's load from being remembered.
+   */
+  let seq = 0;
+  let floor = 0;
+  const lastChange = new Map<string, number>();
+  const drop = (key: string) => {
+    const entry = entries.get(key);
+    if (!entry) return;
+    entries.delete(key);
+    for (const group of entry.groups) {
+      const keys = members.get(group);
+      keys?.delete(key);
+      if (keys?.size === 0) members.delete(group);
+    }
+  };
+  const forget = (groups: Iterable<string>) => {
+    seq++;
+    for (const group of groups) {
+      for (const key of members.get(group) ?? []) drop(key);
+      lastChange.set(group, seq);
+    }
+    if (lastChange.size > MAX_ENTRIES) {
+      lastChange.clear();
+      floor = seq;
+    }
+  };
+  const forgetAll = () => {
+    floor = ++seq;
+    lastChange.clear();
+    entries.clear();
+    members.clear();
+  };
+  const remember = (key: string, value: unknown, groups: readonly string[], since: number, now: number) => {
+    if (!subscribed || since < floor || groups.some((g) => (lastChange.get(g) ?? 0) > since)) return;
+    drop(key);
+    entries.set(key, { value, until: now + ttlMs, groups });
+    for (const group of groups) {
+      let keys = members.get(group);
+      if (!keys) members.set(group, (keys = new Set()));
+      keys.add(key);
+    }
+    if (entries.size > MAX_ENTRIES) drop(entries.keys().next().value!);
+  };
+  const lookup = async <V>(key: string, load: () => Promise<V | null>, groupsOf: (value: V) => readonly string[]): Promise<V | null> => {
+    if (ttlMs <= 0 || !subscribed) return load();
+    const now = performance.now();
+    const hit = entries.get(key);
+    if (hit && hit.until > now) return hit.value as V;
+    const since = seq;
+    const value = await load();
+    if (value === null) {
+      drop(key);
+      return null;
+    }
+    remember(key, value, groupsOf(value), since, now);
+    return value;
+  };
+
   if (ttlMs > 0) {
     // subscribed again by hand on every (re)connection, so `subscribed` follows Redis's own confirmation
     subscriber = redis.duplicate({ keyPrefix: undefined, commandTimeout: undefined, autoResubscribe: false });
@@ -86,29 +138,10 @@ export function createIdentityCache<T>(options: {
   }
 
   return {
-    async get(userId, sessionId, load) {
-      if (ttlMs <= 0 || !subscribed) return load();
-      const now = performance.now();
-      const hit = users.get(userId)?.get(sessionId);
-      if (hit && hit.until > now) return hit.value;
-      const [atEpoch, atChange] = [epoch, changes.get(userId)];
-      const value = await load();
-      if (value === null) {
-        users.get(userId)?.delete(sessionId);
-        return null;
-      }
-      if (subscribed && atEpoch === epoch && atChange === changes.get(userId)) {
-        let sessions = users.get(userId);
-        if (!sessions) {
-          users.set(userId, (sessions = new Map()));
-          if (users.size > MAX_USERS) users.delete(users.keys().next().value!);
-        }
-        sessions.set(sessionId, { value, until: now + ttlMs });
-      }
-      return value;
-    },
-    changed(userIds) {
-      const ids = [...new Set(userIds)];
+    get: (userId, sessionId, load) => lookup(`${userId}\u0000${sessionId}`, load, () => [userId]),
+    lookup,
+    changed(groups) {
+      const ids = [...new Set(groups)];
       if (ids.length === 0) return;
       forget(ids);
       redis.publish(channel, JSON.stringify(ids)).catch(onerror);

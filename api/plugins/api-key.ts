@@ -3,12 +3,19 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { isAdminScope, scopesOfRole } from '../../domain/access/scopes.ts';
 import { refuse } from '../../domain/shared/errors.ts';
 import { hashApiKey, keyEncryptionKeyOf, openSigningSecret, requestSignature, signatureMatches } from '../../infra/api-keys.ts';
-import { findActiveKey } from '../../projections/apikeys/queries.ts';
+import { apiKeyStream } from '../../domain/apikey/decide.ts';
+import { findActiveKey, type KeyCaller } from '../../projections/apikeys/queries.ts';
 import '../types.ts';
 
 /** How far x-timestamp may be from the server's clock, either way. */
 const MAX_DRIFT_MS = 5 * 60_000;
 const TIMESTAMP = /^\d{1,16}$/;
+
+/**
+ * An active key as remembered per process: its caller, its scopes already cut to what the owner's
+ * role holds (a role change drops the entry), and its signing secret opened once (never logged nor answered).
+ */
+type ActiveKey = Omit<KeyCaller, 'sealedSecret'> & { signingSecret: string };
 
 /**
  * API key mode (`mode: apiKey`): `x-api-key` names an active key (not revoked, not expired); the
@@ -20,10 +27,30 @@ const TIMESTAMP = /^\d{1,16}$/;
  * Public routes need no signature (the spec's point 4): there a key counts only when the request
  * is signed (then checked as anywhere), and an unsigned request, or one with a key that is unknown,
  * revoked or expired, is answered as anonymous.
+ * An active key is remembered per process (infra/identity-cache.ts, by its keyed hash, as JWT
+ * sessions are): dropped when its stream or its owner's changes (a revocation, a role or tier), here
+ * at once and elsewhere by the notice, used IDENTITY_CACHE_TTL_MS at most, and its expiry checked on
+ * every use (docs/decisions.md, "API keys remembered per process").
  */
 async function apiKeyPlugin(app: FastifyInstance): Promise<void> {
-  const { config, pool, clock, redis } = app.deps;
+  const { config, pool, clock, redis, identities } = app.deps;
   const kek = keyEncryptionKeyOf(config);
+  const loadKey = async (keyHash: string): Promise<ActiveKey | null> => {
+    const found = await findActiveKey(pool, keyHash, clock.now());
+    if (!found) return null;
+    const { sealedSecret, ...caller } = found;
+    const held = new Set(scopesOfRole(caller.role));
+    return { ...caller, scopes: caller.scopes.filter((s) => held.has(s)), signingSecret: openSigningSecret(sealedSecret, kek) };
+  };
+  const activeKey = async (given: string): Promise<ActiveKey | null> => {
+    const keyHash = hashApiKey(given, kek);
+    const key = await identities.lookup(
+      `apikey:${keyHash}`,
+      () => loadKey(keyHash),
+      (k) => [k.ownerId, apiKeyStream(k.keyId)],
+    );
+    return key && (key.expiresAt === null || key.expiresAt > clock.now().getTime()) ? key : null;
+  };
   app.decorateRequest('apiKeySecret', null);
 
   app.addHook('onRequest', async (request) => {
@@ -32,25 +59,24 @@ async function apiKeyPlugin(app: FastifyInstance): Promise<void> {
     const open = isPublicRoute(request);
     // Unproven, a key must not spend its budget or stand for its owner: the request is anonymous.
     if (open && request.headers['x-signature'] === undefined && request.headers['x-timestamp'] === undefined) return;
-    const key = typeof given === 'string' ? await findActiveKey(pool, hashApiKey(given, kek), clock.now()) : null;
+    const key = typeof given === 'string' ? await activeKey(given) : null;
     if (!key && open) return;
     if (!key) throw refuse('AUTHENTICATION_REQUIRED', 'the API key is unknown, revoked or expired');
-    const held = new Set(scopesOfRole(key.role));
     request.identity = {
       userId: key.ownerId,
       email: key.email,
       role: key.role,
       mode: 'apiKey',
-      scopes: key.scopes.filter((s) => held.has(s)),
+      scopes: key.scopes,
       tier: key.tier,
       keyId: key.keyId,
     };
-    request.apiKeySecret = key.sealedSecret;
+    request.apiKeySecret = key.signingSecret;
   });
 
   app.addHook('preValidation', async (request) => {
-    const sealed = request.apiKeySecret;
-    if (!sealed) return;
+    const secret = request.apiKeySecret;
+    if (!secret) return;
     const signature = header(request, 'x-signature');
     const timestamp = header(request, 'x-timestamp');
     const scope = request.routeOptions.config?.access?.scope;
@@ -63,7 +89,7 @@ async function apiKeyPlugin(app: FastifyInstance): Promise<void> {
       throw refuse('INVALID_SIGNATURE', 'x-timestamp is more than 5 minutes from the server clock');
     // The signature covers the raw bytes, which only the JSON parser keeps: any other body (text/plain) could not be proven.
     if (request.body !== undefined && request.rawBody === undefined) throw refuse('INVALID_SIGNATURE', 'a signed request carries a JSON body or none');
-    const expected = requestSignature(openSigningSecret(sealed, kek), { timestamp, method: request.method, path: request.url, body: request.rawBody ?? '' });
+    const expected = requestSignature(secret, { timestamp, method: request.method, path: request.url, body: request.rawBody ?? '' });
     if (!signatureMatches(signature, expected)) throw refuse('INVALID_SIGNATURE', 'x-signature does not match the request');
     // A signature is good for one request: a copy replayed within the drift window is refused.
     const fresh = await redis.set(`apisig:${request.identity!.keyId}:${signature}`, '1', 'PX', 2 * MAX_DRIFT_MS, 'NX');

@@ -80,17 +80,30 @@ export interface KeyCaller {
   tier: string;
   scopes: Scope[];
   sealedSecret: string;
+  /** epoch ms, null: never (a remembered key is checked against it on every use) */
+  expiresAt: number | null;
 }
 
 /** An active key (not revoked, not expired at `now`) by its hash, with its owner; null otherwise. */
 export async function findActiveKey(db: Pool, keyHash: string, now: Date): Promise<KeyCaller | null> {
-  const { rows } = await db.query<{ key_id: string; owner_id: string; email: string; role: Role; tier: string; scopes: Scope[]; sealed_secret: string }>({
+  const { rows } = await db.query<{
+    key_id: string;
+    owner_id: string;
+    email: string;
+    role: Role;
+    tier: string;
+    scopes: Scope[];
+    sealed_secret: string;
+    expires_at: Date | null;
+  }>({
     name: 'find-active-api-key',
-    text: `SELECT k.key_id, k.owner_id, u.email, u.role, u.tier, k.scopes, k.sealed_secret
+    text: `SELECT k.key_id, k.owner_id, u.email, u.role, u.tier, k.scopes, k.sealed_secret, k.expires_at
        FROM api_keys k JOIN users u ON u.id = k.owner_id::uuid
       WHERE k.key_hash = $1 AND k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > $2)`,
     values: [keyHash, now],
   });
   const r = rows[0];
-  return r ? { keyId: r.key_id, ownerId: r.owner_id, email: r.email, role: r.role, tier: r.tier, scopes: r.scopes, sealedSecret: r.sealed_secret } : null;
+  if (!r) return null;
+  const { key_id: keyId, owner_id: ownerId, email, role, tier, scopes, sealed_secret: sealedSecret, expires_at: expiresAt } = r;
+  return { keyId, ownerId, email, role, tier, scopes, sealedSecret, expiresAt: expiresAt?.getTime() ?? null };
 }

@@ -70,3 +70,14 @@ t.test('an ended session is refused at once here and within the bound by a secon
     t.equal((await me(second, other.accessToken)).status, 200);
   });
 });
+
+t.test('a verified access token remembered by the verifier is refused once past its expiry', async (t) => {
+  const app: TestApp = await startTestApp({ config: { ACCESS_TOKEN_TTL_SECONDS: '1' } });
+  t.teardown(() => app.close());
+  const session = await signIn(app, 'short-lived@example.com');
+  t.equal((await me(app, session.accessToken)).status, 200);
+  t.equal((await me(app, session.accessToken)).status, 200, 'again (the verified token and the identity remembered)');
+  const { exp } = JSON.parse(Buffer.from(session.accessToken.split('.')[1]!, 'base64url').toString()) as { exp: number };
+  await new Promise((r) => setTimeout(r, Math.max(0, exp * 1000 - Date.now()) + 50));
+  t.equal((await me(app, session.accessToken)).status, 401, 'refused past exp');
+});

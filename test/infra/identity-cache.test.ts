@@ -147,3 +147,39 @@ t.test('TTL 0: every get loads', async (t) => {
   await cache.get('u4', 's4', row.load);
   t.equal(row.loads, 2);
 });
+
+t.test('an entry found by its key alone is dropped by a change of any group its value names, here and in the other process', async (t) => {
+  const [here, there] = await twoProcesses(t);
+  const row = source('free');
+  const groups = () => ['owner-1', 'apikey-k1'];
+  for (const cache of [here, there, here, there]) t.same(await cache.lookup('apikey:h1', row.load, groups), { tier: 'free' });
+  t.equal(row.loads, 2, 'one load per process');
+  row.tier = 'premium';
+  here.changed(['apikey-k1']);
+  t.same(await here.lookup('apikey:h1', row.load, groups), { tier: 'premium' }, 'the key: at once here');
+  await until('the other process dropped its entry', async () => (await there.lookup('apikey:h1', row.load, groups))?.tier === 'premium', 1_000);
+  row.tier = 'standard';
+  there.changed(['owner-1']);
+  t.same(await there.lookup('apikey:h1', row.load, groups), { tier: 'standard' }, 'the owner: at once there');
+  await until('dropped here', async () => (await here.lookup('apikey:h1', row.load, groups))?.tier === 'standard', 1_000);
+});
+
+t.test('a lookup a change of a group overtook is not remembered, though the group was known only once loaded', async (t) => {
+  const [here] = await twoProcesses(t);
+  let release!: () => void;
+  const gate = new Promise<void>((r) => (release = r));
+  const slow = here.lookup(
+    'apikey:h2',
+    async () => {
+      await gate;
+      return { tier: 'free' };
+    },
+    () => ['owner-2'],
+  );
+  here.changed(['owner-2']);
+  release();
+  t.same(await slow, { tier: 'free' });
+  const row = source('premium');
+  t.same(await here.lookup('apikey:h2', row.load, () => ['owner-2']), { tier: 'premium' });
+  t.equal(row.loads, 1);
+});

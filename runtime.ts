@@ -172,7 +172,13 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
           notifyChanged(redis, config.MCP_SESSION_TTL_SECONDS, events).catch((err) => logger.warn({ err }, 'MCP resource change notice failed'));
           // Remembered identities of the users and API keys the batch changed go, here and in every API process.
           identities.changed(events.flatMap((e) => userIdOfStream(e.streamName) ?? (e.streamName.startsWith(API_KEY_STREAM) ? e.streamName : [])));
-          strategyCounts.committed(events);
+          try {
+            strategyCounts.committed(events);
+          } catch (err) {
+            // the counts a batch could not update are read again: a failure here must not hold back the notices after it
+            strategyCounts.forget();
+            logger.warn({ err }, 'strategyCount memory could not take a batch; dropped');
+          }
           // Workers start delivering what the batch queued for developer webhooks, not at the next sweep.
           publishWebhookNotice(redis, webhookAgentsOf(events), (err) => logger.warn({ err }, 'webhook outbox notice failed'));
           options.runnerOptions?.onCommitted?.(events, at);

@@ -282,7 +282,7 @@ export class ProjectionRunner {
         continue;
       }
       // what the catch-up applied is committed news too (the identity cache forgets the users it changed)
-      if (applied.length > 0) this.options.onCommitted?.(applied, epochMs());
+      if (applied.length > 0) this.tellCommitted(applied);
       this.learn([[projector.name, at]]);
       const rejoined = comparePositions(at, target) >= 0;
       if (rejoined) {

@@ -12,7 +12,8 @@ import { evolve, initialState, type PoolState } from './state.ts';
 
 /**
  * The fold's version: bump it with any change to what the fold keeps or computes (state.ts evolve,
- * receipts.ts, the snapshot's fields); snapshots of another version are ignored. The fold's output
+ * receipts.ts, the snapshot's fields) or to how a stored event is read into the fold (an upcast in
+ * projections/subscriptions/audit.ts historyEventOf); snapshots of another version are ignored. The fold's output
  * on a reference history is pinned in test/domain/pool/fold-snapshot.test.ts, which says so.
  */
 export const POOL_FOLD_VERSION = 1;

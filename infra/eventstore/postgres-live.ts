@@ -49,6 +49,8 @@ export function coalescedNotifier(pool: Pool, ownListener: string) {
   const pause = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
   const anotherListens = async (): Promise<boolean> => {
     if (performance.now() - lookedAt < LISTENERS_REFRESH_MS) return othersListen;
+    // the time the look began: a listener that appears while the query runs is seen within the refresh after it
+    const looking = performance.now();
     othersListen = await pool
       .query<{ others: boolean }>({
         name: 'events-listeners',
@@ -60,7 +62,7 @@ export function coalescedNotifier(pool: Pool, ownListener: string) {
         ({ rows }) => rows[0]!.others,
         () => true,
       );
-    lookedAt = performance.now();
+    lookedAt = looking;
     return othersListen;
   };
   const send = async (xid: bigint): Promise<void> => {
@@ -111,15 +113,22 @@ export function sharedListener(connectionString: string, local: EventEmitter, na
   let client: pg.Client | null = null;
   let openedAt = Number.NEGATIVE_INFINITY;
   const open = () => {
-    const c = new pg.Client({ connectionString, application_name: name });
+    const c = new pg.Client({ connectionString });
     client = c;
     openedAt = performance.now();
     c.on('notification', (message) => local.emit('appended', transactionIdOf(message.payload)));
     c.on('error', () => {
       if (client === c) client = null;
     });
+    // The name is set by a statement, not the connection's options: an application_name in the
+    // connection string overrides those, and the other stores would never see this one listen.
+    // The newcomer's window starts once LISTEN is on.
     c.connect()
+      .then(() => c.query("SELECT set_config('application_name', $1, false)", [name]))
       .then(() => c.query(`LISTEN ${CHANNEL}`))
+      .then(() => {
+        openedAt = performance.now();
+      })
       .catch(() => {
         if (client === c) client = null;
       });

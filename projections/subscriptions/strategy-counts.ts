@@ -6,13 +6,15 @@
 import { poolStream } from '../../domain/pool/state.ts';
 import type { WalletContext } from '../../domain/wallet/events.ts';
 import type { Pool } from '../../infra/db.ts';
-import { comparePositions, type Position, type RecordedEvent } from '../../infra/eventstore/port.ts';
+import { comparePositions, START, type Position, type RecordedEvent } from '../../infra/eventstore/port.ts';
 
 export interface StrategyCounts {
   /** How many agents besides `agentId` the user follows in `walletContext`, as the read models have applied the log. */
   besides(userId: string, walletContext: WalletContext, agentId: string): Promise<number>;
   /** The events a projection batch of this process committed, in log order (the runner's `onCommitted`). */
   committed(events: readonly RecordedEvent[]): void;
+  /** Everything remembered goes (a batch that could not be taken): every user is read again. */
+  forget(): void;
 }
 
 /** Beyond this many users the one remembered first goes. */
@@ -23,20 +25,28 @@ const POOL_STREAM_PREFIX = poolStream('');
 
 type Followed = Map<WalletContext, Set<string>>;
 
-/** The user's followed agents per wallet context, from the read model. */
-async function followedOf(db: Pool, userId: string): Promise<Followed> {
-  const { rows } = await db.query<{ wallet_context: WalletContext; agent_id: string }>({
+/**
+ * The user's followed agents per wallet context, from the read model, with the subscriptions
+ * projector's checkpoint read in the same statement (one snapshot: the rows are those of the events
+ * up to it; START and no rows before the first batch).
+ */
+async function followedOf(db: Pool, userId: string): Promise<{ followed: Followed; asOf: Position }> {
+  const { rows } = await db.query<{ commit_position: string; prepare_position: string; wallet_context: WalletContext | null; agent_id: string | null }>({
     name: 'followed-agents-of-user',
-    text: 'SELECT wallet_context, agent_id FROM subscriptions WHERE user_id = $1 AND followed',
+    text: `SELECT c.commit_position, c.prepare_position, s.wallet_context, s.agent_id
+      FROM projection_checkpoints c LEFT JOIN subscriptions s ON s.user_id = $1 AND s.followed
+      WHERE c.name = 'subscriptions'`,
     values: [userId],
   });
   const followed: Followed = new Map();
   for (const { wallet_context, agent_id } of rows) {
+    if (wallet_context === null || agent_id === null) continue;
     let agents = followed.get(wallet_context);
     if (!agents) followed.set(wallet_context, (agents = new Set()));
     agents.add(agent_id);
   }
-  return followed;
+  const asOf = rows[0] ? { commit: BigInt(rows[0].commit_position), prepare: BigInt(rows[0].prepare_position) } : START;
+  return { followed, asOf };
 }
 
 /**
@@ -49,11 +59,15 @@ async function followedOf(db: Pool, userId: string): Promise<Followed> {
  * and an entry takes the batches' events as set assignments, so an event reported twice changes nothing.
  * Events at or below the highest position seen (a held-back projector's catch-up reports what it applied
  * late) drop their user's entry instead of being applied out of order; so does a PoolClosed, whose pool
- * id carries its user. A load during which the user's pools changed is not remembered.
+ * id carries its user. A load during which the user's pools changed is not remembered. An entry keeps
+ * the subscriptions projector's checkpoint it was read at, and an AgentFollowed at or below it is not
+ * added (the read holds it, and maybe the PoolClosed after it): a runner replaying from an older
+ * checkpoint, or running behind another process's, cannot put back an agent the user has stopped following.
  */
 export function createStrategyCounts(options: { pool: Pool; remember: boolean }): StrategyCounts {
   const { pool: db, remember } = options;
-  const users = new Map<string, { followed: Followed; until: number }>();
+  /** per user: the followed agents, the read model's position they are of, and until when they are used */
+  const users = new Map<string, { followed: Followed; asOf: Position; until: number }>();
   let epoch = 0;
   const changes = new Map<string, number>();
   let highest: Position | undefined;
@@ -76,7 +90,7 @@ export function createStrategyCounts(options: { pool: Pool; remember: boolean })
   };
 
   async function followed(userId: string): Promise<Followed> {
-    if (!remember) return followedOf(db, userId);
+    if (!remember) return (await followedOf(db, userId)).followed;
     const now = performance.now();
     const hit = users.get(userId);
     if (hit && hit.until > now) return hit.followed;
@@ -84,16 +98,21 @@ export function createStrategyCounts(options: { pool: Pool; remember: boolean })
     const loaded = await followedOf(db, userId);
     if (atEpoch === epoch && atChange === changes.get(userId)) {
       users.delete(userId);
-      users.set(userId, { followed: loaded, until: now + TTL_MS });
+      users.set(userId, { ...loaded, until: now + TTL_MS });
       if (users.size > MAX_USERS) users.delete(users.keys().next().value!);
     }
-    return loaded;
+    return loaded.followed;
   }
 
   return {
     async besides(userId, walletContext, agentId) {
       const agents = (await followed(userId)).get(walletContext);
       return agents ? agents.size - (agents.has(agentId) ? 1 : 0) : 0;
+    },
+    forget() {
+      users.clear();
+      changes.clear();
+      epoch++;
     },
     committed(events) {
       if (!remember) return;
@@ -106,7 +125,10 @@ export function createStrategyCounts(options: { pool: Pool; remember: boolean })
           const { userId, agentId, walletContext } = event.data as { userId: string; agentId: string; walletContext: WalletContext };
           touched(userId);
           const entry = users.get(userId);
-          if (!entry) continue;
+          // an event the entry's read already holds (this runner replaying below the read model,
+          // another process's runner ahead of this one) is not added again: a later PoolClosed may
+          // be in the read as well
+          if (!entry || comparePositions(event.position, entry.asOf) <= 0) continue;
           let agents = entry.followed.get(walletContext);
           if (!agents) entry.followed.set(walletContext, (agents = new Set()));
           agents.add(agentId);

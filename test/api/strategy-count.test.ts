@@ -5,6 +5,7 @@ import t from 'tap';
 import { api, dispatch, startTestApp } from '../support/app.ts';
 import { followableAgent } from '../support/agents.ts';
 import { signIn } from '../support/auth.ts';
+import { createStrategyCounts } from '../../projections/subscriptions/strategy-counts.ts';
 
 const PATH = '/api/v1/users/me/subscriptions';
 const agentBody = (name: string) => ({
@@ -98,4 +99,31 @@ t.test('a remembered count follows changes made outside the routes, and a warm u
   t.equal(await add(alpha), 2, 'a stop dispatched outside the routes is counted');
   await dispatch(app, 'StopFollowing', { userId: user.userId, agentId: alpha });
   t.equal(await add(gamma), 1, 'the remaining one');
+});
+
+t.test('a runner replaying old events cannot put back an agent the user has stopped following', async (t) => {
+  const app = await startTestApp({ config: { ADMIN_EMAILS: 'admin@example.test' } });
+  t.teardown(() => app.close());
+  const admin = await signIn(app, 'admin@example.test');
+  const dev = await signIn(app, 'dev@example.test');
+  const user = await signIn(app, 'replayed@example.test');
+  const tokens = { developer: dev.accessToken, admin: admin.accessToken };
+  const [alpha, beta] = [await followableAgent(app, tokens, agentBody('Alpha')), await followableAgent(app, tokens, agentBody('Beta'))];
+  const followed = await api(app, 'POST', PATH, { token: user.accessToken, body: { agentId: alpha, allocationMode: 'USD_AMOUNT', allocationAmountUsd: 100 } });
+  t.equal(followed.status, 200);
+  await dispatch(app, 'StopFollowing', { userId: user.userId, agentId: alpha });
+  const answer = await api(app, 'POST', PATH, { token: user.accessToken, body: { agentId: beta, allocationMode: 'USD_AMOUNT', allocationAmountUsd: 100 } });
+  t.equal(answer.body.data.strategyCount, 1, 'beta alone');
+  // what a runner starting below the read model's checkpoint reports again: the user's old follow of alpha
+  const history = await app.deps.store.readAll({ maxCount: 10_000 });
+  const oldFollow = history.find((e) => e.type === 'AgentFollowed' && (e.data as { agentId: string }).agentId === alpha);
+  t.ok(oldFollow, 'the old follow is in the log');
+  // the read model has the user's writes (a read waits for them)
+  t.equal((await api(app, 'GET', PATH, { token: user.accessToken })).status, 200);
+  // a process just started: its runner replays from an old checkpoint while its API remembers what the read model holds now
+  const counts = createStrategyCounts({ pool: app.deps.pool, remember: true });
+  t.equal(await counts.besides(user.userId, 'virtual', alpha), 1, 'remembered from the read model: beta');
+  counts.committed([oldFollow!]);
+  t.equal(await counts.besides(user.userId, 'virtual', alpha), 1, 'alpha is not put back: the read already held its stop');
+  t.equal(await counts.besides(user.userId, 'virtual', beta), 0, 'and beta is the only one');
 });

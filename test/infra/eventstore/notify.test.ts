@@ -60,7 +60,10 @@ t.test('NOTIFY only while another store listens (docs/decisions.md, "Speed: writ
   t.equal(notifies, 0, 'no NOTIFY while only A listens');
 
   // B starts listening later: right away, A may still think nobody listens; B polls briefly meanwhile.
-  const b = createPostgresEventStore({ pool: db.pool, connectionString: db.url });
+  // B's connection string names an application (it would override a name given in the options): B's listener is still seen.
+  const url = new URL(db.url);
+  url.searchParams.set('application_name', 'b-named-by-its-url');
+  const b = createPostgresEventStore({ pool: db.pool, connectionString: url.toString() });
   t.teardown(() => b.close());
   const other = b.subscribeAll();
   t.teardown(() => other.close());

@@ -1,7 +1,7 @@
 // The subscription action result's strategyCount: how many agents the caller follows in the
 // action's wallet context once it is done (docs/decisions.md, "Subscriptions: strategyCount"),
 // through every action that answers it: follow, follow again, add, withdraw, stop following.
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { api, dispatch, startTestApp } from '../support/app.ts';
 import { followableAgent } from '../support/agents.ts';
 import { signIn } from '../support/auth.ts';
@@ -20,19 +20,26 @@ const agentBody = (name: string) => ({
   maxEntriesPerTrade: 2,
 });
 
-t.test('strategyCount counts the agents the caller follows in the wallet context after each action', async (t) => {
+/** An app with three followable agents and the signed-in `email`, closed when the test ends. */
+async function setting(t: Test, email: string) {
   const app = await startTestApp({ config: { ADMIN_EMAILS: 'admin@example.test' } });
   t.teardown(() => app.close());
   const admin = await signIn(app, 'admin@example.test');
   const dev = await signIn(app, 'dev@example.test');
-  const user = await signIn(app, 'counter@example.test');
-  const other = await signIn(app, 'someone-else@example.test');
+  const user = await signIn(app, email);
   const tokens = { developer: dev.accessToken, admin: admin.accessToken };
-  const [alpha, beta, gamma] = [
+  const agents = [
     await followableAgent(app, tokens, agentBody('Alpha')),
     await followableAgent(app, tokens, agentBody('Beta')),
     await followableAgent(app, tokens, agentBody('Gamma')),
-  ];
+  ] as const;
+  return { app, admin, user, agents };
+}
+
+t.test('strategyCount counts the agents the caller follows in the wallet context after each action', async (t) => {
+  const { app, admin, user, agents } = await setting(t, 'counter@example.test');
+  const [alpha, beta, gamma] = agents;
+  const other = await signIn(app, 'someone-else@example.test');
   const count = async (method: string, path: string, body?: Record<string, unknown>, token = user.accessToken) => {
     const res = await api(app, method, path, { token, ...(body ? { body } : {}) });
     t.equal(res.status, 200, `${method} ${path}: ${JSON.stringify(res.body.error ?? '')}`);
@@ -57,17 +64,8 @@ t.test('strategyCount counts the agents the caller follows in the wallet context
 });
 
 t.test('a remembered count follows changes made outside the routes, and a warm user costs no query', async (t) => {
-  const app = await startTestApp({ config: { ADMIN_EMAILS: 'admin@example.test' } });
-  t.teardown(() => app.close());
-  const admin = await signIn(app, 'admin@example.test');
-  const dev = await signIn(app, 'dev@example.test');
-  const user = await signIn(app, 'remembered@example.test');
-  const tokens = { developer: dev.accessToken, admin: admin.accessToken };
-  const [alpha, beta, gamma] = [
-    await followableAgent(app, tokens, agentBody('Alpha')),
-    await followableAgent(app, tokens, agentBody('Beta')),
-    await followableAgent(app, tokens, agentBody('Gamma')),
-  ];
+  const { app, user, agents } = await setting(t, 'remembered@example.test');
+  const [alpha, beta, gamma] = agents;
   let loads = 0;
   const query = app.deps.pool.query.bind(app.deps.pool) as (...args: unknown[]) => Promise<unknown>;
   (app.deps.pool as unknown as { query: (...args: unknown[]) => Promise<unknown> }).query = (...args: unknown[]) => {
@@ -102,13 +100,8 @@ t.test('a remembered count follows changes made outside the routes, and a warm u
 });
 
 t.test('a runner replaying old events cannot put back an agent the user has stopped following', async (t) => {
-  const app = await startTestApp({ config: { ADMIN_EMAILS: 'admin@example.test' } });
-  t.teardown(() => app.close());
-  const admin = await signIn(app, 'admin@example.test');
-  const dev = await signIn(app, 'dev@example.test');
-  const user = await signIn(app, 'replayed@example.test');
-  const tokens = { developer: dev.accessToken, admin: admin.accessToken };
-  const [alpha, beta] = [await followableAgent(app, tokens, agentBody('Alpha')), await followableAgent(app, tokens, agentBody('Beta'))];
+  const { app, user, agents } = await setting(t, 'replayed@example.test');
+  const [alpha, beta] = agents;
   const followed = await api(app, 'POST', PATH, { token: user.accessToken, body: { agentId: alpha, allocationMode: 'USD_AMOUNT', allocationAmountUsd: 100 } });
   t.equal(followed.status, 200);
   await dispatch(app, 'StopFollowing', { userId: user.userId, agentId: alpha });

@@ -1,6 +1,7 @@
 // Where a statement's fold snapshots live (docs/decisions.md, "Statement fold snapshots"): the table
-// `pool_fold_snapshots` beside the read models, written lazily by the statement builder itself (never
-// by a projector) about every SNAPSHOT_EVERY events of a pool, read back by the next statement whose
+// `pool_fold_snapshots` beside the read models, written lazily from the statement builder's reads (never
+// by a projector; the routes' after the answer: "Cold statements: snapshots written after the answer")
+// about every SNAPSHOT_EVERY events of a pool, read back by the next statement whose
 // `from` is later than every event one folded. A cache of the events, never a source: a snapshot of
 // another fold version, or whose event at its revision is not the stream's, is ignored; the audit
 // (`npm run audit -- verify`) checks each one against a replay of its stream.

@@ -31,6 +31,7 @@ import { createIdempotencyKeys } from './infra/idempotency.ts';
 import { purgeOAuthRecords } from './infra/oauth-store.ts';
 import type { SwapRequest, Venues } from './infra/venues/port.ts';
 import { createDeferredWrites, createReadYourWrites } from './projections/wait.ts';
+import { createSnapshotWrites } from './projections/statements/fold-snapshots.ts';
 import { createIdentityCache } from './infra/identity-cache.ts';
 import type { SessionIdentity } from './projections/users/queries.ts';
 import { userIdOfStream } from './domain/user/fields.ts';
@@ -236,6 +237,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     readYourWrites,
     identities,
     strategyCounts,
+    snapshotWrites: createSnapshotWrites(),
     deferredWrites: createDeferredWrites({
       redis,
       settle: readYourWrites,
@@ -294,6 +296,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
     close: () =>
       closeEach([
         ['the API', () => app?.close()],
+        ['the statement snapshots', () => deps.snapshotWrites.idle()],
         ['the workers', () => workers?.close()],
         ['the projectors', () => runner?.stop()],
         ['the mail outbox', () => mailer.close()],

@@ -12,6 +12,7 @@ import type { Swaps } from '../infra/venues/port.ts';
 import type { WebhookSender } from '../infra/webhook-sender.ts';
 import type { SessionIdentity } from '../projections/users/queries.ts';
 import type { StrategyCounts } from '../projections/subscriptions/strategy-counts.ts';
+import type { SnapshotWrites } from '../projections/statements/fold-snapshots.ts';
 import type { DeferredWrites } from '../projections/wait.ts';
 import type { SignalQueue } from '../workers/signals.ts';
 
@@ -40,6 +41,8 @@ export interface AppDeps {
   strategyCounts: StrategyCounts;
   /** the signal worker's queue: the webhook waits there for a signal's execution (absent: it answers `accepted`) */
   signals?: Pick<SignalQueue, 'waitFor'>;
+  /** statements' fold snapshots written after the answer, one at a time (projections/statements/fold-snapshots.ts) */
+  snapshotWrites: SnapshotWrites;
   /** sends developer webhooks (the worker's deliveries, the test ping) */
   webhooks: WebhookSender;
 }

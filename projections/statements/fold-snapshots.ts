@@ -1,6 +1,7 @@
 // Where a statement's fold snapshots live (docs/decisions.md, "Statement fold snapshots"): the table
-// `pool_fold_snapshots` beside the read models, written lazily by the statement builder itself (never
-// by a projector) about every SNAPSHOT_EVERY events of a pool, read back by the next statement whose
+// `pool_fold_snapshots` beside the read models, written lazily from the statement builder's reads (never
+// by a projector; the routes' after the answer: "Cold statements: snapshots written after the answer")
+// about every SNAPSHOT_EVERY events of a pool, read back by the next statement whose
 // `from` is later than every event one folded. A cache of the events, never a source: a snapshot of
 // another fold version, or whose event at its revision is not the stream's, is ignored; the audit
 // (`npm run audit -- verify`) checks each one against a replay of its stream.
@@ -75,11 +76,61 @@ async function historyFrom(store: Pick<EventStore, 'readStreamEntries'>, streamN
   return { events, onlyPoolEvents: events.length === entries.length };
 }
 
+/** Folds the history for the snapshots due after `after` (foldSnapshots) and writes them; the number written (0 when the write failed: a cache). */
+async function writeDue(db: Pool, streamName: string, whole: readonly PoolHistoryEvent[], after: PoolFoldSnapshot | null): Promise<number> {
+  const due = foldSnapshots(whole, after);
+  try {
+    if (due.length) await saveSnapshots(db, streamName, due);
+    return due.length;
+  } catch {
+    // a cache not written: the next statement reads the stream again
+    return 0;
+  }
+}
+
+/**
+ * Snapshot writes run off a statement's path (docs/decisions.md, "Cold statements: snapshots written
+ * after the answer"): each started once `after` settles (the answer sent), one at a time per process;
+ * a write for a stream already waiting or running, or beyond MAX_WAITING, is dropped (a cache: the
+ * next statement of the pool hands it again).
+ */
+export interface SnapshotWrites {
+  later(streamName: string, write: () => Promise<unknown>, after?: PromiseLike<unknown>): void;
+  /** Resolves once every write handed over has ended (tests; the service's close). */
+  idle(): Promise<void>;
+}
+
+const MAX_WAITING = 16;
+
+export function createSnapshotWrites(): SnapshotWrites {
+  const pending = new Set<string>();
+  let chain: Promise<unknown> = Promise.resolve();
+  return {
+    later(streamName, write, after) {
+      if (pending.has(streamName) || pending.size >= MAX_WAITING) return;
+      pending.add(streamName);
+      const started = Promise.resolve(after).then(
+        () => undefined,
+        () => undefined,
+      );
+      // one at a time: each waits for its answer and for the write before it
+      chain = Promise.all([chain, started])
+        .then(() => new Promise((resolve) => setImmediate(resolve)))
+        .then(write)
+        .catch(() => undefined)
+        .finally(() => pending.delete(streamName));
+    },
+    async idle() {
+      while (pending.size) await chain;
+    },
+  };
+}
+
 export interface StatementHistory {
   /** the pool's history after `snapshot`'s event, or the whole of it when there is none */
   history: PoolHistoryEvent[];
   snapshot?: PoolFoldSnapshot;
-  /** snapshots this read wrote */
+  /** snapshots this read wrote (0 when their write was handed to `snapshotWrites`) */
   written: number;
 }
 
@@ -87,11 +138,12 @@ export interface StatementHistory {
  * What one pool's statement of [from, at] replays: the latest snapshot that serves the period (its
  * event is checked to be the stream's, else the stream's snapshots from it on are dropped and the
  * whole stream read), and the events after it. Then, when the events read reach past where the next
- * snapshot is due, those snapshots are written (a failed write leaves the statement as it is: the
- * snapshots are a cache).
+ * snapshot is due, those snapshots are folded and written: handed to `snapshotWrites` when given (the
+ * routes': after the answer), else before this returns (a failed write leaves the statement as it is:
+ * the snapshots are a cache).
  */
 export async function statementHistory(
-  deps: { store: Pick<EventStore, 'readStreamEntries'>; pool: Pool },
+  deps: { store: Pick<EventStore, 'readStreamEntries'>; pool: Pool; snapshotWrites?: Pick<SnapshotWrites, 'later'> | undefined },
   poolId: string,
   at: Date,
   from: Date | undefined,
@@ -110,13 +162,9 @@ export async function statementHistory(
   if (read.onlyPoolEvents && history.length > SNAPSHOT_EVERY) {
     // foldSnapshots indexes the whole history: the events after the snapshot, placed after it
     const whole = snapshot ? new Array<PoolHistoryEvent>(snapshot.revision + 1).concat(history) : history;
-    const due = foldSnapshots(whole, snapshot);
-    try {
-      if (due.length) await saveSnapshots(deps.pool, streamName, due);
-      written = due.length;
-    } catch {
-      // a cache not written: the next statement reads the stream again
-    }
+    const write = () => writeDue(deps.pool, streamName, whole, snapshot);
+    if (deps.snapshotWrites) deps.snapshotWrites.later(streamName, write);
+    else written = await write();
   }
   return { history, ...(snapshot ? { snapshot } : {}), written };
 }

@@ -2,7 +2,8 @@
 // first statement of a long pool reads the whole stream and writes snapshots, the next one resumes
 // from the latest that serves its period and says exactly the same; a snapshot of another fold
 // version is ignored, one whose event is not the stream's at its revision is ignored and dropped,
-// and the audit finds a snapshot that differs from a replay of its stream.
+// and the audit finds a snapshot that differs from a replay of its stream. The snapshots are written
+// after the answer (the process's `snapshotWrites`): each step waits for them with `idle()`.
 import t from 'tap';
 import { buildStatement, type StatementDeps } from '../../api/routes/statements/build.ts';
 import { simulatedPool } from '../../bench/audit.ts';
@@ -30,7 +31,8 @@ t.test('statements resume from fold snapshots and say the same', async (t) => {
     }));
     await app.deps.store.append(streamName, batch, { expectedRevision: i === 0 ? 'no_stream' : BigInt(i - 1) });
   }
-  const deps: StatementDeps = { store: app.deps.store, pool: app.deps.pool, config: app.deps.config };
+  const writes = app.deps.snapshotWrites;
+  const deps: StatementDeps = { store: app.deps.store, pool: app.deps.pool, config: app.deps.config, snapshotWrites: writes };
   const at = events.at(-1)!.at;
   const from = new Date(at.getTime() - 3600_000);
   const request = { userId: user.userId, agentId, walletContext, at, from };
@@ -43,6 +45,7 @@ t.test('statements resume from fold snapshots and say the same', async (t) => {
     ).rows;
 
   const cold = await buildStatement(deps, request);
+  await writes.idle();
   const written = await rows();
   t.equal(written.length, 2, `the first statement wrote a snapshot about every 1,000 events (${written.map((r) => r.revision).join(', ')})`);
   t.ok(
@@ -60,6 +63,7 @@ t.test('statements resume from fold snapshots and say the same', async (t) => {
   for (const since of [new Date(times[1000]! + 1), new Date(times[1500]!), new Date(times[2001]!), undefined]) {
     await dropAll();
     const whole = await buildStatement(deps, { ...request, from: since });
+    await writes.idle();
     const again = await buildStatement(deps, { ...request, from: since });
     t.same(again, whole, `from ${since?.toISOString() ?? 'the first event'}: the same with the snapshots as without`);
   }
@@ -71,6 +75,7 @@ t.test('statements resume from fold snapshots and say the same', async (t) => {
   await app.deps.pool.query('UPDATE pool_fold_snapshots SET fold_version = fold_version + 1000 WHERE stream_name = $1', [streamName]);
   t.equal((await statementHistory(deps, poolId, at, from)).snapshot, undefined, "another fold version's snapshots are ignored");
   t.same(await buildStatement(deps, request), cold, 'the statement is the same');
+  await writes.idle();
   t.same(
     (await rows()).map((r) => r.fold_version),
     [POOL_FOLD_VERSION, POOL_FOLD_VERSION],
@@ -88,6 +93,7 @@ t.test('statements resume from fold snapshots and say the same', async (t) => {
   t.equal(mismatched.snapshot, undefined, 'a snapshot whose event the stream does not hold at its revision is ignored');
   t.equal(mismatched.history.length, events.length, 'the whole stream is read');
   t.same(await buildStatement(deps, request), cold, 'the statement is the same');
+  await writes.idle();
   t.equal((await rows()).length, 2, 'it was dropped and written again from the stream');
 
   // the audit finds a snapshot that differs from the replay
@@ -97,4 +103,55 @@ t.test('statements resume from fold snapshots and say the same', async (t) => {
   );
   audit = await auditSnapshots(app.deps.store, app.deps.pool);
   t.same(audit.different, [{ streamName, revision: Number(latest) }], 'the audit lists a snapshot that differs from the replay');
+});
+
+t.test('over HTTP, the first statement answers before its snapshots are written, then writes them', async (t) => {
+  const app = await startTestApp();
+  t.teardown(() => app.close());
+  const user = await signIn(app, 'snapshot-http-user@example.test');
+  const { stream, events } = simulatedPool(3, 1_500);
+  const [, agentId, walletContext] = stream.slice('pool-'.length).split('.') as [string, string, 'virtual' | 'real'];
+  const streamName = `pool-${poolIdOf(user.userId, agentId, walletContext)}`;
+  const batch = events.map(({ event, at }) => ({
+    type: event.type,
+    data: event.data,
+    metadata: { correlationId: streamName, actor: 'test', occurredAt: at.toISOString() },
+  }));
+  await app.deps.store.append(streamName, batch, { expectedRevision: 'no_stream' });
+  const count = async () =>
+    (await app.deps.pool.query<{ n: number }>('SELECT count(*)::int AS n FROM pool_fold_snapshots WHERE stream_name = $1', [streamName])).rows[0]!.n;
+  const path = (from: Date) =>
+    `/api/v1/users/me/subscriptions/${agentId}/statement?walletContext=${walletContext}&at=${encodeURIComponent(events.at(-1)!.at.toISOString())}&from=${encodeURIComponent(from.toISOString())}`;
+  const from = new Date(events.at(-1)!.at.getTime() - 60_000);
+  const get = () => fetch(`${app.url}${path(from)}`, { headers: { authorization: `Bearer ${user.accessToken}` } });
+
+  // the route hands the write with its answer to wait for, and the write starts once the answer is sent
+  const later = app.deps.snapshotWrites.later.bind(app.deps.snapshotWrites);
+  const handed: boolean[] = [];
+  app.deps.snapshotWrites.later = (streamName, write, after) => {
+    let sent = false;
+    void Promise.resolve(after).then(() => {
+      sent = true;
+    });
+    handed.push(after !== undefined);
+    later(
+      streamName,
+      async () => {
+        t.ok(sent, 'the snapshots are folded and written once the answer is sent');
+        return write();
+      },
+      after,
+    );
+  };
+  t.teardown(() => {
+    app.deps.snapshotWrites.later = later;
+  });
+  const cold = await get();
+  const coldBody = await cold.json();
+  t.equal(cold.status, 200);
+  t.same(handed, [true], "one write handed, with the answer's end to wait for");
+  await app.deps.snapshotWrites.idle();
+  t.equal(await count(), 1, 'then the snapshot is written');
+  const warm = await get();
+  t.same(await warm.json(), coldBody, 'the next statement resumes from it and says the same');
 });

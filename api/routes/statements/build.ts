@@ -17,7 +17,7 @@ import type { Config } from '../../../infra/config.ts';
 import type { Pool } from '../../../infra/db.ts';
 import type { EventStore, RecordedEvent } from '../../../infra/eventstore/port.ts';
 import { signStatement, statementKeys, type StatementSignature } from '../../../infra/statement-keys.ts';
-import { statementHistory } from '../../../projections/statements/fold-snapshots.ts';
+import { statementHistory, type SnapshotWrites } from '../../../projections/statements/fold-snapshots.ts';
 import { recordOf } from '../../../projections/subscriptions/record.ts';
 import { viewOfPool } from '../../../projections/subscriptions/view.ts';
 import { getUser } from '../../../projections/users/queries.ts';
@@ -29,6 +29,8 @@ export interface StatementDeps {
   store: EventStore;
   pool: Pool;
   config: Pick<Config, 'VIRTUAL_START_USD' | 'STATEMENT_SIGNING_KEYS' | 'JWT_SECRET'>;
+  /** where the fold snapshots due are written (the routes': after the answer); absent, before the statement is answered */
+  snapshotWrites?: Pick<SnapshotWrites, 'later'> | undefined;
 }
 
 export interface StatementRequest {

@@ -16,7 +16,10 @@ const wantsPdf = (request: FastifyRequest, query: StatementQuery): boolean =>
 async function answer(request: FastifyRequest, reply: FastifyReply, query: StatementQuery, who: Pick<StatementRequest, 'userId' | 'agentId'>) {
   const { deps } = request.server;
   const period = statementPeriod(query, deps.clock.now());
-  const signed = await signedStatement(deps, { ...who, walletContext: query.walletContext, ...period });
+  // the fold snapshots due are written once the answer is sent (or the request ends otherwise), off its path
+  const answered = new Promise<void>((resolve) => void reply.then(resolve, () => resolve()));
+  const snapshotWrites = { later: (streamName: string, write: () => Promise<unknown>) => deps.snapshotWrites.later(streamName, write, answered) };
+  const signed = await signedStatement({ ...deps, snapshotWrites }, { ...who, walletContext: query.walletContext, ...period });
   if (!wantsPdf(request, query)) return ok(signed);
   const pdf = await statementPdf(signed);
   return reply

@@ -243,7 +243,8 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
       settle: readYourWrites,
       projections: runner ?? null,
       boundMs: config.READ_YOUR_WRITES_DEFER_LAG_MS,
-      ttlMs: 2 * config.READ_YOUR_WRITES_TIMEOUT_MS,
+      // at least as long as a remembered users/me document lives, so no memory from before a write outlives its record
+      ttlMs: Math.max(2 * config.READ_YOUR_WRITES_TIMEOUT_MS, config.IDENTITY_CACHE_TTL_MS),
     }),
   };
 

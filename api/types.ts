@@ -4,6 +4,7 @@ import type { CommandMap, CommandType } from '../commands/command-map.ts';
 import type { ErrorReason } from '../domain/shared/errors.ts';
 import type { RouteCommand } from './routes/refusals.ts';
 import type { AppDeps } from './deps.ts';
+import type { ReadFloor } from '../projections/wait.ts';
 
 export type Role = 'user' | 'developer' | 'admin';
 
@@ -92,6 +93,8 @@ declare module 'fastify' {
     idempotencyKey: string | null;
     /** whether the read models showed the last dispatched command's effect when it answered */
     writesProjected: boolean;
+    /** a signed-in GET's (or HEAD's) knowledge of its caller's own latest write, once waited for (api/plugins/dispatch.ts); null otherwise */
+    ownWrites: ReadFloor | null;
     /** Dispatches the request's command; its answer, or the caller's next read, waits until the read models show it (api/plugins/dispatch.ts). */
     dispatch<T extends CommandType>(
       type: T,

@@ -15,9 +15,10 @@ export interface IdentityCache<T> {
   get(userId: string, sessionId: string, load: () => Promise<T | null>): Promise<T | null>;
   /**
    * The value of `key`, from memory or `load` (null: none; never remembered); dropped when one of `groupsOf(value)` changes.
-   * A key starts with its kind (`apikey:`), so one kind's values are never answered for another's.
+   * A key starts with its kind (`apikey:`, `user:`), so one kind's values are never answered for another's.
+   * `usable`: whether a remembered value may answer this call (one that may not is loaded again, and the new one remembered).
    */
-  lookup<V>(key: string, load: () => Promise<V | null>, groupsOf: (value: V) => readonly string[]): Promise<V | null>;
+  lookup<V>(key: string, load: () => Promise<V | null>, groupsOf: (value: V) => readonly string[], usable?: (value: V) => boolean): Promise<V | null>;
   /** These groups' entries are gone here at once, and in every process once the notice reaches it. */
   changed(groups: Iterable<string>): void;
   close(): void;
@@ -96,11 +97,16 @@ export function createIdentityCache<T>(options: {
     }
     if (entries.size > MAX_ENTRIES) drop(entries.keys().next().value!);
   };
-  const lookup = async <V>(key: string, load: () => Promise<V | null>, groupsOf: (value: V) => readonly string[]): Promise<V | null> => {
+  const lookup = async <V>(
+    key: string,
+    load: () => Promise<V | null>,
+    groupsOf: (value: V) => readonly string[],
+    usable?: (value: V) => boolean,
+  ): Promise<V | null> => {
     if (ttlMs <= 0 || !subscribed) return load();
     const now = performance.now();
     const hit = entries.get(key);
-    if (hit && hit.until > now) return hit.value as V;
+    if (hit && hit.until > now && (!usable || usable(hit.value as V))) return hit.value as V;
     const since = seq;
     const value = await load();
     if (value === null) {

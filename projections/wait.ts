@@ -40,15 +40,36 @@ export function createReadYourWrites(options: {
  */
 export interface DeferredWrites {
   defer(userId: string, position: Position | undefined): Promise<void>;
-  beforeRead(userId: string): Promise<void>;
+  /**
+   * A write of the user the read models were already waited for (bounded): remembered as the user's latest write, here and in Redis,
+   * so a read of a memory (the users/me document beside the identity) in any process knows what it must not predate; no read waits for it.
+   */
+  wrote(userId: string, position: Position | undefined): Promise<void>;
+  /** Waits for the user's latest deferred write; answers the user's latest write known (`shared`: Redis answered, so other processes' too). */
+  beforeRead(userId: string): Promise<ReadFloor>;
 }
 
-/** Positions as fixed-width text, so Redis compares them as strings in position order. */
+/** What a read knows of its user's own writes: the latest one's position (none remembered: undefined), and whether Redis was asked. */
+export interface ReadFloor {
+  latest: Position | undefined;
+  shared: boolean;
+}
+
+/**
+ * Positions as fixed-width text, so Redis compares them as strings in position order; `:w` marks a write already waited for
+ * (a read does not wait for it again), and sorts after the same position unmarked.
+ */
 const WIDTH = 20;
-const encode = (p: Position) => `${p.commit.toString().padStart(WIDTH, '0')}:${p.prepare.toString().padStart(WIDTH, '0')}`;
-function decode(text: string): Position | undefined {
-  const [commit, prepare] = text.split(':');
-  return /^\d{20}$/.test(commit ?? '') && /^\d{20}$/.test(prepare ?? '') ? { commit: BigInt(commit!), prepare: BigInt(prepare!) } : undefined;
+interface Written {
+  position: Position;
+  waited: boolean;
+}
+const encode = (w: Written) =>
+  `${w.position.commit.toString().padStart(WIDTH, '0')}:${w.position.prepare.toString().padStart(WIDTH, '0')}${w.waited ? ':w' : ''}`;
+function decode(text: string): Written | undefined {
+  const [commit, prepare, mark] = text.split(':');
+  if (!/^\d{20}$/.test(commit ?? '') || !/^\d{20}$/.test(prepare ?? '') || (mark !== undefined && mark !== 'w')) return undefined;
+  return { position: { commit: BigInt(commit!), prepare: BigInt(prepare!) }, waited: mark === 'w' };
 }
 
 /** Keeps the later of the stored and the given position (two processes may defer for one user at once). */
@@ -94,10 +115,15 @@ export function createDeferredWrites(options: {
   const { redis, settle, projections, boundMs, ttlMs } = options;
   const key = (userId: string) => `ryw:${userId}`;
   /** this process's own deferred writes, the latest per user (bounded, oldest out) */
-  const local = new Map<string, Position>();
+  const local = new Map<string, Written>();
   /** this process's deferred writes not yet seen applied, oldest first, with when they were answered (monotonic) */
   const unapplied: Array<{ position: Position; at: number }> = [];
-  const later = (a: Position | undefined, b: Position | undefined) => (!a ? b : !b ? a : comparePositions(a, b) >= 0 ? a : b);
+  /** the later write; at one position, the one waited for */
+  const later = (a: Written | undefined, b: Written | undefined) => {
+    if (!a || !b) return a ?? b;
+    const order = comparePositions(a.position, b.position);
+    return order > 0 || (order === 0 && a.waited) ? a : b;
+  };
   // Behind: the projections' own lag (events read, not applied), or a write of ours they have not
   // applied for longer than the bound (events not even read: a visibility hold, a read retry).
   const behind = (): boolean => {
@@ -107,25 +133,35 @@ export function createDeferredWrites(options: {
     return projections.lagMs() > boundMs || (oldest !== undefined && performance.now() - oldest.at > boundMs);
   };
   const ready = () => redis.status === 'ready';
+  /** the user's latest write, here and (bounded) in Redis; false when Redis did not take it */
+  const record = async (userId: string, written: Written): Promise<boolean> => {
+    const latest = later(local.get(userId), written)!;
+    local.delete(userId);
+    local.set(userId, latest);
+    if (local.size > 10_000) local.delete(local.keys().next().value!);
+    if (!ready()) return false;
+    return (await bounded(redis.eval(KEEP_LATER, 1, key(userId), encode(written), String(ttlMs)))) !== TIMED_OUT;
+  };
   return {
     async defer(userId, position) {
       if (!position) return;
       if (behind() || !ready()) {
         await settle(position);
+        await record(userId, { position, waited: true });
         return;
       }
-      local.delete(userId);
-      local.set(userId, later(local.get(userId), position)!);
-      if (local.size > 10_000) local.delete(local.keys().next().value!);
       unapplied.push({ position, at: performance.now() });
-      const stored = await bounded(redis.eval(KEEP_LATER, 1, key(userId), encode(position), String(ttlMs)));
-      if (stored === TIMED_OUT) await settle(position);
+      if (!(await record(userId, { position, waited: false }))) await settle(position);
+    },
+    async wrote(userId, position) {
+      if (position) await record(userId, { position, waited: true });
     },
     async beforeRead(userId) {
       const stored = ready() ? await bounded(redis.get(key(userId))) : TIMED_OUT;
       const shared = typeof stored === 'string' ? decode(stored) : undefined;
       const latest = later(local.get(userId), shared);
-      if (latest) await settle(latest);
+      if (latest && !latest.waited) await settle(latest.position);
+      return { latest: latest?.position, shared: stored !== TIMED_OUT };
     },
   };
 }

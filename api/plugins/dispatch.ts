@@ -36,11 +36,18 @@ export async function dispatchAs<T extends CommandType>(
     dispatched = await deps.dispatch({ type, data, metadata });
   } catch (err) {
     // A refusal after the command wrote (money given back): the caller's next read shows it.
-    await deps.readYourWrites(positionBefore(err));
+    const before = positionBefore(err);
+    await deps.readYourWrites(before);
+    if (caller.userId) await deps.deferredWrites.wrote(caller.userId, before);
     throw err;
   }
   const { result, position } = dispatched;
-  if (!options.answeredFromCommand) return { result, writesProjected: await deps.readYourWrites(position) };
+  if (!options.answeredFromCommand) {
+    const writesProjected = await deps.readYourWrites(position);
+    // the caller's latest write, for any process's memory of what it reads (the users/me document) to be no older
+    if (caller.userId) await deps.deferredWrites.wrote(caller.userId, position);
+    return { result, writesProjected };
+  }
   // A caller without a session has no reads of theirs to hold back (a signed webhook).
   if (caller.userId) await deps.deferredWrites.defer(caller.userId, position);
   return { result, writesProjected: false };
@@ -48,6 +55,7 @@ export async function dispatchAs<T extends CommandType>(
 
 async function dispatchPlugin(app: FastifyInstance): Promise<void> {
   app.decorateRequest('writesProjected', false);
+  app.decorateRequest('ownWrites', null);
   app.decorateRequest('dispatch', async function dispatch<
     T extends CommandType,
   >(this: FastifyRequest, type: T, data: CommandMap[T]['data'], options: { answeredFromCommand?: boolean; actor?: string } = {}): Promise<
@@ -61,7 +69,7 @@ async function dispatchPlugin(app: FastifyInstance): Promise<void> {
 
   app.addHook('preHandler', async (request) => {
     const reads = request.method === 'GET' || request.method === 'HEAD';
-    if (reads && request.identity) await app.deps.deferredWrites.beforeRead(request.identity.userId);
+    if (reads && request.identity) request.ownWrites = await app.deps.deferredWrites.beforeRead(request.identity.userId);
   });
 }
 

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { roleSchema, socialProviders, socialProviderSchema } from '../../domain/user/events.ts';
 import { usernameKey } from '../../domain/user/fields.ts';
 import type { Pool } from '../../infra/db.ts';
+import { START, type Position } from '../../infra/eventstore/port.ts';
 
 /** The user document of GET/PATCH /api/v1/users/me (and the admin user details). */
 export const userDocument = z.object({
@@ -87,6 +88,28 @@ const USER_COLUMNS =
 export async function getUser(pool: Pool, userId: string): Promise<UserDocument | null> {
   const { rows } = await pool.query<UserRow>({ name: 'get-user', text: `SELECT ${USER_COLUMNS} FROM users WHERE id = $1`, values: [userId] });
   return rows[0] ? toDocument(rows[0]) : null;
+}
+
+/** the same, qualified (projection_checkpoints has an updated_at too) */
+const USER_COLUMNS_OF_U = USER_COLUMNS.split(', ')
+  .map((c) => `u.${c}`)
+  .join(', ');
+
+/**
+ * The user document with the position the users read model had applied when it was read (its checkpoint, read in the same statement,
+ * so the same snapshot): what a remembered document is compared with the caller's latest write by (api/routes/users/index.ts).
+ */
+export async function getUserAt(pool: Pool, userId: string): Promise<{ document: UserDocument; at: Position } | null> {
+  const { rows } = await pool.query<UserRow & { commit_position: string | null; prepare_position: string | null }>({
+    name: 'get-user-at',
+    text: `SELECT ${USER_COLUMNS_OF_U}, c.commit_position, c.prepare_position FROM users u
+       LEFT JOIN projection_checkpoints c ON c.name = 'users' WHERE u.id = $1`,
+    values: [userId],
+  });
+  const row = rows[0];
+  if (!row) return null;
+  const at = row.commit_position === null ? START : { commit: BigInt(row.commit_position), prepare: BigInt(row.prepare_position!) };
+  return { document: toDocument(row), at };
 }
 
 export async function usernameExists(pool: Pool, username: string): Promise<boolean> {

@@ -50,6 +50,21 @@ t.test("a deferred write is waited for by its user's next read, in this process 
   t.equal(a.settled.length, 2, 'a command that touched no stream defers nothing');
 });
 
+t.test("a write waited for is the user's latest write in every process, and no read waits for it again", async (t) => {
+  const redis = await readyRedis();
+  t.teardown(() => redis.quit());
+  const a = processOn(redis);
+  const b = processOn(redis);
+  t.same(await b.writes.beforeRead('user-3'), { latest: undefined, shared: true }, 'no write yet');
+  await a.writes.defer('user-3', at(5));
+  await a.writes.wrote('user-3', at(6));
+  t.same(await b.writes.beforeRead('user-3'), { latest: at(6), shared: true }, 'another process knows the latest');
+  t.same(b.settled, [], 'and waits for nothing (the later write was waited for)');
+  await b.writes.defer('user-3', at(7));
+  t.same(await a.writes.beforeRead('user-3'), { latest: at(7), shared: true }, 'a later deferred write replaces it');
+  t.same(a.settled, [at(7)], 'and is waited for');
+});
+
 t.test('projections behind: the write waits for them before answering, so writers never outrun them', async (t) => {
   const redis = await readyRedis();
   t.teardown(() => redis.quit());
@@ -59,7 +74,9 @@ t.test('projections behind: the write waits for them before answering, so writer
   const p = processOn(redis, projections);
   await p.writes.defer('user-1', at(4));
   t.same(p.settled, [at(4)], 'events read and not applied for 50 ms: waited at once');
-  t.equal(await redis.get('ryw:user-1'), null, 'nothing left for a read to wait for');
+  t.match(await redis.get('ryw:user-1'), /:w$/, 'remembered as waited for (the latest write known)');
+  t.same(await p.writes.beforeRead('user-1'), { latest: at(4), shared: true }, 'the read knows it');
+  t.same(p.settled, [at(4)], 'and has nothing left to wait for');
   lag = 0;
   await p.writes.defer('user-1', at(6));
   t.same(p.settled, [at(4)], 'caught up: answered at once');

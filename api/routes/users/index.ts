@@ -3,7 +3,8 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { refuse } from '../../../domain/shared/errors.ts';
 import { getFollowableAgentRow, toPublicAgentRecord } from '../../../projections/agents/queries.ts';
-import { getSocialStatus, getUser, listActiveSessions, sessionDocument, socialStatus, userDocument } from '../../../projections/users/queries.ts';
+import { getSocialStatus, getUser, getUserAt, listActiveSessions, sessionDocument, socialStatus, userDocument } from '../../../projections/users/queries.ts';
+import { comparePositions, type Position } from '../../../infra/eventstore/port.ts';
 import { envelopeOf, ok } from '../../envelope.ts';
 import { precompiled } from '../../plugins/serializer.ts';
 import { mfaCodeBody } from '../auth/schemas.ts';
@@ -29,7 +30,21 @@ export default async function userRoutes(root: FastifyInstance): Promise<void> {
       config: { access: { scope: 'profile:read' } },
       schema: { tags, summary: 'The caller’s user document', response: { 200: precompiled(envelopeOf(userDocument)) } },
     },
-    async (request) => ok(await me(request.identity!.userId)),
+    async (request) => {
+      const userId = request.identity!.userId;
+      // Remembered beside the identity, dropped by the same notices; never older than the caller's own latest write (its position,
+      // known to every process through Redis, against the users read model's checkpoint the document was read at).
+      const floor = request.ownWrites;
+      const usable = (m: { at: Position }) => floor?.shared === true && (!floor.latest || comparePositions(m.at, floor.latest) >= 0);
+      const found = await app.deps.identities.lookup(
+        `user:${userId}`,
+        () => getUserAt(app.deps.pool, userId),
+        () => [userId],
+        usable,
+      );
+      if (!found) throw refuse('USER_NOT_FOUND', 'user not found');
+      return ok(found.document);
+    },
   );
 
   app.patch(

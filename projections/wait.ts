@@ -39,7 +39,11 @@ export function createReadYourWrites(options: {
  * the event store, never on read models, so only reads need to wait.
  */
 export interface DeferredWrites {
-  defer(userId: string, position: Position | undefined): Promise<void>;
+  /**
+   * `withEarlier`: the answer then reads a read model (a follow's `strategyCount`), so it also waits for the user's
+   * earlier deferred writes, learned from the same Redis call that stores this one (one round trip, not a GET besides).
+   */
+  defer(userId: string, position: Position | undefined, options?: { withEarlier?: boolean }): Promise<void>;
   beforeRead(userId: string): Promise<void>;
 }
 
@@ -51,10 +55,10 @@ function decode(text: string): Position | undefined {
   return /^\d{20}$/.test(commit ?? '') && /^\d{20}$/.test(prepare ?? '') ? { commit: BigInt(commit!), prepare: BigInt(prepare!) } : undefined;
 }
 
-/** Keeps the later of the stored and the given position (two processes may defer for one user at once). */
+/** Keeps the later of the stored and the given position (two processes may defer for one user at once); answers the stored one (nil if none). */
 const KEEP_LATER = `local cur = redis.call('GET', KEYS[1])
 if (not cur) or ARGV[1] > cur then redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2]) else redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
-return 1`;
+return cur`;
 
 /** Redis slower than this (or down) must not stall a request: the write waits as before, the read uses this process's memory. */
 const REDIS_BOUND_MS = 100;
@@ -107,25 +111,32 @@ export function createDeferredWrites(options: {
     return projections.lagMs() > boundMs || (oldest !== undefined && performance.now() - oldest.at > boundMs);
   };
   const ready = () => redis.status === 'ready';
+  const beforeRead = async (userId: string) => {
+    const stored = ready() ? await bounded(redis.get(key(userId))) : TIMED_OUT;
+    const shared = typeof stored === 'string' ? decode(stored) : undefined;
+    const latest = later(local.get(userId), shared);
+    if (latest) await settle(latest);
+  };
   return {
-    async defer(userId, position) {
-      if (!position) return;
-      if (behind() || !ready()) {
-        await settle(position);
+    async defer(userId, position, options = {}) {
+      const withEarlier = options.withEarlier === true;
+      if (!position || behind() || !ready()) {
+        await Promise.all([position && settle(position), withEarlier && beforeRead(userId)]);
         return;
       }
+      const earlierHere = local.get(userId);
       local.delete(userId);
-      local.set(userId, later(local.get(userId), position)!);
+      local.set(userId, later(earlierHere, position)!);
       if (local.size > 10_000) local.delete(local.keys().next().value!);
       unapplied.push({ position, at: performance.now() });
       const stored = await bounded(redis.eval(KEEP_LATER, 1, key(userId), encode(position), String(ttlMs)));
-      if (stored === TIMED_OUT) await settle(position);
+      if (stored === TIMED_OUT) {
+        await settle(withEarlier ? later(earlierHere, position) : position);
+        return;
+      }
+      const earlier = withEarlier ? later(earlierHere, typeof stored === 'string' ? decode(stored) : undefined) : undefined;
+      if (earlier) await settle(earlier);
     },
-    async beforeRead(userId) {
-      const stored = ready() ? await bounded(redis.get(key(userId))) : TIMED_OUT;
-      const shared = typeof stored === 'string' ? decode(stored) : undefined;
-      const latest = later(local.get(userId), shared);
-      if (latest) await settle(latest);
-    },
+    beforeRead,
   };
 }

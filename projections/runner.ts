@@ -252,7 +252,7 @@ export class ProjectionRunner {
    */
   private memoryAt(name: string, stored: Position): BatchMemory {
     const kept = this.memories.get(name);
-    if (kept && kept.at && comparePositions(kept.at, stored) === 0) return kept.memory;
+    if (kept?.at && comparePositions(kept.at, stored) === 0) return kept.memory;
     const memory: BatchMemory = new Map();
     this.memories.set(name, { memory, at: undefined });
     return memory;

@@ -99,7 +99,8 @@ declare module 'fastify' {
     dispatch<T extends CommandType>(
       type: T,
       data: CommandMap[T]['data'],
-      options?: { answeredFromCommand?: boolean; actor?: string },
+      /** `withEarlierWrites` (with `answeredFromCommand`): the answer then reads a read model, so the caller's earlier writes are waited for too */
+      options?: { answeredFromCommand?: boolean; withEarlierWrites?: boolean; actor?: string },
     ): Promise<CommandMap[T]['result']>;
   }
 }

@@ -3,7 +3,7 @@ import { inTransaction, type Pool, type PoolClient } from '../infra/db.ts';
 import { comparePositions, type EventStore, type Position, type RecordedEvent } from '../infra/eventstore/port.ts';
 import { projectorLagEvents, projectorLagMs, projectorLagSeconds, projectorStalled } from '../infra/metrics.ts';
 import { closeBatch, openBatch, lockKey, readCheckpoints, writeCheckpoints } from './checkpoints.ts';
-import { applyAll, type Projector } from './projector.ts';
+import { applyAll, type BatchMemory, type Projector } from './projector.ts';
 import { MAX_BATCH, Pump } from './pump.ts';
 import { epochMs, systemClock } from '../infra/clock.ts';
 
@@ -58,6 +58,8 @@ async function batchTransaction<T>(pool: Pool, run: (client: PoolClient) => Prom
  */
 export class ProjectionRunner {
   private readonly emitter = new EventEmitter();
+  /** per projector, what it keeps between batches and the checkpoint the batch that left it committed (none: not committed yet) */
+  private readonly memories = new Map<string, { memory: BatchMemory; at: Position | undefined }>();
   private readonly positions = new Map<string, Position>();
   private readonly stalled = new Map<string, Stalled>();
   /** the last position every projector not held back has committed (the catch-up target) */
@@ -214,15 +216,17 @@ export class ProjectionRunner {
         const from = stored.get(projector.name)!;
         const fresh = batch.filter((event) => comparePositions(event.position, from) > 0);
         if (fresh.length === 0) continue;
+        const memory = this.memoryAt(projector.name, from);
         if (!isolate) {
-          await applyAll(projector, client, fresh);
+          await applyAll(projector, client, fresh, memory);
         } else {
           await client.query('SAVEPOINT projector');
           try {
-            await applyAll(projector, client, fresh);
+            await applyAll(projector, client, fresh, memory);
             await client.query('RELEASE SAVEPOINT projector');
           } catch (err) {
             await client.query('ROLLBACK TO SAVEPOINT projector');
+            this.memories.delete(projector.name);
             failed.push([projector.name, err]);
             continue;
           }
@@ -230,12 +234,28 @@ export class ProjectionRunner {
         reached.set(projector.name, fresh[fresh.length - 1]!.position);
       }
       await closeBatch(client, reached);
-      return [...stored, ...reached];
+      return { stored, reached };
+    }).catch((err: unknown) => {
+      for (const projector of active) this.memories.delete(projector.name);
+      throw err;
     });
+    for (const [name, at] of learned.reached) this.memories.get(name)!.at = at;
     this.tellCommitted(batch);
-    this.learn(learned);
+    this.learn([...learned.stored, ...learned.reached]);
     for (const [name, err] of failed) this.hold(name, err);
     this.emitter.emit('committed');
+  }
+
+  /**
+   * A projector's memory (projections/projector.ts BatchMemory) for a batch from its stored checkpoint `stored`: kept while
+   * that is the checkpoint this runner's last batch of it committed, else emptied (another writer may have changed its tables).
+   */
+  private memoryAt(name: string, stored: Position): BatchMemory {
+    const kept = this.memories.get(name);
+    if (kept?.at && comparePositions(kept.at, stored) === 0) return kept.memory;
+    const memory: BatchMemory = new Map();
+    this.memories.set(name, { memory, at: undefined });
+    return memory;
   }
 
   private learn(positions: Iterable<[string, Position]>) {

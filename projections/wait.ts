@@ -39,7 +39,11 @@ export function createReadYourWrites(options: {
  * the event store, never on read models, so only reads need to wait.
  */
 export interface DeferredWrites {
-  defer(userId: string, position: Position | undefined): Promise<void>;
+  /**
+   * `withEarlier`: the answer then reads a read model (a follow's `strategyCount`), so it also waits for the user's
+   * earlier deferred writes, learned from the same Redis call that stores this one (one round trip, not a GET besides).
+   */
+  defer(userId: string, position: Position | undefined, options?: { withEarlier?: boolean }): Promise<void>;
   /**
    * A write of the user the read models were already waited for (bounded): remembered as the user's latest write, here and in Redis,
    * so a read of a memory (the users/me document beside the identity) in any process knows what it must not predate; no read waits for it.
@@ -72,10 +76,10 @@ function decode(text: string): Written | undefined {
   return { position: { commit: BigInt(commit!), prepare: BigInt(prepare!) }, waited: mark === 'w' };
 }
 
-/** Keeps the later of the stored and the given position (two processes may defer for one user at once). */
+/** Keeps the later of the stored and the given position (two processes may defer for one user at once); answers the stored one (nil if none). */
 const KEEP_LATER = `local cur = redis.call('GET', KEYS[1])
 if (not cur) or ARGV[1] > cur then redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2]) else redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
-return 1`;
+return cur`;
 
 /** Redis slower than this (or down) must not stall a request: the write waits as before, the read uses this process's memory. */
 const REDIS_BOUND_MS = 100;
@@ -133,35 +137,47 @@ export function createDeferredWrites(options: {
     return projections.lagMs() > boundMs || (oldest !== undefined && performance.now() - oldest.at > boundMs);
   };
   const ready = () => redis.status === 'ready';
-  /** the user's latest write, here and (bounded) in Redis; false when Redis did not take it */
-  const record = async (userId: string, written: Written): Promise<boolean> => {
+  /**
+   * The user's latest write, here and (bounded) in Redis; answers what Redis held before (null: nothing),
+   * TIMED_OUT when Redis did not take it (down, slow or not ready).
+   */
+  const record = async (userId: string, written: Written): Promise<string | null | typeof TIMED_OUT> => {
     const latest = later(local.get(userId), written)!;
     local.delete(userId);
     local.set(userId, latest);
     if (local.size > 10_000) local.delete(local.keys().next().value!);
-    if (!ready()) return false;
-    return (await bounded(redis.eval(KEEP_LATER, 1, key(userId), encode(written), String(ttlMs)))) !== TIMED_OUT;
+    if (!ready()) return TIMED_OUT;
+    const stored = await bounded(redis.eval(KEEP_LATER, 1, key(userId), encode(written), String(ttlMs)));
+    return typeof stored === 'string' || stored === TIMED_OUT ? stored : null;
+  };
+  const beforeRead = async (userId: string): Promise<ReadFloor> => {
+    const stored = ready() ? await bounded(redis.get(key(userId))) : TIMED_OUT;
+    const shared = typeof stored === 'string' ? decode(stored) : undefined;
+    const latest = later(local.get(userId), shared);
+    if (latest && !latest.waited) await settle(latest.position);
+    return { latest: latest?.position, shared: stored !== TIMED_OUT };
   };
   return {
-    async defer(userId, position) {
-      if (!position) return;
-      if (behind() || !ready()) {
-        await settle(position);
-        await record(userId, { position, waited: true });
+    async defer(userId, position, options = {}) {
+      const withEarlier = options.withEarlier === true;
+      if (!position || behind() || !ready()) {
+        await Promise.all([position && settle(position), withEarlier && beforeRead(userId)]);
+        if (position) await record(userId, { position, waited: true });
         return;
       }
+      const earlierHere = local.get(userId);
       unapplied.push({ position, at: performance.now() });
-      if (!(await record(userId, { position, waited: false }))) await settle(position);
+      const stored = await record(userId, { position, waited: false });
+      if (stored === TIMED_OUT) {
+        await settle(withEarlier ? later(earlierHere, { position, waited: false })!.position : position);
+        return;
+      }
+      const earlier = withEarlier ? later(earlierHere, stored === null ? undefined : decode(stored)) : undefined;
+      if (earlier && !earlier.waited) await settle(earlier.position);
     },
     async wrote(userId, position) {
       if (position) await record(userId, { position, waited: true });
     },
-    async beforeRead(userId) {
-      const stored = ready() ? await bounded(redis.get(key(userId))) : TIMED_OUT;
-      const shared = typeof stored === 'string' ? decode(stored) : undefined;
-      const latest = later(local.get(userId), shared);
-      if (latest && !latest.waited) await settle(latest.position);
-      return { latest: latest?.position, shared: stored !== TIMED_OUT };
-    },
+    beforeRead,
   };
 }

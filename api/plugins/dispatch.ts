@@ -19,6 +19,9 @@ export interface Caller {
   correlationId: string;
 }
 
+/** `request.dispatch`'s options (api/types.ts); `withEarlierWrites` waits as projections/wait.ts `defer` says. */
+type DispatchOptions = NonNullable<Parameters<FastifyRequest['dispatch']>[2]>;
+
 /**
  * One command from `caller`, as `request.dispatch` sends it (the doc above); also what a caller
  * outside a request (an MCP tool's test context) uses. `writesProjected`: the read models showed it.
@@ -28,7 +31,7 @@ export async function dispatchAs<T extends CommandType>(
   caller: Caller,
   type: T,
   data: CommandMap[T]['data'],
-  options: { answeredFromCommand?: boolean; actor?: string } = {},
+  options: DispatchOptions = {},
 ): Promise<{ result: CommandMap[T]['result']; writesProjected: boolean }> {
   const metadata = { now: deps.clock.now(), actor: options.actor ?? caller.userId ?? 'anonymous', correlationId: caller.correlationId };
   let dispatched: Awaited<ReturnType<typeof deps.dispatch<T>>>;
@@ -49,7 +52,7 @@ export async function dispatchAs<T extends CommandType>(
     return { result, writesProjected };
   }
   // A caller without a session has no reads of theirs to hold back (a signed webhook).
-  if (caller.userId) await deps.deferredWrites.defer(caller.userId, position);
+  if (caller.userId) await deps.deferredWrites.defer(caller.userId, position, { withEarlier: options.withEarlierWrites === true });
   return { result, writesProjected: false };
 }
 
@@ -58,9 +61,7 @@ async function dispatchPlugin(app: FastifyInstance): Promise<void> {
   app.decorateRequest('ownWrites', null);
   app.decorateRequest('dispatch', async function dispatch<
     T extends CommandType,
-  >(this: FastifyRequest, type: T, data: CommandMap[T]['data'], options: { answeredFromCommand?: boolean; actor?: string } = {}): Promise<
-    CommandMap[T]['result']
-  > {
+  >(this: FastifyRequest, type: T, data: CommandMap[T]['data'], options: DispatchOptions = {}): Promise<CommandMap[T]['result']> {
     const caller = { ...(this.identity ? { userId: this.identity.userId } : {}), correlationId: String(this.id) };
     const { result, writesProjected } = await dispatchAs(this.server.deps, caller, type, data, options);
     this.writesProjected = writesProjected;

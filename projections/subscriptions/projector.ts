@@ -12,7 +12,7 @@ import { evolve, initialState, type FollowedPool, type PoolState } from '../../d
 import type { Migration, PoolClient } from '../../infra/db.ts';
 import type { RecordedEvent, RecordedFact } from '../../infra/eventstore/port.ts';
 import { parseEvent } from '../../domain/shared/parse-once.ts';
-import type { Projector } from '../projector.ts';
+import type { BatchMemory, Projector } from '../projector.ts';
 import { renderedRecord } from './record.ts';
 
 /** The table as the list query reads it (the conventional baseline creates the same one). */
@@ -295,12 +295,50 @@ const STATES_AND_ROWS_UPSERT = `WITH states AS (${STATES_UPSERT})
     .map((c) => `${c} = EXCLUDED.${c}`)
     .join(', ')}`;
 
+/** How many pools' states a runner's memory keeps (the least recently written out first). */
+const REMEMBERED_POOLS = 10_000;
+
 /**
- * A batch in two statements: the stored states of every pool it touches, then one upsert of their
- * states and rows, each folded with the domain's evolve in event order (a third reads the rows of
- * pools it leaves not followed). Equal to applying the events one by one (test/projections/batch-equivalence.test.ts).
+ * The stored states of `poolIds`: those this runner's batches wrote last are taken from its memory (projections/projector.ts
+ * BatchMemory), the others read in one statement.
  */
-async function applyBatch(client: PoolClient, events: RecordedEvent[]): Promise<void> {
+async function storedStatesOf(client: PoolClient, poolIds: string[], memory: BatchMemory | undefined): Promise<Map<string, PoolState>> {
+  const stored = new Map<string, PoolState>();
+  const unknown: string[] = [];
+  for (const id of poolIds) {
+    const remembered = memory?.get(id) as PoolState | undefined;
+    if (remembered) stored.set(id, remembered);
+    else unknown.push(id);
+  }
+  if (unknown.length === 0) return stored;
+  const { rows } = await client.query<{ pool_id: string; state: PoolState }>({
+    name: 'subscriptions-states-only',
+    text: 'SELECT pool_id, state FROM subscription_states WHERE pool_id = ANY($1::text[])',
+    values: [unknown],
+  });
+  for (const r of rows) stored.set(r.pool_id, r.state);
+  return stored;
+}
+
+/** The states the batch writes, remembered as written (read, never changed: evolve makes new states). */
+function remember(memory: BatchMemory | undefined, states: Array<{ pool_id: string; state: PoolState }>): void {
+  if (!memory) return;
+  for (const { pool_id, state } of states) {
+    memory.delete(pool_id);
+    memory.set(pool_id, state);
+  }
+  for (const id of memory.keys()) {
+    if (memory.size <= REMEMBERED_POOLS) break;
+    memory.delete(id);
+  }
+}
+
+/**
+ * A batch in two statements: the stored states of every pool it touches (none for the pools this
+ * runner's memory holds), then one upsert of their states and rows, each folded with the domain's evolve in event order (a third
+ * reads the rows of pools it leaves not followed). Equal to applying the events one by one (test/projections/batch-equivalence.test.ts).
+ */
+async function applyBatch(client: PoolClient, events: RecordedEvent[], memory?: BatchMemory): Promise<void> {
   const byPool = new Map<string, PoolEvent[]>();
   for (const recorded of events) {
     const event = poolEventOf(recorded);
@@ -311,12 +349,7 @@ async function applyBatch(client: PoolClient, events: RecordedEvent[]): Promise<
     else byPool.set(id, [event]);
   }
   if (byPool.size === 0) return;
-  const { rows } = await client.query<{ pool_id: string; state: PoolState }>({
-    name: 'subscriptions-states-only',
-    text: 'SELECT pool_id, state FROM subscription_states WHERE pool_id = ANY($1::text[])',
-    values: [[...byPool.keys()]],
-  });
-  const stored = new Map(rows.map((r) => [r.pool_id, r.state]));
+  const stored = await storedStatesOf(client, [...byPool.keys()], memory);
   const folds = [...byPool].map(([id, poolEvents]) => ({ id, ...foldPool(stored.get(id), poolEvents) }));
   // A pool not followed after the batch keeps its stored row's figures (followed false): those rows
   // alone are read, a second statement in the batches that stop a pool.
@@ -338,6 +371,7 @@ async function applyBatch(client: PoolClient, events: RecordedEvent[]): Promise<
       text: STATES_AND_ROWS_UPSERT,
       values: [JSON.stringify(states), JSON.stringify(upserts)],
     });
+  remember(memory, states);
 }
 
 export const subscriptionsProjector: Projector = {

@@ -65,6 +65,26 @@ t.test("a write waited for is the user's latest write in every process, and no r
   t.same(a.settled, [at(7)], 'and is waited for');
 });
 
+t.test("a write whose answer reads a read model waits for the user's earlier writes, learned from the same Redis call", async (t) => {
+  const redis = await readyRedis();
+  t.teardown(() => redis.quit());
+  const a = processOn(redis);
+  const b = processOn(redis);
+  await a.writes.defer('user-1', at(7));
+  await b.writes.defer('user-1', at(9), { withEarlier: true });
+  t.same(b.settled, [at(7)], "another process's earlier write, answered by the call that stored this one");
+  t.equal(await redis.get('ryw:user-1'), `${'9'.padStart(20, '0')}:${'9'.padStart(20, '0')}`, 'this write is the one remembered');
+  await b.writes.defer('user-1', at(11), { withEarlier: true });
+  t.same(b.settled.at(-1), at(9), 'its own earlier write too');
+  await a.writes.defer('user-2', at(12), { withEarlier: true });
+  t.equal(a.settled.length, 0, 'no earlier write: nothing waited for');
+  await a.writes.defer('user-1', at(13));
+  t.equal(a.settled.length, 0, 'a write without it waits for nothing');
+  const behind = processOn(redis, { running: () => true, lagMs: () => 50, hasApplied: () => false });
+  await behind.writes.defer('user-1', at(14), { withEarlier: true });
+  t.same(behind.settled, [at(14), at(13)], 'projections behind: its own write and, read from Redis, the earlier one');
+});
+
 t.test('projections behind: the write waits for them before answering, so writers never outrun them', async (t) => {
   const redis = await readyRedis();
   t.teardown(() => redis.quit());

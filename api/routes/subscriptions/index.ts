@@ -12,17 +12,18 @@ import type { PoolMoveResult } from '../../../commands/subscriptions/commands.ts
 
 const tags = ['User'];
 
+/** The actions' dispatch: answered from the command, after the caller's earlier writes (the count below reads a read model). */
+const answeredWithCount = { answeredFromCommand: true, withEarlierWrites: true } as const;
+
 /**
  * An action's command, then the spec's `strategyCount`: how many agents the caller follows in the
  * pool's wallet context after it (docs/decisions.md, "Subscriptions: strategyCount"). The caller's
- * earlier writes answered at once are awaited beside the command, as a read of theirs would be.
+ * earlier writes answered at once are awaited too, as a read of theirs would be: `act` dispatches with `answeredWithCount`.
  */
 async function withStrategyCount<R extends Pick<PoolMoveResult, 'agentId' | 'walletContext' | 'pool'>>(request: FastifyRequest, act: () => Promise<R>) {
   const userId = request.identity!.userId;
   const { deps } = request.server;
-  const earlierWrites = deps.deferredWrites.beforeRead(userId).catch(() => undefined);
   const result = await act();
-  await earlierWrites;
   const others = await deps.strategyCounts.besides(userId, result.walletContext, result.agentId);
   return { result, strategyCount: others + (result.pool.followed ? 1 : 0) };
 }
@@ -60,7 +61,7 @@ export default async function subscriptionRoutes(root: FastifyInstance): Promise
     },
     async (request) => {
       const { result: followed, strategyCount } = await withStrategyCount(request, () =>
-        request.dispatch('FollowAgent', { userId: request.identity!.userId, input: request.body }, { answeredFromCommand: true }),
+        request.dispatch('FollowAgent', { userId: request.identity!.userId, input: request.body }, answeredWithCount),
       );
       const { agentName, agentImageUrl } = followed.terms;
       return ok({
@@ -104,7 +105,7 @@ export default async function subscriptionRoutes(root: FastifyInstance): Promise
           amountMicro: usdToMicro(usd),
           ...(walletContext ? { walletContext } : {}),
         };
-        const { result: moved, strategyCount } = await withStrategyCount(request, () => request.dispatch(command, data, { answeredFromCommand: true }));
+        const { result: moved, strategyCount } = await withStrategyCount(request, () => request.dispatch(command, data, answeredWithCount));
         return actionResult(moved, `${message(usd)}${pendingNote(moved)}`, strategyCount);
       },
     );
@@ -139,7 +140,7 @@ export default async function subscriptionRoutes(root: FastifyInstance): Promise
         request.dispatch(
           'StopFollowing',
           { userId: request.identity!.userId, agentId: request.params.agentId, ...(walletContext ? { walletContext } : {}) },
-          { answeredFromCommand: true },
+          answeredWithCount,
         ),
       );
       return actionResult(stopped, `Stopped following; ${microToUsd(stopped.amountMicro)} USD returned to the wallet${pendingNote(stopped)}`, strategyCount);

@@ -130,6 +130,8 @@ for (const eventStore of ['postgres', 'esdb'] as const) {
       ],
       { expectedRevision: 'any' },
     );
+    // a millisecond apart from the refusal's time on either side: `to` excludes its instant, `from` includes it
+    await new Promise((r) => setTimeout(r, 5));
     const middle = new Date().toISOString();
     await new Promise((r) => setTimeout(r, 5));
     ok(await api(app, 'POST', `${SUBS}/${agentId}/allocation/withdraw`, { token: user.accessToken, body: { amountUsd: 30 } }));

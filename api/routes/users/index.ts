@@ -27,7 +27,7 @@ export default async function userRoutes(root: FastifyInstance): Promise<void> {
   app.get(
     '/api/v1/users/me',
     {
-      config: { access: { scope: 'profile:read' } },
+      config: { access: { scope: 'profile:read' }, refusals: ['USER_NOT_FOUND'] },
       schema: { tags, summary: 'The caller’s user document', response: { 200: precompiled(envelopeOf(userDocument)) } },
     },
     async (request) => {

@@ -283,11 +283,15 @@ for (const rail of [spotRail, perpRail])
   for (const store of stores) {
     t.test(`${rail.name}, ${store.name}: collateral is conserved across random transfers, locks and releases`, async (t) => {
       const seen: Reached = { confirmedIn: 0, confirmedOut: 0, failed: 0, partial: 0, deferred: 0, resumed: 0, refusedLock: 0, released: 0, lost: 0 };
-      await fc.assert(
-        fc.asyncProperty(fc.array(opArb, { minLength: 1, maxLength: 60, size: 'max' }), (ops) => run(rail, store.make, ops, seen)),
-        { numRuns: store.numRuns },
-      );
-      const reached = Object.entries(seen).filter(([path]) => rail === perpRail || !['partial', 'deferred', 'resumed'].includes(path));
-      for (const [path, count] of reached) t.ok(count > 0, `the runs reached ${path} (${count})`);
+      const paths = Object.keys(seen).filter((path) => rail === perpRail || !['partial', 'deferred', 'resumed'].includes(path)) as Array<keyof Reached>;
+      // Random runs, again while a path is still unreached (a rare one, e.g. a resumed bridge in the PostgreSQL
+      // store's fewer runs, was missed by about one seed in a hundred): at most four rounds.
+      for (let round = 0; round < 4 && (round === 0 || paths.some((path) => seen[path] === 0)); round++) {
+        await fc.assert(
+          fc.asyncProperty(fc.array(opArb, { minLength: 1, maxLength: 60, size: 'max' }), (ops) => run(rail, store.make, ops, seen)),
+          { numRuns: store.numRuns },
+        );
+      }
+      for (const path of paths) t.ok(seen[path] > 0, `the runs reached ${path} (${seen[path]})`);
     });
   }

@@ -77,13 +77,23 @@ export async function ensureDatabase(connectionString: string): Promise<void> {
 }
 
 /** Runs `fn` in one transaction on one client. */
-export async function inTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-  const client = await pool.connect();
-  try {
+export function inTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  return inOwnTransaction(pool, async (client) => {
     await client.query('BEGIN');
     const result = await fn(client);
     await client.query('COMMIT');
     return result;
+  });
+}
+
+/**
+ * A transaction `fn` opens and ends itself (so each end can go in one round trip with the statements
+ * beside it: the projection batches), on a client of its own; a failure rolls it back.
+ */
+export async function inOwnTransaction<T>(pool: pg.Pool, fn: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    return await fn(client);
   } catch (err) {
     await client.query('ROLLBACK').catch(() => {});
     throw err;

@@ -29,7 +29,16 @@ export async function readCheckpoints(db: Pool | PoolClient, names: string[]): P
     'SELECT name, commit_position, prepare_position FROM projection_checkpoints WHERE name = ANY($1::text[])',
     [names],
   );
-  const found = new Map(rows.map((r) => [r.name, { commit: BigInt(r.commit_position), prepare: BigInt(r.prepare_position) }]));
+  return checkpointsByName(rows, names);
+}
+
+/** A stored checkpoint's position (pg returns the bigint columns as text); START for none (no row, or a row of a LEFT JOIN that found none). */
+export const checkpointOf = (row: { commit_position: string | null; prepare_position: string | null } | undefined): Position =>
+  row?.commit_position != null && row.prepare_position != null ? { commit: BigInt(row.commit_position), prepare: BigInt(row.prepare_position) } : START;
+
+/** Each of `names`' checkpoint among `rows` (START for those never written). */
+function checkpointsByName(rows: ReadonlyArray<{ name: string; commit_position: string; prepare_position: string }>, names: readonly string[]) {
+  const found = new Map(rows.map((r) => [r.name, checkpointOf(r)]));
   return new Map(names.map((n) => [n, found.get(n) ?? START]));
 }
 
@@ -61,8 +70,7 @@ export async function openBatch(client: PoolClient, keys: readonly number[], nam
     `BEGIN; SELECT pg_advisory_xact_lock(k) FROM unnest('{${keys.map((k) => String(Math.trunc(k))).join(',')}}'::int[]) AS k ORDER BY k;
      SELECT name, commit_position, prepare_position FROM projection_checkpoints WHERE name IN (${names.length ? names.map(literal).join(', ') : 'NULL'})`,
   )) as unknown as Array<{ rows: CheckpointRow[] }>;
-  const found = new Map(results[2]!.rows.map((r) => [r.name, { commit: BigInt(r.commit_position), prepare: BigInt(r.prepare_position) }]));
-  return new Map(names.map((n) => [n, found.get(n) ?? START]));
+  return checkpointsByName(results[2]!.rows, names);
 }
 
 /** A projection batch's end in one round trip: the checkpoints it reached, then COMMIT. */

@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import { inTransaction, type Pool, type PoolClient } from '../infra/db.ts';
+import { inOwnTransaction, inTransaction, type Pool } from '../infra/db.ts';
 import { comparePositions, type EventStore, type Position, type RecordedEvent } from '../infra/eventstore/port.ts';
 import { projectorLagEvents, projectorLagMs, projectorLagSeconds, projectorStalled } from '../infra/metrics.ts';
 import { closeBatch, openBatch, lockKey, readCheckpoints, writeCheckpoints } from './checkpoints.ts';
@@ -28,22 +28,6 @@ interface Stalled {
   since: Date;
   retryAt: number;
   delayMs: number;
-}
-
-/**
- * A batch's transaction: `run` opens it (openBatch) and ends it (closeBatch) itself, so each end is
- * one round trip with the statements beside it; a failure rolls it back.
- */
-async function batchTransaction<T>(pool: Pool, run: (client: PoolClient) => Promise<T>): Promise<T> {
-  const client = await pool.connect();
-  try {
-    return await run(client);
-  } catch (err) {
-    await client.query('ROLLBACK').catch(() => {});
-    throw err;
-  } finally {
-    client.release();
-  }
 }
 
 /**
@@ -205,7 +189,7 @@ export class ProjectionRunner {
   private async applyBatch(batch: RecordedEvent[], isolate: boolean): Promise<void> {
     const active = this.projectors.filter((p) => !this.stalled.has(p.name));
     const failed: Array<[string, unknown]> = [];
-    const learned = await batchTransaction(this.pool, async (client) => {
+    const learned = await inOwnTransaction(this.pool, async (client) => {
       const stored = await openBatch(
         client,
         this.keys,

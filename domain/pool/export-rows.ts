@@ -64,8 +64,6 @@ export const LEDGER_MICRO_COLUMNS: ReadonlySet<(typeof LEDGER_COLUMNS)[number]> 
   'pendingDeltaUsd',
 ]);
 
-const decimal = (micro: number | undefined): number | null => micro ?? null;
-
 /**
  * The line of the pool's `index`-th event (0 for its first), with `after` the pool folded through it;
  * written into `into` when given (an export writes each line before it makes the next, so one row
@@ -83,22 +81,22 @@ export function ledgerRowOf(poolId: string, index: number, recorded: ExportedEve
   row.globalPrepare = recorded.position.prepare;
   row.time = recorded.time;
   row.type = event.type;
-  row.amountUsd = decimal(amounts.amountUsd);
-  row.marginUsd = decimal(amounts.marginUsd);
-  row.unrealizedPnlUsd = decimal(amounts.unrealizedPnlUsd);
-  row.realizedPnlUsd = decimal(amounts.realizedPnlUsd);
-  row.feeUsd = decimal(amounts.feeUsd);
-  row.platformFeeUsd = decimal(amounts.platformFeeUsd);
-  row.creatorFeeUsd = decimal(amounts.creatorFeeUsd);
-  row.venueEquityUsd = decimal(amounts.venueEquityUsd);
-  row.venueFreeMarginUsd = decimal(amounts.venueFreeMarginUsd);
-  row.venueGapUsd = decimal(amounts.venueGapUsd);
+  row.amountUsd = amounts.amountUsd ?? null;
+  row.marginUsd = amounts.marginUsd ?? null;
+  row.unrealizedPnlUsd = amounts.unrealizedPnlUsd ?? null;
+  row.realizedPnlUsd = amounts.realizedPnlUsd ?? null;
+  row.feeUsd = amounts.feeUsd ?? null;
+  row.platformFeeUsd = amounts.platformFeeUsd ?? null;
+  row.creatorFeeUsd = amounts.creatorFeeUsd ?? null;
+  row.venueEquityUsd = amounts.venueEquityUsd ?? null;
+  row.venueFreeMarginUsd = amounts.venueFreeMarginUsd ?? null;
+  row.venueGapUsd = amounts.venueGapUsd ?? null;
   row.outcome = outcome ?? null;
   row.reason = reason ?? null;
   row.followed = after.followed;
-  row.allocatedUsd = decimal(figures?.allocatedUsd);
-  row.currentBalanceUsd = decimal(figures?.currentBalanceUsd);
-  row.withdrawableUsd = decimal(figures?.withdrawableUsd);
-  row.pendingDeltaUsd = decimal(figures?.pendingDeltaUsd);
+  row.allocatedUsd = figures?.allocatedUsd ?? null;
+  row.currentBalanceUsd = figures?.currentBalanceUsd ?? null;
+  row.withdrawableUsd = figures?.withdrawableUsd ?? null;
+  row.pendingDeltaUsd = figures?.pendingDeltaUsd ?? null;
   return row;
 }

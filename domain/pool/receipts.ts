@@ -53,21 +53,32 @@ function triggerOf(events: readonly PoolHistoryEvent[], index: number, at: strin
   return { trigger: 'unknown', triggerTransferId: null };
 }
 
+type Settlement = Extract<PoolEvent, { type: 'FeesSettled' }>['data'];
+
+/** A settlement's chargeable profit, and the fee that was due (what the pool's fees owed before it). */
+function settlementFigures(data: Settlement): { chargeableProfit: MicroUsd; feeDue: MicroUsd } {
+  const { realizedMicro: realized, unrealizedMicro: unrealized, feesChargedBeforeMicro: feesCharged, successFeePercent } = data;
+  return {
+    chargeableProfit: chargeableProfitUsd({ realized, unrealized }),
+    feeDue: pendingSuccessFeeUsd({ ...emptyLedger(), realized, unrealized, feesCharged }, successFeePercent),
+  };
+}
+
+/** The mark after a settlement: it rises to the settlement's chargeable profit only when all that was due was paid. */
+function markAfter(hwm: MicroUsd, data: Settlement, figures = settlementFigures(data)): MicroUsd {
+  const { chargeableProfit, feeDue } = figures;
+  return data.feeMicro >= feeDue ? Math.max(hwm, chargeableProfit) : hwm;
+}
+
 /**
  * The receipt of the settlement at `index`, given the high-water mark before it: the chargeable
  * profit the pool's fees were last brought fully up to date at. The mark rises only with a
  * settlement that paid all that was due; one that took less (less was free) leaves it.
  */
-function receiptOf(
-  events: readonly PoolHistoryEvent[],
-  index: number,
-  data: Extract<PoolEvent, { type: 'FeesSettled' }>['data'],
-  hwm: MicroUsd,
-  offset: number,
-): FeeReceipt {
+function receiptOf(events: readonly PoolHistoryEvent[], index: number, data: Settlement, hwm: MicroUsd, offset: number): FeeReceipt {
   const { realizedMicro: realized, unrealizedMicro: unrealized, feesChargedBeforeMicro: feesCharged, successFeePercent } = data;
-  const chargeableProfit = chargeableProfitUsd({ realized, unrealized });
-  const feeDue = pendingSuccessFeeUsd({ ...emptyLedger(), realized, unrealized, feesCharged }, successFeePercent);
+  const figures = settlementFigures(data);
+  const { chargeableProfit, feeDue } = figures;
   const recorded = events[index]!;
   return {
     sequence: offset + index + 1,
@@ -81,7 +92,7 @@ function receiptOf(
     unrealizedPnl: unrealized,
     chargeableProfit,
     highWaterMarkBefore: hwm,
-    highWaterMarkAfter: data.feeMicro >= feeDue ? Math.max(hwm, chargeableProfit) : hwm,
+    highWaterMarkAfter: markAfter(hwm, data, figures),
     feesChargedBefore: feesCharged,
     feesChargedAfter: feesCharged + data.feeMicro,
     feeDue,
@@ -101,10 +112,7 @@ export interface ReceiptsStart {
 /** The high-water mark after `event` (a follow opens the ledger anew: no mark; a settlement may raise it). */
 export function nextHighWaterMark(hwm: MicroUsd, event: PoolEvent): MicroUsd {
   if (event.type === 'AgentFollowed') return 0;
-  if (event.type !== 'FeesSettled') return hwm;
-  const { realizedMicro: realized, unrealizedMicro: unrealized, feesChargedBeforeMicro: feesCharged, successFeePercent } = event.data;
-  const feeDue = pendingSuccessFeeUsd({ ...emptyLedger(), realized, unrealized, feesCharged }, successFeePercent);
-  return event.data.feeMicro >= feeDue ? Math.max(hwm, chargeableProfitUsd({ realized, unrealized })) : hwm;
+  return event.type === 'FeesSettled' ? markAfter(hwm, event.data) : hwm;
 }
 
 /**
@@ -116,12 +124,8 @@ export function feeReceipts(events: readonly PoolHistoryEvent[], start: Receipts
   const receipts = new Map<number, FeeReceipt>();
   let hwm: MicroUsd = start.highWaterMark;
   for (const [index, { event }] of events.entries()) {
-    // A follow opens the ledger anew (openings.ts): nothing charged yet, so no mark.
-    if (event.type === 'AgentFollowed') hwm = 0;
-    if (event.type !== 'FeesSettled') continue;
-    const receipt = receiptOf(events, index, event.data, hwm, start.offset);
-    hwm = receipt.highWaterMarkAfter;
-    receipts.set(start.offset + index, receipt);
+    if (event.type === 'FeesSettled') receipts.set(start.offset + index, receiptOf(events, index, event.data, hwm, start.offset));
+    hwm = nextHighWaterMark(hwm, event);
   }
   return receipts;
 }

@@ -149,8 +149,10 @@ PlainEntry.prototype = Object.prototype;
  * only where no `occurredAt` stands for it. The metadata's other fields, the revision, the stream's
  * name and the creation time were more than half of a whole-stream read's Node time.
  */
-export const READ_STREAM_ENTRIES_SQL = `SELECT position, transaction_id, event_id, event_type, data, metadata->>'occurredAt',
-    CASE WHEN metadata->>'occurredAt' IS NULL THEN to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') END
+const ENTRY_COLUMNS = `position, transaction_id, event_id, event_type, data, metadata->>'occurredAt',
+    CASE WHEN metadata->>'occurredAt' IS NULL THEN to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') END`;
+
+export const READ_STREAM_ENTRIES_SQL = `SELECT ${ENTRY_COLUMNS}
   FROM events WHERE stream_name = $1 AND revision >= $2::bigint ORDER BY revision`;
 
 /** The global read: an index range scan on the primary key (transaction_id, position). */
@@ -161,8 +163,7 @@ export const READ_ALL_SQL = `SELECT ${COLUMNS} FROM events
   LIMIT $3`;
 
 /** readAllPages: the global read, with the stream prefix as a filter on the scan (null: every stream), as entries (PlainEntry, the stream's name last). */
-export const READ_ALL_PAGE_SQL = `SELECT position, transaction_id, event_id, event_type, data, metadata->>'occurredAt',
-    CASE WHEN metadata->>'occurredAt' IS NULL THEN to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') END, stream_name
+export const READ_ALL_PAGE_SQL = `SELECT ${ENTRY_COLUMNS}, stream_name
   FROM events
   WHERE (transaction_id, position) > ($1::xid8, $2::bigint)
     AND transaction_id < pg_snapshot_xmin(pg_current_snapshot())

@@ -6,7 +6,8 @@
 import { poolStream } from '../../domain/pool/state.ts';
 import type { WalletContext } from '../../domain/wallet/events.ts';
 import type { Pool } from '../../infra/db.ts';
-import { comparePositions, START, type Position, type RecordedEvent } from '../../infra/eventstore/port.ts';
+import { comparePositions, type Position, type RecordedEvent } from '../../infra/eventstore/port.ts';
+import { checkpointOf } from '../checkpoints.ts';
 
 export interface StrategyCounts {
   /** How many agents besides `agentId` the user follows in `walletContext`, as the read models have applied the log. */
@@ -45,8 +46,7 @@ async function followedOf(db: Pool, userId: string): Promise<{ followed: Followe
     if (!agents) followed.set(wallet_context, (agents = new Set()));
     agents.add(agent_id);
   }
-  const asOf = rows[0] ? { commit: BigInt(rows[0].commit_position), prepare: BigInt(rows[0].prepare_position) } : START;
-  return { followed, asOf };
+  return { followed, asOf: checkpointOf(rows[0]) };
 }
 
 /**

@@ -2,7 +2,8 @@ import { z } from 'zod';
 import { roleSchema, socialProviders, socialProviderSchema } from '../../domain/user/events.ts';
 import { usernameKey } from '../../domain/user/fields.ts';
 import type { Pool } from '../../infra/db.ts';
-import { START, type Position } from '../../infra/eventstore/port.ts';
+import type { Position } from '../../infra/eventstore/port.ts';
+import { checkpointOf } from '../checkpoints.ts';
 
 /** The user document of GET/PATCH /api/v1/users/me (and the admin user details). */
 export const userDocument = z.object({
@@ -108,8 +109,7 @@ export async function getUserAt(pool: Pool, userId: string): Promise<{ document:
   });
   const row = rows[0];
   if (!row) return null;
-  const at = row.commit_position === null ? START : { commit: BigInt(row.commit_position), prepare: BigInt(row.prepare_position!) };
-  return { document: toDocument(row), at };
+  return { document: toDocument(row), at: checkpointOf(row) };
 }
 
 export async function usernameExists(pool: Pool, username: string): Promise<boolean> {

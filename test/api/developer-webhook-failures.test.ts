@@ -15,7 +15,7 @@ import { listedFollowableAgent } from '../support/agents.ts';
 import { signIn } from '../support/auth.ts';
 import { startClientMetadataHost } from '../support/oauth.ts';
 import { until } from '../support/until.ts';
-import { webhookTestApp } from '../support/webhooks.ts';
+import { readDelivery, webhookTestApp } from '../support/webhooks.ts';
 
 const SUBS = '/api/v1/users/me/subscriptions';
 const TIMEOUT_MS = 1_000;
@@ -63,10 +63,8 @@ t.test('developer webhooks to failing receivers', async (t) => {
     const ids: string[] = [];
     const held: ServerResponse[] = [];
     host.serve('/slow', (req: IncomingMessage, res: ServerResponse) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
-        ids.push(JSON.parse(Buffer.concat(chunks).toString('utf8')).id);
+      readDelivery(req, (body) => {
+        ids.push(body.id);
         if (ids.length === 1)
           held.push(res); // answered never: the sender gives up after TIMEOUT_MS
         else res.writeHead(200).end();
@@ -99,10 +97,8 @@ t.test('developer webhooks to failing receivers', async (t) => {
     t.teardown(() => up.close());
     const ids: string[] = [];
     up.serve('/hook', (req: IncomingMessage, res: ServerResponse) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
-        ids.push(JSON.parse(Buffer.concat(chunks).toString('utf8')).id);
+      readDelivery(req, (body) => {
+        ids.push(body.id);
         res.writeHead(204).end();
       });
     });

@@ -11,7 +11,7 @@ import { oneTrade } from '../domain/pool/fixtures.ts';
 import { listedFollowableAgent } from '../support/agents.ts';
 import { signIn } from '../support/auth.ts';
 import { until } from '../support/until.ts';
-import { webhookTestApp } from '../support/webhooks.ts';
+import { readDelivery, webhookTestApp } from '../support/webhooks.ts';
 
 interface Seen {
   id: string;
@@ -38,10 +38,7 @@ t.test('a slow lane holds only itself; in another, a trade’s closed only after
   const quick = anonymizedSubscriberId(app.deps.config.JWT_SECRET, agent.agentId, quickUser.userId);
   let refusedOnce = false;
   host.serve('/lanes', (req: IncomingMessage, res: ServerResponse) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { id: string; type: string; data: { subscriberId: string; tradeId?: string } };
+    readDelivery<{ id: string; type: string; data: { subscriberId: string; tradeId?: string } }>(req, (body) => {
       const entry: Seen = { id: body.id, type: body.type, subscriberId: body.data.subscriberId, arrivedAt: Date.now(), status: 200 };
       if (body.data.tradeId !== undefined) entry.tradeId = body.data.tradeId;
       seen.push(entry);

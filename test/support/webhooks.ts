@@ -1,3 +1,4 @@
+import type { IncomingMessage } from 'node:http';
 import type { Test } from 'tap';
 import { startTestApp, type TestApp } from './app.ts';
 import { signIn, type SignedIn } from './auth.ts';
@@ -45,4 +46,11 @@ export async function webhookTestApp(
   const admin = await signIn(app, ADMIN);
   const developer = await signIn(app, developerEmail);
   return { app, host, admin, developer, tokens: { developer: developer.accessToken, admin: admin.accessToken } };
+}
+
+/** A delivery's body, read whole and parsed, handed to `then` (a test receiver's handler). */
+export function readDelivery<B = { id: string; type: string }>(req: IncomingMessage, then: (body: B) => void): void {
+  const chunks: Buffer[] = [];
+  req.on('data', (c: Buffer) => chunks.push(c));
+  req.on('end', () => then(JSON.parse(Buffer.concat(chunks).toString('utf8')) as B));
 }

@@ -17,6 +17,7 @@ import { listedFollowableAgent } from '../support/agents.ts';
 import { signIn } from '../support/auth.ts';
 import { startClientMetadataHost } from '../support/oauth.ts';
 import { until } from '../support/until.ts';
+import { readDelivery } from '../support/webhooks.ts';
 
 const SUBS = '/api/v1/users/me/subscriptions';
 
@@ -29,10 +30,8 @@ t.test('the webhook worker', async (t) => {
   host.serve('/slow', (req: IncomingMessage, res: ServerResponse) => {
     inFlight++;
     mostInFlight = Math.max(mostInFlight, inFlight);
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      types.push(JSON.parse(Buffer.concat(chunks).toString('utf8')).type);
+    readDelivery(req, (body) => {
+      types.push(body.type);
       setTimeout(() => {
         inFlight--;
         res.writeHead(204).end();
@@ -223,10 +222,8 @@ t.test('the webhook worker', async (t) => {
   await t.test('an agent deleted just after a delivery (its signing secret remembered): nothing more is sent once its deletion is projected', async (t) => {
     const got: string[] = [];
     host.serve('/deleted', (req: IncomingMessage, res: ServerResponse) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
-        got.push(JSON.parse(Buffer.concat(chunks).toString('utf8')).type);
+      readDelivery(req, (body) => {
+        got.push(body.type);
         res.writeHead(204).end();
       });
     });

@@ -137,7 +137,7 @@ export async function statementBench(events = EVENTS) {
     const whole = await timedMs(RUNS, () => wholeStatementOf(from));
     const read = await timedMs(RUNS, () => poolHistory(store, poolId));
     const fold = await timedMs(RUNS, async () => poolStatement(loaded, at, from));
-    // the whole history read: its snapshots are handed again (already there: none written), waited for outside the time
+    // the whole history read: its snapshots already stored, none handed (one query for their revisions); a write would be waited for outside the time
     const everyLine = await timedMs(
       Math.ceil(RUNS / 3),
       () => statementOf(undefined),

@@ -49,9 +49,28 @@ const endsACommand = (events: readonly PoolHistoryEvent[], index: number): boole
   index + 1 < events.length && timeOf(events[index]!.event) !== timeOf(events[index + 1]!.event);
 
 /**
+ * The revisions of the snapshots of `history` (the whole stream, oldest first) after `after`'s (or
+ * from the first event): the first revision at or past each multiple of `every` (minus one) where a
+ * command ends. They depend on the events' times only: found without folding (the statement builder
+ * asks which of them are stored before it folds any).
+ */
+export function snapshotRevisions(history: readonly PoolHistoryEvent[], after: PoolFoldSnapshot | null, every = SNAPSHOT_EVERY): number[] {
+  const out: number[] = [];
+  const first = after ? after.revision + 1 : 0;
+  let target = (Math.floor(first / every) + 1) * every - 1;
+  for (let index = Math.max(first, target); index < history.length - 1; index++) {
+    if (!endsACommand(history, index)) continue;
+    out.push(index);
+    target = (Math.floor(index / every) + 1) * every - 1;
+    if (target <= index) target = index + every;
+    index = target - 1;
+  }
+  return out;
+}
+
+/**
  * The snapshots of `history` (the whole stream, oldest first) after `after`'s (or from the first
- * event): one at the first revision at or past each multiple of `every` (minus one) where a command
- * ends. Nothing when the history holds fewer events than the next one needs.
+ * event), at snapshotRevisions'. Nothing when the history holds fewer events than the next one needs.
  */
 export function foldSnapshots(history: readonly PoolHistoryEvent[], after: PoolFoldSnapshot | null, every = SNAPSHOT_EVERY): PoolFoldSnapshot[] {
   const out: PoolFoldSnapshot[] = [];
@@ -59,19 +78,20 @@ export function foldSnapshots(history: readonly PoolHistoryEvent[], after: PoolF
   let hwm = after?.highWaterMark ?? 0;
   let latestMs = after?.latestMs ?? Number.NEGATIVE_INFINITY;
   let followedOnce = after?.followedOnce ?? false;
-  const first = after ? after.revision + 1 : 0;
-  let target = (Math.floor(first / every) + 1) * every - 1;
-  for (let index = first; index < history.length - 1; index++) {
-    const recorded = history[index]!;
-    state = evolve(state, recorded.event);
-    hwm = nextHighWaterMark(hwm, recorded.event);
-    latestMs = Math.max(latestMs, Date.parse(recorded.time));
-    followedOnce ||= recorded.event.type === 'AgentFollowed';
-    if (index < target || !endsACommand(history, index)) continue;
+  let index = after ? after.revision + 1 : 0;
+  for (const revision of snapshotRevisions(history, after, every)) {
+    for (; index <= revision; index++) {
+      const recorded = history[index]!;
+      state = evolve(state, recorded.event);
+      hwm = nextHighWaterMark(hwm, recorded.event);
+      latestMs = Math.max(latestMs, Date.parse(recorded.time));
+      followedOnce ||= recorded.event.type === 'AgentFollowed';
+    }
+    const recorded = history[revision]!;
     state = withoutBookkeeping(state);
     out.push({
       version: POOL_FOLD_VERSION,
-      revision: index,
+      revision,
       eventId: recorded.id,
       time: recorded.time,
       position: recorded.position ?? null,
@@ -80,8 +100,6 @@ export function foldSnapshots(history: readonly PoolHistoryEvent[], after: PoolF
       highWaterMark: hwm,
       followedOnce,
     });
-    target = (Math.floor(index / every) + 1) * every - 1;
-    if (target <= index) target = index + every;
   }
   return out;
 }

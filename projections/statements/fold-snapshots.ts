@@ -13,6 +13,7 @@ import {
   POOL_FOLD_VERSION,
   snapshotAt,
   SNAPSHOT_EVERY,
+  snapshotRevisions,
   type PoolFoldSnapshot,
 } from '../../domain/pool/fold-snapshot.ts';
 import type { PoolHistoryEvent } from '../../domain/pool/history.ts';
@@ -76,9 +77,28 @@ async function historyFrom(store: Pick<EventStore, 'readStreamEntries'>, streamN
   return { events, onlyPoolEvents: events.length === entries.length };
 }
 
-/** Folds the history for the snapshots due after `after` (foldSnapshots) and writes them; the number written (0 when the write failed: a cache). */
-async function writeDue(db: Pool, streamName: string, whole: readonly PoolHistoryEvent[], after: PoolFoldSnapshot | null): Promise<number> {
-  const due = foldSnapshots(whole, after);
+/** Which of `revisions` the stream's snapshots of this fold version hold already. */
+async function storedRevisions(db: Pool, streamName: string, revisions: number[]): Promise<Set<number>> {
+  const { rows } = await db.query<{ revision: string }>({
+    name: 'pool-fold-snapshot-stored',
+    text: 'SELECT revision FROM pool_fold_snapshots WHERE stream_name = $1 AND fold_version = $2 AND revision = ANY($3::bigint[])',
+    values: [streamName, POOL_FOLD_VERSION, revisions],
+  });
+  return new Set(rows.map((r) => Number(r.revision)));
+}
+
+/**
+ * Folds the history for the snapshots due after `after` (foldSnapshots) and writes those not `stored`;
+ * the number written (0 when the write failed: a cache).
+ */
+async function writeDue(
+  db: Pool,
+  streamName: string,
+  whole: readonly PoolHistoryEvent[],
+  after: PoolFoldSnapshot | null,
+  stored: ReadonlySet<number>,
+): Promise<number> {
+  const due = foldSnapshots(whole, after).filter((s) => !stored.has(s.revision));
   try {
     if (due.length) await saveSnapshots(db, streamName, due);
     return due.length;
@@ -138,9 +158,9 @@ export interface StatementHistory {
  * What one pool's statement of [from, at] replays: the latest snapshot that serves the period (its
  * event is checked to be the stream's, else the stream's snapshots from it on are dropped and the
  * whole stream read), and the events after it. Then, when the events read reach past where the next
- * snapshot is due, those snapshots are folded and written: handed to `snapshotWrites` when given (the
- * routes': after the answer), else before this returns (a failed write leaves the statement as it is:
- * the snapshots are a cache).
+ * snapshot is due and one due is not stored yet (one query for their revisions), those snapshots are
+ * folded and written: handed to `snapshotWrites` when given (the routes': after the answer), else
+ * before this returns (a failed write leaves the statement as it is: the snapshots are a cache).
  */
 export async function statementHistory(
   deps: { store: Pick<EventStore, 'readStreamEntries'>; pool: Pool; snapshotWrites?: Pick<SnapshotWrites, 'later'> | undefined },
@@ -162,9 +182,14 @@ export async function statementHistory(
   if (read.onlyPoolEvents && history.length > SNAPSHOT_EVERY) {
     // foldSnapshots indexes the whole history: the events after the snapshot, placed after it
     const whole = snapshot ? new Array<PoolHistoryEvent>(snapshot.revision + 1).concat(history) : history;
-    const write = () => writeDue(deps.pool, streamName, whole, snapshot);
-    if (deps.snapshotWrites) deps.snapshotWrites.later(streamName, write);
-    else written = await write();
+    // the snapshots due already stored (a whole history's after its first statement) are neither folded nor written again
+    const due = snapshotRevisions(whole, snapshot);
+    const stored = due.length ? await storedRevisions(deps.pool, streamName, due) : new Set<number>();
+    if (due.some((revision) => !stored.has(revision))) {
+      const write = () => writeDue(deps.pool, streamName, whole, snapshot, stored);
+      if (deps.snapshotWrites) deps.snapshotWrites.later(streamName, write);
+      else written = await write();
+    }
   }
   return { history, ...(snapshot ? { snapshot } : {}), written };
 }
@@ -178,24 +203,48 @@ export interface SnapshotAudit {
   otherVersions: number;
 }
 
-/** Every stored snapshot of this fold version against a replay of its stream from the first event. */
-export async function auditSnapshots(store: Pick<EventStore, 'readStreamEntries'>, db: Pool): Promise<SnapshotAudit> {
-  const { rows } = await db.query<{ stream_name: string; fold_version: number; revision: string; body: string }>(
-    'SELECT stream_name, fold_version, revision, body FROM pool_fold_snapshots ORDER BY stream_name, revision',
-  );
+/** How many streams' snapshots the audit reads at a time. */
+export const AUDIT_PAGE_STREAMS = 100;
+
+/**
+ * Every stored snapshot of this fold version against a replay of its stream from the first event,
+ * `pageStreams` streams at a time (keyset on the stream's name, in the table's order), so what the
+ * audit holds is one page's snapshots and one stream's events whatever the table's size.
+ */
+export async function auditSnapshots(
+  store: Pick<EventStore, 'readStreamEntries'>,
+  db: Pool,
+  { pageStreams = AUDIT_PAGE_STREAMS }: { pageStreams?: number } = {},
+): Promise<SnapshotAudit> {
   const audit: SnapshotAudit = { match: 0, different: [], otherVersions: 0 };
-  const current = rows.filter((r) => r.fold_version === POOL_FOLD_VERSION);
-  audit.otherVersions = rows.length - current.length;
-  let streamName: string | null = null;
-  let events: PoolHistoryEvent[] = [];
-  for (const row of current) {
-    if (streamName !== row.stream_name) {
-      streamName = row.stream_name;
-      events = (await historyFrom(store, streamName, 0)).events;
+  // '' sorts before every stream's name (a deterministic collation breaks a tie bytewise)
+  let after = '';
+  for (;;) {
+    // the snapshots of the next `pageStreams` streams: a range of the primary key's (the bodies of this fold version's only)
+    const { rows } = await db.query<{ stream_name: string; fold_version: number; revision: string; body: string | null }>({
+      name: 'pool-fold-snapshot-audit-page',
+      text: `SELECT stream_name, fold_version, revision, CASE WHEN fold_version = $3 THEN body END AS body
+        FROM pool_fold_snapshots WHERE stream_name > $1 AND stream_name <= (
+          SELECT max(stream_name) FROM (SELECT DISTINCT stream_name FROM pool_fold_snapshots WHERE stream_name > $1 ORDER BY stream_name LIMIT $2) page)
+        ORDER BY stream_name, fold_version, revision`,
+      values: [after, pageStreams, POOL_FOLD_VERSION],
+    });
+    if (!rows.length) return audit;
+    let streamName: string | null = null;
+    let events: PoolHistoryEvent[] = [];
+    for (const row of rows) {
+      if (row.fold_version !== POOL_FOLD_VERSION) {
+        audit.otherVersions += 1;
+        continue;
+      }
+      if (streamName !== row.stream_name) {
+        streamName = row.stream_name;
+        events = (await historyFrom(store, streamName, 0)).events;
+      }
+      const replayed = snapshotAt(events, Number(row.revision));
+      if (replayed && encodeSnapshot(replayed) === row.body) audit.match += 1;
+      else audit.different.push({ streamName: row.stream_name, revision: Number(row.revision) });
     }
-    const replayed = snapshotAt(events, Number(row.revision));
-    if (replayed && encodeSnapshot(replayed) === row.body) audit.match += 1;
-    else audit.different.push({ streamName: row.stream_name, revision: Number(row.revision) });
+    after = rows.at(-1)!.stream_name;
   }
-  return audit;
 }

@@ -4,24 +4,24 @@
 // version is ignored, one whose event is not the stream's at its revision is ignored and dropped,
 // and the audit finds a snapshot that differs from a replay of its stream. The snapshots are written
 // after the answer (the process's `snapshotWrites`): each step waits for them with `idle()`.
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { buildStatement, type StatementDeps } from '../../api/routes/statements/build.ts';
 import { simulatedPool } from '../../bench/audit.ts';
-import { POOL_FOLD_VERSION } from '../../domain/pool/fold-snapshot.ts';
+import { encodeSnapshot, foldSnapshots, POOL_FOLD_VERSION } from '../../domain/pool/fold-snapshot.ts';
 import { poolId as poolIdOf } from '../../domain/pool/state.ts';
 import { auditSnapshots, statementHistory } from '../../projections/statements/fold-snapshots.ts';
-import { startTestApp } from '../support/app.ts';
+import { poolHistory } from '../../projections/subscriptions/audit.ts';
+import { startTestApp, type TestApp } from '../support/app.ts';
 import { signIn } from '../support/auth.ts';
 
 const EVENTS = 2_600;
 
-t.test('statements resume from fold snapshots and say the same', async (t) => {
-  const app = await startTestApp();
-  t.teardown(() => app.close());
-  const user = await signIn(app, 'snapshot-user@example.test');
-  const { stream, events } = simulatedPool(2, EVENTS);
-  const [, agentId, walletContext] = stream.slice('pool-'.length).split('.') as [string, string, 'virtual' | 'real'];
-  const poolId = poolIdOf(user.userId, agentId, walletContext);
+/** A simulated pool's events (seed `seed`) appended to the user's pool of the simulated agent, 1,000 at a time. */
+async function appendPool(app: TestApp, userId: string, seed: number, length: number, agent?: string) {
+  const { stream, events } = simulatedPool(seed, length);
+  const [, simulatedAgent, walletContext] = stream.slice('pool-'.length).split('.') as [string, string, 'virtual' | 'real'];
+  const agentId = agent ?? simulatedAgent;
+  const poolId = poolIdOf(userId, agentId, walletContext);
   const streamName = `pool-${poolId}`;
   for (let i = 0; i < events.length; i += 1000) {
     const batch = events.slice(i, i + 1000).map(({ event, at }) => ({
@@ -31,6 +31,31 @@ t.test('statements resume from fold snapshots and say the same', async (t) => {
     }));
     await app.deps.store.append(streamName, batch, { expectedRevision: i === 0 ? 'no_stream' : BigInt(i - 1) });
   }
+  return { agentId, walletContext, poolId, streamName, events };
+}
+
+/** The queries on the app's pool whose name starts with `prefix`, each with its rows once answered, until the test ends. */
+function watchQueries(t: Test, app: TestApp, prefix: string): Array<{ name: string; rows: Array<Record<string, unknown>> }> {
+  const seen: Array<{ name: string; rows: Array<Record<string, unknown>> }> = [];
+  const pool = app.deps.pool;
+  const query = pool.query;
+  pool.query = (async (...args: unknown[]) => {
+    const result = await (query as (...a: unknown[]) => Promise<{ rows: Array<Record<string, unknown>> }>).apply(pool, args);
+    const name = (args[0] as { name?: string }).name;
+    if (name?.startsWith(prefix)) seen.push({ name, rows: result.rows });
+    return result;
+  }) as typeof pool.query;
+  t.teardown(() => {
+    pool.query = query;
+  });
+  return seen;
+}
+
+t.test('statements resume from fold snapshots and say the same', async (t) => {
+  const app = await startTestApp();
+  t.teardown(() => app.close());
+  const user = await signIn(app, 'snapshot-user@example.test');
+  const { agentId, walletContext, poolId, streamName, events } = await appendPool(app, user.userId, 2, EVENTS);
   const writes = app.deps.snapshotWrites;
   const deps: StatementDeps = { store: app.deps.store, pool: app.deps.pool, config: app.deps.config, snapshotWrites: writes };
   const at = events.at(-1)!.at;
@@ -103,6 +128,122 @@ t.test('statements resume from fold snapshots and say the same', async (t) => {
   );
   audit = await auditSnapshots(app.deps.store, app.deps.pool);
   t.same(audit.different, [{ streamName, revision: Number(latest) }], 'the audit lists a snapshot that differs from the replay');
+});
+
+t.test('a statement whose due snapshots are stored folds and writes none again; one missing is written', async (t) => {
+  const app = await startTestApp();
+  t.teardown(() => app.close());
+  const user = await signIn(app, 'snapshot-stored-user@example.test');
+  const { agentId, walletContext, poolId, streamName, events } = await appendPool(app, user.userId, 4, EVENTS);
+  const handed: string[] = [];
+  const writes = app.deps.snapshotWrites;
+  const later: StatementDeps['snapshotWrites'] = {
+    later(stream, write, after) {
+      handed.push(stream);
+      writes.later(stream, write, after);
+    },
+  };
+  const deps: StatementDeps = { store: app.deps.store, pool: app.deps.pool, config: app.deps.config, snapshotWrites: later };
+  const at = events.at(-1)!.at;
+  const whole = { userId: user.userId, agentId, walletContext, at };
+  const revisions = async () =>
+    (
+      await app.deps.pool.query<{ revision: string }>(
+        'SELECT revision FROM pool_fold_snapshots WHERE stream_name = $1 AND fold_version = $2 ORDER BY revision',
+        [streamName, POOL_FOLD_VERSION],
+      )
+    ).rows.map((r) => Number(r.revision));
+  const watched = watchQueries(t, app, 'pool-fold-snapshot-');
+  const queries = () => watched.map((q) => q.name);
+
+  const first = await buildStatement(deps, whole);
+  t.same(handed, [streamName], "the first whole-history statement hands its snapshots' write");
+  await writes.idle();
+  const stored = await revisions();
+  t.equal(stored.length, 2, 'which writes them');
+
+  handed.length = 0;
+  watched.length = 0;
+  t.same(await buildStatement(deps, whole), first, 'the next one says the same');
+  await writes.idle();
+  t.same(handed, [], 'and hands no write: its due snapshots are stored');
+  t.same(queries(), ['pool-fold-snapshot-stored'], 'one query for their revisions, no insert');
+  const direct = await statementHistory({ store: app.deps.store, pool: app.deps.pool }, poolId, at, undefined);
+  t.equal(direct.written, 0, 'written before the answer (the audit statement), none either');
+  t.notOk(queries().includes('pool-fold-snapshot-save'), 'no insert');
+
+  // a period resumed from the first snapshot whose events reach past the second, stored
+  const times = events.map((e) => e.at.getTime());
+  const resumed = await statementHistory(deps, poolId, at, new Date(times[stored[0]!]! + 1));
+  t.equal(resumed.snapshot?.revision, stored[0], 'a later period resumes from the first snapshot');
+  t.ok(resumed.history.length > 1000, 'and reads past where the second is due');
+  t.same(handed, [], 'which is stored: no write');
+
+  // one missing is written again, the same
+  await app.deps.pool.query('DELETE FROM pool_fold_snapshots WHERE stream_name = $1 AND revision = $2', [streamName, stored[1]]);
+  watched.length = 0;
+  t.same(await buildStatement(deps, whole), first, 'with a snapshot missing, the statement is the same');
+  t.same(handed, [streamName], 'and hands the write');
+  await writes.idle();
+  t.same(await revisions(), stored, 'which writes the missing one again');
+  t.equal(queries().filter((q) => q === 'pool-fold-snapshot-save').length, 1, 'in one insert');
+});
+
+t.test('the audit reads the snapshots a page of streams at a time', async (t) => {
+  const app = await startTestApp();
+  t.teardown(() => app.close());
+  const user = await signIn(app, 'snapshot-audit-user@example.test');
+  // five pools, each with a snapshot about every 20 events of its 90 (a stored snapshot stands at any revision where a command ends)
+  let total = 0;
+  for (let i = 0; i < 5; i++) {
+    const { poolId, streamName } = await appendPool(app, user.userId, 20 + i, 90, `audit-agent-${i}`);
+    const snapshots = foldSnapshots(await poolHistory(app.deps.store, poolId), null, 20);
+    total += snapshots.length;
+    await app.deps.pool.query(
+      `INSERT INTO pool_fold_snapshots (stream_name, fold_version, revision, event_id, latest_ms, body)
+        SELECT $1, $2, * FROM unnest($3::bigint[], $4::text[], $5::bigint[], $6::text[])`,
+      [
+        streamName,
+        POOL_FOLD_VERSION,
+        snapshots.map((s) => s.revision),
+        snapshots.map((s) => s.eventId),
+        snapshots.map((s) => s.latestMs),
+        snapshots.map(encodeSnapshot),
+      ],
+    );
+  }
+  const streams = (await app.deps.pool.query<{ stream_name: string }>('SELECT DISTINCT stream_name FROM pool_fold_snapshots ORDER BY stream_name')).rows.map(
+    (r) => r.stream_name,
+  );
+  t.equal(streams.length, 5);
+  const audit = await auditSnapshots(app.deps.store, app.deps.pool);
+  t.same(audit, { match: total, different: [], otherVersions: 0 }, `the default page: each of the ${total} snapshots matches`);
+
+  // the last stream's (the third page's of two streams) latest snapshot tampered, the second page's one of another version
+  const last = streams.at(-1)!;
+  const { revision } = (
+    await app.deps.pool.query<{ revision: string }>(
+      `UPDATE pool_fold_snapshots SET body = replace(body, '"highWaterMark":', '"highWaterMark":1')
+        WHERE stream_name = $1 AND revision = (SELECT max(revision) FROM pool_fold_snapshots WHERE stream_name = $1) RETURNING revision`,
+      [last],
+    )
+  ).rows[0]!;
+  await app.deps.pool.query(
+    `INSERT INTO pool_fold_snapshots (stream_name, fold_version, revision, event_id, latest_ms, body)
+      SELECT stream_name, fold_version + 1000, revision, event_id, latest_ms, body FROM pool_fold_snapshots WHERE stream_name = $1 AND revision = (
+        SELECT min(revision) FROM pool_fold_snapshots WHERE stream_name = $1)`,
+    [streams[2]],
+  );
+  const watched = watchQueries(t, app, 'pool-fold-snapshot-audit-page');
+  const paged = await auditSnapshots(app.deps.store, app.deps.pool, { pageStreams: 2 });
+  const pages = watched.map((q) => [...new Set(q.rows.map((r) => r.stream_name))]);
+  t.same(pages, [streams.slice(0, 2), streams.slice(2, 4), streams.slice(4), []], 'read two streams at a time, in order, until a page is empty');
+  t.same(
+    paged,
+    { match: total - 1, different: [{ streamName: last, revision: Number(revision) }], otherVersions: 1 },
+    "the last page's tampered snapshot is reported, the other version counted, the rest match",
+  );
+  t.same(await auditSnapshots(app.deps.store, app.deps.pool), paged, 'as the default page says');
 });
 
 t.test('over HTTP, the first statement answers before its snapshots are written, then writes them', async (t) => {

@@ -11,8 +11,8 @@ import {
   foldSnapshots,
   periodBound,
   POOL_FOLD_VERSION,
-  snapshotAt,
   SNAPSHOT_EVERY,
+  snapshotsAt,
   snapshotRevisions,
   type PoolFoldSnapshot,
 } from '../../domain/pool/fold-snapshot.ts';
@@ -230,20 +230,29 @@ export async function auditSnapshots(
       values: [after, pageStreams, POOL_FOLD_VERSION],
     });
     if (!rows.length) return audit;
-    let streamName: string | null = null;
-    let events: PoolHistoryEvent[] = [];
+    // each stream's snapshots of this fold version, ascending (the query's order)
+    const streams = new Map<string, Array<{ revision: number; body: string | null }>>();
     for (const row of rows) {
       if (row.fold_version !== POOL_FOLD_VERSION) {
         audit.otherVersions += 1;
         continue;
       }
-      if (streamName !== row.stream_name) {
-        streamName = row.stream_name;
-        events = (await historyFrom(store, streamName, 0)).events;
-      }
-      const replayed = snapshotAt(events, Number(row.revision));
-      if (replayed && encodeSnapshot(replayed) === row.body) audit.match += 1;
-      else audit.different.push({ streamName: row.stream_name, revision: Number(row.revision) });
+      const stored = streams.get(row.stream_name) ?? [];
+      stored.push({ revision: Number(row.revision), body: row.body });
+      streams.set(row.stream_name, stored);
+    }
+    for (const [streamName, stored] of streams) {
+      // one fold of the stream answers every stored revision (snapshotsAt: snapshotAt's at each)
+      const { events } = await historyFrom(store, streamName, 0);
+      const replayed = snapshotsAt(
+        events,
+        stored.map((s) => s.revision),
+      );
+      stored.forEach(({ revision, body }, i) => {
+        const snapshot = replayed[i];
+        if (snapshot && encodeSnapshot(snapshot) === body) audit.match += 1;
+        else audit.different.push({ streamName, revision });
+      });
     }
     after = rows.at(-1)!.stream_name;
   }

@@ -15,6 +15,7 @@ import {
   POOL_FOLD_VERSION,
   servesPeriod,
   snapshotAt,
+  snapshotsAt,
   type PoolFoldSnapshot,
 } from '../../../domain/pool/fold-snapshot.ts';
 import { timeOf } from '../../../domain/pool/events.ts';
@@ -115,6 +116,37 @@ t.test('snapshots resumed from a snapshot are those taken from the first event',
   t.ok(all.length >= 7, `about one every 100 events (${all.length})`);
   const later = foldSnapshots(history, decodeSnapshot(encodeSnapshot(all[2]!)), 100);
   t.same(later.map(encodeSnapshot), all.slice(3).map(encodeSnapshot));
+  t.end();
+});
+
+t.test("one fold's snapshots at many revisions are snapshotAt's at each, byte for byte", (t) => {
+  let taken = 0;
+  let none = 0;
+  const encoded = (s: PoolFoldSnapshot | null) => (s ? encodeSnapshot(s) : null);
+  fc.assert(
+    fc.property(
+      fc.integer({ min: 0, max: 50 }),
+      fc.integer({ min: 2, max: 300 }),
+      fc.option(fc.array(fc.integer({ min: -120_000, max: 120_000 }), { minLength: 1, maxLength: 7 }), { nil: undefined }),
+      fc.boolean(),
+      // revisions as shares of the history, some past its end (none there); repeats kept
+      fc.array(fc.integer({ min: 0, max: 1100 }), { maxLength: 12 }),
+      (seed, length, jitter, twice, shares) => {
+        const history = twice ? twoLives(seed, length, jitter) : historyOf(seed, length, jitter);
+        const revisions = shares.map((n) => Math.floor((history.length * n) / 1000)).sort((a, b) => a - b);
+        // compared once the fold has gone past them all: a snapshot taken early is not changed by the later steps
+        const actual = snapshotsAt(history, revisions).map(encoded);
+        const expected = revisions.map((r) => encoded(snapshotAt(history, r)));
+        taken += expected.filter((e) => e !== null).length;
+        none += expected.filter((e) => e === null).length;
+        if (JSON.stringify(actual) !== JSON.stringify(expected)) throw new Error(`differs at revisions ${revisions.join(', ')}`);
+      },
+    ),
+    { numRuns: 200 },
+  );
+  t.ok(taken > 200 && none > 20, `both snapshots (${taken}) and revisions without one (${none}) compared`);
+  t.throws(() => snapshotsAt(historyOf(1, 50), [10, 5]), /ascend/, 'revisions out of order are refused');
+  t.same(snapshotsAt(historyOf(1, 50), []), []);
   t.end();
 });
 

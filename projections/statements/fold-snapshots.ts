@@ -244,10 +244,8 @@ export async function auditSnapshots(
     for (const [streamName, stored] of streams) {
       // one fold of the stream answers every stored revision (snapshotsAt: snapshotAt's at each)
       const { events } = await historyFrom(store, streamName, 0);
-      const replayed = snapshotsAt(
-        events,
-        stored.map((s) => s.revision),
-      );
+      const revisions = stored.map((s) => s.revision);
+      const replayed = snapshotsAt(events, revisions);
       stored.forEach(({ revision, body }, i) => {
         const snapshot = replayed[i];
         if (snapshot && encodeSnapshot(snapshot) === body) audit.match += 1;

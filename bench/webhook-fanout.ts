@@ -13,6 +13,7 @@ import { api, startTestApp } from '../test/support/app.ts';
 import { signIn } from '../test/support/auth.ts';
 import { listedFollowableAgent } from '../test/support/agents.ts';
 import { startClientMetadataHost } from '../test/support/oauth.ts';
+import { readDelivery } from '../test/support/webhooks.ts';
 import { deliver, followers } from './fanout.ts';
 import { fmt, percentile, report, verdict } from './measure.ts';
 
@@ -57,10 +58,7 @@ export async function webhookFanoutBench(pools = 1_000) {
     const at = Date.now();
     mostInFlight = Math.max(mostInFlight, ++inFlight);
     res.on('finish', () => inFlight--);
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { type: string; data: { executionResults?: unknown[] } };
+    readDelivery<{ type: string; data: { executionResults?: unknown[] } }>(req, (body) => {
       arrivals.push({ type: body.type, at, results: body.data.executionResults?.length ?? 0 });
       res.writeHead(204).end();
     });

@@ -29,18 +29,21 @@ export interface WebhookTestApp {
  * `developerEmail` signed in; closed when `t` ends (the app first, then the receiver).
  * `workers: 'child'`: the test's app delivers nothing itself (hourly sweeps, no receiver), a workers
  * process the test starts does, with QUICK_WEBHOOK_RETRIES in its environment.
+ * `workers: 'driven'`: the test calls the worker's steps itself (workers/webhooks.ts deliverToAgent with
+ * the app's sender, which trusts the receiver); the app's own sweep runs hourly and retries wait as
+ * configured by default, so nothing is sent but what the test asks for.
  */
 export async function webhookTestApp(
   t: Test,
   developerEmail: string,
-  options: { config?: Record<string, string>; workers?: 'in-process' | 'child' } = {},
+  options: { config?: Record<string, string>; workers?: 'in-process' | 'child' | 'driven' } = {},
 ): Promise<WebhookTestApp> {
   const host = await startClientMetadataHost();
   t.teardown(() => host.close());
-  const inProcess = options.workers !== 'child';
+  const workers = options.workers ?? 'in-process';
   const app = await startTestApp({
-    config: { ADMIN_EMAILS: ADMIN, ...(inProcess ? QUICK_WEBHOOK_RETRIES : {}), ...options.config },
-    ...(inProcess ? { webhookReceiver: { ca: host.ca, allowLoopback: true } } : {}),
+    config: { ADMIN_EMAILS: ADMIN, ...(workers === 'in-process' ? QUICK_WEBHOOK_RETRIES : {}), ...options.config },
+    ...(workers !== 'child' ? { webhookReceiver: { ca: host.ca, allowLoopback: true } } : {}),
   });
   t.teardown(() => app.close());
   const admin = await signIn(app, ADMIN);

@@ -12,18 +12,17 @@ import { Queue } from 'bullmq';
 import { deliverToAgent, RUN_LENGTH, WEBHOOKS_QUEUE, type WebhookOutbox, type WebhookWorkerDeps } from '../../workers/webhooks.ts';
 import { createWebhookOutbox } from '../../workers/webhook-outbox.ts';
 import { bullConnection, queuePrefix } from '../../workers/index.ts';
-import { api, startTestApp } from '../support/app.ts';
+import { api } from '../support/app.ts';
 import { listedFollowableAgent } from '../support/agents.ts';
 import { signIn } from '../support/auth.ts';
-import { startClientMetadataHost } from '../support/oauth.ts';
 import { until } from '../support/until.ts';
-import { readDelivery } from '../support/webhooks.ts';
+import { readDelivery, webhookTestApp } from '../support/webhooks.ts';
 
 const SUBS = '/api/v1/users/me/subscriptions';
 
 t.test('the webhook worker', async (t) => {
-  const host = await startClientMetadataHost();
-  t.teardown(() => host.close());
+  // the app's sweep runs hourly: only the deliverToAgent calls below send
+  const { app, host, developer: dev, tokens } = await webhookTestApp(t, 'worker-dev@example.test', { workers: 'driven' });
   let inFlight = 0;
   let mostInFlight = 0;
   const types: string[] = [];
@@ -38,13 +37,8 @@ t.test('the webhook worker', async (t) => {
       }, 100);
     });
   });
-  const app = await startTestApp({ config: { ADMIN_EMAILS: 'admin@example.test' }, webhookReceiver: { ca: host.ca, allowLoopback: true } });
-  t.teardown(() => app.close());
   const { pool, config } = app.deps;
-  const admin = await signIn(app, 'admin@example.test');
-  const dev = await signIn(app, 'worker-dev@example.test');
   const user = await signIn(app, 'worker-user@example.test');
-  const tokens = { developer: dev.accessToken, admin: admin.accessToken };
   const deps: WebhookWorkerDeps = {
     dispatch: app.deps.dispatch,
     clock: app.deps.clock,

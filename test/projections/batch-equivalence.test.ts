@@ -1,6 +1,5 @@
 import t from 'tap';
 import { inTransaction, migrate } from '../../infra/db.ts';
-import type { Position, RecordedEvent } from '../../infra/eventstore/port.ts';
 import { checkpointMigrations } from '../../projections/checkpoints.ts';
 import { allProjectors } from '../../projections/index.ts';
 import { api, startTestApp } from '../support/app.ts';
@@ -8,6 +7,7 @@ import { followableAgent } from '../support/agents.ts';
 import { signIn } from '../support/auth.ts';
 import { tradeStories, writeStories } from '../support/facts.ts';
 import { freshDatabase } from '../support/db.ts';
+import { committedLog } from '../support/log.ts';
 
 const ADMIN = 'admin@example.test';
 
@@ -38,13 +38,7 @@ t.test('projectors with applyBatch apply a batch exactly as they apply its event
   // Trades of two pools, every kind of trade event, streams interleaved.
   await writeStories(app, [...tradeStories(`a.${agents[0]}.virtual`, 'a'), ...tradeStories(`b.${agents[1]}.real`, 'b')]);
 
-  const events: RecordedEvent[] = [];
-  for (let from: Position | undefined; ; ) {
-    const batch = await app.deps.store.readAll({ fromPosition: from, maxCount: 500 });
-    events.push(...batch);
-    if (batch.length < 500) break;
-    from = batch.at(-1)!.position;
-  }
+  const events = await committedLog(app);
   const kinds = new Set(events.filter((e) => e.streamName.startsWith('pool-')).map((e) => e.type));
   t.same([...kinds].sort(), ['AgentFollowed', 'AllocationAdded', 'FollowSettingsUpdated'], 'every kind of pool event is covered');
 

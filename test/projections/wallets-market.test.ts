@@ -4,7 +4,7 @@ import t from 'tap';
 import { walletDecider, type WalletCommand } from '../../domain/wallet/decide.ts';
 import { balanceOf } from '../../domain/wallet/state.ts';
 import { inTransaction, migrate } from '../../infra/db.ts';
-import type { Position, RecordedEvent } from '../../infra/eventstore/port.ts';
+import type { RecordedEvent } from '../../infra/eventstore/port.ts';
 import { checkpointMigrations } from '../../projections/checkpoints.ts';
 import { marketPricesProjector } from '../../projections/market/projector.ts';
 import { rebuild } from '../../projections/rebuild.ts';
@@ -13,6 +13,7 @@ import { api, loadState, startTestApp, type TestApp } from '../support/app.ts';
 import { followableAgent } from '../support/agents.ts';
 import { signIn } from '../support/auth.ts';
 import { freshDatabase } from '../support/db.ts';
+import { committedLog } from '../support/log.ts';
 
 const ADMIN = 'admin@example.test';
 const START = 10_000_000_000;
@@ -33,15 +34,7 @@ async function walletCommand(app: TestApp, userId: string, command: Omit<WalletC
   await app.deps.readYourWrites(decided.position);
 }
 
-async function allEvents(app: TestApp): Promise<RecordedEvent[]> {
-  const events: RecordedEvent[] = [];
-  for (let from: Position | undefined; ; ) {
-    const batch = await app.deps.store.readAll({ fromPosition: from, maxCount: 500 });
-    events.push(...batch);
-    if (batch.length < 500) return events;
-    from = batch.at(-1)!.position;
-  }
-}
+const allEvents = (app: TestApp): Promise<RecordedEvent[]> => committedLog(app);
 
 t.test('wallets and market prices: the read models agree with the streams and rebuild to the same rows', async (t) => {
   const app = await startTestApp({ config: { ADMIN_EMAILS: ADMIN } });

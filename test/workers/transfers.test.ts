@@ -18,6 +18,7 @@ import { api, loadState, startTestApp } from '../support/app.ts';
 import { DIED, dyingStore, interruptedFollow as crashFollow } from '../support/crash.ts';
 import { followableAgent, seatHolders as holders } from '../support/agents.ts';
 import { signIn, type SignedIn } from '../support/auth.ts';
+import { committedTail } from '../support/log.ts';
 
 const START_MICRO = 10_000_000_000; // VIRTUAL_START_USD 10000
 const GRACE_MS = 2000;
@@ -393,11 +394,7 @@ t.test('transfer recovery completes follows interrupted by a crash', async (t) =
   });
 
   await t.test('a rebuilt transfers read model equals the live one', async (t) => {
-    let last: RecordedEvent | undefined;
-    for (let batch = await store.readAll({ maxCount: 1000 }); batch.length; batch = await store.readAll({ fromPosition: last!.position, maxCount: 1000 })) {
-      last = batch.at(-1);
-    }
-    await app.deps.readYourWrites(last!.position);
+    await app.deps.readYourWrites(await committedTail(app));
     const snapshot = async () => ({
       transfers: (await app.deps.pool.query('SELECT * FROM transfers ORDER BY transfer_id')).rows,
       seats: (await app.deps.pool.query('SELECT * FROM beta_seat_holders ORDER BY agent_id, user_id')).rows,

@@ -76,7 +76,10 @@ function decode(text: string): Written | undefined {
   return { position: { commit: BigInt(commit!), prepare: BigInt(prepare!) }, waited: mark === 'w' };
 }
 
-/** Keeps the later of the stored and the given position (two processes may defer for one user at once); answers the stored one (nil if none). */
+/**
+ * Keeps the later of the stored and the given position (two processes may defer for one user at once); answers the stored one (nil if none).
+ * A command of the connection's (`keepLater`), so it is sent by its digest (EVALSHA), not as its text with every write.
+ */
 const KEEP_LATER = `local cur = redis.call('GET', KEYS[1])
 if (not cur) or ARGV[1] > cur then redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2]) else redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
 return cur`;
@@ -103,7 +106,7 @@ export interface ProjectionsProgress {
 
 export function createDeferredWrites(options: {
   /** the runtime's client (its key prefix scopes the keys) */
-  redis: Pick<Redis, 'eval' | 'get' | 'status'>;
+  redis: Pick<Redis, 'defineCommand' | 'get' | 'status'>;
   settle: (position: Position | undefined) => Promise<unknown>;
   /** this process's projections; null when it runs none (their lag is unknown here: writes wait, as before) */
   projections: ProjectionsProgress | null;
@@ -117,6 +120,8 @@ export function createDeferredWrites(options: {
   ttlMs: number;
 }): DeferredWrites {
   const { redis, settle, projections, boundMs, ttlMs } = options;
+  redis.defineCommand('keepLater', { numberOfKeys: 1, lua: KEEP_LATER });
+  const keepLater = (redis as unknown as { keepLater(key: string, value: string, ttlMs: string): Promise<unknown> }).keepLater.bind(redis);
   const key = (userId: string) => `ryw:${userId}`;
   /** this process's own deferred writes, the latest per user (bounded, oldest out) */
   const local = new Map<string, Written>();
@@ -147,7 +152,7 @@ export function createDeferredWrites(options: {
     local.set(userId, latest);
     if (local.size > 10_000) local.delete(local.keys().next().value!);
     if (!ready()) return TIMED_OUT;
-    const stored = await bounded(redis.eval(KEEP_LATER, 1, key(userId), encode(written), String(ttlMs)));
+    const stored = await bounded(keepLater(key(userId), encode(written), String(ttlMs)));
     return typeof stored === 'string' || stored === TIMED_OUT ? stored : null;
   };
   const beforeRead = async (userId: string): Promise<ReadFloor> => {

@@ -25,7 +25,7 @@ async function readyRedis(): Promise<Redis> {
 const keepingUp: ProjectionsProgress = { running: () => true, lagMs: () => 0, hasApplied: () => true };
 
 /** A process's deferred writes on `redis`, with the positions its writes and reads waited for recorded. */
-function processOn(redis: Pick<Redis, 'eval' | 'get' | 'status'>, projections: ProjectionsProgress | null = keepingUp) {
+function processOn(redis: Pick<Redis, 'defineCommand' | 'get' | 'status'>, projections: ProjectionsProgress | null = keepingUp) {
   const settled: Array<Position | undefined> = [];
   const writes = createDeferredWrites({ redis, settle: async (p) => void settled.push(p), projections, boundMs: 30, ttlMs: 10_000 });
   return { writes, settled };
@@ -117,9 +117,25 @@ t.test('projections behind: the write waits for them before answering, so writer
 });
 
 t.test('Redis down or slow: the write waits as before, the read uses what this process knows', async (t) => {
-  const hanging = { status: 'ready', eval: () => new Promise<never>(() => {}), get: () => new Promise<never>(() => {}) } as unknown as Redis;
-  const failing = { status: 'ready', eval: () => Promise.reject(new Error('down')), get: () => Promise.reject(new Error('down')) } as unknown as Redis;
-  const offline = { status: 'reconnecting', eval: () => t.fail('no call while offline'), get: () => t.fail('no call while offline') } as unknown as Redis;
+  // the deferral's script is a command of the connection's (`keepLater`, defined on it)
+  const hanging = {
+    status: 'ready',
+    defineCommand() {},
+    keepLater: () => new Promise<never>(() => {}),
+    get: () => new Promise<never>(() => {}),
+  } as unknown as Redis;
+  const failing = {
+    status: 'ready',
+    defineCommand() {},
+    keepLater: () => Promise.reject(new Error('down')),
+    get: () => Promise.reject(new Error('down')),
+  } as unknown as Redis;
+  const offline = {
+    status: 'reconnecting',
+    defineCommand() {},
+    keepLater: () => t.fail('no call while offline'),
+    get: () => t.fail('no call while offline'),
+  } as unknown as Redis;
   for (const [name, redis] of [
     ['hanging (a mock: a Redis that never answers)', hanging],
     ['failing (a mock: a Redis that refuses)', failing],

@@ -5,6 +5,7 @@
 // the expiry and deletes the record in one step, so of many parallel confirmations one consumes it.
 import { createHash } from 'node:crypto';
 import type { Redis } from 'ioredis';
+import { scriptCommand } from './redis.ts';
 import type { Clock } from './clock.ts';
 import type { Ids } from './ids.ts';
 
@@ -70,7 +71,7 @@ export function createConfirmations(redis: Redis, clock: Clock, ids: Ids, ttlSec
     },
     async consume(handle, expected) {
       const now = clock.now().getTime();
-      const answer = (await redis.eval(CONSUME, 1, keyOf(handle), encode(expected, 0), String(now))) as [number, string] | null;
+      const answer = (await scriptCommand(redis, 'consume', CONSUME, 1)(keyOf(handle), encode(expected, 0), String(now))) as [number, string] | null;
       if (answer === null) return { kind: 'unknown' };
       const [outcome, text] = answer;
       const { binding } = decode(text);

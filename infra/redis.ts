@@ -33,8 +33,27 @@ for i, key in ipairs(KEYS) do
 end
 return counts`;
 
-type Counting = Redis & { countInWindow(keys: number, ...args: Array<string | number>): Promise<number[]> };
-const counting = new WeakSet<Redis>();
+/** A script's command, per connection: sent by its digest (EVALSHA; ioredis loads it again if Redis lost it), not as its text with every call. */
+type ScriptCall = (...args: Array<string | number>) => Promise<unknown>;
+const scripts = new WeakMap<object, Map<string, ScriptCall>>();
+
+/**
+ * `lua` as a command of `redis`'s (defined once per connection, under `name`), called with its
+ * `numberOfKeys` keys first, then its arguments (null: a number of keys each call gives first): the
+ * one way our Redis scripts are sent.
+ */
+export function scriptCommand(redis: Pick<Redis, 'defineCommand'>, name: string, lua: string, numberOfKeys: number | null): ScriptCall {
+  const defined = scripts.get(redis) ?? new Map<string, ScriptCall>();
+  scripts.set(redis, defined);
+  let call = defined.get(name);
+  if (!call) {
+    redis.defineCommand(name, numberOfKeys === null ? { lua } : { numberOfKeys, lua });
+    const method = (redis as unknown as Record<string, ScriptCall>)[name]!;
+    call = method.bind(redis);
+    defined.set(name, call);
+  }
+  return call;
+}
 
 /**
  * Counts one more under the key (or each key), a fixed window's counter: a key's first count gives
@@ -44,11 +63,7 @@ const counting = new WeakSet<Redis>();
 export async function countInWindow(redis: Redis, key: string, windowMs: number): Promise<number>;
 export async function countInWindow(redis: Redis, keys: readonly string[], windowMs: number): Promise<number[]>;
 export async function countInWindow(redis: Redis, keys: string | readonly string[], windowMs: number): Promise<number | number[]> {
-  if (!counting.has(redis)) {
-    redis.defineCommand('countInWindow', { lua: COUNT_IN_WINDOW });
-    counting.add(redis);
-  }
   const list = typeof keys === 'string' ? [keys] : keys;
-  const counts = await (redis as Counting).countInWindow(list.length, ...list, windowMs);
+  const counts = (await scriptCommand(redis, 'countInWindow', COUNT_IN_WINDOW, null)(list.length, ...list, windowMs)) as number[];
   return typeof keys === 'string' ? counts[0]! : counts;
 }

@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { Pool } from '../infra/db.ts';
+import { scriptCommand } from '../infra/redis.ts';
 import { comparePositions, type Position } from '../infra/eventstore/port.ts';
 import { readCheckpoints } from './checkpoints.ts';
 import type { ProjectionRunner } from './runner.ts';
@@ -120,8 +121,7 @@ export function createDeferredWrites(options: {
   ttlMs: number;
 }): DeferredWrites {
   const { redis, settle, projections, boundMs, ttlMs } = options;
-  redis.defineCommand('keepLater', { numberOfKeys: 1, lua: KEEP_LATER });
-  const keepLater = (redis as unknown as { keepLater(key: string, value: string, ttlMs: string): Promise<unknown> }).keepLater.bind(redis);
+  const keepLater = scriptCommand(redis, 'keepLater', KEEP_LATER, 1);
   const key = (userId: string) => `ryw:${userId}`;
   /** this process's own deferred writes, the latest per user (bounded, oldest out) */
   const local = new Map<string, Written>();

@@ -3,6 +3,7 @@
 // projection batch touches the pool or agent behind it, `notifications/resources/updated` goes to
 // the session's stream through the relay (api/mcp/relay.ts), whichever process holds it.
 import type { Redis } from 'ioredis';
+import { scriptCommand } from '../../infra/redis.ts';
 import type { ServerEvent } from '@modelcontextprotocol/server';
 import type { RecordedEvent } from '../../infra/eventstore/port.ts';
 import { sendToSession } from './relay.ts';
@@ -100,7 +101,7 @@ export async function notifyChanged(redis: Redis, ttlSeconds: number, events: re
   for (const target of targets.filter((_, i) => watched[i] === 1)) {
     const sessions = await redis.smembers(watchersKey(target));
     if (!sessions.length) {
-      await redis.eval(FORGET_UNWATCHED, 2, WATCHED, watchersKey(target), target);
+      await scriptCommand(redis, 'forgetUnwatched', FORGET_UNWATCHED, 2)(WATCHED, watchersKey(target), target);
       continue;
     }
     const message = { jsonrpc: '2.0' as const, method: 'notifications/resources/updated', params: { uri: uriOf(target) } };

@@ -6,6 +6,7 @@
 // - the mfaAccessToken VerifyCode issued to a user with MFA on, sealed (AES-256-GCM, its own HKDF
 //   purpose), so the TOTP form posts only the code and the page never carries the token.
 import type { Redis } from 'ioredis';
+import { scriptCommand } from '../../infra/redis.ts';
 import { normalizeEmail } from '../../domain/user/fields.ts';
 import { decryptSecret, encryptSecret } from '../../infra/secrets.ts';
 
@@ -40,7 +41,7 @@ export function consentState(redis: Redis, masterSecret: string): ConsentState {
       await redis.multi().del(signInKey(uid)).hset(signInKey(uid), 'email', normalizeEmail(email), 'tries', 0).expire(signInKey(uid), ttlSeconds).exec();
     },
     async takeCodeTry(uid, email) {
-      return (await redis.eval(TAKE_CODE_TRY, 1, signInKey(uid), normalizeEmail(email), CODE_TRIES_PER_LOOKUP)) === 1;
+      return (await scriptCommand(redis, 'takeCodeTry', TAKE_CODE_TRY, 1)(signInKey(uid), normalizeEmail(email), CODE_TRIES_PER_LOOKUP)) === 1;
     },
     async holdMfa(uid, mfaAccessToken, ttlSeconds) {
       await redis.set(mfaKey(uid), encryptSecret(mfaAccessToken, masterSecret, MFA_PURPOSE), 'EX', ttlSeconds);

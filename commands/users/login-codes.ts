@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { accountLocked, addressLocked, invalidCode, LOGIN_LIMITS, lookupThrottled, nextLookupAt } from '../../domain/user/attempt-limits.ts';
 import { signupFieldsSchema } from '../../domain/user/events.ts';
 import { sameDigest } from '../../domain/user/secret-compare.ts';
-import { countInWindow } from '../../infra/redis.ts';
+import { countInWindow, scriptCommand } from '../../infra/redis.ts';
 import { hmacHex } from '../../infra/tokens.ts';
 
 // Login codes live in Redis only (they are short-lived secrets, not facts): a keyed digest of the
@@ -126,9 +126,7 @@ export async function consumeCode(
   const raw = await redis.get(keys.code);
   const stored = raw ? storedCodeSchema.safeParse(JSON.parse(raw)) : undefined;
   if (stored?.success === true && sameDigest(stored.data.digest, codeDigest(key, userId, code))) {
-    const [taken, ms] = (await redis.eval(
-      TAKE_IF_SAME,
-      4,
+    const [taken, ms] = (await scriptCommand(redis, 'takeIfSame', TAKE_IF_SAME, 4)(
       keys.code,
       keys.failures,
       keys.lock,
@@ -142,9 +140,7 @@ export async function consumeCode(
     if (taken === 'locked') throw accountLocked(now, ms);
     if (taken === 'address') throw addressLocked(now, ms);
   }
-  const [outcome, ms] = (await redis.eval(
-    COUNT_WRONG,
-    4,
+  const [outcome, ms] = (await scriptCommand(redis, 'countWrong', COUNT_WRONG, 4)(
     keys.failures,
     keys.lock,
     keys.code,

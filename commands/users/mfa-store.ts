@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { scriptCommand } from '../../infra/redis.ts';
 import { z } from 'zod';
 import { refuse, type DomainError } from '../../domain/shared/errors.ts';
 import { MFA_LIMITS, mfaLocked, wrongCodeLocks } from '../../domain/user/attempt-limits.ts';
@@ -64,7 +65,10 @@ const wrongTotp = () => refuse('INVALID_MFA_CODE', 'invalid TOTP code');
  */
 export async function withinAttempts<T>(redis: Redis, userId: string, now: Date, check: () => T | null, wrong: () => DomainError = wrongTotp): Promise<T> {
   const keys = mfaKeys(userId);
-  const [outcome, n] = (await redis.eval(TAKE_ATTEMPT, 2, keys.attempts, keys.lock, MFA_LIMITS.maxAttempts, MFA_LIMITS.lockMs)) as [string, number];
+  const [outcome, n] = (await scriptCommand(redis, 'takeAttempt', TAKE_ATTEMPT, 2)(keys.attempts, keys.lock, MFA_LIMITS.maxAttempts, MFA_LIMITS.lockMs)) as [
+    string,
+    number,
+  ];
   if (outcome === 'locked') throw mfaLocked(now, n);
   const matched = check();
   if (matched !== null) {

@@ -216,6 +216,7 @@ export async function auditSnapshots(
   db: Pool,
   { pageStreams = AUDIT_PAGE_STREAMS }: { pageStreams?: number } = {},
 ): Promise<SnapshotAudit> {
+  if (!Number.isInteger(pageStreams) || pageStreams < 1) throw new RangeError(`pageStreams must be a whole number of at least 1, not ${pageStreams}`);
   const audit: SnapshotAudit = { match: 0, different: [], otherVersions: 0 };
   // '' sorts before every stream's name (a deterministic collation breaks a tie bytewise)
   let after = '';

@@ -109,7 +109,7 @@ t.test('a runner replaying old events cannot put back an agent the user has stop
   const answer = await api(app, 'POST', PATH, { token: user.accessToken, body: { agentId: beta, allocationMode: 'USD_AMOUNT', allocationAmountUsd: 100 } });
   t.equal(answer.body.data.strategyCount, 1, 'beta alone');
   // what a runner starting below the read model's checkpoint reports again: the user's old follow of alpha
-  const history = await committedLog(app, { maxCount: 10_000 });
+  const history = await committedLog(app);
   const oldFollow = history.find((e) => e.type === 'AgentFollowed' && (e.data as { agentId: string }).agentId === alpha);
   t.ok(oldFollow, 'the old follow is in the log');
   // the read model has the user's writes (a read waits for them)

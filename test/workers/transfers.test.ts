@@ -394,7 +394,7 @@ t.test('transfer recovery completes follows interrupted by a crash', async (t) =
   });
 
   await t.test('a rebuilt transfers read model equals the live one', async (t) => {
-    await app.deps.readYourWrites(await committedTail(app));
+    t.ok(await app.deps.readYourWrites(await committedTail(app)), 'the read models applied every event');
     const snapshot = async () => ({
       transfers: (await app.deps.pool.query('SELECT * FROM transfers ORDER BY transfer_id')).rows,
       seats: (await app.deps.pool.query('SELECT * FROM beta_seat_holders ORDER BY agent_id, user_id')).rows,

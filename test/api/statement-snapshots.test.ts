@@ -244,6 +244,26 @@ t.test('the audit reads the snapshots a page of streams at a time', async (t) =>
     "the last page's tampered snapshot is reported, the other version counted, the rest match",
   );
   t.same(await auditSnapshots(app.deps.store, app.deps.pool), paged, 'as the default page says');
+
+  // streams of other versions only, whose names sort apart in the C collation and in a linguistic one ('.' weighs nothing there),
+  // at every page's boundary (a page of one stream): each read once, in the column's own order, counted
+  await app.deps.pool.query(
+    `INSERT INTO pool_fold_snapshots (stream_name, fold_version, revision, event_id, latest_ms, body)
+      SELECT name, $1::int + 1000, 0, gen_random_uuid()::text, 0, '{}' FROM unnest($2::text[]) AS name`,
+    [POOL_FOLD_VERSION, ['pool-a.b', 'pool-ab', 'pool-a-c', 'pool-AB']],
+  );
+  const everyStream = (
+    await app.deps.pool.query<{ stream_name: string }>('SELECT DISTINCT stream_name FROM pool_fold_snapshots ORDER BY stream_name')
+  ).rows.map((r) => r.stream_name);
+  watched.length = 0;
+  const one = await auditSnapshots(app.deps.store, app.deps.pool, { pageStreams: 1 });
+  t.same(
+    watched.map((q) => [...new Set(q.rows.map((r) => r.stream_name))]),
+    [...everyStream.map((name) => [name]), []],
+    'a page of one stream each, every stream once, in order',
+  );
+  t.same(one, { ...paged, otherVersions: 5 }, 'the other versions counted, the same snapshots checked');
+  await t.rejects(auditSnapshots(app.deps.store, app.deps.pool, { pageStreams: 0 }), RangeError, 'a page of no stream is refused');
 });
 
 t.test('over HTTP, the first statement answers before its snapshots are written, then writes them', async (t) => {

@@ -48,7 +48,7 @@ async function latestSnapshot(db: Pool, streamName: string, bound: number): Prom
 }
 
 /** Writes `snapshots` (a snapshot already there is kept: a stream's prefix never changes) and drops the stream's snapshots of other fold versions. */
-async function saveSnapshots(db: Pool, streamName: string, snapshots: PoolFoldSnapshot[]): Promise<void> {
+export async function saveSnapshots(db: Pool, streamName: string, snapshots: PoolFoldSnapshot[]): Promise<void> {
   await db.query({
     name: 'pool-fold-snapshot-save',
     text: `INSERT INTO pool_fold_snapshots (stream_name, fold_version, revision, event_id, latest_ms, body)

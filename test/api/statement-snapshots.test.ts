@@ -7,9 +7,9 @@
 import t, { type Test } from 'tap';
 import { buildStatement, type StatementDeps } from '../../api/routes/statements/build.ts';
 import { simulatedPool } from '../../bench/audit.ts';
-import { encodeSnapshot, foldSnapshots, POOL_FOLD_VERSION } from '../../domain/pool/fold-snapshot.ts';
+import { foldSnapshots, POOL_FOLD_VERSION } from '../../domain/pool/fold-snapshot.ts';
 import { poolId as poolIdOf } from '../../domain/pool/state.ts';
-import { auditSnapshots, statementHistory } from '../../projections/statements/fold-snapshots.ts';
+import { auditSnapshots, saveSnapshots, statementHistory } from '../../projections/statements/fold-snapshots.ts';
 import { poolHistory } from '../../projections/subscriptions/audit.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
 import { signIn } from '../support/auth.ts';
@@ -199,18 +199,7 @@ t.test('the audit reads the snapshots a page of streams at a time', async (t) =>
     const { poolId, streamName } = await appendPool(app, user.userId, 20 + i, 90, `audit-agent-${i}`);
     const snapshots = foldSnapshots(await poolHistory(app.deps.store, poolId), null, 20);
     total += snapshots.length;
-    await app.deps.pool.query(
-      `INSERT INTO pool_fold_snapshots (stream_name, fold_version, revision, event_id, latest_ms, body)
-        SELECT $1, $2, * FROM unnest($3::bigint[], $4::text[], $5::bigint[], $6::text[])`,
-      [
-        streamName,
-        POOL_FOLD_VERSION,
-        snapshots.map((s) => s.revision),
-        snapshots.map((s) => s.eventId),
-        snapshots.map((s) => s.latestMs),
-        snapshots.map(encodeSnapshot),
-      ],
-    );
+    await saveSnapshots(app.deps.pool, streamName, snapshots);
   }
   const streams = (await app.deps.pool.query<{ stream_name: string }>('SELECT DISTINCT stream_name FROM pool_fold_snapshots ORDER BY stream_name')).rows.map(
     (r) => r.stream_name,

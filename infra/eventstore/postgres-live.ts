@@ -9,8 +9,6 @@ import type { Position, ReadAllOptions, RecordedEvent, Subscription } from './po
 export const CHANNEL = 'events_appended';
 const FALLBACK_POLL_MS = 500;
 const FAST_RETRY_WINDOW_MS = 1000;
-/** Held back this long after a wake-up, a read looks past other databases' transactions (`readPastOthers`). */
-const HELD_BACK_MS = 20;
 const SUBSCRIPTION_BATCH = 1000;
 
 /**
@@ -158,10 +156,7 @@ export function sharedListener(connectionString: string, local: EventEmitter, na
  * Catch-up and live in one loop: read after the last position until a short batch, then wait
  * for a wake-up (local append, NOTIFY) or the fallback poll. A wake-up names the appending
  * transaction; while that transaction's events are not yet visible (an older transaction still
- * holds the snapshot's xmin) the read is retried with a short backoff, and only then. Held back
- * longer than HELD_BACK_MS (our own appends end within a few), the retries read past other
- * databases' transactions (`readPastOthers`, the store's): one open in another database of the
- * server (a report, a migration, a test creating its database) no longer holds the projections back.
+ * holds the snapshot's xmin) the read is retried with a short backoff, and only then.
  */
 export function pollingSubscription(
   readAll: (o: ReadAllOptions) => Promise<RecordedEvent[]>,
@@ -170,7 +165,6 @@ export function pollingSubscription(
   onClose: () => void,
   ready: () => Promise<void> = () => Promise.resolve(),
   pollMs: () => number = () => FALLBACK_POLL_MS,
-  readPastOthers: (o: ReadAllOptions) => Promise<RecordedEvent[]> = readAll,
 ): Subscription {
   let closed = false;
   let wake: (() => void) | null = null;
@@ -208,8 +202,7 @@ export function pollingSubscription(
       await ready();
       if (closed) return;
       woken = false;
-      const heldBack = position.commit < announced && performance.now() - announcedAt > HELD_BACK_MS;
-      const batch = await (heldBack ? readPastOthers : readAll)({ fromPosition: position, maxCount: SUBSCRIPTION_BATCH });
+      const batch = await readAll({ fromPosition: position, maxCount: SUBSCRIPTION_BATCH });
       for (const event of batch) {
         if (closed) return;
         position = event.position;

@@ -162,28 +162,6 @@ export const READ_ALL_SQL = `SELECT ${COLUMNS} FROM events
   ORDER BY events.transaction_id, events.position
   LIMIT $3`;
 
-/**
- * The global read past other databases' transactions, for a live read held back (postgres-live.ts):
- * the snapshot's xmin is the whole server's, so a transaction open in another database holds the
- * read above back though it can never write our events. Here the bound is the least transaction of
- * the statement's snapshot's in-progress list (`pg_snapshot_xip`, the snapshot the rows are read
- * with) not seen running in another database (`pg_stat_get_activity`: a backend never changes
- * databases inside a transaction); none left, the snapshot's xmax. An xid is let go only while it
- * is seen running elsewhere, so one that ended since the snapshot, a prepared transaction, or one
- * whose `backend_xid` the role may not see counts as ours and holds the read, as the xmin does.
- * `backend_xid` is 32 bits, the list's 64 (epoch and xid). Reading the backends' status costs the
- * server about 0.2 ms, hence only when a read is held back.
- */
-export const READ_ALL_PAST_OTHERS_SQL = `SELECT ${COLUMNS} FROM events
-  WHERE (transaction_id, position) > ($1::xid8, $2::bigint)
-    AND transaction_id < (
-      SELECT coalesce(min(x), pg_snapshot_xmax(pg_current_snapshot())) FROM pg_snapshot_xip(pg_current_snapshot()) AS x
-       WHERE NOT EXISTS (SELECT 1 FROM pg_stat_get_activity(NULL) AS a
-         WHERE a.backend_xid IS NOT NULL AND a.datid <> (SELECT oid FROM pg_database WHERE datname = current_database())
-           AND a.backend_xid::text::bigint = (x::text::bigint & 4294967295)))
-  ORDER BY events.transaction_id, events.position
-  LIMIT $3`;
-
 /** readAllPages: the global read, with the stream prefix as a filter on the scan (null: every stream), as entries (PlainEntry, the stream's name last). */
 export const READ_ALL_PAGE_SQL = `SELECT ${ENTRY_COLUMNS}, stream_name
   FROM events

@@ -28,7 +28,6 @@ import {
   PlainFact,
   READ_ALL_FACTS_SQL,
   READ_ALL_PAGE_SQL,
-  READ_ALL_PAST_OTHERS_SQL,
   READ_ALL_SQL,
   READ_STREAM_ENTRIES_SQL,
   readCoalescer,
@@ -84,19 +83,17 @@ export function createPostgresEventStore(options: PostgresEventStoreOptions): Ev
   const batcher = appendBatcher(pool, appendOnce, (xid) => notifier.notify(xid));
   const reads = readCoalescer(pool);
 
-  /** The global read; `pastOthers`: past other databases' transactions (a live read held back). */
-  async function readGlobal({ fromPosition = START, maxCount }: ReadAllOptions, pastOthers: boolean): Promise<RecordedEvent[]> {
+  async function readAll({ fromPosition = START, maxCount }: ReadAllOptions): Promise<RecordedEvent[]> {
     const commit = fromPosition.commit < 0n ? '0' : fromPosition.commit.toString();
     const { rows } = await pool.query<unknown[]>({
-      name: pastOthers ? 'read-all-past-others' : 'read-all',
-      text: pastOthers ? READ_ALL_PAST_OTHERS_SQL : READ_ALL_SQL,
+      name: 'read-all',
+      text: READ_ALL_SQL,
       values: [commit, fromPosition.prepare.toString(), maxCount],
       rowMode: 'array',
       types: EVENT_TYPES,
     });
     return rows.map((row) => toRecorded(row));
   }
-  const readAll = (options: ReadAllOptions) => readGlobal(options, false);
 
   async function readAllFacts({ fromPosition = START, maxCount, streamPrefix }: ReadAllFactsOptions): Promise<RecordedFact[]> {
     const commit = fromPosition.commit < 0n ? '0' : fromPosition.commit.toString();
@@ -172,15 +169,7 @@ export function createPostgresEventStore(options: PostgresEventStoreOptions): Ev
 
     subscribeAll({ fromPosition = START, ready }: SubscribeOptions = {}): Subscription {
       listener?.retain();
-      return pollingSubscription(
-        readAll,
-        local,
-        fromPosition,
-        () => listener?.release(),
-        ready,
-        listener?.pollMs,
-        (options) => readGlobal(options, true),
-      );
+      return pollingSubscription(readAll, local, fromPosition, () => listener?.release(), ready, listener?.pollMs);
     },
 
     async ping() {

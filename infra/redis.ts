@@ -43,8 +43,8 @@ const scripts = new WeakMap<object, Map<string, ScriptCall>>();
  * one way our Redis scripts are sent.
  */
 export function scriptCommand(redis: Pick<Redis, 'defineCommand'>, name: string, lua: string, numberOfKeys: number | null): ScriptCall {
-  const defined = scripts.get(redis) ?? new Map<string, ScriptCall>();
-  scripts.set(redis, defined);
+  let defined = scripts.get(redis);
+  if (!defined) scripts.set(redis, (defined = new Map()));
   let call = defined.get(name);
   if (!call) {
     redis.defineCommand(name, numberOfKeys === null ? { lua } : { numberOfKeys, lua });

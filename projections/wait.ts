@@ -77,10 +77,7 @@ function decode(text: string): Written | undefined {
   return { position: { commit: BigInt(commit!), prepare: BigInt(prepare!) }, waited: mark === 'w' };
 }
 
-/**
- * Keeps the later of the stored and the given position (two processes may defer for one user at once); answers the stored one (nil if none).
- * A command of the connection's (`keepLater`), so it is sent by its digest (EVALSHA), not as its text with every write.
- */
+/** Keeps the later of the stored and the given position (two processes may defer for one user at once); answers the stored one (nil if none). */
 const KEEP_LATER = `local cur = redis.call('GET', KEYS[1])
 if (not cur) or ARGV[1] > cur then redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2]) else redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
 return cur`;

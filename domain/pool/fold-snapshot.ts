@@ -125,20 +125,11 @@ export function foldSnapshots(history: readonly PoolHistoryEvent[], after: PoolF
 }
 
 /**
- * The snapshot at `revision` replayed from the history's first event (the audit's check of a stored
- * one); null where none can be taken (the command goes on after it, or the history is too short).
- */
-export function snapshotAt(history: readonly PoolHistoryEvent[], revision: number): PoolFoldSnapshot | null {
-  // the one snapshot due at `revision` exactly, with the event after it known
-  const [snapshot] = foldSnapshots(history.slice(0, revision + 2), null, revision + 1);
-  return snapshot?.revision === revision ? snapshot : null;
-}
-
-/**
- * snapshotAt at each of `revisions` (ascending; a repeat answers the same), in one fold of the
- * history from its first event: the answers in that order, each equal to snapshotAt's (tested over
- * random histories). The running state keeps its bookkeeping, as snapshotAt's single fold does;
- * each snapshot takes it without (the audit of a stream's snapshots: linear in its events).
+ * The snapshot at each of `revisions` (ascending; a repeat answers the same) replayed from the
+ * history's first event, in one fold (the audit's check of a stream's stored snapshots: linear in
+ * its events); null where none can be taken (the command goes on after it, or the history is too
+ * short). Each equals the one foldSnapshots takes at that revision alone (tested over random
+ * histories). The running state keeps its bookkeeping; each snapshot takes it without.
  */
 export function snapshotsAt(history: readonly PoolHistoryEvent[], revisions: readonly number[]): Array<PoolFoldSnapshot | null> {
   const folded = foldedFrom(null);

@@ -243,7 +243,7 @@ export async function auditSnapshots(
       streams.set(row.stream_name, stored);
     }
     for (const [streamName, stored] of streams) {
-      // one fold of the stream answers every stored revision (snapshotsAt: snapshotAt's at each)
+      // one fold of the stream answers every stored revision
       const { events } = await historyFrom(store, streamName, 0);
       const revisions = stored.map((s) => s.revision);
       const replayed = snapshotsAt(events, revisions);

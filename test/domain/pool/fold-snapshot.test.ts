@@ -14,13 +14,21 @@ import {
   foldSnapshots,
   POOL_FOLD_VERSION,
   servesPeriod,
-  snapshotAt,
   snapshotsAt,
   type PoolFoldSnapshot,
 } from '../../../domain/pool/fold-snapshot.ts';
 import { timeOf } from '../../../domain/pool/events.ts';
 import type { PoolHistoryEvent } from '../../../domain/pool/history.ts';
 import { canonicalJson } from '../../../domain/shared/canonical-json.ts';
+
+/**
+ * The reference for snapshotsAt: the snapshot foldSnapshots takes at `revision` alone (the one due
+ * there exactly, with the event after it known); null where none can be taken.
+ */
+function snapshotAt(history: readonly PoolHistoryEvent[], revision: number): PoolFoldSnapshot | null {
+  const [snapshot] = foldSnapshots(history.slice(0, revision + 2), null, revision + 1);
+  return snapshot?.revision === revision ? snapshot : null;
+}
 
 /** A simulated pool's history as a stream holds it; `jitter` moves recorded times back and forth (a clock that stepped). */
 function historyOf(seed: number, length: number, jitter: number[] = []): PoolHistoryEvent[] {

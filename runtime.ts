@@ -10,7 +10,7 @@ import { ConfigError, socialGoogleOf, type Config } from './infra/config.ts';
 import { statementKeys } from './infra/statement-keys.ts';
 import { createPool, ensureDatabase } from './infra/db.ts';
 import { createEventStore } from './infra/eventstore/index.ts';
-import type { EventStore } from './infra/eventstore/port.ts';
+import type { EventStore, RecordedEvent } from './infra/eventstore/port.ts';
 import { randomIds, type Ids } from './infra/ids.ts';
 import { createLogger } from './infra/logger.ts';
 import { migrateAll } from './projections/migrations.ts';
@@ -18,7 +18,7 @@ import { createRedis } from './infra/redis.ts';
 import { allProjectors } from './projections/index.ts';
 import { ProjectionRunner, type RunnerOptions } from './projections/runner.ts';
 import { legsAtVenue, transfersInFlight, unfollowedSeats } from './projections/transfers/queries.ts';
-import { followerPools, realPools } from './projections/subscriptions/queries.ts';
+import { followerPools, poolOwnerOfStream, poolsGroupOf, realPools } from './projections/subscriptions/queries.ts';
 import { unexecutedSignals } from './projections/signals/queries.ts';
 import { liveTrades } from './projections/trades/queries.ts';
 import { leveledLots } from './projections/wallets/queries.ts';
@@ -154,6 +154,11 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   // The connection retries by itself; meanwhile the requests that need it answer 503.
   redis.on('error', (err) => logger.warn({ err }, 'Redis connection failed; retrying'));
 
+  const changedGroupOf = (e: RecordedEvent): string | [] => {
+    const owner = poolOwnerOfStream(e.streamName);
+    if (owner) return poolsGroupOf(owner);
+    return userIdOfStream(e.streamName) ?? (e.streamName.startsWith(API_KEY_STREAM) ? e.streamName : []);
+  };
   const identities = createIdentityCache<SessionIdentity>({
     redis,
     ttlMs: roles.api ? config.IDENTITY_CACHE_TTL_MS : 0,
@@ -171,8 +176,9 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
         // MCP clients watching a pool or agent hear of its change once the read models show it.
         onCommitted: (events, at) => {
           notifyChanged(redis, config.MCP_SESSION_TTL_SECONDS, events).catch((err) => logger.warn({ err }, 'MCP resource change notice failed'));
-          // Remembered identities of the users and API keys the batch changed go, here and in every API process.
-          identities.changed(events.flatMap((e) => userIdOfStream(e.streamName) ?? (e.streamName.startsWith(API_KEY_STREAM) ? e.streamName : [])));
+          // Remembered identities of the users and API keys the batch changed go, and the subscription lists of the users whose
+          // pools it changed, here and in every API process.
+          identities.changed(events.flatMap(changedGroupOf));
           try {
             strategyCounts.committed(events);
           } catch (err) {

@@ -17,8 +17,15 @@ export interface IdentityCache<T> {
    * The value of `key`, from memory or `load` (null: none; never remembered); dropped when one of `groupsOf(value)` changes.
    * A key starts with its kind (`apikey:`, `user:`), so one kind's values are never answered for another's.
    * `usable`: whether a remembered value may answer this call (one that may not is loaded again, and the new one remembered).
+   * `weight`: what the value counts against the memory's bound (1 when not given: an identity; a rendered text its KiB).
    */
-  lookup<V>(key: string, load: () => Promise<V | null>, groupsOf: (value: V) => readonly string[], usable?: (value: V) => boolean): Promise<V | null>;
+  lookup<V>(
+    key: string,
+    load: () => Promise<V | null>,
+    groupsOf: (value: V) => readonly string[],
+    usable?: (value: V) => boolean,
+    weight?: (value: V) => number,
+  ): Promise<V | null>;
   /** These groups' entries are gone here at once, and in every process once the notice reaches it. */
   changed(groups: Iterable<string>): void;
   close(): void;
@@ -26,13 +33,19 @@ export interface IdentityCache<T> {
 
 /** The pub/sub channel (under the Redis key prefix: two deployments or test runs sharing a Redis never hear each other). */
 const CHANNEL = 'identity-changed';
-/** Beyond this many entries the one remembered first goes (memory stays bounded whatever the callers). */
-const MAX_ENTRIES = 100_000;
+/** Beyond this many groups' changes kept, their numbers are trimmed (memory stays bounded whatever the callers). */
+const MAX_CHANGES_KEPT = 100_000;
+/**
+ * Beyond this total weight the entries remembered first go: 100,000 identities, or about 100 MiB of rendered
+ * text (a text weighs its KiB), or a mix.
+ */
+export const MAX_WEIGHT = 100_000;
 
 interface Entry {
   value: unknown;
   until: number;
   groups: readonly string[];
+  weight: number;
 }
 
 export function createIdentityCache<T>(options: {
@@ -47,6 +60,7 @@ export function createIdentityCache<T>(options: {
   /** what was loaded and until when it is used, in the order remembered; and each group's entries */
   const entries = new Map<string, Entry>();
   const members = new Map<string, Set<string>>();
+  let weighed = 0;
   let subscriber: Redis | undefined;
   /** true once Redis confirmed the subscription: before that a notice could be missed, so nothing is remembered */
   let subscribed = false;
@@ -63,6 +77,7 @@ export function createIdentityCache<T>(options: {
     const entry = entries.get(key);
     if (!entry) return;
     entries.delete(key);
+    weighed -= entry.weight;
     for (const group of entry.groups) {
       const keys = members.get(group);
       keys?.delete(key);
@@ -75,7 +90,7 @@ export function createIdentityCache<T>(options: {
       for (const key of members.get(group) ?? []) drop(key);
       lastChange.set(group, seq);
     }
-    if (lastChange.size > MAX_ENTRIES) {
+    if (lastChange.size > MAX_CHANGES_KEPT) {
       lastChange.clear();
       floor = seq;
     }
@@ -85,23 +100,26 @@ export function createIdentityCache<T>(options: {
     lastChange.clear();
     entries.clear();
     members.clear();
+    weighed = 0;
   };
-  const remember = (key: string, value: unknown, groups: readonly string[], since: number, now: number) => {
+  const remember = (key: string, value: unknown, groups: readonly string[], weight: number, since: number, now: number) => {
     if (!subscribed || since < floor || groups.some((g) => (lastChange.get(g) ?? 0) > since)) return;
     drop(key);
-    entries.set(key, { value, until: now + ttlMs, groups });
+    entries.set(key, { value, until: now + ttlMs, groups, weight });
+    weighed += weight;
     for (const group of groups) {
       let keys = members.get(group);
       if (!keys) members.set(group, (keys = new Set()));
       keys.add(key);
     }
-    if (entries.size > MAX_ENTRIES) drop(entries.keys().next().value!);
+    while (weighed > MAX_WEIGHT && entries.size > 1) drop(entries.keys().next().value!);
   };
   const lookup = async <V>(
     key: string,
     load: () => Promise<V | null>,
     groupsOf: (value: V) => readonly string[],
     usable?: (value: V) => boolean,
+    weight?: (value: V) => number,
   ): Promise<V | null> => {
     if (ttlMs <= 0 || !subscribed) return load();
     const now = performance.now();
@@ -113,7 +131,7 @@ export function createIdentityCache<T>(options: {
       drop(key);
       return null;
     }
-    remember(key, value, groupsOf(value), since, now);
+    remember(key, value, groupsOf(value), weight ? Math.max(1, weight(value)) : 1, since, now);
     return value;
   };
 

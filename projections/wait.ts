@@ -61,6 +61,15 @@ export interface ReadFloor {
 }
 
 /**
+ * Whether a remembered read (read at `at`) may answer a caller with this floor: only when Redis was asked (a write of theirs taken by
+ * another process is known) and it is at or past their latest write; otherwise it is read again.
+ */
+export const remembersFloor =
+  (floor: ReadFloor | null) =>
+  (remembered: { at: Position }): boolean =>
+    floor?.shared === true && (!floor.latest || comparePositions(remembered.at, floor.latest) >= 0);
+
+/**
  * Positions as fixed-width text, so Redis compares them as strings in position order; `:w` marks a write already waited for
  * (a read does not wait for it again), and sorts after the same position unmarked.
  */

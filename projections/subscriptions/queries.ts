@@ -1,5 +1,7 @@
 import type { WalletContext } from '../../domain/wallet/events.ts';
 import type { Pool } from '../../infra/db.ts';
+import type { Position } from '../../infra/eventstore/port.ts';
+import { checkpointOf } from '../checkpoints.ts';
 
 /** The columns a record is made of (not the folded `state`, which only the projector reads). */
 export const RECORD_COLUMNS = `user_id, agent_id, wallet_context, agent_name, agent_image_url, venue, max_leverage, success_fee_percent,
@@ -25,6 +27,31 @@ export async function subscriptionListJson(db: Pool, userId: string, walletConte
   });
   return `[${rows[0]?.[0] ?? ''}]`;
 }
+
+/**
+ * The list as `subscriptionListJson` answers it, with the position the subscriptions read model had applied when it was read (its
+ * checkpoint, read in the same statement, so the same snapshot): what a remembered list is compared with the caller's latest write by.
+ */
+export async function subscriptionListAt(db: Pool, userId: string, walletContext?: WalletContext): Promise<{ json: string; at: Position }> {
+  const { rows } = await db.query<{ list: string | null; commit_position: string | null; prepare_position: string | null }>({
+    name: 'list-subscriptions-at',
+    text: `SELECT (SELECT string_agg(record_json, ',' ORDER BY subscribed_at, agent_id, wallet_context) FROM subscriptions
+        WHERE user_id = $1 AND followed AND ($2::text IS NULL OR wallet_context = $2)) AS list, c.commit_position, c.prepare_position
+      FROM (VALUES (1)) one LEFT JOIN projection_checkpoints c ON c.name = 'subscriptions'`,
+    values: [userId, walletContext ?? null],
+  });
+  return { json: `[${rows[0]?.list ?? ''}]`, at: checkpointOf(rows[0]) };
+}
+
+/** The group whose change drops a user's remembered lists: a batch that touched one of the user's pool streams. */
+export const poolsGroupOf = (userId: string) => `pools:${userId}`;
+
+/** The user whose pool a stream holds (`pool-<userId>.<agentId>.<walletContext>`, domain/pool/state.ts poolId); null for another stream. */
+export const poolOwnerOfStream = (streamName: string): string | null => {
+  if (!streamName.startsWith('pool-')) return null;
+  const end = streamName.indexOf('.', 'pool-'.length);
+  return end > 0 ? streamName.slice('pool-'.length, end) : null;
+};
 
 /** A real pool's ledger as the reconciliation worker compares it with the venue. */
 export interface RealPoolLedger {

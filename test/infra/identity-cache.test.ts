@@ -4,7 +4,7 @@
 // remembered, and a refusal (null) is never remembered.
 import { randomBytes } from 'node:crypto';
 import t, { type Test } from 'tap';
-import { createIdentityCache, type IdentityCache } from '../../infra/identity-cache.ts';
+import { createIdentityCache, type IdentityCache, MAX_WEIGHT } from '../../infra/identity-cache.ts';
 import { createRedis } from '../../infra/redis.ts';
 import { until } from '../support/until.ts';
 
@@ -182,4 +182,45 @@ t.test('a lookup a change of a group overtook is not remembered, though the grou
   const row = source('premium');
   t.same(await here.lookup('apikey:h2', row.load, () => ['owner-2']), { tier: 'premium' });
   t.equal(row.loads, 1);
+});
+
+t.test('what is remembered weighs at most MAX_WEIGHT: the entries remembered first go, the newest stays', async (t) => {
+  const [here] = await twoProcesses(t);
+  const heavy = MAX_WEIGHT / 4;
+  const rows = [0, 1, 2, 3, 4].map((i) => source(`list-${i}`));
+  const remembered = async (i: number) => {
+    const before = rows[i]!.loads;
+    await here.lookup(
+      `list:${i}`,
+      rows[i]!.load,
+      () => [`owner-${i}`],
+      undefined,
+      () => heavy,
+    );
+    return rows[i]!.loads === before;
+  };
+  for (let i = 0; i < 4; i++) t.notOk(await remembered(i), `list ${i} loaded`);
+  for (let i = 0; i < 4; i++) t.ok(await remembered(i), `four weigh MAX_WEIGHT: list ${i} still remembered`);
+  t.notOk(await remembered(4), 'a fifth is loaded');
+  t.ok(await remembered(4), 'and remembered');
+  t.notOk(await remembered(0), 'the one remembered first went to make room');
+  t.ok(await remembered(3), 'a later one stays');
+  // an identity (weight 1) makes room too, and a value heavier than the whole bound is still kept alone, newest
+  const huge = source('huge');
+  await here.lookup(
+    'list:huge',
+    huge.load,
+    () => ['owner-huge'],
+    undefined,
+    () => MAX_WEIGHT * 2,
+  );
+  await here.lookup(
+    'list:huge',
+    huge.load,
+    () => ['owner-huge'],
+    undefined,
+    () => MAX_WEIGHT * 2,
+  );
+  t.equal(huge.loads, 1, 'the newest is kept whatever it weighs');
+  t.notOk(await remembered(3), 'and everything else went');
 });

@@ -3,7 +3,8 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { subscribeInput } from '../../../commands/subscriptions/subscribe-input.ts';
 import { microToUsd, usdToMicro } from '../../../domain/shared/money.ts';
-import { subscriptionListJson } from '../../../projections/subscriptions/queries.ts';
+import { poolsGroupOf, subscriptionListAt } from '../../../projections/subscriptions/queries.ts';
+import { remembersFloor } from '../../../projections/wait.ts';
 import { subscriptionRecordOfPool } from '../../../projections/subscriptions/record.ts';
 import { subscriptionActionResultSchema, subscriptionRecordSchema } from '../../../projections/subscriptions/record-schema.ts';
 import { envelopeOf, ok, okRendered } from '../../envelope.ts';
@@ -86,7 +87,20 @@ export default async function subscriptionRoutes(root: FastifyInstance): Promise
         response: { 200: envelopeOf(z.array(subscriptionRecordSchema)) },
       },
     },
-    async (request, reply) => okRendered(reply, await subscriptionListJson(app.deps.pool, request.identity!.userId, request.query.walletContext)),
+    async (request, reply) => {
+      const userId = request.identity!.userId;
+      const walletContext = request.query.walletContext;
+      // Remembered beside the identity, dropped when a batch changes one of the user's pools; never older than the caller's own
+      // latest write (its position, known to every process through Redis, against the checkpoint the list was read at).
+      const found = await app.deps.identities.lookup(
+        `subscriptions:${userId}:${walletContext ?? ''}`,
+        () => subscriptionListAt(app.deps.pool, userId, walletContext),
+        () => [poolsGroupOf(userId)],
+        remembersFloor(request.ownWrites),
+        (m) => m.json.length >> 10,
+      );
+      return okRendered(reply, found!.json);
+    },
   );
 
   /** Add and withdraw: the same body and answer, one command each. */

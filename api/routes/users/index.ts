@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { refuse } from '../../../domain/shared/errors.ts';
 import { getFollowableAgentRow, toPublicAgentRecord } from '../../../projections/agents/queries.ts';
 import { getSocialStatus, getUser, getUserAt, listActiveSessions, sessionDocument, socialStatus, userDocument } from '../../../projections/users/queries.ts';
-import { comparePositions, type Position } from '../../../infra/eventstore/port.ts';
+import { remembersFloor } from '../../../projections/wait.ts';
 import { envelopeOf, ok } from '../../envelope.ts';
 import { precompiled } from '../../plugins/serializer.ts';
 import { mfaCodeBody } from '../auth/schemas.ts';
@@ -34,13 +34,11 @@ export default async function userRoutes(root: FastifyInstance): Promise<void> {
       const userId = request.identity!.userId;
       // Remembered beside the identity, dropped by the same notices; never older than the caller's own latest write (its position,
       // known to every process through Redis, against the users read model's checkpoint the document was read at).
-      const floor = request.ownWrites;
-      const usable = (m: { at: Position }) => floor?.shared === true && (!floor.latest || comparePositions(m.at, floor.latest) >= 0);
       const found = await app.deps.identities.lookup(
         `user:${userId}`,
         () => getUserAt(app.deps.pool, userId),
         () => [userId],
-        usable,
+        remembersFloor(request.ownWrites),
       );
       if (!found) throw refuse('USER_NOT_FOUND', 'user not found');
       return ok(found.document);

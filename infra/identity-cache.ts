@@ -28,11 +28,16 @@ export interface IdentityCache<T> {
   ): Promise<V | null>;
   /** These groups' entries are gone here at once, and in every process once the notice reaches it. */
   changed(groups: Iterable<string>): void;
+  /** What the memory holds now: its entries and their total weight. */
+  held(): { entries: number; weight: number };
   close(): void;
 }
 
 /** The pub/sub channel (under the Redis key prefix: two deployments or test runs sharing a Redis never hear each other). */
 const CHANNEL = 'identity-changed';
+/** The channel a client's notices go out on. */
+export const noticeChannel = (redis: Redis): string => `${redis.options.keyPrefix ?? ''}${CHANNEL}`;
+
 /** Beyond this many groups' changes kept, their numbers are trimmed (memory stays bounded whatever the callers). */
 const MAX_CHANGES_KEPT = 100_000;
 /**
@@ -56,7 +61,7 @@ export function createIdentityCache<T>(options: {
   onerror: (error: Error) => void;
 }): IdentityCache<T> {
   const { redis, ttlMs, onerror } = options;
-  const channel = `${redis.options.keyPrefix ?? ''}${CHANNEL}`;
+  const channel = noticeChannel(redis);
   /** what was loaded and until when it is used, in the order remembered; and each group's entries */
   const entries = new Map<string, Entry>();
   const members = new Map<string, Set<string>>();
@@ -105,6 +110,11 @@ export function createIdentityCache<T>(options: {
   const remember = (key: string, value: unknown, groups: readonly string[], weight: number, since: number, now: number) => {
     if (!subscribed || since < floor || groups.some((g) => (lastChange.get(g) ?? 0) > since)) return;
     drop(key);
+    // Entries are kept in the order remembered, all for the same TTL: those whose time is up are the first ones.
+    for (const [first, entry] of entries) {
+      if (entry.until > now) break;
+      drop(first);
+    }
     entries.set(key, { value, until: now + ttlMs, groups, weight });
     weighed += weight;
     for (const group of groups) {
@@ -170,6 +180,7 @@ export function createIdentityCache<T>(options: {
       forget(ids);
       redis.publish(channel, JSON.stringify(ids)).catch(onerror);
     },
+    held: () => ({ entries: entries.size, weight: weighed }),
     close() {
       subscriber?.disconnect();
       forgetAll();

@@ -7,11 +7,14 @@ import { randomBytes } from 'node:crypto';
 import t, { type Test } from 'tap';
 import { poolId } from '../../domain/pool/state.ts';
 import { START, type Position } from '../../infra/eventstore/port.ts';
+import { noticeChannel } from '../../infra/identity-cache.ts';
 import { poolsGroupOf } from '../../projections/subscriptions/queries.ts';
 import { followableAgent } from '../support/agents.ts';
 import { api, dispatch, startTestApp, type TestApp } from '../support/app.ts';
 import { signIn, type SignedIn } from '../support/auth.ts';
 import { startServiceProcess } from '../support/process.ts';
+import { until } from '../support/until.ts';
+import { committedTail } from '../support/log.ts';
 import { oneTrade } from '../domain/pool/fixtures.ts';
 
 const ADMIN = 'list-keeper@example.com';
@@ -81,7 +84,9 @@ t.test("a user's own add or withdrawal is seen at once by their next GET in eith
   t.equal(allocated(await list(app, other), agentId), 300, "another user's list is their own");
 
   // A trade the agent opens on the pool: no write of the user's, so only the notice (or the bound) drops the remembered lists.
-  // Both remember the list just before it, so without the notice the second process would answer the old one for about the bound.
+  // Both load the list anew just before it (the user's add makes theirs older than the floor), so without the notice the second
+  // process would answer the old one for about the bound.
+  t.equal((await api(app, 'POST', `${SUBS}/${agentId}/allocation/add`, { token: user.accessToken, body: { amountUsd: 1 } })).status, 200);
   for (const { server } of [...servers, ...servers]) t.equal((await list(server, user))[0]!.inUseUsd, 0);
   await dispatch(app, 'RecordPoolFact', {
     poolId: poolId(user.userId, agentId, 'virtual'),
@@ -98,32 +103,60 @@ t.test("a user's own add or withdrawal is seen at once by their next GET in eith
 });
 
 t.test('a remembered list older than the caller’s latest write is never answered, whichever process took the write', async (t) => {
-  // A notice can lose its race with the caller's next request (or be lost): put such a stale memory in place by hand.
+  // A notice can lose its race with the caller's next request (or be lost): put such a stale memory in place by hand, once every
+  // notice sent so far has come back (so none drops it), and see the floor check alone refuse it.
   const { app, second, agentId } = await setUp(t, 'list-floor');
   const user = await signIn(app, 'floor-lister@example.com');
   t.equal((await api(app, 'POST', SUBS, { token: user.accessToken, body: { agentId, allocationAmountUsd: 100 } })).status, 200);
   const key = `subscriptions:${user.userId}:`;
-  const remember = async (json: string, at: Position) => {
+  const groups = () => [poolsGroupOf(user.userId)];
+  const stale = JSON.stringify([{ agent: 'stale', allocatedUsd: -1 }]);
+  const remember = async (at: Position) => {
     // (a remembered value not usable is loaded again and remembered: this load's)
     await app.deps.identities.lookup(
       key,
-      async () => ({ json, at }),
-      () => [poolsGroupOf(user.userId)],
+      async () => ({ json: stale, at }),
+      groups,
       () => false,
     );
+    const held = await app.deps.identities.lookup<{ json: string; at: Position }>(
+      key,
+      () => Promise.reject(new Error('not remembered')),
+      groups,
+      () => true,
+    );
+    t.equal(held?.json, stale, 'the stale list is held');
   };
-  const stale = JSON.stringify([{ agent: 'stale', allocatedUsd: -1 }]);
+  /** A marker's notice, published on the app's connection after every notice its runner sent, has come back to it by pub/sub. */
+  const noticesHeard = async () => {
+    const marker = `marker:${randomBytes(4).toString('hex')}`;
+    let loads = 0;
+    const probe = () =>
+      app.deps.identities.lookup(
+        `probe:${marker}`,
+        async () => ++loads,
+        () => [marker],
+      );
+    await probe();
+    await app.deps.redis.publish(noticeChannel(app.deps.redis), JSON.stringify([marker]));
+    await until('the marker notice heard', async () => ((await probe()) ?? 0) > 1, 5_000);
+  };
 
-  t.equal(allocated(await list(app, user), agentId), 100, 'the follow is read (its batch, and the notice it sent, are done)');
-  await remember(stale, { commit: 2n ** 62n, prepare: 2n ** 62n });
+  t.equal(allocated(await list(app, user), agentId), 100, 'the follow is read (its batch is applied)');
+  await noticesHeard();
+  await remember({ commit: 2n ** 62n, prepare: 2n ** 62n });
   t.equal((await list(app, user))[0]!.agent, 'stale', 'a memory no older than the latest write answers (the control)');
 
   let expected = 100;
   for (const writer of [app, second]) {
+    const through = writer === app ? 'this' : 'another';
     t.equal((await api(writer, 'POST', `${SUBS}/${agentId}/allocation/add`, { token: user.accessToken, body: { amountUsd: 5 } })).status, 200);
     expected += 5;
-    await remember(stale, START);
-    t.equal(allocated(await list(app, user), agentId), expected, `written through ${writer === app ? 'this' : 'another'} process`);
+    // the write applied and its notices heard, so only the floor check stands between the stale list and the answer
+    await app.deps.readYourWrites(await committedTail(app));
+    await noticesHeard();
+    await remember(START);
+    t.equal(allocated(await list(app, user), agentId), expected, `written through ${through} process`);
     t.equal(allocated(await list(app, user), agentId), expected, 'and remembered anew');
   }
 });

@@ -224,3 +224,26 @@ t.test('what is remembered weighs at most MAX_WEIGHT: the entries remembered fir
   t.equal(huge.loads, 1, 'the newest is kept whatever it weighs');
   t.notOk(await remembered(3), 'and everything else went');
 });
+
+t.test('entries whose time is up are let go when another is remembered, not kept until the weight bound', async (t) => {
+  const [here] = await twoProcesses(t, 200);
+  const row = source('x');
+  for (let i = 0; i < 3; i++)
+    await here.lookup(
+      `list:old-${i}`,
+      row.load,
+      () => [`o-${i}`],
+      undefined,
+      () => 1_000,
+    );
+  t.ok(here.held().weight >= 3_000, 'three heavy entries held');
+  await new Promise((r) => setTimeout(r, 250));
+  await here.lookup(
+    'list:new',
+    row.load,
+    () => ['o-new'],
+    undefined,
+    () => 10,
+  );
+  t.same(here.held(), { entries: 1, weight: 10 }, 'only the new one is held');
+});

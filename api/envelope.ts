@@ -9,9 +9,15 @@ export function ok<T>(data: T): { success: true; data: T } {
  * The success envelope around data a read model stored already serialized (the bytes the route's
  * response schema would have written): sent as is, the serializer skipped.
  */
-export function okRendered(reply: FastifyReply, dataJson: string): FastifyReply {
-  return reply.type('application/json; charset=utf-8').send(`{"success":true,"data":${dataJson}}`);
+export function okRendered(reply: FastifyReply, dataJson: string | RenderedOk): FastifyReply {
+  return reply.type('application/json; charset=utf-8').send(typeof dataJson === 'string' ? `{"success":true,"data":${dataJson}}` : dataJson.bytes);
 }
+
+/** A success envelope rendered once into its UTF-8 bytes, for an answer kept and sent many times (no encoding per send). */
+export interface RenderedOk {
+  bytes: Buffer;
+}
+export const renderedOk = (dataJson: string): RenderedOk => ({ bytes: Buffer.from(`{"success":true,"data":${dataJson}}`) });
 
 export const paginationQuery = z.object({
   page: z.coerce.number().int().min(1).default(1),

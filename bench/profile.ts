@@ -1,6 +1,6 @@
-// `npm run bench:profile [-- --seconds N --flow follow|withdraw|sell|replay|wallet|mcp|me --save file.cpuprofile]`: where a follow's (a
+// `npm run bench:profile [-- --seconds N --flow follow|withdraw|sell|replay|wallet|mcp|me|list --save file.cpuprofile]`: where a follow's (a
 // withdrawal's, a manual sell's, an Idempotency-Key replay's, a GET /api/v1/wallet's, an MCP tools/call
-// get_wallet's as bench/mcp.ts sends it, a GET /api/v1/users/me's) time goes. Runs the real app with durable commits, drives the flow from a separate
+// get_wallet's as bench/mcp.ts sends it, a GET /api/v1/users/me's, a GET of the 40 subscriptions bench/http.ts reads) time goes. Runs the real app with durable commits, drives the flow from a separate
 // client process at 16 concurrent users,
 // and prints (1) the server's CPU profile top entries by self time, taken with the inspector only
 // while the load runs, and (2) the SQL statements per request, counted at the pg driver.
@@ -13,12 +13,13 @@ import { manyUsers, signIn } from '../test/support/auth.ts';
 import { cpuDuring } from './cpu.ts';
 import { countStatements } from './statements.ts';
 import { callWallet, modernHeaders } from './mcp.ts';
+import { followEveryAgent } from './http.ts';
 
 const secondsAt = process.argv.indexOf('--seconds');
 const seconds = secondsAt > 0 ? Number(process.argv[secondsAt + 1]) : 6;
 const flowAt = process.argv.indexOf('--flow');
 const flow = flowAt > 0 ? process.argv[flowAt + 1] : 'follow';
-const FLOWS = ['follow', 'withdraw', 'sell', 'replay', 'wallet', 'mcp', 'me'];
+const FLOWS = ['follow', 'withdraw', 'sell', 'replay', 'wallet', 'mcp', 'me', 'list'];
 if (!FLOWS.includes(flow!)) throw new Error(`--flow ${FLOWS.join('|')}, not ${flow}`);
 const saveAt = process.argv.indexOf('--save');
 /** where the raw profile goes (a .cpuprofile Chrome's DevTools open), if asked */
@@ -160,6 +161,8 @@ try {
       if (res.status !== 200) throw new Error(`funding: ${res.status} ${JSON.stringify(res.body)}`);
     }
   }
+  // A list run reads the 40 pools every user follows (bench/http.ts's GET run).
+  if (flow === 'list') await followEveryAgent(app, app.deps.pool, users, agents);
   // Manual trades (bench/wallet.ts's runs): each user buys lots of SOL first, then sells 0.1 SOL at a
   // time (one sell in flight per wallet), replays one answered keyed sell, or reads its wallet.
   const manual = flow === 'sell' || flow === 'replay' || flow === 'wallet' || flow === 'mcp';
@@ -183,8 +186,8 @@ try {
   }
   const sellBody = { mint: 'SOL', amount: 0.1 };
   const clients = users.map((u, i) =>
-    flow === 'me'
-      ? { method: 'GET', path: '/api/v1/users/me', token: u.accessToken }
+    flow === 'me' || flow === 'list'
+      ? { method: 'GET', path: flow === 'me' ? '/api/v1/users/me' : PATH, token: u.accessToken }
       : flow === 'withdraw'
         ? { method: 'POST', path: `${PATH}/${agents[i % AGENTS]}/allocation/withdraw`, token: u.accessToken, bodies: [{ amountUsd: 0.25 }] }
         : flow === 'sell'

@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import t, { type Test } from 'tap';
 import { poolId } from '../../domain/pool/state.ts';
 import { START, type Position } from '../../infra/eventstore/port.ts';
+import { renderedOk, type RenderedOk } from '../../api/envelope.ts';
 import { noticeChannel } from '../../infra/identity-cache.ts';
 import { poolsGroupOf } from '../../projections/subscriptions/queries.ts';
 import { followableAgent } from '../support/agents.ts';
@@ -115,17 +116,17 @@ t.test('a remembered list older than the caller’s latest write is never answer
     // (a remembered value not usable is loaded again and remembered: this load's)
     await app.deps.identities.lookup(
       key,
-      async () => ({ json: stale, at }),
+      async () => ({ answer: renderedOk(stale), at }),
       groups,
       () => false,
     );
-    const held = await app.deps.identities.lookup<{ json: string; at: Position }>(
+    const held = await app.deps.identities.lookup<{ answer: RenderedOk; at: Position }>(
       key,
       () => Promise.reject(new Error('not remembered')),
       groups,
       () => true,
     );
-    t.equal(held?.json, stale, 'the stale list is held');
+    t.equal(held?.answer.bytes.toString(), renderedOk(stale).bytes.toString(), 'the stale list is held');
   };
   /** A marker's notice, published on the app's connection after every notice its runner sent, has come back to it by pub/sub. */
   const noticesHeard = async () => {

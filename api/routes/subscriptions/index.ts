@@ -7,7 +7,7 @@ import { poolsGroupOf, subscriptionListAt } from '../../../projections/subscript
 import { remembersFloor } from '../../../projections/wait.ts';
 import { subscriptionRecordOfPool } from '../../../projections/subscriptions/record.ts';
 import { subscriptionActionResultSchema, subscriptionRecordSchema } from '../../../projections/subscriptions/record-schema.ts';
-import { envelopeOf, ok, okRendered } from '../../envelope.ts';
+import { envelopeOf, ok, okRendered, renderedOk } from '../../envelope.ts';
 import { agentParams, amountBody, contextQuery } from './schemas.ts';
 import type { PoolMoveResult } from '../../../commands/subscriptions/commands.ts';
 
@@ -94,12 +94,15 @@ export default async function subscriptionRoutes(root: FastifyInstance): Promise
       // latest write (its position, known to every process through Redis, against the checkpoint the list was read at).
       const found = await app.deps.identities.lookup(
         `subscriptions:${userId}:${walletContext ?? ''}`,
-        () => subscriptionListAt(app.deps.pool, userId, walletContext),
+        async () => {
+          const { json, at } = await subscriptionListAt(app.deps.pool, userId, walletContext);
+          return { answer: renderedOk(json), at };
+        },
         () => [poolsGroupOf(userId)],
         remembersFloor(request.ownWrites),
-        (m) => m.json.length >> 10,
+        (m) => m.answer.bytes.length >> 10,
       );
-      return okRendered(reply, found!.json);
+      return okRendered(reply, found!.answer);
     },
   );
 

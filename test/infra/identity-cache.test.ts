@@ -205,22 +205,16 @@ t.test('what is remembered weighs at most MAX_WEIGHT: the entries remembered fir
   t.ok(await remembered(4), 'and remembered');
   t.notOk(await remembered(0), 'the one remembered first went to make room');
   t.ok(await remembered(3), 'a later one stays');
-  // an identity (weight 1) makes room too, and a value heavier than the whole bound is still kept alone, newest
+  // a value heavier than the whole bound is still kept, alone: the newest is never the one to go
   const huge = source('huge');
-  await here.lookup(
-    'list:huge',
-    huge.load,
-    () => ['owner-huge'],
-    undefined,
-    () => MAX_WEIGHT * 2,
-  );
-  await here.lookup(
-    'list:huge',
-    huge.load,
-    () => ['owner-huge'],
-    undefined,
-    () => MAX_WEIGHT * 2,
-  );
+  for (let i = 0; i < 2; i++)
+    await here.lookup(
+      'list:huge',
+      huge.load,
+      () => ['owner-huge'],
+      undefined,
+      () => MAX_WEIGHT * 2,
+    );
   t.equal(huge.loads, 1, 'the newest is kept whatever it weighs');
   t.notOk(await remembered(3), 'and everything else went');
 });

@@ -30,7 +30,7 @@ import { createSimulatedSwaps } from './infra/venues/swaps.ts';
 import { createIdempotencyKeys } from './infra/idempotency.ts';
 import { purgeOAuthRecords } from './infra/oauth-store.ts';
 import type { SwapRequest, Venues } from './infra/venues/port.ts';
-import { createDeferredWrites, createReadYourWrites } from './projections/wait.ts';
+import { announceApplied, createDeferredWrites, createReadYourWrites, listenApplied } from './projections/wait.ts';
 import { createSnapshotWrites } from './projections/statements/fold-snapshots.ts';
 import { createIdentityCache } from './infra/identity-cache.ts';
 import type { SessionIdentity } from './projections/users/queries.ts';
@@ -186,6 +186,8 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
             strategyCounts.forget();
             logger.warn({ err }, 'strategyCount memory could not take a batch; dropped');
           }
+          // API processes without projections check their waiting writes now.
+          announceApplied(redis, (err) => logger.warn({ err }, 'projection announcement failed'));
           // Workers start delivering what the batch queued for developer webhooks, not at the next sweep.
           publishWebhookNotice(redis, webhookAgentsOf(events), (err) => logger.warn({ err }, 'webhook outbox notice failed'));
           options.runnerOptions?.onCommitted?.(events, at);
@@ -206,8 +208,12 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   }
   const ids = options.ids ?? randomIds;
   const clock = options.clock ?? systemClock;
+  // An API process without projections hears when a runner elsewhere commits, rather than polling for each write waiting.
+  const appliedNotices =
+    roles.api && !runner ? listenApplied(redis, (err) => logger.warn({ err }, 'projection announcements not heard; waiting writes poll meanwhile')) : undefined;
   const readYourWrites = createReadYourWrites({
     runner,
+    ...(appliedNotices ? { notices: appliedNotices } : {}),
     pool,
     projectorNames: allProjectors.map((p) => p.name),
     timeoutMs: config.READ_YOUR_WRITES_TIMEOUT_MS,
@@ -311,6 +317,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
         ['the queue connection', () => queueConnection.disconnect()],
         ['the event store', () => store.close()],
         ['the identity notices', () => identities.close()],
+        ['the projection announcements', () => appliedNotices?.close()],
         ['Redis', () => redis.disconnect()],
         ['PostgreSQL', () => pool.end()],
       ]),

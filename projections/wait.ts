@@ -1,34 +1,125 @@
 import type { Redis } from 'ioredis';
 import type { Pool } from '../infra/db.ts';
 import { scriptCommand } from '../infra/redis.ts';
-import { comparePositions, type Position } from '../infra/eventstore/port.ts';
+import { comparePositions, START, type Position } from '../infra/eventstore/port.ts';
 import { readCheckpoints } from './checkpoints.ts';
 import type { ProjectionRunner } from './runner.ts';
+
+/** The channel a projection runner's committed batches are announced on (under the Redis key prefix). */
+const APPLIED_CHANNEL = 'projections-applied';
+const appliedChannel = (redis: Redis) => `${redis.options.keyPrefix ?? ''}${APPLIED_CHANNEL}`;
+
+/** A runner committed a batch: API processes without projections check their waits now, not at their next poll. */
+export function announceApplied(redis: Redis, onerror: (error: Error) => void): void {
+  redis.publish(appliedChannel(redis), '').catch(onerror);
+}
+
+/** The announcements heard by a process without projections (a connection of its own, subscribed). */
+export interface AppliedNotices {
+  /** whether announcements are heard now: Redis confirmed the subscription and the connection has not closed since */
+  live(): boolean;
+  /** `listener` on every announcement (and when the subscription is made); answers its removal */
+  on(listener: () => void): () => void;
+  close(): void;
+}
+
+export function listenApplied(redis: Redis, onerror: (error: Error) => void): AppliedNotices {
+  const listeners = new Set<() => void>();
+  let subscribed = false;
+  const tell = () => {
+    for (const listener of listeners) listener();
+  };
+  const subscriber = redis.duplicate({ keyPrefix: undefined, commandTimeout: undefined, autoResubscribe: false });
+  subscriber.on('error', onerror);
+  subscriber.on('message', tell);
+  // subscribed again by hand on every (re)connection, so `live` follows Redis's own confirmation; what was missed meanwhile is checked then
+  subscriber.on('ready', () => {
+    subscriber.subscribe(appliedChannel(redis)).then(() => {
+      subscribed = true;
+      tell();
+    }, onerror);
+  });
+  subscriber.on('close', () => {
+    subscribed = false;
+  });
+  return {
+    live: () => subscribed,
+    on(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+    close() {
+      listeners.clear();
+      subscriber.disconnect();
+    },
+  };
+}
+
+/** How often a process without projections reads the checkpoints while a write waits: announcements heard, and not. */
+export const CHECK_EVERY_MS = { heard: 250, unheard: 20 };
 
 /**
  * Read-your-writes: wait (bounded) until every read model has applied `position`. With a runner
  * in this process its commits wake the wait; otherwise (API-only process) the checkpoints table is
- * polled. On time-out the answer goes out anyway (false); a later query shows the effect.
+ * read once for all the writes waiting, when a runner elsewhere announces a batch (`notices`) and
+ * every CHECK_EVERY_MS in case an announcement is lost. On time-out the answer goes out anyway
+ * (false); a later query shows the effect.
  */
 export function createReadYourWrites(options: {
   runner?: ProjectionRunner;
   pool: Pool;
   projectorNames: string[];
   timeoutMs: number;
+  notices?: AppliedNotices;
+  checkEveryMs?: typeof CHECK_EVERY_MS;
 }): (position: Position | undefined) => Promise<boolean> {
-  const { runner, pool, projectorNames, timeoutMs } = options;
+  const { runner, pool, projectorNames, timeoutMs, notices, checkEveryMs = CHECK_EVERY_MS } = options;
+  const waiters = new Set<{ position: Position; finish: (reached: boolean) => void }>();
+  let reading = false;
+  let again = false;
+  let timer: NodeJS.Timeout | undefined;
+  const schedule = () => {
+    clearTimeout(timer);
+    if (waiters.size > 0) timer = setTimeout(check, notices?.live() ? checkEveryMs.heard : checkEveryMs.unheard);
+  };
+  /** One read of the checkpoints for every waiting write; asked again while reading, it reads once more after. */
+  const check = () => {
+    if (waiters.size === 0) return;
+    if (reading) {
+      again = true;
+      return;
+    }
+    reading = true;
+    void (async () => {
+      do {
+        again = false;
+        const checkpoints = await readCheckpoints(pool, projectorNames).catch(() => null);
+        if (!checkpoints) break;
+        for (const waiter of waiters) {
+          if (projectorNames.every((name) => comparePositions(checkpoints.get(name) ?? START, waiter.position) >= 0)) waiter.finish(true);
+        }
+      } while (again && waiters.size > 0);
+      reading = false;
+      schedule();
+    })();
+  };
+  notices?.on(check);
   return async (position) => {
     if (!position || projectorNames.length === 0) return true;
     if (runner) return runner.waitFor(position, timeoutMs);
-    const deadline = performance.now() + timeoutMs;
-    let delay = 2;
-    while (performance.now() < deadline) {
-      const checkpoints = await readCheckpoints(pool, projectorNames);
-      if ([...checkpoints.values()].every((c) => comparePositions(c, position) >= 0)) return true;
-      await new Promise((r) => setTimeout(r, delay));
-      delay = Math.min(delay * 2, 50);
-    }
-    return false;
+    return new Promise<boolean>((resolve) => {
+      const waiter = {
+        position,
+        finish: (reached: boolean) => {
+          clearTimeout(bound);
+          waiters.delete(waiter);
+          resolve(reached);
+        },
+      };
+      const bound = setTimeout(() => waiter.finish(false), timeoutMs);
+      waiters.add(waiter);
+      check();
+    });
   };
 }
 

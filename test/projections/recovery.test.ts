@@ -8,7 +8,9 @@ import { projectorStalled } from '../../infra/metrics.ts';
 import { checkpointMigrations, readCheckpoint } from '../../projections/checkpoints.ts';
 import type { Projector } from '../../projections/projector.ts';
 import { ProjectionRunner } from '../../projections/runner.ts';
-import { createReadYourWrites } from '../../projections/wait.ts';
+import { announceApplied, createReadYourWrites, listenApplied } from '../../projections/wait.ts';
+import { createRedis } from '../../infra/redis.ts';
+import { until } from '../support/until.ts';
 import { freshDatabase } from '../support/db.ts';
 import { statsProjector, statsSnapshot } from '../support/stats-projector.ts';
 
@@ -207,6 +209,48 @@ t.test('read-your-writes in a process without projectors polls the checkpoints',
   const t0 = Date.now();
   await quick(beyond);
   t.ok(Date.now() - t0 < 1000, 'a wait that cannot be met ends at its bound');
+});
+
+t.test('without projectors, the waiting writes read the checkpoints together, and when a runner elsewhere announces a batch', async (t) => {
+  const { db, store } = await setup(t);
+  const redis = createRedis(process.env.REDIS_URL ?? 'redis://127.0.0.1:6379', `test:${randomUUID()}:`);
+  t.teardown(() => redis.disconnect());
+  const notices = listenApplied(redis, (err) => t.fail(String(err)));
+  t.teardown(() => notices.close());
+  await until('the announcements heard', async () => notices.live());
+  // the checkpoint reads counted at the pool the waits are given (the real pool underneath)
+  let reads = 0;
+  const counting = {
+    query: (...args: Parameters<typeof db.pool.query>) => {
+      if (String(args[0]).includes('projection_checkpoints')) reads++;
+      return db.pool.query(...args);
+    },
+  } as unknown as typeof db.pool;
+  // with announcements heard, the fallback read is 5 s away: what ends these waits sooner is the announcement
+  const wait = createReadYourWrites({
+    pool: counting,
+    projectorNames: [statsProjector.name],
+    timeoutMs: 10_000,
+    notices,
+    checkEveryMs: { heard: 5_000, unheard: 20 },
+  });
+  const position = await appendMany(store, 1, 5);
+  const waits = Array.from({ length: 8 }, () => wait(position));
+  await new Promise((r) => setTimeout(r, 500));
+  t.ok(reads <= 3, `eight writes waiting 500 ms read the checkpoints ${reads} times (polled each on its own, about 80)`);
+
+  let committedAt = 0;
+  const runner = new ProjectionRunner(store, db.pool, [statsProjector], {
+    onCommitted: () => {
+      committedAt = performance.now();
+      announceApplied(redis, (err) => t.fail(String(err)));
+    },
+  });
+  t.teardown(() => runner.stop());
+  await runner.start();
+  t.same(await Promise.all(waits), Array(8).fill(true), 'every write saw its projection');
+  const ms = performance.now() - committedAt;
+  t.ok(ms < 1_000, `${Math.round(ms)} ms after the runner's commit, by its announcement (the fallback read was 5 s away)`);
 });
 
 t.test('while a batch is applied the runner reads the log at most once, not once per append (reads counted at the driver)', async (t) => {

@@ -214,6 +214,7 @@ export async function startRuntime(options: RuntimeOptions): Promise<Runtime> {
   const readYourWrites = createReadYourWrites({
     runner,
     ...(appliedNotices ? { notices: appliedNotices } : {}),
+    onerror: (err) => logger.warn({ err }, 'reading the checkpoints for waiting writes failed; read again at the next announcement or poll'),
     pool,
     projectorNames: allProjectors.map((p) => p.name),
     timeoutMs: config.READ_YOUR_WRITES_TIMEOUT_MS,

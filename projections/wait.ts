@@ -39,8 +39,10 @@ export function listenApplied(redis: Redis, onerror: (error: Error) => void): Ap
       tell();
     }, onerror);
   });
+  // a wait checks at once and polls while nothing is heard
   subscriber.on('close', () => {
     subscribed = false;
+    tell();
   });
   return {
     live: () => subscribed,
@@ -72,15 +74,17 @@ export function createReadYourWrites(options: {
   timeoutMs: number;
   notices?: AppliedNotices;
   checkEveryMs?: typeof CHECK_EVERY_MS;
+  /** a failed read of the checkpoints (the waits go on: the next announcement or poll reads again) */
+  onerror?: (error: unknown) => void;
 }): (position: Position | undefined) => Promise<boolean> {
-  const { runner, pool, projectorNames, timeoutMs, notices, checkEveryMs = CHECK_EVERY_MS } = options;
+  const { runner, pool, projectorNames, timeoutMs, notices, checkEveryMs = CHECK_EVERY_MS, onerror } = options;
   const waiters = new Set<{ position: Position; finish: (reached: boolean) => void }>();
   let reading = false;
   let again = false;
   let timer: NodeJS.Timeout | undefined;
   const schedule = () => {
     clearTimeout(timer);
-    if (waiters.size > 0) timer = setTimeout(check, notices?.live() ? checkEveryMs.heard : checkEveryMs.unheard);
+    if (waiters.size > 0) timer = setTimeout(check, notices?.live() ? checkEveryMs.heard : checkEveryMs.unheard).unref();
   };
   /** One read of the checkpoints for every waiting write; asked again while reading, it reads once more after. */
   const check = () => {
@@ -90,10 +94,14 @@ export function createReadYourWrites(options: {
       return;
     }
     reading = true;
+    clearTimeout(timer);
     void (async () => {
       do {
         again = false;
-        const checkpoints = await readCheckpoints(pool, projectorNames).catch(() => null);
+        const checkpoints = await readCheckpoints(pool, projectorNames).catch((err: unknown) => {
+          onerror?.(err);
+          return null;
+        });
         if (!checkpoints) break;
         for (const waiter of waiters) {
           if (projectorNames.every((name) => comparePositions(checkpoints.get(name) ?? START, waiter.position) >= 0)) waiter.finish(true);

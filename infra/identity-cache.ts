@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { confirmedSubscription, prefixedChannel, type ConfirmedSubscription } from './redis.ts';
 
 /**
  * What a signed-in request costs in identity checks: a per-process memory of who a credential names
@@ -36,7 +37,7 @@ export interface IdentityCache<T> {
 /** The pub/sub channel (under the Redis key prefix: two deployments or test runs sharing a Redis never hear each other). */
 const CHANNEL = 'identity-changed';
 /** The channel a client's notices go out on. */
-export const noticeChannel = (redis: Redis): string => `${redis.options.keyPrefix ?? ''}${CHANNEL}`;
+export const noticeChannel = (redis: Redis): string => prefixedChannel(redis, CHANNEL);
 
 /** Beyond this many groups' changes kept, their numbers are trimmed (memory stays bounded whatever the callers). */
 const MAX_CHANGES_KEPT = 100_000;
@@ -66,9 +67,9 @@ export function createIdentityCache<T>(options: {
   const entries = new Map<string, Entry>();
   const members = new Map<string, Set<string>>();
   let weighed = 0;
-  let subscriber: Redis | undefined;
-  /** true once Redis confirmed the subscription: before that a notice could be missed, so nothing is remembered */
-  let subscribed = false;
+  /** live once Redis confirmed the subscription: before that a notice could be missed, so nothing is remembered */
+  let notices: ConfirmedSubscription | undefined;
+  const subscribed = () => notices?.live() === true;
   /**
    * A load that began before a change of one of its groups is not remembered (it may have read the
    * old rows). Every change takes the next number; each group keeps the number of its last change,
@@ -108,7 +109,7 @@ export function createIdentityCache<T>(options: {
     weighed = 0;
   };
   const remember = (key: string, value: unknown, groups: readonly string[], weight: number, since: number, now: number) => {
-    if (!subscribed || since < floor || groups.some((g) => (lastChange.get(g) ?? 0) > since)) return;
+    if (!subscribed() || since < floor || groups.some((g) => (lastChange.get(g) ?? 0) > since)) return;
     drop(key);
     // Entries are kept in the order remembered, all for the same TTL: those whose time is up are the first ones.
     for (const [first, entry] of entries) {
@@ -131,7 +132,7 @@ export function createIdentityCache<T>(options: {
     usable?: (value: V) => boolean,
     weight?: (value: V) => number,
   ): Promise<V | null> => {
-    if (ttlMs <= 0 || !subscribed) return load();
+    if (ttlMs <= 0 || !subscribed()) return load();
     const now = performance.now();
     const hit = entries.get(key);
     if (hit && hit.until > now && (!usable || usable(hit.value as V))) return hit.value as V;
@@ -146,29 +147,24 @@ export function createIdentityCache<T>(options: {
   };
 
   if (ttlMs > 0) {
-    // subscribed again by hand on every (re)connection, so `subscribed` follows Redis's own confirmation
-    subscriber = redis.duplicate({ keyPrefix: undefined, commandTimeout: undefined, autoResubscribe: false });
-    const listener = subscriber;
-    listener.on('error', onerror);
-    listener.on('message', (_channel: string, raw: string) => {
-      try {
-        forget(JSON.parse(raw) as string[]);
-      } catch {
-        forgetAll();
-      }
-    });
     // Notices sent while the connection was down are lost: whatever was remembered then is dropped.
-    listener.on('ready', () => {
-      forgetAll();
-      listener.subscribe(channel).then(() => {
-        forgetAll();
-        subscribed = true;
-      }, onerror);
-    });
-    listener.on('close', () => {
-      subscribed = false;
-      forgetAll();
-    });
+    notices = confirmedSubscription(
+      redis,
+      channel,
+      {
+        message(raw) {
+          try {
+            forget(JSON.parse(raw) as string[]);
+          } catch {
+            forgetAll();
+          }
+        },
+        connected: forgetAll,
+        confirmed: forgetAll,
+        lost: forgetAll,
+      },
+      onerror,
+    );
   }
 
   return {
@@ -182,7 +178,7 @@ export function createIdentityCache<T>(options: {
     },
     held: () => ({ entries: entries.size, weight: weighed }),
     close() {
-      subscriber?.disconnect();
+      notices?.close();
       forgetAll();
     },
   };

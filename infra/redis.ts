@@ -67,3 +67,42 @@ export async function countInWindow(redis: Redis, keys: string | readonly string
   const counts = (await scriptCommand(redis, 'countInWindow', COUNT_IN_WINDOW, null)(list.length, ...list, windowMs)) as number[];
   return typeof keys === 'string' ? counts[0]! : counts;
 }
+
+/** A pub/sub channel under the client's key prefix (Redis does not prefix channels): two deployments sharing a Redis never hear each other. */
+export const prefixedChannel = (redis: Redis, name: string): string => `${redis.options.keyPrefix ?? ''}${name}`;
+
+/** A subscription whose listener must know when messages may have been missed. */
+export interface ConfirmedSubscription {
+  /** Redis confirmed the subscription and the connection has not closed since: no message was missed meanwhile */
+  live(): boolean;
+  close(): void;
+}
+
+/**
+ * `channel` heard on a connection of its own, subscribed again by hand on every (re)connection so that `live()` follows Redis's
+ * own confirmation: `connected` when the connection is ready (before subscribing), `confirmed` once Redis confirmed, `lost` when
+ * it closes; what was published while not live is lost.
+ */
+export function confirmedSubscription(
+  redis: Redis,
+  channel: string,
+  on: { message(raw: string): void; connected?(): void; confirmed?(): void; lost?(): void },
+  onerror: (error: Error) => void,
+): ConfirmedSubscription {
+  let live = false;
+  const subscriber = redis.duplicate({ keyPrefix: undefined, commandTimeout: undefined, autoResubscribe: false });
+  subscriber.on('error', onerror);
+  subscriber.on('message', (_channel: string, raw: string) => on.message(raw));
+  subscriber.on('ready', () => {
+    on.connected?.();
+    subscriber.subscribe(channel).then(() => {
+      live = true;
+      on.confirmed?.();
+    }, onerror);
+  });
+  subscriber.on('close', () => {
+    live = false;
+    on.lost?.();
+  });
+  return { live: () => live, close: () => subscriber.disconnect() };
+}

@@ -1,17 +1,16 @@
 import type { Redis } from 'ioredis';
 import type { Pool } from '../infra/db.ts';
-import { scriptCommand } from '../infra/redis.ts';
+import { confirmedSubscription, prefixedChannel, scriptCommand } from '../infra/redis.ts';
 import { comparePositions, START, type Position } from '../infra/eventstore/port.ts';
 import { readCheckpoints } from './checkpoints.ts';
 import type { ProjectionRunner } from './runner.ts';
 
 /** The channel a projection runner's committed batches are announced on (under the Redis key prefix). */
 const APPLIED_CHANNEL = 'projections-applied';
-const appliedChannel = (redis: Redis) => `${redis.options.keyPrefix ?? ''}${APPLIED_CHANNEL}`;
 
 /** A runner committed a batch: API processes without projections check their waits now, not at their next poll. */
 export function announceApplied(redis: Redis, onerror: (error: Error) => void): void {
-  redis.publish(appliedChannel(redis), '').catch(onerror);
+  redis.publish(prefixedChannel(redis, APPLIED_CHANNEL), '').catch(onerror);
 }
 
 /** The announcements heard by a process without projections (a connection of its own, subscribed). */
@@ -25,34 +24,20 @@ export interface AppliedNotices {
 
 export function listenApplied(redis: Redis, onerror: (error: Error) => void): AppliedNotices {
   const listeners = new Set<() => void>();
-  let subscribed = false;
   const tell = () => {
     for (const listener of listeners) listener();
   };
-  const subscriber = redis.duplicate({ keyPrefix: undefined, commandTimeout: undefined, autoResubscribe: false });
-  subscriber.on('error', onerror);
-  subscriber.on('message', tell);
-  // subscribed again by hand on every (re)connection, so `live` follows Redis's own confirmation; what was missed meanwhile is checked then
-  subscriber.on('ready', () => {
-    subscriber.subscribe(appliedChannel(redis)).then(() => {
-      subscribed = true;
-      tell();
-    }, onerror);
-  });
-  // a wait checks at once and polls while nothing is heard
-  subscriber.on('close', () => {
-    subscribed = false;
-    tell();
-  });
+  // confirmed: what was missed meanwhile is checked then; lost: a wait checks at once and polls while nothing is heard
+  const subscription = confirmedSubscription(redis, prefixedChannel(redis, APPLIED_CHANNEL), { message: tell, confirmed: tell, lost: tell }, onerror);
   return {
-    live: () => subscribed,
+    live: subscription.live,
     on(listener) {
       listeners.add(listener);
       return () => listeners.delete(listener);
     },
     close() {
       listeners.clear();
-      subscriber.disconnect();
+      subscription.close();
     },
   };
 }

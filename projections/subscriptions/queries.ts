@@ -17,22 +17,15 @@ export const RECORD_COLUMNS = `user_id, agent_id, wallet_context, agent_name, ag
  * their records, joined from the records the projector rendered (record.ts renderedRecord).
  */
 export async function subscriptionListJson(db: Pool, userId: string, walletContext?: WalletContext): Promise<string> {
-  // Named: parsed and planned once per connection (the list is the hottest read of the API).
-  const { rows } = await db.query<[string | null]>({
-    name: 'list-subscriptions',
-    text: `SELECT string_agg(record_json, ',' ORDER BY subscribed_at, agent_id, wallet_context) FROM subscriptions
-      WHERE user_id = $1 AND followed AND ($2::text IS NULL OR wallet_context = $2)`,
-    values: [userId, walletContext ?? null],
-    rowMode: 'array',
-  });
-  return `[${rows[0]?.[0] ?? ''}]`;
+  return (await subscriptionListAt(db, userId, walletContext)).json;
 }
 
 /**
- * The list as `subscriptionListJson` answers it, with the position the subscriptions read model had applied when it was read (its
- * checkpoint, read in the same statement, so the same snapshot): what a remembered list is compared with the caller's latest write by.
+ * The same list with the position the subscriptions read model had applied when it was read (its checkpoint, read in the same
+ * statement, so the same snapshot): what a remembered list is compared with the caller's latest write by.
  */
 export async function subscriptionListAt(db: Pool, userId: string, walletContext?: WalletContext): Promise<{ json: string; at: Position }> {
+  // Named: parsed and planned once per connection (the list is the hottest read of the API).
   const { rows } = await db.query<{ list: string | null; commit_position: string | null; prepare_position: string | null }>({
     name: 'list-subscriptions-at',
     text: `SELECT (SELECT string_agg(record_json, ',' ORDER BY subscribed_at, agent_id, wallet_context) FROM subscriptions
